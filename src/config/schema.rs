@@ -1,0 +1,217 @@
+//! The preset schema: every key a preset, an environment variable or an override may set.
+//!
+//! Unknown keys are rejected (`deny_unknown_fields`) so a typo never silently falls back to a default.
+//! The embedded `conf/ncu/default.yaml` sets every key, so a resolved [`Config`] always has a value for
+//! each one; `Option` marks keys whose absence is itself meaningful (an ncu flag that is not passed).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole resolved configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Parent presets this file extends (`ncu/default`), resolved against `conf/` before the file itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defaults: Vec<String>,
+    pub pipeline: Pipeline,
+    pub regions: Regions,
+    pub report: ReportConfig,
+    pub output: Output,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    pub ncu: NcuPipeline,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NcuPipeline {
+    /// The ncu executable: a name looked up on `PATH`, or a path.
+    pub executable: String,
+    /// Flags passed to ncu, one key per native flag.
+    pub ncu_cli: NcuCliConfig,
+    /// How the captured report is exported to CSV after the run.
+    pub export: ExportConfig,
+}
+
+/// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NcuCliConfig {
+    /// `--replay-mode kernel|application|range|app-range`.
+    pub replay_mode: ReplayMode,
+    pub nvtx: NvtxConfig,
+    /// `--range-filter yes|no:<start/stop instances>:<nvtx instances>`.
+    pub range_filter: Option<String>,
+    /// `--range-replay-options` (comma separated in ncu; a list here).
+    pub range_replay_options: Vec<String>,
+    /// `--set NAME` (`basic`, `detailed`, `full`, …).
+    pub set: Option<String>,
+    /// `--section NAME`, repeated.
+    pub sections: Vec<String>,
+    /// `--metrics a,b,c`.
+    pub metrics: Vec<String>,
+    /// `--target-processes all|application-only`.
+    pub target_processes: Option<String>,
+    /// `--target-processes-filter EXPR`.
+    pub target_processes_filter: Option<String>,
+    /// `--kernel-name EXPR` (`-k`).
+    pub kernel_name: Option<String>,
+    /// `--kernel-name-base function|demangled|mangled`.
+    pub kernel_name_base: Option<String>,
+    /// `--kernel-id EXPR`.
+    pub kernel_id: Option<String>,
+    /// `--launch-skip N` (`-s`).
+    pub launch_skip: Option<u64>,
+    /// `--launch-skip-before-match N`.
+    pub launch_skip_before_match: Option<u64>,
+    /// `--launch-count N` (`-c`).
+    pub launch_count: Option<u64>,
+    /// `--filter-mode global|per-gpu|per-launch-config`.
+    pub filter_mode: Option<String>,
+    /// `--devices 0,1`.
+    pub devices: Option<String>,
+    /// `--clock-control base|none|reset`. Keep `none` on shared machines.
+    pub clock_control: Option<String>,
+    /// `--cache-control all|none`.
+    pub cache_control: Option<String>,
+    /// `--graph-profiling node|graph`.
+    pub graph_profiling: Option<String>,
+    /// `--communicator none|tcp|shmem` (ncu versions that support multi-process lockstep).
+    pub communicator: Option<String>,
+    /// `--communicator-num-peers N`.
+    pub communicator_num_peers: Option<u32>,
+    /// `--communicator-tcp-hostname HOST`.
+    pub communicator_tcp_hostname: Option<String>,
+    /// `--communicator-tcp-port PORT`.
+    pub communicator_tcp_port: Option<u16>,
+    /// `--lockstep-kernel-launch`.
+    pub lockstep_kernel_launch: bool,
+    /// `--call-stack`.
+    pub call_stack: bool,
+    /// `--call-stack-type native|python`, repeated.
+    pub call_stack_type: Vec<String>,
+    /// `--import-source yes|no`.
+    pub import_source: Option<bool>,
+    /// `--apply-rules yes|no`.
+    pub apply_rules: Option<bool>,
+    /// `--check-exit-code yes|no`.
+    pub check_exit_code: Option<bool>,
+    /// Anything else, appended verbatim after the flags above and before the workload.
+    pub extra_args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReplayMode {
+    Kernel,
+    Application,
+    Range,
+    AppRange,
+}
+
+impl ReplayMode {
+    pub fn as_ncu(self) -> &'static str {
+        match self {
+            ReplayMode::Kernel => "kernel",
+            ReplayMode::Application => "application",
+            ReplayMode::Range => "range",
+            ReplayMode::AppRange => "app-range",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvtxConfig {
+    /// `--nvtx`.
+    pub enabled: bool,
+    /// Raw `--nvtx-include` expressions, passed untouched (but linted).
+    pub include: Vec<String>,
+    /// Raw `--nvtx-exclude` expressions, passed untouched (but linted).
+    pub exclude: Vec<String>,
+    /// `--nvtx-push-pop-scope thread|process`.
+    pub push_pop_scope: Option<PushPopScope>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PushPopScope {
+    Thread,
+    Process,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportConfig {
+    /// Pages exported with `ncu --import … --csv --page P`; `raw` is required for region reports.
+    pub pages: Vec<String>,
+    /// `--print-units` used for the export (`base` keeps values unscaled).
+    pub print_units: String,
+}
+
+/// Region patterns in a user's own words; turned into ncu NVTX expressions by `ncu::nvtx`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Regions {
+    /// Range names, nested paths (`train_step/forward`) or globs (`decode*`); `regex:` passes a regex.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// NVTX domain for every pattern; `null` means the default domain.
+    pub domain: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    pub kernels: KernelSelection,
+    /// Names of metric groups (keys of `metric_groups`) shown in the report, in this order.
+    pub sections: Vec<String>,
+    /// Extra raw metric names shown after the sections' metrics.
+    pub metrics: Vec<String>,
+    /// Named groups of raw metric names; `sections` picks among them.
+    pub metric_groups: BTreeMap<String, Vec<String>>,
+    /// Per-metric aggregation override: `sum`, `mean` (duration-weighted), `max`, `min`, `distinct`.
+    pub rollups: BTreeMap<String, String>,
+    /// The metric that weights means and orders regions and kernels ("time").
+    pub time_metric: String,
+    /// Add a section aggregated across all processes and devices.
+    pub aggregate: bool,
+    /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
+    pub template: Option<String>,
+    /// Markdown truncation: regions in the summary table, by inclusive time.
+    pub max_regions: usize,
+    /// Markdown truncation: kernels listed per region, by time.
+    pub max_kernels: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSelection {
+    /// Glob patterns on the kernel name; empty means all kernels.
+    pub include: Vec<String>,
+    /// Glob patterns on the kernel name; a kernel matching both include and exclude is excluded.
+    pub exclude: Vec<String>,
+    /// Which name the patterns see: `demangled` (full signature) or `function` (base name only).
+    pub name_base: KernelNameBase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelNameBase {
+    Demangled,
+    Function,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Directory under which each run gets its own directory.
+    pub root: String,
+    /// Write report.md / report.json after a run.
+    pub render: bool,
+}

@@ -1,0 +1,14 @@
+//! profile-run: profile only the NVTX-marked regions of a GPU workload and report per region.
+//!
+//! Layout: `cli` parses arguments, `config` resolves layered presets, `ncu` builds the profiler command
+//! and reads its exports, `process` runs it, `region` is the profiler-neutral region core, `report`
+//! renders the model, and `app` ties the commands together.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod ncu;
+pub mod process;
+pub mod region;
+pub mod report;

@@ -1,0 +1,311 @@
+//! Metric aggregation: how one metric's per-result values combine into a region value.
+//!
+//! Every accumulator is mergeable (`merge` is associative and commutative), which is what lets the tree
+//! compute inclusive parents as "self merged with children" and the aggregate as "scopes merged".
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+/// How values of one metric combine across results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rollup {
+    /// Counters and durations: values add up.
+    Sum,
+    /// Rates and percentages: the mean weighted by each result's duration.
+    Mean,
+    /// Largest value seen.
+    Max,
+    /// Smallest value seen.
+    Min,
+    /// Attributes (launch configuration, device properties): the set of distinct values, never summed.
+    Distinct,
+}
+
+impl Rollup {
+    pub fn parse(text: &str) -> Option<Rollup> {
+        Some(match text {
+            "sum" => Rollup::Sum,
+            "mean" => Rollup::Mean,
+            "max" => Rollup::Max,
+            "min" => Rollup::Min,
+            "distinct" => Rollup::Distinct,
+            _ => return None,
+        })
+    }
+}
+
+/// One metric the report carries: its name, its unit (after unit normalisation) and its rollup.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSpec {
+    pub name: String,
+    pub unit: String,
+    pub rollup: Rollup,
+}
+
+/// One value of one result, as the adapter read it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    Num(f64),
+    Text(&'a str),
+    Missing,
+}
+
+/// Distinct values kept per attribute; beyond this the set stops growing and says so.
+pub const MAX_DISTINCT: usize = 16;
+
+/// The running aggregate of one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Acc {
+    Sum { sum: f64, n: u64 },
+    Mean { weighted: f64, weight: f64, n: u64 },
+    Max { max: f64, n: u64 },
+    Min { min: f64, n: u64 },
+    Distinct { values: BTreeSet<String>, overflow: bool },
+}
+
+impl Acc {
+    pub fn new(rollup: Rollup) -> Acc {
+        match rollup {
+            Rollup::Sum => Acc::Sum { sum: 0.0, n: 0 },
+            Rollup::Mean => Acc::Mean {
+                weighted: 0.0,
+                weight: 0.0,
+                n: 0,
+            },
+            Rollup::Max => Acc::Max {
+                max: f64::NEG_INFINITY,
+                n: 0,
+            },
+            Rollup::Min => Acc::Min {
+                min: f64::INFINITY,
+                n: 0,
+            },
+            Rollup::Distinct => Acc::Distinct {
+                values: BTreeSet::new(),
+                overflow: false,
+            },
+        }
+    }
+
+    /// Adds one result's value; `weight` is the result's duration (or 1 where none is known).
+    pub fn add(&mut self, cell: Cell<'_>, weight: f64) {
+        match (self, cell) {
+            (_, Cell::Missing) => {}
+            (Acc::Distinct { values, overflow }, cell) => {
+                let text = match cell {
+                    Cell::Num(v) => format_number(v),
+                    Cell::Text(t) => t.to_string(),
+                    Cell::Missing => return,
+                };
+                insert_distinct(values, overflow, text);
+            }
+            (Acc::Sum { sum, n }, Cell::Num(v)) => {
+                *sum += v;
+                *n += 1;
+            }
+            (
+                Acc::Mean {
+                    weighted,
+                    weight: w,
+                    n,
+                },
+                Cell::Num(v),
+            ) => {
+                *weighted += v * weight;
+                *w += weight;
+                *n += 1;
+            }
+            (Acc::Max { max, n }, Cell::Num(v)) => {
+                *max = max.max(v);
+                *n += 1;
+            }
+            (Acc::Min { min, n }, Cell::Num(v)) => {
+                *min = min.min(v);
+                *n += 1;
+            }
+            // Text in a numeric metric (an odd export): not a number, so it cannot take part.
+            (_, Cell::Text(_)) => {}
+        }
+    }
+
+    pub fn merge(&mut self, other: &Acc) {
+        match (self, other) {
+            (Acc::Sum { sum, n }, Acc::Sum { sum: s2, n: n2 }) => {
+                *sum += s2;
+                *n += n2;
+            }
+            (
+                Acc::Mean {
+                    weighted,
+                    weight,
+                    n,
+                },
+                Acc::Mean {
+                    weighted: w2,
+                    weight: wt2,
+                    n: n2,
+                },
+            ) => {
+                *weighted += w2;
+                *weight += wt2;
+                *n += n2;
+            }
+            (Acc::Max { max, n }, Acc::Max { max: m2, n: n2 }) => {
+                *max = max.max(*m2);
+                *n += n2;
+            }
+            (Acc::Min { min, n }, Acc::Min { min: m2, n: n2 }) => {
+                *min = min.min(*m2);
+                *n += n2;
+            }
+            (
+                Acc::Distinct { values, overflow },
+                Acc::Distinct {
+                    values: v2,
+                    overflow: o2,
+                },
+            ) => {
+                *overflow |= *o2;
+                for v in v2 {
+                    insert_distinct(values, overflow, v.clone());
+                }
+            }
+            (this, other) => unreachable!("merging {this:?} with {other:?}: rollups differ"),
+        }
+    }
+
+    /// The aggregated number, or `None` when no result had a value (or for attributes).
+    pub fn value(&self) -> Option<f64> {
+        match *self {
+            Acc::Sum { sum, n } => (n > 0).then_some(sum),
+            Acc::Mean {
+                weighted,
+                weight,
+                n,
+            } => (n > 0 && weight > 0.0).then(|| weighted / weight),
+            Acc::Max { max, n } => (n > 0).then_some(max),
+            Acc::Min { min, n } => (n > 0).then_some(min),
+            Acc::Distinct { .. } => None,
+        }
+    }
+
+    /// Distinct values for attributes; `None` for numeric rollups.
+    pub fn distinct(&self) -> Option<(&BTreeSet<String>, bool)> {
+        match self {
+            Acc::Distinct { values, overflow } => Some((values, *overflow)),
+            _ => None,
+        }
+    }
+}
+
+fn insert_distinct(values: &mut BTreeSet<String>, overflow: &mut bool, value: String) {
+    if values.len() < MAX_DISTINCT || values.contains(&value) {
+        values.insert(value);
+    } else {
+        *overflow = true;
+    }
+}
+
+/// Formats a number without a trailing `.0` for integers, so attribute values read like ncu's.
+pub fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The aggregate of a set of results: how many, their total weight, and one accumulator per metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub count: u64,
+    /// Sum of the results' durations (the time metric); 0 when the export has none.
+    pub time: f64,
+    pub accs: Vec<Acc>,
+}
+
+impl Group {
+    pub fn new(specs: &[MetricSpec]) -> Group {
+        Group {
+            count: 0,
+            time: 0.0,
+            accs: specs.iter().map(|s| Acc::new(s.rollup)).collect(),
+        }
+    }
+
+    pub fn add(&mut self, values: &[Cell<'_>], time: Option<f64>) {
+        self.count += 1;
+        self.time += time.unwrap_or(0.0);
+        // Without a duration every result weighs the same: means become plain per-result averages.
+        let weight = time.unwrap_or(1.0);
+        for (acc, cell) in self.accs.iter_mut().zip(values) {
+            acc.add(*cell, weight);
+        }
+    }
+
+    pub fn merge(&mut self, other: &Group) {
+        self.count += other.count;
+        self.time += other.time;
+        for (acc, o) in self.accs.iter_mut().zip(&other.accs) {
+            acc.merge(o);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(rollup: Rollup) -> Vec<MetricSpec> {
+        vec![MetricSpec {
+            name: "m".into(),
+            unit: "".into(),
+            rollup,
+        }]
+    }
+
+    #[test]
+    fn mean_is_weighted_by_duration() {
+        let mut g = Group::new(&spec(Rollup::Mean));
+        g.add(&[Cell::Num(10.0)], Some(1.0));
+        g.add(&[Cell::Num(40.0)], Some(3.0));
+        assert_eq!(g.accs[0].value(), Some(32.5));
+        assert_eq!(g.time, 4.0);
+    }
+
+    #[test]
+    fn missing_values_do_not_count_but_results_do() {
+        let mut g = Group::new(&spec(Rollup::Sum));
+        g.add(&[Cell::Missing], Some(1.0));
+        assert_eq!(g.count, 1);
+        assert_eq!(g.accs[0].value(), None);
+    }
+
+    #[test]
+    fn distinct_values_are_capped_and_flagged() {
+        let mut acc = Acc::new(Rollup::Distinct);
+        for i in 0..(MAX_DISTINCT + 3) {
+            acc.add(Cell::Num(i as f64), 1.0);
+        }
+        let (values, overflow) = acc.distinct().unwrap();
+        assert_eq!(values.len(), MAX_DISTINCT);
+        assert!(overflow);
+    }
+
+    #[test]
+    fn merge_equals_adding_everything_to_one() {
+        let specs = spec(Rollup::Max);
+        let mut a = Group::new(&specs);
+        let mut b = Group::new(&specs);
+        let mut all = Group::new(&specs);
+        for (i, v) in [3.0, 9.0, 1.0, 7.0].into_iter().enumerate() {
+            let target = if i % 2 == 0 { &mut a } else { &mut b };
+            target.add(&[Cell::Num(v)], Some(1.0));
+            all.add(&[Cell::Num(v)], Some(1.0));
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+    }
+}

@@ -1,0 +1,396 @@
+//! The region tree: groups results by (scope, region path, kernel name) while streaming, then derives
+//! inclusive parents, exclusive self values and per-region kernel lists.
+//!
+//! Memory grows with the number of distinct (scope, region, kernel) groups, never with the number of
+//! results: each result is folded into its group's accumulators and dropped.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::rollup::{Cell, Group, MetricSpec};
+
+/// Where results come from: one process on one device of one host.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ScopeKey {
+    pub host: String,
+    pub process_id: String,
+    pub process_name: String,
+    pub device: String,
+}
+
+/// Push/pop ranges nest; start/end ranges may overlap anything, so they form flat top-level regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionKind {
+    PushPop,
+    StartEnd,
+}
+
+/// A region's identity: its kind and the chain of range names from the outermost one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegionPath {
+    pub kind: RegionKind,
+    pub segments: Vec<String>,
+}
+
+impl RegionPath {
+    pub fn parent(&self) -> Option<RegionPath> {
+        (self.segments.len() > 1).then(|| RegionPath {
+            kind: self.kind,
+            segments: self.segments[..self.segments.len() - 1].to_vec(),
+        })
+    }
+
+    /// 0 for a top-level region.
+    pub fn depth(&self) -> usize {
+        self.segments.len().saturating_sub(1)
+    }
+
+    pub fn name(&self) -> &str {
+        self.segments.last().map(String::as_str).unwrap_or("")
+    }
+
+    /// `train_step/forward/layer0`; a `/` or `\` inside a name is escaped with `\` so the path
+    /// stays unambiguous.
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        for (i, seg) in self.segments.iter().enumerate() {
+            if i > 0 {
+                out.push('/');
+            }
+            for ch in seg.chars() {
+                if ch == '/' || ch == '\\' {
+                    out.push('\\');
+                }
+                out.push(ch);
+            }
+        }
+        out
+    }
+}
+
+/// One profiler result as the region core sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    pub scope: &'a ScopeKey,
+    /// Push/pop range names, outermost first. Empty when the result ran outside every push/pop range.
+    pub push_pop: &'a [String],
+    /// Names of the start/end ranges open when the result ran.
+    pub start_end: &'a [String],
+    /// Kernel name (or a placeholder such as `range` for range-replay results).
+    pub kernel: &'a str,
+    /// Duration of the result in the time metric's unit, if the export has it.
+    pub time: Option<f64>,
+    /// One cell per [`MetricSpec`], in the same order.
+    pub values: &'a [Cell<'a>],
+}
+
+#[derive(Debug, Clone, Default)]
+struct Node {
+    first_seen: u64,
+    /// Results of this region whose kernels the kernel selection dropped.
+    excluded: u64,
+    kernels: HashMap<String, Group>,
+}
+
+#[derive(Debug, Clone)]
+struct ScopeAcc {
+    first_seen: u64,
+    total: Group,
+    excluded: u64,
+    outside: HashMap<String, Group>,
+    regions: HashMap<RegionPath, Node>,
+}
+
+/// Streaming builder of the region tree.
+#[derive(Debug)]
+pub struct RegionAccumulator {
+    specs: Vec<MetricSpec>,
+    scopes: HashMap<ScopeKey, ScopeAcc>,
+    seq: u64,
+}
+
+/// Final numbers of one region.
+#[derive(Debug, Clone)]
+pub struct RegionStats {
+    pub path: RegionPath,
+    /// This region's results plus those of every region nested in it.
+    pub inclusive: Group,
+    /// Results whose innermost range is this region.
+    pub exclusive: Group,
+    /// Kernels run inside the region (nested regions included), longest total time first.
+    pub kernels: Vec<(String, Group)>,
+    /// Results in this region (nested ones included) that the kernel selection dropped.
+    pub excluded: u64,
+}
+
+/// Final numbers of one scope (or of the aggregate).
+#[derive(Debug, Clone)]
+pub struct ScopeStats {
+    pub key: ScopeKey,
+    /// Every selected result of the scope, counted once.
+    pub total: Group,
+    /// Selected results that ran outside every range.
+    pub outside: Group,
+    pub outside_kernels: Vec<(String, Group)>,
+    /// Results the kernel selection dropped, in the whole scope.
+    pub excluded: u64,
+    /// Regions in depth-first order; siblings in the order they were first seen.
+    pub regions: Vec<RegionStats>,
+}
+
+impl RegionAccumulator {
+    pub fn new(specs: Vec<MetricSpec>) -> RegionAccumulator {
+        RegionAccumulator {
+            specs,
+            scopes: HashMap::new(),
+            seq: 0,
+        }
+    }
+
+    pub fn specs(&self) -> &[MetricSpec] {
+        &self.specs
+    }
+
+    /// Folds one selected result into its regions.
+    pub fn add(&mut self, obs: &Observation<'_>) {
+        self.visit(obs, true);
+    }
+
+    /// Records that a result existed in its regions but its kernel was not selected: the regions still
+    /// appear (with a note), the metrics do not include it.
+    pub fn add_excluded(&mut self, obs: &Observation<'_>) {
+        self.visit(obs, false);
+    }
+
+    fn visit(&mut self, obs: &Observation<'_>, selected: bool) {
+        self.seq += 1;
+        let seq = self.seq;
+        let specs = &self.specs;
+        if !self.scopes.contains_key(obs.scope) {
+            self.scopes.insert(
+                obs.scope.clone(),
+                ScopeAcc {
+                    first_seen: seq,
+                    total: Group::new(specs),
+                    excluded: 0,
+                    outside: HashMap::new(),
+                    regions: HashMap::new(),
+                },
+            );
+        }
+        let scope = self.scopes.get_mut(obs.scope).expect("inserted above");
+        if selected {
+            scope.total.add(obs.values, obs.time);
+        } else {
+            scope.excluded += 1;
+        }
+        let mut in_region = false;
+        if !obs.push_pop.is_empty() {
+            let path = RegionPath {
+                kind: RegionKind::PushPop,
+                segments: obs.push_pop.to_vec(),
+            };
+            add_to_node(&mut scope.regions, path, obs, selected, seq, specs);
+            in_region = true;
+        }
+        for name in obs.start_end {
+            let path = RegionPath {
+                kind: RegionKind::StartEnd,
+                segments: vec![name.clone()],
+            };
+            add_to_node(&mut scope.regions, path, obs, selected, seq, specs);
+            in_region = true;
+        }
+        if !in_region && selected {
+            group_for(&mut scope.outside, obs.kernel, specs).add(obs.values, obs.time);
+        }
+    }
+
+    /// Finishes every scope (ordered by first appearance) and, when asked, the aggregate over all scopes.
+    pub fn finish(self, aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeStats>) {
+        let specs = self.specs;
+        let mut scopes: Vec<(ScopeKey, ScopeAcc)> = self.scopes.into_iter().collect();
+        scopes.sort_by_key(|(_, s)| s.first_seen);
+        let merged = aggregate.then(|| merge_scopes(&scopes, &specs));
+        let per_scope = scopes
+            .into_iter()
+            .map(|(key, acc)| finish_scope(key, acc, &specs))
+            .collect();
+        let aggregate = merged.map(|acc| {
+            let key = ScopeKey {
+                host: "*".into(),
+                process_id: "*".into(),
+                process_name: "*".into(),
+                device: "*".into(),
+            };
+            finish_scope(key, acc, &specs)
+        });
+        (per_scope, aggregate)
+    }
+}
+
+fn group_for<'m>(map: &'m mut HashMap<String, Group>, kernel: &str, specs: &[MetricSpec]) -> &'m mut Group {
+    if !map.contains_key(kernel) {
+        map.insert(kernel.to_string(), Group::new(specs));
+    }
+    map.get_mut(kernel).expect("inserted above")
+}
+
+fn add_to_node(
+    regions: &mut HashMap<RegionPath, Node>,
+    path: RegionPath,
+    obs: &Observation<'_>,
+    selected: bool,
+    seq: u64,
+    specs: &[MetricSpec],
+) {
+    let node = regions.entry(path).or_insert_with(|| Node {
+        first_seen: seq,
+        ..Node::default()
+    });
+    if selected {
+        group_for(&mut node.kernels, obs.kernel, specs).add(obs.values, obs.time);
+    } else {
+        node.excluded += 1;
+    }
+}
+
+fn merge_kernel_maps(into: &mut HashMap<String, Group>, from: &HashMap<String, Group>) {
+    for (name, group) in from {
+        match into.get_mut(name) {
+            Some(g) => g.merge(group),
+            None => {
+                into.insert(name.clone(), group.clone());
+            }
+        }
+    }
+}
+
+fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeAcc {
+    let mut merged = ScopeAcc {
+        first_seen: 0,
+        total: Group::new(specs),
+        excluded: 0,
+        outside: HashMap::new(),
+        regions: HashMap::new(),
+    };
+    for (_, acc) in scopes {
+        merged.total.merge(&acc.total);
+        merged.excluded += acc.excluded;
+        merge_kernel_maps(&mut merged.outside, &acc.outside);
+        for (path, node) in &acc.regions {
+            let target = merged.regions.entry(path.clone()).or_insert_with(|| Node {
+                first_seen: u64::MAX,
+                ..Node::default()
+            });
+            // Scopes are visited in first-seen order, so this keeps program order across processes.
+            target.first_seen = target.first_seen.min(node.first_seen);
+            target.excluded += node.excluded;
+            merge_kernel_maps(&mut target.kernels, &node.kernels);
+        }
+    }
+    merged
+}
+
+fn sorted_kernels(map: HashMap<String, Group>) -> Vec<(String, Group)> {
+    let mut kernels: Vec<(String, Group)> = map.into_iter().collect();
+    kernels.sort_by(|a, b| b.1.time.total_cmp(&a.1.time).then_with(|| a.0.cmp(&b.0)));
+    kernels
+}
+
+fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStats {
+    let mut nodes = acc.regions;
+    // A region with no results of its own still exists when something is nested in it.
+    let paths: Vec<RegionPath> = nodes.keys().cloned().collect();
+    for path in paths {
+        let first_seen = nodes[&path].first_seen;
+        let mut current = path.parent();
+        while let Some(parent) = current {
+            let node = nodes.entry(parent.clone()).or_insert_with(|| Node {
+                first_seen,
+                ..Node::default()
+            });
+            node.first_seen = node.first_seen.min(first_seen);
+            current = parent.parent();
+        }
+    }
+
+    let mut children: BTreeMap<Option<RegionPath>, Vec<RegionPath>> = BTreeMap::new();
+    for path in nodes.keys() {
+        children.entry(path.parent()).or_default().push(path.clone());
+    }
+    for list in children.values_mut() {
+        list.sort_by(|a, b| {
+            (a.kind, nodes[a].first_seen, a)
+                .cmp(&(b.kind, nodes[b].first_seen, b))
+        });
+    }
+
+    let mut regions = Vec::with_capacity(nodes.len());
+    let roots = children.get(&None).cloned().unwrap_or_default();
+    for root in roots {
+        build_subtree(&root, &mut nodes, &children, specs, &mut regions);
+    }
+
+    let mut outside = Group::new(specs);
+    for group in acc.outside.values() {
+        outside.merge(group);
+    }
+    ScopeStats {
+        key,
+        total: acc.total,
+        outside,
+        outside_kernels: sorted_kernels(acc.outside),
+        excluded: acc.excluded,
+        regions,
+    }
+}
+
+/// Children are folded in first, so a parent's inclusive values are its self values merged with its
+/// children's inclusive values; the parent's slot is pushed before them so `out` stays in pre-order.
+/// Returns the inclusive kernel map and excluded count for the parent to merge.
+fn build_subtree(
+    path: &RegionPath,
+    nodes: &mut HashMap<RegionPath, Node>,
+    children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
+    specs: &[MetricSpec],
+    out: &mut Vec<RegionStats>,
+) -> (HashMap<String, Group>, u64) {
+    let node = nodes.remove(path).expect("every path has a node");
+    let mut exclusive = Group::new(specs);
+    for group in node.kernels.values() {
+        exclusive.merge(group);
+    }
+    let mut inclusive = exclusive.clone();
+    let mut kernels = node.kernels;
+    let mut excluded = node.excluded;
+    let slot = out.len();
+    out.push(RegionStats {
+        path: path.clone(),
+        inclusive: Group::new(specs),
+        exclusive: Group::new(specs),
+        kernels: Vec::new(),
+        excluded: 0,
+    });
+    if let Some(kids) = children.get(&Some(path.clone())) {
+        for child in kids {
+            let (child_kernels, child_excluded) = build_subtree(child, nodes, children, specs, out);
+            for group in child_kernels.values() {
+                inclusive.merge(group);
+            }
+            merge_kernel_maps(&mut kernels, &child_kernels);
+            excluded += child_excluded;
+        }
+    }
+    let returned = kernels.clone();
+    out[slot] = RegionStats {
+        path: path.clone(),
+        inclusive,
+        exclusive,
+        kernels: sorted_kernels(kernels),
+        excluded,
+    };
+    (returned, excluded)
+}

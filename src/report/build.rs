@@ -1,0 +1,163 @@
+//! Turns the region core's [`ScopeStats`] into the report model: metric maps with units, time shares,
+//! kernel lists and the per-region notes.
+
+use crate::region::{Acc, Group, MetricSpec, RegionStats, ScopeKey, ScopeStats};
+
+use super::model::{Kernel, MetricMap, MetricValue, Region, Scope, Totals};
+
+/// Builds report scopes from finished region statistics.
+pub struct ScopeBuilder<'a> {
+    pub specs: &'a [MetricSpec],
+    /// True when results carry a duration, so time shares mean something.
+    pub has_time: bool,
+}
+
+impl ScopeBuilder<'_> {
+    pub fn scope(&self, stats: ScopeStats, is_aggregate: bool) -> Scope {
+        let scope_time = stats.total.time;
+        let regions = stats
+            .regions
+            .into_iter()
+            .map(|r| self.region(r, scope_time))
+            .collect();
+        let mut notes = Vec::new();
+        if stats.excluded > 0 {
+            notes.push(format!(
+                "{} result(s) were left out by report.kernels; totals cover the selected kernels only.",
+                stats.excluded
+            ));
+        }
+        let (label, process_id, process_name, host, device) = if is_aggregate {
+            ("aggregate".to_string(), None, None, None, None)
+        } else {
+            let key = &stats.key;
+            (
+                scope_label(key),
+                key.process_id.parse().ok(),
+                non_empty(&key.process_name),
+                non_empty(&key.host),
+                non_empty(&key.device),
+            )
+        };
+        Scope {
+            label,
+            process_id,
+            process_name,
+            host,
+            device,
+            total: Totals {
+                kernel_count: stats.total.count,
+                metrics: self.metric_map(&stats.total),
+                kernels: Vec::new(),
+            },
+            outside_regions: Totals {
+                kernel_count: stats.outside.count,
+                metrics: self.metric_map(&stats.outside),
+                kernels: self.kernels(stats.outside_kernels),
+            },
+            regions,
+            notes,
+        }
+    }
+
+    fn region(&self, stats: RegionStats, scope_time: f64) -> Region {
+        let path = &stats.path;
+        let mut notes = Vec::new();
+        if stats.inclusive.count == 0 {
+            if stats.excluded > 0 {
+                notes.push(format!(
+                    "No selected kernels: all {} result(s) of this region were left out by report.kernels; metrics are zero.",
+                    stats.excluded
+                ));
+            } else {
+                notes.push("No results in this region; metrics are zero.".to_string());
+            }
+        } else if stats.excluded > 0 {
+            notes.push(format!(
+                "{} result(s) left out by report.kernels; totals cover the selected kernels only.",
+                stats.excluded
+            ));
+        }
+        let time_share = (self.has_time && scope_time > 0.0).then(|| stats.inclusive.time / scope_time);
+        Region {
+            path: path.display(),
+            segments: path.segments.clone(),
+            name: path.name().to_string(),
+            kind: path.kind,
+            parent: path.parent().map(|p| p.display()),
+            depth: path.depth(),
+            kernel_count: stats.inclusive.count,
+            self_kernel_count: stats.exclusive.count,
+            time_share,
+            inclusive: self.metric_map(&stats.inclusive),
+            exclusive: self.metric_map(&stats.exclusive),
+            kernels: self.kernels(stats.kernels),
+            notes,
+        }
+    }
+
+    fn kernels(&self, kernels: Vec<(String, Group)>) -> Vec<Kernel> {
+        kernels
+            .into_iter()
+            .map(|(name, group)| Kernel {
+                function: crate::region::function_name(&name).to_string(),
+                count: group.count,
+                metrics: self.metric_map(&group),
+                name,
+            })
+            .collect()
+    }
+
+    /// Empty groups give zeroed sums (an empty region really did take no time), `null` otherwise.
+    fn metric_map(&self, group: &Group) -> MetricMap {
+        MetricMap(
+            self.specs
+                .iter()
+                .zip(&group.accs)
+                .map(|(spec, acc)| (spec.name.clone(), metric_value(spec, acc, group.count == 0)))
+                .collect(),
+        )
+    }
+}
+
+fn metric_value(spec: &MetricSpec, acc: &Acc, empty: bool) -> MetricValue {
+    let values = acc.distinct().map(|(set, overflow)| {
+        let mut list: Vec<String> = set.iter().cloned().collect();
+        if overflow {
+            list.push("…".to_string());
+        }
+        list
+    });
+    let value = match (acc.value(), acc) {
+        (None, Acc::Sum { .. }) if empty => Some(0.0),
+        (v, _) => v,
+    };
+    MetricValue {
+        value,
+        unit: spec.unit.clone(),
+        values,
+    }
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// `python3.12 (pid 1606) on 127.0.0.1, device 0`.
+pub fn scope_label(key: &ScopeKey) -> String {
+    let mut label = if key.process_name.is_empty() {
+        "process".to_string()
+    } else {
+        key.process_name.clone()
+    };
+    if !key.process_id.is_empty() {
+        label.push_str(&format!(" (pid {})", key.process_id));
+    }
+    if !key.host.is_empty() {
+        label.push_str(&format!(" on {}", key.host));
+    }
+    if !key.device.is_empty() {
+        label.push_str(&format!(", device {}", key.device));
+    }
+    label
+}

@@ -1,0 +1,43 @@
+//! Reports: one model ([`model::Report`]) rendered as report.json and report.md.
+//!
+//! `build` turns region statistics into the model; `json` and `markdown` render it; `write` puts files
+//! in place atomically (temporary file, then rename) so a crash never leaves a half-written report.
+
+pub mod build;
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod write;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::error::exit;
+
+#[derive(Debug, Error)]
+pub enum RenderError {
+    #[error("template {name}: {message}\n  fix the template, or unset report.template to use the built-in one")]
+    Template { name: String, message: String },
+    #[error("could not read template {path}: {source}")]
+    TemplateRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RenderError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RenderError::Template { .. } | RenderError::TemplateRead { .. } => exit::USAGE,
+            RenderError::Write { .. } => exit::INTERNAL,
+        }
+    }
+}

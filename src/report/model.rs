@@ -1,0 +1,162 @@
+//! The report model: one `Serialize` tree that report.json is and report.md renders.
+//!
+//! Profiler-neutral: regions, kernels and metrics, with every metric's unit named. The JSON form is
+//! versioned by [`SCHEMA_VERSION`] and documented in docs/report-schema.md and
+//! docs/report.schema.json; bump the version on any incompatible change.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::region::{RegionKind, Rollup};
+
+/// Version of the report.json layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    /// `profile-run <version>`.
+    pub generator: String,
+    pub run: RunInfo,
+    /// The metrics shown, in report order, with unit and rollup.
+    pub metrics: Vec<MetricInfo>,
+    /// The metric that gives each region its time and time share (`null` when the export lacks it).
+    pub time_metric: Option<String>,
+    pub kernel_selection: KernelSelectionInfo,
+    /// One per process and device, in the order they first appear in the profile.
+    pub scopes: Vec<Scope>,
+    /// Everything merged across scopes; `null` when `report.aggregate` is false.
+    pub aggregate: Option<Scope>,
+    /// Report-wide notes: why no regions were found, patterns that matched nothing, missing metrics.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    /// The workload command line, when known (empty for a report made from a bare export).
+    pub command: Vec<String>,
+    /// The profiler command line, when known.
+    pub profiler_command: Vec<String>,
+    /// `ncu` (later `neuron-profile`).
+    pub profiler: String,
+    pub profiler_version: Option<String>,
+    /// `kernel`, `range`, `app-range`, … as configured (or inferred from the export).
+    pub replay_mode: Option<String>,
+    /// SHA-256 of the resolved configuration (YAML), first 16 hex digits.
+    pub config_fingerprint: String,
+    /// The export files the numbers come from.
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricInfo {
+    pub name: String,
+    /// Base unit (`nsecond`, `byte`, `%`, `cycle`, …); empty for unitless metrics.
+    pub unit: String,
+    pub rollup: Rollup,
+    /// The `report.sections` group that asked for it, or `metrics` for `report.metrics`.
+    pub group: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelSelectionInfo {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// `demangled` or `function`.
+    pub name_base: String,
+    /// Results kept by the selection, over all scopes.
+    pub results_selected: u64,
+    /// Results dropped by the selection, over all scopes.
+    pub results_excluded: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scope {
+    /// `python3.12 pid 1606 @ host, device 0`, or `aggregate`.
+    pub label: String,
+    /// `null` in the aggregate.
+    pub process_id: Option<u64>,
+    pub process_name: Option<String>,
+    pub host: Option<String>,
+    pub device: Option<String>,
+    /// Every selected result of the scope, inside regions or not.
+    pub total: Totals,
+    /// Selected results that ran outside every range.
+    pub outside_regions: Totals,
+    /// Depth-first, parents before children, siblings in program order.
+    pub regions: Vec<Region>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub kernel_count: u64,
+    pub metrics: MetricMap,
+    pub kernels: Vec<Kernel>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Region {
+    /// Range names from the outermost, joined by `/` (a `/` or `\` inside a name is escaped with `\`).
+    pub path: String,
+    /// The same path as a list of exact range names.
+    pub segments: Vec<String>,
+    pub name: String,
+    /// `push_pop` (nested) or `start_end` (flat, may overlap anything).
+    pub kind: RegionKind,
+    pub parent: Option<String>,
+    /// 0 for a top-level region.
+    pub depth: usize,
+    /// Results in this region and everything nested in it.
+    pub kernel_count: u64,
+    /// Results whose innermost range is this region.
+    pub self_kernel_count: u64,
+    /// Inclusive time over the scope's total time, 0..1 (`null` without a time metric).
+    pub time_share: Option<f64>,
+    pub inclusive: MetricMap,
+    pub exclusive: MetricMap,
+    /// Kernels run in the region (nested ones included), longest total time first.
+    pub kernels: Vec<Kernel>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Kernel {
+    /// The name as the profiler recorded it (demangled signature for ncu).
+    pub name: String,
+    /// Base function name, for display.
+    pub function: String,
+    pub count: u64,
+    pub metrics: MetricMap,
+}
+
+/// One aggregated metric value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricValue {
+    /// `null` when no result had a value, and for attributes (see `values`).
+    pub value: Option<f64>,
+    pub unit: String,
+    /// Distinct values of an attribute metric (rollup `distinct`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+}
+
+/// Metric name → value, serialised as a JSON object in report order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricMap(pub Vec<(String, MetricValue)>);
+
+impl MetricMap {
+    pub fn get(&self, name: &str) -> Option<&MetricValue> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+impl Serialize for MetricMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
