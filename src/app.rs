@@ -1,7 +1,284 @@
-//! Commands: profile, report, config show. Each turns parsed arguments into work on the other modules.
+//! Commands: profile, report, merge, config show. Each turns parsed arguments into work on the other
+//! modules; nothing here parses CSV or builds ncu flags itself.
 
-use crate::error::Result;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, MergeArgs, ProfileArgs, ReportArgs};
+use crate::config::{self, ConfigSources, Loaded};
+use crate::error::{exit, Error, Result};
+use crate::ncu::analyze::{analyze, RunContext};
+use crate::ncu::cli::NcuCli;
+use crate::ncu::{log, nvtx};
+use crate::process::progress::Display;
+use crate::process::{resolve_program, run_streaming, ProfilerError};
+use crate::report::markdown::MarkdownOptions;
+use crate::report::model::Report;
+use crate::report::{json, markdown, write::write_atomic};
+use crate::run_dir::{self, RunDir, RunRecord};
 
 pub fn main() -> Result<i32> {
-    Ok(0)
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Report(args)) => report_command(args),
+        Some(Command::Merge(args)) => merge_command(args),
+        Some(Command::Config(ConfigCommand::Show { origin, config })) => {
+            let loaded = load_config(&config)?;
+            print_stdout(&if origin {
+                loaded.show_with_origin()
+            } else {
+                loaded.to_yaml()
+            });
+            Ok(exit::OK)
+        }
+        None => profile_command(cli.profile),
+    }
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error.
+fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = out.write_all(b"\n");
+    }
+    let _ = out.flush();
+}
+
+fn load_config(args: &ConfigArgs) -> Result<Loaded> {
+    let sources = ConfigSources::with_process_env(args.configs.clone(), args.overrides.clone());
+    Ok(config::load(&sources)?)
+}
+
+fn profile_command(args: ProfileArgs) -> Result<i32> {
+    let loaded = load_config(&args.config)?;
+    let config = &loaded.config;
+    if args.workload.is_empty() {
+        return Err(Error::Usage(
+            "no workload to profile; put its command after `--`: profile-run [OPTIONS] [KEY=VALUE]... -- python train.py"
+                .into(),
+        ));
+    }
+    let plan = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    for warning in &plan.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let root = PathBuf::from(&config.output.root);
+    let (run_name, rank) = run_dir::name_for(config, &|var| std::env::var(var).ok());
+
+    if args.dry_run {
+        let dir = run_dir::planned_path(&root, &run_name, rank.as_ref());
+        let cli = NcuCli::profile(config, &plan, &dir.join(run_dir::REPORT_BASE), &args.workload);
+        for warning in cli.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        print_stdout(&format!("{}\nrun directory: {}", cli.shell_line(), dir.display()));
+        return Ok(exit::OK);
+    }
+
+    let program = &config.pipeline.ncu.executable;
+    if let Err(why) = resolve_program(program) {
+        return Err(ProfilerError::NotFound {
+            program: program.clone(),
+            hint: format!(
+                " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
+            ),
+        }
+        .into());
+    }
+    let run = RunDir::create(&root, &run_name, rank.as_ref())?;
+    let cli = NcuCli::profile(config, &plan, &run.report_base(), &args.workload);
+    for warning in cli.warnings() {
+        eprintln!("warning: {warning}");
+    }
+    let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string()).chain(cli.argv()).collect();
+    let mut record = RunRecord::new(&args.workload, &profiler_argv, &loaded.fingerprint(), rank);
+    record.profiler_version = profiler_version(program);
+    run.write_text("config.yaml", &loaded.to_yaml())?;
+    run.write_text("command.txt", &format!("{}\n", cli.shell_line()))?;
+    run.write_record(&record)?;
+
+    let display = Display::new(args.quiet);
+    display.status(format!("starting {}", cli.program()));
+    let mut profiled = 0u64;
+    let finished = run_streaming(cli.program(), &cli.argv(), &[], &run.path("ncu.log"), &mut |line| {
+        match log::parse_prof(line) {
+            Some(log::Progress::Profiling { name, index }) => {
+                profiled += 1;
+                display.status(format!("profiling {name} (#{index}, {profiled} so far)"));
+            }
+            Some(log::Progress::Connected { process }) => {
+                display.status(format!("connected to {process}"))
+            }
+            Some(_) => {}
+            None => display.passthrough(line),
+        }
+    })?;
+    display.finish();
+    record.finish(&finished);
+    run.write_record(&record)?;
+
+    let log_text = std::fs::read_to_string(run.path("ncu.log")).unwrap_or_default();
+    let report_file = run.report_file();
+    let rendered = if report_file.exists() {
+        Some(export_and_render(&run, &loaded, &record, &report_file, args.quiet)?)
+    } else {
+        None
+    };
+
+    if let Some(signal) = finished.interrupted_by {
+        return Err(Error::Interrupted {
+            signal,
+            run_dir: run.root().to_path_buf(),
+        });
+    }
+    if !finished.success() || rendered.is_none() {
+        return Err(failure(&finished, &log_text, &run, rendered.is_some()).into());
+    }
+    if let Some(md) = rendered {
+        print_stdout(&md.display().to_string());
+    }
+    Ok(exit::OK)
+}
+
+/// Explains a failed profiler run from its exit status and log.
+fn failure(
+    finished: &crate::process::Finished,
+    log_text: &str,
+    run: &RunDir,
+    partial_report: bool,
+) -> ProfilerError {
+    let diagnoses = log::diagnose(log_text);
+    let workload_code = log::application_exit_code(log_text);
+    let (cause, fix) = match diagnoses.first() {
+        Some(d) => (d.cause.clone(), d.fix.clone()),
+        None if workload_code.is_some() => (
+            "the workload exited with an error".to_string(),
+            "run the workload without profile-run to see its own error; its output is in the log".to_string(),
+        ),
+        None if !partial_report => (
+            "ncu wrote no report".to_string(),
+            "see the log for ncu's own message".to_string(),
+        ),
+        None => (
+            "ncu exited with an error".to_string(),
+            "see the log for ncu's own message".to_string(),
+        ),
+    };
+    let mut code = match (workload_code, finished.code, finished.killed_by) {
+        (Some(w), _, _) => format!(" (workload exit code {w})"),
+        (None, Some(c), _) => format!(" (ncu exit code {c})"),
+        (None, None, Some(s)) => format!(" (killed by signal {s})"),
+        _ => String::new(),
+    };
+    if partial_report {
+        code.push_str(&format!("; a partial report from what was captured is in {}", run.root().display()));
+    }
+    let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
+    ProfilerError::Failed {
+        what: "profiling".into(),
+        code,
+        cause,
+        fix,
+        log: run.path("ncu.log"),
+        tail: if tail.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n  last lines of the log:\n    {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
+            )
+        },
+    }
+}
+
+fn profiler_version(program: &str) -> Option<String> {
+    let output = duct::cmd(program, ["--version"])
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("Version ").map(|v| v.split_whitespace().next().unwrap_or(v).to_string()))
+}
+
+/// Exports the run's .ncu-rep to CSV, analyses it and writes the reports. Returns report.md's path.
+fn export_and_render(
+    run: &RunDir,
+    loaded: &Loaded,
+    record: &RunRecord,
+    report_file: &Path,
+    quiet: bool,
+) -> Result<PathBuf> {
+    let config = &loaded.config;
+    let exports = run_dir::export_pages(config, report_file, run.root())?;
+    let raw = exports
+        .iter()
+        .find(|(page, _)| page == "raw")
+        .map(|(_, path)| path.clone())
+        .ok_or_else(|| Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into()))?;
+    if !quiet {
+        eprintln!("exported {}", raw.display());
+    }
+    if !config.output.render {
+        return Ok(raw);
+    }
+    let context = RunContext {
+        command: record.workload.clone(),
+        profiler_command: record.profiler_command.clone(),
+        profiler_version: record.profiler_version.clone(),
+        config_fingerprint: loaded.fingerprint(),
+    };
+    let report = analyze(config, &[raw], &context)?;
+    write_reports(&report, config, run.root())
+}
+
+/// Writes report.json and report.md into `dir` (atomically) and returns report.md's path.
+pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Result<PathBuf> {
+    let options = MarkdownOptions {
+        template: config.report.template.as_ref().map(PathBuf::from),
+        max_regions: config.report.max_regions,
+        max_kernels: config.report.max_kernels,
+    };
+    let md = markdown::render(report, &options)?;
+    write_atomic(&dir.join("report.json"), json::to_json(report).as_bytes())?;
+    let md_path = dir.join("report.md");
+    write_atomic(&md_path, md.as_bytes())?;
+    Ok(md_path)
+}
+
+fn report_command(args: ReportArgs) -> Result<i32> {
+    let (input_paths, config_args) = args.split();
+    let loaded = load_config(&config_args)?;
+    if input_paths.is_empty() {
+        return Err(Error::Usage(
+            "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
+        ));
+    }
+    let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config)?;
+    let out = args.out.clone().unwrap_or_else(|| inputs.default_out.clone());
+    std::fs::create_dir_all(&out).map_err(|source| Error::Write {
+        path: out.clone(),
+        source,
+    })?;
+    let mut context = inputs.context.clone();
+    context.config_fingerprint = loaded.fingerprint();
+    let report = analyze(&loaded.config, &inputs.raw_exports, &context)?;
+    let md = write_reports(&report, &loaded.config, &out)?;
+    print_stdout(&md.display().to_string());
+    Ok(exit::OK)
+}
+
+fn merge_command(args: MergeArgs) -> Result<i32> {
+    report_command(ReportArgs {
+        items: args.items,
+        out: args.out,
+        configs: args.configs,
+    })
 }

@@ -1,1 +1,131 @@
 //! Command-line arguments (clap derive), mirroring what the user typed; `app` resolves them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Profile only the NVTX-marked regions of a GPU workload with Nsight Compute, and report per region.
+#[derive(Debug, Parser)]
+#[command(
+    name = "profile-run",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
+        profile-run --config conf/ncu/default.yaml regions.include='[train_step]' -- python train.py\n  \
+        profile-run --dry-run pipeline.ncu.ncu_cli.replay_mode=range -- python train.py\n  \
+        profile-run report profile-output/20261122-101500-3f9a2c\n  \
+        profile-run config show --origin --config conf/ncu/memory.yaml\n\n\
+        Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 profiler not found or could not start,\n\
+        4 workload or profiler failed, 5 export could not be parsed, 128+n interrupted by signal n."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render report.md and report.json again from a run directory, CSV exports or an .ncu-rep.
+    Report(ReportArgs),
+    /// Combine the per-rank directories of a multi-process run (or several runs) into one report.
+    Merge(MergeArgs),
+    /// Inspect the resolved configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// Configuration sources shared by every command.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
+    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+    /// `dotted.key=value` overrides (value parsed as YAML), applied last.
+    #[arg(value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Print the ncu command line and the run directory, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress display; only errors and the final report path.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// The workload to profile, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub workload: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directories, `--page raw` CSV exports, or `.ncu-rep` reports (imported with ncu), and
+    /// `dotted.key=value` overrides (an argument with `=` that is not an existing path).
+    #[arg(required = true, value_name = "INPUT | KEY=VALUE")]
+    pub items: Vec<String>,
+    /// Where report.md and report.json go (default: the run directory, or next to the export).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
+    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Run directories (a shared run directory with per-rank subdirectories, or one per rank), and
+    /// `dotted.key=value` overrides.
+    #[arg(required = true, value_name = "RUN_DIR | KEY=VALUE")]
+    pub items: Vec<String>,
+    /// Where the merged report goes (default: the first run directory).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Preset file (or embedded preset name); repeat to layer, later wins.
+    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Splits the positional arguments into inputs and overrides. An argument that names an existing
+    /// path is an input even if it contains `=`.
+    pub fn split(&self) -> (Vec<PathBuf>, ConfigArgs) {
+        let (overrides, inputs): (Vec<&String>, Vec<&String>) = self
+            .items
+            .iter()
+            .partition(|item| item.contains('=') && !std::path::Path::new(item.as_str()).exists());
+        (
+            inputs.into_iter().map(PathBuf::from).collect(),
+            ConfigArgs {
+                configs: self.configs.clone(),
+                overrides: overrides.into_iter().cloned().collect(),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the resolved configuration as YAML.
+    Show {
+        /// Say where each value came from (file, environment variable, override, built-in default).
+        #[arg(long)]
+        origin: bool,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+}

@@ -12,3 +12,4 @@ pub mod ncu;
 pub mod process;
 pub mod region;
 pub mod report;
+pub mod run_dir;

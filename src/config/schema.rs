@@ -212,6 +212,9 @@ pub enum KernelNameBase {
 pub struct Output {
     /// Directory under which each run gets its own directory.
     pub root: String,
+    /// Name of the run directory under `root`. `null`: `<timestamp>-<random id>`, or, under a launcher
+    /// (torchrun, Slurm), the job id so that every rank writes into `<root>/<name>/rank<N>/`.
+    pub run_name: Option<String>,
     /// Write report.md / report.json after a run.
     pub render: bool,
 }

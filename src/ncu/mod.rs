@@ -5,3 +5,5 @@ pub mod export;
 pub mod nvtx;
 pub mod rollup;
 pub mod units;
+pub mod analyze;
+pub mod log;

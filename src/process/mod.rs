@@ -1,4 +1,14 @@
-//! Running the profiler: spawning, streaming its log, signals and exit status.
+//! Running the profiler: spawning it without a shell, streaming its log line by line, forwarding
+//! signals, and telling "could not start" apart from "ran and failed".
+
+pub mod progress;
+mod run;
+mod signals;
+
+pub use run::{run_streaming, Finished};
+pub use signals::SignalGuard;
+
+use std::path::PathBuf;
 
 use thiserror::Error;
 
@@ -6,17 +16,59 @@ use crate::error::exit;
 
 #[derive(Debug, Error)]
 pub enum ProfilerError {
-    #[error("{0}")]
-    NotStarted(String),
-    #[error("{0}")]
-    Failed(String),
+    #[error("profiler `{program}` not found{hint}")]
+    NotFound { program: String, hint: String },
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} failed{code}: {cause}\n  fix: {fix}\n  log: {log}{tail}")]
+    Failed {
+        what: String,
+        code: String,
+        cause: String,
+        fix: String,
+        log: PathBuf,
+        tail: String,
+    },
 }
 
 impl ProfilerError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            ProfilerError::NotStarted(_) => exit::PROFILER_NOT_STARTED,
-            ProfilerError::Failed(_) => exit::PROFILER_FAILED,
+            ProfilerError::NotFound { .. } | ProfilerError::Spawn { .. } => exit::PROFILER_NOT_STARTED,
+            ProfilerError::Failed { .. } => exit::PROFILER_FAILED,
         }
     }
+}
+
+/// Resolves a program name the way `execvp` would: a path is checked as is, a bare name is looked up
+/// on `PATH`. Returns the path, or why it cannot be run.
+pub fn resolve_program(program: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| -> Result<(), String> {
+        let meta = std::fs::metadata(p).map_err(|_| "no such file".to_string())?;
+        if !meta.is_file() {
+            return Err("not a file".into());
+        }
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(format!("{} is not executable (chmod +x it)", p.display()));
+        }
+        Ok(())
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        runnable(&path)?;
+        return Ok(path);
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path_var) {
+        let candidate = dir.join(program);
+        if runnable(&candidate).is_ok() {
+            return Ok(candidate);
+        }
+    }
+    Err("not on PATH".into())
 }

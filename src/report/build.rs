@@ -1,7 +1,7 @@
 //! Turns the region core's [`ScopeStats`] into the report model: metric maps with units, time shares,
 //! kernel lists and the per-region notes.
 
-use crate::region::{Acc, Group, MetricSpec, RegionStats, ScopeKey, ScopeStats};
+use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
 use super::model::{Kernel, MetricMap, MetricValue, Region, Scope, Totals};
 
@@ -94,6 +94,22 @@ impl ScopeBuilder<'_> {
             kernels: self.kernels(stats.kernels),
             notes,
         }
+    }
+
+    /// A region with no results at all, carrying `note`.
+    pub fn empty_region(&self, path: RegionPath, note: String) -> Region {
+        let mut region = self.region(
+            RegionStats {
+                inclusive: Group::new(self.specs),
+                exclusive: Group::new(self.specs),
+                kernels: Vec::new(),
+                excluded: 0,
+                path,
+            },
+            0.0,
+        );
+        region.notes = vec![note];
+        region
     }
 
     fn kernels(&self, kernels: Vec<(String, Group)>) -> Vec<Kernel> {

@@ -1,9 +1,44 @@
-//! Reading ncu CSV exports.
+//! Reading ncu CSV exports (`ncu --import R.ncu-rep --csv --page raw|details`).
+//!
+//! The reader streams: it finds the header (skipping program output and `==PROF==` lines a live log
+//! may hold before it), indexes the columns it needs by name, reads the units row, and hands one
+//! [`crate::region::Observation`] per result to a sink. Nothing is kept per row.
+
+pub mod details;
+pub mod nvtx_cell;
+pub mod raw;
+
+use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// What can go wrong reading an export. Every variant names the file; row errors name the line.
 #[derive(Debug, Error)]
 pub enum ExportError {
-    #[error("{0}")]
-    Invalid(String),
+    #[error("could not read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: no CSV header (a line starting with \"ID\") in {lines} line(s){hint}")]
+    NoHeader {
+        path: PathBuf,
+        lines: u64,
+        hint: String,
+    },
+    #[error("{path}: this is a `--page {found}` export, expected `--page {expected}`; export it with `ncu --import REPORT.ncu-rep --csv --page {expected} --print-units base`")]
+    WrongPage {
+        path: PathBuf,
+        found: &'static str,
+        expected: &'static str,
+    },
+    #[error("{path}: required column {column:?} is missing from the header")]
+    MissingColumn { path: PathBuf, column: String },
+    #[error("{path}:{line}: {message}")]
+    Row {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
 }

@@ -1,0 +1,290 @@
+//! From ncu exports to the report model: picks the metrics the config asks for, applies the kernel
+//! selection, feeds every result to the region core and writes the notes a user needs to read the
+//! numbers right (no regions, patterns that matched nothing, metrics the export lacks).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::config::{Config, KernelNameBase};
+use crate::error::{Error, Result};
+use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, Rollup};
+use crate::report::build::ScopeBuilder;
+use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION};
+
+use super::export::raw::{open_raw_file, MetricRequest, RawPlan, RawSummary};
+
+/// What is known about the run that made the exports (empty for a bare export).
+#[derive(Debug, Clone, Default)]
+pub struct RunContext {
+    pub command: Vec<String>,
+    pub profiler_command: Vec<String>,
+    pub profiler_version: Option<String>,
+    pub config_fingerprint: String,
+}
+
+/// The metrics to report, in order: each `report.sections` group, then `report.metrics`.
+pub fn metric_requests(config: &Config) -> Result<Vec<MetricRequest>> {
+    let report = &config.report;
+    let mut requests: Vec<MetricRequest> = Vec::new();
+    let mut push = |name: &str, group: &str| {
+        if !requests.iter().any(|r| r.name == name) {
+            requests.push(MetricRequest {
+                name: name.to_string(),
+                group: group.to_string(),
+            });
+        }
+    };
+    for section in &report.sections {
+        let metrics = report.metric_groups.get(section).ok_or_else(|| {
+            let known: Vec<&str> = report.metric_groups.keys().map(String::as_str).collect();
+            Error::Usage(format!(
+                "report.sections names `{section}`, which is not a key of report.metric_groups (known: {}); define it under report.metric_groups.{section} or remove it",
+                known.join(", ")
+            ))
+        })?;
+        for metric in metrics {
+            push(metric, section);
+        }
+    }
+    for metric in &report.metrics {
+        push(metric, "metrics");
+    }
+    Ok(requests)
+}
+
+fn rollup_overrides(config: &Config) -> Result<BTreeMap<String, Rollup>> {
+    config
+        .report
+        .rollups
+        .iter()
+        .map(|(metric, text)| {
+            Rollup::parse(text).map(|r| (metric.clone(), r)).ok_or_else(|| {
+                Error::Usage(format!(
+                    "report.rollups.{metric} = `{text}` is not a rollup; use one of sum, mean, max, min, distinct"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Reads every raw export (one per process group or rank) into one report.
+pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -> Result<Report> {
+    let requests = metric_requests(config)?;
+    let rollups = rollup_overrides(config)?;
+    let selection = &config.report.kernels;
+    let mut filter = KernelFilter::new(
+        &selection.include,
+        &selection.exclude,
+        selection.name_base == KernelNameBase::Function,
+    )
+    .map_err(|e| Error::Usage(e.to_string()))?;
+    let plan = RawPlan {
+        metrics: &requests,
+        time_metric: &config.report.time_metric,
+        rollups: &rollups,
+    };
+
+    let mut exports = Vec::with_capacity(raw_exports.len());
+    for path in raw_exports {
+        exports.push((path, open_raw_file(path, &plan)?));
+    }
+    let Some((first_path, first)) = exports.first() else {
+        return Err(Error::Usage("no export to read".into()));
+    };
+    let specs = first.summary().specs.clone();
+    let groups = first.summary().groups.clone();
+    for (path, export) in &exports[1..] {
+        if export.summary().specs.iter().map(|s| &s.name).ne(specs.iter().map(|s| &s.name)) {
+            return Err(Error::Usage(format!(
+                "{} and {} hold different metrics; export every rank with the same sections and metrics",
+                first_path.display(),
+                path.display()
+            )));
+        }
+    }
+
+    let mut accumulator = RegionAccumulator::new(specs.clone());
+    let (mut selected, mut excluded) = (0u64, 0u64);
+    let mut summaries: Vec<RawSummary> = Vec::with_capacity(exports.len());
+    for (_, export) in exports {
+        summaries.push(export.stream(&mut |obs| {
+            if filter.selects(obs.kernel) {
+                selected += 1;
+                accumulator.add(obs);
+            } else {
+                excluded += 1;
+                accumulator.add_excluded(obs);
+            }
+        })?);
+    }
+
+    let has_time = summaries.iter().all(|s| s.has_time);
+    let notes = report_notes(config, &summaries, &filter, selected);
+    let (scopes, aggregate) = accumulator.finish(config.report.aggregate);
+    let builder = ScopeBuilder {
+        specs: &specs,
+        has_time,
+    };
+    let mut scopes: Vec<_> = scopes.into_iter().map(|s| builder.scope(s, false)).collect();
+    let mut aggregate = aggregate.map(|s| builder.scope(s, true));
+    for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
+        add_requested_empty_regions(config, scope, &builder);
+    }
+
+    let results: u64 = summaries.iter().map(|s| s.results).sum();
+    let range_results: u64 = summaries.iter().map(|s| s.range_results).sum();
+    let configured_mode = config.pipeline.ncu.ncu_cli.replay_mode.as_ncu().to_string();
+    let replay_mode = if context.profiler_command.is_empty() {
+        // A bare export: infer what can be inferred.
+        (results > 0).then(|| if range_results == results { "range" } else { "kernel" }.to_string())
+    } else {
+        Some(configured_mode)
+    };
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
+        run: RunInfo {
+            command: context.command.clone(),
+            profiler_command: context.profiler_command.clone(),
+            profiler: "ncu".into(),
+            profiler_version: context.profiler_version.clone(),
+            replay_mode,
+            config_fingerprint: context.config_fingerprint.clone(),
+            sources: raw_exports.iter().map(|p| p.display().to_string()).collect(),
+        },
+        metrics: specs
+            .iter()
+            .zip(&groups)
+            .map(|(spec, group)| MetricInfo {
+                name: spec.name.clone(),
+                unit: spec.unit.clone(),
+                rollup: spec.rollup,
+                group: group.clone(),
+            })
+            .collect(),
+        time_metric: has_time.then(|| config.report.time_metric.clone()),
+        kernel_selection: KernelSelectionInfo {
+            include: selection.include.clone(),
+            exclude: selection.exclude.clone(),
+            name_base: match selection.name_base {
+                KernelNameBase::Demangled => "demangled",
+                KernelNameBase::Function => "function",
+            }
+            .into(),
+            results_selected: selected,
+            results_excluded: excluded,
+        },
+        scopes,
+        aggregate,
+        notes,
+    })
+}
+
+/// Report-wide notes, most important first.
+fn report_notes(
+    config: &Config,
+    summaries: &[RawSummary],
+    filter: &KernelFilter,
+    selected: u64,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let results: u64 = summaries.iter().map(|s| s.results).sum();
+    let in_ranges: u64 = summaries.iter().map(|s| s.results_in_ranges).sum();
+    let nvtx = &config.pipeline.ncu.ncu_cli.nvtx;
+    if results == 0 {
+        notes.push(
+            "The export holds no results: ncu profiled nothing, so no region-specific profiling was performed. \
+             Check that the NVTX include patterns match ranges the program pushes (push/pop ranges need a trailing `/`), \
+             and that the workload launches kernels."
+                .to_string(),
+        );
+    } else if !summaries.iter().any(|s| s.has_nvtx) {
+        notes.push(
+            "No region-specific profiling was performed: the export has no NVTX columns (ncu ran without `--nvtx`). \
+             Set pipeline.ncu.ncu_cli.nvtx.enabled=true and mark regions with NVTX ranges. Totals below cover every profiled kernel."
+                .to_string(),
+        );
+    } else if in_ranges == 0 {
+        notes.push(
+            "No region-specific profiling was performed: no profiled result ran inside an NVTX range. \
+             Totals below cover every profiled kernel (a baseline)."
+                .to_string(),
+        );
+    }
+    if results > 0 && in_ranges == 0 {
+        for expr in nvtx.include.iter().filter(|e| !e.contains('/') && !e.contains(',')) {
+            notes.push(format!(
+                "The NVTX include `{expr}` has no trailing `/`, so ncu read it as a start/end range and it matches no push/pop range; write `{expr}/` or use regions.include."
+            ));
+        }
+    }
+    for summary in summaries {
+        if summary.range_results > 0 && summary.range_results == summary.results {
+            notes.push(
+                "Range replay: each result is one instance of a whole range (`Kernel Name` = `range`), so kernel counts count range instances and metrics cover the whole range. \
+                 When a parent and its child range both match, ncu reports only the outermost one."
+                    .to_string(),
+            );
+            break;
+        }
+    }
+    let mut missing: Vec<&str> = summaries.iter().flat_map(|s| s.missing.iter().map(String::as_str)).collect();
+    missing.sort();
+    missing.dedup();
+    if !missing.is_empty() {
+        notes.push(format!(
+            "Not in the export, so not shown: {}. Collect them with pipeline.ncu.ncu_cli.sections / .metrics (or `set`), or drop them from report.sections / report.metrics.",
+            missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if !summaries.iter().all(|s| s.has_time) {
+        notes.push(format!(
+            "The time metric `{}` is not in the export: means are per-result averages and regions have no time share. Collect it (SpeedOfLight section) or set report.time_metric.",
+            config.report.time_metric
+        ));
+    }
+    for (list, pattern) in filter.unmatched() {
+        notes.push(format!(
+            "report.kernels.{list} pattern `{pattern}` matched no kernel name."
+        ));
+    }
+    if results > 0 && selected == 0 && !filter.is_all() {
+        notes.push(
+            "The kernel selection (report.kernels) left no result: every region shows zeroed metrics.".to_string(),
+        );
+    }
+    notes
+}
+
+/// A range the user asked for by plain name or path that produced no result still gets a region, with
+/// zeroed metrics and a note, so "nothing ran there" is visible rather than silently absent.
+fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &ScopeBuilder<'_>) {
+    for pattern in &config.regions.include {
+        let literal = !pattern.starts_with("regex:")
+            && !pattern.contains(['*', '?', '[', ']'])
+            && !pattern.is_empty();
+        if !literal {
+            continue;
+        }
+        let segments: Vec<String> = pattern
+            .trim_end_matches('/')
+            .split('/')
+            .map(|s| match &config.regions.domain {
+                Some(domain) => format!("{domain}@{s}"),
+                None => s.to_string(),
+            })
+            .collect();
+        if scope.regions.iter().any(|r| r.segments == segments && r.kind == RegionKind::PushPop) {
+            continue;
+        }
+        scope.regions.push(builder.empty_region(
+            RegionPath {
+                kind: RegionKind::PushPop,
+                segments,
+            },
+            format!(
+                "Requested in regions.include (`{pattern}`) but no profiled result ran inside it in this scope; metrics are zero."
+            ),
+        ));
+    }
+}

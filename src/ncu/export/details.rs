@@ -1,0 +1,1 @@
+//! The `--page details` reader (ncu rule results per region).

@@ -1,0 +1,195 @@
+//! Parsing ncu's NVTX cells in `--page raw` / `--page details` exports.
+//!
+//! Push/pop column (`thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg`):
+//! `TID  "<dom>:<name>:<6 trailing fields>"  "<dom>:<name>:…" ` — the thread id, then one quoted entry
+//! per open range, outermost first, two spaces apart. Older ncu wrote fewer trailing fields; the header
+//! tells how many. Start/end column (`Id:Domain:Start/Stop_Range:…`): entries `id:<dom>:<name>:…`,
+//! quoted or not. A name may itself contain `:`, so the trailing fields are split off from the right
+//! and the domain from the left.
+
+/// The default NVTX domain as ncu prints it; ranges in it get no domain prefix in region paths.
+pub const DEFAULT_DOMAIN: &str = "<default domain>";
+
+/// Placeholder for ranges pushed without a name or message (ncu cannot filter on them either).
+pub const UNNAMED: &str = "<unnamed>";
+
+/// Field layout of one NVTX column, read from its header.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellLayout {
+    /// Leading fields before the domain (`thread` counts 0 — it is outside the quotes; `Id` counts 1).
+    pub leading: usize,
+    /// Fields after the range name (`PL_Type … Msg` = 6).
+    pub trailing: usize,
+    /// Index of the message field among the trailing ones, if the layout has one.
+    pub message: Option<usize>,
+}
+
+impl CellLayout {
+    /// Layout from a header such as `thread Domain:Push/Pop_Range:PL_Type:…:Msg`.
+    pub fn from_header(header: &str, range_field: &str) -> Option<CellLayout> {
+        let header = header.strip_prefix("thread ").unwrap_or(header);
+        let fields: Vec<&str> = header.split(':').collect();
+        let range_at = fields.iter().position(|f| *f == range_field)?;
+        let domain_at = range_at.checked_sub(1)?;
+        let trailing = &fields[range_at + 1..];
+        Some(CellLayout {
+            leading: domain_at,
+            trailing: trailing.len(),
+            message: trailing.iter().position(|f| *f == "Msg"),
+        })
+    }
+}
+
+/// One range of a cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeEntry {
+    pub domain: String,
+    pub name: String,
+}
+
+impl RangeEntry {
+    /// The region path segment: the name, prefixed with `domain@` outside the default domain.
+    pub fn segment(&self) -> String {
+        if self.domain == DEFAULT_DOMAIN || self.domain.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}@{}", self.domain, self.name)
+        }
+    }
+}
+
+/// Splits a cell into its entries: quoted entries (`"…"  "…"`), or whitespace-separated bare ones.
+/// A leading bare thread id (push/pop cells) is dropped.
+fn entries(cell: &str) -> Vec<&str> {
+    let cell = cell.trim();
+    if cell.is_empty() {
+        return Vec::new();
+    }
+    if let Some(first_quote) = cell.find('"') {
+        let body = &cell[first_quote..];
+        // Entries are `"…"` separated by whitespace; a `"` inside a name is only taken as the end of
+        // an entry when whitespace and another `"` (or the end) follow it.
+        let mut out = Vec::new();
+        let mut rest = body;
+        while let Some(stripped) = rest.strip_prefix('"') {
+            let mut end = None;
+            let bytes = stripped.as_bytes();
+            for (i, &b) in bytes.iter().enumerate() {
+                if b == b'"' {
+                    let after = stripped[i + 1..].trim_start();
+                    if after.is_empty() || after.starts_with('"') {
+                        end = Some(i);
+                        break;
+                    }
+                }
+            }
+            let end = end.unwrap_or(stripped.len());
+            out.push(&stripped[..end]);
+            rest = stripped.get(end + 1..).unwrap_or("").trim_start();
+        }
+        return out;
+    }
+    // Unquoted: the older start/end layout holds one entry (`0:<default domain>:name:none:none`),
+    // whose domain itself contains a space.
+    vec![cell]
+}
+
+/// Parses one entry (`<dom>:<name>:none:…`) with the given layout.
+fn parse_entry(entry: &str, layout: CellLayout) -> Option<RangeEntry> {
+    let mut rest = entry;
+    for _ in 0..layout.leading {
+        rest = rest.split_once(':')?.1;
+    }
+    let mut trailing: Vec<&str> = Vec::with_capacity(layout.trailing);
+    for _ in 0..layout.trailing {
+        let (head, tail) = rest.rsplit_once(':')?;
+        trailing.push(tail);
+        rest = head;
+    }
+    trailing.reverse();
+    // The domain is everything up to the first `:` — `<default domain>` has no colon.
+    let (domain, name) = rest.split_once(':').unwrap_or(("", rest));
+    let mut name = name.to_string();
+    if name.is_empty() || name == "none" {
+        // A range pushed with only a message payload: the message is its name.
+        let message = layout
+            .message
+            .and_then(|i| trailing.get(i))
+            .filter(|m| !m.is_empty() && **m != "none");
+        name = message.map_or_else(|| UNNAMED.to_string(), |m| m.to_string());
+    }
+    Some(RangeEntry {
+        domain: domain.to_string(),
+        name,
+    })
+}
+
+/// Parses a whole cell into its ranges, outermost first. Entries that do not fit the layout are kept
+/// whole as names, so nothing the program named is lost.
+pub fn parse_cell(cell: &str, layout: CellLayout) -> Vec<RangeEntry> {
+    entries(cell)
+        .into_iter()
+        .filter(|e| !e.is_empty())
+        .filter(|e| !e.chars().all(|c| c.is_ascii_digit()))
+        .map(|e| {
+            parse_entry(e, layout).unwrap_or_else(|| RangeEntry {
+                domain: String::new(),
+                name: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PUSH_POP: &str = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
+
+    fn layout() -> CellLayout {
+        CellLayout::from_header(PUSH_POP, "Push/Pop_Range").unwrap()
+    }
+
+    fn names(cell: &str, layout: CellLayout) -> Vec<String> {
+        parse_cell(cell, layout).iter().map(RangeEntry::segment).collect()
+    }
+
+    #[test]
+    fn layout_of_current_headers() {
+        assert_eq!(
+            layout(),
+            CellLayout { leading: 0, trailing: 6, message: Some(5) }
+        );
+        let se = CellLayout::from_header(
+            "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+            "Start/Stop_Range",
+        )
+        .unwrap();
+        assert_eq!(se.leading, 1);
+    }
+
+    #[test]
+    fn real_cells_from_h100_exports() {
+        let one = r#"1606  "<default domain>:decode:none:none:none:none:none:none" "#;
+        assert_eq!(names(one, layout()), ["decode"]);
+        let nested = r#"1955  "<default domain>:LLM@prefill:none:none:none:none:none:none"  "<default domain>:attn:none:none:none:none:none:none" "#;
+        assert_eq!(names(nested, layout()), ["LLM@prefill", "attn"]);
+        assert!(names("", layout()).is_empty());
+    }
+
+    #[test]
+    fn colons_domains_and_message_only_ranges() {
+        let cell = r#"7  "NCCL:step:1:none:none:none:none:none:none"  "<default domain>::none:none:none:none:ascii:hello" "#;
+        assert_eq!(names(cell, layout()), ["NCCL@step:1", "hello"]);
+        let unnamed = r#"7  "<default domain>::none:none:none:none:none:none" "#;
+        assert_eq!(names(unnamed, layout()), [UNNAMED]);
+    }
+
+    #[test]
+    fn older_four_field_layout() {
+        let old = CellLayout::from_header("thread Domain:Push/Pop_Range:PL_Type:PL_Value", "Push/Pop_Range").unwrap();
+        assert_eq!(names(r#"12  "<default domain>:fwd:none:none" "#, old), ["fwd"]);
+        let se = CellLayout::from_header("Id:Domain:Start/Stop_Range:PL_Type:PL_Value", "Start/Stop_Range").unwrap();
+        assert_eq!(names("0:<default domain>:epoch:none:none", se), ["epoch"]);
+    }
+}

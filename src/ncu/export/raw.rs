@@ -1,0 +1,392 @@
+//! The `--page raw` reader: one row per result (kernel, or range instance under range replay), one
+//! column per metric, a units row under the header.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use crate::ncu::{rollup, units};
+use crate::region::{Cell, MetricSpec, Observation, Rollup, ScopeKey};
+
+use super::nvtx_cell::{parse_cell, CellLayout};
+use super::ExportError;
+
+/// A metric the report asks for, and the report group (section) that asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRequest {
+    pub name: String,
+    pub group: String,
+}
+
+/// What to read from the export.
+#[derive(Debug, Clone)]
+pub struct RawPlan<'a> {
+    pub metrics: &'a [MetricRequest],
+    /// The duration metric (weights means, orders regions).
+    pub time_metric: &'a str,
+    /// Per-metric rollup overrides, already validated.
+    pub rollups: &'a BTreeMap<String, Rollup>,
+}
+
+/// What the reader learnt about the export as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct RawSummary {
+    /// The requested metrics the export has, in request order, with base units and rollups.
+    pub specs: Vec<MetricSpec>,
+    /// The group of each spec (same order).
+    pub groups: Vec<String>,
+    /// Requested metrics absent from the export.
+    pub missing: Vec<String>,
+    /// Whether the time metric was found.
+    pub has_time: bool,
+    /// Whether the export has NVTX columns at all (ncu ran with `--nvtx`).
+    pub has_nvtx: bool,
+    pub results: u64,
+    /// Results with `Kernel Name` = `range` (range / app-range replay).
+    pub range_results: u64,
+    /// Results that ran inside at least one range.
+    pub results_in_ranges: u64,
+    /// Lines of program output or profiler log skipped before the header.
+    pub preamble_lines: u64,
+}
+
+/// Column positions, found by name.
+struct Columns {
+    id: usize,
+    kernel: usize,
+    process_id: Option<usize>,
+    process_name: Option<usize>,
+    host: Option<usize>,
+    device: Option<usize>,
+    push_pop: Option<(usize, CellLayout)>,
+    start_end: Option<(usize, CellLayout)>,
+    /// (column, unit factor) per spec.
+    metrics: Vec<(usize, f64)>,
+    time: Option<(usize, f64)>,
+}
+
+/// Finds the header line, skipping anything a live log printed before it. Returns the header line,
+/// the number of lines skipped and the `==ERROR==` lines seen.
+pub(crate) fn find_header<R: BufRead>(
+    input: &mut R,
+    path: &Path,
+) -> Result<(Vec<u8>, u64), ExportError> {
+    let mut skipped = 0u64;
+    let mut errors = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line).map_err(|source| ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if n == 0 {
+            let hint = if errors.is_empty() {
+                "; is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?".to_string()
+            } else {
+                format!(
+                    "; the profiler reported:\n    {}",
+                    errors.iter().take(5).cloned().collect::<Vec<_>>().join("\n    ")
+                )
+            };
+            return Err(ExportError::NoHeader {
+                path: path.to_path_buf(),
+                lines: skipped,
+                hint,
+            });
+        }
+        let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+        if text.starts_with(b"\"ID\",") || text.starts_with(b"ID,") {
+            return Ok((text.to_vec(), skipped));
+        }
+        if text.starts_with(b"==ERROR==") {
+            errors.push(String::from_utf8_lossy(text).trim_end().to_string());
+        }
+        skipped += 1;
+    }
+}
+
+/// Opens a CSV reader positioned after the header line, with the header parsed.
+pub(crate) fn csv_after_header<R: Read>(
+    header: Vec<u8>,
+    rest: R,
+    path: &Path,
+) -> Result<(csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>, Vec<String>), ExportError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(std::io::Cursor::new(header).chain(rest));
+    let headers = reader
+        .byte_headers()
+        .map_err(|e| row_error(path, 0, &e))?
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).trim().to_string())
+        .collect();
+    Ok((reader, headers))
+}
+
+pub(crate) fn row_error(path: &Path, offset: u64, err: &csv::Error) -> ExportError {
+    let line = err.position().map_or(0, |p| p.line()) + offset;
+    let message = match err.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!(
+            "row has {len} fields, the header has {expected_len} (a truncated or corrupted export? re-export it with `ncu --import … --csv --page raw`)"
+        ),
+        _ => err.to_string(),
+    };
+    ExportError::Row {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
+fn find(headers: &[String], name: &str) -> Option<usize> {
+    headers.iter().position(|h| h == name)
+}
+
+fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayout)> {
+    headers.iter().enumerate().find_map(|(i, h)| {
+        h.contains(range_field)
+            .then(|| CellLayout::from_header(h, range_field).map(|l| (i, l)))
+            .flatten()
+    })
+}
+
+/// Parses a number as ncu prints it: `9,661`, `2,601,960,784.31`, `n/a`, empty.
+pub fn parse_number(raw: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(raw).ok()?.trim();
+    if text.is_empty() || text == "n/a" {
+        return None;
+    }
+    if text.contains(',') {
+        let digits: String = text.chars().filter(|&c| c != ',').collect();
+        digits.parse().ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+fn text(raw: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(raw)
+}
+
+/// Caches parsed NVTX cells: a profile has few distinct stacks and many results.
+#[derive(Default)]
+struct StackCache {
+    parsed: HashMap<Box<[u8]>, Vec<String>>,
+}
+
+impl StackCache {
+    fn get(&mut self, raw: &[u8], layout: CellLayout) -> &[String] {
+        if !self.parsed.contains_key(raw) {
+            let cell = String::from_utf8_lossy(raw);
+            let segments = parse_cell(&cell, layout).iter().map(|e| e.segment()).collect();
+            self.parsed.insert(raw.into(), segments);
+        }
+        &self.parsed[raw]
+    }
+}
+
+/// An export whose header and units row have been read; [`RawExport::stream`] reads the results.
+pub struct RawExport<R: Read> {
+    path: PathBuf,
+    reader: csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>,
+    columns: Columns,
+    /// A first data row read while looking for the units row.
+    pending: Option<csv::ByteRecord>,
+    summary: RawSummary,
+}
+
+impl<R: BufRead> RawExport<R> {
+    /// Reads the header and the units row and resolves the requested metrics.
+    pub fn open(mut input: R, path: &Path, plan: &RawPlan<'_>) -> Result<RawExport<R>, ExportError> {
+        let (header, preamble) = find_header(&mut input, path)?;
+        let (mut reader, headers) = csv_after_header(header, input, path)?;
+        if find(&headers, "Metric Name").is_some() && find(&headers, "Metric Value").is_some() {
+            return Err(ExportError::WrongPage {
+                path: path.to_path_buf(),
+                found: "details",
+                expected: "raw",
+            });
+        }
+        let required = |name: &str| {
+            find(&headers, name).ok_or_else(|| ExportError::MissingColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+            })
+        };
+        let mut columns = Columns {
+            id: required("ID")?,
+            kernel: required("Kernel Name")?,
+            process_id: find(&headers, "Process ID"),
+            process_name: find(&headers, "Process Name"),
+            host: find(&headers, "Host Name"),
+            device: find(&headers, "Device"),
+            push_pop: find_layout(&headers, "Push/Pop_Range"),
+            start_end: find_layout(&headers, "Start/Stop_Range"),
+            metrics: Vec::new(),
+            time: None,
+        };
+
+        // The units row: the first record, recognisable by its empty ID.
+        let mut pending = None;
+        let mut units_row = None;
+        let mut first = csv::ByteRecord::new();
+        match reader.read_byte_record(&mut first) {
+            Ok(true) if first.get(columns.id).is_some_and(|v| v.is_empty()) => units_row = Some(first),
+            Ok(true) => pending = Some(first),
+            Ok(false) => {}
+            Err(e) => return Err(row_error(path, preamble, &e)),
+        }
+        let unit_of = |col: usize| -> String {
+            units_row
+                .as_ref()
+                .and_then(|r| r.get(col))
+                .map(|u| text(u).trim().to_string())
+                .unwrap_or_default()
+        };
+
+        let mut summary = RawSummary {
+            has_nvtx: columns.push_pop.is_some() || columns.start_end.is_some(),
+            preamble_lines: preamble,
+            ..RawSummary::default()
+        };
+        for request in plan.metrics {
+            match find(&headers, &request.name) {
+                Some(col) => {
+                    let norm = units::normalize(&unit_of(col));
+                    let rollup = plan
+                        .rollups
+                        .get(&request.name)
+                        .copied()
+                        .unwrap_or_else(|| rollup::infer(&request.name, &norm.unit));
+                    summary.specs.push(MetricSpec {
+                        name: request.name.clone(),
+                        unit: norm.unit,
+                        rollup,
+                    });
+                    summary.groups.push(request.group.clone());
+                    columns.metrics.push((col, norm.factor));
+                }
+                None => summary.missing.push(request.name.clone()),
+            }
+        }
+        columns.time = find(&headers, plan.time_metric)
+            .map(|col| (col, units::normalize(&unit_of(col)).factor));
+        summary.has_time = columns.time.is_some();
+        Ok(RawExport {
+            path: path.to_path_buf(),
+            reader,
+            columns,
+            pending,
+            summary,
+        })
+    }
+
+    /// What the header told (specs, missing metrics, NVTX columns).
+    pub fn summary(&self) -> &RawSummary {
+        &self.summary
+    }
+
+    /// Reads every result, calling `sink` once per result, and returns the completed summary.
+    pub fn stream(self, sink: &mut dyn FnMut(&Observation<'_>)) -> Result<RawSummary, ExportError> {
+        let RawExport {
+            path,
+            mut reader,
+            columns,
+            pending,
+            mut summary,
+        } = self;
+        let offset = summary.preamble_lines;
+        let mut stacks = StackCache::default();
+        let mut start_end_stacks = StackCache::default();
+        let mut scope = ScopeKey {
+            host: String::new(),
+            process_id: String::new(),
+            process_name: String::new(),
+            device: String::new(),
+        };
+        let field = |rec: &csv::ByteRecord, col: Option<usize>| -> Vec<u8> {
+            col.and_then(|c| rec.get(c)).unwrap_or(b"").to_vec()
+        };
+        let empty: Vec<String> = Vec::new();
+        let mut handle = |rec: &csv::ByteRecord, summary: &mut RawSummary| {
+            summary.results += 1;
+            // Same process and device as the previous row is the common case: no allocation then.
+            let same_scope = field(rec, columns.process_id) == scope.process_id.as_bytes()
+                && field(rec, columns.device) == scope.device.as_bytes()
+                && field(rec, columns.host) == scope.host.as_bytes()
+                && field(rec, columns.process_name) == scope.process_name.as_bytes();
+            if !same_scope {
+                scope = ScopeKey {
+                    host: text(&field(rec, columns.host)).trim().to_string(),
+                    process_id: text(&field(rec, columns.process_id)).trim().to_string(),
+                    process_name: text(&field(rec, columns.process_name)).trim().to_string(),
+                    device: text(&field(rec, columns.device)).trim().to_string(),
+                };
+            }
+            let push_pop: &[String] = match columns.push_pop {
+                Some((col, layout)) => stacks.get(rec.get(col).unwrap_or(b""), layout),
+                None => &empty,
+            };
+            let start_end: &[String] = match columns.start_end {
+                Some((col, layout)) => start_end_stacks.get(rec.get(col).unwrap_or(b""), layout),
+                None => &empty,
+            };
+            if !push_pop.is_empty() || !start_end.is_empty() {
+                summary.results_in_ranges += 1;
+            }
+            let kernel = text(rec.get(columns.kernel).unwrap_or(b""));
+            if kernel == "range" {
+                summary.range_results += 1;
+            }
+            let mut values: Vec<Cell<'_>> = Vec::with_capacity(columns.metrics.len());
+            for &(col, factor) in &columns.metrics {
+                let raw = rec.get(col).unwrap_or(b"");
+                values.push(match parse_number(raw) {
+                    Some(v) => Cell::Num(v * factor),
+                    None if raw.is_empty() || raw == b"n/a" => Cell::Missing,
+                    None => Cell::Text(std::str::from_utf8(raw).unwrap_or("")),
+                });
+            }
+            let time = columns
+                .time
+                .and_then(|(col, factor)| parse_number(rec.get(col)?).map(|v| v * factor));
+            sink(&Observation {
+                scope: &scope,
+                push_pop,
+                start_end,
+                kernel: &kernel,
+                time,
+                values: &values,
+            });
+        };
+        if let Some(rec) = pending {
+            handle(&rec, &mut summary);
+        }
+        let mut rec = csv::ByteRecord::new();
+        loop {
+            match reader.read_byte_record(&mut rec) {
+                Ok(true) => handle(&rec, &mut summary),
+                Ok(false) => break,
+                Err(e) => return Err(row_error(&path, offset, &e)),
+            }
+        }
+        Ok(summary)
+    }
+}
+
+/// Opens a raw export on disk (header and units row read).
+pub fn open_raw_file(
+    path: &Path,
+    plan: &RawPlan<'_>,
+) -> Result<RawExport<std::io::BufReader<std::fs::File>>, ExportError> {
+    let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
+        path: PathBuf::from(path),
+        source,
+    })?;
+    RawExport::open(std::io::BufReader::with_capacity(1 << 20, file), path, plan)
+}

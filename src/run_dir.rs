@@ -1,0 +1,333 @@
+//! Run directories: where one run keeps everything it captured, named so that two runs never collide
+//! and an existing directory is never reused; and finding exports again for `report` / `merge`.
+//!
+//! Layout: `<output.root>/<run name>/` holds `profile.ncu-rep`, `ncu.log`, `command.txt`,
+//! `config.yaml`, `run.json`, `export_raw.csv`, `export_details.csv`, `report.md`, `report.json`.
+//! Under a launcher every rank writes the same files into `<output.root>/<run name>/rank<N>/`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::ncu::analyze::RunContext;
+use crate::ncu::cli::export_args;
+use crate::process::{Finished, ProfilerError};
+use crate::report::write::write_atomic;
+
+/// ncu's `-o` value; ncu appends `.ncu-rep`.
+pub const REPORT_BASE: &str = "profile";
+
+/// Launcher variables that carry the global rank, in order of preference.
+const RANK_VARS: &[&str] = &["RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK"];
+
+/// This process's rank under a launcher, and which variable said so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rank {
+    pub rank: u32,
+    pub source: String,
+}
+
+pub fn detect_rank(env: &dyn Fn(&str) -> Option<String>) -> Option<Rank> {
+    RANK_VARS.iter().find_map(|var| {
+        let value = env(var)?;
+        Some(Rank {
+            rank: value.trim().parse().ok()?,
+            source: var.to_string(),
+        })
+    })
+}
+
+/// A job id every rank of one launch shares, when the launcher provides one.
+fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if let Some(job) = env("SLURM_JOB_ID") {
+        let step = env("SLURM_STEP_ID").map(|s| format!(".{s}")).unwrap_or_default();
+        return Some(format!("slurm-{job}{step}"));
+    }
+    env("TORCHELASTIC_RUN_ID")
+        .filter(|id| id != "none" && !id.is_empty())
+        .map(|id| format!("torchrun-{id}"))
+}
+
+fn timestamped_name() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = now
+        .format(time::macros::format_description!("[year][month][day]-[hour][minute][second]"))
+        .expect("static format");
+    format!("{stamp}-{:06x}", rand::random::<u32>() & 0xff_ffff)
+}
+
+/// The run name and rank for this process: `output.run_name` if set, else the launcher's job id when
+/// running as a rank, else a fresh timestamped name.
+pub fn name_for(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> (String, Option<Rank>) {
+    let rank = detect_rank(env);
+    let name = config
+        .output
+        .run_name
+        .clone()
+        .or_else(|| rank.as_ref().and_then(|_| shared_job_id(env)))
+        .unwrap_or_else(timestamped_name);
+    (name, rank)
+}
+
+pub fn planned_path(root: &Path, name: &str, rank: Option<&Rank>) -> PathBuf {
+    let dir = root.join(name);
+    match rank {
+        Some(r) => dir.join(format!("rank{}", r.rank)),
+        None => dir,
+    }
+}
+
+/// What a run records about itself in `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub workload: Vec<String>,
+    pub profiler_command: Vec<String>,
+    pub profiler_version: Option<String>,
+    pub config_fingerprint: String,
+    pub rank: Option<Rank>,
+    pub started: String,
+    pub finished: Option<String>,
+    pub profiler_exit_code: Option<i32>,
+    pub profiler_signal: Option<i32>,
+    pub interrupted_by: Option<i32>,
+}
+
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+impl RunRecord {
+    pub fn new(workload: &[String], profiler_command: &[String], fingerprint: &str, rank: Option<Rank>) -> RunRecord {
+        RunRecord {
+            workload: workload.to_vec(),
+            profiler_command: profiler_command.to_vec(),
+            profiler_version: None,
+            config_fingerprint: fingerprint.to_string(),
+            rank,
+            started: now(),
+            finished: None,
+            profiler_exit_code: None,
+            profiler_signal: None,
+            interrupted_by: None,
+        }
+    }
+
+    pub fn finish(&mut self, finished: &Finished) {
+        self.finished = Some(now());
+        self.profiler_exit_code = finished.code;
+        self.profiler_signal = finished.killed_by;
+        self.interrupted_by = finished.interrupted_by;
+    }
+}
+
+/// A created run directory.
+#[derive(Debug)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// Creates the directory; fails rather than reuse one that exists. A timestamped name that
+    /// collides (two runs in the same second with the same random id) is retried with a new id.
+    pub fn create(root: &Path, name: &str, rank: Option<&Rank>) -> Result<RunDir> {
+        let parent = match rank {
+            Some(_) => root.join(name),
+            None => root.to_path_buf(),
+        };
+        std::fs::create_dir_all(&parent).map_err(|source| Error::Write {
+            path: parent.clone(),
+            source,
+        })?;
+        let mut name = name.to_string();
+        for attempt in 0..16 {
+            let dir = planned_path(root, &name, rank);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(RunDir { root: dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if rank.is_some() || attempt == 15 || !looks_timestamped(&name) {
+                        return Err(Error::Usage(format!(
+                            "run directory {} already exists and is never overwritten; choose another output.run_name or output.root",
+                            dir.display()
+                        )));
+                    }
+                    name = timestamped_name();
+                }
+                Err(source) => return Err(Error::Write { path: dir, source }),
+            }
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.root.join(file)
+    }
+
+    pub fn report_base(&self) -> PathBuf {
+        self.root.join(REPORT_BASE)
+    }
+
+    pub fn report_file(&self) -> PathBuf {
+        self.root.join(format!("{REPORT_BASE}.ncu-rep"))
+    }
+
+    pub fn write_text(&self, file: &str, text: &str) -> Result<()> {
+        Ok(write_atomic(&self.path(file), text.as_bytes())?)
+    }
+
+    pub fn write_record(&self, record: &RunRecord) -> Result<()> {
+        let json = serde_json::to_string_pretty(record).expect("run record serialises");
+        self.write_text("run.json", &(json + "\n"))
+    }
+}
+
+fn looks_timestamped(name: &str) -> bool {
+    name.len() == 22 && name.as_bytes()[8] == b'-'
+}
+
+/// A path for a new file that does not exist yet: `stem.ext`, else `stem.1.ext`, `stem.2.ext`, …
+fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+    let first = dir.join(format!("{stem}.{ext}"));
+    if !first.exists() {
+        return first;
+    }
+    (1..)
+        .map(|i| dir.join(format!("{stem}.{i}.{ext}")))
+        .find(|p| !p.exists())
+        .expect("some suffix is free")
+}
+
+/// Exports each configured page of `report` to CSV in `out_dir` with `ncu --import`; existing exports
+/// are never overwritten. Returns (page, path) pairs.
+pub fn export_pages(config: &Config, report: &Path, out_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let program = &config.pipeline.ncu.executable;
+    let mut exported = Vec::new();
+    for page in &config.pipeline.ncu.export.pages {
+        let target = fresh_path(out_dir, &format!("export_{page}"), "csv");
+        let args = export_args(config, report, page);
+        let output = duct::cmd(program, &args)
+            .env("LC_ALL", "C")
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked()
+            .run()
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => ProfilerError::NotFound {
+                    program: program.clone(),
+                    hint: "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)".into(),
+                },
+                _ => ProfilerError::Spawn {
+                    program: program.clone(),
+                    source,
+                },
+            })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(ProfilerError::Failed {
+                what: format!("exporting {} (--page {page})", report.display()),
+                code: output.status.code().map(|c| format!(" (ncu exit code {c})")).unwrap_or_default(),
+                cause: stderr.lines().last().unwrap_or("ncu --import failed").to_string(),
+                fix: "check that the report is complete and that this ncu can read it (same or newer version)".into(),
+                log: report.to_path_buf(),
+                tail: String::new(),
+            }
+            .into());
+        }
+        write_atomic(&target, &output.stdout)?;
+        exported.push((page.clone(), target));
+    }
+    Ok(exported)
+}
+
+/// Exports and run metadata found from `report` / `merge` arguments.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub raw_exports: Vec<PathBuf>,
+    pub context: RunContext,
+    /// Where reports go unless `--out` says otherwise.
+    pub default_out: PathBuf,
+}
+
+/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files.
+pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
+    let mut raw_exports = Vec::new();
+    let mut context = RunContext::default();
+    for input in inputs {
+        if input.is_dir() {
+            collect_run_dir(input, config, &mut raw_exports, &mut context)?;
+        } else if input.extension().is_some_and(|e| e == "ncu-rep") {
+            let dir = input.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let pages = export_pages(config, input, dir)?;
+            raw_exports.extend(pages.into_iter().filter(|(p, _)| p == "raw").map(|(_, path)| path));
+        } else if input.is_file() {
+            raw_exports.push(input.clone());
+        } else {
+            return Err(Error::Usage(format!(
+                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep",
+                input.display()
+            )));
+        }
+    }
+    if raw_exports.is_empty() {
+        return Err(Error::Usage(format!(
+            "no raw export found in {}; a run directory holds export_raw.csv (or profile.ncu-rep to export)",
+            inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let first = &inputs[0];
+    let default_out = if first.is_dir() {
+        first.clone()
+    } else {
+        first.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
+    };
+    Ok(Inputs {
+        raw_exports,
+        context,
+        default_out,
+    })
+}
+
+fn collect_run_dir(dir: &Path, config: &Config, raw: &mut Vec<PathBuf>, context: &mut RunContext) -> Result<()> {
+    let export = dir.join("export_raw.csv");
+    let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
+    if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+        if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
+            if context.command.is_empty() {
+                context.command = record.workload;
+                context.profiler_command = record.profiler_command;
+                context.profiler_version = record.profiler_version;
+            }
+        }
+    }
+    if export.is_file() {
+        raw.push(export);
+        return Ok(());
+    }
+    if report.is_file() {
+        let pages = export_pages(config, &report, dir)?;
+        raw.extend(pages.into_iter().filter(|(p, _)| p == "raw").map(|(_, path)| path));
+        return Ok(());
+    }
+    // A shared run directory: one subdirectory per rank.
+    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rank")))
+        .collect();
+    ranks.sort_by_key(|p| {
+        p.file_name()
+            .and_then(|n| n.to_string_lossy().trim_start_matches("rank").parse::<u64>().ok())
+            .unwrap_or(u64::MAX)
+    });
+    for rank_dir in ranks {
+        collect_run_dir(&rank_dir, config, raw, context)?;
+    }
+    Ok(())
+}
