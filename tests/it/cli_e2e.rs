@@ -1,0 +1,288 @@
+//! End-to-end runs of the profile-run binary against the fake ncu in tests/support/fake-ncu.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{fixture, repo};
+
+fn fake_ncu() -> PathBuf {
+    repo().join("tests/support/fake-ncu")
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("out")
+    }
+
+    fn argv_log(&self) -> PathBuf {
+        self.dir.path().join("argv.log")
+    }
+
+    /// profile-run with the fake ncu and a private output root.
+    fn cmd(&self) -> Command {
+        let mut cmd = Command::cargo_bin("profile-run").unwrap();
+        cmd.current_dir(self.dir.path())
+            .env("FAKE_NCU_ARGV_LOG", self.argv_log())
+            .env_remove("FAKE_NCU_MODE")
+            .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
+            .arg(format!("output.root={}", self.root().display()));
+        cmd
+    }
+
+    fn run_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.root())
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        dirs.sort();
+        dirs
+    }
+
+    /// The argv of the first profile (not import) invocation of the fake ncu.
+    fn profile_argv(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(self.argv_log()).unwrap();
+        text.split("--END--\n")
+            .map(|block| block.lines().map(String::from).collect::<Vec<_>>())
+            .find(|args| args.first().map(String::as_str) != Some("--import") && !args.is_empty())
+            .expect("a profile invocation")
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["-q", "regions.include=[decode]", "--", "echo", "workload says hi"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let dirs = env.run_dirs();
+    assert_eq!(dirs.len(), 1, "one run directory");
+    let run = &dirs[0];
+    for file in [
+        "profile.ncu-rep",
+        "ncu.log",
+        "command.txt",
+        "config.yaml",
+        "run.json",
+        "export_raw.csv",
+        "export_details.csv",
+        "report.md",
+        "report.json",
+    ] {
+        assert!(run.join(file).is_file(), "{file} missing from {}", run.display());
+    }
+    let printed = String::from_utf8(out).unwrap();
+    assert_eq!(printed.trim(), run.join("report.md").display().to_string());
+    let log = std::fs::read_to_string(run.join("ncu.log")).unwrap();
+    assert!(log.contains("workload says hi"), "program output kept in the log");
+
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["run"]["command"], serde_json::json!(["echo", "workload says hi"]));
+    assert_eq!(report["run"]["profiler_version"], "2025.3.1.0");
+    let regions = report["scopes"][0]["regions"].as_array().unwrap();
+    assert_eq!(regions.len(), 1);
+    assert_eq!(regions[0]["path"], "decode");
+    assert_eq!(regions[0]["kernel_count"], 6);
+
+    let argv = env.profile_argv();
+    let include_at = argv.iter().position(|a| a == "--nvtx-include").unwrap();
+    assert_eq!(argv[include_at + 1], "decode/");
+    assert!(argv.contains(&"--clock-control".to_string()));
+    assert_eq!(&argv[argv.len() - 2..], ["echo", "workload says hi"]);
+}
+
+#[test]
+fn workload_arguments_reach_the_child_verbatim_never_through_a_shell() {
+    let env = Env::new();
+    let marker = env.dir.path().join("pwned");
+    let hostile = format!("; touch {} #", marker.display());
+    env.cmd()
+        .args(["-q", "--", "printf", "%s|", &hostile, "$(whoami)", "a b"])
+        .assert()
+        .success();
+    assert!(!marker.exists(), "nothing was run through a shell");
+    let argv = env.profile_argv();
+    let expected = ["printf", "%s|", hostile.as_str(), "$(whoami)", "a b"];
+    assert_eq!(&argv[argv.len() - expected.len()..], expected);
+}
+
+#[test]
+fn dry_run_prints_escaped_nvtx_expressions_for_each_replay_mode() {
+    for mode in ["kernel", "range", "app-range"] {
+        let env = Env::new();
+        let out = env
+            .cmd()
+            .args([
+                "--dry-run",
+                &format!("pipeline.ncu.ncu_cli.replay_mode={mode}"),
+                "regions.include=[LLM@prefill, train_step/forward, decode*]",
+                "--",
+                "python",
+                "train.py",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        let line = text.lines().next().unwrap();
+        assert!(line.contains(&format!("--replay-mode {mode}")), "{line}");
+        assert!(line.contains(r"--nvtx-include 'LLM\@prefill/'"), "{line}");
+        assert!(line.contains("--nvtx-include train_step/forward/"), "{line}");
+        assert!(line.contains("--nvtx-include 'regex:decode.*/'"), "{line}");
+        assert!(line.ends_with("python train.py"), "{line}");
+        assert!(text.contains("run directory:"));
+        assert!(env.run_dirs().is_empty(), "a dry run creates nothing");
+        assert!(!env.argv_log().exists(), "a dry run runs nothing");
+    }
+}
+
+#[test]
+fn a_missing_profiler_exits_3_with_the_fix() {
+    let env = Env::new();
+    env.cmd()
+        .args(["pipeline.ncu.executable=/nonexistent/ncu", "--", "true"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("pipeline.ncu.executable"));
+    assert!(env.run_dirs().is_empty(), "no run directory for a run that could not start");
+}
+
+#[test]
+fn a_bad_config_key_exits_2_naming_the_key() {
+    let env = Env::new();
+    env.cmd()
+        .args(["report.kernel.include=[x]", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("report.kernel"));
+}
+
+#[test]
+fn a_failing_workload_exits_4_with_its_code_and_keeps_a_partial_report() {
+    let env = Env::new();
+    env.cmd()
+        .args(["-q", "--", "sh", "-c", "exit 7"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("workload exit code 7"));
+    let run = &env.run_dirs()[0];
+    assert!(run.join("report.json").is_file(), "partial report rendered");
+    assert!(run.join("ncu.log").is_file());
+}
+
+#[test]
+fn profiler_faults_name_cause_and_fix() {
+    let cases = [
+        ("perm", "SYS_ADMIN"),
+        ("unsupported-api", "warm up outside the range"),
+        ("no-kernels", "profiled no kernel"),
+    ];
+    for (mode, expected) in cases {
+        let env = Env::new();
+        env.cmd()
+            .env("FAKE_NCU_MODE", mode)
+            .args(["-q", "--", "true"])
+            .assert()
+            .code(4)
+            .stderr(predicate::str::contains(expected));
+        let run = &env.run_dirs()[0];
+        assert!(run.join("ncu.log").is_file(), "{mode}: raw log kept");
+    }
+}
+
+#[test]
+fn sigterm_is_forwarded_and_what_was_captured_is_rendered() {
+    let env = Env::new();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"))
+        .current_dir(env.dir.path())
+        .env("FAKE_NCU_MODE", "slow")
+        .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
+        .arg(format!("output.root={}", env.root().display()))
+        .args(["-q", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the fake profiler is inside its slow phase.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let ready = env
+            .run_dirs()
+            .first()
+            .map(|d| std::fs::read_to_string(d.join("ncu.log")).unwrap_or_default())
+            .is_some_and(|log| log.contains("slow_kernel"));
+        if ready || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    let run = &env.run_dirs()[0];
+    assert!(run.join("profile.ncu-rep").is_file(), "the profiler wrote its report before exiting");
+    assert!(run.join("report.md").is_file(), "what was captured was rendered");
+}
+
+#[test]
+fn report_rerenders_from_a_run_directory_with_new_filters() {
+    let env = Env::new();
+    env.cmd().args(["-q", "--", "true"]).assert().success();
+    let run = env.run_dirs()[0].clone();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report", run.to_str().unwrap(), r#"report.kernels.include=["*reduce*"]"#])
+        .assert()
+        .success();
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["scopes"][0]["regions"][0]["kernel_count"], 2);
+    assert_eq!(report["kernel_selection"]["results_excluded"], 4);
+    assert_eq!(report["run"]["command"], serde_json::json!(["true"]));
+}
+
+#[test]
+fn report_on_a_bare_export_writes_into_out() {
+    let out = tempfile::tempdir().unwrap();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report", fixture("ncu/h100-2025.3.1/rreplay_nested_raw.csv").to_str().unwrap()])
+        .args(["--out", out.path().to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("report.md"));
+    let report = read_json(&out.path().join("report.json"));
+    assert_eq!(report["run"]["replay_mode"], "range");
+    let paths: Vec<&str> = report["scopes"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["LLM@prefill", "LLM@prefill/attn"]);
+}
