@@ -1,59 +1,151 @@
-//! Configuration: layered YAML presets resolved into one [`Config`].
+//! Configuration: layered YAML presets resolved into one [`Config`], remembering where each key came from.
 //!
 //! Precedence, later wins:
-//! 1. the embedded default preset (`conf/ncu/default.yaml`, compiled in);
-//! 2. each `--config FILE`, in command-line order; a file's `defaults: [name, …]` parents are merged
-//!    just before the file itself;
-//! 3. environment variables `PROFILE_RUN_<KEY>` (`__` separates levels);
+//! 1. the embedded default preset (`conf/ncu/default.yaml`, compiled in; it sets every key);
+//! 2. each `--config FILE`, in command-line order. An argument that is not an existing path but names a
+//!    built-in preset (`ncu/memory`) loads that preset. A preset's `defaults: [name, …]` parents are
+//!    merged just before the preset itself, recursively; a name is looked up as
+//!    `<conf dir>/<name>.yaml` (the nearest ancestor directory of the including file named `conf`),
+//!    then among the presets compiled in from `conf/ncu/`. A preset whose text was already merged is
+//!    not merged again, and `defaults` never reaches the resolved config;
+//! 3. environment variables `PROFILE_RUN_<KEY>`, `__` between levels, keys case-insensitive, values YAML;
 //! 4. positional `dotted.key=value` overrides, the value parsed as YAML.
+//!
+//! Maps merge key by key; lists and scalars are replaced. Every layer is validated on its own against
+//! the schema, so an unknown key or a wrong type is reported with the file, variable or override that
+//! wrote it. See docs/configuration.md.
 
+mod check;
+mod error;
+mod layers;
+mod origin;
 pub mod schema;
+mod suggest;
 
 use std::path::PathBuf;
 
-use figment::providers::{Format, Yaml};
 use figment::Figment;
-use thiserror::Error;
+use serde_yaml::Value;
 
+pub use error::ConfigError;
+pub use origin::Origin;
 pub use schema::*;
+
+use layers::{env_layer, override_layer, Layer, Resolver};
 
 /// The embedded default preset.
 pub const DEFAULT_PRESET: &str = include_str!("../../conf/ncu/default.yaml");
 
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    #[error("{0}")]
-    Invalid(String),
+/// Environment variables with this prefix are configuration.
+pub const ENV_PREFIX: &str = "PROFILE_RUN_";
+
+/// Names of the presets compiled into the binary (`ncu/default`, `ncu/memory`, …), sorted.
+pub fn preset_names() -> Vec<&'static str> {
+    layers::PRESETS.iter().map(|(name, _)| *name).collect()
 }
 
-/// Where configuration comes from.
+/// The text of a built-in preset by name (`ncu/memory` or `ncu/memory.yaml`).
+pub fn preset_text(name: &str) -> Option<&'static str> {
+    layers::embedded(name)
+}
+
+/// Where configuration comes from, besides the built-in default.
 #[derive(Debug, Clone, Default)]
 pub struct ConfigSources {
+    /// `--config` arguments, in command-line order.
     pub files: Vec<PathBuf>,
+    /// Positional `dotted.key=value` overrides, in command-line order.
     pub overrides: Vec<String>,
+    /// Environment variables; only those starting with [`ENV_PREFIX`] are used, in this order.
+    pub env: Vec<(String, String)>,
+}
+
+impl ConfigSources {
+    /// Sources with the `PROFILE_RUN_*` variables of this process, sorted by name.
+    pub fn with_process_env(files: Vec<PathBuf>, overrides: Vec<String>) -> Self {
+        let mut env: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter(|(k, _)| {
+                k.get(..ENV_PREFIX.len())
+                    .is_some_and(|p| p.eq_ignore_ascii_case(ENV_PREFIX))
+            })
+            .collect();
+        env.sort();
+        ConfigSources {
+            files,
+            overrides,
+            env,
+        }
+    }
 }
 
 /// A resolved configuration and the layers it came from.
 #[derive(Debug)]
 pub struct Loaded {
     pub config: Config,
+    /// All layers merged, for callers that want figment's own view.
     pub figment: Figment,
+    layers: Vec<Layer>,
 }
 
+/// Resolve `sources` into one [`Config`]; see the module documentation for the order.
 pub fn load(sources: &ConfigSources) -> Result<Loaded, ConfigError> {
-    let mut figment = Figment::from(Yaml::string(DEFAULT_PRESET));
+    let mut resolver = Resolver::new()?;
     for file in &sources.files {
-        figment = figment.merge(Yaml::file_exact(file));
+        resolver.add_config_arg(file)?;
     }
+    let mut layers = resolver.layers;
+    for (name, value) in &sources.env {
+        layers.extend(env_layer(name, value)?);
+    }
+    for text in &sources.overrides {
+        layers.push(override_layer(text)?);
+    }
+
+    let tree: Value =
+        serde_yaml::from_str(DEFAULT_PRESET).expect("the default preset is valid YAML");
+    let (base, rest) = layers
+        .split_first_mut()
+        .expect("the default preset is always the first layer");
+    for layer in rest {
+        check::validate_layer(base, layer, &tree)?;
+    }
+    let figment = layers
+        .iter()
+        .fold(Figment::new(), |f, layer| f.merge(layer.clone()));
     let config: Config = figment
         .extract()
-        .map_err(|e| ConfigError::Invalid(e.to_string()))?;
-    Ok(Loaded { config, figment })
+        .map_err(|e| check::describe_merged(e, &layers, &tree))?;
+    check::check_values(&config, &layers)?;
+    Ok(Loaded {
+        config,
+        figment,
+        layers,
+    })
 }
 
 impl Loaded {
+    /// The resolved config as YAML, every key present.
     pub fn to_yaml(&self) -> String {
         serde_yaml::to_string(&self.config).expect("config serialises")
+    }
+
+    /// Every leaf key with its value and the source it came from, one per line, in schema order:
+    /// `report.max_regions: 50   # override `report.max_regions=50``.
+    pub fn show_with_origin(&self) -> String {
+        let resolved = serde_yaml::to_value(&self.config).expect("config serialises");
+        origin::show(&resolved, &self.layers)
+    }
+
+    /// The sources that were merged, lowest precedence first (parents before the presets naming them).
+    pub fn sources(&self) -> Vec<&Origin> {
+        self.layers.iter().map(|layer| &layer.origin).collect()
+    }
+
+    /// Where the value of a dotted key (`report.max_regions`) came from.
+    pub fn origin_of(&self, key: &str) -> Option<&Origin> {
+        let path = layers::split_key(key).ok()?;
+        origin::origin_of(&self.layers, &path)
     }
 
     /// First 16 hex digits of the SHA-256 of the resolved YAML.
