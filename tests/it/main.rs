@@ -2,3 +2,5 @@
 
 mod common;
 mod ncu_cli;
+mod config;
+mod cli_e2e;
