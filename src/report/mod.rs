@@ -4,6 +4,7 @@
 //! in place atomically (temporary file, then rename) so a crash never leaves a half-written report.
 
 pub mod build;
+pub mod format;
 pub mod json;
 pub mod markdown;
 pub mod model;

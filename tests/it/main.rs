@@ -4,3 +4,4 @@ mod common;
 mod ncu_cli;
 mod config;
 mod cli_e2e;
+mod report_render;

@@ -1,0 +1,232 @@
+//! Human formatting for report.md: scaled numbers with units, percentages, and Markdown escaping of
+//! text the user or the workload controls (range names, kernel names, commands).
+//!
+//! Pure string functions; `markdown` registers them as template filters. report.json never goes through
+//! here: it keeps exact base-unit values and exact names.
+
+/// Shown for a value no result had.
+pub const MISSING: &str = "—";
+
+/// A metric value in the unit a person would pick: `nsecond` → ns/µs/ms/s, `byte` → B/KB/MB/GB
+/// (decimal), `byte/nsecond` and `byte/second` → B/s…GB/s, `hz` → kHz/MHz/GHz, `%` with 1–2
+/// decimals, anything else with thousands separators and its unit.
+pub fn value(value: Option<f64>, unit: &str) -> String {
+    let Some(v) = value else {
+        return MISSING.to_string();
+    };
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    match unit {
+        "nsecond" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")], "ns"),
+        "byte" => scaled(v, BYTE_STEPS, "B"),
+        "byte/nsecond" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
+        "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
+        "hz" => scaled(v, &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")], "Hz"),
+        "%" => format!("{}%", fixed(v, if v.abs() < 10.0 { 2 } else { 1 })),
+        "" => count(v),
+        other => format!("{} {other}", count(v)),
+    }
+}
+
+const BYTE_STEPS: &[(f64, &str)] = &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")];
+const BYTE_RATE_STEPS: &[(f64, &str)] =
+    &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s")];
+
+/// The first step whose threshold the magnitude reaches, with 2 decimals; else the base unit as a
+/// count.
+fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
+    for (threshold, unit) in steps {
+        if v.abs() >= *threshold {
+            return format!("{} {unit}", fixed(v / threshold, 2));
+        }
+    }
+    format!("{} {base}", count(v))
+}
+
+/// Integers with thousands separators; fractions with up to 2 decimals (trailing zeros dropped).
+pub fn count(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.fract() == 0.0 && v.abs() < 1e18 {
+        return group_thousands(&format!("{}", v as i64));
+    }
+    let text = format!("{v:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    group_thousands(text)
+}
+
+/// Fixed decimals, thousands separators on the integer part.
+fn fixed(v: f64, decimals: usize) -> String {
+    group_thousands(&format!("{v:.decimals$}"))
+}
+
+fn group_thousands(text: &str) -> String {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (int, frac) = match rest.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (rest, None),
+    };
+    let mut out = String::from(sign);
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if let Some(frac) = frac {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
+/// A share 0..1 as a percentage: `12.3%`, `<0.1%` for tiny non-zero shares, `—` when unknown.
+pub fn share(share: Option<f64>) -> String {
+    match share {
+        None => MISSING.to_string(),
+        Some(s) if !s.is_finite() => MISSING.to_string(),
+        Some(s) if s > 0.0 && s < 0.0005 => "<0.1%".to_string(),
+        // -0.0 and rounding noise below zero read as a plain zero.
+        Some(s) if s <= 0.0 && s > -0.0005 => "0.0%".to_string(),
+        Some(s) => format!("{:.1}%", s * 100.0),
+    }
+}
+
+/// At most `max` characters, the last one an ellipsis when anything was cut.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Escapes text for Markdown prose, headings and GFM table cells: Markdown punctuation gets a
+/// backslash, `<`, `>` and `&` become entities (so no HTML can be injected), line breaks and tabs
+/// become spaces and other control or bidi-override characters become visible `\u{…}` escapes, so
+/// a name can never end a table row or a heading.
+pub fn escape_md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, ch)) = chars.next() {
+        match ch {
+            // A CRLF line break is one break.
+            '\r' if matches!(chars.peek(), Some((_, '\n'))) => {}
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '#' if i == 0 => out.push_str("\\#"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if is_invisible_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// C0/C1 controls, DEL, and the bidirectional overrides and isolates that can make text display in
+/// an order other than the one it has.
+fn is_invisible_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// An inline code span that holds any text: the fence is one backtick longer than the longest run
+/// inside, line breaks become spaces and control characters visible escapes. Not for table cells
+/// (GFM splits cells on `|` even inside code spans).
+pub fn code_span(text: &str) -> String {
+    let mut clean = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '\n' | '\r' | '\t' => clean.push(' '),
+            c if is_invisible_control(c) => clean.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => clean.push(c),
+        }
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for ch in clean.chars() {
+        run = if ch == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A space on each side keeps a leading or trailing backtick apart from the fence.
+    let pad = if clean.starts_with('`') || clean.ends_with('`') || clean.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{clean}{pad}{fence}")
+}
+
+/// An HTML id fragment from a region path: ASCII letters and digits, lowercased, other runs turned
+/// into `-`, at most 60 characters. May be empty (non-Latin names); callers make ids unique.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_scale_to_human_units() {
+        assert_eq!(value(Some(850.0), "nsecond"), "850 ns");
+        assert_eq!(value(Some(12_345.0), "nsecond"), "12.35 µs");
+        assert_eq!(value(Some(2.5e9), "nsecond"), "2.50 s");
+        assert_eq!(value(Some(1_500_000.0), "byte"), "1.50 MB");
+        assert_eq!(value(Some(1.2), "byte/nsecond"), "1.20 GB/s");
+        assert_eq!(value(Some(1.755e9), "hz"), "1.75 GHz");
+        assert_eq!(value(Some(45.678), "%"), "45.7%");
+        assert_eq!(value(Some(4.5678), "%"), "4.57%");
+        assert_eq!(value(Some(1_234_567.0), ""), "1,234,567");
+        assert_eq!(value(Some(1234.5), "cycle"), "1,234.5 cycle");
+        assert_eq!(value(None, "byte"), MISSING);
+        assert_eq!(count(-1234.0), "-1,234");
+    }
+
+    #[test]
+    fn shares_and_shortening() {
+        assert_eq!(share(Some(0.1234)), "12.3%");
+        assert_eq!(share(Some(0.0001)), "<0.1%");
+        assert_eq!(share(Some(0.0)), "0.0%");
+        assert_eq!(share(Some(-0.0)), "0.0%");
+        assert_eq!(share(None), MISSING);
+        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("名前です", 4), "名前です");
+    }
+
+    #[test]
+    fn escaping_neutralises_markdown_and_html() {
+        assert_eq!(escape_md("a|b"), "a\\|b");
+        assert_eq!(escape_md("<script>"), "&lt;script&gt;");
+        assert_eq!(escape_md("#h\nx"), "\\#h x");
+        assert_eq!(escape_md("a\r\nb"), "a b");
+        assert_eq!(escape_md("a\u{1b}b"), "a\\u{1b}b");
+        assert_eq!(escape_md("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(slug("train_step/forward"), "train-step-forward");
+        assert_eq!(slug("前向"), "");
+    }
+}
