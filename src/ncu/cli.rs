@@ -71,8 +71,8 @@ impl NcuCli {
         let range_replay = matches!(ncu.replay_mode, ReplayMode::Range | ReplayMode::AppRange);
         if !ncu.nvtx.enabled && !self.plan.is_empty() {
             out.push(
-                "NVTX filters are set but `pipeline.ncu.ncu_cli.nvtx.enabled` is false; ncu applies \
-                 --nvtx-include/--nvtx-exclude only with --nvtx. Set it to true"
+                "NVTX filters are set but `pipeline.ncu.ncu_cli.nvtx.enabled` is false, so they are not \
+                 passed (ncu accepts NVTX flags only with --nvtx). Set it to true to profile only those regions"
                     .into(),
             );
         }
@@ -123,16 +123,20 @@ impl NcuCli {
     fn flags(&self) -> Vec<String> {
         let c = &self.ncu;
         let mut f = Flags::default();
-        f.switch("--nvtx", c.nvtx.enabled);
-        f.each("--nvtx-include", &self.plan.include);
-        f.each("--nvtx-exclude", &self.plan.exclude);
-        f.opt(
-            "--nvtx-push-pop-scope",
-            c.nvtx.push_pop_scope.map(|s| match s {
-                PushPopScope::Thread => "thread",
-                PushPopScope::Process => "process",
-            }),
-        );
+        // Every NVTX flag requires `--nvtx`; real ncu refuses to start otherwise
+        // (`==ERROR== --nvtx-push-pop-scope requires --nvtx`), so without it none is passed.
+        if c.nvtx.enabled {
+            f.switch("--nvtx", true);
+            f.each("--nvtx-include", &self.plan.include);
+            f.each("--nvtx-exclude", &self.plan.exclude);
+            f.opt(
+                "--nvtx-push-pop-scope",
+                c.nvtx.push_pop_scope.map(|s| match s {
+                    PushPopScope::Thread => "thread",
+                    PushPopScope::Process => "process",
+                }),
+            );
+        }
         f.opt("--replay-mode", Some(c.replay_mode.as_ncu()));
         f.opt("--range-filter", c.range_filter.as_ref());
         f.list("--range-replay-options", &c.range_replay_options);

@@ -1,5 +1,7 @@
 //! Unit normalisation: ncu scales units for humans (`us`, `Mbyte`, `Ghz`) unless exported with
 //! `--print-units base`; the report always carries base units, so scaled values are converted back.
+//! The base names are the ones ncu 2025.3.1 prints with `--print-units base` (seen on an H200): `ns`,
+//! `byte`, `hz`, `byte/block`, `cycle`, `%`.
 
 /// A unit and the factor that turns a value in it into the base unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +40,7 @@ const FREQUENCY: &[(&str, f64)] = &[
 ];
 
 fn lookup(part: &str) -> Option<(&'static str, f64)> {
-    for (table, base) in [(TIME, "nsecond"), (BYTES, "byte"), (FREQUENCY, "hz")] {
+    for (table, base) in [(TIME, "ns"), (BYTES, "byte"), (FREQUENCY, "hz")] {
         if let Some((_, f)) = table.iter().find(|(u, _)| *u == part) {
             return Some((base, *f));
         }
@@ -46,7 +48,7 @@ fn lookup(part: &str) -> Option<(&'static str, f64)> {
     None
 }
 
-/// `us` → (`nsecond`, 1000); `Kbyte/block` → (`byte/block`, 1000); `Gbyte/second` → (`byte/second`,
+/// `us` → (`ns`, 1000); `Kbyte/block` → (`byte/block`, 1000); `Gbyte/second` → (`byte/second`,
 /// 1e9); unknown units (`cycle`, `%`, `warp`) come back unchanged with factor 1.
 pub fn normalize(unit: &str) -> Normalized {
     let unit = unit.trim();
@@ -63,7 +65,7 @@ pub fn normalize(unit: &str) -> Normalized {
     // A time denominator (`byte/usecond`) divides: 1 byte/usecond = 1e-3 byte/nsecond.
     let (denominator, denom_factor) = match rest {
         Some(d) => match TIME.iter().find(|(u, _)| *u == d) {
-            Some((_, f)) => ("nsecond".to_string(), *f),
+            Some((_, f)) => ("ns".to_string(), *f),
             None => (d.to_string(), 1.0),
         },
         None => (String::new(), 1.0),
@@ -85,7 +87,7 @@ mod tests {
 
     #[test]
     fn scaled_units_from_real_exports_become_base_units() {
-        assert_eq!(normalize("us"), Normalized { unit: "nsecond".into(), factor: 1e3 });
+        assert_eq!(normalize("us"), Normalized { unit: "ns".into(), factor: 1e3 });
         assert_eq!(normalize("Mbyte"), Normalized { unit: "byte".into(), factor: 1e6 });
         assert_eq!(normalize("Ghz"), Normalized { unit: "hz".into(), factor: 1e9 });
         assert_eq!(normalize("Kbyte/block"), Normalized { unit: "byte/block".into(), factor: 1e3 });
@@ -93,7 +95,7 @@ mod tests {
 
     #[test]
     fn base_and_unknown_units_are_unchanged() {
-        for unit in ["nsecond", "cycle", "%", "register/thread", "", "byte"] {
+        for unit in ["ns", "nsecond", "cycle", "%", "register/thread", "", "byte"] {
             assert_eq!(normalize(unit).factor, 1.0, "{unit}");
         }
         assert_eq!(normalize("cycle").unit, "cycle");

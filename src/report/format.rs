@@ -18,7 +18,7 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
         return format!("{v}");
     }
     match unit {
-        "nsecond" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")], "ns"),
+        "ns" | "nsecond" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")], "ns"),
         "byte" => scaled(v, BYTE_STEPS, "B"),
         "byte/nsecond" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
         "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
