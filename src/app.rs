@@ -71,11 +71,20 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
 
     if args.dry_run {
         let dir = run_dir::planned_path(&root, &run_name, rank.as_ref());
-        let cli = NcuCli::profile(config, &plan, &dir.join(run_dir::REPORT_BASE), &args.workload);
+        let cli = NcuCli::profile(
+            config,
+            &plan,
+            &dir.join(run_dir::REPORT_BASE),
+            &args.workload,
+        );
         for warning in cli.warnings() {
             eprintln!("warning: {warning}");
         }
-        print_stdout(&format!("{}\nrun directory: {}", cli.shell_line(), dir.display()));
+        print_stdout(&format!(
+            "{}\nrun directory: {}",
+            cli.shell_line(),
+            dir.display()
+        ));
         return Ok(exit::OK);
     }
 
@@ -94,7 +103,9 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     for warning in cli.warnings() {
         eprintln!("warning: {warning}");
     }
-    let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string()).chain(cli.argv()).collect();
+    let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string())
+        .chain(cli.argv())
+        .collect();
     let mut record = RunRecord::new(&args.workload, &profiler_argv, &loaded.fingerprint(), rank);
     record.profiler_version = profiler_version(program);
     run.write_text("config.yaml", &loaded.to_yaml())?;
@@ -104,8 +115,12 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let display = Display::new(args.quiet);
     display.status(format!("starting {}", cli.program()));
     let mut profiled = 0u64;
-    let finished = run_streaming(cli.program(), &cli.argv(), &[], &run.path("ncu.log"), &mut |line| {
-        match log::parse_prof(line) {
+    let finished = run_streaming(
+        cli.program(),
+        &cli.argv(),
+        &[],
+        &run.path("ncu.log"),
+        &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {
                 profiled += 1;
                 display.status(format!("profiling {name} (#{index}, {profiled} so far)"));
@@ -115,8 +130,8 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
             }
             Some(_) => {}
             None => display.passthrough(line),
-        }
-    })?;
+        },
+    )?;
     display.finish();
     record.finish(&finished);
     run.write_record(&record)?;
@@ -124,7 +139,13 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let log_text = std::fs::read_to_string(run.path("ncu.log")).unwrap_or_default();
     let report_file = run.report_file();
     let rendered = if report_file.exists() {
-        Some(export_and_render(&run, &loaded, &record, &report_file, args.quiet)?)
+        Some(export_and_render(
+            &run,
+            &loaded,
+            &record,
+            &report_file,
+            args.quiet,
+        )?)
     } else {
         None
     };
@@ -157,7 +178,8 @@ fn failure(
         Some(d) => (d.cause.clone(), d.fix.clone()),
         None if workload_code.is_some() => (
             "the workload exited with an error".to_string(),
-            "run the workload without profile-run to see its own error; its output is in the log".to_string(),
+            "run the workload without profile-run to see its own error; its output is in the log"
+                .to_string(),
         ),
         None if !partial_report => (
             "ncu wrote no report".to_string(),
@@ -175,10 +197,13 @@ fn failure(
         _ => String::new(),
     };
     if partial_report {
-        code.push_str(&format!("; a partial report from what was captured is in {}", run.root().display()));
+        code.push_str(&format!(
+            "; a partial report from what was captured is in {}",
+            run.root().display()
+        ));
     }
     let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
-    ProfilerError::Failed {
+    ProfilerError::Failed(Box::new(crate::process::Failure {
         what: "profiling".into(),
         code,
         cause,
@@ -192,7 +217,7 @@ fn failure(
                 tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
             )
         },
-    }
+    }))
 }
 
 fn profiler_version(program: &str) -> Option<String> {
@@ -203,9 +228,11 @@ fn profiler_version(program: &str) -> Option<String> {
         .run()
         .ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
-    text.lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("Version ").map(|v| v.split_whitespace().next().unwrap_or(v).to_string()))
+    text.lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("Version ")
+            .map(|v| v.split_whitespace().next().unwrap_or(v).to_string())
+    })
 }
 
 /// Exports the run's .ncu-rep to CSV, analyses it and writes the reports. Returns report.md's path.
@@ -222,7 +249,11 @@ fn export_and_render(
         .iter()
         .find(|(page, _)| page == "raw")
         .map(|(_, path)| path.clone())
-        .ok_or_else(|| Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into()))?;
+        .ok_or_else(|| {
+            Error::Usage(
+                "pipeline.ncu.export.pages must include `raw` to build region reports".into(),
+            )
+        })?;
     if !quiet {
         eprintln!("exported {}", raw.display());
     }
@@ -262,7 +293,10 @@ fn report_command(args: ReportArgs) -> Result<i32> {
         ));
     }
     let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config)?;
-    let out = args.out.clone().unwrap_or_else(|| inputs.default_out.clone());
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| inputs.default_out.clone());
     std::fs::create_dir_all(&out).map_err(|source| Error::Write {
         path: out.clone(),
         source,

@@ -20,7 +20,13 @@ use crate::report::write::write_atomic;
 pub const REPORT_BASE: &str = "profile";
 
 /// Launcher variables that carry the global rank, in order of preference.
-const RANK_VARS: &[&str] = &["RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK"];
+const RANK_VARS: &[&str] = &[
+    "RANK",
+    "SLURM_PROCID",
+    "OMPI_COMM_WORLD_RANK",
+    "PMI_RANK",
+    "LOCAL_RANK",
+];
 
 /// This process's rank under a launcher, and which variable said so.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +48,9 @@ pub fn detect_rank(env: &dyn Fn(&str) -> Option<String>) -> Option<Rank> {
 /// A job id every rank of one launch shares, when the launcher provides one.
 fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(job) = env("SLURM_JOB_ID") {
-        let step = env("SLURM_STEP_ID").map(|s| format!(".{s}")).unwrap_or_default();
+        let step = env("SLURM_STEP_ID")
+            .map(|s| format!(".{s}"))
+            .unwrap_or_default();
         return Some(format!("slurm-{job}{step}"));
     }
     env("TORCHELASTIC_RUN_ID")
@@ -53,7 +61,9 @@ fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
 fn timestamped_name() -> String {
     let now = time::OffsetDateTime::now_utc();
     let stamp = now
-        .format(time::macros::format_description!("[year][month][day]-[hour][minute][second]"))
+        .format(time::macros::format_description!(
+            "[year][month][day]-[hour][minute][second]"
+        ))
         .expect("static format");
     format!("{stamp}-{:06x}", rand::random::<u32>() & 0xff_ffff)
 }
@@ -101,7 +111,12 @@ fn now() -> String {
 }
 
 impl RunRecord {
-    pub fn new(workload: &[String], profiler_command: &[String], fingerprint: &str, rank: Option<Rank>) -> RunRecord {
+    pub fn new(
+        workload: &[String],
+        profiler_command: &[String],
+        fingerprint: &str,
+        rank: Option<Rank>,
+    ) -> RunRecord {
         RunRecord {
             workload: workload.to_vec(),
             profiler_command: profiler_command.to_vec(),
@@ -206,7 +221,11 @@ fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
 
 /// Exports each configured page of `report` to CSV in `out_dir` with `ncu --import`; existing exports
 /// are never overwritten. Returns (page, path) pairs.
-pub fn export_pages(config: &Config, report: &Path, out_dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+pub fn export_pages(
+    config: &Config,
+    report: &Path,
+    out_dir: &Path,
+) -> Result<Vec<(String, PathBuf)>> {
     let program = &config.pipeline.ncu.executable;
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
@@ -221,7 +240,9 @@ pub fn export_pages(config: &Config, report: &Path, out_dir: &Path) -> Result<Ve
             .map_err(|source| match source.kind() {
                 std::io::ErrorKind::NotFound => ProfilerError::NotFound {
                     program: program.clone(),
-                    hint: "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)".into(),
+                    hint:
+                        "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
+                            .into(),
                 },
                 _ => ProfilerError::Spawn {
                     program: program.clone(),
@@ -230,14 +251,14 @@ pub fn export_pages(config: &Config, report: &Path, out_dir: &Path) -> Result<Ve
             })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(ProfilerError::Failed {
+            return Err(ProfilerError::Failed(Box::new(crate::process::Failure {
                 what: format!("exporting {} (--page {page})", report.display()),
                 code: output.status.code().map(|c| format!(" (ncu exit code {c})")).unwrap_or_default(),
                 cause: stderr.lines().last().unwrap_or("ncu --import failed").to_string(),
                 fix: "check that the report is complete and that this ncu can read it (same or newer version)".into(),
                 log: report.to_path_buf(),
                 tail: String::new(),
-            }
+            }))
             .into());
         }
         write_atomic(&target, &output.stdout)?;
@@ -263,9 +284,17 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
         if input.is_dir() {
             collect_run_dir(input, config, &mut raw_exports, &mut context)?;
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
-            let dir = input.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let dir = input
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
             let pages = export_pages(config, input, dir)?;
-            raw_exports.extend(pages.into_iter().filter(|(p, _)| p == "raw").map(|(_, path)| path));
+            raw_exports.extend(
+                pages
+                    .into_iter()
+                    .filter(|(p, _)| p == "raw")
+                    .map(|(_, path)| path),
+            );
         } else if input.is_file() {
             raw_exports.push(input.clone());
         } else {
@@ -285,7 +314,11 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
     let default_out = if first.is_dir() {
         first.clone()
     } else {
-        first.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
+        first
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
     };
     Ok(Inputs {
         raw_exports,
@@ -294,7 +327,12 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
     })
 }
 
-fn collect_run_dir(dir: &Path, config: &Config, raw: &mut Vec<PathBuf>, context: &mut RunContext) -> Result<()> {
+fn collect_run_dir(
+    dir: &Path,
+    config: &Config,
+    raw: &mut Vec<PathBuf>,
+    context: &mut RunContext,
+) -> Result<()> {
     let export = dir.join("export_raw.csv");
     let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
     if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
@@ -312,18 +350,35 @@ fn collect_run_dir(dir: &Path, config: &Config, raw: &mut Vec<PathBuf>, context:
     }
     if report.is_file() {
         let pages = export_pages(config, &report, dir)?;
-        raw.extend(pages.into_iter().filter(|(p, _)| p == "raw").map(|(_, path)| path));
+        raw.extend(
+            pages
+                .into_iter()
+                .filter(|(p, _)| p == "raw")
+                .map(|(_, path)| path),
+        );
         return Ok(());
     }
     // A shared run directory: one subdirectory per rank.
     let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?
+        .map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rank")))
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
+        })
         .collect();
     ranks.sort_by_key(|p| {
         p.file_name()
-            .and_then(|n| n.to_string_lossy().trim_start_matches("rank").parse::<u64>().ok())
+            .and_then(|n| {
+                n.to_string_lossy()
+                    .trim_start_matches("rank")
+                    .parse::<u64>()
+                    .ok()
+            })
             .unwrap_or(u64::MAX)
     });
     for rank_dir in ranks {

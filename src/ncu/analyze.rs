@@ -9,7 +9,9 @@ use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
 use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, Rollup};
 use crate::report::build::ScopeBuilder;
-use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION};
+use crate::report::model::{
+    KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
+};
 
 use super::export::raw::{open_raw_file, MetricRequest, RawPlan, RawSummary};
 
@@ -94,7 +96,13 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
     let specs = first.summary().specs.clone();
     let groups = first.summary().groups.clone();
     for (path, export) in &exports[1..] {
-        if export.summary().specs.iter().map(|s| &s.name).ne(specs.iter().map(|s| &s.name)) {
+        if export
+            .summary()
+            .specs
+            .iter()
+            .map(|s| &s.name)
+            .ne(specs.iter().map(|s| &s.name))
+        {
             return Err(Error::Usage(format!(
                 "{} and {} hold different metrics; export every rank with the same sections and metrics",
                 first_path.display(),
@@ -125,7 +133,10 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
         specs: &specs,
         has_time,
     };
-    let mut scopes: Vec<_> = scopes.into_iter().map(|s| builder.scope(s, false)).collect();
+    let mut scopes: Vec<_> = scopes
+        .into_iter()
+        .map(|s| builder.scope(s, false))
+        .collect();
     let mut aggregate = aggregate.map(|s| builder.scope(s, true));
     for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
         add_requested_empty_regions(config, scope, &builder);
@@ -136,7 +147,14 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
     let configured_mode = config.pipeline.ncu.ncu_cli.replay_mode.as_ncu().to_string();
     let replay_mode = if context.profiler_command.is_empty() {
         // A bare export: infer what can be inferred.
-        (results > 0).then(|| if range_results == results { "range" } else { "kernel" }.to_string())
+        (results > 0).then(|| {
+            if range_results == results {
+                "range"
+            } else {
+                "kernel"
+            }
+            .to_string()
+        })
     } else {
         Some(configured_mode)
     };
@@ -150,7 +168,10 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
             profiler_version: context.profiler_version.clone(),
             replay_mode,
             config_fingerprint: context.config_fingerprint.clone(),
-            sources: raw_exports.iter().map(|p| p.display().to_string()).collect(),
+            sources: raw_exports
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
         },
         metrics: specs
             .iter()
@@ -212,7 +233,11 @@ fn report_notes(
         );
     }
     if results > 0 && in_ranges == 0 {
-        for expr in nvtx.include.iter().filter(|e| !e.contains('/') && !e.contains(',')) {
+        for expr in nvtx
+            .include
+            .iter()
+            .filter(|e| !e.contains('/') && !e.contains(','))
+        {
             notes.push(format!(
                 "The NVTX include `{expr}` has no trailing `/`, so ncu read it as a start/end range and it matches no push/pop range; write `{expr}/` or use regions.include."
             ));
@@ -228,7 +253,10 @@ fn report_notes(
             break;
         }
     }
-    let mut missing: Vec<&str> = summaries.iter().flat_map(|s| s.missing.iter().map(String::as_str)).collect();
+    let mut missing: Vec<&str> = summaries
+        .iter()
+        .flat_map(|s| s.missing.iter().map(String::as_str))
+        .collect();
     missing.sort();
     missing.dedup();
     if !missing.is_empty() {
@@ -274,7 +302,11 @@ fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &Sco
                 None => s.to_string(),
             })
             .collect();
-        if scope.regions.iter().any(|r| r.segments == segments && r.kind == RegionKind::PushPop) {
+        if scope
+            .regions
+            .iter()
+            .any(|r| r.segments == segments && r.kind == RegionKind::PushPop)
+        {
             continue;
         }
         scope.regions.push(builder.empty_region(

@@ -4,10 +4,17 @@
 /// What a `==PROF==` line tells about progress.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
-    Connected { process: String },
+    Connected {
+        process: String,
+    },
     /// `Profiling "kernel" - 3: 0%....50%....100% - 10 passes`
-    Profiling { name: String, index: u64 },
-    Disconnected { process: String },
+    Profiling {
+        name: String,
+        index: u64,
+    },
+    Disconnected {
+        process: String,
+    },
     Other(String),
 }
 
@@ -71,7 +78,10 @@ pub fn diagnose(log: &str) -> Vec<Diagnosis> {
         let api = log
             .lines()
             .find(|l| l.contains("Unsupported API during capture"))
-            .and_then(|l| l.split_once('(').map(|(_, r)| r.trim_end_matches(')').to_string()))
+            .and_then(|l| {
+                l.split_once('(')
+                    .map(|(_, r)| r.trim_end_matches(')').to_string())
+            })
             .unwrap_or_default();
         add(
             &format!(
@@ -129,11 +139,16 @@ mod tests {
     fn prof_lines_from_a_real_run() {
         assert_eq!(
             parse_prof(r#"==PROF== Profiling "reduce_kernel" - 2: 0%....50%....100% - 10 passes"#),
-            Some(Progress::Profiling { name: "reduce_kernel".into(), index: 2 })
+            Some(Progress::Profiling {
+                name: "reduce_kernel".into(),
+                index: 2
+            })
         );
         assert_eq!(
             parse_prof("==PROF== Connected to process 1493 (/usr/bin/python3.12)"),
-            Some(Progress::Connected { process: "1493 (/usr/bin/python3.12)".into() })
+            Some(Progress::Connected {
+                process: "1493 (/usr/bin/python3.12)".into()
+            })
         );
         assert_eq!(parse_prof("done 1049088.0"), None);
     }
@@ -145,9 +160,11 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert!(d[0].cause.contains("cuInit"));
         assert!(d[0].fix.contains("replay_mode=kernel"));
-        assert!(diagnose("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")[0]
-            .fix
-            .contains("SYS_ADMIN"));
+        assert!(
+            diagnose("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")[0]
+                .fix
+                .contains("SYS_ADMIN")
+        );
         assert!(diagnose("all good").is_empty());
     }
 

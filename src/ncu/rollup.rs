@@ -47,14 +47,29 @@ mod tests {
     fn rollups_follow_metric_names() {
         assert_eq!(infer("gpu__time_duration.sum", "nsecond"), Rollup::Sum);
         assert_eq!(infer("dram__bytes_read.sum", "byte"), Rollup::Sum);
-        assert_eq!(infer("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"), Rollup::Mean);
-        assert_eq!(infer("dram__cycles_elapsed.avg.per_second", "hz"), Rollup::Mean);
-        assert_eq!(infer("smsp__inst_executed.avg.per_cycle_active", "inst/cycle"), Rollup::Mean);
+        assert_eq!(
+            infer("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"),
+            Rollup::Mean
+        );
+        assert_eq!(
+            infer("dram__cycles_elapsed.avg.per_second", "hz"),
+            Rollup::Mean
+        );
+        assert_eq!(
+            infer("smsp__inst_executed.avg.per_cycle_active", "inst/cycle"),
+            Rollup::Mean
+        );
         assert_eq!(infer("lts__t_sector_hit_rate.pct", "%"), Rollup::Mean);
         assert_eq!(infer("gpc__cycles_elapsed.max", "cycle"), Rollup::Max);
         assert_eq!(infer("sm__cycles_active.min", "cycle"), Rollup::Min);
         assert_eq!(infer("launch__grid_size", ""), Rollup::Distinct);
-        assert_eq!(infer("launch__occupancy_limit_warps", "block"), Rollup::Distinct);
-        assert_eq!(infer("device__attribute_display_name", ""), Rollup::Distinct);
+        assert_eq!(
+            infer("launch__occupancy_limit_warps", "block"),
+            Rollup::Distinct
+        );
+        assert_eq!(
+            infer("device__attribute_display_name", ""),
+            Rollup::Distinct
+        );
     }
 }

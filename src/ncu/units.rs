@@ -87,10 +87,34 @@ mod tests {
 
     #[test]
     fn scaled_units_from_real_exports_become_base_units() {
-        assert_eq!(normalize("us"), Normalized { unit: "ns".into(), factor: 1e3 });
-        assert_eq!(normalize("Mbyte"), Normalized { unit: "byte".into(), factor: 1e6 });
-        assert_eq!(normalize("Ghz"), Normalized { unit: "hz".into(), factor: 1e9 });
-        assert_eq!(normalize("Kbyte/block"), Normalized { unit: "byte/block".into(), factor: 1e3 });
+        assert_eq!(
+            normalize("us"),
+            Normalized {
+                unit: "ns".into(),
+                factor: 1e3
+            }
+        );
+        assert_eq!(
+            normalize("Mbyte"),
+            Normalized {
+                unit: "byte".into(),
+                factor: 1e6
+            }
+        );
+        assert_eq!(
+            normalize("Ghz"),
+            Normalized {
+                unit: "hz".into(),
+                factor: 1e9
+            }
+        );
+        assert_eq!(
+            normalize("Kbyte/block"),
+            Normalized {
+                unit: "byte/block".into(),
+                factor: 1e3
+            }
+        );
     }
 
     #[test]

@@ -24,22 +24,46 @@ pub enum ProfilerError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{what} failed{code}: {cause}\n  fix: {fix}\n  log: {log}{tail}")]
-    Failed {
-        what: String,
-        code: String,
-        cause: String,
-        fix: String,
-        log: PathBuf,
-        tail: String,
-    },
+    #[error("{}", .0)]
+    Failed(Box<Failure>),
+}
+
+/// A profiler run (or export) that started and failed: what, with which code, why, and how to fix it.
+#[derive(Debug)]
+pub struct Failure {
+    pub what: String,
+    /// ` (workload exit code 7)`, empty when unknown.
+    pub code: String,
+    pub cause: String,
+    pub fix: String,
+    /// The raw log (or the file the step worked on).
+    pub log: PathBuf,
+    /// The last lines of the log, formatted for the message; may be empty.
+    pub tail: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} failed{}: {}\n  fix: {}\n  log: {}{}",
+            self.what,
+            self.code,
+            self.cause,
+            self.fix,
+            self.log.display(),
+            self.tail
+        )
+    }
 }
 
 impl ProfilerError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            ProfilerError::NotFound { .. } | ProfilerError::Spawn { .. } => exit::PROFILER_NOT_STARTED,
-            ProfilerError::Failed { .. } => exit::PROFILER_FAILED,
+            ProfilerError::NotFound { .. } | ProfilerError::Spawn { .. } => {
+                exit::PROFILER_NOT_STARTED
+            }
+            ProfilerError::Failed(_) => exit::PROFILER_FAILED,
         }
     }
 }

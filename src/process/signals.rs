@@ -39,7 +39,9 @@ impl SignalGuard {
                     if signal == SIGINT && interactive {
                         continue;
                     }
-                    let Ok(sig) = Signal::try_from(signal) else { continue };
+                    let Ok(sig) = Signal::try_from(signal) else {
+                        continue;
+                    };
                     for &pid in pids.lock().expect("pid list").iter() {
                         let _ = kill(Pid::from_raw(pid as i32), sig);
                     }

@@ -191,7 +191,10 @@ mod tests {
             function_name("void at::native::(anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(T2 *, const T1 *, int, int, int)"),
             "softmax_warp_forward"
         );
-        assert_eq!(function_name("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
+        assert_eq!(
+            function_name("ampere_sgemm_128x64_nn"),
+            "ampere_sgemm_128x64_nn"
+        );
         assert_eq!(function_name("range"), "range");
     }
 

@@ -58,11 +58,27 @@ pub const MAX_DISTINCT: usize = 16;
 /// The running aggregate of one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Acc {
-    Sum { sum: f64, n: u64 },
-    Mean { weighted: f64, weight: f64, n: u64 },
-    Max { max: f64, n: u64 },
-    Min { min: f64, n: u64 },
-    Distinct { values: BTreeSet<String>, overflow: bool },
+    Sum {
+        sum: f64,
+        n: u64,
+    },
+    Mean {
+        weighted: f64,
+        weight: f64,
+        n: u64,
+    },
+    Max {
+        max: f64,
+        n: u64,
+    },
+    Min {
+        min: f64,
+        n: u64,
+    },
+    Distinct {
+        values: BTreeSet<String>,
+        overflow: bool,
+    },
 }
 
 impl Acc {

@@ -91,7 +91,7 @@ struct Node {
     first_seen: u64,
     /// Results of this region whose kernels the kernel selection dropped.
     excluded: u64,
-    kernels: HashMap<String, Group>,
+    kernels: BTreeMap<String, Group>,
 }
 
 #[derive(Debug, Clone)]
@@ -99,7 +99,7 @@ struct ScopeAcc {
     first_seen: u64,
     total: Group,
     excluded: u64,
-    outside: HashMap<String, Group>,
+    outside: BTreeMap<String, Group>,
     regions: HashMap<RegionPath, Node>,
 }
 
@@ -175,7 +175,7 @@ impl RegionAccumulator {
                     first_seen: seq,
                     total: Group::new(specs),
                     excluded: 0,
-                    outside: HashMap::new(),
+                    outside: BTreeMap::new(),
                     regions: HashMap::new(),
                 },
             );
@@ -231,7 +231,11 @@ impl RegionAccumulator {
     }
 }
 
-fn group_for<'m>(map: &'m mut HashMap<String, Group>, kernel: &str, specs: &[MetricSpec]) -> &'m mut Group {
+fn group_for<'m>(
+    map: &'m mut BTreeMap<String, Group>,
+    kernel: &str,
+    specs: &[MetricSpec],
+) -> &'m mut Group {
     if !map.contains_key(kernel) {
         map.insert(kernel.to_string(), Group::new(specs));
     }
@@ -257,7 +261,7 @@ fn add_to_node(
     }
 }
 
-fn merge_kernel_maps(into: &mut HashMap<String, Group>, from: &HashMap<String, Group>) {
+fn merge_kernel_maps(into: &mut BTreeMap<String, Group>, from: &BTreeMap<String, Group>) {
     for (name, group) in from {
         match into.get_mut(name) {
             Some(g) => g.merge(group),
@@ -273,7 +277,7 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
         first_seen: 0,
         total: Group::new(specs),
         excluded: 0,
-        outside: HashMap::new(),
+        outside: BTreeMap::new(),
         regions: HashMap::new(),
     };
     for (_, acc) in scopes {
@@ -294,7 +298,7 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
     merged
 }
 
-fn sorted_kernels(map: HashMap<String, Group>) -> Vec<(String, Group)> {
+fn sorted_kernels(map: BTreeMap<String, Group>) -> Vec<(String, Group)> {
     let mut kernels: Vec<(String, Group)> = map.into_iter().collect();
     kernels.sort_by(|a, b| b.1.time.total_cmp(&a.1.time).then_with(|| a.0.cmp(&b.0)));
     kernels
@@ -319,12 +323,14 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
 
     let mut children: BTreeMap<Option<RegionPath>, Vec<RegionPath>> = BTreeMap::new();
     for path in nodes.keys() {
-        children.entry(path.parent()).or_default().push(path.clone());
+        children
+            .entry(path.parent())
+            .or_default()
+            .push(path.clone());
     }
     for list in children.values_mut() {
         list.sort_by(|a, b| {
-            (a.kind, nodes[a].first_seen, a)
-                .cmp(&(b.kind, nodes[b].first_seen, b))
+            (a.kind, nodes[a].first_seen, a).cmp(&(b.kind, nodes[b].first_seen, b))
         });
     }
 
@@ -357,7 +363,7 @@ fn build_subtree(
     children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
     specs: &[MetricSpec],
     out: &mut Vec<RegionStats>,
-) -> (HashMap<String, Group>, u64) {
+) -> (BTreeMap<String, Group>, u64) {
     let node = nodes.remove(path).expect("every path has a node");
     let mut exclusive = Group::new(specs);
     for group in node.kernels.values() {

@@ -78,7 +78,8 @@ impl ScopeBuilder<'_> {
                 stats.excluded
             ));
         }
-        let time_share = (self.has_time && scope_time > 0.0).then(|| stats.inclusive.time / scope_time);
+        let time_share =
+            (self.has_time && scope_time > 0.0).then(|| stats.inclusive.time / scope_time);
         Region {
             path: path.display(),
             segments: path.segments.clone(),

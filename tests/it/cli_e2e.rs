@@ -69,7 +69,13 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
     let env = Env::new();
     let out = env
         .cmd()
-        .args(["-q", "regions.include=[decode]", "--", "echo", "workload says hi"])
+        .args([
+            "-q",
+            "regions.include=[decode]",
+            "--",
+            "echo",
+            "workload says hi",
+        ])
         .assert()
         .success()
         .get_output()
@@ -89,15 +95,25 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
         "report.md",
         "report.json",
     ] {
-        assert!(run.join(file).is_file(), "{file} missing from {}", run.display());
+        assert!(
+            run.join(file).is_file(),
+            "{file} missing from {}",
+            run.display()
+        );
     }
     let printed = String::from_utf8(out).unwrap();
     assert_eq!(printed.trim(), run.join("report.md").display().to_string());
     let log = std::fs::read_to_string(run.join("ncu.log")).unwrap();
-    assert!(log.contains("workload says hi"), "program output kept in the log");
+    assert!(
+        log.contains("workload says hi"),
+        "program output kept in the log"
+    );
 
     let report = read_json(&run.join("report.json"));
-    assert_eq!(report["run"]["command"], serde_json::json!(["echo", "workload says hi"]));
+    assert_eq!(
+        report["run"]["command"],
+        serde_json::json!(["echo", "workload says hi"])
+    );
     assert_eq!(report["run"]["profiler_version"], "2025.3.1.0");
     let regions = report["scopes"][0]["regions"].as_array().unwrap();
     assert_eq!(regions.len(), 1);
@@ -149,7 +165,10 @@ fn dry_run_prints_escaped_nvtx_expressions_for_each_replay_mode() {
         let line = text.lines().next().unwrap();
         assert!(line.contains(&format!("--replay-mode {mode}")), "{line}");
         assert!(line.contains(r"--nvtx-include 'LLM\@prefill/'"), "{line}");
-        assert!(line.contains("--nvtx-include train_step/forward/"), "{line}");
+        assert!(
+            line.contains("--nvtx-include train_step/forward/"),
+            "{line}"
+        );
         assert!(line.contains("--nvtx-include 'regex:decode.*/'"), "{line}");
         assert!(line.ends_with("python train.py"), "{line}");
         assert!(text.contains("run directory:"));
@@ -166,7 +185,10 @@ fn a_missing_profiler_exits_3_with_the_fix() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("pipeline.ncu.executable"));
-    assert!(env.run_dirs().is_empty(), "no run directory for a run that could not start");
+    assert!(
+        env.run_dirs().is_empty(),
+        "no run directory for a run that could not start"
+    );
 }
 
 #[test]
@@ -246,8 +268,14 @@ fn sigterm_is_forwarded_and_what_was_captured_is_rendered() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + 15));
     let run = &env.run_dirs()[0];
-    assert!(run.join("profile.ncu-rep").is_file(), "the profiler wrote its report before exiting");
-    assert!(run.join("report.md").is_file(), "what was captured was rendered");
+    assert!(
+        run.join("profile.ncu-rep").is_file(),
+        "the profiler wrote its report before exiting"
+    );
+    assert!(
+        run.join("report.md").is_file(),
+        "what was captured was rendered"
+    );
 }
 
 #[test]
@@ -257,7 +285,11 @@ fn report_rerenders_from_a_run_directory_with_new_filters() {
     let run = env.run_dirs()[0].clone();
     Command::cargo_bin("profile-run")
         .unwrap()
-        .args(["report", run.to_str().unwrap(), r#"report.kernels.include=["*reduce*"]"#])
+        .args([
+            "report",
+            run.to_str().unwrap(),
+            r#"report.kernels.include=["*reduce*"]"#,
+        ])
         .assert()
         .success();
     let report = read_json(&run.join("report.json"));
@@ -271,7 +303,12 @@ fn report_on_a_bare_export_writes_into_out() {
     let out = tempfile::tempdir().unwrap();
     Command::cargo_bin("profile-run")
         .unwrap()
-        .args(["report", fixture("ncu/h100-2025.3.1/rreplay_nested_raw.csv").to_str().unwrap()])
+        .args([
+            "report",
+            fixture("ncu/h100-2025.3.1/rreplay_nested_raw.csv")
+                .to_str()
+                .unwrap(),
+        ])
         .args(["--out", out.path().to_str().unwrap()])
         .assert()
         .success()

@@ -1,7 +1,8 @@
 //! The integration tests, one binary organised by feature.
 
-mod common;
-mod ncu_cli;
-mod config;
 mod cli_e2e;
+mod common;
+mod config;
+mod ncu_cli;
+mod regions;
 mod report_render;

@@ -144,21 +144,29 @@ pub fn parse_cell(cell: &str, layout: CellLayout) -> Vec<RangeEntry> {
 mod tests {
     use super::*;
 
-    const PUSH_POP: &str = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
+    const PUSH_POP: &str =
+        "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
 
     fn layout() -> CellLayout {
         CellLayout::from_header(PUSH_POP, "Push/Pop_Range").unwrap()
     }
 
     fn names(cell: &str, layout: CellLayout) -> Vec<String> {
-        parse_cell(cell, layout).iter().map(RangeEntry::segment).collect()
+        parse_cell(cell, layout)
+            .iter()
+            .map(RangeEntry::segment)
+            .collect()
     }
 
     #[test]
     fn layout_of_current_headers() {
         assert_eq!(
             layout(),
-            CellLayout { leading: 0, trailing: 6, message: Some(5) }
+            CellLayout {
+                leading: 0,
+                trailing: 6,
+                message: Some(5)
+            }
         );
         let se = CellLayout::from_header(
             "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
@@ -187,9 +195,20 @@ mod tests {
 
     #[test]
     fn older_four_field_layout() {
-        let old = CellLayout::from_header("thread Domain:Push/Pop_Range:PL_Type:PL_Value", "Push/Pop_Range").unwrap();
-        assert_eq!(names(r#"12  "<default domain>:fwd:none:none" "#, old), ["fwd"]);
-        let se = CellLayout::from_header("Id:Domain:Start/Stop_Range:PL_Type:PL_Value", "Start/Stop_Range").unwrap();
+        let old = CellLayout::from_header(
+            "thread Domain:Push/Pop_Range:PL_Type:PL_Value",
+            "Push/Pop_Range",
+        )
+        .unwrap();
+        assert_eq!(
+            names(r#"12  "<default domain>:fwd:none:none" "#, old),
+            ["fwd"]
+        );
+        let se = CellLayout::from_header(
+            "Id:Domain:Start/Stop_Range:PL_Type:PL_Value",
+            "Start/Stop_Range",
+        )
+        .unwrap();
         assert_eq!(names("0:<default domain>:epoch:none:none", se), ["epoch"]);
     }
 }

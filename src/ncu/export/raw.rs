@@ -77,17 +77,25 @@ pub(crate) fn find_header<R: BufRead>(
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = input.read_until(b'\n', &mut line).map_err(|source| ExportError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let n = input
+            .read_until(b'\n', &mut line)
+            .map_err(|source| ExportError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if n == 0 {
             let hint = if errors.is_empty() {
-                "; is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?".to_string()
+                "; is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?"
+                    .to_string()
             } else {
                 format!(
                     "; the profiler reported:\n    {}",
-                    errors.iter().take(5).cloned().collect::<Vec<_>>().join("\n    ")
+                    errors
+                        .iter()
+                        .take(5)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("\n    ")
                 )
             };
             return Err(ExportError::NoHeader {
@@ -108,11 +116,14 @@ pub(crate) fn find_header<R: BufRead>(
 }
 
 /// Opens a CSV reader positioned after the header line, with the header parsed.
+/// A CSV reader over the header line followed by the rest of the input.
+pub(crate) type CsvAfterHeader<R> = csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>;
+
 pub(crate) fn csv_after_header<R: Read>(
     header: Vec<u8>,
     rest: R,
     path: &Path,
-) -> Result<(csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>, Vec<String>), ExportError> {
+) -> Result<(CsvAfterHeader<R>, Vec<String>), ExportError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
@@ -183,7 +194,10 @@ impl StackCache {
     fn get(&mut self, raw: &[u8], layout: CellLayout) -> &[String] {
         if !self.parsed.contains_key(raw) {
             let cell = String::from_utf8_lossy(raw);
-            let segments = parse_cell(&cell, layout).iter().map(|e| e.segment()).collect();
+            let segments = parse_cell(&cell, layout)
+                .iter()
+                .map(|e| e.segment())
+                .collect();
             self.parsed.insert(raw.into(), segments);
         }
         &self.parsed[raw]
@@ -193,7 +207,7 @@ impl StackCache {
 /// An export whose header and units row have been read; [`RawExport::stream`] reads the results.
 pub struct RawExport<R: Read> {
     path: PathBuf,
-    reader: csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>,
+    reader: CsvAfterHeader<R>,
     columns: Columns,
     /// A first data row read while looking for the units row.
     pending: Option<csv::ByteRecord>,
@@ -202,7 +216,11 @@ pub struct RawExport<R: Read> {
 
 impl<R: BufRead> RawExport<R> {
     /// Reads the header and the units row and resolves the requested metrics.
-    pub fn open(mut input: R, path: &Path, plan: &RawPlan<'_>) -> Result<RawExport<R>, ExportError> {
+    pub fn open(
+        mut input: R,
+        path: &Path,
+        plan: &RawPlan<'_>,
+    ) -> Result<RawExport<R>, ExportError> {
         let (header, preamble) = find_header(&mut input, path)?;
         let (mut reader, headers) = csv_after_header(header, input, path)?;
         if find(&headers, "Metric Name").is_some() && find(&headers, "Metric Value").is_some() {
@@ -236,7 +254,9 @@ impl<R: BufRead> RawExport<R> {
         let mut units_row = None;
         let mut first = csv::ByteRecord::new();
         match reader.read_byte_record(&mut first) {
-            Ok(true) if first.get(columns.id).is_some_and(|v| v.is_empty()) => units_row = Some(first),
+            Ok(true) if first.get(columns.id).is_some_and(|v| v.is_empty()) => {
+                units_row = Some(first)
+            }
             Ok(true) => pending = Some(first),
             Ok(false) => {}
             Err(e) => return Err(row_error(path, preamble, &e)),
