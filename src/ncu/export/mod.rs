@@ -5,6 +5,7 @@
 //! [`crate::region::Observation`] per result to a sink. Nothing is kept per row.
 
 pub mod details;
+pub mod number;
 pub mod nvtx_cell;
 pub mod raw;
 
@@ -35,6 +36,13 @@ pub enum ExportError {
     },
     #[error("{path}: required column {column:?} is missing from the header")]
     MissingColumn { path: PathBuf, column: String },
+    #[error("{path}:{line}: column `{column}` holds `{value}`, a number with a decimal comma (an export made under another locale), which cannot be read reliably: `1,234` could mean 1234 or 1.234; re-export it with `LC_ALL=C ncu --import REPORT.ncu-rep --csv --page raw --print-units base`")]
+    DecimalComma {
+        path: PathBuf,
+        line: u64,
+        column: String,
+        value: String,
+    },
     #[error("{path}:{line}: {message}")]
     Row {
         path: PathBuf,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::ncu::{rollup, units};
 use crate::region::{Cell, MetricSpec, Observation, Rollup, ScopeKey};
 
+use super::number::{self, Number};
 use super::nvtx_cell::{parse_cell, CellLayout};
 use super::ExportError;
 
@@ -64,6 +65,8 @@ struct Columns {
     /// (column, unit factor) per spec.
     metrics: Vec<(usize, f64)>,
     time: Option<(usize, f64)>,
+    /// Header names, for messages about a cell.
+    headers: Vec<String>,
 }
 
 /// Finds the header line, skipping anything a live log printed before it. Returns the header line,
@@ -166,17 +169,28 @@ fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayo
     })
 }
 
-/// Parses a number as ncu prints it: `9,661`, `2,601,960,784.31`, `n/a`, empty.
+/// Parses a number as ncu prints it: `9,661`, `2,601,960,784.31`, `n/a`, empty (see [`number`]).
 pub fn parse_number(raw: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(raw).ok()?.trim();
-    if text.is_empty() || text == "n/a" {
-        return None;
-    }
-    if text.contains(',') {
-        let digits: String = text.chars().filter(|&c| c != ',').collect();
-        digits.parse().ok()
-    } else {
-        text.parse().ok()
+    number::parse(raw)
+}
+
+/// A metric cell as a number, missing or text; a decimal-comma number is an error naming the cell.
+fn metric_cell(
+    rec: &csv::ByteRecord,
+    col: usize,
+    columns: &Columns,
+    path: &Path,
+    offset: u64,
+) -> Result<Number, ExportError> {
+    let raw = rec.get(col).unwrap_or(b"");
+    match number::classify(raw) {
+        Number::DecimalComma => Err(ExportError::DecimalComma {
+            path: path.to_path_buf(),
+            line: rec.position().map_or(0, |p| p.line()) + offset,
+            column: columns.headers.get(col).cloned().unwrap_or_default(),
+            value: text(raw).into_owned(),
+        }),
+        cell => Ok(cell),
     }
 }
 
@@ -247,6 +261,7 @@ impl<R: BufRead> RawExport<R> {
             start_end: find_layout(&headers, "Start/Stop_Range"),
             metrics: Vec::new(),
             time: None,
+            headers: Vec::new(),
         };
 
         // The units row: the first record, recognisable by its empty ID.
@@ -297,6 +312,7 @@ impl<R: BufRead> RawExport<R> {
         columns.time = find(&headers, plan.time_metric)
             .map(|col| (col, units::normalize(&unit_of(col)).factor));
         summary.has_time = columns.time.is_some();
+        columns.headers = headers;
         Ok(RawExport {
             path: path.to_path_buf(),
             reader,
@@ -333,7 +349,9 @@ impl<R: BufRead> RawExport<R> {
             col.and_then(|c| rec.get(c)).unwrap_or(b"").to_vec()
         };
         let empty: Vec<String> = Vec::new();
-        let mut handle = |rec: &csv::ByteRecord, summary: &mut RawSummary| {
+        let mut handle = |rec: &csv::ByteRecord,
+                          summary: &mut RawSummary|
+         -> Result<(), ExportError> {
             summary.results += 1;
             // Same process and device as the previous row is the common case: no allocation then.
             let same_scope = field(rec, columns.process_id) == scope.process_id.as_bytes()
@@ -365,16 +383,19 @@ impl<R: BufRead> RawExport<R> {
             }
             let mut values: Vec<Cell<'_>> = Vec::with_capacity(columns.metrics.len());
             for &(col, factor) in &columns.metrics {
-                let raw = rec.get(col).unwrap_or(b"");
-                values.push(match parse_number(raw) {
-                    Some(v) => Cell::Num(v * factor),
-                    None if raw.is_empty() || raw == b"n/a" => Cell::Missing,
-                    None => Cell::Text(std::str::from_utf8(raw).unwrap_or("")),
+                values.push(match metric_cell(rec, col, &columns, &path, offset)? {
+                    Number::Value(v) => Cell::Num(v * factor),
+                    Number::Missing => Cell::Missing,
+                    _ => Cell::Text(std::str::from_utf8(rec.get(col).unwrap_or(b"")).unwrap_or("")),
                 });
             }
-            let time = columns
-                .time
-                .and_then(|(col, factor)| parse_number(rec.get(col)?).map(|v| v * factor));
+            let time = match columns.time {
+                Some((col, factor)) => match metric_cell(rec, col, &columns, &path, offset)? {
+                    Number::Value(v) => Some(v * factor),
+                    _ => None,
+                },
+                None => None,
+            };
             sink(&Observation {
                 scope: &scope,
                 push_pop,
@@ -383,14 +404,15 @@ impl<R: BufRead> RawExport<R> {
                 time,
                 values: &values,
             });
+            Ok(())
         };
         if let Some(rec) = pending {
-            handle(&rec, &mut summary);
+            handle(&rec, &mut summary)?;
         }
         let mut rec = csv::ByteRecord::new();
         loop {
             match reader.read_byte_record(&mut rec) {
-                Ok(true) => handle(&rec, &mut summary),
+                Ok(true) => handle(&rec, &mut summary)?,
                 Ok(false) => break,
                 Err(e) => return Err(row_error(&path, offset, &e)),
             }

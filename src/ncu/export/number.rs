@@ -1,0 +1,160 @@
+//! Numbers in ncu's CSV exports, and what to do with the locale-formatted ones.
+//!
+//! ncu prints numbers the C way with `,` grouping thousands (`9,661`, `2,601,960,784.31`) even with
+//! `--csv`, and profile-run exports with `LC_ALL=C`. An export made by hand under another locale can
+//! hold other shapes:
+//! - `.` as the decimal point with `'`, `’`, a space or a no-break space grouping (`1'234.5`,
+//!   `1 234.5`) is read: in such an export no other value can mean something else;
+//! - a decimal comma (`1.234,5`, `1 234,5`, `0,5`, `1.234.567`) is refused, because in such an export
+//!   `1,234` means 1.234 and cannot be told apart from ncu's `1,234` (1234). Re-export with `LC_ALL=C`.
+
+/// One cell of a metric column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    Value(f64),
+    /// Empty or `n/a`.
+    Missing,
+    /// Not a number (an attribute such as a name or a tuple): kept as text.
+    Text,
+    /// A number written with a decimal comma, which cannot be read reliably.
+    DecimalComma,
+}
+
+/// Characters that group thousands in some locale. `.` is not among them: only a decimal-comma
+/// locale groups with `.`, and those are refused.
+const GROUPING: &[char] = &[',', '\'', '’', ' ', '\u{a0}', '\u{202f}'];
+
+/// Reads one cell.
+pub fn classify(raw: &[u8]) -> Number {
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return Number::Text;
+    };
+    let text = text.trim();
+    if text.is_empty() || text == "n/a" {
+        return Number::Missing;
+    }
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    // An exponent only ever follows a plain C mantissa.
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], &unsigned[at..]),
+        None => (unsigned, ""),
+    };
+    if let Ok(v) = text.parse() {
+        return Number::Value(v);
+    }
+    if !exponent.is_empty() {
+        return Number::Text;
+    }
+    match grouped_shape(mantissa) {
+        Some(Shape::Grouped(separator)) => {
+            let digits: String = text.chars().filter(|&c| c != separator).collect();
+            digits.parse().map_or(Number::Text, Number::Value)
+        }
+        Some(Shape::DecimalComma) => Number::DecimalComma,
+        None => Number::Text,
+    }
+}
+
+/// The value of a cell when it is a number.
+pub fn parse(raw: &[u8]) -> Option<f64> {
+    match classify(raw) {
+        Number::Value(v) => Some(v),
+        _ => None,
+    }
+}
+
+enum Shape {
+    /// Thousands grouped with this character, `.` (if any) the decimal point.
+    Grouped(char),
+    DecimalComma,
+}
+
+/// The shape of an unsigned mantissa that is not a plain number; `None` when it is not a number at
+/// all (`(128, 1, 1)`, `1 2`, `127.0.0.1`).
+fn grouped_shape(mantissa: &str) -> Option<Shape> {
+    if !mantissa
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || GROUPING.contains(&c))
+    {
+        return None;
+    }
+    let groups: Vec<&str> = mantissa.split(|c: char| !c.is_ascii_digit()).collect();
+    let separators: Vec<char> = mantissa.chars().filter(|c| !c.is_ascii_digit()).collect();
+    if groups.iter().any(|g| g.is_empty()) {
+        return None;
+    }
+    // The C shape with any grouping character: `d{1,3}(Gddd)*(.d+)?`.
+    let (integer_seps, integer_groups) = match separators.last() {
+        Some('.') => (
+            &separators[..separators.len() - 1],
+            &groups[..groups.len() - 1],
+        ),
+        _ => (&separators[..], &groups[..]),
+    };
+    let &first = integer_seps.first()?;
+    let c_shape = first != '.'
+        && integer_seps.iter().all(|&s| s == first)
+        && (1..=3).contains(&integer_groups[0].len())
+        && integer_groups[1..].iter().all(|g| g.len() == 3);
+    if c_shape {
+        return Some(Shape::Grouped(first));
+    }
+    let dots = separators.iter().filter(|&&s| s == '.').count();
+    let dot_grouped = dots >= 2 && groups[1..].iter().all(|g| g.len() == 3);
+    if separators.contains(&',') || dot_grouped {
+        return Some(Shape::DecimalComma);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(text: &str) -> Number {
+        classify(text.as_bytes())
+    }
+
+    #[test]
+    fn ncu_c_locale_numbers() {
+        assert_eq!(c("9,661"), Number::Value(9661.0));
+        assert_eq!(c("2,601,960,784.31"), Number::Value(2_601_960_784.31));
+        assert_eq!(c("4.383888"), Number::Value(4.383888));
+        assert_eq!(c("-1,234"), Number::Value(-1234.0));
+        assert_eq!(c("1e+10"), Number::Value(1e10));
+        assert_eq!(c(" 12 "), Number::Value(12.0));
+        assert_eq!(c("n/a"), Number::Missing);
+        assert_eq!(c(""), Number::Missing);
+    }
+
+    #[test]
+    fn unambiguous_groupings_are_read() {
+        assert_eq!(c("1'234.5"), Number::Value(1234.5));
+        assert_eq!(c("1’234’567"), Number::Value(1_234_567.0));
+        assert_eq!(c("1 234.5"), Number::Value(1234.5));
+        assert_eq!(c("1\u{a0}234"), Number::Value(1234.0));
+        assert_eq!(c("12\u{202f}345.25"), Number::Value(12345.25));
+    }
+
+    #[test]
+    fn decimal_commas_are_refused() {
+        for text in [
+            "1.234,5",
+            "1 234,5",
+            "0,5",
+            "1234,56",
+            "1.234.567",
+            "1'234,5",
+        ] {
+            assert_eq!(c(text), Number::DecimalComma, "{text}");
+        }
+    }
+
+    #[test]
+    fn other_text_stays_text() {
+        for text in ["(128, 1, 1)", "1 2", "127.0.0.1", "No-CC", "1,,2", "1e5,0"] {
+            assert_eq!(c(text), Number::Text, "{text}");
+        }
+        assert_eq!(classify(b"\xff1"), Number::Text);
+    }
+}
