@@ -12,7 +12,7 @@ use crate::ncu::analyze::{analyze, RunContext};
 use crate::ncu::cli::NcuCli;
 use crate::ncu::{log, nvtx};
 use crate::process::progress::Display;
-use crate::process::{resolve_program, run_streaming, ProfilerError};
+use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
 use crate::report::markdown::MarkdownOptions;
 use crate::report::model::Report;
 use crate::report::{json, markdown, write::write_atomic};
@@ -89,14 +89,24 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     }
 
     let program = &config.pipeline.ncu.executable;
-    if let Err(why) = resolve_program(program) {
-        return Err(ProfilerError::NotFound {
-            program: program.clone(),
-            hint: format!(
-                " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
-            ),
+    match resolve_program(program) {
+        Ok(_) => {}
+        Err(Unrunnable::Missing(why)) => {
+            return Err(ProfilerError::NotFound {
+                program: program.clone(),
+                hint: format!(
+                    " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
+                ),
+            }
+            .into())
         }
-        .into());
+        Err(Unrunnable::NotRunnable(why)) => {
+            return Err(ProfilerError::NotRunnable {
+                program: program.clone(),
+                why,
+            }
+            .into())
+        }
     }
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let cli = NcuCli::profile(config, &plan, &run.report_base(), &args.workload);
@@ -177,8 +187,21 @@ fn failure(
     let (cause, fix) = match diagnoses.first() {
         Some(d) => (d.cause.clone(), d.fix.clone()),
         None if workload_code.is_some() => (
-            "the workload exited with an error".to_string(),
+            format!(
+                "the workload exited with an error{}",
+                workload_code.map(shell_signal_note).unwrap_or_default()
+            ),
             "run the workload without profile-run to see its own error; its output is in the log"
+                .to_string(),
+        ),
+        None if finished.killed_by.is_some() => (
+            format!(
+                "ncu was killed by signal {}",
+                signal_name(finished.killed_by.unwrap_or_default())
+            ),
+            "if the OOM killer or a batch system's limit stopped it, give the job more memory or time; \
+             otherwise profile fewer kernels (tighter regions.include, fewer sections) and keep the log \
+             for a bug report to NVIDIA"
                 .to_string(),
         ),
         None if !partial_report => (
@@ -218,6 +241,28 @@ fn failure(
             )
         },
     }))
+}
+
+/// `11 (SIGSEGV)`, or just the number for a signal this platform does not name.
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => format!("{signal} ({})", s.as_str()),
+        Err(_) => signal.to_string(),
+    }
+}
+
+/// For an exit code above 128, which shells and ncu report for a process killed by signal
+/// `code - 128`: ` (139 = 128 + 11: killed by signal 11 (SIGSEGV))`.
+fn shell_signal_note(code: i32) -> String {
+    match code.checked_sub(128) {
+        Some(signal) if (1..=64).contains(&signal) => {
+            format!(
+                " ({code} = 128 + {signal}: killed by signal {})",
+                signal_name(signal)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 fn profiler_version(program: &str) -> Option<String> {

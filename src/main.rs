@@ -7,10 +7,15 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             let code = err.exit_code();
-            eprintln!("error: {err}");
+            let message = err.to_string();
+            eprintln!("error: {message}");
             let mut source = std::error::Error::source(&err);
             while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
+                // Most messages already quote their cause; repeat it only when it adds something.
+                let cause_text = cause.to_string();
+                if !message.contains(&cause_text) {
+                    eprintln!("  caused by: {cause_text}");
+                }
                 source = cause.source();
             }
             ExitCode::from(code as u8)

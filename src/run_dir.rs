@@ -298,8 +298,13 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
         } else if input.is_file() {
             raw_exports.push(input.clone());
         } else {
+            let override_hint = if input.to_string_lossy().contains('/') {
+                ""
+            } else {
+                " (an override is written `dotted.key=value`)"
+            };
             return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep",
+                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep{override_hint}",
                 input.display()
             )));
         }

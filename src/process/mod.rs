@@ -18,7 +18,9 @@ use crate::error::exit;
 pub enum ProfilerError {
     #[error("profiler `{program}` not found{hint}")]
     NotFound { program: String, hint: String },
-    #[error("could not start `{program}`: {source}")]
+    #[error("profiler `{program}` cannot be run: {why}; make it executable (`chmod +x`) or set pipeline.ncu.executable to Nsight Compute's `ncu`")]
+    NotRunnable { program: String, why: String },
+    #[error("could not start `{program}`: {source}; check that pipeline.ncu.executable names Nsight Compute's `ncu` built for this machine (`{program} --version` should run)")]
     Spawn {
         program: String,
         #[source]
@@ -60,25 +62,41 @@ impl std::fmt::Display for Failure {
 impl ProfilerError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            ProfilerError::NotFound { .. } | ProfilerError::Spawn { .. } => {
-                exit::PROFILER_NOT_STARTED
-            }
+            ProfilerError::NotFound { .. }
+            | ProfilerError::NotRunnable { .. }
+            | ProfilerError::Spawn { .. } => exit::PROFILER_NOT_STARTED,
             ProfilerError::Failed(_) => exit::PROFILER_FAILED,
         }
     }
 }
 
+/// Why a program cannot be run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unrunnable {
+    /// No such file, or not on `PATH`.
+    Missing(String),
+    /// It exists but is not an executable file.
+    NotRunnable(String),
+}
+
 /// Resolves a program name the way `execvp` would: a path is checked as is, a bare name is looked up
 /// on `PATH`. Returns the path, or why it cannot be run.
-pub fn resolve_program(program: &str) -> Result<PathBuf, String> {
+pub fn resolve_program(program: &str) -> Result<PathBuf, Unrunnable> {
     use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &std::path::Path| -> Result<(), String> {
-        let meta = std::fs::metadata(p).map_err(|_| "no such file".to_string())?;
+    let runnable = |p: &std::path::Path| -> Result<(), Unrunnable> {
+        let meta =
+            std::fs::metadata(p).map_err(|_| Unrunnable::Missing("no such file".to_string()))?;
         if !meta.is_file() {
-            return Err("not a file".into());
+            return Err(Unrunnable::NotRunnable(format!(
+                "{} is not a file",
+                p.display()
+            )));
         }
         if meta.permissions().mode() & 0o111 == 0 {
-            return Err(format!("{} is not executable (chmod +x it)", p.display()));
+            return Err(Unrunnable::NotRunnable(format!(
+                "{} is not executable",
+                p.display()
+            )));
         }
         Ok(())
     };
@@ -94,5 +112,5 @@ pub fn resolve_program(program: &str) -> Result<PathBuf, String> {
             return Ok(candidate);
         }
     }
-    Err("not on PATH".into())
+    Err(Unrunnable::Missing("not on PATH".into()))
 }
