@@ -3,7 +3,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match profile_run::app::main() {
+    // A panic is a bug in profile-run, not in the user's input: exit 1 (internal error), never 101.
+    let Ok(outcome) = std::panic::catch_unwind(profile_run::app::main) else {
+        eprintln!("error: internal error in profile-run (a bug); please report it with the command line used");
+        return ExitCode::from(profile_run::error::exit::INTERNAL as u8);
+    };
+    match outcome {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             let code = err.exit_code();

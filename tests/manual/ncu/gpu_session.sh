@@ -2,7 +2,7 @@
 # One batch of real-GPU checks (run from the repo root on a machine with a GPU, ncu and PyTorch).
 # Every run directory and log ends up in $OUT/session.tar.gz (or ./gpu-session.tar.gz).
 #   BIN=path/to/profile-run tests/manual/ncu/gpu_session.sh [step...]
-# Steps: info manual workload train range multiproc overhead (default: all but overhead).
+# Steps: info manual workload train range multiproc ddp overhead (default: the single-GPU ones).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 bin="${BIN:-profile-run}"
@@ -62,12 +62,30 @@ multiproc)
     -- python3 "$here/two_processes.py"
   echo "exit $?"
   ;;
+ddp)
+  log "torchrun, one profile-run per rank (NCCL kernels excluded from profiling by the distributed preset)"
+  timeout 200 torchrun --nproc_per_node 2 --no-python "$bin" -q --config ncu/distributed \
+    regions.include='[train_step]' output.root="$work/ddp-rank" output.run_name=ddp \
+    -- python3 "$here/ddp_step.py"
+  echo "exit $?"
+  "$bin" merge "$work/ddp-rank/ddp" --out "$work/ddp-rank/ddp"
+  echo "merge exit $?"
+  "$bin" merge "$work/ddp-rank/ddp" --out "$work/ddp-rank/ddp/no-aggregate" report.aggregate=false
+  log "one profile-run around torchrun (ncu follows both ranks), distributed preset"
+  timeout 200 "$bin" -q --config ncu/distributed regions.include='[train_step]' output.root="$work/ddp-one" \
+    -- torchrun --nproc_per_node 2 "$here/ddp_step.py"
+  echo "exit $?"
+  log "one profile-run around torchrun, default preset (NCCL kernels profiled: expected to stall)"
+  timeout 90 "$bin" -q regions.include='[train_step]' output.root="$work/ddp-default" \
+    -- torchrun --nproc_per_node 2 "$here/ddp_step.py"
+  echo "exit $?"
+  ;;
 overhead)
   log overhead
   t() { local s e rc; s=$(date +%s%N); "$@" >/dev/null 2>&1; rc=$?; e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms (exit $rc): $*"; }
   t python3 "$here/train_step.py" 8 5
   t "$bin" -q regions.include='[train_step/forward/layer1]' output.root="$work/ovh-region" -- python3 "$here/train_step.py" 8 5
-  t "$bin" -q output.root="$work/ovh-all" pipeline.ncu.ncu_cli.nvtx.enabled=false -- python3 "$here/train_step.py" 8 5
+  t "$bin" -q output.root="$work/ovh-all" -- python3 "$here/train_step.py" 8 5
   t "$bin" -q --config ncu/full regions.include='[train_step/forward/layer1]' output.root="$work/ovh-region-full" -- python3 "$here/train_step.py" 8 5
   ;;
 esac
