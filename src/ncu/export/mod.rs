@@ -4,6 +4,7 @@
 //! may hold before it), indexes the columns it needs by name, reads the units row, and hands one
 //! [`crate::region::Observation`] per result to a sink. Nothing is kept per row.
 
+pub mod complete;
 pub mod details;
 pub mod number;
 pub mod nvtx_cell;

@@ -430,5 +430,6 @@ pub fn open_raw_file(
         path: PathBuf::from(path),
         source,
     })?;
+    super::complete::check_last_row(path)?;
     RawExport::open(std::io::BufReader::with_capacity(1 << 20, file), path, plan)
 }
