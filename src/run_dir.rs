@@ -391,3 +391,92 @@ fn collect_run_dir(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    fn config() -> Config {
+        serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap()
+    }
+
+    #[test]
+    fn global_rank_variables_win_over_local_rank() {
+        let env = [("LOCAL_RANK", "1"), ("RANK", "5")];
+        assert_eq!(
+            detect_rank(&env_of(&env)),
+            Some(Rank {
+                rank: 5,
+                source: "RANK".into()
+            })
+        );
+        let env = [("SLURM_PROCID", "3")];
+        assert_eq!(detect_rank(&env_of(&env)).unwrap().rank, 3);
+        assert_eq!(detect_rank(&env_of(&[("OMPI_COMM_WORLD_RANK", "x")])), None);
+        assert_eq!(detect_rank(&env_of(&[])), None);
+    }
+
+    #[test]
+    fn ranks_of_one_launch_share_a_run_directory() {
+        let slurm = [
+            ("SLURM_PROCID", "1"),
+            ("SLURM_JOB_ID", "4242"),
+            ("SLURM_STEP_ID", "0"),
+        ];
+        let (name, rank) = name_for(&config(), &env_of(&slurm));
+        assert_eq!(name, "slurm-4242.0");
+        let dir = planned_path(Path::new("out"), &name, rank.as_ref());
+        assert_eq!(dir, Path::new("out/slurm-4242.0/rank1"));
+
+        let torchrun = [("RANK", "0"), ("TORCHELASTIC_RUN_ID", "abc")];
+        assert_eq!(name_for(&config(), &env_of(&torchrun)).0, "torchrun-abc");
+
+        let mut named = config();
+        named.output.run_name = Some("mine".into());
+        assert_eq!(name_for(&named, &env_of(&torchrun)).0, "mine");
+    }
+
+    #[test]
+    fn a_plain_run_gets_a_fresh_timestamped_name() {
+        let (a, rank) = name_for(&config(), &env_of(&[]));
+        assert!(rank.is_none());
+        assert!(looks_timestamped(&a), "{a}");
+        let b = name_for(&config(), &env_of(&[])).0;
+        assert_ne!(a, b, "two names never repeat (random id)");
+    }
+
+    #[test]
+    fn existing_rank_directories_are_never_reused() {
+        let root = tempfile::tempdir().unwrap();
+        let rank = Rank {
+            rank: 0,
+            source: "RANK".into(),
+        };
+        let first = RunDir::create(root.path(), "job", Some(&rank)).unwrap();
+        assert!(first.root().ends_with("job/rank0"));
+        let again = RunDir::create(root.path(), "job", Some(&rank));
+        assert!(again.unwrap_err().to_string().contains("never overwritten"));
+    }
+
+    #[test]
+    fn exports_get_a_fresh_file_name_instead_of_overwriting() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            fresh_path(dir.path(), "export_raw", "csv"),
+            dir.path().join("export_raw.csv")
+        );
+        std::fs::write(dir.path().join("export_raw.csv"), "x").unwrap();
+        assert_eq!(
+            fresh_path(dir.path(), "export_raw", "csv"),
+            dir.path().join("export_raw.1.csv")
+        );
+    }
+}
