@@ -69,8 +69,8 @@ fn last_row_start(tail: &[u8], at_file_start: bool) -> Option<usize> {
     first
         .into_iter()
         .chain(line_starts)
-        .filter(|&at| at < tail.len() && starts_row(at))
-        .last()
+        .rev()
+        .find(|&at| at < tail.len() && starts_row(at))
 }
 
 /// Follows CSV quoting (doubled quotes inside quoted fields) from the start of a row to the end.
