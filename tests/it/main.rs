@@ -6,3 +6,4 @@ mod config;
 mod ncu_cli;
 mod regions;
 mod report_render;
+mod hardening;
