@@ -212,3 +212,54 @@ mod tests {
         assert_eq!(names("0:<default domain>:epoch:none:none", se), ["epoch"]);
     }
 }
+
+/// Region paths of one cell, one per NVTX domain.
+///
+/// Each domain keeps its own push/pop stack, but ncu writes all of them into one cell, one after the
+/// other (seen: NCCL's `ncclCommInitRankConfig` range, domain `NCCL`, after PyTorch's default-domain
+/// ranges). Reading the cell as one chain would nest NCCL's range inside the training step, so the
+/// entries are grouped by domain, keeping their order within each domain.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DomainStacks {
+    /// The default domain's ranges, outermost first (plain names).
+    pub default: Vec<String>,
+    /// Every other domain's ranges, each a path of `domain@name` segments, in order of appearance.
+    pub others: Vec<Vec<String>>,
+}
+
+pub fn stacks_by_domain(entries: &[RangeEntry]) -> DomainStacks {
+    let mut stacks = DomainStacks::default();
+    let mut other_domains: Vec<&str> = Vec::new();
+    for entry in entries {
+        if entry.domain == DEFAULT_DOMAIN || entry.domain.is_empty() {
+            stacks.default.push(entry.segment());
+            continue;
+        }
+        match other_domains.iter().position(|d| *d == entry.domain) {
+            Some(i) => stacks.others[i].push(entry.segment()),
+            None => {
+                other_domains.push(&entry.domain);
+                stacks.others.push(vec![entry.segment()]);
+            }
+        }
+    }
+    stacks
+}
+
+#[cfg(test)]
+mod domain_tests {
+    use super::*;
+
+    #[test]
+    fn nccl_ranges_from_a_real_torchrun_capture_form_their_own_tree() {
+        let layout = CellLayout::from_header(
+            "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",
+            "Push/Pop_Range",
+        )
+        .unwrap();
+        let cell = r#"680  "<default domain>:train_step:none:none:none:none:none:none"  "<default domain>:forward:none:none:none:none:none:none"  "NCCL:ncclCommInitRankConfig:none:none:none:none:none:none" "#;
+        let stacks = stacks_by_domain(&parse_cell(cell, layout));
+        assert_eq!(stacks.default, ["train_step", "forward"]);
+        assert_eq!(stacks.others, [vec!["NCCL@ncclCommInitRankConfig".to_string()]]);
+    }
+}
