@@ -140,6 +140,14 @@ impl ScopeBuilder<'_> {
 fn metric_value(spec: &MetricSpec, acc: &Acc, empty: bool) -> MetricValue {
     let values = acc.distinct().map(|(set, overflow)| {
         let mut list: Vec<String> = set.iter().cloned().collect();
+        // Launch shapes read best in numeric order (4, 16, 128), not text order (128, 16, 4).
+        if list.iter().all(|v| v.parse::<f64>().is_ok()) {
+            list.sort_by(|a, b| {
+                a.parse::<f64>()
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.parse::<f64>().unwrap_or(0.0))
+            });
+        }
         if overflow {
             list.push("…".to_string());
         }
