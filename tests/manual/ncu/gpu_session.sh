@@ -2,7 +2,7 @@
 # One batch of real-GPU checks (run from the repo root on a machine with a GPU, ncu and PyTorch).
 # Every run directory and log ends up in $OUT/session.tar.gz (or ./gpu-session.tar.gz).
 #   BIN=path/to/profile-run tests/manual/ncu/gpu_session.sh [step...]
-# Steps: info manual workload train range multiproc ddp overhead (default: the single-GPU ones).
+# Steps: info manual workload train range multiproc ddp oddities overhead (default: the first six).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 bin="${BIN:-profile-run}"
@@ -78,6 +78,15 @@ ddp)
   log "one profile-run around torchrun, default preset (NCCL kernels profiled: expected to stall)"
   timeout 90 "$bin" -q regions.include='[train_step]' output.root="$work/ddp-default" \
     -- torchrun --nproc_per_node 2 "$here/ddp_step.py"
+  echo "exit $?"
+  ;;
+oddities)
+  log "start/end ranges overlapping a push/pop range"
+  "$bin" -q output.root="$work/start-end" -- python3 "$here/start_end_ranges.py"
+  echo "exit $?"
+  log "range replay with the first CUDA call inside the range (expected: explained failure, exit 4)"
+  "$bin" -q regions.include='[cold_start]' pipeline.ncu.ncu_cli.replay_mode=range output.root="$work/cold-range" \
+    -- python3 "$here/first_cuda_call_in_range.py"
   echo "exit $?"
   ;;
 overhead)
