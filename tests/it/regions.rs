@@ -386,3 +386,37 @@ fn no_nvtx_columns_give_a_baseline_report() {
     assert_eq!(report.scopes[0].total.kernel_count, 100);
     assert_eq!(report.scopes[0].outside_regions.kernel_count, 100);
 }
+
+#[test]
+fn start_end_ranges_from_a_real_capture_are_flat_regions_beside_the_push_pop_tree() {
+    let report = report("ncu/h100-2025.3.1/start_end_raw.csv", &[]);
+    let scope = &report.scopes[0];
+    let find = |kind: &str, path: &str| {
+        scope
+            .regions
+            .iter()
+            .find(|r| r.path == path && serde_json::to_value(r.kind).unwrap() == kind)
+            .unwrap_or_else(|| panic!("{kind} {path}"))
+    };
+    assert_eq!(find("push_pop", "step").kernel_count, 6);
+    assert_eq!(find("start_end", "epoch").kernel_count, 9);
+    assert_eq!(
+        find("start_end", "phase").kernel_count,
+        6,
+        "phase outlives step"
+    );
+    assert_eq!(scope.total.kernel_count, 13);
+    assert_eq!(scope.outside_regions.kernel_count, 4);
+}
+
+#[test]
+fn a_replayed_range_that_captured_cuinit_is_explained() {
+    let log = std::fs::read_to_string(fixture("ncu/h100-2025.3.1/cold_range.ncu.log")).unwrap();
+    let diagnoses = profile_run::ncu::log::diagnose(&log);
+    assert!(
+        diagnoses[0].cause.contains("(cuInit)"),
+        "{:?}",
+        diagnoses[0]
+    );
+    assert!(diagnoses[0].fix.contains("warm up outside the range"));
+}
