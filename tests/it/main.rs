@@ -6,4 +6,5 @@ mod config;
 mod ncu_cli;
 mod regions;
 mod report_render;
+mod region_core;
 mod hardening;
