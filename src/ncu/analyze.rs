@@ -2,8 +2,9 @@
 //! selection, feeds every result to the region core and writes the notes a user needs to read the
 //! numbers right (no regions, patterns that matched nothing, metrics the export lacks).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
@@ -13,7 +14,7 @@ use crate::report::model::{
     KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
 };
 
-use super::export::raw::{open_raw_file, MetricRequest, RawPlan, RawSummary};
+use super::export::raw::{open_raw_file, stream_files, MetricRequest, RawPlan, RawSummary};
 
 /// What is known about the run that made the exports (empty for a bare export).
 #[derive(Debug, Clone, Default)]
@@ -74,7 +75,7 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
     let requests = metric_requests(config)?;
     let rollups = rollup_overrides(config)?;
     let selection = &config.report.kernels;
-    let mut filter = KernelFilter::new(
+    let filter = KernelFilter::new(
         &selection.include,
         &selection.exclude,
         selection.name_base == KernelNameBase::Function,
@@ -111,20 +112,35 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
         }
     }
 
-    let mut accumulator = RegionAccumulator::new(specs.clone());
-    let (mut selected, mut excluded) = (0u64, 0u64);
-    let mut summaries: Vec<RawSummary> = Vec::with_capacity(exports.len());
-    for (_, export) in exports {
-        summaries.push(export.stream(&mut |obs| {
-            if filter.selects(obs.kernel) {
-                selected += 1;
-                accumulator.add(obs);
+    // Large inputs are read in parallel chunks, each into its own accumulator; the kernel filter is
+    // shared, and each chunk asks it once per distinct kernel name.
+    let filter = Mutex::new(filter);
+    let (state, summaries) = stream_files(
+        exports.into_iter().map(|(_, export)| export).collect(),
+        &plan,
+        || ChunkState::new(&specs),
+        |state, obs| {
+            if state.selects(obs.kernel, &filter) {
+                state.selected += 1;
+                state.accumulator.add(obs);
             } else {
-                excluded += 1;
-                accumulator.add_excluded(obs);
+                state.excluded += 1;
+                state.accumulator.add_excluded(obs);
             }
-        })?);
-    }
+        },
+        |state, later| {
+            state.selected += later.selected;
+            state.excluded += later.excluded;
+            state.accumulator.merge(later.accumulator);
+        },
+    )?;
+    let filter = filter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let ChunkState {
+        accumulator,
+        selected,
+        excluded,
+        ..
+    } = state;
 
     let has_time = summaries.iter().all(|s| s.has_time);
     let notes = report_notes(config, &summaries, &filter, selected);
@@ -199,6 +215,38 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
         aggregate,
         notes,
     })
+}
+
+/// What one reader thread accumulates.
+struct ChunkState {
+    accumulator: RegionAccumulator,
+    /// Kernel selection decisions already asked of the shared filter.
+    decisions: HashMap<String, bool>,
+    selected: u64,
+    excluded: u64,
+}
+
+impl ChunkState {
+    fn new(specs: &[crate::region::MetricSpec]) -> ChunkState {
+        ChunkState {
+            accumulator: RegionAccumulator::new(specs.to_vec()),
+            decisions: HashMap::new(),
+            selected: 0,
+            excluded: 0,
+        }
+    }
+
+    fn selects(&mut self, kernel: &str, filter: &Mutex<KernelFilter>) -> bool {
+        if let Some(&decision) = self.decisions.get(kernel) {
+            return decision;
+        }
+        let decision = filter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .selects(kernel);
+        self.decisions.insert(kernel.to_string(), decision);
+        decision
+    }
 }
 
 /// Report-wide notes, most important first.

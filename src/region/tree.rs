@@ -103,11 +103,95 @@ struct ScopeAcc {
     regions: HashMap<RegionPath, Node>,
 }
 
+/// A scope while results stream in: regions keyed so that a result's stack, borrowed from the
+/// reader, finds its node without building a [`RegionPath`].
+#[derive(Debug, Clone)]
+struct StreamScope {
+    first_seen: u64,
+    total: Group,
+    excluded: u64,
+    outside: BTreeMap<String, Group>,
+    push_pop: HashMap<Vec<String>, Node>,
+    start_end: HashMap<String, Node>,
+}
+
+impl StreamScope {
+    fn into_acc(self) -> ScopeAcc {
+        let push_pop = self.push_pop.into_iter().map(|(segments, node)| {
+            let kind = RegionKind::PushPop;
+            (RegionPath { kind, segments }, node)
+        });
+        let start_end = self.start_end.into_iter().map(|(name, node)| {
+            let kind = RegionKind::StartEnd;
+            let segments = vec![name];
+            (RegionPath { kind, segments }, node)
+        });
+        ScopeAcc {
+            first_seen: self.first_seen,
+            total: self.total,
+            excluded: self.excluded,
+            outside: self.outside,
+            regions: push_pop.chain(start_end).collect(),
+        }
+    }
+
+    /// Folds in a scope that came later in the input; its sequence numbers are shifted by `offset`.
+    fn merge(&mut self, other: StreamScope, offset: u64) {
+        self.total.merge(&other.total);
+        self.excluded += other.excluded;
+        merge_owned_kernel_maps(&mut self.outside, other.outside);
+        merge_nodes(&mut self.push_pop, other.push_pop, offset);
+        merge_nodes(&mut self.start_end, other.start_end, offset);
+    }
+
+    fn shift(&mut self, offset: u64) {
+        self.first_seen += offset;
+        for node in self
+            .push_pop
+            .values_mut()
+            .chain(self.start_end.values_mut())
+        {
+            node.first_seen += offset;
+        }
+    }
+}
+
+fn merge_nodes<K: std::hash::Hash + Eq>(
+    into: &mut HashMap<K, Node>,
+    from: HashMap<K, Node>,
+    offset: u64,
+) {
+    for (key, mut node) in from {
+        match into.get_mut(&key) {
+            // Already seen earlier in the input, so its first_seen stays.
+            Some(mine) => {
+                mine.excluded += node.excluded;
+                merge_owned_kernel_maps(&mut mine.kernels, node.kernels);
+            }
+            None => {
+                node.first_seen += offset;
+                into.insert(key, node);
+            }
+        }
+    }
+}
+
+fn merge_owned_kernel_maps(into: &mut BTreeMap<String, Group>, from: BTreeMap<String, Group>) {
+    for (name, group) in from {
+        match into.get_mut(&name) {
+            Some(g) => g.merge(&group),
+            None => {
+                into.insert(name, group);
+            }
+        }
+    }
+}
+
 /// Streaming builder of the region tree.
 #[derive(Debug)]
 pub struct RegionAccumulator {
     specs: Vec<MetricSpec>,
-    scopes: HashMap<ScopeKey, ScopeAcc>,
+    scopes: HashMap<ScopeKey, StreamScope>,
     seq: u64,
 }
 
@@ -164,6 +248,22 @@ impl RegionAccumulator {
         self.visit(obs, false);
     }
 
+    /// Folds in an accumulator that read the results following this one's (a later chunk or
+    /// file), as if its results had been added here one by one after this one's.
+    pub fn merge(&mut self, later: RegionAccumulator) {
+        let offset = self.seq;
+        for (key, mut scope) in later.scopes {
+            match self.scopes.get_mut(&key) {
+                Some(mine) => mine.merge(scope, offset),
+                None => {
+                    scope.shift(offset);
+                    self.scopes.insert(key, scope);
+                }
+            }
+        }
+        self.seq += later.seq;
+    }
+
     fn visit(&mut self, obs: &Observation<'_>, selected: bool) {
         self.seq += 1;
         let seq = self.seq;
@@ -171,12 +271,13 @@ impl RegionAccumulator {
         if !self.scopes.contains_key(obs.scope) {
             self.scopes.insert(
                 obs.scope.clone(),
-                ScopeAcc {
+                StreamScope {
                     first_seen: seq,
                     total: Group::new(specs),
                     excluded: 0,
                     outside: BTreeMap::new(),
-                    regions: HashMap::new(),
+                    push_pop: HashMap::new(),
+                    start_end: HashMap::new(),
                 },
             );
         }
@@ -188,19 +289,22 @@ impl RegionAccumulator {
         }
         let mut in_region = false;
         if !obs.push_pop.is_empty() {
-            let path = RegionPath {
-                kind: RegionKind::PushPop,
-                segments: obs.push_pop.to_vec(),
-            };
-            add_to_node(&mut scope.regions, path, obs, selected, seq, specs);
+            if !scope.push_pop.contains_key(obs.push_pop) {
+                scope.push_pop.insert(obs.push_pop.to_vec(), new_node(seq));
+            }
+            let node = scope
+                .push_pop
+                .get_mut(obs.push_pop)
+                .expect("inserted above");
+            add_to_node(node, obs, selected, specs);
             in_region = true;
         }
         for name in obs.start_end {
-            let path = RegionPath {
-                kind: RegionKind::StartEnd,
-                segments: vec![name.clone()],
-            };
-            add_to_node(&mut scope.regions, path, obs, selected, seq, specs);
+            if !scope.start_end.contains_key(name) {
+                scope.start_end.insert(name.clone(), new_node(seq));
+            }
+            let node = scope.start_end.get_mut(name).expect("inserted above");
+            add_to_node(node, obs, selected, specs);
             in_region = true;
         }
         if !in_region && selected {
@@ -211,7 +315,11 @@ impl RegionAccumulator {
     /// Finishes every scope (ordered by first appearance) and, when asked, the aggregate over all scopes.
     pub fn finish(self, aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeStats>) {
         let specs = self.specs;
-        let mut scopes: Vec<(ScopeKey, ScopeAcc)> = self.scopes.into_iter().collect();
+        let mut scopes: Vec<(ScopeKey, ScopeAcc)> = self
+            .scopes
+            .into_iter()
+            .map(|(key, scope)| (key, scope.into_acc()))
+            .collect();
         scopes.sort_by_key(|(_, s)| s.first_seen);
         let merged = aggregate.then(|| merge_scopes(&scopes, &specs));
         let per_scope = scopes
@@ -242,18 +350,14 @@ fn group_for<'m>(
     map.get_mut(kernel).expect("inserted above")
 }
 
-fn add_to_node(
-    regions: &mut HashMap<RegionPath, Node>,
-    path: RegionPath,
-    obs: &Observation<'_>,
-    selected: bool,
-    seq: u64,
-    specs: &[MetricSpec],
-) {
-    let node = regions.entry(path).or_insert_with(|| Node {
-        first_seen: seq,
+fn new_node(first_seen: u64) -> Node {
+    Node {
+        first_seen,
         ..Node::default()
-    });
+    }
+}
+
+fn add_to_node(node: &mut Node, obs: &Observation<'_>, selected: bool, specs: &[MetricSpec]) {
     if selected {
         group_for(&mut node.kernels, obs.kernel, specs).add(obs.values, obs.time);
     } else {

@@ -13,6 +13,9 @@ use super::number::{self, Number};
 use super::nvtx_cell::{parse_cell, CellLayout};
 use super::ExportError;
 
+mod parallel;
+pub use parallel::stream_files;
+
 /// A metric the report asks for, and the report group (section) that asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricRequest {
@@ -70,11 +73,13 @@ struct Columns {
 }
 
 /// Finds the header line, skipping anything a live log printed before it. Returns the header line,
-/// the number of lines skipped and the `==ERROR==` lines seen.
-pub(crate) fn find_header<R: BufRead>(
+/// the number of lines skipped and the byte offset of the header text in the input (after any
+/// preamble and byte order mark), from which file offsets of later rows follow.
+fn find_header_at<R: BufRead>(
     input: &mut R,
     path: &Path,
-) -> Result<(Vec<u8>, u64), ExportError> {
+) -> Result<(Vec<u8>, u64, u64), ExportError> {
+    let mut consumed = 0u64;
     let mut skipped = 0u64;
     let mut errors = Vec::new();
     let mut line = Vec::new();
@@ -109,8 +114,10 @@ pub(crate) fn find_header<R: BufRead>(
         }
         let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
         if text.starts_with(b"\"ID\",") || text.starts_with(b"ID,") {
-            return Ok((text.to_vec(), skipped));
+            let at = consumed + (line.len() - text.len()) as u64;
+            return Ok((text.to_vec(), skipped, at));
         }
+        consumed += n as u64;
         if text.starts_with(b"==ERROR==") {
             errors.push(String::from_utf8_lossy(text).trim_end().to_string());
         }
@@ -198,23 +205,141 @@ fn text(raw: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(raw)
 }
 
-/// Caches parsed NVTX cells: a profile has few distinct stacks and many results.
+/// Caches parsed NVTX cells: a profile has few distinct stacks and many results, so each distinct
+/// cell is parsed once and later rows cost one hash lookup.
 #[derive(Default)]
 struct StackCache {
-    parsed: HashMap<Box<[u8]>, Vec<String>>,
+    index: HashMap<Box<[u8]>, usize>,
+    stacks: Vec<Vec<String>>,
 }
 
 impl StackCache {
     fn get(&mut self, raw: &[u8], layout: CellLayout) -> &[String] {
-        if !self.parsed.contains_key(raw) {
-            let cell = String::from_utf8_lossy(raw);
-            let segments = parse_cell(&cell, layout)
-                .iter()
-                .map(|e| e.segment())
-                .collect();
-            self.parsed.insert(raw.into(), segments);
+        if raw.is_empty() {
+            return &[];
         }
-        &self.parsed[raw]
+        let at = match self.index.get(raw) {
+            Some(&at) => at,
+            None => {
+                let cell = String::from_utf8_lossy(raw);
+                let segments = parse_cell(&cell, layout)
+                    .iter()
+                    .map(|e| e.segment())
+                    .collect();
+                self.stacks.push(segments);
+                self.index.insert(raw.into(), self.stacks.len() - 1);
+                self.stacks.len() - 1
+            }
+        };
+        &self.stacks[at]
+    }
+}
+
+/// Per-reader state for turning records into observations: NVTX caches and the current scope.
+struct RowReader<'c> {
+    columns: &'c Columns,
+    path: &'c Path,
+    /// Lines before the records this reader sees (for line numbers in messages).
+    offset: u64,
+    stacks: StackCache,
+    start_end_stacks: StackCache,
+    scope: ScopeKey,
+    results: u64,
+    range_results: u64,
+    results_in_ranges: u64,
+}
+
+impl<'c> RowReader<'c> {
+    fn new(columns: &'c Columns, path: &'c Path, offset: u64) -> RowReader<'c> {
+        RowReader {
+            columns,
+            path,
+            offset,
+            stacks: StackCache::default(),
+            start_end_stacks: StackCache::default(),
+            scope: ScopeKey {
+                host: String::new(),
+                process_id: String::new(),
+                process_name: String::new(),
+                device: String::new(),
+            },
+            results: 0,
+            range_results: 0,
+            results_in_ranges: 0,
+        }
+    }
+
+    /// Turns one record into an observation for `sink`.
+    fn read(
+        &mut self,
+        rec: &csv::ByteRecord,
+        sink: &mut dyn FnMut(&Observation<'_>),
+    ) -> Result<(), ExportError> {
+        let columns = self.columns;
+        self.results += 1;
+        let field = |col: Option<usize>| col.and_then(|c| rec.get(c)).unwrap_or(b"");
+        // Same process and device as the previous row is the common case: no allocation then.
+        let scope = &mut self.scope;
+        let same_scope = field(columns.process_id) == scope.process_id.as_bytes()
+            && field(columns.device) == scope.device.as_bytes()
+            && field(columns.host) == scope.host.as_bytes()
+            && field(columns.process_name) == scope.process_name.as_bytes();
+        if !same_scope {
+            *scope = ScopeKey {
+                host: text(field(columns.host)).trim().to_string(),
+                process_id: text(field(columns.process_id)).trim().to_string(),
+                process_name: text(field(columns.process_name)).trim().to_string(),
+                device: text(field(columns.device)).trim().to_string(),
+            };
+        }
+        let push_pop: &[String] = match columns.push_pop {
+            Some((col, layout)) => self.stacks.get(rec.get(col).unwrap_or(b""), layout),
+            None => &[],
+        };
+        let start_end: &[String] = match columns.start_end {
+            Some((col, layout)) => self
+                .start_end_stacks
+                .get(rec.get(col).unwrap_or(b""), layout),
+            None => &[],
+        };
+        if !push_pop.is_empty() || !start_end.is_empty() {
+            self.results_in_ranges += 1;
+        }
+        let kernel = text(rec.get(columns.kernel).unwrap_or(b""));
+        if kernel == "range" {
+            self.range_results += 1;
+        }
+        let (path, offset) = (self.path, self.offset);
+        let mut values: Vec<Cell<'_>> = Vec::with_capacity(columns.metrics.len());
+        for &(col, factor) in &columns.metrics {
+            values.push(match metric_cell(rec, col, columns, path, offset)? {
+                Number::Value(v) => Cell::Num(v * factor),
+                Number::Missing => Cell::Missing,
+                _ => Cell::Text(std::str::from_utf8(rec.get(col).unwrap_or(b"")).unwrap_or("")),
+            });
+        }
+        let time = match columns.time {
+            Some((col, factor)) => match metric_cell(rec, col, columns, path, offset)? {
+                Number::Value(v) => Some(v * factor),
+                _ => None,
+            },
+            None => None,
+        };
+        sink(&Observation {
+            scope: &self.scope,
+            push_pop,
+            start_end,
+            kernel: &kernel,
+            time,
+            values: &values,
+        });
+        Ok(())
+    }
+
+    fn finish(&self, summary: &mut RawSummary) {
+        summary.results += self.results;
+        summary.range_results += self.range_results;
+        summary.results_in_ranges += self.results_in_ranges;
     }
 }
 
@@ -226,6 +351,8 @@ pub struct RawExport<R: Read> {
     /// A first data row read while looking for the units row.
     pending: Option<csv::ByteRecord>,
     summary: RawSummary,
+    /// Byte offset of the first result in the input (used to split a file into chunks).
+    data_start: u64,
 }
 
 impl<R: BufRead> RawExport<R> {
@@ -235,7 +362,7 @@ impl<R: BufRead> RawExport<R> {
         path: &Path,
         plan: &RawPlan<'_>,
     ) -> Result<RawExport<R>, ExportError> {
-        let (header, preamble) = find_header(&mut input, path)?;
+        let (header, preamble, header_at) = find_header_at(&mut input, path)?;
         let (mut reader, headers) = csv_after_header(header, input, path)?;
         if find(&headers, "Metric Name").is_some() && find(&headers, "Metric Value").is_some() {
             return Err(ExportError::WrongPage {
@@ -276,6 +403,12 @@ impl<R: BufRead> RawExport<R> {
             Ok(false) => {}
             Err(e) => return Err(row_error(path, preamble, &e)),
         }
+        // Where the results start in the input: after the units row, or at the first result.
+        let data_start = header_at
+            + pending
+                .as_ref()
+                .and_then(|r| r.position())
+                .map_or(reader.position().byte(), |p| p.byte());
         let unit_of = |col: usize| -> String {
             units_row
                 .as_ref()
@@ -319,6 +452,7 @@ impl<R: BufRead> RawExport<R> {
             columns,
             pending,
             summary,
+            data_start,
         })
     }
 
@@ -335,88 +469,22 @@ impl<R: BufRead> RawExport<R> {
             columns,
             pending,
             mut summary,
+            ..
         } = self;
         let offset = summary.preamble_lines;
-        let mut stacks = StackCache::default();
-        let mut start_end_stacks = StackCache::default();
-        let mut scope = ScopeKey {
-            host: String::new(),
-            process_id: String::new(),
-            process_name: String::new(),
-            device: String::new(),
-        };
-        let field = |rec: &csv::ByteRecord, col: Option<usize>| -> Vec<u8> {
-            col.and_then(|c| rec.get(c)).unwrap_or(b"").to_vec()
-        };
-        let empty: Vec<String> = Vec::new();
-        let mut handle = |rec: &csv::ByteRecord,
-                          summary: &mut RawSummary|
-         -> Result<(), ExportError> {
-            summary.results += 1;
-            // Same process and device as the previous row is the common case: no allocation then.
-            let same_scope = field(rec, columns.process_id) == scope.process_id.as_bytes()
-                && field(rec, columns.device) == scope.device.as_bytes()
-                && field(rec, columns.host) == scope.host.as_bytes()
-                && field(rec, columns.process_name) == scope.process_name.as_bytes();
-            if !same_scope {
-                scope = ScopeKey {
-                    host: text(&field(rec, columns.host)).trim().to_string(),
-                    process_id: text(&field(rec, columns.process_id)).trim().to_string(),
-                    process_name: text(&field(rec, columns.process_name)).trim().to_string(),
-                    device: text(&field(rec, columns.device)).trim().to_string(),
-                };
-            }
-            let push_pop: &[String] = match columns.push_pop {
-                Some((col, layout)) => stacks.get(rec.get(col).unwrap_or(b""), layout),
-                None => &empty,
-            };
-            let start_end: &[String] = match columns.start_end {
-                Some((col, layout)) => start_end_stacks.get(rec.get(col).unwrap_or(b""), layout),
-                None => &empty,
-            };
-            if !push_pop.is_empty() || !start_end.is_empty() {
-                summary.results_in_ranges += 1;
-            }
-            let kernel = text(rec.get(columns.kernel).unwrap_or(b""));
-            if kernel == "range" {
-                summary.range_results += 1;
-            }
-            let mut values: Vec<Cell<'_>> = Vec::with_capacity(columns.metrics.len());
-            for &(col, factor) in &columns.metrics {
-                values.push(match metric_cell(rec, col, &columns, &path, offset)? {
-                    Number::Value(v) => Cell::Num(v * factor),
-                    Number::Missing => Cell::Missing,
-                    _ => Cell::Text(std::str::from_utf8(rec.get(col).unwrap_or(b"")).unwrap_or("")),
-                });
-            }
-            let time = match columns.time {
-                Some((col, factor)) => match metric_cell(rec, col, &columns, &path, offset)? {
-                    Number::Value(v) => Some(v * factor),
-                    _ => None,
-                },
-                None => None,
-            };
-            sink(&Observation {
-                scope: &scope,
-                push_pop,
-                start_end,
-                kernel: &kernel,
-                time,
-                values: &values,
-            });
-            Ok(())
-        };
+        let mut rows = RowReader::new(&columns, &path, offset);
         if let Some(rec) = pending {
-            handle(&rec, &mut summary)?;
+            rows.read(&rec, sink)?;
         }
         let mut rec = csv::ByteRecord::new();
         loop {
             match reader.read_byte_record(&mut rec) {
-                Ok(true) => handle(&rec, &mut summary)?,
+                Ok(true) => rows.read(&rec, sink)?,
                 Ok(false) => break,
                 Err(e) => return Err(row_error(&path, offset, &e)),
             }
         }
+        rows.finish(&mut summary);
         Ok(summary)
     }
 }

@@ -1,0 +1,43 @@
+//! Times the two phases of `profile-run report` on the given exports: reading them into the report
+//! model (`analyze`) and rendering report.json and report.md (`write_reports`), with the default
+//! preset plus any `key=value` overrides.
+//!
+//! ```text
+//! cargo run --release --example report-phases -- OUT_DIR export.csv [more.csv …] [key=value …]
+//! ```
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use profile_run::app::write_reports;
+use profile_run::config::{self, ConfigSources};
+use profile_run::ncu::analyze::{analyze, RunContext};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let out = PathBuf::from(args.next().ok_or("usage: report-phases OUT_DIR FILE… [k=v…]")?);
+    let (overrides, files): (Vec<String>, Vec<String>) = args.partition(|a| a.contains('='));
+    let files: Vec<PathBuf> = files.into_iter().map(PathBuf::from).collect();
+    let loaded = config::load(&ConfigSources::with_process_env(Vec::new(), overrides))?;
+    std::fs::create_dir_all(&out)?;
+    let start = Instant::now();
+    let report = analyze(&loaded.config, &files, &RunContext::default())?;
+    let analyzed = start.elapsed();
+    let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();
+    let kernels: usize = report
+        .scopes
+        .iter()
+        .flat_map(|s| &s.regions)
+        .map(|r| r.kernels.len())
+        .sum();
+    let start = Instant::now();
+    write_reports(&report, &loaded.config, &out)?;
+    let rendered = start.elapsed();
+    println!(
+        "analyze_s={:.3} render_s={:.3} scopes={} regions={regions} region_kernel_rows={kernels}",
+        analyzed.as_secs_f64(),
+        rendered.as_secs_f64(),
+        report.scopes.len()
+    );
+    Ok(())
+}
