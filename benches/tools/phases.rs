@@ -15,7 +15,10 @@ use profile_run::ncu::analyze::{analyze, RunContext};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let out = PathBuf::from(args.next().ok_or("usage: report-phases OUT_DIR FILE… [k=v…]")?);
+    let out = PathBuf::from(
+        args.next()
+            .ok_or("usage: report-phases OUT_DIR FILE… [k=v…]")?,
+    );
     let (overrides, files): (Vec<String>, Vec<String>) = args.partition(|a| a.contains('='));
     let files: Vec<PathBuf> = files.into_iter().map(PathBuf::from).collect();
     let loaded = config::load(&ConfigSources::with_process_env(Vec::new(), overrides))?;
