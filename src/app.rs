@@ -8,7 +8,7 @@ use clap::Parser;
 use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, MergeArgs, ProfileArgs, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
 use crate::error::{exit, Error, Result};
-use crate::ncu::analyze::{analyze, RunContext};
+use crate::ncu::analyze::{analyze_sets, ExportSet, RunContext};
 use crate::ncu::cli::NcuCli;
 use crate::ncu::{log, nvtx};
 use crate::process::progress::Display;
@@ -63,9 +63,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     }
     let plan = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
         .map_err(|e| Error::Usage(e.to_string()))?;
-    for warning in &plan.warnings {
-        eprintln!("warning: {warning}");
-    }
+    // `NcuCli::warnings` repeats the plan's warnings alongside its own, so they are printed from there.
     let root = PathBuf::from(&config.output.root);
     let (run_name, rank) = run_dir::name_for(config, &|var| std::env::var(var).ok());
 
@@ -149,23 +147,26 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let log_text = std::fs::read_to_string(run.path("ncu.log")).unwrap_or_default();
     let report_file = run.report_file();
     let rendered = if report_file.exists() {
-        Some(export_and_render(
-            &run,
-            &loaded,
-            &record,
-            &report_file,
-            args.quiet,
-        )?)
+        export_and_render(&run, &loaded, &record, &report_file, args.quiet).map(Some)
     } else {
-        None
+        Ok(None)
     };
 
     if let Some(signal) = finished.interrupted_by {
+        // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
+        // even when rendering what was captured failed: the interrupt is what the caller must see.
+        for diagnosis in log::diagnose(&log_text) {
+            eprintln!("note: {}\n  fix: {}", diagnosis.cause, diagnosis.fix);
+        }
+        if let Err(render_error) = &rendered {
+            eprintln!("note: the partial capture could not be rendered: {render_error}");
+        }
         return Err(Error::Interrupted {
             signal,
             run_dir: run.root().to_path_buf(),
         });
     }
+    let rendered = rendered?;
     if !finished.success() || rendered.is_none() {
         return Err(failure(&finished, &log_text, &run, rendered.is_some()).into());
     }
@@ -289,29 +290,37 @@ fn export_and_render(
     quiet: bool,
 ) -> Result<PathBuf> {
     let config = &loaded.config;
-    let exports = run_dir::export_pages(config, report_file, run.root())?;
-    let raw = exports
+    let pages = run_dir::export_pages(config, report_file, run.root())?;
+    if !quiet {
+        for (_, path) in &pages {
+            eprintln!("exported {}", path.display());
+        }
+    }
+    let raw = pages
         .iter()
         .find(|(page, _)| page == "raw")
-        .map(|(_, path)| path.clone())
-        .ok_or_else(|| {
-            Error::Usage(
-                "pipeline.ncu.export.pages must include `raw` to build region reports".into(),
-            )
-        })?;
-    if !quiet {
-        eprintln!("exported {}", raw.display());
-    }
+        .map(|(_, path)| path.clone());
+    let raw = raw.ok_or_else(|| {
+        Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into())
+    })?;
     if !config.output.render {
         return Ok(raw);
     }
+    let set = ExportSet {
+        details: pages
+            .iter()
+            .find(|(page, _)| page == "details")
+            .map(|(_, path)| path.clone()),
+        raw,
+        rank: record.rank.as_ref().map(|r| r.rank),
+    };
     let context = RunContext {
         command: record.workload.clone(),
         profiler_command: record.profiler_command.clone(),
         profiler_version: record.profiler_version.clone(),
         config_fingerprint: loaded.fingerprint(),
     };
-    let report = analyze(config, &[raw], &context)?;
+    let report = analyze_sets(config, &[set], &context)?;
     write_reports(&report, config, run.root())
 }
 
@@ -348,7 +357,7 @@ fn report_command(args: ReportArgs) -> Result<i32> {
     })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
-    let report = analyze(&loaded.config, &inputs.raw_exports, &context)?;
+    let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
     let md = write_reports(&report, &loaded.config, &out)?;
     print_stdout(&md.display().to_string());
     Ok(exit::OK)

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::ncu::analyze::RunContext;
+use crate::ncu::analyze::{ExportSet, RunContext};
 use crate::ncu::cli::export_args;
 use crate::process::{Finished, ProfilerError};
 use crate::report::write::write_atomic;
@@ -270,33 +270,55 @@ pub fn export_pages(
 /// Exports and run metadata found from `report` / `merge` arguments.
 #[derive(Debug, Clone)]
 pub struct Inputs {
-    pub raw_exports: Vec<PathBuf>,
+    pub exports: Vec<ExportSet>,
     pub context: RunContext,
     /// Where reports go unless `--out` says otherwise.
     pub default_out: PathBuf,
 }
 
+/// The capture made of exported pages (needs `raw`; `details` is optional).
+fn set_from_pages(pages: Vec<(String, PathBuf)>, rank: Option<u32>) -> Option<ExportSet> {
+    let page = |name: &str| {
+        pages
+            .iter()
+            .find(|(p, _)| p == name)
+            .map(|(_, path)| path.clone())
+    };
+    Some(ExportSet {
+        raw: page("raw")?,
+        details: page("details"),
+        rank,
+    })
+}
+
+/// The details export that belongs to a raw one: the same name with its last `raw` replaced by
+/// `details` (`export_raw.csv` → `export_details.csv`, `manual_raw.csv` → `manual_details.csv`).
+pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
+    let name = raw.file_name()?.to_str()?;
+    let at = name.rfind("raw")?;
+    let details = raw.with_file_name(format!("{}details{}", &name[..at], &name[at + 3..]));
+    details.is_file().then_some(details)
+}
+
 /// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files.
 pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
-    let mut raw_exports = Vec::new();
+    let mut exports = Vec::new();
     let mut context = RunContext::default();
     for input in inputs {
         if input.is_dir() {
-            collect_run_dir(input, config, &mut raw_exports, &mut context)?;
+            collect_run_dir(input, config, &mut exports, &mut context)?;
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             let dir = input
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            let pages = export_pages(config, input, dir)?;
-            raw_exports.extend(
-                pages
-                    .into_iter()
-                    .filter(|(p, _)| p == "raw")
-                    .map(|(_, path)| path),
-            );
+            exports.extend(set_from_pages(export_pages(config, input, dir)?, None));
         } else if input.is_file() {
-            raw_exports.push(input.clone());
+            exports.push(ExportSet {
+                raw: input.clone(),
+                details: sibling_details(input),
+                rank: None,
+            });
         } else {
             let override_hint = if input.to_string_lossy().contains('/') {
                 ""
@@ -309,7 +331,7 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
             )));
         }
     }
-    if raw_exports.is_empty() {
+    if exports.is_empty() {
         return Err(Error::Usage(format!(
             "no raw export found in {}; a run directory holds export_raw.csv (or profile.ncu-rep to export)",
             inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
@@ -326,7 +348,7 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
             .to_path_buf()
     };
     Ok(Inputs {
-        raw_exports,
+        exports,
         context,
         default_out,
     })
@@ -335,13 +357,15 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
 fn collect_run_dir(
     dir: &Path,
     config: &Config,
-    raw: &mut Vec<PathBuf>,
+    exports: &mut Vec<ExportSet>,
     context: &mut RunContext,
 ) -> Result<()> {
-    let export = dir.join("export_raw.csv");
+    let raw = dir.join("export_raw.csv");
     let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
+    let mut rank = None;
     if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
         if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
+            rank = record.rank.as_ref().map(|r| r.rank);
             if context.command.is_empty() {
                 context.command = record.workload;
                 context.profiler_command = record.profiler_command;
@@ -349,18 +373,16 @@ fn collect_run_dir(
             }
         }
     }
-    if export.is_file() {
-        raw.push(export);
+    if raw.is_file() {
+        exports.push(ExportSet {
+            details: sibling_details(&raw),
+            raw,
+            rank,
+        });
         return Ok(());
     }
     if report.is_file() {
-        let pages = export_pages(config, &report, dir)?;
-        raw.extend(
-            pages
-                .into_iter()
-                .filter(|(p, _)| p == "raw")
-                .map(|(_, path)| path),
-        );
+        exports.extend(set_from_pages(export_pages(config, &report, dir)?, rank));
         return Ok(());
     }
     // A shared run directory: one subdirectory per rank.
@@ -387,7 +409,7 @@ fn collect_run_dir(
             .unwrap_or(u64::MAX)
     });
     for rank_dir in ranks {
-        collect_run_dir(&rank_dir, config, raw, context)?;
+        collect_run_dir(&rank_dir, config, exports, context)?;
     }
     Ok(())
 }

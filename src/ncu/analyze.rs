@@ -8,13 +8,15 @@ use std::sync::Mutex;
 
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
-use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, Rollup};
+use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, Rollup, ScopeKey};
 use crate::report::build::ScopeBuilder;
 use crate::report::model::{
     KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
 };
 
+use super::export::details::{read_details, AdviceIndex};
 use super::export::raw::{open_raw_file, stream_files, MetricRequest, RawPlan, RawSummary};
+use super::export::ExportError;
 
 /// What is known about the run that made the exports (empty for a bare export).
 #[derive(Debug, Clone, Default)]
@@ -70,8 +72,37 @@ fn rollup_overrides(config: &Config) -> Result<BTreeMap<String, Rollup>> {
         .collect()
 }
 
-/// Reads every raw export (one per process group or rank) into one report.
+/// The exports of one capture: its raw page, optionally its details page (ncu's rule results), and
+/// the launcher rank that made it, when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportSet {
+    pub raw: PathBuf,
+    pub details: Option<PathBuf>,
+    pub rank: Option<u32>,
+}
+
+impl ExportSet {
+    pub fn raw_only(raw: PathBuf) -> ExportSet {
+        ExportSet {
+            raw,
+            details: None,
+            rank: None,
+        }
+    }
+}
+
+/// Reads raw exports (one per process group) into one report, without rule results or ranks.
 pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -> Result<Report> {
+    let sets: Vec<ExportSet> = raw_exports
+        .iter()
+        .cloned()
+        .map(ExportSet::raw_only)
+        .collect();
+    analyze_sets(config, &sets, context)
+}
+
+/// Reads every capture (one per process group or rank) into one report.
+pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -> Result<Report> {
     let requests = metric_requests(config)?;
     let rollups = rollup_overrides(config)?;
     let selection = &config.report.kernels;
@@ -87,9 +118,12 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
         rollups: &rollups,
     };
 
-    let mut exports = Vec::with_capacity(raw_exports.len());
-    for path in raw_exports {
-        exports.push((path, open_raw_file(path, &plan)?));
+    let mut exports = Vec::with_capacity(sets.len());
+    for set in sets {
+        exports.push((
+            &set.raw,
+            open_raw_file(&set.raw, &plan)?.with_rank(set.rank),
+        ));
     }
     let Some((first_path, first)) = exports.first() else {
         return Err(Error::Usage("no export to read".into()));
@@ -142,12 +176,22 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
         ..
     } = state;
 
+    let mut filter = filter;
+    let mut advice = AdviceIndex::default();
+    for set in sets {
+        if let Some(details) = &set.details {
+            read_details_file(details, set.rank, &mut filter, &mut advice)?;
+        }
+    }
+
     let has_time = summaries.iter().all(|s| s.has_time);
     let notes = report_notes(config, &summaries, &filter, selected);
     let (scopes, aggregate) = accumulator.finish(config.report.aggregate);
+    let advice_for = |scope: Option<&ScopeKey>, path: &RegionPath| advice.for_region(scope, path);
     let builder = ScopeBuilder {
         specs: &specs,
         has_time,
+        advice: &advice_for,
     };
     let mut scopes: Vec<_> = scopes
         .into_iter()
@@ -160,9 +204,14 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
 
     let results: u64 = summaries.iter().map(|s| s.results).sum();
     let range_results: u64 = summaries.iter().map(|s| s.range_results).sum();
-    let configured_mode = config.pipeline.ncu.ncu_cli.replay_mode.as_ncu().to_string();
-    let replay_mode = if context.profiler_command.is_empty() {
-        // A bare export: infer what can be inferred.
+    // The recorded command says how the run was made; a bare export only lets us infer it.
+    let recorded_mode = context
+        .profiler_command
+        .iter()
+        .skip_while(|arg| *arg != "--replay-mode")
+        .nth(1)
+        .cloned();
+    let replay_mode = recorded_mode.or_else(|| {
         (results > 0).then(|| {
             if range_results == results {
                 "range"
@@ -171,9 +220,7 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
             }
             .to_string()
         })
-    } else {
-        Some(configured_mode)
-    };
+    });
     Ok(Report {
         schema_version: SCHEMA_VERSION,
         generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
@@ -184,8 +231,9 @@ pub fn analyze(config: &Config, raw_exports: &[PathBuf], context: &RunContext) -
             profiler_version: context.profiler_version.clone(),
             replay_mode,
             config_fingerprint: context.config_fingerprint.clone(),
-            sources: raw_exports
+            sources: sets
                 .iter()
+                .flat_map(|set| std::iter::once(&set.raw).chain(&set.details))
                 .map(|p| p.display().to_string())
                 .collect(),
         },
@@ -367,4 +415,25 @@ fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &Sco
             ),
         ));
     }
+}
+
+fn read_details_file(
+    path: &std::path::Path,
+    rank: Option<u32>,
+    filter: &mut KernelFilter,
+    index: &mut AdviceIndex,
+) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let input = std::io::BufReader::with_capacity(1 << 20, file);
+    read_details(
+        input,
+        path,
+        rank,
+        &mut |kernel| filter.selects(kernel),
+        index,
+    )?;
+    Ok(())
 }

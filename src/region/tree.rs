@@ -11,12 +11,16 @@ use serde::Serialize;
 use super::rollup::{Cell, Group, MetricSpec};
 
 /// Where results come from: one process on one device of one host.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ScopeKey {
     pub host: String,
     pub process_id: String,
     pub process_name: String,
     pub device: String,
+    /// The launcher rank whose run directory the result came from; empty when unknown. Part of the
+    /// key because ranks on different nodes can share a host name (ncu often records `127.0.0.1`),
+    /// a process id and a device index.
+    pub rank: String,
 }
 
 /// Push/pop ranges nest; start/end ranges may overlap anything, so they form flat top-level regions.
@@ -74,8 +78,12 @@ impl RegionPath {
 #[derive(Debug, Clone, Copy)]
 pub struct Observation<'a> {
     pub scope: &'a ScopeKey,
-    /// Push/pop range names, outermost first. Empty when the result ran outside every push/pop range.
+    /// Push/pop range names of the default NVTX domain, outermost first. Empty when the result ran
+    /// outside every such range.
     pub push_pop: &'a [String],
+    /// Push/pop paths of other NVTX domains (`domain@name` segments), one per domain: each domain
+    /// keeps its own stack, so each forms its own tree.
+    pub other_push_pop: &'a [Vec<String>],
     /// Names of the start/end ranges open when the result ran.
     pub start_end: &'a [String],
     /// Kernel name (or a placeholder such as `range` for range-replay results).
@@ -288,14 +296,14 @@ impl RegionAccumulator {
             scope.excluded += 1;
         }
         let mut in_region = false;
-        if !obs.push_pop.is_empty() {
-            if !scope.push_pop.contains_key(obs.push_pop) {
-                scope.push_pop.insert(obs.push_pop.to_vec(), new_node(seq));
+        let push_pop_paths = std::iter::once(obs.push_pop)
+            .chain(obs.other_push_pop.iter().map(Vec::as_slice))
+            .filter(|path| !path.is_empty());
+        for path in push_pop_paths {
+            if !scope.push_pop.contains_key(path) {
+                scope.push_pop.insert(path.to_vec(), new_node(seq));
             }
-            let node = scope
-                .push_pop
-                .get_mut(obs.push_pop)
-                .expect("inserted above");
+            let node = scope.push_pop.get_mut(path).expect("inserted above");
             add_to_node(node, obs, selected, specs);
             in_region = true;
         }
@@ -332,6 +340,7 @@ impl RegionAccumulator {
                 process_id: "*".into(),
                 process_name: "*".into(),
                 device: "*".into(),
+                rank: "*".into(),
             };
             finish_scope(key, acc, &specs)
         });

@@ -3,22 +3,30 @@
 
 use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
-use super::model::{Kernel, MetricMap, MetricValue, Region, Scope, Totals};
+use super::model::{Advice, Kernel, MetricMap, MetricValue, Region, Scope, Totals};
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
     pub specs: &'a [MetricSpec],
     /// True when results carry a duration, so time shares mean something.
     pub has_time: bool,
+    /// The profiler's advice for a region of a scope (`None`: of the aggregate), if it gave any.
+    pub advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
 }
 
 impl ScopeBuilder<'_> {
     pub fn scope(&self, stats: ScopeStats, is_aggregate: bool) -> Scope {
         let scope_time = stats.total.time;
+        let key = (!is_aggregate).then_some(&stats.key);
         let regions = stats
             .regions
             .into_iter()
-            .map(|r| self.region(r, scope_time))
+            .map(|r| {
+                let advice = (self.advice)(key, &r.path);
+                let mut region = self.region(r, scope_time);
+                region.advice = advice;
+                region
+            })
             .collect();
         let mut notes = Vec::new();
         if stats.excluded > 0 {
@@ -27,12 +35,13 @@ impl ScopeBuilder<'_> {
                 stats.excluded
             ));
         }
-        let (label, process_id, process_name, host, device) = if is_aggregate {
-            ("aggregate".to_string(), None, None, None, None)
+        let (label, rank, process_id, process_name, host, device) = if is_aggregate {
+            ("aggregate".to_string(), None, None, None, None, None)
         } else {
             let key = &stats.key;
             (
                 scope_label(key),
+                key.rank.parse().ok(),
                 key.process_id.parse().ok(),
                 non_empty(&key.process_name),
                 non_empty(&key.host),
@@ -41,6 +50,7 @@ impl ScopeBuilder<'_> {
         };
         Scope {
             label,
+            rank,
             process_id,
             process_name,
             host,
@@ -93,6 +103,7 @@ impl ScopeBuilder<'_> {
             inclusive: self.metric_map(&stats.inclusive),
             exclusive: self.metric_map(&stats.exclusive),
             kernels: self.kernels(stats.kernels),
+            advice: Vec::new(),
             notes,
         }
     }
@@ -183,6 +194,9 @@ pub fn scope_label(key: &ScopeKey) -> String {
     }
     if !key.device.is_empty() {
         label.push_str(&format!(", device {}", key.device));
+    }
+    if !key.rank.is_empty() {
+        label.push_str(&format!(", rank {}", key.rank));
     }
     label
 }

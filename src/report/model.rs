@@ -74,6 +74,8 @@ pub struct KernelSelectionInfo {
 pub struct Scope {
     /// `python3.12 pid 1606 @ host, device 0`, or `aggregate`.
     pub label: String,
+    /// The launcher rank the results came from (`null` when unknown, and in the aggregate).
+    pub rank: Option<u32>,
     /// `null` in the aggregate.
     pub process_id: Option<u64>,
     pub process_name: Option<String>,
@@ -117,7 +119,33 @@ pub struct Region {
     pub exclusive: MetricMap,
     /// Kernels run in the region (nested ones included), longest total time first.
     pub kernels: Vec<Kernel>,
+    /// The profiler's own findings for the results in this region (nested regions included), most
+    /// important first; empty when the profiler gave none or they were not exported.
+    pub advice: Vec<Advice>,
     pub notes: Vec<String>,
+}
+
+/// One profiler rule's findings in one region (ncu: a rule result of `--page details`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// Which profiler gave it (`ncu`).
+    pub source: String,
+    /// The rule's identifier (`SOLBottleneck`, `LaunchConfiguration`, …).
+    pub rule: String,
+    /// `OPT` (optimisation opportunity), `WRN` (warning) or `INF` (information).
+    pub kind: String,
+    /// The section the rule belongs to.
+    pub section: String,
+    /// The description given for the longest-running result the rule fired on.
+    pub description: String,
+    /// Results the rule fired on.
+    pub results: u64,
+    /// Summed duration of those results, in ns.
+    pub time: f64,
+    /// Largest estimated speedup given, in percent of the kernel's time (`null` when none).
+    pub estimated_speedup: Option<f64>,
+    /// `local` or `global`, as the profiler labels the estimate (`null` when none).
+    pub speedup_type: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -33,6 +33,7 @@ fn scope(pid: u8) -> ScopeKey {
         process_id: pid.to_string(),
         process_name: "python".into(),
         device: "0".into(),
+        rank: String::new(),
     }
 }
 
@@ -77,6 +78,7 @@ fn run(results: &[Result_], aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeSt
         acc.add(&Observation {
             scope: &key,
             push_pop: &r.stack,
+            other_push_pop: &[],
             start_end: &r.start_end,
             kernel: &r.kernel,
             time: Some(r.time),

@@ -420,3 +420,100 @@ fn a_replayed_range_that_captured_cuinit_is_explained() {
     );
     assert!(diagnoses[0].fix.contains("warm up outside the range"));
 }
+
+#[test]
+fn ncu_rule_results_become_prioritised_advice_per_region() {
+    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    let set = ExportSet {
+        raw: fixture("ncu/h200-2025.3.1/manual_raw.csv"),
+        details: Some(fixture("ncu/h200-2025.3.1/manual_details.csv")),
+        rank: None,
+    };
+    let report = analyze_sets(&config(&[]), &[set], &RunContext::default()).unwrap();
+    let r = regions(&report.scopes[0]);
+    let b = &r["B"].advice;
+    assert!(!b.is_empty(), "B has rule results");
+    // Optimisation opportunities and warnings come before information.
+    let first_inf = b.iter().position(|a| a.kind == "INF").unwrap_or(b.len());
+    assert!(b[first_inf..].iter().all(|a| a.kind == "INF"));
+    // Inclusive: A's advice covers A/A1's results too.
+    for advice in &r["A/A1"].advice {
+        let parent = r["A"]
+            .advice
+            .iter()
+            .find(|a| a.rule == advice.rule && a.kind == advice.kind)
+            .unwrap();
+        assert!(parent.results >= advice.results, "{}", advice.rule);
+    }
+    for advice in b {
+        assert!(advice.results <= r["B"].kernel_count);
+        assert!(
+            advice.time > 0.0 && advice.time <= time(r["B"], true) + 1e-6,
+            "{}",
+            advice.rule
+        );
+    }
+    // The aggregate merges scopes' advice.
+    let agg = regions(report.aggregate.as_ref().unwrap());
+    assert_eq!(agg["B"].advice.len(), b.len());
+}
+
+#[test]
+fn ranks_stay_apart_even_with_identical_pid_host_and_device() {
+    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    // The same capture twice, as two ranks of one job would look with colliding pids.
+    let sets: Vec<ExportSet> = (0..2)
+        .map(|rank| ExportSet {
+            raw: fixture("ncu/h200-2025.3.1/manual_raw.csv"),
+            details: None,
+            rank: Some(rank),
+        })
+        .collect();
+    let report = analyze_sets(&config(&[]), &sets, &RunContext::default()).unwrap();
+    assert_eq!(report.scopes.len(), 2);
+    assert_eq!(report.scopes[1].rank, Some(1));
+    assert!(report.scopes[1].label.ends_with("rank 1"));
+    assert_eq!(
+        regions(report.aggregate.as_ref().unwrap())["A"].kernel_count,
+        100
+    );
+}
+
+#[test]
+fn torchrun_ranks_merge_and_nccl_ranges_form_their_own_tree() {
+    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    let sets: Vec<ExportSet> = (0..2)
+        .map(|rank| ExportSet {
+            raw: fixture(&format!("ncu/h200x2-2025.3.1/ddp_rank{rank}_raw.csv")),
+            details: None,
+            rank: Some(rank),
+        })
+        .collect();
+    let report = analyze_sets(&config(&[]), &sets, &RunContext::default()).unwrap();
+    assert_eq!(report.scopes.len(), 2);
+    for (rank, scope) in report.scopes.iter().enumerate() {
+        assert_eq!(scope.rank, Some(rank as u32));
+        assert_eq!(scope.device.as_deref(), Some(rank.to_string().as_str()));
+        let r = regions(scope);
+        assert_eq!(r["train_step"].kernel_count, 34);
+        assert_eq!(r["train_step/backward"].kernel_count, 22);
+        // NCCL's own range (domain NCCL) is its own top-level region, not a child of train_step.
+        assert_eq!(r["NCCL@ncclCommInitRankConfig"].depth, 0);
+        assert!(!r
+            .keys()
+            .any(|p| p.starts_with("train_step/") && p.contains("NCCL")));
+        // The distributed preset kept NCCL kernels out of profiling.
+        assert!(r["train_step"]
+            .kernels
+            .iter()
+            .all(|k| !k.name.contains("nccl")));
+    }
+    let off = analyze_sets(
+        &config(&["report.aggregate=false"]),
+        &sets,
+        &RunContext::default(),
+    )
+    .unwrap();
+    assert!(off.aggregate.is_none());
+    assert_eq!(off.scopes.len(), 2);
+}

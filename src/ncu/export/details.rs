@@ -1,1 +1,302 @@
-//! The `--page details` reader (ncu rule results per region).
+//! The `--page details` reader: ncu's rule results (its guided-analysis advice) gathered per region.
+//!
+//! The details page is long: one row per (result, section metric), and one row per rule result with
+//! `Rule Name`, `Rule Type` (OPT, WRN, INF), `Rule Description` and, for some rules, an estimated
+//! speedup. Rows of one result are contiguous, so each result's duration (`Duration` row) and rules are
+//! collected while its rows last and then folded into every region on its stack; memory grows with
+//! the number of (scope, region, rule) groups, not with rows.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::ncu::units;
+use crate::region::{RegionKind, RegionPath, ScopeKey};
+use crate::report::model::Advice;
+
+use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
+use super::raw::{csv_after_header, find_header, parse_number, row_error};
+use super::ExportError;
+
+/// Merging and ordering of ncu rule findings.
+trait AdviceExt {
+    fn merge(&mut self, other: &Advice);
+    fn priority(&self) -> (u8, u8, f64);
+}
+
+impl AdviceExt for Advice {
+    fn merge(&mut self, other: &Advice) {
+        self.results += other.results;
+        if other.time > self.time {
+            self.description = other.description.clone();
+        }
+        self.time += other.time;
+        if other.estimated_speedup > self.estimated_speedup {
+            self.estimated_speedup = other.estimated_speedup;
+            self.speedup_type = other.speedup_type.clone();
+        }
+    }
+
+    /// Orders advice: optimisation opportunities and warnings before information; within a class,
+    /// rules with an estimated speedup first, by the time they would save (time × speedup), then rules
+    /// without an estimate, by the time they cover.
+    fn priority(&self) -> (u8, u8, f64) {
+        let class = match self.kind.as_str() {
+            "OPT" | "WRN" => 0,
+            _ => 1,
+        };
+        match self.estimated_speedup {
+            Some(speedup) => (class, 0, -(self.time * speedup / 100.0)),
+            None => (class, 1, -self.time),
+        }
+    }
+}
+
+type RegionKey = (RegionKind, Vec<String>);
+type RuleKey = (String, String);
+
+/// Advice per scope and region.
+#[derive(Debug, Default)]
+pub struct AdviceIndex {
+    scopes: HashMap<ScopeKey, HashMap<RegionKey, BTreeMap<RuleKey, Advice>>>,
+}
+
+impl AdviceIndex {
+    /// Advice for a region of one scope, or of all scopes together when `scope` is `None`, most
+    /// important first.
+    pub fn for_region(&self, scope: Option<&ScopeKey>, path: &RegionPath) -> Vec<Advice> {
+        let key = (path.kind, path.segments.clone());
+        let mut merged: BTreeMap<RuleKey, Advice> = BTreeMap::new();
+        let scopes: Vec<&HashMap<RegionKey, BTreeMap<RuleKey, Advice>>> = match scope {
+            Some(s) => self.scopes.get(s).into_iter().collect(),
+            None => self.scopes.values().collect(),
+        };
+        for regions in scopes {
+            for (rule, advice) in regions.get(&key).into_iter().flatten() {
+                match merged.get_mut(rule) {
+                    Some(m) => m.merge(advice),
+                    None => {
+                        merged.insert(rule.clone(), advice.clone());
+                    }
+                }
+            }
+        }
+        let mut list: Vec<Advice> = merged.into_values().collect();
+        list.sort_by(|a, b| {
+            let (ca, ea, wa) = a.priority();
+            let (cb, eb, wb) = b.priority();
+            (ca, ea)
+                .cmp(&(cb, eb))
+                .then(wa.total_cmp(&wb))
+                .then_with(|| a.rule.cmp(&b.rule))
+        });
+        list
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scopes.is_empty()
+    }
+
+    fn add(&mut self, scope: &ScopeKey, regions: &[RegionKey], advice: &Advice) {
+        let per_region = self.scopes.entry(scope.clone()).or_default();
+        for region in regions {
+            let rules = per_region.entry(region.clone()).or_default();
+            let key = (advice.rule.clone(), advice.kind.clone());
+            match rules.get_mut(&key) {
+                Some(existing) => existing.merge(advice),
+                None => {
+                    rules.insert(key, advice.clone());
+                }
+            }
+        }
+    }
+}
+
+struct Columns {
+    id: usize,
+    kernel: usize,
+    process_id: Option<usize>,
+    process_name: Option<usize>,
+    host: Option<usize>,
+    device: Option<usize>,
+    push_pop: Option<(usize, CellLayout)>,
+    start_end: Option<(usize, CellLayout)>,
+    section: usize,
+    metric: usize,
+    unit: usize,
+    value: usize,
+    rule: usize,
+    rule_type: usize,
+    description: usize,
+    speedup_type: Option<usize>,
+    speedup: Option<usize>,
+}
+
+/// The result whose rows are being read.
+struct Current {
+    id: Vec<u8>,
+    scope: ScopeKey,
+    regions: Vec<RegionKey>,
+    selected: bool,
+    time: f64,
+    rules: Vec<Advice>,
+}
+
+impl Current {
+    fn flush(self, index: &mut AdviceIndex) {
+        if !self.selected || self.regions.is_empty() {
+            return;
+        }
+        for mut advice in self.rules {
+            advice.time = self.time;
+            index.add(&self.scope, &self.regions, &advice);
+        }
+    }
+}
+
+fn field(rec: &csv::ByteRecord, col: Option<usize>) -> String {
+    col.and_then(|c| rec.get(c))
+        .map(|v| String::from_utf8_lossy(v).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Every region a result belongs to: each prefix of each domain's push/pop path, and each open
+/// start/end range.
+fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
+    let mut regions = Vec::new();
+    if let Some((col, layout)) = columns.push_pop {
+        let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
+        let stacks = stacks_by_domain(&parse_cell(&cell, layout));
+        for path in std::iter::once(&stacks.default).chain(&stacks.others) {
+            for depth in 1..=path.len() {
+                regions.push((RegionKind::PushPop, path[..depth].to_vec()));
+            }
+        }
+    }
+    if let Some((col, layout)) = columns.start_end {
+        let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
+        for entry in parse_cell(&cell, layout) {
+            regions.push((RegionKind::StartEnd, vec![entry.segment()]));
+        }
+    }
+    regions
+}
+
+/// Reads a details-page export into `index`. `rank` tags its scopes like the raw export's;
+/// `selects` applies the report's kernel selection to kernel names.
+pub fn read_details<R: BufRead>(
+    mut input: R,
+    path: &Path,
+    rank: Option<u32>,
+    selects: &mut dyn FnMut(&str) -> bool,
+    index: &mut AdviceIndex,
+) -> Result<(), ExportError> {
+    let rank = rank.map(|r| r.to_string()).unwrap_or_default();
+    let (header, preamble) = find_header(&mut input, path)?;
+    let (mut reader, headers) = csv_after_header(header, input, path, true)?;
+    let find = |name: &str| headers.iter().position(|h| h == name);
+    let required = |name: &str| {
+        find(name).ok_or_else(|| ExportError::MissingColumn {
+            path: path.to_path_buf(),
+            column: name.to_string(),
+        })
+    };
+    if find("Metric Name").is_none() {
+        return Err(ExportError::WrongPage {
+            path: path.to_path_buf(),
+            found: "raw",
+            expected: "details",
+        });
+    }
+    let layout = |field: &str| {
+        headers.iter().enumerate().find_map(|(i, h)| {
+            h.contains(field)
+                .then(|| CellLayout::from_header(h, field).map(|l| (i, l)))
+                .flatten()
+        })
+    };
+    let columns = Columns {
+        id: required("ID")?,
+        kernel: required("Kernel Name")?,
+        process_id: find("Process ID"),
+        process_name: find("Process Name"),
+        host: find("Host Name"),
+        device: find("Device"),
+        push_pop: layout("Push/Pop_Range"),
+        start_end: layout("Start/Stop_Range"),
+        section: required("Section Name")?,
+        metric: required("Metric Name")?,
+        unit: required("Metric Unit")?,
+        value: required("Metric Value")?,
+        rule: required("Rule Name")?,
+        rule_type: required("Rule Type")?,
+        description: required("Rule Description")?,
+        speedup_type: find("Estimated Speedup Type"),
+        speedup: find("Estimated Speedup"),
+    };
+
+    let mut current: Option<Current> = None;
+    let mut rec = csv::ByteRecord::new();
+    loop {
+        match reader.read_byte_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(row_error(path, preamble, &e)),
+        }
+        let id = rec.get(columns.id).unwrap_or(b"");
+        let pid = rec
+            .get(columns.process_id.unwrap_or(columns.id))
+            .unwrap_or(b"");
+        let same = current
+            .as_ref()
+            .is_some_and(|c| c.id == id && c.scope.process_id.as_bytes() == pid);
+        if !same {
+            if let Some(done) = current.take() {
+                done.flush(index);
+            }
+            let kernel = String::from_utf8_lossy(rec.get(columns.kernel).unwrap_or(b""));
+            current = Some(Current {
+                id: id.to_vec(),
+                scope: ScopeKey {
+                    host: field(&rec, columns.host),
+                    process_id: field(&rec, columns.process_id),
+                    process_name: field(&rec, columns.process_name),
+                    device: field(&rec, columns.device),
+                    rank: rank.clone(),
+                },
+                regions: regions_of(&rec, &columns),
+                selected: selects(&kernel),
+                time: 0.0,
+                rules: Vec::new(),
+            });
+        }
+        let current = current.as_mut().expect("set above");
+        let metric = field(&rec, Some(columns.metric));
+        if metric == "Duration" {
+            let factor = units::normalize(&field(&rec, Some(columns.unit))).factor;
+            if let Some(v) = parse_number(rec.get(columns.value).unwrap_or(b"")) {
+                current.time = v * factor;
+            }
+        }
+        let rule = field(&rec, Some(columns.rule));
+        if !rule.is_empty() {
+            current.rules.push(Advice {
+                source: "ncu".into(),
+                rule,
+                kind: field(&rec, Some(columns.rule_type)),
+                section: field(&rec, Some(columns.section)),
+                description: field(&rec, Some(columns.description)),
+                results: 1,
+                time: 0.0,
+                estimated_speedup: columns
+                    .speedup
+                    .and_then(|c| parse_number(rec.get(c).unwrap_or(b""))),
+                speedup_type: Some(field(&rec, columns.speedup_type)).filter(|t| !t.is_empty()),
+            });
+        }
+    }
+    if let Some(done) = current.take() {
+        done.flush(index);
+    }
+    Ok(())
+}

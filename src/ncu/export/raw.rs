@@ -10,7 +10,7 @@ use crate::ncu::{rollup, units};
 use crate::region::{Cell, MetricSpec, Observation, Rollup, ScopeKey};
 
 use super::number::{self, Number};
-use super::nvtx_cell::{parse_cell, CellLayout};
+use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
 use super::ExportError;
 
 mod parallel;
@@ -70,6 +70,17 @@ struct Columns {
     time: Option<(usize, f64)>,
     /// Header names, for messages about a cell.
     headers: Vec<String>,
+    /// The launcher rank this export belongs to (empty when unknown), stamped on every scope.
+    rank: String,
+}
+
+/// Finds the header line, skipping anything a live log printed before it; returns the header line and
+/// the number of lines skipped. Shared by the raw and details readers.
+pub(crate) fn find_header<R: BufRead>(
+    input: &mut R,
+    path: &Path,
+) -> Result<(Vec<u8>, u64), ExportError> {
+    find_header_at(input, path).map(|(header, skipped, _)| (header, skipped))
 }
 
 /// Finds the header line, skipping anything a live log printed before it. Returns the header line,
@@ -129,14 +140,17 @@ fn find_header_at<R: BufRead>(
 /// A CSV reader over the header line followed by the rest of the input.
 pub(crate) type CsvAfterHeader<R> = csv::Reader<std::io::Chain<std::io::Cursor<Vec<u8>>, R>>;
 
+/// `ragged`: rows may be shorter than the header (the details page leaves out empty trailing rule
+/// columns); the raw page must be rectangular.
 pub(crate) fn csv_after_header<R: Read>(
     header: Vec<u8>,
     rest: R,
     path: &Path,
+    ragged: bool,
 ) -> Result<(CsvAfterHeader<R>, Vec<String>), ExportError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
-        .flexible(false)
+        .flexible(ragged)
         .from_reader(std::io::Cursor::new(header).chain(rest));
     let headers = reader
         .byte_headers()
@@ -205,28 +219,44 @@ fn text(raw: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(raw)
 }
 
+/// One NVTX cell, parsed: the default domain's path, other domains' paths, and every entry's
+/// segment in cell order (what a start/end cell lists).
+#[derive(Default)]
+struct CellStacks {
+    default: Vec<String>,
+    others: Vec<Vec<String>>,
+    all: Vec<String>,
+}
+
 /// Caches parsed NVTX cells: a profile has few distinct stacks and many results, so each distinct
 /// cell is parsed once and later rows cost one hash lookup.
 #[derive(Default)]
 struct StackCache {
     index: HashMap<Box<[u8]>, usize>,
-    stacks: Vec<Vec<String>>,
+    stacks: Vec<CellStacks>,
 }
 
 impl StackCache {
-    fn get(&mut self, raw: &[u8], layout: CellLayout) -> &[String] {
+    fn get(&mut self, raw: &[u8], layout: CellLayout) -> &CellStacks {
+        static EMPTY: CellStacks = CellStacks {
+            default: Vec::new(),
+            others: Vec::new(),
+            all: Vec::new(),
+        };
         if raw.is_empty() {
-            return &[];
+            return &EMPTY;
         }
         let at = match self.index.get(raw) {
             Some(&at) => at,
             None => {
                 let cell = String::from_utf8_lossy(raw);
-                let segments = parse_cell(&cell, layout)
-                    .iter()
-                    .map(|e| e.segment())
-                    .collect();
-                self.stacks.push(segments);
+                let entries = parse_cell(&cell, layout);
+                let by_domain = stacks_by_domain(&entries);
+                self.stacks.push(CellStacks {
+                    default: by_domain.default,
+                    others: by_domain.others,
+                    all: entries.iter().map(|e| e.segment()).collect(),
+                });
                 self.index.insert(raw.into(), self.stacks.len() - 1);
                 self.stacks.len() - 1
             }
@@ -257,11 +287,10 @@ impl<'c> RowReader<'c> {
             offset,
             stacks: StackCache::default(),
             start_end_stacks: StackCache::default(),
+            // Never equal to a real row's scope (the rank differs), so the first row builds its own.
             scope: ScopeKey {
-                host: String::new(),
-                process_id: String::new(),
-                process_name: String::new(),
-                device: String::new(),
+                rank: "\0".into(),
+                ..ScopeKey::default()
             },
             results: 0,
             range_results: 0,
@@ -280,7 +309,8 @@ impl<'c> RowReader<'c> {
         let field = |col: Option<usize>| col.and_then(|c| rec.get(c)).unwrap_or(b"");
         // Same process and device as the previous row is the common case: no allocation then.
         let scope = &mut self.scope;
-        let same_scope = field(columns.process_id) == scope.process_id.as_bytes()
+        let same_scope = scope.rank == columns.rank
+            && field(columns.process_id) == scope.process_id.as_bytes()
             && field(columns.device) == scope.device.as_bytes()
             && field(columns.host) == scope.host.as_bytes()
             && field(columns.process_name) == scope.process_name.as_bytes();
@@ -290,19 +320,26 @@ impl<'c> RowReader<'c> {
                 process_id: text(field(columns.process_id)).trim().to_string(),
                 process_name: text(field(columns.process_name)).trim().to_string(),
                 device: text(field(columns.device)).trim().to_string(),
+                rank: columns.rank.clone(),
             };
         }
-        let push_pop: &[String] = match columns.push_pop {
-            Some((col, layout)) => self.stacks.get(rec.get(col).unwrap_or(b""), layout),
-            None => &[],
+        let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.push_pop {
+            Some((col, layout)) => {
+                let stacks = self.stacks.get(rec.get(col).unwrap_or(b""), layout);
+                (&stacks.default, &stacks.others)
+            }
+            None => (&[], &[]),
         };
         let start_end: &[String] = match columns.start_end {
-            Some((col, layout)) => self
-                .start_end_stacks
-                .get(rec.get(col).unwrap_or(b""), layout),
+            Some((col, layout)) => {
+                &self
+                    .start_end_stacks
+                    .get(rec.get(col).unwrap_or(b""), layout)
+                    .all
+            }
             None => &[],
         };
-        if !push_pop.is_empty() || !start_end.is_empty() {
+        if !push_pop.is_empty() || !other_push_pop.is_empty() || !start_end.is_empty() {
             self.results_in_ranges += 1;
         }
         let kernel = text(rec.get(columns.kernel).unwrap_or(b""));
@@ -328,6 +365,7 @@ impl<'c> RowReader<'c> {
         sink(&Observation {
             scope: &self.scope,
             push_pop,
+            other_push_pop,
             start_end,
             kernel: &kernel,
             time,
@@ -363,7 +401,7 @@ impl<R: BufRead> RawExport<R> {
         plan: &RawPlan<'_>,
     ) -> Result<RawExport<R>, ExportError> {
         let (header, preamble, header_at) = find_header_at(&mut input, path)?;
-        let (mut reader, headers) = csv_after_header(header, input, path)?;
+        let (mut reader, headers) = csv_after_header(header, input, path, false)?;
         if find(&headers, "Metric Name").is_some() && find(&headers, "Metric Value").is_some() {
             return Err(ExportError::WrongPage {
                 path: path.to_path_buf(),
@@ -389,6 +427,7 @@ impl<R: BufRead> RawExport<R> {
             metrics: Vec::new(),
             time: None,
             headers: Vec::new(),
+            rank: String::new(),
         };
 
         // The units row: the first record, recognisable by its empty ID.
@@ -457,6 +496,12 @@ impl<R: BufRead> RawExport<R> {
     }
 
     /// What the header told (specs, missing metrics, NVTX columns).
+    /// Marks every scope of this export as belonging to launcher rank `rank`.
+    pub fn with_rank(mut self, rank: Option<u32>) -> RawExport<R> {
+        self.columns.rank = rank.map(|r| r.to_string()).unwrap_or_default();
+        self
+    }
+
     pub fn summary(&self) -> &RawSummary {
         &self.summary
     }
