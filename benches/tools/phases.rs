@@ -1,6 +1,7 @@
 //! Times the two phases of `profile-run report` on the given exports: reading them into the report
 //! model (`analyze`) and rendering report.json and report.md (`write_reports`), with the default
-//! preset plus any `key=value` overrides.
+//! preset plus any `key=value` overrides. Also prints the peak resident memory (`VmHWM`) after each
+//! phase. With `-` as OUT_DIR only the analysis runs (for profiling the reader).
 //!
 //! ```text
 //! cargo run --release --example report-phases -- OUT_DIR export.csv [more.csv …] [key=value …]
@@ -22,10 +23,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (overrides, files): (Vec<String>, Vec<String>) = args.partition(|a| a.contains('='));
     let files: Vec<PathBuf> = files.into_iter().map(PathBuf::from).collect();
     let loaded = config::load(&ConfigSources::with_process_env(Vec::new(), overrides))?;
-    std::fs::create_dir_all(&out)?;
+    let render = out.as_os_str() != "-";
+    if render {
+        std::fs::create_dir_all(&out)?;
+    }
     let start = Instant::now();
     let report = analyze(&loaded.config, &files, &RunContext::default())?;
     let analyzed = start.elapsed();
+    let analyze_hwm = peak_rss_mib();
     let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();
     let kernels: usize = report
         .scopes
@@ -34,13 +39,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|r| r.kernels.len())
         .sum();
     let start = Instant::now();
-    write_reports(&report, &loaded.config, &out)?;
+    if render {
+        write_reports(&report, &loaded.config, &out)?;
+    }
     let rendered = start.elapsed();
     println!(
-        "analyze_s={:.3} render_s={:.3} scopes={} regions={regions} region_kernel_rows={kernels}",
+        "analyze_s={:.3} render_s={:.3} scopes={} regions={regions} region_kernel_rows={kernels} \
+         peak_rss_after_analyze_mib={analyze_hwm} peak_rss_mib={}",
         analyzed.as_secs_f64(),
         rendered.as_secs_f64(),
-        report.scopes.len()
+        report.scopes.len(),
+        peak_rss_mib(),
     );
     Ok(())
+}
+
+/// `VmHWM` of this process in MiB (0 where /proc is not available).
+fn peak_rss_mib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
 }

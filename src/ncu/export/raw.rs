@@ -13,7 +13,9 @@ use super::number::{self, Number};
 use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
 use super::ExportError;
 
+mod fast;
 mod parallel;
+mod scan;
 pub use parallel::stream_files;
 
 /// A metric the report asks for, and the report group (section) that asked.
@@ -196,22 +198,40 @@ pub fn parse_number(raw: &[u8]) -> Option<f64> {
 }
 
 /// A metric cell as a number, missing or text; a decimal-comma number is an error naming the cell.
-fn metric_cell(
-    rec: &csv::ByteRecord,
+fn metric_cell<F: Fields + ?Sized>(
+    rec: &F,
     col: usize,
     columns: &Columns,
     path: &Path,
     offset: u64,
 ) -> Result<Number, ExportError> {
-    let raw = rec.get(col).unwrap_or(b"");
+    let raw = rec.field(col).unwrap_or(b"");
     match number::classify(raw) {
         Number::DecimalComma => Err(ExportError::DecimalComma {
             path: path.to_path_buf(),
-            line: rec.position().map_or(0, |p| p.line()) + offset,
+            line: rec.line() + offset,
             column: columns.headers.get(col).cloned().unwrap_or_default(),
             value: text(raw).into_owned(),
         }),
         cell => Ok(cell),
+    }
+}
+
+/// The cells of one result row, however they were found.
+trait Fields {
+    /// The unquoted text of column `col`.
+    fn field(&self, col: usize) -> Option<&[u8]>;
+    /// The row's line in the input read so far (for messages).
+    fn line(&self) -> u64;
+}
+
+impl Fields for csv::ByteRecord {
+    fn field(&self, col: usize) -> Option<&[u8]> {
+        self.get(col)
+    }
+
+    fn line(&self) -> u64 {
+        self.position().map_or(0, |p| p.line())
     }
 }
 
@@ -299,14 +319,14 @@ impl<'c> RowReader<'c> {
     }
 
     /// Turns one record into an observation for `sink`.
-    fn read(
+    fn read<F: Fields + ?Sized>(
         &mut self,
-        rec: &csv::ByteRecord,
+        rec: &F,
         sink: &mut dyn FnMut(&Observation<'_>),
     ) -> Result<(), ExportError> {
         let columns = self.columns;
         self.results += 1;
-        let field = |col: Option<usize>| col.and_then(|c| rec.get(c)).unwrap_or(b"");
+        let field = |col: Option<usize>| col.and_then(|c| rec.field(c)).unwrap_or(b"");
         // Same process and device as the previous row is the common case: no allocation then.
         let scope = &mut self.scope;
         let same_scope = scope.rank == columns.rank
@@ -325,7 +345,7 @@ impl<'c> RowReader<'c> {
         }
         let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.push_pop {
             Some((col, layout)) => {
-                let stacks = self.stacks.get(rec.get(col).unwrap_or(b""), layout);
+                let stacks = self.stacks.get(rec.field(col).unwrap_or(b""), layout);
                 (&stacks.default, &stacks.others)
             }
             None => (&[], &[]),
@@ -334,7 +354,7 @@ impl<'c> RowReader<'c> {
             Some((col, layout)) => {
                 &self
                     .start_end_stacks
-                    .get(rec.get(col).unwrap_or(b""), layout)
+                    .get(rec.field(col).unwrap_or(b""), layout)
                     .all
             }
             None => &[],
@@ -342,7 +362,7 @@ impl<'c> RowReader<'c> {
         if !push_pop.is_empty() || !other_push_pop.is_empty() || !start_end.is_empty() {
             self.results_in_ranges += 1;
         }
-        let kernel = text(rec.get(columns.kernel).unwrap_or(b""));
+        let kernel = text(rec.field(columns.kernel).unwrap_or(b""));
         if kernel == "range" {
             self.range_results += 1;
         }
@@ -352,7 +372,7 @@ impl<'c> RowReader<'c> {
             values.push(match metric_cell(rec, col, columns, path, offset)? {
                 Number::Value(v) => Cell::Num(v * factor),
                 Number::Missing => Cell::Missing,
-                _ => Cell::Text(std::str::from_utf8(rec.get(col).unwrap_or(b"")).unwrap_or("")),
+                _ => Cell::Text(std::str::from_utf8(rec.field(col).unwrap_or(b"")).unwrap_or("")),
             });
         }
         let time = match columns.time {

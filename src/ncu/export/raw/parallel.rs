@@ -18,6 +18,7 @@ use std::sync::mpsc;
 
 use crate::region::Observation;
 
+use super::fast::{read_range, Layout};
 use super::{open_raw_file, Columns, ExportError, RawExport, RawPlan, RawSummary, RowReader};
 
 /// Target size of one work unit. Fixed (not derived from the core count) so that floating-point
@@ -59,10 +60,14 @@ where
         Ok(units) => units,
         Err(_) => return stream_sequential(exports, &init, &visit),
     };
+    let layouts: Vec<Layout> = exports.iter().map(|e| Layout::new(&e.columns)).collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if total < PARALLEL_MIN_BYTES || units.len() < 2 || threads < 2 {
-        return stream_sequential(exports, &init, &visit);
+        return match scan_sequential(&exports, &layouts, &init, &visit) {
+            Some(done) => Ok(done),
+            None => stream_sequential(exports, &init, &visit),
+        };
     }
     let mut summaries: Vec<RawSummary> = exports.iter().map(|e| e.summary.clone()).collect();
     let mut state = init();
@@ -73,14 +78,16 @@ where
         for _ in 0..threads.min(units.len()) {
             let tx = tx.clone();
             let (units, exports, next, failed) = (&units, &exports, &next, &failed);
-            let (init, visit) = (&init, &visit);
+            let (init, visit, layouts) = (&init, &visit, &layouts);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= units.len() || failed.load(Ordering::Relaxed) {
                     break;
                 }
                 let export = &exports[units[i].file];
-                let result = read_unit(export, &units[i], init, visit);
+                let layout = &layouts[units[i].file];
+                let result = scan_unit(export, layout, &units[i], init, visit)
+                    .or_else(|()| read_unit(export, &units[i], init, visit));
                 if result.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -127,6 +134,58 @@ fn stream_sequential<S>(
         summaries.push(export.stream(&mut |obs| visit(&mut state, obs))?);
     }
     Ok((state, summaries))
+}
+
+/// One pass in input order with the row scanner into a single state, as [`stream_sequential`]
+/// would make it; `None` when some row needs the CSV reader (nothing has been consumed then).
+fn scan_sequential<S>(
+    exports: &[RawExport<BufReader<File>>],
+    layouts: &[Layout],
+    init: &dyn Fn() -> S,
+    visit: &dyn Fn(&mut S, &Observation<'_>),
+) -> Option<(S, Vec<RawSummary>)> {
+    let mut state = init();
+    let mut summaries = Vec::with_capacity(exports.len());
+    for (export, layout) in exports.iter().zip(layouts) {
+        let len = std::fs::metadata(&export.path).ok()?.len();
+        let mut rows = RowReader::new(&export.columns, &export.path, 0);
+        read_range(
+            &export.path,
+            export.data_start,
+            len,
+            layout,
+            &mut rows,
+            &mut |obs| visit(&mut state, obs),
+        )
+        .ok()?;
+        let mut summary = export.summary.clone();
+        rows.finish(&mut summary);
+        summaries.push(summary);
+    }
+    Some((state, summaries))
+}
+
+/// Reads one unit with the row scanner into a fresh state.
+fn scan_unit<S>(
+    export: &RawExport<BufReader<File>>,
+    layout: &Layout,
+    unit: &Unit,
+    init: &dyn Fn() -> S,
+    visit: &dyn Fn(&mut S, &Observation<'_>),
+) -> Result<(S, Counts), ()> {
+    let mut rows = RowReader::new(&export.columns, &export.path, 0);
+    let mut state = init();
+    read_range(
+        &export.path,
+        unit.start,
+        unit.end,
+        layout,
+        &mut rows,
+        &mut |obs| visit(&mut state, obs),
+    )?;
+    let mut counts = Counts::default();
+    rows.finish(&mut counts.0);
+    Ok((state, counts))
 }
 
 /// Result counts of one unit, added to its export's summary.
