@@ -45,6 +45,9 @@ pub fn classify(raw: &[u8]) -> Number {
     if !exponent.is_empty() {
         return Number::Text;
     }
+    if let Some(v) = c_grouped(text.as_bytes()) {
+        return Number::Value(v);
+    }
     match grouped_shape(mantissa) {
         Some(Shape::Grouped(separator)) => {
             let digits: String = text.chars().filter(|&c| c != separator).collect();
@@ -61,6 +64,56 @@ pub fn parse(raw: &[u8]) -> Option<f64> {
         Number::Value(v) => Some(v),
         _ => None,
     }
+}
+
+/// ncu's own shape, `-1,234,567.25`, read without allocating: the same digits [`grouped_shape`]
+/// would keep, parsed the same way. `None` for anything else.
+fn c_grouped(text: &[u8]) -> Option<f64> {
+    let mut buf = [0u8; 64];
+    if text.len() > buf.len() {
+        return None;
+    }
+    let (sign, body) = match text.first() {
+        Some(&s @ (b'-' | b'+')) => (Some(s), &text[1..]),
+        _ => (None, text),
+    };
+    let (integer, fraction) = match body.iter().position(|&b| b == b'.') {
+        Some(at) => (&body[..at], Some(&body[at + 1..])),
+        None => (body, None),
+    };
+    let mut groups = integer.split(|&b| b == b',');
+    let first = groups.next()?;
+    let mut len = 0;
+    let mut push = |bytes: &[u8]| {
+        buf[len..len + bytes.len()].copy_from_slice(bytes);
+        len += bytes.len();
+    };
+    if let Some(s) = sign {
+        push(&[s]);
+    }
+    if !(1..=3).contains(&first.len()) || !first.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    push(first);
+    let mut grouped = false;
+    for group in groups {
+        if group.len() != 3 || !group.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        push(group);
+        grouped = true;
+    }
+    if let Some(fraction) = fraction {
+        if fraction.is_empty() || !fraction.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        push(b".");
+        push(fraction);
+    }
+    if !grouped {
+        return None;
+    }
+    std::str::from_utf8(&buf[..len]).ok()?.parse().ok()
 }
 
 enum Shape {
@@ -125,6 +178,27 @@ mod tests {
         assert_eq!(c(" 12 "), Number::Value(12.0));
         assert_eq!(c("n/a"), Number::Missing);
         assert_eq!(c(""), Number::Missing);
+    }
+
+    #[test]
+    fn the_c_shape_reads_like_the_general_path() {
+        for text in [
+            "9,661",
+            "-2,601,960,784.31",
+            "+1,000",
+            "12,345.000001",
+            "1,234.",
+            "1234,567",
+            "1,23",
+            ",123",
+            "1,,234",
+        ] {
+            let general = match grouped_shape(text.trim_start_matches(['-', '+'])) {
+                Some(Shape::Grouped(sep)) => text.replace(sep, "").parse().ok(),
+                _ => None,
+            };
+            assert_eq!(c_grouped(text.as_bytes()), general, "{text}");
+        }
     }
 
     #[test]
