@@ -273,7 +273,9 @@ impl RegionAccumulator {
     }
 
     fn visit(&mut self, obs: &Observation<'_>, selected: bool) {
-        self.seq += 1;
+        // Two sequence numbers per result: regions first seen with it in another NVTX domain take the
+        // odd one, so on a tie the default domain's tree comes first.
+        self.seq += 2;
         let seq = self.seq;
         let specs = &self.specs;
         if !self.scopes.contains_key(obs.scope) {
@@ -298,10 +300,12 @@ impl RegionAccumulator {
         let mut in_region = false;
         let push_pop_paths = std::iter::once(obs.push_pop)
             .chain(obs.other_push_pop.iter().map(Vec::as_slice))
-            .filter(|path| !path.is_empty());
-        for path in push_pop_paths {
+            .enumerate()
+            .filter(|(_, path)| !path.is_empty());
+        for (domain, path) in push_pop_paths {
             if !scope.push_pop.contains_key(path) {
-                scope.push_pop.insert(path.to_vec(), new_node(seq));
+                let first_seen = if domain == 0 { seq } else { seq + 1 };
+                scope.push_pop.insert(path.to_vec(), new_node(first_seen));
             }
             let node = scope.push_pop.get_mut(path).expect("inserted above");
             add_to_node(node, obs, selected, specs);

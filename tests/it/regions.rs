@@ -517,3 +517,21 @@ fn torchrun_ranks_merge_and_nccl_ranges_form_their_own_tree() {
     assert!(off.aggregate.is_none());
     assert_eq!(off.scopes.len(), 2);
 }
+
+#[test]
+fn the_default_domain_tree_comes_before_other_domains_seen_with_it() {
+    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    let set = ExportSet {
+        raw: fixture("ncu/h200x2-2025.3.1/ddp_rank0_raw.csv"),
+        details: None,
+        rank: Some(0),
+    };
+    let report = analyze_sets(&config(&[]), &[set], &RunContext::default()).unwrap();
+    let top: Vec<&str> = report.scopes[0]
+        .regions
+        .iter()
+        .filter(|r| r.depth == 0)
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(top, ["train_step", "NCCL@ncclCommInitRankConfig"]);
+}

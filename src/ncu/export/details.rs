@@ -18,37 +18,42 @@ use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
 use super::raw::{csv_after_header, find_header, parse_number, row_error};
 use super::ExportError;
 
-/// Merging and ordering of ncu rule findings.
-trait AdviceExt {
-    fn merge(&mut self, other: &Advice);
-    fn priority(&self) -> (u8, u8, f64);
+/// One rule's findings while they are gathered: the advice so far, plus the duration of the single
+/// longest result it fired on, whose description the advice carries.
+#[derive(Debug, Clone)]
+struct Finding {
+    advice: Advice,
+    longest: f64,
 }
 
-impl AdviceExt for Advice {
-    fn merge(&mut self, other: &Advice) {
-        self.results += other.results;
-        if other.time > self.time {
-            self.description = other.description.clone();
+impl Finding {
+    fn merge(&mut self, other: &Finding) {
+        let (a, b) = (&mut self.advice, &other.advice);
+        a.results += b.results;
+        a.time += b.time;
+        // Ties keep the earlier description; merges happen in a fixed order, so output is stable.
+        if other.longest > self.longest {
+            self.longest = other.longest;
+            a.description = b.description.clone();
         }
-        self.time += other.time;
-        if other.estimated_speedup > self.estimated_speedup {
-            self.estimated_speedup = other.estimated_speedup;
-            self.speedup_type = other.speedup_type.clone();
+        if b.estimated_speedup > a.estimated_speedup {
+            a.estimated_speedup = b.estimated_speedup;
+            a.speedup_type = b.speedup_type.clone();
         }
     }
+}
 
-    /// Orders advice: optimisation opportunities and warnings before information; within a class,
-    /// rules with an estimated speedup first, by the time they would save (time × speedup), then rules
-    /// without an estimate, by the time they cover.
-    fn priority(&self) -> (u8, u8, f64) {
-        let class = match self.kind.as_str() {
-            "OPT" | "WRN" => 0,
-            _ => 1,
-        };
-        match self.estimated_speedup {
-            Some(speedup) => (class, 0, -(self.time * speedup / 100.0)),
-            None => (class, 1, -self.time),
-        }
+/// Orders advice: optimisation opportunities and warnings before information; within a class, rules
+/// with an estimated speedup first, by the time they would save (time × speedup), then rules without
+/// an estimate, by the time they cover.
+fn priority(advice: &Advice) -> (u8, u8, f64) {
+    let class = match advice.kind.as_str() {
+        "OPT" | "WRN" => 0,
+        _ => 1,
+    };
+    match advice.estimated_speedup {
+        Some(speedup) => (class, 0, -(advice.time * speedup / 100.0)),
+        None => (class, 1, -advice.time),
     }
 }
 
@@ -58,7 +63,7 @@ type RuleKey = (String, String);
 /// Advice per scope and region.
 #[derive(Debug, Default)]
 pub struct AdviceIndex {
-    scopes: HashMap<ScopeKey, HashMap<RegionKey, BTreeMap<RuleKey, Advice>>>,
+    scopes: HashMap<ScopeKey, HashMap<RegionKey, BTreeMap<RuleKey, Finding>>>,
 }
 
 impl AdviceIndex {
@@ -66,25 +71,28 @@ impl AdviceIndex {
     /// important first.
     pub fn for_region(&self, scope: Option<&ScopeKey>, path: &RegionPath) -> Vec<Advice> {
         let key = (path.kind, path.segments.clone());
-        let mut merged: BTreeMap<RuleKey, Advice> = BTreeMap::new();
-        let scopes: Vec<&HashMap<RegionKey, BTreeMap<RuleKey, Advice>>> = match scope {
-            Some(s) => self.scopes.get(s).into_iter().collect(),
-            None => self.scopes.values().collect(),
-        };
-        for regions in scopes {
-            for (rule, advice) in regions.get(&key).into_iter().flatten() {
+        let mut merged: BTreeMap<RuleKey, Finding> = BTreeMap::new();
+        // Scopes are merged in key order, so the aggregate never depends on hash order.
+        let mut scopes: Vec<(&ScopeKey, &HashMap<RegionKey, BTreeMap<RuleKey, Finding>>)> =
+            match scope {
+                Some(s) => self.scopes.get_key_value(s).into_iter().collect(),
+                None => self.scopes.iter().collect(),
+            };
+        scopes.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, regions) in scopes {
+            for (rule, finding) in regions.get(&key).into_iter().flatten() {
                 match merged.get_mut(rule) {
-                    Some(m) => m.merge(advice),
+                    Some(m) => m.merge(finding),
                     None => {
-                        merged.insert(rule.clone(), advice.clone());
+                        merged.insert(rule.clone(), finding.clone());
                     }
                 }
             }
         }
-        let mut list: Vec<Advice> = merged.into_values().collect();
+        let mut list: Vec<Advice> = merged.into_values().map(|f| f.advice).collect();
         list.sort_by(|a, b| {
-            let (ca, ea, wa) = a.priority();
-            let (cb, eb, wb) = b.priority();
+            let (ca, ea, wa) = priority(a);
+            let (cb, eb, wb) = priority(b);
             (ca, ea)
                 .cmp(&(cb, eb))
                 .then(wa.total_cmp(&wb))
@@ -97,15 +105,15 @@ impl AdviceIndex {
         self.scopes.is_empty()
     }
 
-    fn add(&mut self, scope: &ScopeKey, regions: &[RegionKey], advice: &Advice) {
+    fn add(&mut self, scope: &ScopeKey, regions: &[RegionKey], finding: &Finding) {
         let per_region = self.scopes.entry(scope.clone()).or_default();
         for region in regions {
             let rules = per_region.entry(region.clone()).or_default();
-            let key = (advice.rule.clone(), advice.kind.clone());
+            let key = (finding.advice.rule.clone(), finding.advice.kind.clone());
             match rules.get_mut(&key) {
-                Some(existing) => existing.merge(advice),
+                Some(existing) => existing.merge(finding),
                 None => {
-                    rules.insert(key, advice.clone());
+                    rules.insert(key, finding.clone());
                 }
             }
         }
@@ -149,7 +157,11 @@ impl Current {
         }
         for mut advice in self.rules {
             advice.time = self.time;
-            index.add(&self.scope, &self.regions, &advice);
+            let finding = Finding {
+                advice,
+                longest: self.time,
+            };
+            index.add(&self.scope, &self.regions, &finding);
         }
     }
 }
