@@ -1,5 +1,6 @@
-//! report.md rendering: the report model plus a small view (which regions and kernels fit the
-//! truncation limits, anchors, shares) rendered with minijinja under strict undefined.
+//! report.md rendering: views of the report model holding only what report.md shows (the regions
+//! and kernels that fit the truncation limits, with anchors and shares), rendered with minijinja
+//! under strict undefined.
 //!
 //! Templates come only from the built-in set compiled in from templates/ or from the one path in
 //! `report.template`; a user template may include or import the built-in partials by name. Number
@@ -13,8 +14,12 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::format;
-use super::model::{Kernel, MetricInfo, MetricMap, MetricValue, Region, Report, Scope};
+use super::model::{
+    Advice, Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report,
+    RunInfo, Scope, Totals,
+};
 use super::RenderError;
+use crate::region::RegionKind;
 
 /// The built-in templates, by the name templates include them with.
 const BUILTIN: &[(&str, &str)] = &[
@@ -181,23 +186,50 @@ fn template_error(err: minijinja::Error) -> RenderError {
     RenderError::Template { name, message }
 }
 
-/// What templates see. `report` is the model exactly as report.json has it; the rest is derived.
+/// What templates see: only what report.md can show. The model is never converted whole: a report
+/// with 100,000 regions would become gigabytes of template values, while report.md shows at most
+/// `max_regions` regions per scope and `max_kernels` kernels per list. The truncation is decided here,
+/// and the views carry the shown rows plus counts of what was left out.
 #[derive(Serialize)]
 struct Context<'a> {
-    report: &'a Report,
+    report: ReportView<'a>,
     /// Up to four metrics after the time metric, in report order: the summary table's columns.
     summary_metrics: Vec<&'a MetricInfo>,
-    scopes: Vec<ScopeView<'a>>,
+    /// The scope views, shared with `report.scopes` (converted once).
+    scopes: Value,
     /// `none` when `report.aggregate` is null.
-    aggregate: Option<ScopeView<'a>>,
+    aggregate: Value,
     max_regions: usize,
     max_kernels: usize,
 }
 
+/// The model as report.json has it, except that `scopes` and `aggregate` are the scope views.
+#[derive(Serialize)]
+struct ReportView<'a> {
+    schema_version: u32,
+    generator: &'a str,
+    run: &'a RunInfo,
+    metrics: &'a [MetricInfo],
+    time_metric: Option<&'a str>,
+    kernel_selection: &'a KernelSelectionInfo,
+    scopes: Value,
+    aggregate: Value,
+    notes: &'a [String],
+}
+
 #[derive(Serialize)]
 struct ScopeView<'a> {
-    #[serde(flatten)]
-    scope: &'a Scope,
+    label: &'a str,
+    rank: Option<u32>,
+    process_id: Option<u64>,
+    process_name: Option<&'a str>,
+    host: Option<&'a str>,
+    device: Option<&'a str>,
+    total: TotalsView<'a>,
+    outside_regions: TotalsView<'a>,
+    notes: &'a [String],
+    /// Regions in the scope, shown or not.
+    region_count: usize,
     /// Unique HTML id of the scope's section.
     anchor: String,
     is_aggregate: bool,
@@ -210,13 +242,34 @@ struct ScopeView<'a> {
     hidden_regions: usize,
     /// Time outside every region over the scope's time, 0..1.
     outside_share: Option<f64>,
+    /// The scope's kernels, shares relative to the scope's time.
+    top_kernels: KernelList<'a>,
     outside_kernels: KernelList<'a>,
 }
 
+/// A scope's totals without their kernel list (see the scope view's kernel lists).
+#[derive(Serialize)]
+struct TotalsView<'a> {
+    kernel_count: u64,
+    metrics: &'a MetricMap,
+}
+
+/// A region's fields except its full kernel list, which `top_kernels` replaces.
 #[derive(Serialize)]
 struct RegionView<'a> {
-    #[serde(flatten)]
-    region: &'a Region,
+    path: &'a str,
+    segments: &'a [String],
+    name: &'a str,
+    kind: RegionKind,
+    parent: Option<&'a str>,
+    depth: usize,
+    kernel_count: u64,
+    self_kernel_count: u64,
+    time_share: Option<f64>,
+    inclusive: &'a MetricMap,
+    exclusive: &'a MetricMap,
+    advice: &'a [Advice],
+    notes: &'a [String],
     anchor: String,
     /// The region's inclusive time metric value.
     time: Option<&'a MetricValue>,
@@ -250,7 +303,7 @@ impl<'a> Context<'a> {
             .filter(|m| Some(m.name.as_str()) != time)
             .take(SUMMARY_METRICS)
             .collect();
-        let scopes = report
+        let scopes: Vec<ScopeView> = report
             .scopes
             .iter()
             .enumerate()
@@ -260,8 +313,21 @@ impl<'a> Context<'a> {
             .aggregate
             .as_ref()
             .map(|s| ScopeView::new(s, "aggregate".to_string(), true, time, options));
+        // Converted here so that `scopes` and `report.scopes` share one value instead of two copies.
+        let scopes = Value::from_serialize(&scopes);
+        let aggregate = Value::from_serialize(&aggregate);
         Context {
-            report,
+            report: ReportView {
+                schema_version: report.schema_version,
+                generator: &report.generator,
+                run: &report.run,
+                metrics: &report.metrics,
+                time_metric: time,
+                kernel_selection: &report.kernel_selection,
+                scopes: scopes.clone(),
+                aggregate: aggregate.clone(),
+                notes: &report.notes,
+            },
             summary_metrics,
             scopes,
             aggregate,
@@ -283,32 +349,37 @@ impl<'a> ScopeView<'a> {
         let mut used = HashSet::new();
         let shown_regions: Vec<RegionView> = shown
             .into_iter()
-            .map(|i| {
-                let region = &scope.regions[i];
-                let base_time = number(&region.inclusive, time);
-                RegionView {
-                    region,
-                    time: lookup(&region.inclusive, time),
-                    anchor: unique_anchor(&anchor, &region.path, i, &mut used),
-                    top_kernels: KernelList::new(
-                        &region.kernels,
-                        time,
-                        base_time,
-                        options.max_kernels,
-                    ),
-                }
-            })
+            .map(|i| RegionView::new(&scope.regions[i], i, &anchor, &mut used, time, options))
             .collect();
         let scope_time = number(&scope.total.metrics, time);
         let outside_time = number(&scope.outside_regions.metrics, time);
+        let totals = |t: &'a Totals| TotalsView {
+            kernel_count: t.kernel_count,
+            metrics: &t.metrics,
+        };
         ScopeView {
-            scope,
+            label: &scope.label,
+            rank: scope.rank,
+            process_id: scope.process_id,
+            process_name: scope.process_name.as_deref(),
+            host: scope.host.as_deref(),
+            device: scope.device.as_deref(),
+            total: totals(&scope.total),
+            outside_regions: totals(&scope.outside_regions),
+            notes: &scope.notes,
+            region_count: scope.regions.len(),
             total_time: lookup(&scope.total.metrics, time),
             outside_time: lookup(&scope.outside_regions.metrics, time),
             hidden_regions: scope.regions.len() - shown_regions.len(),
             shown_regions,
             is_aggregate,
             outside_share: ratio(outside_time, scope_time),
+            top_kernels: KernelList::new(
+                &scope.total.kernels,
+                time,
+                scope_time,
+                options.max_kernels,
+            ),
             outside_kernels: KernelList::new(
                 &scope.outside_regions.kernels,
                 time,
@@ -320,25 +391,72 @@ impl<'a> ScopeView<'a> {
     }
 }
 
+impl<'a> RegionView<'a> {
+    fn new(
+        region: &'a Region,
+        index: usize,
+        scope_anchor: &str,
+        used: &mut HashSet<String>,
+        time: Option<&str>,
+        options: &MarkdownOptions,
+    ) -> RegionView<'a> {
+        RegionView {
+            path: &region.path,
+            segments: &region.segments,
+            name: &region.name,
+            kind: region.kind,
+            parent: region.parent.as_deref(),
+            depth: region.depth,
+            kernel_count: region.kernel_count,
+            self_kernel_count: region.self_kernel_count,
+            time_share: region.time_share,
+            inclusive: &region.inclusive,
+            exclusive: &region.exclusive,
+            advice: &region.advice,
+            notes: &region.notes,
+            anchor: unique_anchor(scope_anchor, &region.path, index, used),
+            time: lookup(&region.inclusive, time),
+            top_kernels: KernelList::new(
+                &region.kernels,
+                time,
+                number(&region.inclusive, time),
+                options.max_kernels,
+            ),
+        }
+    }
+}
+
 impl<'a> KernelList<'a> {
+    /// The `max` longest kernels. Only the shown ones become rows: a scope may have thousands.
     fn new(kernels: &'a [Kernel], time: Option<&str>, base_time: Option<f64>, max: usize) -> Self {
-        let mut rows: Vec<KernelRow> = kernels
+        // The model already lists longest first; ties keep model order, whatever the producer did.
+        let mut order: Vec<(f64, usize)> = kernels
             .iter()
-            .map(|kernel| KernelRow {
-                kernel,
-                time: lookup(&kernel.metrics, time),
-                share: ratio(number(&kernel.metrics, time), base_time),
+            .enumerate()
+            .map(|(i, k)| (number(&k.metrics, time).unwrap_or(f64::MIN), i))
+            .collect();
+        let longest_first =
+            |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if order.len() > max {
+            order.select_nth_unstable_by(max, longest_first);
+            order.truncate(max);
+        }
+        order.sort_unstable_by(longest_first);
+        let shown: Vec<KernelRow> = order
+            .into_iter()
+            .map(|(_, i)| {
+                let kernel = &kernels[i];
+                KernelRow {
+                    kernel,
+                    time: lookup(&kernel.metrics, time),
+                    share: ratio(number(&kernel.metrics, time), base_time),
+                }
             })
             .collect();
-        // The model already lists longest first; a stable sort keeps that promise for any producer.
-        let key = |row: &KernelRow| row.time.and_then(|t| t.value).unwrap_or(f64::MIN);
-        rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
-        let hidden = rows.len().saturating_sub(max);
-        rows.truncate(max);
         KernelList {
-            has_long_names: rows.iter().any(|r| r.kernel.name != r.kernel.function),
-            shown: rows,
-            hidden,
+            has_long_names: shown.iter().any(|r| r.kernel.name != r.kernel.function),
+            hidden: kernels.len() - shown.len(),
+            shown,
         }
     }
 }
@@ -369,16 +487,16 @@ fn shown_regions(regions: &[Region], time: Option<&str>, max: usize) -> Vec<usiz
         .enumerate()
         .map(|(i, r)| ((r.kind, r.path.as_str()), i))
         .collect();
-    let key = |r: &Region| (number(&r.inclusive, time).unwrap_or(0.0), r.kernel_count);
-    let mut order: Vec<usize> = (0..regions.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ta, ca) = key(&regions[a]);
-        let (tb, cb) = key(&regions[b]);
-        tb.total_cmp(&ta).then(cb.cmp(&ca)).then(a.cmp(&b))
-    });
+    // Keys looked up once: a metric lookup is a scan of the region's metric map.
+    let mut order: Vec<(f64, u64, usize)> = regions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (number(&r.inclusive, time).unwrap_or(0.0), r.kernel_count, i))
+        .collect();
+    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     let mut chosen = vec![false; regions.len()];
     let mut count = 0;
-    for i in order {
+    for (_, _, i) in order {
         if count == max {
             break;
         }

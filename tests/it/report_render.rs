@@ -101,6 +101,7 @@ fn region(
         inclusive: metrics(ns),
         exclusive: metrics(self_ns),
         kernels,
+        advice: Vec::new(),
         notes,
     }
 }
@@ -113,6 +114,7 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
     let outside_count = outside.iter().map(|k| k.count).sum();
     Scope {
         label: label.to_string(),
+        rank: None,
         process_id: Some(pid),
         process_name: Some("python3.12".to_string()),
         host: Some("127.0.0.1".to_string()),
@@ -640,4 +642,61 @@ fn zero_limits_still_say_what_was_left_out() {
     let text = render(&baseline, &options).unwrap();
     assert!(text.contains("… 1 more kernels"), "{text}");
     assert!(!text.contains("No kernels."));
+}
+
+/// Keys of a JSON object.
+fn keys(value: &serde_json::Value) -> Vec<String> {
+    value.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The template views leave out only the bulk (every region, every kernel) and keep every other
+/// field of the model, so a field added to the model must be added to the views too.
+/// `report.scopes` holds the same views as `scopes`.
+#[test]
+fn templates_see_every_model_field_but_the_unbounded_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.md.j2");
+    std::fs::write(
+        &path,
+        // `trim_blocks` drops a line break after a block tag, hence the `;` line ends.
+        "{% set s = report.scopes[0] %}\
+         report:{% for k in report %} {{ k }}{% endfor %};\
+         scope:{% for k in s %} {{ k }}{% endfor %};\
+         total:{% for k in s.total %} {{ k }}{% endfor %};\
+         region:{% for k in s.shown_regions[0] %} {{ k }}{% endfor %};\
+         hidden: {{ s.hidden_regions }} of {{ s.region_count }};\
+         same: {{ s.anchor == scopes[0].anchor and report.aggregate.anchor == aggregate.anchor }}\n",
+    )
+    .unwrap();
+    let options = MarkdownOptions {
+        template: Some(path),
+        max_regions: 1,
+        max_kernels: 0,
+    };
+    let report = two_scopes(true);
+    let text = render(&report, &options).unwrap();
+    let line = |name: &str| -> Vec<String> {
+        let prefix = format!("{name}:");
+        let line = text.split(';').find(|l| l.starts_with(&prefix)).unwrap();
+        line[prefix.len()..]
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let json: serde_json::Value = serde_json::from_str(&to_json(&report)).unwrap();
+    let expect = |value: &serde_json::Value, left_out: &[&str], seen: &[String]| {
+        for key in keys(value) {
+            if left_out.contains(&key.as_str()) {
+                assert!(!seen.contains(&key), "{key} is in the view");
+            } else {
+                assert!(seen.contains(&key), "{key} missing from the view: {seen:?}");
+            }
+        }
+    };
+    expect(&json, &[], &line("report"));
+    let scope = &json["scopes"][0];
+    expect(scope, &["regions"], &line("scope"));
+    expect(&scope["total"], &["kernels"], &line("total"));
+    expect(&scope["regions"][0], &["kernels"], &line("region"));
+    assert!(text.contains("hidden: 4 of 5;same: True"), "{text}");
 }
