@@ -109,14 +109,21 @@ impl Acc {
     pub fn add(&mut self, cell: Cell<'_>, weight: f64) {
         match (self, cell) {
             (_, Cell::Missing) => {}
-            (Acc::Distinct { values, overflow }, cell) => {
-                let text = match cell {
-                    Cell::Num(v) => format_number(v),
-                    Cell::Text(t) => t.to_string(),
-                    Cell::Missing => return,
-                };
-                insert_distinct(values, overflow, text);
+            // Attributes repeat the same few values for every result: look the value up first and
+            // allocate only for a new one.
+            (Acc::Distinct { values, overflow }, Cell::Text(t)) => {
+                if !values.contains(t) {
+                    insert_distinct(values, overflow, t.to_string());
+                }
             }
+            (Acc::Distinct { values, overflow }, Cell::Num(v)) => FORMATTED.with(|buf| {
+                let mut buf = buf.borrow_mut();
+                buf.clear();
+                write_number(&mut buf, v);
+                if !values.contains(buf.as_str()) {
+                    insert_distinct(values, overflow, buf.clone());
+                }
+            }),
             (Acc::Sum { sum, n }, Cell::Num(v)) => {
                 *sum += v;
                 *n += 1;
@@ -224,13 +231,19 @@ fn insert_distinct(values: &mut BTreeSet<String>, overflow: &mut bool, value: St
     }
 }
 
+thread_local! {
+    /// Scratch space for formatting attribute numbers before looking them up.
+    static FORMATTED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
 /// Formats a number without a trailing `.0` for integers, so attribute values read like ncu's.
-pub fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
+fn write_number(out: &mut String, v: f64) {
+    use std::fmt::Write;
+    let _ = if v.fract() == 0.0 && v.abs() < 1e15 {
+        write!(out, "{}", v as i64)
     } else {
-        format!("{v}")
-    }
+        write!(out, "{v}")
+    };
 }
 
 /// The aggregate of a set of results: how many, their total weight, and one accumulator per metric.

@@ -57,13 +57,16 @@ fn priority(advice: &Advice) -> (u8, u8, f64) {
     }
 }
 
+/// A scope's findings: per region, per (rule, kind).
+type ScopeFindings = HashMap<RegionKey, BTreeMap<RuleKey, Finding>>;
+
 type RegionKey = (RegionKind, Vec<String>);
 type RuleKey = (String, String);
 
 /// Advice per scope and region.
 #[derive(Debug, Default)]
 pub struct AdviceIndex {
-    scopes: HashMap<ScopeKey, HashMap<RegionKey, BTreeMap<RuleKey, Finding>>>,
+    scopes: HashMap<ScopeKey, ScopeFindings>,
 }
 
 impl AdviceIndex {
@@ -73,11 +76,10 @@ impl AdviceIndex {
         let key = (path.kind, path.segments.clone());
         let mut merged: BTreeMap<RuleKey, Finding> = BTreeMap::new();
         // Scopes are merged in key order, so the aggregate never depends on hash order.
-        let mut scopes: Vec<(&ScopeKey, &HashMap<RegionKey, BTreeMap<RuleKey, Finding>>)> =
-            match scope {
-                Some(s) => self.scopes.get_key_value(s).into_iter().collect(),
-                None => self.scopes.iter().collect(),
-            };
+        let mut scopes: Vec<(&ScopeKey, &ScopeFindings)> = match scope {
+            Some(s) => self.scopes.get_key_value(s).into_iter().collect(),
+            None => self.scopes.iter().collect(),
+        };
         scopes.sort_by(|a, b| a.0.cmp(b.0));
         for (_, regions) in scopes {
             for (rule, finding) in regions.get(&key).into_iter().flatten() {
