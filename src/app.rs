@@ -15,7 +15,8 @@ use crate::process::progress::Display;
 use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
 use crate::report::markdown::MarkdownOptions;
 use crate::report::model::Report;
-use crate::report::{json, markdown, write::write_atomic};
+use crate::report::write::{write_atomic, write_atomic_with};
+use crate::report::{json, markdown};
 use crate::run_dir::{self, RunDir, RunRecord};
 
 pub fn main() -> Result<i32> {
@@ -332,7 +333,9 @@ pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Re
         max_kernels: config.report.max_kernels,
     };
     let md = markdown::render(report, &options)?;
-    write_atomic(&dir.join("report.json"), json::to_json(report).as_bytes())?;
+    write_atomic_with(&dir.join("report.json"), |out| {
+        json::write_json(report, out)
+    })?;
     let md_path = dir.join("report.md");
     write_atomic(&md_path, md.as_bytes())?;
     Ok(md_path)

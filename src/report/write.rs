@@ -9,6 +9,15 @@ use std::path::{Path, PathBuf};
 use super::RenderError;
 
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RenderError> {
+    write_atomic_with(path, |out| out.write_all(contents))
+}
+
+/// Like [`write_atomic`], with the contents written by `fill` straight into the temporary file, so a
+/// large report never has to exist as one string in memory.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), RenderError> {
     let error = |source| RenderError::Write {
         path: path.to_path_buf(),
         source,
@@ -17,11 +26,12 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RenderError> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let (tmp, mut file) = create_temp(&dir, path).map_err(error)?;
-    let written = file
-        .write_all(contents)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| {
+    let (tmp, file) = create_temp(&dir, path).map_err(error)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let written = fill(&mut out)
+        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+        .and_then(|file| {
+            file.sync_all()?;
             drop(file);
             std::fs::rename(&tmp, path)
         });

@@ -323,3 +323,30 @@ fn report_on_a_bare_export_writes_into_out() {
         .collect();
     assert_eq!(paths, ["LLM@prefill", "LLM@prefill/attn"]);
 }
+
+#[test]
+fn report_on_a_raw_export_picks_up_its_details_page_as_advice() {
+    let out = tempfile::tempdir().unwrap();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args([
+            "report",
+            fixture("ncu/h200-2025.3.1/manual_raw.csv")
+                .to_str()
+                .unwrap(),
+        ])
+        .args(["--out", out.path().to_str().unwrap()])
+        .assert()
+        .success();
+    let report = read_json(&out.path().join("report.json"));
+    let sources = report["run"]["sources"].as_array().unwrap();
+    assert!(sources
+        .iter()
+        .any(|s| s.as_str().unwrap().ends_with("manual_details.csv")));
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(md.contains("**Profiler advice**"));
+    assert!(
+        md.contains("| LaunchConfiguration | OPT | 50 |"),
+        "B's launch advice"
+    );
+}

@@ -260,6 +260,9 @@ mod domain_tests {
         let cell = r#"680  "<default domain>:train_step:none:none:none:none:none:none"  "<default domain>:forward:none:none:none:none:none:none"  "NCCL:ncclCommInitRankConfig:none:none:none:none:none:none" "#;
         let stacks = stacks_by_domain(&parse_cell(cell, layout));
         assert_eq!(stacks.default, ["train_step", "forward"]);
-        assert_eq!(stacks.others, [vec!["NCCL@ncclCommInitRankConfig".to_string()]]);
+        assert_eq!(
+            stacks.others,
+            [vec!["NCCL@ncclCommInitRankConfig".to_string()]]
+        );
     }
 }
