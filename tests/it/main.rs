@@ -3,8 +3,8 @@
 mod cli_e2e;
 mod common;
 mod config;
+mod hardening;
 mod ncu_cli;
+mod region_core;
 mod regions;
 mod report_render;
-mod region_core;
-mod hardening;
