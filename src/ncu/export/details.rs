@@ -15,7 +15,7 @@ use crate::region::{RegionKind, RegionPath, ScopeKey};
 use crate::report::model::Advice;
 
 use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
-use super::raw::{csv_after_header, find_header, parse_number, row_error};
+use super::raw::{csv_after_header, find, find_header, find_layout, parse_number, row_error};
 use super::ExportError;
 
 /// One rule's findings while they are gathered: the advice so far, plus the duration of the single
@@ -208,7 +208,7 @@ pub fn read_details<R: BufRead>(
     let rank = rank.map(|r| r.to_string()).unwrap_or_default();
     let (header, preamble) = find_header(&mut input, path)?;
     let (mut reader, headers) = csv_after_header(header, input, path, true)?;
-    let find = |name: &str| headers.iter().position(|h| h == name);
+    let find = |name: &str| find(&headers, name);
     let required = |name: &str| {
         find(name).ok_or_else(|| ExportError::MissingColumn {
             path: path.to_path_buf(),
@@ -222,13 +222,6 @@ pub fn read_details<R: BufRead>(
             expected: "details",
         });
     }
-    let layout = |field: &str| {
-        headers.iter().enumerate().find_map(|(i, h)| {
-            h.contains(field)
-                .then(|| CellLayout::from_header(h, field).map(|l| (i, l)))
-                .flatten()
-        })
-    };
     let columns = Columns {
         id: required("ID")?,
         kernel: required("Kernel Name")?,
@@ -236,8 +229,8 @@ pub fn read_details<R: BufRead>(
         process_name: find("Process Name"),
         host: find("Host Name"),
         device: find("Device"),
-        push_pop: layout("Push/Pop_Range"),
-        start_end: layout("Start/Stop_Range"),
+        push_pop: find_layout(&headers, "Push/Pop_Range"),
+        start_end: find_layout(&headers, "Start/Stop_Range"),
         section: required("Section Name")?,
         metric: required("Metric Name")?,
         unit: required("Metric Unit")?,

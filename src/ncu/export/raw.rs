@@ -180,11 +180,11 @@ pub(crate) fn row_error(path: &Path, offset: u64, err: &csv::Error) -> ExportErr
     }
 }
 
-fn find(headers: &[String], name: &str) -> Option<usize> {
+pub(crate) fn find(headers: &[String], name: &str) -> Option<usize> {
     headers.iter().position(|h| h == name)
 }
 
-fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayout)> {
+pub(crate) fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayout)> {
     headers.iter().enumerate().find_map(|(i, h)| {
         h.contains(range_field)
             .then(|| CellLayout::from_header(h, range_field).map(|l| (i, l)))
