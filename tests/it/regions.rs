@@ -169,11 +169,17 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
 }
 
 #[test]
-fn manual_acceptance_checks_hold_on_the_real_capture() {
-    let report = report(
+fn manual_acceptance_checks_hold_on_the_real_captures() {
+    for export in [
         "ncu/h200-2025.3.1/manual_raw.csv",
-        &["regions.include=[A, B]"],
-    );
+        "ncu/h100-2025.3.1/manual_raw.csv",
+    ] {
+        manual_acceptance_checks(export);
+    }
+}
+
+fn manual_acceptance_checks(export: &str) {
+    let report = report(export, &["regions.include=[A, B]"]);
     assert_eq!(report.scopes.len(), 1);
     let scope = &report.scopes[0];
     let r = regions(scope);
