@@ -22,9 +22,9 @@ mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
 cargo build --release --quiet --bin profile-run --example gen-ncu-export --example report-phases
-bin=$PWD/target/release/profile-run
-gen=$PWD/target/release/examples/gen-ncu-export
-phases=$PWD/target/release/examples/report-phases
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/profile-run
+gen=${CARGO_TARGET_DIR:-$PWD/target}/release/examples/gen-ncu-export
+phases=${CARGO_TARGET_DIR:-$PWD/target}/release/examples/report-phases
 
 python=${PYTHON:-}
 if [[ -z $python ]]; then
