@@ -14,8 +14,8 @@ use crate::ncu::units;
 use crate::region::{RegionKind, RegionPath, ScopeKey};
 use crate::report::model::Advice;
 
-use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
-use super::raw::{csv_after_header, find, find_header, find_layout, parse_number, row_error};
+use super::nvtx_cell::{parse_cell, stacks_by_domain};
+use super::raw::{csv_after_header, find, find_header, parse_number, row_error, ResultColumns};
 use super::ExportError;
 
 /// One rule's findings while they are gathered: the advice so far, plus the duration of the single
@@ -123,14 +123,7 @@ impl AdviceIndex {
 }
 
 struct Columns {
-    id: usize,
-    kernel: usize,
-    process_id: Option<usize>,
-    process_name: Option<usize>,
-    host: Option<usize>,
-    device: Option<usize>,
-    push_pop: Option<(usize, CellLayout)>,
-    start_end: Option<(usize, CellLayout)>,
+    result: ResultColumns,
     section: usize,
     metric: usize,
     unit: usize,
@@ -178,7 +171,7 @@ fn field(rec: &csv::ByteRecord, col: Option<usize>) -> String {
 /// start/end range.
 fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
     let mut regions = Vec::new();
-    if let Some((col, layout)) = columns.push_pop {
+    if let Some((col, layout)) = columns.result.push_pop {
         let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
         let stacks = stacks_by_domain(&parse_cell(&cell, layout));
         for path in std::iter::once(&stacks.default).chain(&stacks.others) {
@@ -187,7 +180,7 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
             }
         }
     }
-    if let Some((col, layout)) = columns.start_end {
+    if let Some((col, layout)) = columns.result.start_end {
         let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
         for entry in parse_cell(&cell, layout) {
             regions.push((RegionKind::StartEnd, vec![entry.segment()]));
@@ -223,14 +216,7 @@ pub fn read_details<R: BufRead>(
         });
     }
     let columns = Columns {
-        id: required("ID")?,
-        kernel: required("Kernel Name")?,
-        process_id: find("Process ID"),
-        process_name: find("Process Name"),
-        host: find("Host Name"),
-        device: find("Device"),
-        push_pop: find_layout(&headers, "Push/Pop_Range"),
-        start_end: find_layout(&headers, "Start/Stop_Range"),
+        result: ResultColumns::locate(&headers, path)?,
         section: required("Section Name")?,
         metric: required("Metric Name")?,
         unit: required("Metric Unit")?,
@@ -250,9 +236,9 @@ pub fn read_details<R: BufRead>(
             Ok(false) => break,
             Err(e) => return Err(row_error(path, preamble, &e)),
         }
-        let id = rec.get(columns.id).unwrap_or(b"");
+        let id = rec.get(columns.result.id).unwrap_or(b"");
         let pid = rec
-            .get(columns.process_id.unwrap_or(columns.id))
+            .get(columns.result.process_id.unwrap_or(columns.result.id))
             .unwrap_or(b"");
         let same = current
             .as_ref()
@@ -261,14 +247,14 @@ pub fn read_details<R: BufRead>(
             if let Some(done) = current.take() {
                 done.flush(index);
             }
-            let kernel = String::from_utf8_lossy(rec.get(columns.kernel).unwrap_or(b""));
+            let kernel = String::from_utf8_lossy(rec.get(columns.result.kernel).unwrap_or(b""));
             current = Some(Current {
                 id: id.to_vec(),
                 scope: ScopeKey {
-                    host: field(&rec, columns.host),
-                    process_id: field(&rec, columns.process_id),
-                    process_name: field(&rec, columns.process_name),
-                    device: field(&rec, columns.device),
+                    host: field(&rec, columns.result.host),
+                    process_id: field(&rec, columns.result.process_id),
+                    process_name: field(&rec, columns.result.process_name),
+                    device: field(&rec, columns.result.device),
                     rank: rank.clone(),
                 },
                 regions: regions_of(&rec, &columns),

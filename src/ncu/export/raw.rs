@@ -57,16 +57,43 @@ pub struct RawSummary {
     pub preamble_lines: u64,
 }
 
+/// Where each result's identity lives: the columns both the raw and the details page carry.
+pub(crate) struct ResultColumns {
+    pub id: usize,
+    pub kernel: usize,
+    pub process_id: Option<usize>,
+    pub process_name: Option<usize>,
+    pub host: Option<usize>,
+    pub device: Option<usize>,
+    pub push_pop: Option<(usize, CellLayout)>,
+    pub start_end: Option<(usize, CellLayout)>,
+}
+
+impl ResultColumns {
+    /// Finds the columns by name; `ID` and `Kernel Name` are required.
+    pub(crate) fn locate(headers: &[String], path: &Path) -> Result<ResultColumns, ExportError> {
+        let required = |name: &str| {
+            find(headers, name).ok_or_else(|| ExportError::MissingColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+            })
+        };
+        Ok(ResultColumns {
+            id: required("ID")?,
+            kernel: required("Kernel Name")?,
+            process_id: find(headers, "Process ID"),
+            process_name: find(headers, "Process Name"),
+            host: find(headers, "Host Name"),
+            device: find(headers, "Device"),
+            push_pop: find_layout(headers, "Push/Pop_Range"),
+            start_end: find_layout(headers, "Start/Stop_Range"),
+        })
+    }
+}
+
 /// Column positions, found by name.
 struct Columns {
-    id: usize,
-    kernel: usize,
-    process_id: Option<usize>,
-    process_name: Option<usize>,
-    host: Option<usize>,
-    device: Option<usize>,
-    push_pop: Option<(usize, CellLayout)>,
-    start_end: Option<(usize, CellLayout)>,
+    result: ResultColumns,
     /// (column, unit factor) per spec.
     metrics: Vec<(usize, f64)>,
     time: Option<(usize, f64)>,
@@ -184,7 +211,7 @@ pub(crate) fn find(headers: &[String], name: &str) -> Option<usize> {
     headers.iter().position(|h| h == name)
 }
 
-pub(crate) fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayout)> {
+fn find_layout(headers: &[String], range_field: &str) -> Option<(usize, CellLayout)> {
     headers.iter().enumerate().find_map(|(i, h)| {
         h.contains(range_field)
             .then(|| CellLayout::from_header(h, range_field).map(|l| (i, l)))
@@ -330,27 +357,28 @@ impl<'c> RowReader<'c> {
         // Same process and device as the previous row is the common case: no allocation then.
         let scope = &mut self.scope;
         let same_scope = scope.rank == columns.rank
-            && field(columns.process_id) == scope.process_id.as_bytes()
-            && field(columns.device) == scope.device.as_bytes()
-            && field(columns.host) == scope.host.as_bytes()
-            && field(columns.process_name) == scope.process_name.as_bytes();
+            && field(columns.result.process_id) == scope.process_id.as_bytes()
+            && field(columns.result.device) == scope.device.as_bytes()
+            && field(columns.result.host) == scope.host.as_bytes()
+            && field(columns.result.process_name) == scope.process_name.as_bytes();
         if !same_scope {
             *scope = ScopeKey {
-                host: text(field(columns.host)).trim().to_string(),
-                process_id: text(field(columns.process_id)).trim().to_string(),
-                process_name: text(field(columns.process_name)).trim().to_string(),
-                device: text(field(columns.device)).trim().to_string(),
+                host: text(field(columns.result.host)).trim().to_string(),
+                process_id: text(field(columns.result.process_id)).trim().to_string(),
+                process_name: text(field(columns.result.process_name)).trim().to_string(),
+                device: text(field(columns.result.device)).trim().to_string(),
                 rank: columns.rank.clone(),
             };
         }
-        let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.push_pop {
+        let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.result.push_pop
+        {
             Some((col, layout)) => {
                 let stacks = self.stacks.get(rec.field(col).unwrap_or(b""), layout);
                 (&stacks.default, &stacks.others)
             }
             None => (&[], &[]),
         };
-        let start_end: &[String] = match columns.start_end {
+        let start_end: &[String] = match columns.result.start_end {
             Some((col, layout)) => {
                 &self
                     .start_end_stacks
@@ -362,7 +390,7 @@ impl<'c> RowReader<'c> {
         if !push_pop.is_empty() || !other_push_pop.is_empty() || !start_end.is_empty() {
             self.results_in_ranges += 1;
         }
-        let kernel = text(rec.field(columns.kernel).unwrap_or(b""));
+        let kernel = text(rec.field(columns.result.kernel).unwrap_or(b""));
         if kernel == "range" {
             self.range_results += 1;
         }
@@ -429,21 +457,8 @@ impl<R: BufRead> RawExport<R> {
                 expected: "raw",
             });
         }
-        let required = |name: &str| {
-            find(&headers, name).ok_or_else(|| ExportError::MissingColumn {
-                path: path.to_path_buf(),
-                column: name.to_string(),
-            })
-        };
         let mut columns = Columns {
-            id: required("ID")?,
-            kernel: required("Kernel Name")?,
-            process_id: find(&headers, "Process ID"),
-            process_name: find(&headers, "Process Name"),
-            host: find(&headers, "Host Name"),
-            device: find(&headers, "Device"),
-            push_pop: find_layout(&headers, "Push/Pop_Range"),
-            start_end: find_layout(&headers, "Start/Stop_Range"),
+            result: ResultColumns::locate(&headers, path)?,
             metrics: Vec::new(),
             time: None,
             headers: Vec::new(),
@@ -455,7 +470,7 @@ impl<R: BufRead> RawExport<R> {
         let mut units_row = None;
         let mut first = csv::ByteRecord::new();
         match reader.read_byte_record(&mut first) {
-            Ok(true) if first.get(columns.id).is_some_and(|v| v.is_empty()) => {
+            Ok(true) if first.get(columns.result.id).is_some_and(|v| v.is_empty()) => {
                 units_row = Some(first)
             }
             Ok(true) => pending = Some(first),
@@ -477,7 +492,7 @@ impl<R: BufRead> RawExport<R> {
         };
 
         let mut summary = RawSummary {
-            has_nvtx: columns.push_pop.is_some() || columns.start_end.is_some(),
+            has_nvtx: columns.result.push_pop.is_some() || columns.result.start_end.is_some(),
             preamble_lines: preamble,
             ..RawSummary::default()
         };

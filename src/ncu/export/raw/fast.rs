@@ -34,13 +34,13 @@ impl Layout {
     pub(super) fn new(columns: &Columns) -> Layout {
         let width = columns.headers.len();
         let mut wanted: Vec<usize> = [
-            Some(columns.kernel),
-            columns.process_id,
-            columns.process_name,
-            columns.host,
-            columns.device,
-            columns.push_pop.map(|(c, _)| c),
-            columns.start_end.map(|(c, _)| c),
+            Some(columns.result.kernel),
+            columns.result.process_id,
+            columns.result.process_name,
+            columns.result.host,
+            columns.result.device,
+            columns.result.push_pop.map(|(c, _)| c),
+            columns.result.start_end.map(|(c, _)| c),
             columns.time.map(|(c, _)| c),
         ]
         .into_iter()
