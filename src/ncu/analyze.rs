@@ -384,18 +384,14 @@ fn report_notes(
 /// zeroed metrics and a note, so "nothing ran there" is visible rather than silently absent.
 fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &ScopeBuilder<'_>) {
     for pattern in &config.regions.include {
-        let literal = !pattern.starts_with("regex:")
-            && !pattern.contains(['*', '?', '[', ']'])
-            && !pattern.is_empty();
-        if !literal {
+        let Some(levels) = super::nvtx::literal_levels(pattern) else {
             continue;
-        }
-        let segments: Vec<String> = pattern
-            .trim_end_matches('/')
-            .split('/')
+        };
+        let segments: Vec<String> = levels
+            .into_iter()
             .map(|s| match &config.regions.domain {
                 Some(domain) => format!("{domain}@{s}"),
-                None => s.to_string(),
+                None => s,
             })
             .collect();
         if scope

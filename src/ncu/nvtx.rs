@@ -275,6 +275,20 @@ fn convert(pattern: &str, domain: Option<&str>, key: &str) -> Result<Converted, 
     })
 }
 
+/// The range names of a pattern that names exactly one region (no glob, no `regex:`), level by level,
+/// with escapes resolved: `train_step/a\/b` → `["train_step", "a/b"]`. `None` for patterns that can
+/// match several regions.
+pub fn literal_levels(pattern: &str) -> Option<Vec<String>> {
+    if pattern.is_empty() || pattern.starts_with("regex:") {
+        return None;
+    }
+    let levels = split_levels(pattern);
+    let literal = levels
+        .iter()
+        .all(|level| !level.is_empty() && level.iter().all(|p| matches!(p, Piece::Lit(_))));
+    literal.then(|| levels.iter().map(|level| literal_text(level)).collect())
+}
+
 /// Splits a user pattern at unescaped `/`; `\X` is a literal `X`. One trailing `/` is tolerated (the
 /// user already wrote ncu's push/pop form).
 fn split_levels(pattern: &str) -> Vec<Vec<Piece>> {
@@ -465,5 +479,17 @@ mod tests {
         assert!(at[0].contains(r"`LLM\@prefill/`"), "{at:?}");
         assert!(lint_raw("top/a@b/")[0].contains(r"top/a\@b/"));
         assert!(lint_raw("a@b@c/")[0].contains("2 unescaped `@`"));
+    }
+
+    #[test]
+    fn literal_levels_resolve_escapes_and_refuse_globs() {
+        assert_eq!(
+            literal_levels(r"train_step/a\/b/").unwrap(),
+            ["train_step", "a/b"]
+        );
+        assert_eq!(literal_levels(r"x\*").unwrap(), ["x*"]);
+        assert_eq!(literal_levels("decode*"), None);
+        assert_eq!(literal_levels("regex:dec.*"), None);
+        assert_eq!(literal_levels("a//b"), None);
     }
 }
