@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, MergeArgs, ProfileArgs, ReportArgs};
+use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ProfileArgs, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
 use crate::error::{exit, Error, Result};
 use crate::ncu::analyze::{analyze_sets, ExportSet, RunContext};
@@ -23,7 +23,8 @@ pub fn main() -> Result<i32> {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Report(args)) => report_command(args),
-        Some(Command::Merge(args)) => merge_command(args),
+        // `merge` is `report` given several captures: the same inputs, the same analysis.
+        Some(Command::Merge(args)) => report_command(args),
         Some(Command::Config(ConfigCommand::Show { origin, config })) => {
             let loaded = load_config(&config)?;
             print_stdout(&if origin {
@@ -268,7 +269,7 @@ fn shell_signal_note(code: i32) -> String {
 }
 
 fn profiler_version(program: &str) -> Option<String> {
-    let output = duct::cmd(program, ["--version"])
+    let output = duct::cmd(program, crate::ncu::cli::version_args())
         .stderr_to_stdout()
         .stdout_capture()
         .unchecked()
@@ -364,12 +365,4 @@ fn report_command(args: ReportArgs) -> Result<i32> {
     let md = write_reports(&report, &loaded.config, &out)?;
     print_stdout(&md.display().to_string());
     Ok(exit::OK)
-}
-
-fn merge_command(args: MergeArgs) -> Result<i32> {
-    report_command(ReportArgs {
-        items: args.items,
-        out: args.out,
-        configs: args.configs,
-    })
 }

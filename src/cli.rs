@@ -29,8 +29,9 @@ pub struct Cli {
 pub enum Command {
     /// Render report.md and report.json again from a run directory, CSV exports or an .ncu-rep.
     Report(ReportArgs),
-    /// Combine the per-rank directories of a multi-process run (or several runs) into one report.
-    Merge(MergeArgs),
+    /// Combine the per-rank directories of a multi-process run (or several runs) into one report;
+    /// takes what `report` takes, a shared run directory with `rank*` subdirectories included.
+    Merge(ReportArgs),
     /// Inspect the resolved configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -72,20 +73,6 @@ pub struct ReportArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
-    #[arg(long = "config", short = 'c', value_name = "FILE")]
-    pub configs: Vec<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// Run directories (a shared run directory with per-rank subdirectories, or one per rank), and
-    /// `dotted.key=value` overrides.
-    #[arg(required = true, value_name = "RUN_DIR | KEY=VALUE")]
-    pub items: Vec<String>,
-    /// Where the merged report goes (default: the first run directory).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Preset file (or embedded preset name); repeat to layer, later wins.
     #[arg(long = "config", short = 'c', value_name = "FILE")]
     pub configs: Vec<PathBuf>,
 }
