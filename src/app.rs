@@ -127,8 +127,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let mut profiled = 0u64;
     let finished = run_streaming(
         cli.program(),
-        &cli.argv(),
-        &[],
+        cli.expression(),
         &run.path("ncu.log"),
         &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {

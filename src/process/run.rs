@@ -25,11 +25,11 @@ impl Finished {
     }
 }
 
-/// Runs `program args…`, writes every output line to `log` and hands it to `on_line`.
+/// Runs `command` (named `program` in messages), writes every output line to `log` and hands it to
+/// `on_line`.
 pub fn run_streaming(
     program: &str,
-    args: &[String],
-    env: &[(String, String)],
+    command: duct::Expression,
     log: &Path,
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Finished, ProfilerError> {
@@ -37,10 +37,7 @@ pub fn run_streaming(
         program: program.to_string(),
         source,
     })?;
-    let mut expression = duct::cmd(program, args).stderr_to_stdout().unchecked();
-    for (key, value) in env {
-        expression = expression.env(key, value);
-    }
+    let expression = command.stderr_to_stdout().unchecked();
     let guard = SignalGuard::install().map_err(|source| ProfilerError::Spawn {
         program: program.to_string(),
         source,
