@@ -8,6 +8,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod fast_map;
 pub mod ncu;
 pub mod process;
 pub mod region;

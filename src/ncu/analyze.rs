@@ -2,7 +2,9 @@
 //! selection, feeds every result to the region core and writes the notes a user needs to read the
 //! numbers right (no regions, patterns that matched nothing, metrics the export lacks).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::fast_map::FastMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -269,7 +271,7 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
 struct ChunkState {
     accumulator: RegionAccumulator,
     /// Kernel selection decisions already asked of the shared filter.
-    decisions: HashMap<String, bool>,
+    decisions: FastMap<String, bool>,
     selected: u64,
     excluded: u64,
 }
@@ -278,7 +280,7 @@ impl ChunkState {
     fn new(specs: &[crate::region::MetricSpec]) -> ChunkState {
         ChunkState {
             accumulator: RegionAccumulator::new(specs.to_vec()),
-            decisions: HashMap::new(),
+            decisions: FastMap::default(),
             selected: 0,
             excluded: 0,
         }

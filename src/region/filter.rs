@@ -3,7 +3,7 @@
 //! Decisions are cached per distinct name, so a profile with a million results and a few hundred kernel
 //! names matches each name once. Per-pattern hit counts let the report say which pattern matched nothing.
 
-use std::collections::HashMap;
+use crate::fast_map::FastMap;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use thiserror::Error;
@@ -26,7 +26,7 @@ pub struct KernelFilter {
     use_function_name: bool,
     include_hits: Vec<u64>,
     exclude_hits: Vec<u64>,
-    decisions: HashMap<String, bool>,
+    decisions: FastMap<String, bool>,
 }
 
 fn build(list: &'static str, patterns: &[String]) -> Result<GlobSet, PatternError> {
@@ -67,7 +67,7 @@ impl KernelFilter {
             use_function_name,
             include_hits: vec![0; include.len()],
             exclude_hits: vec![0; exclude.len()],
-            decisions: HashMap::new(),
+            decisions: FastMap::default(),
         })
     }
 

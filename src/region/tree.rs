@@ -4,11 +4,12 @@
 //! Memory grows with the number of distinct (scope, region, kernel) groups, never with the number of
 //! results: each result is folded into its group's accumulators and dropped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::rollup::{Cell, Group, MetricSpec};
+use crate::fast_map::FastMap;
 
 /// Where results come from: one process on one device of one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -108,7 +109,7 @@ struct ScopeAcc {
     total: Group,
     excluded: u64,
     outside: BTreeMap<String, Group>,
-    regions: HashMap<RegionPath, Node>,
+    regions: FastMap<RegionPath, Node>,
 }
 
 /// A scope while results stream in: regions keyed so that a result's stack, borrowed from the
@@ -119,8 +120,8 @@ struct StreamScope {
     total: Group,
     excluded: u64,
     outside: BTreeMap<String, Group>,
-    push_pop: HashMap<Vec<String>, Node>,
-    start_end: HashMap<String, Node>,
+    push_pop: FastMap<Vec<String>, Node>,
+    start_end: FastMap<String, Node>,
 }
 
 impl StreamScope {
@@ -165,8 +166,8 @@ impl StreamScope {
 }
 
 fn merge_nodes<K: std::hash::Hash + Eq>(
-    into: &mut HashMap<K, Node>,
-    from: HashMap<K, Node>,
+    into: &mut FastMap<K, Node>,
+    from: FastMap<K, Node>,
     offset: u64,
 ) {
     for (key, mut node) in from {
@@ -199,7 +200,7 @@ fn merge_owned_kernel_maps(into: &mut BTreeMap<String, Group>, from: BTreeMap<St
 #[derive(Debug)]
 pub struct RegionAccumulator {
     specs: Vec<MetricSpec>,
-    scopes: HashMap<ScopeKey, StreamScope>,
+    scopes: FastMap<ScopeKey, StreamScope>,
     seq: u64,
 }
 
@@ -236,7 +237,7 @@ impl RegionAccumulator {
     pub fn new(specs: Vec<MetricSpec>) -> RegionAccumulator {
         RegionAccumulator {
             specs,
-            scopes: HashMap::new(),
+            scopes: FastMap::default(),
             seq: 0,
         }
     }
@@ -286,8 +287,8 @@ impl RegionAccumulator {
                     total: Group::new(specs),
                     excluded: 0,
                     outside: BTreeMap::new(),
-                    push_pop: HashMap::new(),
-                    start_end: HashMap::new(),
+                    push_pop: FastMap::default(),
+                    start_end: FastMap::default(),
                 },
             );
         }
@@ -311,7 +312,11 @@ impl RegionAccumulator {
             add_to_node(node, obs, selected, specs);
             in_region = true;
         }
-        for name in obs.start_end {
+        for (at, name) in obs.start_end.iter().enumerate() {
+            // Overlapping instances of one range (two open `epoch`s) are one region: count once.
+            if obs.start_end[..at].contains(name) {
+                continue;
+            }
             if !scope.start_end.contains_key(name) {
                 scope.start_end.insert(name.clone(), new_node(seq));
             }
@@ -395,7 +400,7 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
         total: Group::new(specs),
         excluded: 0,
         outside: BTreeMap::new(),
-        regions: HashMap::new(),
+        regions: FastMap::default(),
     };
     for (_, acc) in scopes {
         merged.total.merge(&acc.total);
@@ -476,7 +481,7 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
 /// Returns the inclusive kernel map and excluded count for the parent to merge.
 fn build_subtree(
     path: &RegionPath,
-    nodes: &mut HashMap<RegionPath, Node>,
+    nodes: &mut FastMap<RegionPath, Node>,
     children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
     specs: &[MetricSpec],
     out: &mut Vec<RegionStats>,

@@ -219,6 +219,37 @@ fn start_end_ranges_are_flat_and_count_beside_the_push_pop_path() {
 }
 
 #[test]
+fn overlapping_instances_of_one_start_end_range_count_a_result_once() {
+    let results = vec![
+        Result_ {
+            pid: 1,
+            stack: vec![],
+            start_end: vec!["epoch".into(), "step".into(), "epoch".into()],
+            kernel: "gemm".into(),
+            time: 10.0,
+            util: 50.0,
+        },
+        Result_ {
+            pid: 1,
+            stack: vec![],
+            start_end: vec!["epoch".into()],
+            kernel: "gemm".into(),
+            time: 4.0,
+            util: 50.0,
+        },
+    ];
+    let (scopes, _) = run(&results, false);
+    let epoch = scopes[0]
+        .regions
+        .iter()
+        .find(|r| r.path.segments == ["epoch"])
+        .unwrap();
+    assert_eq!(epoch.inclusive.count, 2);
+    assert_eq!(epoch.inclusive.time, 14.0);
+    assert_eq!(epoch.kernels[0].1.count, 2);
+}
+
+#[test]
 fn means_are_weighted_by_duration_across_nesting() {
     let results = vec![
         Result_ {

@@ -183,7 +183,11 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
     if let Some((col, layout)) = columns.result.start_end {
         let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
         for entry in parse_cell(&cell, layout) {
-            regions.push((RegionKind::StartEnd, vec![entry.segment()]));
+            let region = (RegionKind::StartEnd, vec![entry.segment()]);
+            // Overlapping instances of one range are one region, as in the raw export's tree.
+            if !regions.contains(&region) {
+                regions.push(region);
+            }
         }
     }
     regions

@@ -2,7 +2,9 @@
 //! column per metric, a units row under the header.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::fast_map::FastMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -279,7 +281,7 @@ struct CellStacks {
 /// cell is parsed once and later rows cost one hash lookup.
 #[derive(Default)]
 struct StackCache {
-    index: HashMap<Box<[u8]>, usize>,
+    index: FastMap<Box<[u8]>, usize>,
     stacks: Vec<CellStacks>,
 }
 
