@@ -78,6 +78,9 @@ pub enum Acc {
     Distinct {
         values: BTreeSet<String>,
         overflow: bool,
+        /// Bits of the last number added: an attribute repeats one value across a kernel's results,
+        /// so most results are known to be in `values` (or past the cap) without formatting.
+        last: Option<u64>,
     },
 }
 
@@ -101,6 +104,7 @@ impl Acc {
             Rollup::Distinct => Acc::Distinct {
                 values: BTreeSet::new(),
                 overflow: false,
+                last: None,
             },
         }
     }
@@ -111,12 +115,26 @@ impl Acc {
             (_, Cell::Missing) => {}
             // Attributes repeat the same few values for every result: look the value up first and
             // allocate only for a new one.
-            (Acc::Distinct { values, overflow }, Cell::Text(t)) => {
+            (
+                Acc::Distinct {
+                    values, overflow, ..
+                },
+                Cell::Text(t),
+            ) => {
                 if !values.contains(t) {
                     insert_distinct(values, overflow, t.to_string());
                 }
             }
-            (Acc::Distinct { values, overflow }, Cell::Num(v)) => FORMATTED.with(|buf| {
+            (Acc::Distinct { last, .. }, Cell::Num(v)) if *last == Some(v.to_bits()) => {}
+            (
+                Acc::Distinct {
+                    values,
+                    overflow,
+                    last,
+                },
+                Cell::Num(v),
+            ) => FORMATTED.with(|buf| {
+                *last = Some(v.to_bits());
                 let mut buf = buf.borrow_mut();
                 buf.clear();
                 write_number(&mut buf, v);
@@ -184,10 +202,13 @@ impl Acc {
                 *n += n2;
             }
             (
-                Acc::Distinct { values, overflow },
+                Acc::Distinct {
+                    values, overflow, ..
+                },
                 Acc::Distinct {
                     values: v2,
                     overflow: o2,
+                    ..
                 },
             ) => {
                 *overflow |= *o2;
@@ -217,7 +238,9 @@ impl Acc {
     /// Distinct values for attributes; `None` for numeric rollups.
     pub fn distinct(&self) -> Option<(&BTreeSet<String>, bool)> {
         match self {
-            Acc::Distinct { values, overflow } => Some((values, *overflow)),
+            Acc::Distinct {
+                values, overflow, ..
+            } => Some((values, *overflow)),
             _ => None,
         }
     }

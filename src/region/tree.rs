@@ -11,6 +11,10 @@ use serde::Serialize;
 use super::rollup::{Cell, Group, MetricSpec};
 use crate::fast_map::FastMap;
 
+/// Groups by kernel name. Unordered: every list made from one is sorted (longest time first, then by
+/// name) before anyone sees it.
+type KernelMap = FastMap<String, Group>;
+
 /// Where results come from: one process on one device of one host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ScopeKey {
@@ -100,7 +104,7 @@ struct Node {
     first_seen: u64,
     /// Results of this region whose kernels the kernel selection dropped.
     excluded: u64,
-    kernels: BTreeMap<String, Group>,
+    kernels: KernelMap,
 }
 
 #[derive(Debug, Clone)]
@@ -108,7 +112,7 @@ struct ScopeAcc {
     first_seen: u64,
     total: Group,
     excluded: u64,
-    outside: BTreeMap<String, Group>,
+    outside: KernelMap,
     regions: FastMap<RegionPath, Node>,
 }
 
@@ -119,7 +123,7 @@ struct StreamScope {
     first_seen: u64,
     total: Group,
     excluded: u64,
-    outside: BTreeMap<String, Group>,
+    outside: KernelMap,
     push_pop: FastMap<Vec<String>, Node>,
     start_end: FastMap<String, Node>,
 }
@@ -185,7 +189,7 @@ fn merge_nodes<K: std::hash::Hash + Eq>(
     }
 }
 
-fn merge_owned_kernel_maps(into: &mut BTreeMap<String, Group>, from: BTreeMap<String, Group>) {
+fn merge_owned_kernel_maps(into: &mut KernelMap, from: KernelMap) {
     for (name, group) in from {
         match into.get_mut(&name) {
             Some(g) => g.merge(&group),
@@ -286,7 +290,7 @@ impl RegionAccumulator {
                     first_seen: seq,
                     total: Group::new(specs),
                     excluded: 0,
-                    outside: BTreeMap::new(),
+                    outside: KernelMap::default(),
                     push_pop: FastMap::default(),
                     start_end: FastMap::default(),
                 },
@@ -357,11 +361,7 @@ impl RegionAccumulator {
     }
 }
 
-fn group_for<'m>(
-    map: &'m mut BTreeMap<String, Group>,
-    kernel: &str,
-    specs: &[MetricSpec],
-) -> &'m mut Group {
+fn group_for<'m>(map: &'m mut KernelMap, kernel: &str, specs: &[MetricSpec]) -> &'m mut Group {
     if !map.contains_key(kernel) {
         map.insert(kernel.to_string(), Group::new(specs));
     }
@@ -383,7 +383,7 @@ fn add_to_node(node: &mut Node, obs: &Observation<'_>, selected: bool, specs: &[
     }
 }
 
-fn merge_kernel_maps(into: &mut BTreeMap<String, Group>, from: &BTreeMap<String, Group>) {
+fn merge_kernel_maps(into: &mut KernelMap, from: &KernelMap) {
     for (name, group) in from {
         match into.get_mut(name) {
             Some(g) => g.merge(group),
@@ -399,7 +399,7 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
         first_seen: 0,
         total: Group::new(specs),
         excluded: 0,
-        outside: BTreeMap::new(),
+        outside: KernelMap::default(),
         regions: FastMap::default(),
     };
     for (_, acc) in scopes {
@@ -420,7 +420,15 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
     merged
 }
 
-fn sorted_kernels(map: BTreeMap<String, Group>) -> Vec<(String, Group)> {
+/// The groups in name order, so sums over them add up in the same order on every run and however the
+/// input was split between reader threads.
+fn by_name(map: &KernelMap) -> Vec<(&String, &Group)> {
+    let mut groups: Vec<_> = map.iter().collect();
+    groups.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    groups
+}
+
+fn sorted_kernels(map: KernelMap) -> Vec<(String, Group)> {
     let mut kernels: Vec<(String, Group)> = map.into_iter().collect();
     kernels.sort_by(|a, b| b.1.time.total_cmp(&a.1.time).then_with(|| a.0.cmp(&b.0)));
     kernels
@@ -463,7 +471,7 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
     }
 
     let mut outside = Group::new(specs);
-    for group in acc.outside.values() {
+    for (_, group) in by_name(&acc.outside) {
         outside.merge(group);
     }
     ScopeStats {
@@ -485,10 +493,10 @@ fn build_subtree(
     children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
     specs: &[MetricSpec],
     out: &mut Vec<RegionStats>,
-) -> (BTreeMap<String, Group>, u64) {
+) -> (KernelMap, u64) {
     let node = nodes.remove(path).expect("every path has a node");
     let mut exclusive = Group::new(specs);
-    for group in node.kernels.values() {
+    for (_, group) in by_name(&node.kernels) {
         exclusive.merge(group);
     }
     let mut inclusive = exclusive.clone();
@@ -505,7 +513,7 @@ fn build_subtree(
     if let Some(kids) = children.get(&Some(path.clone())) {
         for child in kids {
             let (child_kernels, child_excluded) = build_subtree(child, nodes, children, specs, out);
-            for group in child_kernels.values() {
+            for (_, group) in by_name(&child_kernels) {
                 inclusive.merge(group);
             }
             merge_kernel_maps(&mut kernels, &child_kernels);

@@ -26,6 +26,9 @@ const GROUPING: &[char] = &[',', '\'', '’', ' ', '\u{a0}', '\u{202f}'];
 
 /// Reads one cell.
 pub fn classify(raw: &[u8]) -> Number {
+    if let Some(v) = short_decimal(raw) {
+        return Number::Value(v);
+    }
     let Ok(text) = std::str::from_utf8(raw) else {
         return Number::Text;
     };
@@ -116,6 +119,67 @@ fn c_grouped(text: &[u8]) -> Option<f64> {
     std::str::from_utf8(&buf[..len]).ok()?.parse().ok()
 }
 
+/// Exact powers of ten up to the largest one an `f64` holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The common cell, `1,234,567.25` or `4.383888`, read in one pass: digits (ncu's `,` grouping
+/// checked as [`c_grouped`] does) and an optional fraction, with at most 2^53 as the digits read as
+/// an integer. Both that integer and the power of ten are exact in an `f64`, so one division gives
+/// the correctly rounded value, the same one `str::parse` gives. `None` for anything else, which
+/// the general path then reads.
+fn short_decimal(raw: &[u8]) -> Option<f64> {
+    let (negative, body) = match raw.first()? {
+        b'-' => (true, &raw[1..]),
+        b'+' => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    let mut digits: u64 = 0;
+    let mut count = 0usize;
+    let mut fraction_digits: Option<usize> = None;
+    // Digits in the current integer group, and whether a `,` was seen.
+    let mut group = 0usize;
+    let mut grouped = false;
+    for &b in body {
+        match b {
+            b'0'..=b'9' => {
+                count += 1;
+                if count > 19 {
+                    return None;
+                }
+                digits = digits * 10 + u64::from(b - b'0');
+                match fraction_digits.as_mut() {
+                    Some(n) => *n += 1,
+                    None => group += 1,
+                }
+            }
+            b',' if fraction_digits.is_none() => {
+                // The first group holds 1 to 3 digits, every later one exactly 3.
+                if group == 0 || group > 3 || (grouped && group != 3) {
+                    return None;
+                }
+                grouped = true;
+                group = 0;
+            }
+            b'.' if fraction_digits.is_none() => fraction_digits = Some(0),
+            _ => return None,
+        }
+    }
+    let integer_ok = group > 0 && (!grouped || group == 3);
+    let fraction = match fraction_digits {
+        Some(0) => return None,
+        Some(n) => n,
+        None => 0,
+    };
+    if !integer_ok || digits > 1 << 53 || fraction >= POW10.len() {
+        return None;
+    }
+    let value = digits as f64 / POW10[fraction];
+    Some(if negative { -value } else { value })
+}
+
 enum Shape {
     /// Thousands grouped with this character, `.` (if any) the decimal point.
     Grouped(char),
@@ -198,6 +262,74 @@ mod tests {
                 _ => None,
             };
             assert_eq!(c_grouped(text.as_bytes()), general, "{text}");
+        }
+    }
+
+    /// What `classify` gives without its fast path.
+    fn general(text: &str) -> Option<f64> {
+        text.parse().ok().or_else(|| c_grouped(text.as_bytes()))
+    }
+
+    #[test]
+    fn the_short_path_reads_exactly_like_the_general_one() {
+        for text in [
+            "0",
+            "-0",
+            "+7",
+            "007",
+            "4.383888",
+            "2,601,960,784.31",
+            "9,007,199,254,740,992",
+            "9007199254740993",
+            "0.1",
+            "123456789012345.6",
+            "1.0000000000000000000001",
+            "0.0000000000000000000001",
+            "1,234",
+            "999,999.999",
+            "17976931348623157",
+        ] {
+            let fast = short_decimal(text.as_bytes());
+            if let Some(v) = fast {
+                assert_eq!(Some(v.to_bits()), general(text).map(f64::to_bits), "{text}");
+            }
+        }
+        for text in [
+            "1.", ".5", "1,23", "1234,567", ",1", "1,,2", "1.2.3", "1e5", "", "-", "1 2",
+        ] {
+            assert_eq!(short_decimal(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn short_path_agrees_with_the_general_one(
+            sign in proptest::sample::select(vec!["", "-", "+"]),
+            integer in 0u64..10_000_000_000_000,
+            fraction in proptest::option::of("[0-9]{1,12}"),
+            group in proptest::bool::ANY,
+        ) {
+            let mut text = sign.to_string();
+            let digits = integer.to_string();
+            if group {
+                let head = digits.len() % 3;
+                let mut parts = Vec::new();
+                if head > 0 { parts.push(&digits[..head]); }
+                parts.extend((head..digits.len()).step_by(3).map(|i| &digits[i..i + 3]));
+                text.push_str(&parts.join(","));
+            } else {
+                text.push_str(&digits);
+            }
+            if let Some(f) = &fraction {
+                text.push('.');
+                text.push_str(f);
+            }
+            let expected = general(&text).map(f64::to_bits);
+            proptest::prop_assert!(expected.is_some(), "{}", text);
+            if let Some(v) = short_decimal(text.as_bytes()) {
+                proptest::prop_assert_eq!(Some(v.to_bits()), expected, "{}", text);
+            }
+            proptest::prop_assert_eq!(classify(text.as_bytes()), Number::Value(f64::from_bits(expected.unwrap())));
         }
     }
 

@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use smallvec::SmallVec;
+
 use crate::fast_map::FastMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -397,7 +399,8 @@ impl<'c> RowReader<'c> {
             self.range_results += 1;
         }
         let (path, offset) = (self.path, self.offset);
-        let mut values: Vec<Cell<'_>> = Vec::with_capacity(columns.metrics.len());
+        // On the stack for any usual metric list: no allocation per result.
+        let mut values: SmallVec<[Cell<'_>; 32]> = SmallVec::with_capacity(columns.metrics.len());
         for &(col, factor) in &columns.metrics {
             values.push(match metric_cell(rec, col, columns, path, offset)? {
                 Number::Value(v) => Cell::Num(v * factor),
