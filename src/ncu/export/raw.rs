@@ -267,7 +267,11 @@ impl Fields for csv::ByteRecord {
 }
 
 fn text(raw: &[u8]) -> Cow<'_, str> {
-    String::from_utf8_lossy(raw)
+    // Valid UTF-8 is the rule; the plain check is several times faster than the lossy walk.
+    match std::str::from_utf8(raw) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(raw),
+    }
 }
 
 /// One NVTX cell, parsed: the default domain's path, other domains' paths, and every entry's
