@@ -190,11 +190,7 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
     let notes = report_notes(config, &summaries, &filter, selected);
     let (scopes, aggregate) = accumulator.finish(config.report.aggregate);
     let advice_for = |scope: Option<&ScopeKey>, path: &RegionPath| advice.for_region(scope, path);
-    let builder = ScopeBuilder {
-        specs: &specs,
-        has_time,
-        advice: &advice_for,
-    };
+    let builder = ScopeBuilder::new(&specs, has_time, &advice_for);
     let mut scopes: Vec<_> = scopes
         .into_iter()
         .map(|s| builder.scope(s, false))

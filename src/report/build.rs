@@ -1,20 +1,39 @@
 //! Turns the region core's [`ScopeStats`] into the report model: metric maps with units, time shares,
 //! kernel lists and the per-region notes.
 
+use std::sync::Arc;
+
 use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
 use super::model::{Advice, Kernel, MetricMap, MetricValue, Region, Scope, Totals};
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
-    pub specs: &'a [MetricSpec],
+    specs: &'a [MetricSpec],
+    /// Each metric's name and unit, allocated once and shared by every value in the report.
+    names: Vec<Arc<str>>,
+    units: Vec<Arc<str>>,
     /// True when results carry a duration, so time shares mean something.
-    pub has_time: bool,
+    has_time: bool,
     /// The profiler's advice for a region of a scope (`None`: of the aggregate), if it gave any.
-    pub advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
+    advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
 }
 
-impl ScopeBuilder<'_> {
+impl<'a> ScopeBuilder<'a> {
+    pub fn new(
+        specs: &'a [MetricSpec],
+        has_time: bool,
+        advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
+    ) -> ScopeBuilder<'a> {
+        ScopeBuilder {
+            specs,
+            names: specs.iter().map(|s| Arc::from(s.name.as_str())).collect(),
+            units: specs.iter().map(|s| Arc::from(s.unit.as_str())).collect(),
+            has_time,
+            advice,
+        }
+    }
+
     pub fn scope(&self, stats: ScopeStats, is_aggregate: bool) -> Scope {
         let scope_time = stats.total.time;
         let key = (!is_aggregate).then_some(&stats.key);
@@ -139,16 +158,19 @@ impl ScopeBuilder<'_> {
     /// Empty groups give zeroed sums (an empty region really did take no time), `null` otherwise.
     fn metric_map(&self, group: &Group) -> MetricMap {
         MetricMap(
-            self.specs
+            self.names
                 .iter()
+                .zip(&self.units)
                 .zip(&group.accs)
-                .map(|(spec, acc)| (spec.name.clone(), metric_value(spec, acc, group.count == 0)))
+                .map(|((name, unit), acc)| {
+                    (name.clone(), metric_value(unit, acc, group.count == 0))
+                })
                 .collect(),
         )
     }
 }
 
-fn metric_value(spec: &MetricSpec, acc: &Acc, empty: bool) -> MetricValue {
+fn metric_value(unit: &Arc<str>, acc: &Acc, empty: bool) -> MetricValue {
     let values = acc.distinct().map(|(set, overflow)| {
         let mut list: Vec<String> = set.iter().cloned().collect();
         // Launch shapes read best in numeric order (4, 16, 128), not text order (128, 16, 4).
@@ -170,7 +192,7 @@ fn metric_value(spec: &MetricSpec, acc: &Acc, empty: bool) -> MetricValue {
     };
     MetricValue {
         value,
-        unit: spec.unit.clone(),
+        unit: unit.clone(),
         values,
     }
 }

@@ -4,6 +4,8 @@
 //! versioned by [`SCHEMA_VERSION`] and documented in docs/report-schema.md and
 //! docs/report.schema.json; bump the version on any incompatible change.
 
+use std::sync::Arc;
+
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -163,7 +165,8 @@ pub struct Kernel {
 pub struct MetricValue {
     /// `null` when no result had a value, and for attributes (see `values`).
     pub value: Option<f64>,
-    pub unit: String,
+    /// Shared with every other value of the same metric: a large report holds millions of these.
+    pub unit: Arc<str>,
     /// Distinct values of an attribute metric (rollup `distinct`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
@@ -171,11 +174,11 @@ pub struct MetricValue {
 
 /// Metric name → value, serialised as a JSON object in report order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct MetricMap(pub Vec<(String, MetricValue)>);
+pub struct MetricMap(pub Vec<(Arc<str>, MetricValue)>);
 
 impl MetricMap {
     pub fn get(&self, name: &str) -> Option<&MetricValue> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.0.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
     }
 }
 
@@ -183,7 +186,7 @@ impl Serialize for MetricMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (name, value) in &self.0 {
-            map.serialize_entry(name, value)?;
+            map.serialize_entry(&**name, value)?;
         }
         map.end()
     }

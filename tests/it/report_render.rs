@@ -45,10 +45,10 @@ fn metrics(ns: f64) -> MetricMap {
                 let values = (*rollup == Rollup::Distinct)
                     .then(|| vec!["(128, 1, 1)".to_string(), "(256, 1, 1)".to_string()]);
                 (
-                    name.to_string(),
+                    (*name).into(),
                     MetricValue {
                         value,
-                        unit: unit.to_string(),
+                        unit: (*unit).into(),
                         values,
                     },
                 )
