@@ -62,10 +62,14 @@ pub enum Acc {
         sum: f64,
         n: u64,
     },
+    /// Results with a duration go into the weighted sum; those without one into a plain average,
+    /// which is the value only when no result had a duration.
     Mean {
         weighted: f64,
         weight: f64,
         n: u64,
+        plain: f64,
+        plain_n: u64,
     },
     Max {
         max: f64,
@@ -92,6 +96,8 @@ impl Acc {
                 weighted: 0.0,
                 weight: 0.0,
                 n: 0,
+                plain: 0.0,
+                plain_n: 0,
             },
             Rollup::Max => Acc::Max {
                 max: f64::NEG_INFINITY,
@@ -109,8 +115,8 @@ impl Acc {
         }
     }
 
-    /// Adds one result's value; `weight` is the result's duration (or 1 where none is known).
-    pub fn add(&mut self, cell: Cell<'_>, weight: f64) {
+    /// Adds one result's value; `weight` is the result's duration, `None` when it has none.
+    pub fn add(&mut self, cell: Cell<'_>, weight: Option<f64>) {
         match (self, cell) {
             (_, Cell::Missing) => {}
             // Attributes repeat the same few values for every result: look the value up first and
@@ -151,13 +157,21 @@ impl Acc {
                     weighted,
                     weight: w,
                     n,
+                    plain,
+                    plain_n,
                 },
                 Cell::Num(v),
-            ) => {
-                *weighted += v * weight;
-                *w += weight;
-                *n += 1;
-            }
+            ) => match weight {
+                Some(weight) => {
+                    *weighted += v * weight;
+                    *w += weight;
+                    *n += 1;
+                }
+                None => {
+                    *plain += v;
+                    *plain_n += 1;
+                }
+            },
             (Acc::Max { max, n }, Cell::Num(v)) => {
                 *max = max.max(v);
                 *n += 1;
@@ -182,16 +196,22 @@ impl Acc {
                     weighted,
                     weight,
                     n,
+                    plain,
+                    plain_n,
                 },
                 Acc::Mean {
                     weighted: w2,
                     weight: wt2,
                     n: n2,
+                    plain: p2,
+                    plain_n: pn2,
                 },
             ) => {
                 *weighted += w2;
                 *weight += wt2;
                 *n += n2;
+                *plain += p2;
+                *plain_n += pn2;
             }
             (Acc::Max { max, n }, Acc::Max { max: m2, n: n2 }) => {
                 *max = max.max(*m2);
@@ -228,7 +248,15 @@ impl Acc {
                 weighted,
                 weight,
                 n,
-            } => (n > 0 && weight > 0.0).then(|| weighted / weight),
+                plain,
+                plain_n,
+            } => {
+                if n > 0 {
+                    (weight > 0.0).then(|| weighted / weight)
+                } else {
+                    (plain_n > 0).then(|| plain / plain_n as f64)
+                }
+            }
             Acc::Max { max, n } => (n > 0).then_some(max),
             Acc::Min { min, n } => (n > 0).then_some(min),
             Acc::Distinct { .. } => None,
@@ -290,10 +318,8 @@ impl Group {
     pub fn add(&mut self, values: &[Cell<'_>], time: Option<f64>) {
         self.count += 1;
         self.time += time.unwrap_or(0.0);
-        // Without a duration every result weighs the same: means become plain per-result averages.
-        let weight = time.unwrap_or(1.0);
         for (acc, cell) in self.accs.iter_mut().zip(values) {
-            acc.add(*cell, weight);
+            acc.add(*cell, time);
         }
     }
 
@@ -328,6 +354,24 @@ mod tests {
     }
 
     #[test]
+    fn results_without_a_duration_stay_out_of_a_weighted_mean() {
+        let mut g = Group::new(&spec(Rollup::Mean));
+        g.add(&[Cell::Num(90.0)], None);
+        assert_eq!(
+            g.accs[0].value(),
+            Some(90.0),
+            "no duration anywhere: plain average"
+        );
+        g.add(&[Cell::Num(10.0)], Some(2000.0));
+        g.add(&[Cell::Num(40.0)], Some(6000.0));
+        assert_eq!(g.accs[0].value(), Some(32.5));
+        let mut other = Group::new(&spec(Rollup::Mean));
+        other.add(&[Cell::Num(70.0)], None);
+        g.merge(&other);
+        assert_eq!(g.accs[0].value(), Some(32.5));
+    }
+
+    #[test]
     fn missing_values_do_not_count_but_results_do() {
         let mut g = Group::new(&spec(Rollup::Sum));
         g.add(&[Cell::Missing], Some(1.0));
@@ -339,7 +383,7 @@ mod tests {
     fn distinct_values_are_capped_and_flagged() {
         let mut acc = Acc::new(Rollup::Distinct);
         for i in 0..(MAX_DISTINCT + 3) {
-            acc.add(Cell::Num(i as f64), 1.0);
+            acc.add(Cell::Num(i as f64), Some(1.0));
         }
         let (values, overflow) = acc.distinct().unwrap();
         assert_eq!(values.len(), MAX_DISTINCT);
