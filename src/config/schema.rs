@@ -187,6 +187,8 @@ pub struct ReportConfig {
     pub max_regions: usize,
     /// Markdown truncation: kernels listed per region, by time.
     pub max_kernels: usize,
+    /// Threads that read large exports (0: one per available core).
+    pub threads: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -154,6 +154,7 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
     let (state, summaries) = stream_files(
         exports.into_iter().map(|(_, export)| export).collect(),
         &plan,
+        config.report.threads,
         || ChunkState::new(&specs),
         |state, obs| {
             if state.selects(obs.kernel, &filter) {

@@ -41,11 +41,13 @@ struct Unit {
 /// Reads every export, calling `visit` once per result on a state made by `init`, and folds the
 /// states together with `merge` in input order. Returns the final state and one summary per export.
 ///
-/// With a single state (small inputs) this is exactly one sequential pass in input order; larger
-/// inputs are split into units read in parallel, each into its own state.
+/// With a single state (small inputs, or `threads` 1) this is exactly one sequential pass in input
+/// order; larger inputs are split into units read on `threads` threads (0: one per available core),
+/// each into its own state.
 pub fn stream_files<S, I, V, M>(
     exports: Vec<RawExport<BufReader<File>>>,
     plan: &RawPlan<'_>,
+    threads: usize,
     init: I,
     visit: V,
     mut merge: M,
@@ -62,7 +64,10 @@ where
     };
     let layouts: Vec<Layout> = exports.iter().map(|e| Layout::new(&e.columns)).collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     if total < PARALLEL_MIN_BYTES || units.len() < 2 || threads < 2 {
         return match scan_sequential(&exports, &layouts, &init, &visit) {
             Some(done) => Ok(done),
