@@ -179,15 +179,16 @@ impl NcuCli {
 /// Arguments for `ncu --import REPORT --csv --page PAGE`. Run it with `LC_ALL=C` (the caller sets the
 /// environment) so numbers keep one format. The kernel name is pinned to the demangled signature, whatever
 /// an ncu config file says; `report.kernels.name_base` is applied afterwards by the region core.
-pub fn export_args(config: &Config, report: &Path, page: &str) -> Vec<String> {
+/// The report path goes through as the OS gave it, so a non-UTF-8 path reaches ncu unchanged.
+pub fn export_args(config: &Config, report: &Path, page: &str) -> Vec<OsString> {
     vec![
         "--import".into(),
-        report.to_string_lossy().into_owned(),
+        report.as_os_str().to_owned(),
         "--csv".into(),
         "--page".into(),
         page.into(),
         "--print-units".into(),
-        config.pipeline.ncu.export.print_units.clone(),
+        config.pipeline.ncu.export.print_units.as_str().into(),
         "--print-kernel-base".into(),
         "demangled".into(),
     ]

@@ -364,7 +364,7 @@ fn export_and_version_args() {
     let config = default_config();
     assert_eq!(
         cli::export_args(&config, Path::new("/runs/r1/profile.ncu-rep"), "raw"),
-        strings(&[
+        os_strings(&[
             "--import",
             "/runs/r1/profile.ncu-rep",
             "--csv",
@@ -377,4 +377,20 @@ fn export_and_version_args() {
         ])
     );
     assert_eq!(cli::version_args(), ["--version"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_report_path_reaches_the_export_unchanged() {
+    use std::os::unix::ffi::OsStrExt;
+    let config = default_config();
+    let path = Path::new(std::ffi::OsStr::from_bytes(
+        b"/runs/caf\xe9/profile.ncu-rep",
+    ));
+    let args = cli::export_args(&config, path, "details");
+    assert_eq!(args[1].as_bytes(), b"/runs/caf\xe9/profile.ncu-rep");
+}
+
+fn os_strings(list: &[&str]) -> Vec<std::ffi::OsString> {
+    list.iter().map(Into::into).collect()
 }
