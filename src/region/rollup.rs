@@ -3,8 +3,6 @@
 //! Every accumulator is mergeable (`merge` is associative and commutative), which is what lets the tree
 //! compute inclusive parents as "self merged with children" and the aggregate as "scopes merged".
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 
 /// How values of one metric combine across results.
@@ -80,7 +78,9 @@ pub enum Acc {
         n: u64,
     },
     Distinct {
-        values: BTreeSet<String>,
+        /// Sorted as text. A handful of values at most, so a sorted `Vec` is both smaller and faster
+        /// than a tree set: each of the many (region, kernel) groups holds a few of these.
+        values: Vec<String>,
         overflow: bool,
         /// Bits of the last number added: an attribute repeats one value across a kernel's results,
         /// so most results are known to be in `values` (or past the cap) without formatting.
@@ -108,7 +108,7 @@ impl Acc {
                 n: 0,
             },
             Rollup::Distinct => Acc::Distinct {
-                values: BTreeSet::new(),
+                values: Vec::new(),
                 overflow: false,
                 last: None,
             },
@@ -127,9 +127,7 @@ impl Acc {
                 },
                 Cell::Text(t),
             ) => {
-                if !values.contains(t) {
-                    insert_distinct(values, overflow, t.to_string());
-                }
+                insert_distinct(values, overflow, t);
             }
             (Acc::Distinct { last, .. }, Cell::Num(v)) if *last == Some(v.to_bits()) => {}
             (
@@ -144,9 +142,7 @@ impl Acc {
                 let mut buf = buf.borrow_mut();
                 buf.clear();
                 write_number(&mut buf, v);
-                if !values.contains(buf.as_str()) {
-                    insert_distinct(values, overflow, buf.clone());
-                }
+                insert_distinct(values, overflow, &buf);
             }),
             (Acc::Sum { sum, n }, Cell::Num(v)) => {
                 *sum += v;
@@ -233,7 +229,7 @@ impl Acc {
             ) => {
                 *overflow |= *o2;
                 for v in v2 {
-                    insert_distinct(values, overflow, v.clone());
+                    insert_distinct(values, overflow, v);
                 }
             }
             (this, other) => unreachable!("merging {this:?} with {other:?}: rollups differ"),
@@ -264,7 +260,7 @@ impl Acc {
     }
 
     /// Distinct values for attributes; `None` for numeric rollups.
-    pub fn distinct(&self) -> Option<(&BTreeSet<String>, bool)> {
+    pub fn distinct(&self) -> Option<(&[String], bool)> {
         match self {
             Acc::Distinct {
                 values, overflow, ..
@@ -274,11 +270,13 @@ impl Acc {
     }
 }
 
-fn insert_distinct(values: &mut BTreeSet<String>, overflow: &mut bool, value: String) {
-    if values.len() < MAX_DISTINCT || values.contains(&value) {
-        values.insert(value);
-    } else {
-        *overflow = true;
+/// Adds `value` to the sorted `values` unless present; past [`MAX_DISTINCT`] only flags the overflow.
+/// Allocates only for a value not seen before.
+fn insert_distinct(values: &mut Vec<String>, overflow: &mut bool, value: &str) {
+    match values.binary_search_by(|v| v.as_str().cmp(value)) {
+        Ok(_) => {}
+        Err(_) if values.len() >= MAX_DISTINCT => *overflow = true,
+        Err(at) => values.insert(at, value.to_string()),
     }
 }
 
