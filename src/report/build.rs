@@ -172,7 +172,7 @@ impl<'a> ScopeBuilder<'a> {
 
 fn metric_value(unit: &Arc<str>, acc: &Acc, empty: bool) -> MetricValue {
     let values = acc.distinct().map(|(set, overflow)| {
-        let mut list: Vec<String> = set.iter().cloned().collect();
+        let mut list: Vec<String> = set.to_vec();
         // Launch shapes read best in numeric order (4, 16, 128), not text order (128, 16, 4).
         if list.iter().all(|v| v.parse::<f64>().is_ok()) {
             list.sort_by(|a, b| {
