@@ -332,10 +332,32 @@ pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Re
         max_regions: config.report.max_regions,
         max_kernels: config.report.max_kernels,
     };
-    let md = markdown::render(report, &options)?;
-    write_atomic_with(&dir.join("report.json"), |out| {
-        json::write_json(report, out)
-    })?;
+    // report.md renders on its own thread while report.json streams to disk. report.json is put in
+    // place only once report.md has rendered, so a failing template still leaves both previous files
+    // untouched.
+    let (md, json) = std::thread::scope(|scope| {
+        let rendering = scope.spawn(|| markdown::render(report, &options));
+        let mut md = None;
+        let json = write_atomic_with(&dir.join("report.json"), |out| {
+            json::write_json(report, &mut *out)?;
+            let rendered = rendering
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let failed = rendered.is_err();
+            md = Some(rendered);
+            if failed {
+                return Err(std::io::Error::other("report.md did not render"));
+            }
+            Ok(())
+        });
+        (md, json)
+    });
+    let md = match (md, json) {
+        (Some(Err(render)), _) => return Err(render.into()),
+        (_, Err(write)) => return Err(write.into()),
+        (Some(Ok(md)), Ok(())) => md,
+        (None, Ok(())) => unreachable!("report.json is put in place only after report.md rendered"),
+    };
     let md_path = dir.join("report.md");
     write_atomic(&md_path, md.as_bytes())?;
     Ok(md_path)
