@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod fast_map;
 pub mod ncu;
+pub mod parallel;
 pub mod process;
 pub mod region;
 pub mod report;

@@ -189,13 +189,11 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
 
     let has_time = summaries.iter().all(|s| s.has_time);
     let notes = report_notes(config, &summaries, &filter, selected);
-    let (scopes, aggregate) = accumulator.finish(config.report.aggregate);
+    let threads = config.report.threads;
+    let (scopes, aggregate) = accumulator.finish_on(config.report.aggregate, threads);
     let advice_for = |scope: Option<&ScopeKey>, path: &RegionPath| advice.for_region(scope, path);
     let builder = ScopeBuilder::new(&specs, has_time, &advice_for);
-    let mut scopes: Vec<_> = scopes
-        .into_iter()
-        .map(|s| builder.scope(s, false))
-        .collect();
+    let mut scopes = crate::parallel::map(scopes, threads, |s| builder.scope(s, false));
     let mut aggregate = aggregate.map(|s| builder.scope(s, true));
     for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
         add_requested_empty_regions(config, scope, &builder);

@@ -335,6 +335,16 @@ impl RegionAccumulator {
 
     /// Finishes every scope (ordered by first appearance) and, when asked, the aggregate over all scopes.
     pub fn finish(self, aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeStats>) {
+        self.finish_on(aggregate, 1)
+    }
+
+    /// [`RegionAccumulator::finish`] with the scopes' trees (and the aggregate's) finished on up to
+    /// `threads` threads (0: one per core); each tree is finished alone, so the result is the same.
+    pub fn finish_on(
+        self,
+        aggregate: bool,
+        threads: usize,
+    ) -> (Vec<ScopeStats>, Option<ScopeStats>) {
         let specs = self.specs;
         let mut scopes: Vec<(ScopeKey, ScopeAcc)> = self
             .scopes
@@ -342,12 +352,7 @@ impl RegionAccumulator {
             .map(|(key, scope)| (key, scope.into_acc()))
             .collect();
         scopes.sort_by_key(|(_, s)| s.first_seen);
-        let merged = aggregate.then(|| merge_scopes(&scopes, &specs));
-        let per_scope = scopes
-            .into_iter()
-            .map(|(key, acc)| finish_scope(key, acc, &specs))
-            .collect();
-        let aggregate = merged.map(|acc| {
+        if aggregate {
             let key = ScopeKey {
                 host: "*".into(),
                 process_id: "*".into(),
@@ -355,9 +360,14 @@ impl RegionAccumulator {
                 device: "*".into(),
                 rank: "*".into(),
             };
-            finish_scope(key, acc, &specs)
-        });
-        (per_scope, aggregate)
+            let merged = merge_scopes(&scopes, &specs);
+            // First in line: the aggregate is the largest tree.
+            scopes.insert(0, (key, merged));
+        }
+        let mut finished =
+            crate::parallel::map(scopes, threads, |(key, acc)| finish_scope(key, acc, &specs));
+        let aggregate = aggregate.then(|| finished.remove(0));
+        (finished, aggregate)
     }
 }
 

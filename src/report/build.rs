@@ -16,14 +16,14 @@ pub struct ScopeBuilder<'a> {
     /// True when results carry a duration, so time shares mean something.
     has_time: bool,
     /// The profiler's advice for a region of a scope (`None`: of the aggregate), if it gave any.
-    advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
+    advice: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync),
 }
 
 impl<'a> ScopeBuilder<'a> {
     pub fn new(
         specs: &'a [MetricSpec],
         has_time: bool,
-        advice: &'a dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice>,
+        advice: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync),
     ) -> ScopeBuilder<'a> {
         ScopeBuilder {
             specs,

@@ -64,10 +64,7 @@ where
     };
     let layouts: Vec<Layout> = exports.iter().map(|e| Layout::new(&e.columns)).collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let threads = crate::parallel::thread_count(threads);
     if total < PARALLEL_MIN_BYTES || units.len() < 2 || threads < 2 {
         return match scan_sequential(&exports, &layouts, &init, &visit) {
             Some(done) => Ok(done),
