@@ -331,6 +331,7 @@ pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Re
         template: config.report.template.as_ref().map(PathBuf::from),
         max_regions: config.report.max_regions,
         max_kernels: config.report.max_kernels,
+        threads: config.report.threads,
     };
     // report.md renders on its own thread while report.json streams to disk. report.json is put in
     // place only once report.md has rendered, so a failing template still leaves both previous files

@@ -29,6 +29,9 @@ const BUILTIN: &[(&str, &str)] = &[
     ("macros.md.j2", include_str!("../../templates/macros.md.j2")),
 ];
 const MAIN: &str = "report.md.j2";
+/// One scope's section on its own, as report.md.j2 includes it.
+const SECTION: &str = "scope-section.md.j2";
+const SECTION_SOURCE: &str = r#"{% import "macros.md.j2" as m %}{% include "scope.md.j2" %}"#;
 
 /// Metrics besides time shown as columns of a scope's region summary table.
 const SUMMARY_METRICS: usize = 4;
@@ -41,6 +44,8 @@ pub struct MarkdownOptions {
     pub max_regions: usize,
     /// Kernels listed per region or scope.
     pub max_kernels: usize,
+    /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
+    pub threads: usize,
 }
 
 impl Default for MarkdownOptions {
@@ -49,6 +54,7 @@ impl Default for MarkdownOptions {
             template: None,
             max_regions: 200,
             max_kernels: 10,
+            threads: 1,
         }
     }
 }
@@ -69,7 +75,10 @@ pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, Rend
             name
         }
     };
-    let context = Context::new(report, options);
+    let mut context = Context::new(report, options);
+    if options.template.is_none() {
+        render_scopes_apart(&env, &mut context, options.threads)?;
+    }
     let template = env.get_template(&main).map_err(template_error)?;
     let mut text = template.render(&context).map_err(template_error)?;
     if options.template.is_none() {
@@ -79,6 +88,41 @@ pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, Rend
         text.push('\n');
     }
     Ok(text)
+}
+
+/// The built-in template's scope sections, rendered on up to `threads` threads into
+/// `context.scope_texts` and `context.aggregate_text`, which report.md.j2 then puts where it would have
+/// included them: the same text as one pass, in a fraction of the time for many scopes. Nothing is
+/// done on one thread or for a single scope.
+fn render_scopes_apart(
+    env: &Environment<'static>,
+    context: &mut Context<'_>,
+    threads: usize,
+) -> Result<(), RenderError> {
+    let scopes = context.scopes.len().unwrap_or(0);
+    if crate::parallel::thread_count(threads) <= 1 || scopes < 2 {
+        return Ok(());
+    }
+    let section = env.get_template(SECTION).map_err(template_error)?;
+    let base = Value::from_serialize(&*context);
+    let mut work: Vec<Value> = (0..scopes)
+        .map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default())
+        .collect();
+    if !context.aggregate.is_none() {
+        work.push(context.aggregate.clone());
+    }
+    let rendered = crate::parallel::map(work, threads, |scope| {
+        section.render(minijinja::context! { scope => scope, ..base.clone() })
+    });
+    let mut texts = Vec::with_capacity(rendered.len());
+    for text in rendered {
+        texts.push(text.map_err(template_error)?);
+    }
+    if texts.len() > scopes {
+        context.aggregate_text = texts.pop();
+    }
+    context.scope_texts = texts;
+    Ok(())
 }
 
 /// Keeps at most one blank line in a row: Markdown ignores the rest, and the built-in templates are
@@ -102,7 +146,7 @@ fn environment() -> Environment<'static> {
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.set_keep_trailing_newline(true);
-    for (name, source) in BUILTIN {
+    for (name, source) in BUILTIN.iter().chain([&(SECTION, SECTION_SOURCE)]) {
         env.add_template(name, source)
             .expect("built-in templates compile (checked by tests)");
     }
@@ -201,6 +245,10 @@ struct Context<'a> {
     aggregate: Value,
     max_regions: usize,
     max_kernels: usize,
+    /// Each scope's section already rendered (built-in template on several threads), else empty.
+    scope_texts: Vec<String>,
+    /// The aggregate's section already rendered, if it was.
+    aggregate_text: Option<String>,
 }
 
 /// The model as report.json has it, except that `scopes` and `aggregate` are the scope views.
@@ -333,6 +381,8 @@ impl<'a> Context<'a> {
             aggregate,
             max_regions: options.max_regions,
             max_kernels: options.max_kernels,
+            scope_texts: Vec::new(),
+            aggregate_text: None,
         }
     }
 }

@@ -477,6 +477,7 @@ fn truncation_keeps_the_longest_regions_and_their_ancestors() {
         template: None,
         max_regions: 3,
         max_kernels: 1,
+        threads: 1,
     };
     let text = render(&two_scopes(false), &options).unwrap();
     assert!(
@@ -507,6 +508,7 @@ fn a_child_is_shown_only_with_its_ancestors() {
         template: None,
         max_regions: 2,
         max_kernels: 10,
+        threads: 1,
     };
     let text = render(&report, &options).unwrap();
     let scope = text.split("<a id=\"scope-2\"></a>").next().unwrap();
@@ -621,6 +623,7 @@ fn zero_limits_still_say_what_was_left_out() {
         template: None,
         max_regions: 0,
         max_kernels: 0,
+        threads: 1,
     };
     let text = render(&two_scopes(false), &options).unwrap();
     assert!(text.contains("… 5 more regions not shown"), "{text}");
@@ -672,6 +675,7 @@ fn templates_see_every_model_field_but_the_unbounded_lists() {
         template: Some(path),
         max_regions: 1,
         max_kernels: 0,
+        threads: 4,
     };
     let report = two_scopes(true);
     let text = render(&report, &options).unwrap();
@@ -699,4 +703,19 @@ fn templates_see_every_model_field_but_the_unbounded_lists() {
     expect(&scope["total"], &["kernels"], &line("total"));
     expect(&scope["regions"][0], &["kernels"], &line("region"));
     assert!(text.contains("hidden: 4 of 5;same: True"), "{text}");
+}
+
+#[test]
+fn scope_sections_rendered_on_several_threads_give_the_same_text() {
+    for aggregate in [true, false] {
+        let report = two_scopes(aggregate);
+        let one = render(&report, &MarkdownOptions::default()).unwrap();
+        for threads in [2, 3, 8] {
+            let options = MarkdownOptions {
+                threads,
+                ..MarkdownOptions::default()
+            };
+            assert_eq!(render(&report, &options).unwrap(), one, "{threads} threads");
+        }
+    }
 }
