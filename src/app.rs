@@ -340,7 +340,7 @@ pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Re
         let rendering = scope.spawn(|| markdown::render(report, &options));
         let mut md = None;
         let json = write_atomic_with(&dir.join("report.json"), |out| {
-            json::write_json(report, &mut *out)?;
+            json::write_json_on(report, &mut *out, config.report.threads)?;
             let rendered = rendering
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

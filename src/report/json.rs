@@ -9,7 +9,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
-use super::model::Report;
+use serde_json::value::RawValue;
+
+use super::model::{Report, Scope};
 
 /// The report as pretty JSON with a trailing newline. Non-finite numbers (which JSON cannot hold)
 /// come out as `null`.
@@ -20,10 +22,79 @@ pub fn to_json(report: &Report) -> String {
 }
 
 /// [`to_json`] into any writer (wrap a file in a `BufWriter`).
-pub fn write_json<W: Write>(report: &Report, mut out: W) -> io::Result<()> {
+pub fn write_json<W: Write>(report: &Report, out: W) -> io::Result<()> {
+    write_json_on(report, out, 1)
+}
+
+/// [`write_json`] with the scopes serialised on up to `threads` threads (0: one per core), a batch
+/// at a time so that only a batch of scopes is held as text; the same bytes as one thread.
+pub fn write_json_on<W: Write>(report: &Report, mut out: W, threads: usize) -> io::Result<()> {
+    let threads = crate::parallel::thread_count(threads);
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, Layout::default());
-    report.serialize(&mut serializer).map_err(io::Error::from)?;
+    if threads <= 1 || report.scopes.len() < 2 {
+        report.serialize(&mut serializer)
+    } else {
+        ParallelScopes { report, threads }.serialize(&mut serializer)
+    }
+    .map_err(io::Error::from)?;
     out.write_all(b"\n")
+}
+
+/// The report with its `scopes` written from text made on several threads. Field for field the same
+/// as [`Report`]'s serialisation (a test compares the bytes).
+struct ParallelScopes<'a> {
+    report: &'a Report,
+    threads: usize,
+}
+
+/// Depth of a scope object in report.json (inside the top-level object and the `scopes` array).
+const SCOPE_DEPTH: usize = 2;
+
+impl Serialize for ParallelScopes<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq, SerializeStruct};
+
+        struct Scopes<'a>(&'a ParallelScopes<'a>);
+        impl Serialize for Scopes<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let ParallelScopes { report, threads } = *self.0;
+                let mut seq = serializer.serialize_seq(Some(report.scopes.len()))?;
+                for batch in report.scopes.chunks(threads * 2) {
+                    let texts = crate::parallel::map(batch.iter().collect(), threads, scope_text);
+                    for text in texts {
+                        seq.serialize_element(&text.map_err(S::Error::custom)?)?;
+                    }
+                }
+                seq.end()
+            }
+        }
+
+        let report = self.report;
+        let mut fields = serializer.serialize_struct("Report", 9)?;
+        fields.serialize_field("schema_version", &report.schema_version)?;
+        fields.serialize_field("generator", &report.generator)?;
+        fields.serialize_field("run", &report.run)?;
+        fields.serialize_field("metrics", &report.metrics)?;
+        fields.serialize_field("time_metric", &report.time_metric)?;
+        fields.serialize_field("kernel_selection", &report.kernel_selection)?;
+        fields.serialize_field("scopes", &Scopes(self))?;
+        fields.serialize_field("aggregate", &report.aggregate)?;
+        fields.serialize_field("notes", &report.notes)?;
+        fields.end()
+    }
+}
+
+/// One scope as it appears inside report.json's `scopes` array.
+fn scope_text(scope: &Scope) -> serde_json::Result<Box<RawValue>> {
+    let mut text = Vec::new();
+    let layout = Layout {
+        depth: SCOPE_DEPTH,
+        ..Layout::default()
+    };
+    scope.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut text, layout,
+    ))?;
+    RawValue::from_string(String::from_utf8(text).expect("serde_json writes UTF-8"))
 }
 
 /// `serde_json`'s `PrettyFormatter` layout (two-space indent), except that an object or array that
@@ -149,7 +220,22 @@ impl Formatter for Layout {
         end_string();
         write_string_fragment(fragment: &str);
         write_char_escape(char_escape: CharEscape);
-        write_raw_fragment(fragment: &str);
+    }
+
+    /// Only whole scopes made on other threads come as raw text, and a scope is an object: the open
+    /// containers around it are written indented.
+    fn write_raw_fragment<W: ?Sized + Write>(
+        &mut self,
+        out: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        if self.pending > 0 {
+            out.write_all(&self.indented)?;
+            self.indented.clear();
+            self.one_line.clear();
+            self.pending = 0;
+        }
+        out.write_all(fragment.as_bytes())
     }
 
     fn begin_array<W: ?Sized + Write>(&mut self, out: &mut W) -> io::Result<()> {

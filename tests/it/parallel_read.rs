@@ -7,7 +7,7 @@ use std::path::Path;
 use profile_run::config::{load, Config, ConfigSources};
 use profile_run::ncu::analyze::{analyze, RunContext};
 use profile_run::region::Rollup;
-use profile_run::report::json::to_json;
+use profile_run::report::json::{to_json, write_json_on};
 use profile_run::report::model::{MetricMap, Report, Scope};
 
 use crate::common::fixture;
@@ -147,9 +147,18 @@ fn a_chunked_parallel_read_counts_every_result_once_and_matches_one_thread() {
 }
 
 #[test]
-fn scopes_finished_on_several_threads_give_the_same_bytes() {
+fn scopes_finished_and_written_on_several_threads_give_the_same_bytes() {
     let one = report(&fixture(EXPORT), 1);
     let many = report(&fixture(EXPORT), 4);
     assert!(one.scopes.len() > 1);
     assert_eq!(to_json(&one), to_json(&many));
+    for threads in [2, 3, 8] {
+        let mut parallel = Vec::new();
+        write_json_on(&many, &mut parallel, threads).unwrap();
+        assert_eq!(
+            String::from_utf8(parallel).unwrap(),
+            to_json(&one),
+            "report.json with scopes written on {threads} threads"
+        );
+    }
 }
