@@ -450,4 +450,6 @@ fn the_fingerprint_is_16_hex_digits_and_follows_the_config() {
     assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
     assert_ne!(a, b);
     assert_eq!(a, ok(&[], &[], &[]).fingerprint());
+    // The thread count changes how fast a report is made, not what it says.
+    assert_eq!(a, ok(&[], &[], &["report.threads=3"]).fingerprint());
 }
