@@ -131,13 +131,20 @@ fn line_break<W: ?Sized + Write>(depth: usize, out: &mut W) -> io::Result<()> {
 }
 
 impl Layout {
-    fn open<W: ?Sized + Write>(&mut self, out: &mut W, bracket: &[u8]) -> io::Result<()> {
-        if bracket == b"{" && self.pending > 0 {
-            // The open containers hold an object: they are written indented.
+    /// An object starts inside the open containers not yet decided: they are written indented.
+    fn object_inside<W: ?Sized + Write>(&mut self, out: &mut W) -> io::Result<()> {
+        if self.pending > 0 {
             out.write_all(&self.indented)?;
             self.indented.clear();
             self.one_line.clear();
             self.pending = 0;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, out: &mut W, bracket: &[u8]) -> io::Result<()> {
+        if bracket == b"{" {
+            self.object_inside(out)?;
         }
         self.depth += 1;
         self.has_value = false;
@@ -229,12 +236,7 @@ impl Formatter for Layout {
         out: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        if self.pending > 0 {
-            out.write_all(&self.indented)?;
-            self.indented.clear();
-            self.one_line.clear();
-            self.pending = 0;
-        }
+        self.object_inside(out)?;
         out.write_all(fragment.as_bytes())
     }
 
