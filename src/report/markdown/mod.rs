@@ -1,0 +1,241 @@
+//! report.md rendering: the views of [`views`] (only the regions and kernels that fit the truncation
+//! limits, with anchors and shares) rendered with minijinja under strict undefined, the built-in
+//! template's scope sections on several threads.
+//!
+//! Templates come only from the built-in set compiled in from templates/ or from the one path in
+//! `report.template`; a user template may include or import the built-in partials by name. Number
+//! formatting and escaping are filters (see [`super::format`]) so a template never formats by hand.
+
+use std::path::PathBuf;
+
+use minijinja::value::Value;
+use minijinja::{Environment, UndefinedBehavior};
+
+use super::format;
+use super::model::Report;
+use super::RenderError;
+
+mod views;
+
+use views::Context;
+
+/// The built-in templates, by the name templates include them with.
+const BUILTIN: &[(&str, &str)] = &[
+    (
+        "report.md.j2",
+        include_str!("../../../templates/report.md.j2"),
+    ),
+    (
+        "scope.md.j2",
+        include_str!("../../../templates/scope.md.j2"),
+    ),
+    (
+        "region.md.j2",
+        include_str!("../../../templates/region.md.j2"),
+    ),
+    (
+        "macros.md.j2",
+        include_str!("../../../templates/macros.md.j2"),
+    ),
+];
+const MAIN: &str = "report.md.j2";
+/// One scope's section on its own, as report.md.j2 includes it.
+const SECTION: &str = "scope-section.md.j2";
+const SECTION_SOURCE: &str = r#"{% import "macros.md.j2" as m %}{% include "scope.md.j2" %}"#;
+
+/// Metrics besides time shown as columns of a scope's region summary table.
+const SUMMARY_METRICS: usize = 4;
+
+#[derive(Debug, Clone)]
+pub struct MarkdownOptions {
+    /// A user template (`report.template`); `None` uses the built-in one.
+    pub template: Option<PathBuf>,
+    /// Regions in each scope's summary table (the rest are only in report.json).
+    pub max_regions: usize,
+    /// Kernels listed per region or scope.
+    pub max_kernels: usize,
+    /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
+    pub threads: usize,
+}
+
+impl Default for MarkdownOptions {
+    fn default() -> Self {
+        MarkdownOptions {
+            template: None,
+            max_regions: 200,
+            max_kernels: 10,
+            threads: 1,
+        }
+    }
+}
+
+pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+    let mut env = environment();
+    let main = match &options.template {
+        None => MAIN.to_string(),
+        Some(path) => {
+            let source =
+                std::fs::read_to_string(path).map_err(|source| RenderError::TemplateRead {
+                    path: path.clone(),
+                    source,
+                })?;
+            let name = path.display().to_string();
+            env.add_template_owned(name.clone(), source)
+                .map_err(template_error)?;
+            name
+        }
+    };
+    let mut context = Context::new(report, options);
+    if options.template.is_none() {
+        render_scopes_apart(&env, &mut context, options.threads)?;
+    }
+    let template = env.get_template(&main).map_err(template_error)?;
+    let mut text = template.render(&context).map_err(template_error)?;
+    if options.template.is_none() {
+        text = collapse_blank_lines(&text);
+    }
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// The built-in template's scope sections, rendered on up to `threads` threads into
+/// `context.scope_texts` and `context.aggregate_text`, which report.md.j2 then puts where it would have
+/// included them: the same text as one pass, in a fraction of the time for many scopes. Nothing is
+/// done on one thread or for a single scope.
+fn render_scopes_apart(
+    env: &Environment<'static>,
+    context: &mut Context<'_>,
+    threads: usize,
+) -> Result<(), RenderError> {
+    let scopes = context.scopes.len().unwrap_or(0);
+    if crate::parallel::thread_count(threads) <= 1 || scopes < 2 {
+        return Ok(());
+    }
+    let section = env.get_template(SECTION).map_err(template_error)?;
+    let base = Value::from_serialize(&*context);
+    let mut work: Vec<Value> = (0..scopes)
+        .map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default())
+        .collect();
+    if !context.aggregate.is_none() {
+        work.push(context.aggregate.clone());
+    }
+    let rendered = crate::parallel::map(work, threads, |scope| {
+        section.render(minijinja::context! { scope => scope, ..base.clone() })
+    });
+    let mut texts = Vec::with_capacity(rendered.len());
+    for text in rendered {
+        texts.push(text.map_err(template_error)?);
+    }
+    if texts.len() > scopes {
+        context.aggregate_text = texts.pop();
+    }
+    context.scope_texts = texts;
+    Ok(())
+}
+
+/// Keeps at most one blank line in a row: Markdown ignores the rest, and the built-in templates are
+/// easier to read when their blocks do not have to manage every newline.
+fn collapse_blank_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.lines() {
+        blank = if line.trim().is_empty() { blank + 1 } else { 0 };
+        if blank <= 1 {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    for (name, source) in BUILTIN.iter().chain([&(SECTION, SECTION_SOURCE)]) {
+        env.add_template(name, source)
+            .expect("built-in templates compile (checked by tests)");
+    }
+    env.add_filter("fmt_value", fmt_value);
+    env.add_filter("fmt_count", |v: f64| format::count(v));
+    env.add_filter("pct", |v: Option<f64>| format::escape_md(&format::share(v)));
+    env.add_filter("md", |text: String| format::escape_md(&text));
+    env.add_filter("code", |text: String| format::code_span(&text));
+    env.add_filter("shorten", |text: String, max: usize| {
+        format::shorten(&text, max)
+    });
+    env.add_filter("shell_join", |argv: Vec<String>| shell_words::join(argv));
+    env.add_filter("tree_prefix", tree_prefix);
+    env
+}
+
+/// `fmt_value(metric_value)`: a `{value, unit, values}` map as Markdown-safe text; attributes list
+/// their distinct values.
+fn fmt_value(metric: Value) -> Result<String, minijinja::Error> {
+    plain_value(metric).map(|text| format::escape_md(&text))
+}
+
+fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
+    if metric.is_none() {
+        return Ok(format::MISSING.to_string());
+    }
+    let values = metric.get_attr("values")?;
+    if !values.is_undefined() && !values.is_none() {
+        let list: Vec<String> = values.try_iter()?.map(|v| v.to_string()).collect();
+        return Ok(if list.is_empty() {
+            format::MISSING.to_string()
+        } else {
+            list.join(", ")
+        });
+    }
+    let value = metric.get_attr("value")?;
+    let number = if value.is_none() || value.is_undefined() {
+        None
+    } else {
+        Some(f64::try_from(value)?)
+    };
+    let unit = metric.get_attr("unit")?;
+    Ok(format::value(number, unit.as_str().unwrap_or("")))
+}
+
+/// Indentation for a region at `depth` in a summary table: non-breaking spaces and a tree corner.
+fn tree_prefix(depth: usize) -> String {
+    if depth == 0 {
+        return String::new();
+    }
+    format!("{}└─&nbsp;", "&nbsp;&nbsp;&nbsp;".repeat(depth - 1))
+}
+
+/// A minijinja error as [`RenderError::Template`], naming the template and line where it happened
+/// (the innermost one when the error came through an include or a macro).
+fn template_error(err: minijinja::Error) -> RenderError {
+    let mut innermost = &err;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(&err);
+    while let Some(s) = source {
+        if let Some(inner) = s.downcast_ref::<minijinja::Error>() {
+            if inner.name().is_some() {
+                innermost = inner;
+            }
+        }
+        source = s.source();
+    }
+    let name = innermost.name().unwrap_or(MAIN).to_string();
+    let what = match innermost.detail() {
+        Some(detail) => format!("{}: {detail}", innermost.kind()),
+        None => innermost.kind().to_string(),
+    };
+    let mut message = match innermost.line() {
+        Some(line) => format!("line {line}: {what}"),
+        None => what,
+    };
+    if !std::ptr::eq(innermost, &err) {
+        if let (Some(outer), Some(line)) = (err.name(), err.line()) {
+            message.push_str(&format!(" (reached from {outer} line {line})"));
+        }
+    }
+    RenderError::Template { name, message }
+}
