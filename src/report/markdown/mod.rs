@@ -115,12 +115,13 @@ fn render_scopes_apart(
     }
     let section = env.get_template(SECTION).map_err(template_error)?;
     let base = Value::from_serialize(&*context);
-    let mut work: Vec<Value> = (0..scopes)
-        .map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default())
+    // The aggregate, when there is one, goes first: it is the largest section.
+    let aggregate = !context.aggregate.is_none();
+    let work: Vec<Value> = aggregate
+        .then(|| context.aggregate.clone())
+        .into_iter()
+        .chain((0..scopes).map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default()))
         .collect();
-    if !context.aggregate.is_none() {
-        work.push(context.aggregate.clone());
-    }
     let rendered = crate::parallel::map(work, threads, |scope| {
         section.render(minijinja::context! { scope => scope, ..base.clone() })
     });
@@ -128,8 +129,8 @@ fn render_scopes_apart(
     for text in rendered {
         texts.push(text.map_err(template_error)?);
     }
-    if texts.len() > scopes {
-        context.aggregate_text = texts.pop();
+    if aggregate {
+        context.aggregate_text = Some(texts.remove(0));
     }
     context.scope_texts = texts;
     Ok(())

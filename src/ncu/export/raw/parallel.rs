@@ -41,9 +41,9 @@ struct Unit {
 /// Reads every export, calling `visit` once per result on a state made by `init`, and folds the
 /// states together with `merge` in input order. Returns the final state and one summary per export.
 ///
-/// With a single state (small inputs, or `threads` 1) this is exactly one sequential pass in input
-/// order; larger inputs are split into units read on `threads` threads (0: one per available core),
-/// each into its own state.
+/// Inputs under 64 MiB are one sequential pass in input order into a single state; larger ones are
+/// split into fixed units, each read into its own state on `threads` threads (0: one per available
+/// core), one thread included, so the result does not depend on the thread count.
 pub fn stream_files<S, I, V, M>(
     exports: Vec<RawExport<BufReader<File>>>,
     plan: &RawPlan<'_>,
