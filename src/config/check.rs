@@ -294,6 +294,16 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             allowed: with_hint(missing, &groups),
         });
     }
+    if let Err(err) = crate::region::Renames::new(&config.regions.rename) {
+        return Err(ConfigError::Invalid {
+            key: format!("regions.rename[{}].pattern", err.index),
+            origin: origin("regions.rename"),
+            message: format!(
+                "{:?} is not a valid regular expression: {}",
+                err.pattern, err.reason
+            ),
+        });
+    }
     if !config.pipeline.ncu.export.pages.iter().any(|p| p == "raw") {
         return Err(ConfigError::Invalid {
             key: "pipeline.ncu.export.pages".to_string(),

@@ -29,6 +29,7 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ),
     ("ncu/full", include_str!("../../conf/ncu/full.yaml")),
     ("ncu/memory", include_str!("../../conf/ncu/memory.yaml")),
+    ("ncu/pytorch", include_str!("../../conf/ncu/pytorch.yaml")),
 ];
 
 /// One source's data, its keys as strings.

@@ -163,6 +163,18 @@ pub struct Regions {
     pub exclude: Vec<String>,
     /// NVTX domain for every pattern; `null` means the default domain.
     pub domain: Option<String>,
+    /// Regex replacements applied, in order, to every range name before attribution.
+    pub rename: Vec<crate::region::RenameRule>,
+    /// What happens to ranges that `include` does not name (another domain's, unrelated start/end
+    /// ranges): `note` lists them with their kernel counts in a note, `show` keeps them in the tree.
+    pub unrequested: Unrequested,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unrequested {
+    Note,
+    Show,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

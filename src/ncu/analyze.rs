@@ -8,9 +8,12 @@ use crate::fast_map::FastMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::config::{Config, KernelNameBase};
+use crate::config::{Config, KernelNameBase, Unrequested};
 use crate::error::{Error, Result};
-use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, Rollup, ScopeKey};
+use crate::region::{
+    KernelFilter, RegionAccumulator, RegionKind, RegionPath, Renames, RequestedRegions, Rollup,
+    ScopeKey,
+};
 use crate::report::build::ScopeBuilder;
 use crate::report::model::{
     KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
@@ -114,10 +117,12 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
         selection.name_base == KernelNameBase::Function,
     )
     .map_err(|e| Error::Usage(e.to_string()))?;
+    let renames = Renames::new(&config.regions.rename).map_err(|e| Error::Usage(e.to_string()))?;
     let plan = RawPlan {
         metrics: &requests,
         time_metric: &config.report.time_metric,
         rollups: &rollups,
+        renames: &renames,
     };
 
     let mut exports = Vec::with_capacity(sets.len());
@@ -183,7 +188,7 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
     let mut advice = AdviceIndex::default();
     for set in sets {
         if let Some(details) = &set.details {
-            read_details_file(details, set.rank, &mut filter, &mut advice)?;
+            read_details_file(details, set.rank, &renames, &mut filter, &mut advice)?;
         }
     }
 
@@ -195,7 +200,11 @@ pub fn analyze_sets(config: &Config, sets: &[ExportSet], context: &RunContext) -
     let builder = ScopeBuilder::new(&specs, has_time, &advice_for);
     let mut scopes = crate::parallel::map(scopes, threads, |s| builder.scope(s, false));
     let mut aggregate = aggregate.map(|s| builder.scope(s, true));
+    let requested = requested_regions(config)?;
     for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
+        if config.regions.unrequested == Unrequested::Note {
+            set_aside_unrequested(&requested, scope);
+        }
         add_requested_empty_regions(config, scope, &builder);
     }
 
@@ -377,6 +386,65 @@ fn report_notes(
     notes
 }
 
+/// `regions.include` as region-path matchers (empty when nothing is named).
+fn requested_regions(config: &Config) -> Result<RequestedRegions> {
+    let domain = config.regions.domain.as_deref();
+    let patterns = config
+        .regions
+        .include
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| {
+            super::nvtx::level_regexes(pattern, domain).map_err(|e| {
+                Error::Usage(format!(
+                    "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(RequestedRegions::new(patterns))
+}
+
+/// Removes the regions `regions.include` does not relate to (docs/attribution.md, "Ranges nobody asked
+/// for") and names the outermost of them, with their result counts, in a scope note.
+fn set_aside_unrequested(requested: &RequestedRegions, scope: &mut Scope) {
+    let paths: Vec<(RegionKind, &[String])> = scope
+        .regions
+        .iter()
+        .map(|r| (r.kind, r.segments.as_slice()))
+        .collect();
+    let keep = requested.keep(&paths);
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let kept_paths: Vec<&str> = scope
+        .regions
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r.path.as_str())
+        .collect();
+    let set_aside: Vec<String> = scope
+        .regions
+        .iter()
+        .zip(&keep)
+        .filter(|(r, k)| {
+            let parent_kept = match r.parent.as_deref() {
+                Some(parent) => kept_paths.contains(&parent),
+                None => true,
+            };
+            !**k && parent_kept
+        })
+        .map(|(r, _)| format!("`{}` ({} results)", r.path, r.kernel_count))
+        .collect();
+    let mut keep = keep.into_iter();
+    scope.regions.retain(|_| keep.next().unwrap_or(true));
+    scope.notes.push(format!(
+        "Ranges that regions.include does not name were left out of the region tree (their results still count in the scope total): {}. Set regions.unrequested=show to keep them as regions.",
+        set_aside.join(", ")
+    ));
+}
+
 /// A range the user asked for by plain name or path that produced no result still gets a region, with
 /// zeroed metrics and a note, so "nothing ran there" is visible rather than silently absent.
 fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &ScopeBuilder<'_>) {
@@ -413,6 +481,7 @@ fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &Sco
 fn read_details_file(
     path: &std::path::Path,
     rank: Option<u32>,
+    renames: &Renames,
     filter: &mut KernelFilter,
     index: &mut AdviceIndex,
 ) -> Result<()> {
@@ -425,6 +494,7 @@ fn read_details_file(
         input,
         path,
         rank,
+        renames,
         &mut |kernel| filter.selects(kernel),
         index,
     )?;

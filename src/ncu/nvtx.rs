@@ -289,6 +289,64 @@ pub fn literal_levels(pattern: &str) -> Option<Vec<String>> {
     literal.then(|| levels.iter().map(|level| literal_text(level)).collect())
 }
 
+/// One anchored regex per level of a user pattern, matching region path segments as profile-run writes
+/// them (`domain@name` outside the default domain): the same ranges the pattern's ncu expression
+/// selects. Patterns are validated by [`plan`] first; a level that still fails to compile is an error.
+pub fn level_regexes(
+    pattern: &str,
+    domain: Option<&str>,
+) -> Result<Vec<regex::Regex>, regex::Error> {
+    let prefix = domain
+        .map(|d| format!("{}@", regex::escape(d)))
+        .unwrap_or_default();
+    let levels: Vec<String> = match pattern.strip_prefix("regex:") {
+        Some(body) => split_unescaped_slash(body.strip_suffix('/').unwrap_or(body)),
+        None => split_levels(pattern)
+            .iter()
+            .map(|level| glob_level(level))
+            .collect(),
+    };
+    levels
+        .iter()
+        .map(|level| regex::Regex::new(&format!("^{prefix}(?:{level})$")))
+        .collect()
+}
+
+/// A level as a regex for the `regex` crate: literals escaped, `*` and `?` as wildcards.
+fn glob_level(level: &[Piece]) -> String {
+    level
+        .iter()
+        .map(|p| match p {
+            Piece::Lit(c) => regex::escape(&c.to_string()),
+            Piece::AnyRun => ".*".to_string(),
+            Piece::AnyOne => ".".to_string(),
+        })
+        .collect()
+}
+
+/// Splits a `regex:` body into levels at each `/` not escaped with `\`.
+fn split_unescaped_slash(body: &str) -> Vec<String> {
+    let mut levels = vec![String::new()];
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let next = chars.next().unwrap_or('\\');
+                let level = levels.last_mut().expect("at least one level");
+                if next == '/' {
+                    level.push('/');
+                } else {
+                    level.push('\\');
+                    level.push(next);
+                }
+            }
+            '/' => levels.push(String::new()),
+            c => levels.last_mut().expect("at least one level").push(c),
+        }
+    }
+    levels
+}
+
 /// Splits a user pattern at unescaped `/`; `\X` is a literal `X`. One trailing `/` is tolerated (the
 /// user already wrote ncu's push/pop form).
 fn split_levels(pattern: &str) -> Vec<Vec<Piece>> {
@@ -387,6 +445,8 @@ mod tests {
             include: include.iter().map(|s| s.to_string()).collect(),
             exclude: Vec::new(),
             domain: domain.map(str::to_string),
+            rename: Vec::new(),
+            unrequested: crate::config::Unrequested::Note,
         }
     }
 

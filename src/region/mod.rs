@@ -6,10 +6,14 @@
 //! here are the ones written down in docs/attribution.md.
 
 mod filter;
+mod rename;
+mod requested;
 mod rollup;
 mod tree;
 
 pub use filter::{function_name, KernelFilter, PatternError};
+pub use rename::{RenameError, RenameRule, Renames};
+pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, Rollup};
 pub use tree::{
     Observation, RegionAccumulator, RegionKind, RegionPath, RegionStats, ScopeKey, ScopeStats,

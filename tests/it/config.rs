@@ -356,6 +356,24 @@ fn an_invalid_enum_value_lists_the_allowed_values() {
 }
 
 #[test]
+fn a_bad_rename_regex_names_the_entry_and_the_layer() {
+    let msg = err(
+        &[],
+        &[],
+        &[r#"regions.rename=[{pattern: "aten::(", replace: ""}]"#],
+    )
+    .to_string();
+    assert!(msg.contains("regions.rename[0].pattern"), "{msg}");
+    assert!(msg.contains("aten::("), "{msg}");
+    assert!(msg.contains("override"), "{msg}");
+    let msg = err(&[], &[], &["regions.unrequested=hide"]).to_string();
+    assert!(
+        msg.contains("regions.unrequested") && msg.contains("note"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn bad_yaml_is_reported_with_line_and_column() {
     let dir = tree(&[(
         "bad.yaml",

@@ -6,6 +6,7 @@ mod config;
 mod hardening;
 mod ncu_cli;
 mod parallel_read;
+mod pytorch_runs;
 mod region_core;
 mod regions;
 mod report_render;

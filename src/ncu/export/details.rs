@@ -14,9 +14,10 @@ use crate::ncu::units;
 use crate::region::{RegionKind, RegionPath, ScopeKey};
 use crate::report::model::Advice;
 
-use super::nvtx_cell::{parse_cell, stacks_by_domain};
+use super::nvtx_cell::{parse_cell, rename_entries, stacks_by_domain};
 use super::raw::{csv_after_header, find, find_header, parse_number, row_error, ResultColumns};
 use super::ExportError;
+use crate::region::Renames;
 
 /// One rule's findings while they are gathered: the advice so far, plus the duration of the single
 /// longest result it fired on, whose description the advice carries.
@@ -169,11 +170,13 @@ fn field(rec: &csv::ByteRecord, col: Option<usize>) -> String {
 
 /// Every region a result belongs to: each prefix of each domain's push/pop path, and each open
 /// start/end range.
-fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
+fn regions_of(rec: &csv::ByteRecord, columns: &Columns, renames: &Renames) -> Vec<RegionKey> {
     let mut regions = Vec::new();
     if let Some((col, layout)) = columns.result.push_pop {
         let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
-        let stacks = stacks_by_domain(&parse_cell(&cell, layout));
+        let mut entries = parse_cell(&cell, layout);
+        rename_entries(&mut entries, renames);
+        let stacks = stacks_by_domain(&entries);
         for path in std::iter::once(&stacks.default).chain(&stacks.others) {
             for depth in 1..=path.len() {
                 regions.push((RegionKind::PushPop, path[..depth].to_vec()));
@@ -182,7 +185,9 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns) -> Vec<RegionKey> {
     }
     if let Some((col, layout)) = columns.result.start_end {
         let cell = String::from_utf8_lossy(rec.get(col).unwrap_or(b""));
-        for entry in parse_cell(&cell, layout) {
+        let mut entries = parse_cell(&cell, layout);
+        rename_entries(&mut entries, renames);
+        for entry in entries {
             let region = (RegionKind::StartEnd, vec![entry.segment()]);
             // Overlapping instances of one range are one region, as in the raw export's tree.
             if !regions.contains(&region) {
@@ -199,6 +204,7 @@ pub fn read_details<R: BufRead>(
     mut input: R,
     path: &Path,
     rank: Option<u32>,
+    renames: &Renames,
     selects: &mut dyn FnMut(&str) -> bool,
     index: &mut AdviceIndex,
 ) -> Result<(), ExportError> {
@@ -261,7 +267,7 @@ pub fn read_details<R: BufRead>(
                     device: field(&rec, columns.result.device),
                     rank: rank.clone(),
                 },
-                regions: regions_of(&rec, &columns),
+                regions: regions_of(&rec, &columns, renames),
                 selected: selects(&kernel),
                 time: 0.0,
                 rules: Vec::new(),

@@ -7,6 +7,8 @@
 //! quoted or not. A name may itself contain `:`, so the trailing fields are split off from the right
 //! and the domain from the left.
 
+use crate::region::Renames;
+
 /// The default NVTX domain as ncu prints it; ranges in it get no domain prefix in region paths.
 pub const DEFAULT_DOMAIN: &str = "<default domain>";
 
@@ -67,31 +69,48 @@ fn entries(cell: &str) -> Vec<&str> {
     }
     if let Some(first_quote) = cell.find('"') {
         let body = &cell[first_quote..];
-        // Entries are `"…"` separated by whitespace; a `"` inside a name is only taken as the end of
-        // an entry when whitespace and another `"` (or the end) follow it.
+        // Entries are `"…"` separated by whitespace. Under `--nvtx-push-pop-scope process` one cell
+        // lists several threads, each a bare thread id followed by its entries
+        // (`2154  "…"  "…" 2182  "…"`), so a thread id between two entries is skipped. A `"` inside a
+        // name is only taken as the end of an entry when what follows is another entry, a thread id
+        // and its first entry, or the end of the cell.
         let mut out = Vec::new();
         let mut rest = body;
         while let Some(stripped) = rest.strip_prefix('"') {
-            let mut end = None;
-            let bytes = stripped.as_bytes();
-            for (i, &b) in bytes.iter().enumerate() {
-                if b == b'"' {
-                    let after = stripped[i + 1..].trim_start();
-                    if after.is_empty() || after.starts_with('"') {
-                        end = Some(i);
-                        break;
-                    }
-                }
-            }
-            let end = end.unwrap_or(stripped.len());
+            let end = stripped
+                .match_indices('"')
+                .map(|(i, _)| i)
+                .find(|&i| ends_entry(&stripped[i + 1..]))
+                .unwrap_or(stripped.len());
             out.push(&stripped[..end]);
-            rest = stripped.get(end + 1..).unwrap_or("").trim_start();
+            rest = skip_thread_id(stripped.get(end + 1..).unwrap_or("").trim_start());
         }
         return out;
     }
     // Unquoted: the older start/end layout holds one entry (`0:<default domain>:name:none:none`),
     // whose domain itself contains a space.
     vec![cell]
+}
+
+/// True when the text after a `"` shows that quote closed an entry.
+fn ends_entry(after: &str) -> bool {
+    let after = after.trim_start();
+    after.is_empty() || skip_thread_id(after).starts_with('"')
+}
+
+/// Skips a leading thread id (`2182  `) when an entry follows it.
+fn skip_thread_id(text: &str) -> &str {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let after = text[digits..].trim_start();
+    if digits > 0
+        && digits < text.len()
+        && text.as_bytes()[digits].is_ascii_whitespace()
+        && after.starts_with('"')
+    {
+        after
+    } else {
+        text
+    }
 }
 
 /// Parses one entry (`<dom>:<name>:none:…`) with the given layout.
@@ -122,6 +141,18 @@ fn parse_entry(entry: &str, layout: CellLayout) -> Option<RangeEntry> {
         domain: domain.to_string(),
         name,
     })
+}
+
+/// Applies `regions.rename` to every entry's name.
+pub fn rename_entries(entries: &mut [RangeEntry], renames: &Renames) {
+    if renames.is_empty() {
+        return;
+    }
+    for entry in entries {
+        if let std::borrow::Cow::Owned(renamed) = renames.apply(&entry.name) {
+            entry.name = renamed;
+        }
+    }
 }
 
 /// Parses a whole cell into its ranges, outermost first. Entries that do not fit the layout are kept
@@ -191,6 +222,24 @@ mod tests {
         assert_eq!(names(cell, layout()), ["NCCL@step:1", "hello"]);
         let unnamed = r#"7  "<default domain>::none:none:none:none:none:none" "#;
         assert_eq!(names(unnamed, layout()), [UNNAMED]);
+    }
+
+    #[test]
+    fn several_threads_in_one_cell_from_a_real_emit_nvtx_capture() {
+        // tests/fixtures/ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv: a backward kernel lists the main
+        // thread's `step` and then the autograd thread's own stack.
+        let cell = r#"6746  "<default domain>:step:none:none:none:none:none:none" 6774  "<default domain>:autograd::engine::evaluate_function: AddmmBackward0, op_id = 165:none:none:none:none:none:none"  "<default domain>:aten::sum, op_id = 174:none:none:none:none:none:none" "#;
+        assert_eq!(
+            names(cell, layout()),
+            [
+                "step",
+                "autograd::engine::evaluate_function: AddmmBackward0, op_id = 165",
+                "aten::sum, op_id = 174"
+            ]
+        );
+        // A quote inside a name still does not end the entry.
+        let quoted = r#"1  "<default domain>:say "hi" 2:none:none:none:none:none:none" 3  "<default domain>:b:none:none:none:none:none:none" "#;
+        assert_eq!(names(quoted, layout()), [r#"say "hi" 2"#, "b"]);
     }
 
     #[test]

@@ -11,10 +11,10 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use crate::ncu::{rollup, units};
-use crate::region::{Cell, MetricSpec, Observation, Rollup, ScopeKey};
+use crate::region::{Cell, MetricSpec, Observation, Renames, Rollup, ScopeKey};
 
 use super::number::{self, Number};
-use super::nvtx_cell::{parse_cell, stacks_by_domain, CellLayout};
+use super::nvtx_cell::{parse_cell, rename_entries, stacks_by_domain, CellLayout};
 use super::ExportError;
 
 mod fast;
@@ -37,6 +37,8 @@ pub struct RawPlan<'a> {
     pub time_metric: &'a str,
     /// Per-metric rollup overrides, already validated.
     pub rollups: &'a BTreeMap<String, Rollup>,
+    /// `regions.rename`, applied to every range name before attribution.
+    pub renames: &'a Renames,
 }
 
 /// What the reader learnt about the export as a whole.
@@ -105,6 +107,7 @@ struct Columns {
     headers: Vec<String>,
     /// The launcher rank this export belongs to (empty when unknown), stamped on every scope.
     rank: String,
+    renames: Renames,
 }
 
 /// Finds the header line, skipping anything a live log printed before it; returns the header line and
@@ -292,7 +295,7 @@ struct StackCache {
 }
 
 impl StackCache {
-    fn get(&mut self, raw: &[u8], layout: CellLayout) -> &CellStacks {
+    fn get(&mut self, raw: &[u8], layout: CellLayout, renames: &Renames) -> &CellStacks {
         static EMPTY: CellStacks = CellStacks {
             default: Vec::new(),
             others: Vec::new(),
@@ -305,7 +308,8 @@ impl StackCache {
             Some(&at) => at,
             None => {
                 let cell = String::from_utf8_lossy(raw);
-                let entries = parse_cell(&cell, layout);
+                let mut entries = parse_cell(&cell, layout);
+                rename_entries(&mut entries, renames);
                 let by_domain = stacks_by_domain(&entries);
                 self.stacks.push(CellStacks {
                     default: by_domain.default,
@@ -381,7 +385,9 @@ impl<'c> RowReader<'c> {
         let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.result.push_pop
         {
             Some((col, layout)) => {
-                let stacks = self.stacks.get(rec.field(col).unwrap_or(b""), layout);
+                let stacks =
+                    self.stacks
+                        .get(rec.field(col).unwrap_or(b""), layout, &columns.renames);
                 (&stacks.default, &stacks.others)
             }
             None => (&[], &[]),
@@ -390,7 +396,7 @@ impl<'c> RowReader<'c> {
             Some((col, layout)) => {
                 &self
                     .start_end_stacks
-                    .get(rec.field(col).unwrap_or(b""), layout)
+                    .get(rec.field(col).unwrap_or(b""), layout, &columns.renames)
                     .all
             }
             None => &[],
@@ -472,6 +478,7 @@ impl<R: BufRead> RawExport<R> {
             time: None,
             headers: Vec::new(),
             rank: String::new(),
+            renames: plan.renames.clone(),
         };
 
         // The units row: the first record, recognisable by its empty ID.

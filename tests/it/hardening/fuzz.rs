@@ -55,10 +55,12 @@ fn read(bytes: &[u8]) -> Result<(RawSummary, u64), ExportError> {
         })
         .collect();
     let rollups = BTreeMap::new();
+    let renames = profile_run::region::Renames::default();
     let plan = RawPlan {
         metrics: &requests,
         time_metric: METRICS[0],
         rollups: &rollups,
+        renames: &renames,
     };
     let export = RawExport::open(bytes, Path::new("fuzz.csv"), &plan)?;
     let specs = export.summary().specs.len();
