@@ -462,13 +462,13 @@ fn add_requested_empty_regions(config: &Config, scope: &mut Scope, builder: &Sco
         if scope
             .regions
             .iter()
-            .any(|r| r.segments == segments && r.kind == RegionKind::PushPop)
+            .any(|r| r.segments == segments && r.kind == RegionKind::Stack)
         {
             continue;
         }
         scope.regions.push(builder.empty_region(
             RegionPath {
-                kind: RegionKind::PushPop,
+                kind: RegionKind::Stack,
                 segments,
             },
             format!(

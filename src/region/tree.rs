@@ -28,12 +28,13 @@ pub struct ScopeKey {
     pub rank: String,
 }
 
-/// Push/pop ranges nest; start/end ranges may overlap anything, so they form flat top-level regions.
+/// Ranges on a stack nest (NVTX push/pop ranges, a layer path); marks may overlap anything (NVTX
+/// start/end ranges), so they form flat top-level regions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RegionKind {
-    PushPop,
-    StartEnd,
+    Stack,
+    Mark,
 }
 
 /// A region's identity: its kind and the chain of range names from the outermost one.
@@ -79,18 +80,19 @@ impl RegionPath {
     }
 }
 
-/// One profiler result as the region core sees it.
+/// One profiler result as the region core sees it: the event of the profiler seam.
 #[derive(Debug, Clone, Copy)]
 pub struct Observation<'a> {
     pub scope: &'a ScopeKey,
-    /// Push/pop range names of the default NVTX domain, outermost first. Empty when the result ran
-    /// outside every such range.
-    pub push_pop: &'a [String],
-    /// Push/pop paths of other NVTX domains (`domain@name` segments), one per domain: each domain
-    /// keeps its own stack, so each forms its own tree.
-    pub other_push_pop: &'a [Vec<String>],
-    /// Names of the start/end ranges open when the result ran.
-    pub start_end: &'a [String],
+    /// Range paths, one per stack family (the first is the main one: the default NVTX domain; then
+    /// each other domain, segments prefixed so families never share a path), outermost first. Each
+    /// family forms its own tree; an empty path means no range of that family was open.
+    pub stacks: &'a [Vec<String>],
+    /// Instance ids parallel to `stacks` (one per segment), when the source tells two visits of a
+    /// range apart; `None` when it cannot (CSV exports).
+    pub instances: Option<&'a [Vec<u64>]>,
+    /// Names of the flat ranges (marks) open when the result ran.
+    pub marks: &'a [String],
     /// Kernel name (or a placeholder such as `range` for range-replay results).
     pub kernel: &'a str,
     /// Duration of the result in the time metric's unit, if the export has it.
@@ -107,6 +109,9 @@ struct Node {
     kernels: KernelMap,
 }
 
+/// Inclusive time per instance id of one stack region, for sources that tell instances apart.
+type InstanceTimes = FastMap<u64, f64>;
+
 #[derive(Debug, Clone)]
 struct ScopeAcc {
     first_seen: u64,
@@ -114,6 +119,9 @@ struct ScopeAcc {
     excluded: u64,
     outside: KernelMap,
     regions: FastMap<RegionPath, Node>,
+    /// Per stack region, its instances' inclusive times in instance order; absent when the source
+    /// gave no instance ids.
+    instances: FastMap<RegionPath, Vec<f64>>,
 }
 
 /// A scope while results stream in: regions keyed so that a result's stack, borrowed from the
@@ -124,18 +132,19 @@ struct StreamScope {
     total: Group,
     excluded: u64,
     outside: KernelMap,
-    push_pop: FastMap<Vec<String>, Node>,
-    start_end: FastMap<String, Node>,
+    stacks: FastMap<Vec<String>, Node>,
+    marks: FastMap<String, Node>,
+    instances: FastMap<Vec<String>, InstanceTimes>,
 }
 
 impl StreamScope {
     fn into_acc(self) -> ScopeAcc {
-        let push_pop = self.push_pop.into_iter().map(|(segments, node)| {
-            let kind = RegionKind::PushPop;
+        let stacks = self.stacks.into_iter().map(|(segments, node)| {
+            let kind = RegionKind::Stack;
             (RegionPath { kind, segments }, node)
         });
-        let start_end = self.start_end.into_iter().map(|(name, node)| {
-            let kind = RegionKind::StartEnd;
+        let marks = self.marks.into_iter().map(|(name, node)| {
+            let kind = RegionKind::Mark;
             let segments = vec![name];
             (RegionPath { kind, segments }, node)
         });
@@ -144,7 +153,20 @@ impl StreamScope {
             total: self.total,
             excluded: self.excluded,
             outside: self.outside,
-            regions: push_pop.chain(start_end).collect(),
+            regions: stacks.chain(marks).collect(),
+            instances: self
+                .instances
+                .into_iter()
+                .map(|(segments, times)| {
+                    let mut times: Vec<(u64, f64)> = times.into_iter().collect();
+                    times.sort_unstable_by_key(|(id, _)| *id);
+                    let path = RegionPath {
+                        kind: RegionKind::Stack,
+                        segments,
+                    };
+                    (path, times.into_iter().map(|(_, t)| t).collect())
+                })
+                .collect(),
         }
     }
 
@@ -153,17 +175,19 @@ impl StreamScope {
         self.total.merge(&other.total);
         self.excluded += other.excluded;
         merge_owned_kernel_maps(&mut self.outside, other.outside);
-        merge_nodes(&mut self.push_pop, other.push_pop, offset);
-        merge_nodes(&mut self.start_end, other.start_end, offset);
+        merge_nodes(&mut self.stacks, other.stacks, offset);
+        merge_nodes(&mut self.marks, other.marks, offset);
+        for (path, times) in other.instances {
+            let mine = self.instances.entry(path).or_default();
+            for (id, time) in times {
+                *mine.entry(id).or_default() += time;
+            }
+        }
     }
 
     fn shift(&mut self, offset: u64) {
         self.first_seen += offset;
-        for node in self
-            .push_pop
-            .values_mut()
-            .chain(self.start_end.values_mut())
-        {
+        for node in self.stacks.values_mut().chain(self.marks.values_mut()) {
             node.first_seen += offset;
         }
     }
@@ -220,6 +244,9 @@ pub struct RegionStats {
     pub kernels: Vec<(String, Group)>,
     /// Results in this region (nested ones included) that the kernel selection dropped.
     pub excluded: u64,
+    /// Inclusive time of each instance (visit) of the region, in instance order; `None` when the
+    /// source cannot tell instances apart, and for marks.
+    pub instances: Option<Vec<f64>>,
 }
 
 /// Final numbers of one scope (or of the aggregate).
@@ -291,8 +318,9 @@ impl RegionAccumulator {
                     total: Group::new(specs),
                     excluded: 0,
                     outside: KernelMap::default(),
-                    push_pop: FastMap::default(),
-                    start_end: FastMap::default(),
+                    stacks: FastMap::default(),
+                    marks: FastMap::default(),
+                    instances: FastMap::default(),
                 },
             );
         }
@@ -303,28 +331,31 @@ impl RegionAccumulator {
             scope.excluded += 1;
         }
         let mut in_region = false;
-        let push_pop_paths = std::iter::once(obs.push_pop)
-            .chain(obs.other_push_pop.iter().map(Vec::as_slice))
-            .enumerate()
-            .filter(|(_, path)| !path.is_empty());
-        for (domain, path) in push_pop_paths {
-            if !scope.push_pop.contains_key(path) {
-                let first_seen = if domain == 0 { seq } else { seq + 1 };
-                scope.push_pop.insert(path.to_vec(), new_node(first_seen));
-            }
-            let node = scope.push_pop.get_mut(path).expect("inserted above");
-            add_to_node(node, obs, selected, specs);
-            in_region = true;
-        }
-        for (at, name) in obs.start_end.iter().enumerate() {
-            // Overlapping instances of one range (two open `epoch`s) are one region: count once.
-            if obs.start_end[..at].contains(name) {
+        for (family, path) in obs.stacks.iter().enumerate() {
+            if path.is_empty() {
                 continue;
             }
-            if !scope.start_end.contains_key(name) {
-                scope.start_end.insert(name.clone(), new_node(seq));
+            if !scope.stacks.contains_key(path) {
+                let first_seen = if family == 0 { seq } else { seq + 1 };
+                scope.stacks.insert(path.clone(), new_node(first_seen));
             }
-            let node = scope.start_end.get_mut(name).expect("inserted above");
+            let node = scope.stacks.get_mut(path).expect("inserted above");
+            add_to_node(node, obs, selected, specs);
+            in_region = true;
+            let ids = obs.instances.and_then(|all| all.get(family));
+            if let (Some(ids), true) = (ids, selected) {
+                add_instances(&mut scope.instances, path, ids, obs.time.unwrap_or(0.0));
+            }
+        }
+        for (at, name) in obs.marks.iter().enumerate() {
+            // Overlapping instances of one range (two open `epoch`s) are one region: count once.
+            if obs.marks[..at].contains(name) {
+                continue;
+            }
+            if !scope.marks.contains_key(name) {
+                scope.marks.insert(name.clone(), new_node(seq));
+            }
+            let node = scope.marks.get_mut(name).expect("inserted above");
             add_to_node(node, obs, selected, specs);
             in_region = true;
         }
@@ -378,6 +409,23 @@ fn group_for<'m>(map: &'m mut KernelMap, kernel: &str, specs: &[MetricSpec]) -> 
     map.get_mut(kernel).expect("inserted above")
 }
 
+/// Adds a result's time to the instance it ran in, at every level of its path (inclusive).
+fn add_instances(
+    into: &mut FastMap<Vec<String>, InstanceTimes>,
+    path: &[String],
+    ids: &[u64],
+    time: f64,
+) {
+    for (depth, id) in ids.iter().enumerate().take(path.len()) {
+        let prefix = &path[..=depth];
+        if !into.contains_key(prefix) {
+            into.insert(prefix.to_vec(), InstanceTimes::default());
+        }
+        let times = into.get_mut(prefix).expect("inserted above");
+        *times.entry(*id).or_default() += time;
+    }
+}
+
 fn new_node(first_seen: u64) -> Node {
     Node {
         first_seen,
@@ -411,8 +459,17 @@ fn merge_scopes(scopes: &[(ScopeKey, ScopeAcc)], specs: &[MetricSpec]) -> ScopeA
         excluded: 0,
         outside: KernelMap::default(),
         regions: FastMap::default(),
+        instances: FastMap::default(),
     };
     for (_, acc) in scopes {
+        // Instances of different scopes are different visits: the aggregate lists them all.
+        for (path, times) in &acc.instances {
+            merged
+                .instances
+                .entry(path.clone())
+                .or_default()
+                .extend(times);
+        }
         merged.total.merge(&acc.total);
         merged.excluded += acc.excluded;
         merge_kernel_maps(&mut merged.outside, &acc.outside);
@@ -479,6 +536,15 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
     for root in roots {
         build_subtree(&root, &mut nodes, &children, specs, &mut regions);
     }
+    let mut instances = acc.instances;
+    if !instances.is_empty() {
+        for region in regions
+            .iter_mut()
+            .filter(|r| r.path.kind == RegionKind::Stack)
+        {
+            region.instances = Some(instances.remove(&region.path).unwrap_or_default());
+        }
+    }
 
     let mut outside = Group::new(specs);
     for (_, group) in by_name(&acc.outside) {
@@ -519,6 +585,7 @@ fn build_subtree(
         exclusive: Group::new(specs),
         kernels: Vec::new(),
         excluded: 0,
+        instances: None,
     });
     if let Some(kids) = children.get(&Some(path.clone())) {
         for child in kids {
@@ -537,6 +604,7 @@ fn build_subtree(
         exclusive,
         kernels: sorted_kernels(kernels),
         excluded,
+        instances: None,
     };
     (returned, excluded)
 }

@@ -135,6 +135,7 @@ impl<'a> ScopeBuilder<'a> {
                 exclusive: Group::new(self.specs),
                 kernels: Vec::new(),
                 excluded: 0,
+                instances: None,
                 path,
             },
             0.0,

@@ -77,9 +77,9 @@ fn run(results: &[Result_], aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeSt
         ];
         acc.add(&Observation {
             scope: &key,
-            push_pop: &r.stack,
-            other_push_pop: &[],
-            start_end: &r.start_end,
+            stacks: std::slice::from_ref(&r.stack),
+            instances: None,
+            marks: &r.start_end,
             kernel: &r.kernel,
             time: Some(r.time),
             values: &values,
@@ -199,23 +199,20 @@ fn start_end_ranges_are_flat_and_count_beside_the_push_pop_path() {
             .find(|r| r.path.kind == kind && r.path.segments == path)
             .unwrap_or_else(|| panic!("{kind:?} {path:?}"))
     };
-    assert_eq!(find(RegionKind::PushPop, &["train"]).inclusive.count, 1);
+    assert_eq!(find(RegionKind::Stack, &["train"]).inclusive.count, 1);
     assert_eq!(
-        find(RegionKind::PushPop, &["train", "fwd"]).exclusive.count,
+        find(RegionKind::Stack, &["train", "fwd"]).exclusive.count,
         1
     );
-    assert_eq!(find(RegionKind::StartEnd, &["epoch"]).inclusive.count, 2);
-    assert_eq!(find(RegionKind::StartEnd, &["step"]).inclusive.count, 1);
+    assert_eq!(find(RegionKind::Mark, &["epoch"]).inclusive.count, 2);
+    assert_eq!(find(RegionKind::Mark, &["step"]).inclusive.count, 1);
     assert_eq!(
         scope.total.count, 3,
         "each result counts once in the scope total"
     );
     assert_eq!(scope.outside.count, 1);
     // Push/pop regions come before start/end ones.
-    assert_eq!(
-        scope.regions.last().unwrap().path.kind,
-        RegionKind::StartEnd
-    );
+    assert_eq!(scope.regions.last().unwrap().path.kind, RegionKind::Mark);
 }
 
 #[test]
@@ -273,4 +270,59 @@ fn means_are_weighted_by_duration_across_nesting() {
     let a = &scopes[0].regions[0];
     assert_eq!(a.inclusive.accs[1].value(), Some(40.0));
     assert_eq!(a.exclusive.accs[1].value(), Some(10.0));
+}
+
+#[test]
+fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
+    // Two visits of `step` (ids 7 and 9), each with `fwd` nested once; the second visit is slower.
+    let key = scope(1);
+    let values = |t: f64| [Cell::Num(t), Cell::Num(50.0), Cell::Num(t * 2.0)];
+    let mut acc = RegionAccumulator::new(specs());
+    for (step, fwd, time) in [(7, 1, 10.0), (7, 1, 5.0), (9, 2, 30.0), (9, 2, 1.0)] {
+        let stacks = [vec!["step".to_string(), "fwd".to_string()]];
+        let ids = [vec![step, fwd]];
+        acc.add(&Observation {
+            scope: &key,
+            stacks: &stacks,
+            instances: Some(&ids),
+            marks: &[],
+            kernel: "k",
+            time: Some(time),
+            values: &values(time),
+        });
+    }
+    let stacks = [vec!["step".to_string()]];
+    // A result with no instance ids (a source that cannot tell) adds no instance.
+    acc.add(&Observation {
+        scope: &key,
+        stacks: &stacks,
+        instances: None,
+        marks: &[],
+        kernel: "k",
+        time: Some(100.0),
+        values: &values(100.0),
+    });
+    let (scopes, aggregate) = acc.finish(true);
+    let step = scopes[0]
+        .regions
+        .iter()
+        .find(|r| r.path.segments == ["step"])
+        .unwrap();
+    assert_eq!(step.instances.as_deref(), Some(&[15.0, 31.0][..]));
+    let fwd = &scopes[0].regions[1];
+    assert_eq!(fwd.instances.as_deref(), Some(&[15.0, 31.0][..]));
+    let agg = aggregate.unwrap();
+    assert_eq!(agg.regions[0].instances.as_deref(), Some(&[15.0, 31.0][..]));
+    let plain = run(
+        &[Result_ {
+            pid: 1,
+            stack: vec!["a".into()],
+            start_end: vec![],
+            kernel: "k".into(),
+            time: 1.0,
+            util: 1.0,
+        }],
+        false,
+    );
+    assert!(plain.0[0].regions.iter().all(|r| r.instances.is_none()));
 }

@@ -404,10 +404,10 @@ fn start_end_ranges_from_a_real_capture_are_flat_regions_beside_the_push_pop_tre
             .find(|r| r.path == path && serde_json::to_value(r.kind).unwrap() == kind)
             .unwrap_or_else(|| panic!("{kind} {path}"))
     };
-    assert_eq!(find("push_pop", "step").kernel_count, 6);
-    assert_eq!(find("start_end", "epoch").kernel_count, 9);
+    assert_eq!(find("stack", "step").kernel_count, 6);
+    assert_eq!(find("mark", "epoch").kernel_count, 9);
     assert_eq!(
-        find("start_end", "phase").kernel_count,
+        find("mark", "phase").kernel_count,
         6,
         "phase outlives step"
     );

@@ -92,7 +92,7 @@ fn region(
         path,
         segments: segments.iter().map(|s| s.to_string()).collect(),
         name: segments.last().unwrap().to_string(),
-        kind: RegionKind::PushPop,
+        kind: RegionKind::Stack,
         parent,
         depth: segments.len() - 1,
         kernel_count: counts.0,

@@ -179,7 +179,7 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns, renames: &Renames) -> Ve
         let stacks = stacks_by_domain(&entries);
         for path in std::iter::once(&stacks.default).chain(&stacks.others) {
             for depth in 1..=path.len() {
-                regions.push((RegionKind::PushPop, path[..depth].to_vec()));
+                regions.push((RegionKind::Stack, path[..depth].to_vec()));
             }
         }
     }
@@ -188,7 +188,7 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns, renames: &Renames) -> Ve
         let mut entries = parse_cell(&cell, layout);
         rename_entries(&mut entries, renames);
         for entry in entries {
-            let region = (RegionKind::StartEnd, vec![entry.segment()]);
+            let region = (RegionKind::Mark, vec![entry.segment()]);
             // Overlapping instances of one range are one region, as in the raw export's tree.
             if !regions.contains(&region) {
                 regions.push(region);

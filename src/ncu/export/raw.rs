@@ -277,12 +277,11 @@ fn text(raw: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// One NVTX cell, parsed: the default domain's path, other domains' paths, and every entry's
-/// segment in cell order (what a start/end cell lists).
+/// One NVTX cell, parsed: one path per domain (the default domain's first, empty when it has no
+/// open range), and every entry's segment in cell order (what a start/end cell lists).
 #[derive(Default)]
 struct CellStacks {
-    default: Vec<String>,
-    others: Vec<Vec<String>>,
+    stacks: Vec<Vec<String>>,
     all: Vec<String>,
 }
 
@@ -297,8 +296,7 @@ struct StackCache {
 impl StackCache {
     fn get(&mut self, raw: &[u8], layout: CellLayout, renames: &Renames) -> &CellStacks {
         static EMPTY: CellStacks = CellStacks {
-            default: Vec::new(),
-            others: Vec::new(),
+            stacks: Vec::new(),
             all: Vec::new(),
         };
         if raw.is_empty() {
@@ -311,9 +309,10 @@ impl StackCache {
                 let mut entries = parse_cell(&cell, layout);
                 rename_entries(&mut entries, renames);
                 let by_domain = stacks_by_domain(&entries);
+                let mut stacks = vec![by_domain.default];
+                stacks.extend(by_domain.others);
                 self.stacks.push(CellStacks {
-                    default: by_domain.default,
-                    others: by_domain.others,
+                    stacks,
                     all: entries.iter().map(|e| e.segment()).collect(),
                 });
                 self.index.insert(raw.into(), self.stacks.len() - 1);
@@ -382,17 +381,16 @@ impl<'c> RowReader<'c> {
                 rank: columns.rank.clone(),
             };
         }
-        let (push_pop, other_push_pop): (&[String], &[Vec<String>]) = match columns.result.push_pop
-        {
+        let stacks: &[Vec<String>] = match columns.result.push_pop {
             Some((col, layout)) => {
-                let stacks =
-                    self.stacks
-                        .get(rec.field(col).unwrap_or(b""), layout, &columns.renames);
-                (&stacks.default, &stacks.others)
+                &self
+                    .stacks
+                    .get(rec.field(col).unwrap_or(b""), layout, &columns.renames)
+                    .stacks
             }
-            None => (&[], &[]),
+            None => &[],
         };
-        let start_end: &[String] = match columns.result.start_end {
+        let marks: &[String] = match columns.result.start_end {
             Some((col, layout)) => {
                 &self
                     .start_end_stacks
@@ -401,7 +399,7 @@ impl<'c> RowReader<'c> {
             }
             None => &[],
         };
-        if !push_pop.is_empty() || !other_push_pop.is_empty() || !start_end.is_empty() {
+        if stacks.iter().any(|s| !s.is_empty()) || !marks.is_empty() {
             self.results_in_ranges += 1;
         }
         let kernel = text(rec.field(columns.result.kernel).unwrap_or(b""));
@@ -427,9 +425,9 @@ impl<'c> RowReader<'c> {
         };
         sink(&Observation {
             scope: &self.scope,
-            push_pop,
-            other_push_pop,
-            start_end,
+            stacks,
+            instances: None,
+            marks,
             kernel: &kernel,
             time,
             values: &values,

@@ -101,7 +101,7 @@ fn check_counts(report: &Report) -> Result<(), TestCaseError> {
         for region in &scope.regions {
             let listed: u64 = region.kernels.iter().map(|k| k.count).sum();
             prop_assert_eq!(listed, region.kernel_count, "{}", region.path);
-            if region.kind != RegionKind::PushPop {
+            if region.kind != RegionKind::Stack {
                 continue;
             }
             let children: u64 = scope
