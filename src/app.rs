@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
+use crate::analysis::RunContext;
 use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ProfileArgs, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
 use crate::error::{exit, Error, Result};
-use crate::ncu::analyze::{analyze_sets, ExportSet, RunContext};
 use crate::ncu::cli::NcuCli;
-use crate::ncu::{log, nvtx};
+use crate::ncu::log;
+use crate::ncu::source::{analyze_exports, ExportSet};
+use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
-use crate::report::markdown::MarkdownOptions;
 use crate::report::model::Report;
 use crate::report::write::{write_atomic, write_atomic_with};
 use crate::report::{json, markdown};
@@ -63,8 +64,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
                 .into(),
         ));
     }
-    let plan = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
-        .map_err(|e| Error::Usage(e.to_string()))?;
+    let plan = Plan::new(config)?;
     // `NcuCli::warnings` repeats the plan's warnings alongside its own, so they are printed from there.
     let root = PathBuf::from(&config.output.root);
     let (run_name, rank) = run_dir::name_for(config, &|var| std::env::var(var).ok());
@@ -73,7 +73,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         let dir = run_dir::planned_path(&root, &run_name, rank.as_ref());
         let cli = NcuCli::profile(
             config,
-            &plan,
+            &plan.nvtx,
             &dir.join(run_dir::REPORT_BASE),
             &args.workload,
         );
@@ -109,7 +109,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         }
     }
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
-    let cli = NcuCli::profile(config, &plan, &run.report_base(), &args.workload);
+    let cli = NcuCli::profile(config, &plan.nvtx, &run.report_base(), &args.workload);
     for warning in cli.warnings() {
         eprintln!("warning: {warning}");
     }
@@ -148,7 +148,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let log_text = std::fs::read_to_string(run.path("ncu.log")).unwrap_or_default();
     let report_file = run.report_file();
     let rendered = if report_file.exists() {
-        export_and_render(&run, &loaded, &record, &report_file, args.quiet).map(Some)
+        export_and_render(&run, &loaded, &plan, &record, &report_file, args.quiet).map(Some)
     } else {
         Ok(None)
     };
@@ -286,6 +286,7 @@ fn profiler_version(program: &str) -> Option<String> {
 fn export_and_render(
     run: &RunDir,
     loaded: &Loaded,
+    plan: &Plan,
     record: &RunRecord,
     report_file: &Path,
     quiet: bool,
@@ -321,26 +322,21 @@ fn export_and_render(
         profiler_version: record.profiler_version.clone(),
         config_fingerprint: loaded.fingerprint(),
     };
-    let report = analyze_sets(config, &[set], &context)?;
-    write_reports(&report, config, run.root())
+    let report = analyze_exports(plan, &[set], &context)?;
+    write_reports(&report, plan, run.root())
 }
 
 /// Writes report.json and report.md into `dir` (atomically) and returns report.md's path.
-pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Result<PathBuf> {
-    let options = MarkdownOptions {
-        template: config.report.template.as_ref().map(PathBuf::from),
-        max_regions: config.report.max_regions,
-        max_kernels: config.report.max_kernels,
-        threads: config.report.threads,
-    };
+pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
+    let options = &plan.markdown;
     // report.md renders on its own thread while report.json streams to disk. report.json is put in
     // place only once report.md has rendered, so a failing template still leaves both previous files
     // untouched.
     let (md, json) = std::thread::scope(|scope| {
-        let rendering = scope.spawn(|| markdown::render(report, &options));
+        let rendering = scope.spawn(|| markdown::render(report, options));
         let mut md = None;
         let json = write_atomic_with(&dir.join("report.json"), |out| {
-            json::write_json_on(report, &mut *out, config.report.threads)?;
+            json::write_json_on(report, &mut *out, options.threads)?;
             let rendered = rendering
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -367,6 +363,7 @@ pub fn write_reports(report: &Report, config: &config::Config, dir: &Path) -> Re
 fn report_command(args: ReportArgs) -> Result<i32> {
     let (input_paths, config_args) = args.split();
     let loaded = load_config(&config_args)?;
+    let plan = Plan::new(&loaded.config)?;
     if input_paths.is_empty() {
         return Err(Error::Usage(
             "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
@@ -383,8 +380,8 @@ fn report_command(args: ReportArgs) -> Result<i32> {
     })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
-    let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
-    let md = write_reports(&report, &loaded.config, &out)?;
+    let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    let md = write_reports(&report, &plan, &out)?;
     print_stdout(&md.display().to_string());
     Ok(exit::OK)
 }

@@ -4,6 +4,7 @@
 //! and reads its exports, `process` runs it, `region` is the profiler-neutral region core, `report`
 //! renders the model, and `app` ties the commands together.
 
+pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod config;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod fast_map;
 pub mod ncu;
 pub mod parallel;
+pub mod plan;
 pub mod process;
 pub mod region;
 pub mod report;

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::ncu::analyze::{ExportSet, RunContext};
 use crate::ncu::cli::export_args;
+use crate::ncu::source::ExportSet;
 use crate::process::{Finished, ProfilerError};
 use crate::report::write::write_atomic;
 

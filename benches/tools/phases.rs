@@ -10,9 +10,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use profile_run::analysis::RunContext;
 use profile_run::app::write_reports;
 use profile_run::config::{self, ConfigSources};
-use profile_run::ncu::analyze::{analyze, RunContext};
+use profile_run::ncu::source::{analyze_exports, ExportSet};
+use profile_run::plan::Plan;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -28,7 +30,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::create_dir_all(&out)?;
     }
     let start = Instant::now();
-    let report = analyze(&loaded.config, &files, &RunContext::default())?;
+    let plan = Plan::new(&loaded.config)?;
+    let sets: Vec<ExportSet> = files.into_iter().map(ExportSet::raw_only).collect();
+    let report = analyze_exports(&plan, &sets, &RunContext::default())?;
     let analyzed = start.elapsed();
     let analyze_hwm = peak_rss_mib();
     let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();
@@ -40,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .sum();
     let start = Instant::now();
     if render {
-        write_reports(&report, &loaded.config, &out)?;
+        write_reports(&report, &plan, &out)?;
     }
     let rendered = start.elapsed();
     println!(

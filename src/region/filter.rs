@@ -17,7 +17,7 @@ pub struct PatternError {
     pub source: globset::Error,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct KernelFilter {
     include: Vec<String>,
     exclude: Vec<String>,

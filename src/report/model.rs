@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use crate::region::{RegionKind, Rollup};
 
 /// Version of the report.json layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -39,15 +39,24 @@ pub struct RunInfo {
     pub command: Vec<String>,
     /// The profiler command line, when known.
     pub profiler_command: Vec<String>,
-    /// `ncu` (later `neuron-profile`).
-    pub profiler: String,
-    pub profiler_version: Option<String>,
-    /// `kernel`, `range`, `app-range`, … as configured (or inferred from the export).
-    pub replay_mode: Option<String>,
+    pub profiler: ProfilerInfo,
     /// SHA-256 of the resolved configuration (YAML), first 16 hex digits.
     pub config_fingerprint: String,
     /// The export files the numbers come from.
     pub sources: Vec<String>,
+}
+
+/// The profiler that made the inputs, as its adapter describes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProfilerInfo {
+    /// The profiler's name (`ncu`).
+    pub name: String,
+    /// Its version, when known.
+    pub version: Option<String>,
+    /// The settings that shape what a result is and how numbers compare between runs (for ncu:
+    /// `replay_mode`, `clock_control`, `cache_control`, …), as recorded or inferred; a setting the
+    /// inputs do not tell is absent.
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

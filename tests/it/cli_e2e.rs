@@ -114,7 +114,7 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
         report["run"]["command"],
         serde_json::json!(["echo", "workload says hi"])
     );
-    assert_eq!(report["run"]["profiler_version"], "2025.3.1.0");
+    assert_eq!(report["run"]["profiler"]["version"], "2025.3.1.0");
     let regions = report["scopes"][0]["regions"].as_array().unwrap();
     assert_eq!(regions.len(), 1);
     assert_eq!(regions[0]["path"], "decode");
@@ -314,7 +314,7 @@ fn report_on_a_bare_export_writes_into_out() {
         .success()
         .stdout(predicate::str::contains("report.md"));
     let report = read_json(&out.path().join("report.json"));
-    assert_eq!(report["run"]["replay_mode"], "range");
+    assert_eq!(report["run"]["profiler"]["settings"]["replay_mode"], "range");
     let paths: Vec<&str> = report["scopes"][0]["regions"]
         .as_array()
         .unwrap()

@@ -11,3 +11,26 @@ pub fn repo() -> PathBuf {
 pub fn fixture(rel: &str) -> PathBuf {
     repo().join("tests/fixtures").join(rel)
 }
+
+/// The report of raw exports (no details pages, no ranks) under `config`, as `profile-run report`
+/// builds it.
+pub fn analyze(
+    config: &profile_run::config::Config,
+    raw: &[PathBuf],
+    context: &profile_run::analysis::RunContext,
+) -> profile_run::error::Result<profile_run::report::model::Report> {
+    let sets: Vec<ExportSet> = raw.iter().cloned().map(ExportSet::raw_only).collect();
+    analyze_sets(config, &sets, context)
+}
+
+/// The report of several captures' exports under `config`.
+pub fn analyze_sets(
+    config: &profile_run::config::Config,
+    sets: &[ExportSet],
+    context: &profile_run::analysis::RunContext,
+) -> profile_run::error::Result<profile_run::report::model::Report> {
+    let plan = profile_run::plan::Plan::new(config)?;
+    profile_run::ncu::source::analyze_exports(&plan, sets, context)
+}
+
+pub use profile_run::ncu::source::ExportSet;

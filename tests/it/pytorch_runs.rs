@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::analyze;
+use profile_run::analysis::RunContext;
 use profile_run::config::{load, Config, ConfigSources};
-use profile_run::ncu::analyze::{analyze, RunContext};
 use profile_run::report::model::{Region, Report};
 
 use crate::common::fixture;

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::common::analyze;
+use profile_run::analysis::RunContext;
 use profile_run::config::{load, Config, ConfigSources};
-use profile_run::ncu::analyze::{analyze, RunContext};
 use profile_run::report::model::{Region, Report, Scope};
 
 use crate::common::fixture;
@@ -332,7 +333,15 @@ fn range_replay_reports_only_the_outermost_of_nested_includes() {
     assert_eq!(r["A"].kernel_count, 1, "one range instance");
     assert_eq!(r["A/A1"].kernel_count, 0);
     assert!(r["A/A1"].notes[0].contains("Requested in regions.include"));
-    assert_eq!(report.run.replay_mode.as_deref(), Some("range"));
+    assert_eq!(
+        report
+            .run
+            .profiler
+            .settings
+            .get("replay_mode")
+            .map(String::as_str),
+        Some("range")
+    );
     assert!(report.notes.iter().any(|n| n.contains("Range replay")));
 }
 
@@ -406,11 +415,7 @@ fn start_end_ranges_from_a_real_capture_are_flat_regions_beside_the_push_pop_tre
     };
     assert_eq!(find("stack", "step").kernel_count, 6);
     assert_eq!(find("mark", "epoch").kernel_count, 9);
-    assert_eq!(
-        find("mark", "phase").kernel_count,
-        6,
-        "phase outlives step"
-    );
+    assert_eq!(find("mark", "phase").kernel_count, 6, "phase outlives step");
     assert_eq!(scope.total.kernel_count, 13);
     assert_eq!(scope.outside_regions.kernel_count, 4);
 }
@@ -429,7 +434,7 @@ fn a_replayed_range_that_captured_cuinit_is_explained() {
 
 #[test]
 fn ncu_rule_results_become_prioritised_advice_per_region() {
-    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    use crate::common::{analyze_sets, ExportSet};
     let set = ExportSet {
         raw: fixture("ncu/h200-2025.3.1/manual_raw.csv"),
         details: Some(fixture("ncu/h200-2025.3.1/manual_details.csv")),
@@ -466,7 +471,7 @@ fn ncu_rule_results_become_prioritised_advice_per_region() {
 
 #[test]
 fn ranks_stay_apart_even_with_identical_pid_host_and_device() {
-    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    use crate::common::{analyze_sets, ExportSet};
     // The same capture twice, as two ranks of one job would look with colliding pids.
     let sets: Vec<ExportSet> = (0..2)
         .map(|rank| ExportSet {
@@ -487,7 +492,7 @@ fn ranks_stay_apart_even_with_identical_pid_host_and_device() {
 
 #[test]
 fn torchrun_ranks_merge_and_nccl_ranges_form_their_own_tree() {
-    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    use crate::common::{analyze_sets, ExportSet};
     let sets: Vec<ExportSet> = (0..2)
         .map(|rank| ExportSet {
             raw: fixture(&format!("ncu/h200x2-2025.3.1/ddp_rank{rank}_raw.csv")),
@@ -526,7 +531,7 @@ fn torchrun_ranks_merge_and_nccl_ranges_form_their_own_tree() {
 
 #[test]
 fn the_default_domain_tree_comes_before_other_domains_seen_with_it() {
-    use profile_run::ncu::analyze::{analyze_sets, ExportSet};
+    use crate::common::{analyze_sets, ExportSet};
     let set = ExportSet {
         raw: fixture("ncu/h200x2-2025.3.1/ddp_rank0_raw.csv"),
         details: None,

@@ -5,8 +5,8 @@ use profile_run::region::{RegionKind, Rollup};
 use profile_run::report::json::to_json;
 use profile_run::report::markdown::{render, MarkdownOptions};
 use profile_run::report::model::{
-    Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report, RunInfo,
-    Scope, Totals, SCHEMA_VERSION,
+    Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, ProfilerInfo, Region, Report,
+    RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 use profile_run::report::write::write_atomic;
 use profile_run::report::RenderError;
@@ -205,9 +205,11 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
                 "--replay-mode".into(),
                 "range".into(),
             ],
-            profiler: "ncu".to_string(),
-            profiler_version: Some("2025.3.1".to_string()),
-            replay_mode: Some("range".to_string()),
+            profiler: ProfilerInfo {
+                name: "ncu".to_string(),
+                version: Some("2025.3.1".to_string()),
+                settings: [("replay_mode".to_string(), "range".to_string())].into(),
+            },
             config_fingerprint: "0123456789abcdef".to_string(),
             sources: vec!["runs/1/raw.csv".to_string()],
         },

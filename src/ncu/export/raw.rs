@@ -22,12 +22,7 @@ mod parallel;
 mod scan;
 pub use parallel::stream_files;
 
-/// A metric the report asks for, and the report group (section) that asked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MetricRequest {
-    pub name: String,
-    pub group: String,
-}
+pub use crate::analysis::MetricRequest;
 
 /// What to read from the export.
 #[derive(Debug, Clone)]

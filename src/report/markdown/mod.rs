@@ -69,6 +69,17 @@ impl Default for MarkdownOptions {
     }
 }
 
+/// Loads and compiles a user template, so a missing file or a syntax error is found before profiling.
+pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
+    let source = std::fs::read_to_string(path).map_err(|source| RenderError::TemplateRead {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut env = environment();
+    env.add_template_owned(path.display().to_string(), source)
+        .map_err(template_error)
+}
+
 pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
     let mut env = environment();
     let main = match &options.template {

@@ -48,8 +48,8 @@ fn a_header_without_results_reads_with_a_note() {
         let r = report_on(&lines[..keep].concat(), &[]);
         assert_eq!(r.code, 0, "{keep} line(s): {}", r.stderr);
         let notes = r.json()["notes"].to_string();
-        assert!(notes.contains("holds no results"), "{notes}");
-        assert!(r.markdown().contains("holds no results"));
+        assert!(notes.contains("input holds no results"), "{notes}");
+        assert!(r.markdown().contains("input holds no results"));
     }
 }
 

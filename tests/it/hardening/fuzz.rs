@@ -12,8 +12,9 @@ use std::path::Path;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+use crate::common::analyze;
+use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::ncu::analyze::{analyze, RunContext};
 use profile_run::ncu::export::nvtx_cell::{parse_cell, CellLayout, DEFAULT_DOMAIN};
 use profile_run::ncu::export::raw::{MetricRequest, RawExport, RawPlan, RawSummary};
 use profile_run::ncu::export::ExportError;

@@ -1,0 +1,227 @@
+//! The neutral spine: a profiler adapter's observations go through the kernel selection into the
+//! region core, and come out as the report model with the notes a user needs to read the numbers right
+//! (no regions, patterns that matched nothing, metrics the inputs lack). Nothing here knows which
+//! profiler ran: adapters implement [`Observations`].
+
+mod metrics;
+mod notes;
+mod source;
+
+use std::sync::Mutex;
+
+use crate::config::Unrequested;
+use crate::error::Result;
+use crate::fast_map::FastMap;
+use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, RequestedRegions};
+use crate::report::build::ScopeBuilder;
+use crate::report::model::{
+    KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
+};
+
+pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
+pub use source::{AdviceLookup, MetricsFound, Observations, Reading};
+
+/// What is known about the run that made the inputs (empty for a bare export).
+#[derive(Debug, Clone, Default)]
+pub struct RunContext {
+    pub command: Vec<String>,
+    pub profiler_command: Vec<String>,
+    pub profiler_version: Option<String>,
+    pub config_fingerprint: String,
+}
+
+/// Everything the spine needs from the configuration, checked before any process starts
+/// (`crate::plan`).
+#[derive(Debug)]
+pub struct AnalysisPlan {
+    pub requests: Vec<MetricRequest>,
+    pub rollups: std::collections::BTreeMap<String, crate::region::Rollup>,
+    pub time_metric: String,
+    pub renames: crate::region::Renames,
+    pub filter: KernelFilter,
+    /// `report.kernels`, as the report states it.
+    pub selection: KernelSelectionInfo,
+    /// `regions.include` as region matchers, and the literal paths it names (for empty regions).
+    pub requested: RequestedRegions,
+    pub requested_paths: Vec<(String, Vec<String>)>,
+    pub unrequested: Unrequested,
+    pub aggregate: bool,
+    pub threads: usize,
+}
+
+/// Reads every observation of `source` into one report.
+pub fn analyze<O: Observations>(
+    plan: &AnalysisPlan,
+    source: O,
+    context: &RunContext,
+) -> Result<Report> {
+    let found = source.metrics().clone();
+    // Large inputs are read in parallel chunks, each into its own accumulator; the kernel filter is
+    // shared, and each chunk asks it once per distinct kernel name.
+    let filter = Mutex::new(plan.filter.clone());
+    let (state, reading) = source.read(
+        plan.threads,
+        &filter,
+        || ChunkState::new(&found.specs),
+        |state, obs| {
+            if state.selects(obs.kernel, &filter) {
+                state.selected += 1;
+                state.accumulator.add(obs);
+            } else {
+                state.excluded += 1;
+                state.accumulator.add_excluded(obs);
+            }
+        },
+        |state, later| {
+            state.selected += later.selected;
+            state.excluded += later.excluded;
+            state.accumulator.merge(later.accumulator);
+        },
+    )?;
+    let filter = filter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let ChunkState {
+        accumulator,
+        selected,
+        excluded,
+        ..
+    } = state;
+
+    let notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
+    let builder = ScopeBuilder::new(&found.specs, found.has_time, &reading.advice);
+    let mut scopes = crate::parallel::map(scopes, plan.threads, |s| builder.scope(s, false));
+    let mut aggregate = aggregate.map(|s| builder.scope(s, true));
+    for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
+        if plan.unrequested == Unrequested::Note {
+            set_aside_unrequested(&plan.requested, scope);
+        }
+        add_requested_empty_regions(plan, scope, &builder);
+    }
+
+    let mut selection = plan.selection.clone();
+    selection.results_selected = selected;
+    selection.results_excluded = excluded;
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
+        run: RunInfo {
+            command: context.command.clone(),
+            profiler_command: context.profiler_command.clone(),
+            profiler: reading.profiler.clone(),
+            config_fingerprint: context.config_fingerprint.clone(),
+            sources: reading.sources.clone(),
+        },
+        metrics: found
+            .specs
+            .iter()
+            .zip(&found.groups)
+            .map(|(spec, group)| MetricInfo {
+                name: spec.name.clone(),
+                unit: spec.unit.clone(),
+                rollup: spec.rollup,
+                group: group.clone(),
+            })
+            .collect(),
+        time_metric: found.has_time.then(|| plan.time_metric.clone()),
+        kernel_selection: selection,
+        scopes,
+        aggregate,
+        notes,
+    })
+}
+
+/// What one reader thread accumulates.
+struct ChunkState {
+    accumulator: RegionAccumulator,
+    /// Kernel selection decisions already asked of the shared filter.
+    decisions: FastMap<String, bool>,
+    selected: u64,
+    excluded: u64,
+}
+
+impl ChunkState {
+    fn new(specs: &[crate::region::MetricSpec]) -> ChunkState {
+        ChunkState {
+            accumulator: RegionAccumulator::new(specs.to_vec()),
+            decisions: FastMap::default(),
+            selected: 0,
+            excluded: 0,
+        }
+    }
+
+    fn selects(&mut self, kernel: &str, filter: &Mutex<KernelFilter>) -> bool {
+        if let Some(&decision) = self.decisions.get(kernel) {
+            return decision;
+        }
+        let decision = filter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .selects(kernel);
+        self.decisions.insert(kernel.to_string(), decision);
+        decision
+    }
+}
+
+/// Removes the regions `regions.include` does not relate to (docs/attribution.md, "Ranges nobody asked
+/// for") and names the outermost of them, with their result counts, in a scope note.
+fn set_aside_unrequested(requested: &RequestedRegions, scope: &mut Scope) {
+    let paths: Vec<(RegionKind, &[String])> = scope
+        .regions
+        .iter()
+        .map(|r| (r.kind, r.segments.as_slice()))
+        .collect();
+    let keep = requested.keep(&paths);
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let kept_paths: Vec<&str> = scope
+        .regions
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r.path.as_str())
+        .collect();
+    let set_aside: Vec<String> = scope
+        .regions
+        .iter()
+        .zip(&keep)
+        .filter(|(r, k)| {
+            let parent_kept = match r.parent.as_deref() {
+                Some(parent) => kept_paths.contains(&parent),
+                None => true,
+            };
+            !**k && parent_kept
+        })
+        .map(|(r, _)| format!("`{}` ({} results)", r.path, r.kernel_count))
+        .collect();
+    let mut keep = keep.into_iter();
+    scope.regions.retain(|_| keep.next().unwrap_or(true));
+    scope.notes.push(format!(
+        "Ranges that regions.include does not name were left out of the region tree (their results still count in the scope total): {}. Set regions.unrequested=show to keep them as regions.",
+        set_aside.join(", ")
+    ));
+}
+
+/// A range the user asked for by plain name or path that produced no result still gets a region, with
+/// zeroed metrics and a note, so "nothing ran there" is visible rather than silently absent.
+fn add_requested_empty_regions(plan: &AnalysisPlan, scope: &mut Scope, builder: &ScopeBuilder<'_>) {
+    for (pattern, segments) in &plan.requested_paths {
+        let segments = segments.clone();
+        if scope
+            .regions
+            .iter()
+            .any(|r| r.segments == segments && r.kind == RegionKind::Stack)
+        {
+            continue;
+        }
+        scope.regions.push(builder.empty_region(
+            RegionPath {
+                kind: RegionKind::Stack,
+                segments,
+            },
+            format!(
+                "Requested in regions.include (`{pattern}`) but no profiled result ran inside it in this scope; metrics are zero."
+            ),
+        ));
+    }
+}

@@ -1,0 +1,66 @@
+//! The contract between a profiler adapter and the neutral spine: what an adapter must hand over so
+//! that regions, metrics, notes and advice can be built without knowing which profiler ran.
+
+use std::sync::Mutex;
+
+use crate::error::Result;
+use crate::region::{KernelFilter, MetricSpec, Observation, RegionPath, ScopeKey};
+use crate::report::model::{Advice, ProfilerInfo};
+
+/// The requested metrics a source can give, known before any result is read.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsFound {
+    /// Found metrics in request order, with base units and rollups.
+    pub specs: Vec<MetricSpec>,
+    /// The request group of each spec (same order).
+    pub groups: Vec<String>,
+    /// Requested metrics the source does not have.
+    pub missing: Vec<String>,
+    /// Whether every input has the time metric.
+    pub has_time: bool,
+}
+
+/// The profiler's own findings for a region of a scope (`None`: of the aggregate).
+pub type AdviceLookup = Box<dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync>;
+
+/// What an adapter learnt while reading, beside the observations themselves.
+pub struct Reading {
+    pub results: u64,
+    /// Results that ran inside at least one range or mark.
+    pub results_in_ranges: u64,
+    /// Whether the inputs carry range information at all.
+    pub has_ranges: bool,
+    /// Which profiler made the inputs, its version and the settings that shape the numbers.
+    pub profiler: ProfilerInfo,
+    /// The files the numbers come from.
+    pub sources: Vec<String>,
+    /// Notes only the adapter can word (a profiler mode that changes what a result is, …).
+    pub notes: Vec<String>,
+    /// What to check when the inputs hold no result at all, in the profiler's terms.
+    pub no_results_hint: String,
+    /// How to get range information when the inputs have none, in the profiler's terms.
+    pub no_ranges_hint: String,
+    pub advice: AdviceLookup,
+}
+
+/// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made
+/// by `init` (several when the adapter reads in parallel), folded together in input order by `merge`.
+pub trait Observations: Sized {
+    fn metrics(&self) -> &MetricsFound;
+
+    /// `filter` is the report's kernel selection: the adapter applies it to what it reads beside the
+    /// observations (advice), so advice covers the same results as the numbers.
+    fn read<S, I, V, M>(
+        self,
+        threads: usize,
+        filter: &Mutex<KernelFilter>,
+        init: I,
+        visit: V,
+        merge: M,
+    ) -> Result<(S, Reading)>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        V: Fn(&mut S, &Observation<'_>) + Sync,
+        M: FnMut(&mut S, S);
+}

@@ -1,0 +1,117 @@
+//! Config → Plan: every check that can fail runs here, before any process starts, so a mistake in a
+//! preset exits 2 without profiling (NVTX patterns, metric groups and rollups, kernel patterns,
+//! rename rules, the report template).
+
+use std::path::PathBuf;
+
+use crate::analysis::{self, AnalysisPlan};
+use crate::config::{Config, KernelNameBase};
+use crate::error::{Error, Result};
+use crate::ncu::nvtx::{self, NvtxPlan};
+use crate::region::{KernelFilter, Renames, RequestedRegions};
+use crate::report::markdown::{self, MarkdownOptions};
+use crate::report::model::KernelSelectionInfo;
+
+/// What a run will do, fully checked.
+#[derive(Debug)]
+pub struct Plan {
+    pub analysis: AnalysisPlan,
+    /// The NVTX expressions handed to ncu.
+    pub nvtx: NvtxPlan,
+    pub markdown: MarkdownOptions,
+}
+
+impl Plan {
+    pub fn new(config: &Config) -> Result<Plan> {
+        let nvtx = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        let markdown = MarkdownOptions {
+            template: config.report.template.as_ref().map(PathBuf::from),
+            max_regions: config.report.max_regions,
+            max_kernels: config.report.max_kernels,
+            threads: config.report.threads,
+        };
+        if let Some(path) = &markdown.template {
+            markdown::check_template(path)?;
+        }
+        Ok(Plan {
+            analysis: analysis_plan(config)?,
+            nvtx,
+            markdown,
+        })
+    }
+}
+
+fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
+    let selection = &config.report.kernels;
+    let filter = KernelFilter::new(
+        &selection.include,
+        &selection.exclude,
+        selection.name_base == KernelNameBase::Function,
+    )
+    .map_err(|e| Error::Usage(format!("{e}; fix the pattern (globs: `*gemm*`, `sm90_*`)")))?;
+    let renames = Renames::new(&config.regions.rename).map_err(|e| Error::Usage(e.to_string()))?;
+    Ok(AnalysisPlan {
+        requests: analysis::metric_requests(config)?,
+        rollups: analysis::rollup_overrides(config)?,
+        time_metric: config.report.time_metric.clone(),
+        renames,
+        filter,
+        selection: KernelSelectionInfo {
+            include: selection.include.clone(),
+            exclude: selection.exclude.clone(),
+            name_base: match selection.name_base {
+                KernelNameBase::Demangled => "demangled",
+                KernelNameBase::Function => "function",
+            }
+            .into(),
+            results_selected: 0,
+            results_excluded: 0,
+        },
+        requested: requested_regions(config)?,
+        requested_paths: requested_paths(config),
+        unrequested: config.regions.unrequested,
+        aggregate: config.report.aggregate,
+        threads: config.report.threads,
+    })
+}
+
+/// `regions.include` as region-path matchers (empty when nothing is named).
+fn requested_regions(config: &Config) -> Result<RequestedRegions> {
+    let domain = config.regions.domain.as_deref();
+    let patterns = config
+        .regions
+        .include
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| {
+            nvtx::level_regexes(pattern, domain).map_err(|e| {
+                Error::Usage(format!(
+                    "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(RequestedRegions::new(patterns))
+}
+
+/// The patterns of `regions.include` that name exactly one region, with that region's path, so a
+/// region asked for that saw no result still shows (with a note).
+fn requested_paths(config: &Config) -> Vec<(String, Vec<String>)> {
+    config
+        .regions
+        .include
+        .iter()
+        .filter_map(|pattern| {
+            let levels = nvtx::literal_levels(pattern)?;
+            let segments = levels
+                .into_iter()
+                .map(|s| match &config.regions.domain {
+                    Some(domain) => format!("{domain}@{s}"),
+                    None => s,
+                })
+                .collect();
+            Some((pattern.clone(), segments))
+        })
+        .collect()
+}
