@@ -314,7 +314,10 @@ fn report_on_a_bare_export_writes_into_out() {
         .success()
         .stdout(predicate::str::contains("report.md"));
     let report = read_json(&out.path().join("report.json"));
-    assert_eq!(report["run"]["profiler"]["settings"]["replay_mode"], "range");
+    assert_eq!(
+        report["run"]["profiler"]["settings"]["replay_mode"],
+        "range"
+    );
     let paths: Vec<&str> = report["scopes"][0]["regions"]
         .as_array()
         .unwrap()
@@ -349,4 +352,40 @@ fn report_on_a_raw_export_picks_up_its_details_page_as_advice() {
         md.contains("| LaunchConfiguration | OPT | 50 |"),
         "B's launch advice"
     );
+}
+
+#[test]
+fn config_mistakes_found_late_before_now_stop_the_run_before_ncu_starts() {
+    // Each used to surface only after profiling: a kernel glob that does not compile, a template
+    // file that does not exist or does not parse, and a rename rule that is not a regex.
+    let env = Env::new();
+    let bad_template = env.dir.path().join("bad.md.j2");
+    std::fs::write(&bad_template, "{% for x in %}\n").unwrap();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            r#"report.kernels.include=["gemm[*"]"#.into(),
+            "report.kernels.include",
+        ),
+        ("report.template=missing.md.j2".into(), "missing.md.j2"),
+        (
+            format!("report.template={}", bad_template.display()),
+            "line 1",
+        ),
+        (
+            r#"regions.rename=[{pattern: "(", replace: ""}]"#.into(),
+            "regions.rename[0].pattern",
+        ),
+    ];
+    for (override_, expected) in cases {
+        env.cmd()
+            .args(["-q", override_.as_str(), "--", "echo", "hi"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+        assert!(!env.argv_log().exists(), "ncu ran for {override_}");
+        assert!(
+            env.run_dirs().is_empty(),
+            "a run directory was made for {override_}"
+        );
+    }
 }
