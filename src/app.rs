@@ -7,6 +7,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ProfileArgs, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
+use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::ncu::analyze::{analyze_sets, ExportSet, RunContext};
 use crate::ncu::cli::NcuCli;
@@ -31,22 +32,19 @@ pub fn main() -> Result<i32> {
                 loaded.show_with_origin()
             } else {
                 loaded.to_yaml()
-            });
+            })?;
             Ok(exit::OK)
         }
         None => profile_command(cli.profile),
     }
 }
 
-/// Prints to stdout; a closed pipe (`| head`) is not an error.
-fn print_stdout(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
+/// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
+fn print_stdout(text: &str) -> Result<()> {
+    crate::console::out_text(text).map_err(|source| Error::Write {
+        path: PathBuf::from("standard output"),
+        source,
+    })
 }
 
 fn load_config(args: &ConfigArgs) -> Result<Loaded> {
@@ -78,13 +76,13 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
             &args.workload,
         );
         for warning in cli.warnings() {
-            eprintln!("warning: {warning}");
+            err_line(&format!("warning: {warning}"));
         }
         print_stdout(&format!(
             "{}\nrun directory: {}",
             cli.shell_line(),
             dir.display()
-        ));
+        ))?;
         return Ok(exit::OK);
     }
 
@@ -111,7 +109,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let cli = NcuCli::profile(config, &plan, &run.report_base(), &args.workload);
     for warning in cli.warnings() {
-        eprintln!("warning: {warning}");
+        err_line(&format!("warning: {warning}"));
     }
     let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string())
         .chain(cli.argv())
@@ -129,6 +127,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         cli.program(),
         cli.expression(),
         &run.path("ncu.log"),
+        std::time::Duration::from_secs(config.pipeline.signal_grace_seconds),
         &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {
                 profiled += 1;
@@ -156,11 +155,23 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     if let Some(signal) = finished.interrupted_by {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
+        if finished.killed_after_grace {
+            err_line(&format!(
+                "note: {} had not stopped {} s after the signal (pipeline.signal_grace_seconds); it and every process it started were killed",
+                cli.program(),
+                config.pipeline.signal_grace_seconds
+            ));
+        }
         for diagnosis in log::diagnose(&log_text) {
-            eprintln!("note: {}\n  fix: {}", diagnosis.cause, diagnosis.fix);
+            err_line(&format!(
+                "note: {}\n  fix: {}",
+                diagnosis.cause, diagnosis.fix
+            ));
         }
         if let Err(render_error) = &rendered {
-            eprintln!("note: the partial capture could not be rendered: {render_error}");
+            err_line(&format!(
+                "note: the partial capture could not be rendered: {render_error}"
+            ));
         }
         return Err(Error::Interrupted {
             signal,
@@ -172,7 +183,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         return Err(failure(&finished, &log_text, &run, rendered.is_some()).into());
     }
     if let Some(md) = rendered {
-        print_stdout(&md.display().to_string());
+        print_stdout(&md.display().to_string())?;
     }
     Ok(exit::OK)
 }
@@ -294,7 +305,7 @@ fn export_and_render(
     let pages = run_dir::export_pages(config, report_file, run.root())?;
     if !quiet {
         for (_, path) in &pages {
-            eprintln!("exported {}", path.display());
+            err_line(&format!("exported {}", path.display()));
         }
     }
     let raw = pages
@@ -385,6 +396,6 @@ fn report_command(args: ReportArgs) -> Result<i32> {
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
     let md = write_reports(&report, &loaded.config, &out)?;
-    print_stdout(&md.display().to_string());
+    print_stdout(&md.display().to_string())?;
     Ok(exit::OK)
 }
