@@ -41,10 +41,7 @@ pub fn main() -> Result<i32> {
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
 fn print_stdout(text: &str) -> Result<()> {
-    crate::console::out_text(text).map_err(|source| Error::Write {
-        path: PathBuf::from("standard output"),
-        source,
-    })
+    crate::console::out_text(text).map_err(|source| Error::Stdout { source })
 }
 
 fn load_config(args: &ConfigArgs) -> Result<Loaded> {
@@ -333,7 +330,28 @@ fn export_and_render(
         config_fingerprint: loaded.fingerprint(),
     };
     let report = analyze_sets(config, &[set], &context)?;
-    write_reports(&report, config, run.root())
+    let md = write_reports(&report, config, run.root())?;
+    print_selection_notes(&report);
+    Ok(md)
+}
+
+/// The starts of the report notes that mean the numbers are not what was asked for: a requested metric
+/// missing from the export, a kernel pattern that matched nothing, a kernel selection that left no
+/// result. They are in report.md and report.json; these are repeated on stderr, where a user who does
+/// not open the report sees them.
+const STDERR_NOTES: &[&str] = &[
+    "Not in the export, so not shown:",
+    "The time metric `",
+    "report.kernels.",
+    "The kernel selection (report.kernels) left no result",
+];
+
+fn print_selection_notes(report: &Report) {
+    for note in &report.notes {
+        if STDERR_NOTES.iter().any(|start| note.starts_with(start)) {
+            err_line(&format!("note: {}", note.replace('\n', " ")));
+        }
+    }
 }
 
 /// Writes report.json and report.md into `dir` (atomically) and returns report.md's path.
@@ -383,19 +401,73 @@ fn report_command(args: ReportArgs) -> Result<i32> {
             "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
         ));
     }
+    if let Some(out) = &args.out {
+        check_out(out, args.force)?;
+    }
     let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| inputs.default_out.clone());
-    std::fs::create_dir_all(&out).map_err(|source| Error::Write {
-        path: out.clone(),
-        source,
-    })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
+    // Created only now, so a failed analysis leaves no empty directory behind.
+    let out = report_dir(&args, inputs.run_dir.as_deref(), &loaded.config)?;
     let md = write_reports(&report, &loaded.config, &out)?;
+    print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
     Ok(exit::OK)
+}
+
+/// Where `report` writes: `--out` (created if missing), else the run directory, else a fresh
+/// directory under `output.root`. An existing report is never replaced without `--force`; a run
+/// directory that already holds one gets a fresh `report-…` sub-directory instead.
+fn report_dir(
+    args: &ReportArgs,
+    run_dir: Option<&Path>,
+    config: &config::Config,
+) -> Result<PathBuf> {
+    let Some(out) = &args.out else {
+        return match run_dir {
+            Some(run) if args.force || existing_report(run).is_none() => Ok(run.to_path_buf()),
+            Some(run) => {
+                let fresh = run_dir::fresh_dir(run, "report")?;
+                err_line(&format!(
+                    "note: {} already holds a report, kept as it is; writing into {} (--force replaces it in place)",
+                    run.display(),
+                    fresh.display()
+                ));
+                Ok(fresh)
+            }
+            None => run_dir::fresh_dir(Path::new(&config.output.root), "report"),
+        };
+    };
+    check_out(out, args.force)?;
+    std::fs::create_dir_all(out).map_err(|source| Error::Write {
+        path: out.clone(),
+        source,
+    })?;
+    Ok(out.clone())
+}
+
+/// report.md or report.json in `dir`, whichever exists first.
+fn existing_report(dir: &Path) -> Option<PathBuf> {
+    ["report.md", "report.json"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.exists())
+}
+
+/// `--out` must be a directory (or not exist yet) without a report in it, unless `--force`.
+fn check_out(out: &Path, force: bool) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out {} is a file, not a directory; give a directory for report.md and report.json (it is created if missing)",
+            out.display()
+        )));
+    }
+    match existing_report(out).filter(|_| !force) {
+        Some(file) => Err(Error::Usage(format!(
+            "{} already exists and is not replaced; pass --force to replace it, or choose another --out",
+            file.display()
+        ))),
+        None => Ok(()),
+    }
 }

@@ -272,8 +272,44 @@ pub fn export_pages(
 pub struct Inputs {
     pub exports: Vec<ExportSet>,
     pub context: RunContext,
-    /// Where reports go unless `--out` says otherwise.
-    pub default_out: PathBuf,
+    /// The run directory the first input belongs to (the input itself, or the directory of an export
+    /// that holds a `run.json`); `None` for a bare export.
+    pub run_dir: Option<PathBuf>,
+}
+
+/// The files already taken by earlier arguments, by file identity (device and inode), so the same
+/// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
+/// of counted twice.
+#[derive(Default)]
+struct Claimed {
+    files: Vec<((u64, u64), String)>,
+}
+
+impl Claimed {
+    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    fn claim(&mut self, file: &Path, argument: &Path) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(file) else {
+            return Ok(());
+        };
+        let id = (meta.dev(), meta.ino());
+        let argument = argument.display().to_string();
+        if let Some((_, earlier)) = self.files.iter().find(|(seen, _)| *seen == id) {
+            let how = if *earlier == argument {
+                format!("`{argument}` is given twice")
+            } else {
+                format!(
+                    "`{earlier}` and `{argument}` name the same capture ({})",
+                    file.display()
+                )
+            };
+            return Err(Error::Usage(format!(
+                "{how}, so its results would be counted twice; give each capture once"
+            )));
+        }
+        self.files.push((id, argument));
+        Ok(())
+    }
 }
 
 /// The capture made of exported pages (needs `raw`; `details` is optional).
@@ -304,16 +340,26 @@ pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
 pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
     let mut exports = Vec::new();
     let mut context = RunContext::default();
+    let mut claimed = Claimed::default();
     for input in inputs {
         if input.is_dir() {
-            collect_run_dir(input, config, &mut exports, &mut context)?;
+            let mut found = RunDirInputs {
+                argument: input,
+                config,
+                exports: &mut exports,
+                context: &mut context,
+                claimed: &mut claimed,
+            };
+            found.collect(input)?;
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
+            claimed.claim(input, input)?;
             let dir = input
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             exports.extend(set_from_pages(export_pages(config, input, dir)?, None));
         } else if input.is_file() {
+            claimed.claim(input, input)?;
             exports.push(ExportSet {
                 raw: input.clone(),
                 details: sibling_details(input),
@@ -337,60 +383,99 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
             inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         )));
     }
-    let first = &inputs[0];
-    let default_out = if first.is_dir() {
-        first.clone()
-    } else {
-        first
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf()
-    };
     Ok(Inputs {
         exports,
         context,
-        default_out,
+        run_dir: run_dir_of(&inputs[0]),
     })
 }
 
-fn collect_run_dir(
-    dir: &Path,
-    config: &Config,
-    exports: &mut Vec<ExportSet>,
-    context: &mut RunContext,
-) -> Result<()> {
-    let raw = dir.join("export_raw.csv");
-    let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
-    let mut rank = None;
-    if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
-        if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
-            rank = record.rank.as_ref().map(|r| r.rank);
-            if context.command.is_empty() {
-                context.command = record.workload;
-                context.profiler_command = record.profiler_command;
-                context.profiler_version = record.profiler_version;
-            }
+/// The run directory `input` is or lies in: a directory given as input, or the directory of a file
+/// beside a `run.json`.
+fn run_dir_of(input: &Path) -> Option<PathBuf> {
+    if input.is_dir() {
+        return Some(input.to_path_buf());
+    }
+    let parent = input
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent
+        .join("run.json")
+        .is_file()
+        .then(|| parent.to_path_buf())
+}
+
+/// A directory `prefix-<timestamp>-<random>` created fresh under `parent` (never an existing one).
+pub fn fresh_dir(parent: &Path, prefix: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(parent).map_err(|source| Error::Write {
+        path: parent.to_path_buf(),
+        source,
+    })?;
+    loop {
+        let dir = parent.join(format!("{prefix}-{}", timestamped_name()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(Error::Write { path: dir, source }),
         }
     }
-    if raw.is_file() {
-        exports.push(ExportSet {
-            details: sibling_details(&raw),
-            raw,
-            rank,
-        });
-        return Ok(());
+}
+
+/// The exports of one run-directory argument (a run, or a shared directory of `rank*` runs).
+struct RunDirInputs<'a> {
+    argument: &'a Path,
+    config: &'a Config,
+    exports: &'a mut Vec<ExportSet>,
+    context: &'a mut RunContext,
+    claimed: &'a mut Claimed,
+}
+
+impl RunDirInputs<'_> {
+    fn collect(&mut self, dir: &Path) -> Result<()> {
+        let raw = dir.join("export_raw.csv");
+        let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
+        // The run's .ncu-rep is the same capture as its export: either given again is refused.
+        for file in [&raw, &report] {
+            if file.is_file() {
+                self.claimed.claim(file, self.argument)?;
+            }
+        }
+        let mut rank = None;
+        if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+            if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
+                rank = record.rank.as_ref().map(|r| r.rank);
+                if self.context.command.is_empty() {
+                    self.context.command = record.workload;
+                    self.context.profiler_command = record.profiler_command;
+                    self.context.profiler_version = record.profiler_version;
+                }
+            }
+        }
+        if raw.is_file() {
+            self.exports.push(ExportSet {
+                details: sibling_details(&raw),
+                raw,
+                rank,
+            });
+            return Ok(());
+        }
+        if report.is_file() {
+            let pages = export_pages(self.config, &report, dir)?;
+            self.exports.extend(set_from_pages(pages, rank));
+            return Ok(());
+        }
+        for rank_dir in rank_dirs(dir)? {
+            self.collect(&rank_dir)?;
+        }
+        Ok(())
     }
-    if report.is_file() {
-        exports.extend(set_from_pages(export_pages(config, &report, dir)?, rank));
-        return Ok(());
-    }
-    // A shared run directory: one subdirectory per rank.
+}
+
+/// The subdirectories `rank<N>` of a shared run directory, in rank order.
+fn rank_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?
+        .map_err(|e| Error::Usage(format!("could not read directory {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.is_dir()
@@ -408,10 +493,7 @@ fn collect_run_dir(
             })
             .unwrap_or(u64::MAX)
     });
-    for rank_dir in ranks {
-        collect_run_dir(&rank_dir, config, exports, context)?;
-    }
-    Ok(())
+    Ok(ranks)
 }
 
 #[cfg(test)]
