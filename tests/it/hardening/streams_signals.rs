@@ -70,6 +70,44 @@ fn a_closed_stderr_and_stdout_keep_the_run_and_its_report() {
 }
 
 #[test]
+fn piping_into_head_keeps_the_run_and_its_exit_code() {
+    let ws = Workspace::new();
+    // The shell line from the bug report: `profile-run … 2>&1 | head -2`, with profile-run's own exit
+    // status taken from the pipeline.
+    let cmd = ws.std_cmd_with(&super::fake_ncu());
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let line = format!(
+        "'{}' '{}' '{}' -- sh -c 'for i in $(seq 1 200); do echo workload line $i; done' 2>&1 | head -2 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        cmd.get_program().to_string_lossy(),
+        args[0],
+        args[1]
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &line])
+        .current_dir(ws.dir.path())
+        .env("FAKE_NCU_ARGV_LOG", ws.argv_log())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        status.trim(),
+        "0",
+        "profile-run's exit status; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let run = &ws.run_dirs()[0];
+    for file in ["profile.ncu-rep", "report.md", "report.json"] {
+        assert!(run.join(file).is_file(), "{file} missing");
+    }
+    let log = std::fs::read_to_string(run.join("ncu.log")).unwrap();
+    assert!(log.contains("workload line 200"), "the whole log was kept");
+}
+
+#[test]
 fn a_closed_stderr_does_not_lose_an_error_exit_code() {
     let ws = Workspace::new();
     let mut child = ws
