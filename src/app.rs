@@ -404,12 +404,25 @@ fn report_command(args: ReportArgs) -> Result<i32> {
     if let Some(out) = &args.out {
         check_out(out, args.force)?;
     }
-    let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config)?;
+    // A bare .ncu-rep is exported into the report's directory, made on first need.
+    let mut made: Option<PathBuf> = None;
+    let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config, &mut || {
+        if made.is_none() {
+            made = Some(match &args.out {
+                Some(out) => create_out(out)?,
+                None => run_dir::fresh_dir(Path::new(&loaded.config.output.root), "report")?,
+            });
+        }
+        Ok(made.clone().expect("set above"))
+    })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
     // Created only now, so a failed analysis leaves no empty directory behind.
-    let out = report_dir(&args, inputs.run_dir.as_deref(), &loaded.config)?;
+    let out = match made.filter(|_| inputs.run_dir.is_none()) {
+        Some(dir) => dir,
+        None => report_dir(&args, inputs.run_dir.as_deref(), &loaded.config)?,
+    };
     let md = write_reports(&report, &loaded.config, &out)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
@@ -440,11 +453,15 @@ fn report_dir(
         };
     };
     check_out(out, args.force)?;
+    create_out(out)
+}
+
+fn create_out(out: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(out).map_err(|source| Error::Write {
-        path: out.clone(),
+        path: out.to_path_buf(),
         source,
     })?;
-    Ok(out.clone())
+    Ok(out.to_path_buf())
 }
 
 /// report.md or report.json in `dir`, whichever exists first.

@@ -77,8 +77,14 @@ pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
     details.is_file().then_some(details)
 }
 
-/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files.
-pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
+/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files. An `.ncu-rep`
+/// in a run directory is exported into it; any other is exported into `bare_export_dir()` (the
+/// report's directory), never beside the input, which may lie in a source tree.
+pub fn resolve_inputs(
+    inputs: &[PathBuf],
+    config: &Config,
+    bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+) -> Result<Inputs> {
     let mut exports = Vec::new();
     let mut context = RunContext::default();
     let mut claimed = Claimed::default();
@@ -94,11 +100,11 @@ pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
             found.collect(input)?;
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
-            let dir = input
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            exports.extend(set_from_pages(export_pages(config, input, dir)?, None));
+            let dir = match run_dir_of(input) {
+                Some(run) => run,
+                None => bare_export_dir()?,
+            };
+            exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
         } else if input.is_file() {
             claimed.claim(input, input)?;
             exports.push(ExportSet {

@@ -309,3 +309,45 @@ fn notes_that_change_the_numbers_are_printed_on_stderr_too() {
         "the same note is in the report: {notes}"
     );
 }
+
+#[test]
+fn a_bare_ncu_rep_is_exported_into_the_reports_directory_not_beside_it() {
+    let source_tree = tempfile::tempdir().unwrap();
+    std::fs::write(source_tree.path().join("capture.ncu-rep"), "fake profile").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let output = report()
+        .current_dir(source_tree.path())
+        .args([
+            "capture.ncu-rep",
+            &format!("output.root={}", root.path().display()),
+        ])
+        .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        entries(source_tree.path()),
+        ["capture.ncu-rep"],
+        "nothing beside the input"
+    );
+    let printed = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
+    let dir = printed.parent().unwrap();
+    assert_eq!(dir.parent().unwrap(), root.path());
+    assert_eq!(
+        entries(dir),
+        [
+            "export_details.csv",
+            "export_raw.csv",
+            "report.json",
+            "report.md"
+        ]
+    );
+    assert_eq!(
+        read_json(&dir.join("report.json"))["scopes"][0]["regions"][0]["kernel_count"],
+        6
+    );
+}
