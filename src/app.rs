@@ -154,7 +154,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         // even when rendering what was captured failed: the interrupt is what the caller must see.
         if finished.killed_after_grace {
             err_line(&format!(
-                "note: {} had not stopped {} s after the signal (pipeline.signal_grace_seconds); it and every process it started were killed",
+                "note: {} and the processes holding its output had not all ended {} s after the signal (pipeline.signal_grace_seconds); those left were killed",
                 cli.program(),
                 config.pipeline.signal_grace_seconds
             ));

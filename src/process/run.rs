@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use super::{tree, ProfilerError, SignalGuard};
 
-/// How long output is still read after the kill: a process that left the tree (a daemon re-parented
-/// before the kill) may hold the pipe open forever.
+/// How long output is still read after the kill: a process that cannot be killed (another user's,
+/// say) may hold the pipe open forever.
 const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
 /// How the program ended.
@@ -63,6 +63,7 @@ pub fn run_streaming(
     let reader = Arc::new(reader);
     let pids = reader.pids();
     guard.watch(pids.clone());
+    let pipe = pids.first().and_then(|&pid| tree::stdout_pipe(pid));
     let lines = read_lines(Arc::clone(&reader));
     let mut killed_at: Option<Instant> = None;
     loop {
@@ -84,6 +85,9 @@ pub fn run_streaming(
                 .is_some_and(|t| t.elapsed() >= grace) =>
             {
                 pids.iter().copied().for_each(tree::kill_tree);
+                if let Some(pipe) = &pipe {
+                    tree::kill_all(&tree::pipe_holders(pipe));
+                }
                 killed_at = Some(Instant::now());
             }
             None => {}

@@ -1,7 +1,7 @@
 //! Ending a profiler that does not stop after a signal: it and every process it started. ncu shares
 //! profile-run's process group (so a terminal's Ctrl-C and a supervisor's group kill reach it), so
-//! its process group cannot be killed without killing profile-run and its caller; the process tree
-//! is found through `/proc` instead.
+//! its process group cannot be killed without killing profile-run and its caller; the process tree,
+//! and every other process still holding its output pipe, are found through `/proc` instead.
 
 use std::collections::BTreeMap;
 
@@ -42,10 +42,42 @@ fn parent_of(pid: u32) -> Option<u32> {
     after_name.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The pipe `pid`'s stdout is connected to (`pipe:[inode]`), read right after the spawn so the
+/// holders of the profiler's output can be found later, when the profiler itself may be gone.
+pub fn stdout_pipe(pid: u32) -> Option<String> {
+    let target = std::fs::read_link(format!("/proc/{pid}/fd/1")).ok()?;
+    let target = target.to_string_lossy().into_owned();
+    target.starts_with("pipe:").then_some(target)
+}
+
+/// Every process other than this one holding `pipe` (as from [`stdout_pipe`]) open: processes that
+/// left the profiler's tree (re-parented daemons) but still keep its output open.
+pub fn pipe_holders(pipe: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == pipe))
+            })
+        })
+        .collect()
+}
+
 /// Sends SIGKILL to `root` and every process it started. The tree is read before the first kill,
 /// because children of a killed process are re-parented and could no longer be found.
 pub fn kill_tree(root: u32) {
-    for pid in descendants(root) {
+    kill_all(&descendants(root));
+}
+
+pub fn kill_all(pids: &[u32]) {
+    for &pid in pids {
         let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
     }
 }

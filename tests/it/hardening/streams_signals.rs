@@ -218,3 +218,51 @@ fn a_profiler_ignoring_the_signal_is_killed_with_its_workload_after_the_grace() 
     assert!(stderr.contains("pipeline.signal_grace_seconds"), "{stderr}");
     assert!(stderr.contains("interrupted by signal 15"), "{stderr}");
 }
+
+#[test]
+fn a_daemon_left_holding_the_output_is_killed_and_the_capture_rendered() {
+    let ws = Workspace::new();
+    let pid_file = ws.dir.path().join("daemon.pid");
+    // The workload leaves a background process behind and exits: re-parented to init, it is no
+    // longer in the profiler's tree but keeps the profiler's output pipe open.
+    let workload = format!("sleep 120 & echo $! > {}", pid_file.display());
+    let mut child = ws
+        .std_cmd_with(&super::fake_ncu())
+        .env("FAKE_NCU_MODE", "slow")
+        .args([
+            "-q",
+            "pipeline.signal_grace_seconds=1",
+            "--",
+            "sh",
+            "-c",
+            &workload,
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_log(&ws, "slow_kernel");
+    let daemon: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let sent = Instant::now();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15));
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        sent.elapsed()
+    );
+    let run = &ws.run_dirs()[0];
+    let record = read_json(&run.join("run.json"));
+    assert_eq!(record["profiler_exit_code"], 143, "ncu stopped by itself");
+    assert!(run.join("report.md").is_file(), "the capture was rendered");
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        ended(daemon)
+    });
+    assert!(gone, "the daemon {daemon} holding the pipe was killed");
+}
