@@ -401,90 +401,17 @@ fn report_command(args: ReportArgs) -> Result<i32> {
             "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
         ));
     }
-    if let Some(out) = &args.out {
-        check_out(out, args.force)?;
-    }
-    // A bare .ncu-rep is exported into the report's directory, made on first need.
-    let mut made: Option<PathBuf> = None;
-    let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config, &mut || {
-        if made.is_none() {
-            made = Some(match &args.out {
-                Some(out) => create_out(out)?,
-                None => run_dir::fresh_dir(Path::new(&loaded.config.output.root), "report")?,
-            });
-        }
-        Ok(made.clone().expect("set above"))
-    })?;
+    let mut out =
+        run_dir::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
+    let inputs =
+        run_dir::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_sets(&loaded.config, &inputs.exports, &context)?;
     // Created only now, so a failed analysis leaves no empty directory behind.
-    let out = match made.filter(|_| inputs.run_dir.is_none()) {
-        Some(dir) => dir,
-        None => report_dir(&args, inputs.run_dir.as_deref(), &loaded.config)?,
-    };
+    let out = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports(&report, &loaded.config, &out)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
     Ok(exit::OK)
-}
-
-/// Where `report` writes: `--out` (created if missing), else the run directory, else a fresh
-/// directory under `output.root`. An existing report is never replaced without `--force`; a run
-/// directory that already holds one gets a fresh `report-…` sub-directory instead.
-fn report_dir(
-    args: &ReportArgs,
-    run_dir: Option<&Path>,
-    config: &config::Config,
-) -> Result<PathBuf> {
-    let Some(out) = &args.out else {
-        return match run_dir {
-            Some(run) if args.force || existing_report(run).is_none() => Ok(run.to_path_buf()),
-            Some(run) => {
-                let fresh = run_dir::fresh_dir(run, "report")?;
-                err_line(&format!(
-                    "note: {} already holds a report, kept as it is; writing into {} (--force replaces it in place)",
-                    run.display(),
-                    fresh.display()
-                ));
-                Ok(fresh)
-            }
-            None => run_dir::fresh_dir(Path::new(&config.output.root), "report"),
-        };
-    };
-    check_out(out, args.force)?;
-    create_out(out)
-}
-
-fn create_out(out: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(out).map_err(|source| Error::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    Ok(out.to_path_buf())
-}
-
-/// report.md or report.json in `dir`, whichever exists first.
-fn existing_report(dir: &Path) -> Option<PathBuf> {
-    ["report.md", "report.json"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.exists())
-}
-
-/// `--out` must be a directory (or not exist yet) without a report in it, unless `--force`.
-fn check_out(out: &Path, force: bool) -> Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(Error::Usage(format!(
-            "--out {} is a file, not a directory; give a directory for report.md and report.json (it is created if missing)",
-            out.display()
-        )));
-    }
-    match existing_report(out).filter(|_| !force) {
-        Some(file) => Err(Error::Usage(format!(
-            "{} already exists and is not replaced; pass --force to replace it, or choose another --out",
-            file.display()
-        ))),
-        None => Ok(()),
-    }
 }

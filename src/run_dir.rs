@@ -16,7 +16,9 @@ use crate::process::{Finished, ProfilerError};
 use crate::report::write::write_atomic;
 
 mod inputs;
+mod out;
 pub use inputs::{resolve_inputs, sibling_details, Inputs};
+pub use out::ReportOut;
 
 /// ncu's `-o` value; ncu appends `.ncu-rep`.
 pub const REPORT_BASE: &str = "profile";
