@@ -1,7 +1,8 @@
 //! Signals while the profiler runs: profile-run itself must not die on Ctrl-C, SIGTERM or SIGHUP,
 //! because ncu needs time to finish and write its report. SIGTERM (and SIGINT when there is no
 //! terminal to have delivered it to the whole process group) is forwarded to the profiler; SIGHUP (a
-//! dropped ssh session) is forwarded as SIGTERM, the signal ncu is known to stop cleanly on. The last
+//! dropped ssh session) is forwarded as SIGTERM, the signal ncu is known to stop cleanly on, unless it
+//! was ignored from the start (`nohup`). The last
 //! signal is remembered so the run can exit with 128+n once everything is written, and the time of
 //! the first one starts the grace period after which the profiler is killed.
 
@@ -30,7 +31,13 @@ impl SignalGuard {
         let received = Arc::new(AtomicI32::new(0));
         let pids: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
         let first_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
-        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        // Under `nohup` SIGHUP is ignored on purpose; catching it would undo that.
+        let handled: &[i32] = if hangup_ignored() {
+            &[SIGINT, SIGTERM]
+        } else {
+            &[SIGINT, SIGTERM, SIGHUP]
+        };
+        let mut signals = Signals::new(handled)?;
         let handle = signals.handle();
         let interactive = std::io::stdin().is_terminal();
         let thread = {
@@ -85,6 +92,17 @@ impl SignalGuard {
             n => Some(n),
         }
     }
+}
+
+/// Whether SIGHUP is ignored in this process (inherited from `nohup`), read from the `SigIgn` mask of
+/// `/proc/self/status`.
+fn hangup_ignored() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (SIGHUP - 1)) != 0)
 }
 
 impl Drop for SignalGuard {

@@ -266,3 +266,34 @@ fn a_daemon_left_holding_the_output_is_killed_and_the_capture_rendered() {
     });
     assert!(gone, "the daemon {daemon} holding the pipe was killed");
 }
+
+#[test]
+fn under_nohup_sighup_stays_ignored() {
+    let ws = Workspace::new();
+    let cmd = ws.std_cmd_with(&super::fake_ncu());
+    let mut args: Vec<String> = vec![cmd.get_program().to_string_lossy().into_owned()];
+    args.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    // What `nohup` does: SIGHUP ignored, then exec.
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "trap '' HUP; exec \"$@\"", "sh"])
+        .args(&args)
+        .args(["-q", "--", "true"])
+        .current_dir(ws.dir.path())
+        .env("FAKE_NCU_MODE", "slow")
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_log(&ws, "slow_kernel");
+    let pid = Pid::from_raw(child.id() as i32);
+    kill(pid, Signal::SIGHUP).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP was not acted on"
+    );
+    kill(pid, Signal::SIGTERM).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(128 + 15));
+    let record = read_json(&ws.run_dirs()[0].join("run.json"));
+    assert_eq!(record["interrupted_by"], 15, "only SIGTERM was received");
+}
