@@ -8,6 +8,7 @@ use clap::Parser;
 use crate::analysis::RunContext;
 use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ProfileArgs, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
+use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::ncu::cli::NcuCli;
 use crate::ncu::log;
@@ -32,22 +33,16 @@ pub fn main() -> Result<i32> {
                 loaded.show_with_origin()
             } else {
                 loaded.to_yaml()
-            });
+            })?;
             Ok(exit::OK)
         }
         None => profile_command(cli.profile),
     }
 }
 
-/// Prints to stdout; a closed pipe (`| head`) is not an error.
-fn print_stdout(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    if !text.ends_with('\n') {
-        let _ = out.write_all(b"\n");
-    }
-    let _ = out.flush();
+/// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
+fn print_stdout(text: &str) -> Result<()> {
+    crate::console::out_text(text).map_err(|source| Error::Stdout { source })
 }
 
 fn load_config(args: &ConfigArgs) -> Result<Loaded> {
@@ -78,13 +73,13 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
             &args.workload,
         );
         for warning in cli.warnings() {
-            eprintln!("warning: {warning}");
+            err_line(&format!("warning: {warning}"));
         }
         print_stdout(&format!(
             "{}\nrun directory: {}",
             cli.shell_line(),
             dir.display()
-        ));
+        ))?;
         return Ok(exit::OK);
     }
 
@@ -111,7 +106,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let cli = NcuCli::profile(config, &plan.nvtx, &run.report_base(), &args.workload);
     for warning in cli.warnings() {
-        eprintln!("warning: {warning}");
+        err_line(&format!("warning: {warning}"));
     }
     let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string())
         .chain(cli.argv())
@@ -129,6 +124,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         cli.program(),
         cli.expression(),
         &run.path("ncu.log"),
+        std::time::Duration::from_secs(config.pipeline.signal_grace_seconds),
         &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {
                 profiled += 1;
@@ -156,11 +152,23 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     if let Some(signal) = finished.interrupted_by {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
+        if finished.killed_after_grace {
+            err_line(&format!(
+                "note: {} and the processes holding its output had not all ended {} s after the signal (pipeline.signal_grace_seconds); those left were killed",
+                cli.program(),
+                config.pipeline.signal_grace_seconds
+            ));
+        }
         for diagnosis in log::diagnose(&log_text) {
-            eprintln!("note: {}\n  fix: {}", diagnosis.cause, diagnosis.fix);
+            err_line(&format!(
+                "note: {}\n  fix: {}",
+                diagnosis.cause, diagnosis.fix
+            ));
         }
         if let Err(render_error) = &rendered {
-            eprintln!("note: the partial capture could not be rendered: {render_error}");
+            err_line(&format!(
+                "note: the partial capture could not be rendered: {render_error}"
+            ));
         }
         return Err(Error::Interrupted {
             signal,
@@ -172,7 +180,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         return Err(failure(&finished, &log_text, &run, rendered.is_some()).into());
     }
     if let Some(md) = rendered {
-        print_stdout(&md.display().to_string());
+        print_stdout(&md.display().to_string())?;
     }
     Ok(exit::OK)
 }
@@ -295,7 +303,7 @@ fn export_and_render(
     let pages = run_dir::export_pages(config, report_file, run.root())?;
     if !quiet {
         for (_, path) in &pages {
-            eprintln!("exported {}", path.display());
+            err_line(&format!("exported {}", path.display()));
         }
     }
     let raw = pages
@@ -323,7 +331,28 @@ fn export_and_render(
         config_fingerprint: loaded.fingerprint(),
     };
     let report = analyze_exports(plan, &[set], &context)?;
-    write_reports(&report, plan, run.root())
+    let md = write_reports(&report, plan, run.root())?;
+    print_selection_notes(&report);
+    Ok(md)
+}
+
+/// The starts of the report notes that mean the numbers are not what was asked for: a requested metric
+/// missing from the export, a kernel pattern that matched nothing, a kernel selection that left no
+/// result. They are in report.md and report.json; these are repeated on stderr, where a user who does
+/// not open the report sees them.
+const STDERR_NOTES: &[&str] = &[
+    "Not in the inputs, so not shown:",
+    "The time metric `",
+    "report.kernels.",
+    "The kernel selection (report.kernels) left no result",
+];
+
+fn print_selection_notes(report: &Report) {
+    for note in &report.notes {
+        if STDERR_NOTES.iter().any(|start| note.starts_with(start)) {
+            err_line(&format!("note: {}", note.replace('\n', " ")));
+        }
+    }
 }
 
 /// Writes report.json and report.md into `dir` (atomically) and returns report.md's path.
@@ -369,19 +398,17 @@ fn report_command(args: ReportArgs) -> Result<i32> {
             "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
         ));
     }
-    let inputs = run_dir::resolve_inputs(&input_paths, &loaded.config)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| inputs.default_out.clone());
-    std::fs::create_dir_all(&out).map_err(|source| Error::Write {
-        path: out.clone(),
-        source,
-    })?;
+    let mut out =
+        run_dir::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
+    let inputs =
+        run_dir::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    // Created only now, so a failed analysis leaves no empty directory behind.
+    let out = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports(&report, &plan, &out)?;
-    print_stdout(&md.display().to_string());
+    print_selection_notes(&report);
+    print_stdout(&md.display().to_string())?;
     Ok(exit::OK)
 }

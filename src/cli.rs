@@ -69,9 +69,13 @@ pub struct ReportArgs {
     /// `dotted.key=value` overrides (an argument with `=` that is not an existing path).
     #[arg(required = true, value_name = "INPUT | KEY=VALUE")]
     pub items: Vec<String>,
-    /// Where report.md and report.json go (default: the run directory, or next to the export).
+    /// Where report.md and report.json go (default: the run directory, or a fresh sub-directory of it
+    /// when it holds a report already; a fresh directory under output.root for a bare export).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace an existing report.md / report.json in the output directory (never done without it).
+    #[arg(long)]
+    pub force: bool,
     /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
     #[arg(long = "config", short = 'c', value_name = "FILE")]
     pub configs: Vec<PathBuf>,

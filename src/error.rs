@@ -36,9 +36,14 @@ pub enum Error {
     Render(#[from] RenderError),
     #[error("{0}")]
     Usage(String),
-    #[error("could not write {path}: {source}")]
+    #[error("{}", write_message(path, source))]
     Write {
         path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not write to standard output: {source}; the output was lost (a closed pipe is not an error, a full disk is)")]
+    Stdout {
         #[source]
         source: std::io::Error,
     },
@@ -53,10 +58,107 @@ impl Error {
             Error::Profiler(e) => e.exit_code(),
             Error::Export(_) => exit::EXPORT_UNREADABLE,
             Error::Render(e) => e.exit_code(),
-            Error::Write { .. } => exit::INTERNAL,
+            Error::Write { source, .. } => write_exit_code(source),
+            Error::Stdout { .. } => exit::INTERNAL,
             Error::Interrupted { signal, .. } => exit::SIGNAL_BASE + signal,
         }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a file could not be written, for the errno values a user can act on.
+enum WriteCause {
+    Permission,
+    ReadOnly,
+    NotADirectory,
+    Full,
+    Other,
+}
+
+fn write_cause(source: &std::io::Error) -> WriteCause {
+    use nix::errno::Errno;
+    match source.raw_os_error().map(Errno::from_raw) {
+        Some(Errno::EACCES | Errno::EPERM) => WriteCause::Permission,
+        Some(Errno::EROFS) => WriteCause::ReadOnly,
+        Some(Errno::ENOTDIR | Errno::EEXIST | Errno::EISDIR) => WriteCause::NotADirectory,
+        Some(Errno::ENOSPC | Errno::EDQUOT) => WriteCause::Full,
+        _ => WriteCause::Other,
+    }
+}
+
+/// The message for a file or directory that could not be written: the path, the system's words and
+/// what to do about it.
+pub fn write_message(path: &std::path::Path, source: &std::io::Error) -> String {
+    let path = path.display();
+    let elsewhere = "choose another directory with `--out DIR` (report) or `output.root=DIR`";
+    match write_cause(source) {
+        WriteCause::Permission => format!(
+            "permission denied writing {path} ({source}); {elsewhere}, or make it writable"
+        ),
+        WriteCause::ReadOnly => {
+            format!("{path} is on a read-only filesystem ({source}); {elsewhere}")
+        }
+        WriteCause::NotADirectory => format!(
+            "cannot write {path}: a file is in the way where a directory is needed ({source}); {elsewhere}"
+        ),
+        WriteCause::Full => format!(
+            "no space left writing {path} ({source}): the disk or your quota is full; free some space or {elsewhere}"
+        ),
+        WriteCause::Other => format!("could not write {path}: {source}"),
+    }
+}
+
+/// Exit code of a write failure: a place the user chose that cannot take the file (no permission,
+/// read-only, a file in the way) is a usage error; a full disk or another I/O error is exit 1.
+pub fn write_exit_code(source: &std::io::Error) -> i32 {
+    match write_cause(source) {
+        WriteCause::Permission | WriteCause::ReadOnly | WriteCause::NotADirectory => exit::USAGE,
+        WriteCause::Full | WriteCause::Other => exit::INTERNAL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_names_the_path_and_the_fix() {
+        use std::io::Write;
+        let mut full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let source = full
+            .write_all(b"x")
+            .and_then(|()| full.flush())
+            .unwrap_err();
+        let err = Error::Write {
+            path: PathBuf::from("/runs/x/report.md"),
+            source,
+        };
+        let text = err.to_string();
+        assert!(
+            text.starts_with("no space left writing /runs/x/report.md"),
+            "{text}"
+        );
+        assert!(text.contains("--out DIR"), "{text}");
+        assert_eq!(err.exit_code(), exit::INTERNAL);
+    }
+
+    #[test]
+    fn permission_and_read_only_are_usage_errors_naming_the_path() {
+        for (errno, expected) in [
+            (13, "permission denied writing /srv/out"),
+            (30, "read-only filesystem"),
+        ] {
+            let err = Error::Write {
+                path: PathBuf::from("/srv/out"),
+                source: std::io::Error::from_raw_os_error(errno),
+            };
+            assert!(err.to_string().contains(expected), "{err}");
+            assert!(err.to_string().contains("output.root=DIR"), "{err}");
+            assert_eq!(err.exit_code(), exit::USAGE);
+        }
+    }
+}

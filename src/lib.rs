@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod fast_map;
 pub mod ncu;

@@ -2,10 +2,12 @@
 
 use std::process::ExitCode;
 
+use profile_run::console::err_line;
+
 fn main() -> ExitCode {
     // A panic is a bug in profile-run, not in the user's input: exit 1 (internal error), never 101.
     let Ok(outcome) = std::panic::catch_unwind(profile_run::app::main) else {
-        eprintln!("error: internal error in profile-run (a bug); please report it with the command line used");
+        err_line("error: internal error in profile-run (a bug); please report it with the command line used");
         return ExitCode::from(profile_run::error::exit::INTERNAL as u8);
     };
     match outcome {
@@ -13,13 +15,13 @@ fn main() -> ExitCode {
         Err(err) => {
             let code = err.exit_code();
             let message = err.to_string();
-            eprintln!("error: {message}");
+            err_line(&format!("error: {message}"));
             let mut source = std::error::Error::source(&err);
             while let Some(cause) = source {
                 // Most messages already quote their cause; repeat it only when it adds something.
                 let cause_text = cause.to_string();
                 if !message.contains(&cause_text) {
-                    eprintln!("  caused by: {cause_text}");
+                    err_line(&format!("  caused by: {cause_text}"));
                 }
                 source = cause.source();
             }

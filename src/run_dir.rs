@@ -1,5 +1,5 @@
 //! Run directories: where one run keeps everything it captured, named so that two runs never collide
-//! and an existing directory is never reused; and finding exports again for `report` / `merge`.
+//! and an existing directory is never reused; `inputs` finds exports again for `report` / `merge`.
 //!
 //! Layout: `<output.root>/<run name>/` holds `profile.ncu-rep`, `ncu.log`, `command.txt`,
 //! `config.yaml`, `run.json`, `export_raw.csv`, `export_details.csv`, `report.md`, `report.json`.
@@ -9,13 +9,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ncu::cli::export_args;
-use crate::ncu::source::ExportSet;
 use crate::process::{Finished, ProfilerError};
 use crate::report::write::write_atomic;
+
+mod inputs;
+mod out;
+pub use inputs::{resolve_inputs, sibling_details, Inputs};
+pub use out::ReportOut;
 
 /// ncu's `-o` value; ncu appends `.ncu-rep`.
 pub const REPORT_BASE: &str = "profile";
@@ -268,151 +271,20 @@ pub fn export_pages(
     Ok(exported)
 }
 
-/// Exports and run metadata found from `report` / `merge` arguments.
-#[derive(Debug, Clone)]
-pub struct Inputs {
-    pub exports: Vec<ExportSet>,
-    pub context: RunContext,
-    /// Where reports go unless `--out` says otherwise.
-    pub default_out: PathBuf,
-}
-
-/// The capture made of exported pages (needs `raw`; `details` is optional).
-fn set_from_pages(pages: Vec<(String, PathBuf)>, rank: Option<u32>) -> Option<ExportSet> {
-    let page = |name: &str| {
-        pages
-            .iter()
-            .find(|(p, _)| p == name)
-            .map(|(_, path)| path.clone())
-    };
-    Some(ExportSet {
-        raw: page("raw")?,
-        details: page("details"),
-        rank,
-    })
-}
-
-/// The details export that belongs to a raw one: the same name with its last `raw` replaced by
-/// `details` (`export_raw.csv` → `export_details.csv`, `manual_raw.csv` → `manual_details.csv`).
-pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
-    let name = raw.file_name()?.to_str()?;
-    let at = name.rfind("raw")?;
-    let details = raw.with_file_name(format!("{}details{}", &name[..at], &name[at + 3..]));
-    details.is_file().then_some(details)
-}
-
-/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files.
-pub fn resolve_inputs(inputs: &[PathBuf], config: &Config) -> Result<Inputs> {
-    let mut exports = Vec::new();
-    let mut context = RunContext::default();
-    for input in inputs {
-        if input.is_dir() {
-            collect_run_dir(input, config, &mut exports, &mut context)?;
-        } else if input.extension().is_some_and(|e| e == "ncu-rep") {
-            let dir = input
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            exports.extend(set_from_pages(export_pages(config, input, dir)?, None));
-        } else if input.is_file() {
-            exports.push(ExportSet {
-                raw: input.clone(),
-                details: sibling_details(input),
-                rank: None,
-            });
-        } else {
-            let override_hint = if input.to_string_lossy().contains('/') {
-                ""
-            } else {
-                " (an override is written `dotted.key=value`)"
-            };
-            return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep{override_hint}",
-                input.display()
-            )));
+/// A directory `prefix-<timestamp>-<random>` created fresh under `parent` (never an existing one).
+pub fn fresh_dir(parent: &Path, prefix: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(parent).map_err(|source| Error::Write {
+        path: parent.to_path_buf(),
+        source,
+    })?;
+    loop {
+        let dir = parent.join(format!("{prefix}-{}", timestamped_name()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(Error::Write { path: dir, source }),
         }
     }
-    if exports.is_empty() {
-        return Err(Error::Usage(format!(
-            "no raw export found in {}; a run directory holds export_raw.csv (or profile.ncu-rep to export)",
-            inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    let first = &inputs[0];
-    let default_out = if first.is_dir() {
-        first.clone()
-    } else {
-        first
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf()
-    };
-    Ok(Inputs {
-        exports,
-        context,
-        default_out,
-    })
-}
-
-fn collect_run_dir(
-    dir: &Path,
-    config: &Config,
-    exports: &mut Vec<ExportSet>,
-    context: &mut RunContext,
-) -> Result<()> {
-    let raw = dir.join("export_raw.csv");
-    let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
-    let mut rank = None;
-    if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
-        if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
-            rank = record.rank.as_ref().map(|r| r.rank);
-            if context.command.is_empty() {
-                context.command = record.workload;
-                context.profiler_command = record.profiler_command;
-                context.profiler_version = record.profiler_version;
-            }
-        }
-    }
-    if raw.is_file() {
-        exports.push(ExportSet {
-            details: sibling_details(&raw),
-            raw,
-            rank,
-        });
-        return Ok(());
-    }
-    if report.is_file() {
-        exports.extend(set_from_pages(export_pages(config, &report, dir)?, rank));
-        return Ok(());
-    }
-    // A shared run directory: one subdirectory per rank.
-    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
-        })
-        .collect();
-    ranks.sort_by_key(|p| {
-        p.file_name()
-            .and_then(|n| {
-                n.to_string_lossy()
-                    .trim_start_matches("rank")
-                    .parse::<u64>()
-                    .ok()
-            })
-            .unwrap_or(u64::MAX)
-    });
-    for rank_dir in ranks {
-        collect_run_dir(&rank_dir, config, exports, context)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 pub struct Pipeline {
     pub ncu: NcuPipeline,
+    /// Seconds the profiler may take to stop after profile-run received a signal, before it and every
+    /// process it started are killed (SIGKILL).
+    pub signal_grace_seconds: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

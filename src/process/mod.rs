@@ -4,6 +4,7 @@
 pub mod progress;
 mod run;
 mod signals;
+mod tree;
 
 pub use run::{run_streaming, Finished};
 pub use signals::SignalGuard;

@@ -33,7 +33,7 @@ impl Display {
     pub fn passthrough(&self, line: &str) {
         match self {
             Display::Quiet => {}
-            Display::Plain => eprintln!("{line}"),
+            Display::Plain => crate::console::err_line(line),
             Display::Spinner(bar) => bar.println(line),
         }
     }
@@ -42,7 +42,7 @@ impl Display {
     pub fn status(&self, message: String) {
         match self {
             Display::Quiet => {}
-            Display::Plain => eprintln!("{message}"),
+            Display::Plain => crate::console::err_line(&message),
             Display::Spinner(bar) => bar.set_message(message),
         }
     }

@@ -1,12 +1,21 @@
 //! Spawning a program with duct (no shell: every argument verbatim), reading its merged stdout and
-//! stderr line by line into a log file and a callback, and collecting its exit status.
+//! stderr line by line into a log file and a callback, and collecting its exit status. After a
+//! signal, the program gets a grace period to close its output; then it and everything it started
+//! are killed, so a profiler that ignores the signal cannot keep profile-run waiting for the workload.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::{ProfilerError, SignalGuard};
+use super::{tree, ProfilerError, SignalGuard};
+
+/// How long output is still read after the kill: a process that cannot be killed (another user's,
+/// say) may hold the pipe open forever.
+const DRAIN_AFTER_KILL: Duration = Duration::from_secs(2);
 
 /// How the program ended.
 #[derive(Debug, Clone)]
@@ -17,6 +26,8 @@ pub struct Finished {
     pub killed_by: Option<i32>,
     /// Signal profile-run itself received while waiting, if any.
     pub interrupted_by: Option<i32>,
+    /// Whether profile-run killed the program because it had not stopped within the grace period.
+    pub killed_after_grace: bool,
 }
 
 impl Finished {
@@ -26,66 +37,99 @@ impl Finished {
 }
 
 /// Runs `command` (named `program` in messages), writes every output line to `log` and hands it to
-/// `on_line`.
+/// `on_line`. `grace`: how long after the first signal the program may take to close its output
+/// before it and its descendants are killed with SIGKILL.
 pub fn run_streaming(
     program: &str,
     command: duct::Expression,
     log: &Path,
+    grace: Duration,
     on_line: &mut dyn FnMut(&str),
 ) -> Result<Finished, ProfilerError> {
-    let mut log_file = File::create(log).map_err(|source| ProfilerError::Spawn {
+    let spawn_error = |source| ProfilerError::Spawn {
         program: program.to_string(),
         source,
-    })?;
+    };
+    let mut log_file = File::create(log).map_err(spawn_error)?;
     let expression = command.stderr_to_stdout().unchecked();
-    let guard = SignalGuard::install().map_err(|source| ProfilerError::Spawn {
-        program: program.to_string(),
-        source,
-    })?;
+    let guard = SignalGuard::install().map_err(spawn_error)?;
     let reader = expression.reader().map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => ProfilerError::NotFound {
             program: program.to_string(),
             hint: String::new(),
         },
-        _ => ProfilerError::Spawn {
-            program: program.to_string(),
-            source,
-        },
+        _ => spawn_error(source),
     })?;
-    guard.watch(reader.pids());
-    let mut lines = BufReader::new(&reader);
-    let mut buf = Vec::new();
+    let reader = Arc::new(reader);
+    let pids = reader.pids();
+    guard.watch(pids.clone());
+    let pipe = pids.first().and_then(|&pid| tree::stdout_pipe(pid));
+    let lines = read_lines(Arc::clone(&reader));
+    let mut killed_at: Option<Instant> = None;
     loop {
-        buf.clear();
-        match lines.read_until(b'\n', &mut buf) {
-            Ok(0) => break,
-            Ok(_) => {
+        match lines.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => {
                 // Keep the log byte-exact; show the line lossily decoded.
-                let _ = log_file.write_all(&buf);
-                let line = String::from_utf8_lossy(&buf);
-                on_line(line.trim_end_matches(['\n', '\r']));
+                let _ = log_file.write_all(&line);
+                let text = String::from_utf8_lossy(&line);
+                on_line(text.trim_end_matches(['\n', '\r']));
             }
-            // EINTR from our own signal handling: keep reading until the profiler closes its output.
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        match killed_at {
+            Some(at) if at.elapsed() >= DRAIN_AFTER_KILL => break,
+            Some(_) => {}
+            None if guard
+                .first_received_at()
+                .is_some_and(|t| t.elapsed() >= grace) =>
+            {
+                pids.iter().copied().for_each(tree::kill_tree);
+                if let Some(pipe) = &pipe {
+                    tree::kill_all(&tree::pipe_holders(pipe));
+                }
+                killed_at = Some(Instant::now());
+            }
+            None => {}
         }
     }
     let _ = log_file.flush();
-    let output = loop {
+    let status = loop {
         match reader.try_wait() {
             Ok(Some(output)) => break output.status,
-            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            Err(source) => {
-                return Err(ProfilerError::Spawn {
-                    program: program.to_string(),
-                    source,
-                })
-            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(source) => return Err(spawn_error(source)),
         }
     };
     Ok(Finished {
-        code: output.code(),
-        killed_by: output.signal(),
+        code: status.code(),
+        killed_by: status.signal(),
         interrupted_by: guard.received(),
+        killed_after_grace: killed_at.is_some(),
     })
+}
+
+/// Reads the program's output on its own thread, one line per message, so the caller can stop
+/// waiting for it; the channel closes at end of output or on a read error.
+fn read_lines(reader: Arc<duct::ReaderHandle>) -> mpsc::Receiver<Vec<u8>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(&*reader);
+        loop {
+            let mut buf = Vec::new();
+            match lines.read_until(b'\n', &mut buf) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if send.send(buf).is_err() {
+                        break;
+                    }
+                }
+                // EINTR from our own signal handling: keep reading until the profiler closes its
+                // output.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+    });
+    receive
 }

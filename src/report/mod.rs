@@ -26,7 +26,7 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
-    #[error("could not write {path}: {source}")]
+    #[error("{}", crate::error::write_message(path, source))]
     Write {
         path: PathBuf,
         #[source]
@@ -38,7 +38,7 @@ impl RenderError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RenderError::Template { .. } | RenderError::TemplateRead { .. } => exit::USAGE,
-            RenderError::Write { .. } => exit::INTERNAL,
+            RenderError::Write { source, .. } => crate::error::write_exit_code(source),
         }
     }
 }

@@ -288,6 +288,7 @@ fn report_rerenders_from_a_run_directory_with_new_filters() {
         .args([
             "report",
             run.to_str().unwrap(),
+            "--force",
             r#"report.kernels.include=["*reduce*"]"#,
         ])
         .assert()

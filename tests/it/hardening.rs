@@ -9,6 +9,8 @@ mod faults;
 mod fuzz;
 mod hostile_names;
 mod outputs;
+mod report_outputs;
+mod streams_signals;
 
 use std::path::{Path, PathBuf};
 

@@ -29,6 +29,8 @@ pub enum ExportError {
         lines: u64,
         hint: String,
     },
+    #[error("{path}: the header is incomplete: the file ends inside its header line after {bytes} bytes (a truncated or partly copied export); re-export it with `ncu --import REPORT.ncu-rep --csv --page raw --print-units base`")]
+    IncompleteHeader { path: PathBuf, bytes: usize },
     #[error("{path}: this is a `--page {found}` export, expected `--page {expected}`; export it with `ncu --import REPORT.ncu-rep --csv --page {expected} --print-units base`")]
     WrongPage {
         path: PathBuf,

@@ -156,6 +156,15 @@ fn find_header_at<R: BufRead>(
         }
         let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
         if text.starts_with(b"\"ID\",") || text.starts_with(b"ID,") {
+            // ncu ends every line with a newline, and a header is always followed by at least its
+            // units row (raw) or results (details): a header line cut off by the end of the file
+            // is a truncated export, whose columns cannot be trusted.
+            if !text.ends_with(b"\n") {
+                return Err(ExportError::IncompleteHeader {
+                    path: path.to_path_buf(),
+                    bytes: text.len(),
+                });
+            }
             let at = consumed + (line.len() - text.len()) as u64;
             return Ok((text.to_vec(), skipped, at));
         }

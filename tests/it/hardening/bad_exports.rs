@@ -237,3 +237,34 @@ fn a_csv_without_the_required_columns_names_the_column() {
     let r = report_on(b"ID,Foo\n,\n1,2\n", &[]);
     assert_export_error(&r, &["Kernel Name"]);
 }
+
+#[test]
+fn an_export_cut_inside_its_header_is_an_error_not_an_empty_profile() {
+    let bytes = fixture_bytes();
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap();
+    for cut in [300, header_end / 2, header_end] {
+        let r = report_on(&bytes[..cut], &[]);
+        assert_export_error(&r, &["header is incomplete", &format!("after {cut} bytes")]);
+        assert!(!r.stderr.contains("profiled nothing"), "{}", r.stderr);
+        assert!(!r.out().exists(), "no report for a cut header");
+    }
+    // The whole header line and the units row, but no results: still the "no results" report.
+    let units_end = header_end
+        + 1
+        + bytes[header_end + 1..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap();
+    let r = report_on(&bytes[..=units_end], &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.json()["notes"].to_string().contains("holds no results"));
+}
+
+#[test]
+fn a_real_export_cut_inside_its_header_names_the_file() {
+    // The first 300 bytes of a real PyTorch capture's export, as a partial copy leaves it.
+    let real = crate::common::fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv");
+    let bytes = std::fs::read(real).unwrap();
+    let r = report_on(&bytes[..300], &[]);
+    assert_export_error(&r, &["export.csv: the header is incomplete"]);
+}

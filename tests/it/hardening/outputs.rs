@@ -90,7 +90,7 @@ fn a_failed_render_leaves_the_previous_report_untouched() {
     let output = assert_cmd::Command::cargo_bin("profile-run")
         .unwrap()
         .current_dir(first.dir.path())
-        .args(["report", "export.csv", "--out", "out"])
+        .args(["report", "export.csv", "--out", "out", "--force"])
         .arg(format!("report.template={}", template.display()))
         .output()
         .unwrap();

@@ -1,0 +1,229 @@
+//! Finding the exports again for `report` / `merge`: run directories (single or per-rank), raw CSV
+//! exports and `.ncu-rep` files, each capture read once however it is named.
+
+use std::path::{Path, PathBuf};
+
+use super::{export_pages, RunRecord, REPORT_BASE};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::analysis::RunContext;
+use crate::ncu::source::ExportSet;
+
+/// Exports and run metadata found from `report` / `merge` arguments.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub exports: Vec<ExportSet>,
+    pub context: RunContext,
+    /// The run directory the first input belongs to (the input itself, or the directory of an export
+    /// that holds a `run.json`); `None` for a bare export.
+    pub run_dir: Option<PathBuf>,
+}
+
+/// The files already taken by earlier arguments, by file identity (device and inode), so the same
+/// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
+/// of counted twice.
+#[derive(Default)]
+struct Claimed {
+    files: Vec<((u64, u64), String)>,
+}
+
+impl Claimed {
+    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    fn claim(&mut self, file: &Path, argument: &Path) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(file) else {
+            return Ok(());
+        };
+        let id = (meta.dev(), meta.ino());
+        let argument = argument.display().to_string();
+        if let Some((_, earlier)) = self.files.iter().find(|(seen, _)| *seen == id) {
+            let how = if *earlier == argument {
+                format!("`{argument}` is given twice")
+            } else {
+                format!(
+                    "`{earlier}` and `{argument}` name the same capture ({})",
+                    file.display()
+                )
+            };
+            return Err(Error::Usage(format!(
+                "{how}, so its results would be counted twice; give each capture once"
+            )));
+        }
+        self.files.push((id, argument));
+        Ok(())
+    }
+}
+
+/// The capture made of exported pages (needs `raw`; `details` is optional).
+fn set_from_pages(pages: Vec<(String, PathBuf)>, rank: Option<u32>) -> Option<ExportSet> {
+    let page = |name: &str| {
+        pages
+            .iter()
+            .find(|(p, _)| p == name)
+            .map(|(_, path)| path.clone())
+    };
+    Some(ExportSet {
+        raw: page("raw")?,
+        details: page("details"),
+        rank,
+    })
+}
+
+/// The details export that belongs to a raw one: the same name with its last `raw` replaced by
+/// `details` (`export_raw.csv` → `export_details.csv`, `manual_raw.csv` → `manual_details.csv`).
+pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
+    let name = raw.file_name()?.to_str()?;
+    let at = name.rfind("raw")?;
+    let details = raw.with_file_name(format!("{}details{}", &name[..at], &name[at + 3..]));
+    details.is_file().then_some(details)
+}
+
+/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files. An `.ncu-rep`
+/// in a run directory is exported into it; any other is exported into `bare_export_dir()` (the
+/// report's directory), never beside the input, which may lie in a source tree.
+pub fn resolve_inputs(
+    inputs: &[PathBuf],
+    config: &Config,
+    bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+) -> Result<Inputs> {
+    let mut exports = Vec::new();
+    let mut context = RunContext::default();
+    let mut claimed = Claimed::default();
+    for input in inputs {
+        if input.is_dir() {
+            let mut found = RunDirInputs {
+                argument: input,
+                config,
+                exports: &mut exports,
+                context: &mut context,
+                claimed: &mut claimed,
+            };
+            found.collect(input)?;
+        } else if input.extension().is_some_and(|e| e == "ncu-rep") {
+            claimed.claim(input, input)?;
+            let dir = match run_dir_of(input) {
+                Some(run) => run,
+                None => bare_export_dir()?,
+            };
+            exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
+        } else if input.is_file() {
+            claimed.claim(input, input)?;
+            exports.push(ExportSet {
+                raw: input.clone(),
+                details: sibling_details(input),
+                rank: None,
+            });
+        } else {
+            let override_hint = if input.to_string_lossy().contains('/') {
+                ""
+            } else {
+                " (an override is written `dotted.key=value`)"
+            };
+            return Err(Error::Usage(format!(
+                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep{override_hint}",
+                input.display()
+            )));
+        }
+    }
+    if exports.is_empty() {
+        return Err(Error::Usage(format!(
+            "no raw export found in {}; a run directory holds export_raw.csv (or profile.ncu-rep to export)",
+            inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(Inputs {
+        exports,
+        context,
+        run_dir: run_dir_of(&inputs[0]),
+    })
+}
+
+/// The run directory `input` is or lies in: a directory given as input, or the directory of a file
+/// beside a `run.json`.
+fn run_dir_of(input: &Path) -> Option<PathBuf> {
+    if input.is_dir() {
+        return Some(input.to_path_buf());
+    }
+    let parent = input
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent
+        .join("run.json")
+        .is_file()
+        .then(|| parent.to_path_buf())
+}
+
+/// The exports of one run-directory argument (a run, or a shared directory of `rank*` runs).
+struct RunDirInputs<'a> {
+    argument: &'a Path,
+    config: &'a Config,
+    exports: &'a mut Vec<ExportSet>,
+    context: &'a mut RunContext,
+    claimed: &'a mut Claimed,
+}
+
+impl RunDirInputs<'_> {
+    fn collect(&mut self, dir: &Path) -> Result<()> {
+        let raw = dir.join("export_raw.csv");
+        let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
+        // The run's .ncu-rep is the same capture as its export: either given again is refused.
+        for file in [&raw, &report] {
+            if file.is_file() {
+                self.claimed.claim(file, self.argument)?;
+            }
+        }
+        let mut rank = None;
+        if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+            if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
+                rank = record.rank.as_ref().map(|r| r.rank);
+                if self.context.command.is_empty() {
+                    self.context.command = record.workload;
+                    self.context.profiler_command = record.profiler_command;
+                    self.context.profiler_version = record.profiler_version;
+                }
+            }
+        }
+        if raw.is_file() {
+            self.exports.push(ExportSet {
+                details: sibling_details(&raw),
+                raw,
+                rank,
+            });
+            return Ok(());
+        }
+        if report.is_file() {
+            let pages = export_pages(self.config, &report, dir)?;
+            self.exports.extend(set_from_pages(pages, rank));
+            return Ok(());
+        }
+        for rank_dir in rank_dirs(dir)? {
+            self.collect(&rank_dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// The subdirectories `rank<N>` of a shared run directory, in rank order.
+fn rank_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Usage(format!("could not read directory {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
+        })
+        .collect();
+    ranks.sort_by_key(|p| {
+        p.file_name()
+            .and_then(|n| {
+                n.to_string_lossy()
+                    .trim_start_matches("rank")
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(u64::MAX)
+    });
+    Ok(ranks)
+}

@@ -1,0 +1,105 @@
+//! Where `report` / `merge` write: `--out`, else the run directory, else a fresh directory under
+//! `output.root`. An existing report is never replaced without `--force`.
+
+use std::path::{Path, PathBuf};
+
+use super::fresh_dir;
+use crate::console::err_line;
+use crate::error::{Error, Result};
+
+/// The output directory of one `report` command, decided in two steps: checked before any input is
+/// read, created once the analysis has succeeded (or earlier, when a bare `.ncu-rep` needs somewhere
+/// to export to).
+pub struct ReportOut {
+    out: Option<PathBuf>,
+    force: bool,
+    root: PathBuf,
+    made: Option<PathBuf>,
+}
+
+impl ReportOut {
+    /// Checks `--out` at once: a file there, or a report without `--force`, stops before anything is
+    /// read.
+    pub fn new(out: Option<PathBuf>, force: bool, root: &str) -> Result<ReportOut> {
+        if let Some(out) = &out {
+            check_out(out, force)?;
+        }
+        Ok(ReportOut {
+            out,
+            force,
+            root: PathBuf::from(root),
+            made: None,
+        })
+    }
+
+    /// The directory a bare `.ncu-rep` is exported into: the report's own (`--out`, or a fresh one
+    /// under `output.root`), made on first need and reused.
+    pub fn bare_export_dir(&mut self) -> Result<PathBuf> {
+        if let Some(dir) = &self.made {
+            return Ok(dir.clone());
+        }
+        let dir = match &self.out {
+            Some(out) => create(out)?,
+            None => fresh_dir(&self.root, "report")?,
+        };
+        self.made = Some(dir.clone());
+        Ok(dir)
+    }
+
+    /// The directory report.md and report.json go to, created. `run_dir`: the run directory the first
+    /// input belongs to. A run directory that already holds a report keeps it, and the new one goes
+    /// into a fresh `report-…` sub-directory, unless `--force`.
+    pub fn into_dir(self, run_dir: Option<&Path>) -> Result<PathBuf> {
+        if let Some(out) = &self.out {
+            check_out(out, self.force)?;
+            return create(out);
+        }
+        match (run_dir, self.made) {
+            (Some(run), _) if self.force || existing_report(run).is_none() => Ok(run.to_path_buf()),
+            (Some(run), _) => {
+                let fresh = fresh_dir(run, "report")?;
+                err_line(&format!(
+                    "note: {} already holds a report, kept as it is; writing into {} (--force replaces it in place)",
+                    run.display(),
+                    fresh.display()
+                ));
+                Ok(fresh)
+            }
+            (None, Some(made)) => Ok(made),
+            (None, None) => fresh_dir(&self.root, "report"),
+        }
+    }
+}
+
+fn create(out: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).map_err(|source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(out.to_path_buf())
+}
+
+/// report.md or report.json in `dir`, whichever exists first.
+fn existing_report(dir: &Path) -> Option<PathBuf> {
+    ["report.md", "report.json"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.exists())
+}
+
+/// `--out` must be a directory (or not exist yet) without a report in it, unless `--force`.
+fn check_out(out: &Path, force: bool) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::Usage(format!(
+            "--out {} is a file, not a directory; give a directory for report.md and report.json (it is created if missing)",
+            out.display()
+        )));
+    }
+    match existing_report(out).filter(|_| !force) {
+        Some(file) => Err(Error::Usage(format!(
+            "{} already exists and is not replaced; pass --force to replace it, or choose another --out",
+            file.display()
+        ))),
+        None => Ok(()),
+    }
+}
