@@ -1,5 +1,6 @@
 //! The integration tests, one binary organised by feature.
 
+mod advice;
 mod cli_e2e;
 mod common;
 mod config;

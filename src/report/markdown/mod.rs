@@ -171,6 +171,9 @@ fn environment() -> Environment<'static> {
     });
     env.add_filter("shell_join", |argv: Vec<String>| shell_words::join(argv));
     env.add_filter("tree_prefix", tree_prefix);
+    env.add_filter("function_name", |name: String| {
+        crate::region::function_name(&name).to_string()
+    });
     env
 }
 
