@@ -7,6 +7,7 @@ mod config;
 mod hardening;
 mod ncu_cli;
 mod parallel_read;
+mod readme;
 mod region_core;
 mod regions;
 mod report_render;
