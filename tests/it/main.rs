@@ -11,3 +11,4 @@ mod readme;
 mod region_core;
 mod regions;
 mod report_render;
+mod report_scopes;

@@ -293,7 +293,7 @@ impl<'a> RegionView<'a> {
 /// The region × scope table's rows: the aggregate's shown regions (linked to their sections), else
 /// every scope's regions in the order first met, at most `max`; and how many were left out.
 fn matrix_rows(report: &Report, aggregate: Option<&ScopeView>, max: usize) -> (Vec<RowKey>, usize) {
-    if let (Some(view), Some(all)) = (aggregate, &report.aggregate) {
+    if let Some(view) = aggregate {
         let rows = view
             .shown_regions
             .iter()
@@ -308,7 +308,7 @@ fn matrix_rows(report: &Report, aggregate: Option<&ScopeView>, max: usize) -> (V
                 )
             })
             .collect();
-        return (rows, view.hidden_regions.min(all.regions.len()));
+        return (rows, view.hidden_regions);
     }
     let mut seen = HashSet::new();
     let mut rows = Vec::new();
