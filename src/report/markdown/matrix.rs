@@ -29,7 +29,8 @@ pub(super) struct MatrixRow {
     pub(super) anchor: Option<String>,
     /// The region's time in each scope; `none` where the scope does not have the region.
     pub(super) times: Vec<Option<MetricValue>>,
-    /// Short labels of the scopes with the least and the most time.
+    /// Short labels of the scopes with the least and the most time; `none` when the times are equal or
+    /// fewer than two scopes have the region.
     pub(super) fastest: Option<String>,
     pub(super) slowest: Option<String>,
     /// Slowest minus fastest time.
@@ -138,10 +139,9 @@ fn row(
         ),
         _ => (None, None),
     };
-    let label = |p: Option<(usize, f64)>| {
-        p.filter(|_| present.len() > 1)
-            .map(|(i, _)| labels[i].clone())
-    };
+    // Fastest and slowest name scopes only when the times differ: with all equal there is neither.
+    let differ = matches!((fastest, slowest), (Some(f), Some(s)) if s.1 > f.1);
+    let label = |p: Option<(usize, f64)>| p.filter(|_| differ).map(|(i, _)| labels[i].clone());
     MatrixRow {
         name,
         path,
