@@ -362,7 +362,7 @@ pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf
     // place only once report.md has rendered, so a failing template still leaves both previous files
     // untouched.
     let (md, json) = std::thread::scope(|scope| {
-        let rendering = scope.spawn(|| markdown::render(report, options));
+        let rendering = scope.spawn(|| markdown::render_pages(report, options));
         let mut md = None;
         let json = write_atomic_with(&dir.join("report.json"), |out| {
             json::write_json_on(report, &mut *out, options.threads)?;
@@ -385,7 +385,8 @@ pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf
         (None, Ok(())) => unreachable!("report.json is put in place only after report.md rendered"),
     };
     let md_path = dir.join("report.md");
-    write_atomic(&md_path, md.as_bytes())?;
+    write_atomic(&md_path, md.main.as_bytes())?;
+    md.write_scopes_beside(&md_path)?;
     Ok(md_path)
 }
 

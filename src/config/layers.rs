@@ -1,9 +1,12 @@
 //! Turning presets, environment variables and overrides into layers of YAML data, in precedence order.
 //!
 //! A preset's `defaults: [name, …]` parents are expanded depth-first before the preset itself and the
-//! `defaults` key is removed, so it never reaches the resolved config. A preset whose exact text was
-//! already merged (the built-in default always is) is not merged again: a later `--config` that extends
-//! `ncu/default` must not reset what an earlier one changed.
+//! `defaults` key is removed, so it never reaches the resolved config. A parent preset whose exact text
+//! was already merged (the built-in default always is) is not merged again: a later `--config` that
+//! extends `ncu/default` must not reset what an earlier one changed. A preset named by `--config` itself
+//! is always merged, even when its text is the built-in default's (a copy of `conf/ncu/default.yaml`):
+//! the user named it, so it sets every key it holds and `config show --origin` names it, as
+//! `git config --show-origin` names the file that set a value last, whatever the value.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -193,10 +196,12 @@ impl Resolver {
                 presets: preset_list(),
             });
         };
-        self.expand(preset)
+        self.expand(preset, true)
     }
 
-    fn expand(&mut self, preset: Preset) -> Result<(), ConfigError> {
+    /// Expands `preset` and its parents; `named` is true for a preset given on the command line, which
+    /// is merged even when a preset with the same text already was.
+    fn expand(&mut self, preset: Preset, named: bool) -> Result<(), ConfigError> {
         if let Some(pos) = self
             .stack
             .iter()
@@ -212,7 +217,7 @@ impl Resolver {
                 chain: chain.join(" -> "),
             });
         }
-        if self.merged.contains(preset.text.as_ref()) {
+        if !named && self.merged.contains(preset.text.as_ref()) {
             return Ok(());
         }
         let mut data = parse_mapping(&preset.text, &preset.origin)?;
@@ -221,7 +226,7 @@ impl Resolver {
             .push((preset.ident.clone(), preset.origin.to_string()));
         for name in parents {
             let parent = resolve_parent(&name, &preset)?;
-            self.expand(parent)?;
+            self.expand(parent, false)?;
         }
         self.stack.pop();
         self.merged.insert(preset.text.into_owned());

@@ -18,17 +18,63 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
         return format!("{v}");
     }
     match unit {
-        "ns" | "nsecond" => scaled(v, &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")], "ns"),
+        "ns" | "nsecond" => scaled(v, TIME_STEPS, "ns"),
         "byte" => scaled(v, BYTE_STEPS, "B"),
         "byte/nsecond" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
         "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
-        "hz" => scaled(v, &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")], "Hz"),
+        "hz" => scaled(v, HZ_STEPS, "Hz"),
         "%" => format!("{}%", fixed(v, if v.abs() < 10.0 { 2 } else { 1 })),
         "" => count(v),
         other => format!("{} {other}", count(v)),
     }
 }
 
+/// One unit for a row of values (a metric's inclusive and exclusive value), picked from the largest
+/// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
+/// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
+pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
+    let largest = values
+        .iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let (steps, base, factor): (&[(f64, &str)], &str, f64) = match unit {
+        "ns" | "nsecond" => (TIME_STEPS, "ns", 1.0),
+        "byte" => (BYTE_STEPS, "B", 1.0),
+        "byte/nsecond" => (BYTE_RATE_STEPS, "B/s", 1e9),
+        "byte/second" => (BYTE_RATE_STEPS, "B/s", 1.0),
+        "hz" => (HZ_STEPS, "Hz", 1.0),
+        "%" => {
+            let cells = values
+                .iter()
+                .map(|v| match v {
+                    None => MISSING.to_string(),
+                    Some(v) if !v.is_finite() => format!("{v}"),
+                    Some(v) => fixed(*v, if largest < 10.0 { 2 } else { 1 }),
+                })
+                .collect();
+            return ("%".to_string(), cells);
+        }
+        other => (&[], other, 1.0),
+    };
+    let step = steps
+        .iter()
+        .find(|(threshold, _)| largest * factor >= *threshold);
+    let cells = values
+        .iter()
+        .map(|v| match (v, step) {
+            (None, _) => MISSING.to_string(),
+            (Some(v), _) if !v.is_finite() => format!("{v}"),
+            (Some(v), Some((threshold, _))) => fixed(v * factor / threshold, 2),
+            (Some(v), None) => count(v * factor),
+        })
+        .collect();
+    let label = step.map_or(base, |(_, label)| label);
+    (label.to_string(), cells)
+}
+
+const TIME_STEPS: &[(f64, &str)] = &[(1e9, "s"), (1e6, "ms"), (1e3, "µs")];
+const HZ_STEPS: &[(f64, &str)] = &[(1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")];
 const BYTE_STEPS: &[(f64, &str)] = &[(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")];
 const BYTE_RATE_STEPS: &[(f64, &str)] =
     &[(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "KB/s")];
@@ -203,6 +249,35 @@ mod tests {
         assert_eq!(value(Some(1234.5), "cycle"), "1,234.5 cycle");
         assert_eq!(value(None, "byte"), MISSING);
         assert_eq!(count(-1234.0), "-1,234");
+    }
+
+    #[test]
+    fn a_row_shares_one_unit_picked_from_its_largest_value() {
+        let row = |values: &[Option<f64>], unit| scaled_row(values, unit);
+        assert_eq!(
+            row(&[Some(8e6), Some(5e5)], "nsecond"),
+            ("ms".into(), vec!["8.00".into(), "0.50".into()])
+        );
+        assert_eq!(
+            row(&[Some(850.0), None], "nsecond"),
+            ("ns".into(), vec!["850".into(), MISSING.into()])
+        );
+        assert_eq!(
+            row(&[Some(1.2), Some(0.6)], "byte/nsecond"),
+            ("GB/s".into(), vec!["1.20".into(), "0.60".into()])
+        );
+        assert_eq!(
+            row(&[Some(42.125), Some(4.0)], "%"),
+            ("%".into(), vec!["42.1".into(), "4.0".into()])
+        );
+        assert_eq!(
+            row(&[Some(12e6), Some(75e4)], "cycle"),
+            ("cycle".into(), vec!["12,000,000".into(), "750,000".into()])
+        );
+        assert_eq!(
+            row(&[Some(0.0), Some(0.0)], "byte"),
+            ("B".into(), vec!["0".into(), "0".into()])
+        );
     }
 
     #[test]

@@ -137,6 +137,9 @@ pub struct Region {
 }
 
 /// One profiler rule's findings in one region (ncu: a rule result of `--page details`).
+///
+/// `description`, `kernel`, `estimated_speedup` and `speedup_type` all come from one result the rule
+/// fired on: the one with the largest estimated saving, else the longest.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Advice {
     /// Which profiler gave it (`ncu`).
@@ -147,15 +150,17 @@ pub struct Advice {
     pub kind: String,
     /// The section the rule belongs to.
     pub section: String,
-    /// The description given for the longest-running result the rule fired on.
+    /// The rule's text for the shown result.
     pub description: String,
+    /// The shown result's kernel, as the profiler names it (demangled signature for ncu).
+    pub kernel: String,
     /// Results the rule fired on.
     pub results: u64,
     /// Summed duration of those results, in ns.
     pub time: f64,
-    /// Largest estimated speedup given, in percent of the kernel's time (`null` when none).
+    /// The shown result's estimated speedup, in percent of its kernel's time (`null` when none).
     pub estimated_speedup: Option<f64>,
-    /// `local` or `global`, as the profiler labels the estimate (`null` when none).
+    /// `local` or `global`, as the profiler labels that estimate (`null` when none).
     pub speedup_type: Option<String>,
 }
 

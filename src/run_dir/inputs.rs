@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::{export_pages, RunRecord, REPORT_BASE};
+use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::analysis::RunContext;
 use crate::ncu::source::ExportSet;
 
 /// Exports and run metadata found from `report` / `merge` arguments.

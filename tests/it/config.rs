@@ -471,3 +471,45 @@ fn the_fingerprint_is_16_hex_digits_and_follows_the_config() {
     // The thread count changes how fast a report is made, not what it says.
     assert_eq!(a, ok(&[], &[], &["report.threads=3"]).fingerprint());
 }
+
+#[test]
+fn show_with_origin_names_the_file_that_set_a_key_even_to_the_built_in_value() {
+    // A verbatim copy of the default preset, and a file that sets one key to its built-in value.
+    let default = fs::read_to_string(repo().join("conf/ncu/default.yaml")).unwrap();
+    let dir = tree(&[
+        ("copy.yaml", default.as_str()),
+        ("same.yaml", "report: {max_kernels: 10}\n"),
+    ]);
+    let copy = dir.path().join("copy.yaml");
+    let same = dir.path().join("same.yaml");
+    let line = |shown: &str, key: &str| {
+        shown
+            .lines()
+            .find(|l| l.starts_with(&format!("{key}: ")))
+            .unwrap_or_else(|| panic!("no line for {key} in\n{shown}"))
+            .to_string()
+    };
+
+    let shown = ok(&[&copy], &[], &[]).show_with_origin();
+    let origin = format!("# {}", copy.display());
+    assert!(shown.lines().all(|l| l.ends_with(&origin)), "{shown}");
+
+    let loaded = ok(&[&same], &[], &[]);
+    let shown = loaded.show_with_origin();
+    assert_eq!(loaded.config.report.max_kernels, 10);
+    let max_kernels = line(&shown, "report.max_kernels");
+    assert!(
+        max_kernels.ends_with(&format!("# {}", same.display())),
+        "{max_kernels}"
+    );
+    assert!(line(&shown, "report.max_regions").ends_with("# built-in default preset"));
+
+    // The copy given after another file resets what that file changed, as any later layer does.
+    let loaded = ok(&[&same, &copy], &[], &["report.max_regions=7"]);
+    let shown = loaded.show_with_origin();
+    assert!(
+        line(&shown, "report.max_kernels").ends_with(&origin),
+        "{shown}"
+    );
+    assert!(line(&shown, "report.max_regions").ends_with("# override `report.max_regions=7`"));
+}

@@ -1,5 +1,6 @@
 //! The integration tests, one binary organised by feature.
 
+mod advice;
 mod cli_e2e;
 mod common;
 mod config;
@@ -7,6 +8,8 @@ mod hardening;
 mod ncu_cli;
 mod parallel_read;
 mod pytorch_runs;
+mod readme;
 mod region_core;
 mod regions;
 mod report_render;
+mod report_scopes;

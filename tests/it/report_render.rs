@@ -488,9 +488,9 @@ fn truncation_keeps_the_longest_regions_and_their_ancestors() {
         ),
         "{text}"
     );
-    assert!(
-        text.contains("… 1 more kernels (report.json has all of them; raise report.max_kernels).")
-    );
+    assert!(text.contains(
+        "… 1 more kernel functions (report.json has all of them; raise report.max_kernels)."
+    ));
     // train_step (8 ms), forward (5 ms), layer0 (4 ms) are kept; backward and the empty eval are not.
     let scope = text.split("<a id=\"scope-2\"></a>").next().unwrap();
     assert!(scope.contains("### train\\_step/forward/layer0"));
@@ -645,7 +645,7 @@ fn zero_limits_still_say_what_was_left_out() {
         false,
     );
     let text = render(&baseline, &options).unwrap();
-    assert!(text.contains("… 1 more kernels"), "{text}");
+    assert!(text.contains("… 1 more kernel functions"), "{text}");
     assert!(!text.contains("No kernels."));
 }
 

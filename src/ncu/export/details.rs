@@ -19,28 +19,57 @@ use super::raw::{csv_after_header, find, find_header, parse_number, row_error, R
 use super::ExportError;
 use crate::region::Renames;
 
-/// One rule's findings while they are gathered: the advice so far, plus the duration of the single
-/// longest result it fired on, whose description the advice carries.
+/// One rule's findings while they are gathered: the advice so far, plus how it ranks the single
+/// result whose description, kernel and estimate it carries. Those four always come from one result,
+/// so a row never pairs one kernel's message with another kernel's speedup.
 #[derive(Debug, Clone)]
 struct Finding {
     advice: Advice,
-    longest: f64,
+    /// The shown result's estimated saving in ns (duration × speedup / 100), `None` without an estimate.
+    saving: Option<f64>,
+    /// The shown result's duration in ns.
+    duration: f64,
 }
 
 impl Finding {
+    /// A finding of one result that ran `duration` ns.
+    fn of_result(mut advice: Advice, duration: f64) -> Finding {
+        advice.results = 1;
+        advice.time = duration;
+        Finding {
+            saving: advice.estimated_speedup.map(|s| duration * s / 100.0),
+            duration,
+            advice,
+        }
+    }
+
     fn merge(&mut self, other: &Finding) {
+        let shown = other.ranks_above(self);
         let (a, b) = (&mut self.advice, &other.advice);
         a.results += b.results;
         a.time += b.time;
-        // Ties keep the earlier description; merges happen in a fixed order, so output is stable.
-        if other.longest > self.longest {
-            self.longest = other.longest;
+        if shown {
             a.description = b.description.clone();
-        }
-        if b.estimated_speedup > a.estimated_speedup {
+            a.kernel = b.kernel.clone();
             a.estimated_speedup = b.estimated_speedup;
             a.speedup_type = b.speedup_type.clone();
+            self.saving = other.saving;
+            self.duration = other.duration;
         }
+    }
+
+    /// The result worth showing: the largest estimated saving, else (no estimate anywhere) the longest;
+    /// remaining ties go to the smaller description and kernel name, a total order, so the choice never
+    /// depends on the order results or scopes are merged in.
+    fn ranks_above(&self, other: &Finding) -> bool {
+        let key = |f: &Finding| (f.saving.is_some(), f.saving.unwrap_or(0.0), f.duration);
+        let (a, b) = (key(self), key(other));
+        a.0.cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then_with(|| other.advice.description.cmp(&self.advice.description))
+            .then_with(|| other.advice.kernel.cmp(&self.advice.kernel))
+            .is_gt()
     }
 }
 
@@ -139,6 +168,7 @@ struct Columns {
 /// The result whose rows are being read.
 struct Current {
     id: Vec<u8>,
+    kernel: String,
     scope: ScopeKey,
     regions: Vec<RegionKey>,
     selected: bool,
@@ -152,12 +182,12 @@ impl Current {
             return;
         }
         for mut advice in self.rules {
-            advice.time = self.time;
-            let finding = Finding {
-                advice,
-                longest: self.time,
-            };
-            index.add(&self.scope, &self.regions, &finding);
+            advice.kernel = self.kernel.clone();
+            index.add(
+                &self.scope,
+                &self.regions,
+                &Finding::of_result(advice, self.time),
+            );
         }
     }
 }
@@ -260,6 +290,7 @@ pub fn read_details<R: BufRead>(
             let kernel = String::from_utf8_lossy(rec.get(columns.result.kernel).unwrap_or(b""));
             current = Some(Current {
                 id: id.to_vec(),
+                kernel: kernel.to_string(),
                 scope: ScopeKey {
                     host: field(&rec, columns.result.host),
                     process_id: field(&rec, columns.result.process_id),
@@ -289,6 +320,7 @@ pub fn read_details<R: BufRead>(
                 kind: field(&rec, Some(columns.rule_type)),
                 section: field(&rec, Some(columns.section)),
                 description: field(&rec, Some(columns.description)),
+                kernel: String::new(),
                 results: 1,
                 time: 0.0,
                 estimated_speedup: columns

@@ -6,7 +6,7 @@
 //! `report.template`; a user template may include or import the built-in partials by name. Number
 //! formatting and escaping are filters (see [`super::format`]) so a template never formats by hand.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior};
@@ -15,6 +15,8 @@ use super::format;
 use super::model::Report;
 use super::RenderError;
 
+mod kernels;
+mod matrix;
 mod views;
 
 use views::Context;
@@ -42,9 +44,19 @@ const MAIN: &str = "report.md.j2";
 /// One scope's section on its own, as report.md.j2 includes it.
 const SECTION: &str = "scope-section.md.j2";
 const SECTION_SOURCE: &str = r#"{% import "macros.md.j2" as m %}{% include "scope.md.j2" %}"#;
+/// A scope's own page (`scopes/<label>.md`), around its section.
+const SCOPE_PAGE: &str = "scope-page.md.j2";
+const SCOPE_PAGE_SOURCE: &str = "# profile-run report: {{ scope.label | shorten(200) | md }}\n\n\
+    Part of [report.md](../report.md), which has the summary, the metrics, the region × scope table \
+    and the aggregate; report.json has every number.\n\n{{ text }}";
 
 /// Metrics besides time shown as columns of a scope's region summary table.
 const SUMMARY_METRICS: usize = 4;
+
+/// Above this many scopes, report.md keeps the summary, the region × scope table and the aggregate,
+/// and each scope's section goes to its own file, `scopes/<label>.md` beside report.md: a 64-rank
+/// report.md of tens of megabytes helps no one. report.json keeps everything either way.
+pub const SPLIT_ABOVE: usize = 8;
 
 #[derive(Debug, Clone)]
 pub struct MarkdownOptions {
@@ -80,7 +92,40 @@ pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
         .map_err(template_error)
 }
 
+/// report.md, and with more than [`SPLIT_ABOVE`] scopes one page per scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pages {
+    /// report.md.
+    pub main: String,
+    /// `(path relative to report.md, text)`: `scopes/<label>.md`, one per scope, when split.
+    pub scopes: Vec<(String, String)>,
+}
+
+impl Pages {
+    /// Writes the scope pages beside `report_md` (in `scopes/` next to it), each atomically. report.md
+    /// itself is the caller's to write.
+    pub fn write_scopes_beside(&self, report_md: &Path) -> Result<(), RenderError> {
+        let dir = report_md.parent().unwrap_or(Path::new("."));
+        for (rel, text) in &self.scopes {
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| RenderError::Write {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            super::write::write_atomic(&path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+/// report.md only; see [`render_pages`] for the scope pages of a report with many scopes.
 pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+    render_pages(report, options).map(|pages| pages.main)
+}
+
+pub fn render_pages(report: &Report, options: &MarkdownOptions) -> Result<Pages, RenderError> {
     let mut env = environment();
     let main = match &options.template {
         None => MAIN.to_string(),
@@ -97,18 +142,49 @@ pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, Rend
         }
     };
     let mut context = Context::new(report, options);
-    if options.template.is_none() {
+    if options.template.is_none() || context.split {
         render_scopes_apart(&env, &mut context, options.threads)?;
     }
     let template = env.get_template(&main).map_err(template_error)?;
-    let mut text = template.render(&context).map_err(template_error)?;
-    if options.template.is_none() {
+    let text = template.render(&context).map_err(template_error)?;
+    let scopes = if context.split {
+        scope_pages(&env, &context)?
+    } else {
+        Vec::new()
+    };
+    Ok(Pages {
+        main: finish(text, options.template.is_none()),
+        scopes,
+    })
+}
+
+/// One page per scope: a heading, a link back to report.md, and the scope's section as report.md
+/// would have held it.
+fn scope_pages(
+    env: &Environment<'static>,
+    context: &Context<'_>,
+) -> Result<Vec<(String, String)>, RenderError> {
+    let page = env.get_template(SCOPE_PAGE).map_err(template_error)?;
+    let mut pages = Vec::with_capacity(context.scope_texts.len());
+    for (i, text) in context.scope_texts.iter().enumerate() {
+        let scope = context.scopes.get_item(&Value::from(i)).unwrap_or_default();
+        let file = scope.get_attr("file").map_err(template_error)?;
+        let rendered = page
+            .render(minijinja::context! { scope => scope, text => text })
+            .map_err(template_error)?;
+        pages.push((file.to_string(), finish(rendered, true)));
+    }
+    Ok(pages)
+}
+
+fn finish(mut text: String, builtin: bool) -> String {
+    if builtin {
         text = collapse_blank_lines(&text);
     }
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    Ok(text)
+    text
 }
 
 /// The built-in template's scope sections, rendered on up to `threads` threads into
@@ -121,7 +197,8 @@ fn render_scopes_apart(
     threads: usize,
 ) -> Result<(), RenderError> {
     let scopes = context.scopes.len().unwrap_or(0);
-    if crate::parallel::thread_count(threads) <= 1 || scopes < 2 {
+    // Split pages need every section apart, on however many threads.
+    if !context.split && (crate::parallel::thread_count(threads) <= 1 || scopes < 2) {
         return Ok(());
     }
     let section = env.get_template(SECTION).map_err(template_error)?;
@@ -168,7 +245,8 @@ fn environment() -> Environment<'static> {
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.set_keep_trailing_newline(true);
-    for (name, source) in BUILTIN.iter().chain([&(SECTION, SECTION_SOURCE)]) {
+    let extra = [(SECTION, SECTION_SOURCE), (SCOPE_PAGE, SCOPE_PAGE_SOURCE)];
+    for (name, source) in BUILTIN.iter().chain(&extra) {
         env.add_template(name, source)
             .expect("built-in templates compile (checked by tests)");
     }
@@ -182,6 +260,18 @@ fn environment() -> Environment<'static> {
     });
     env.add_filter("shell_join", |argv: Vec<String>| shell_words::join(argv));
     env.add_filter("tree_prefix", tree_prefix);
+    env.add_filter("rollup_text", |rollup: String| match rollup.as_str() {
+        "sum" => "sum".to_string(),
+        "mean" => "time-weighted mean".to_string(),
+        "max" => "max".to_string(),
+        "min" => "min".to_string(),
+        "distinct" => "distinct values".to_string(),
+        other => format::escape_md(other),
+    });
+    env.add_function("scaled_row", scaled_row);
+    env.add_filter("function_name", |name: String| {
+        crate::region::function_name(&name).to_string()
+    });
     env
 }
 
@@ -212,6 +302,37 @@ fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
     };
     let unit = metric.get_attr("unit")?;
     Ok(format::value(number, unit.as_str().unwrap_or("")))
+}
+
+/// `scaled_row([value, …], unit)`: `{unit, cells}`, the values as numbers in one unit picked for the
+/// row (see [`format::scaled_row`]); attributes list their distinct values and have no unit.
+fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Error> {
+    let distinct = values.iter().any(|v| {
+        v.get_attr("values")
+            .is_ok_and(|list| !list.is_undefined() && !list.is_none())
+    });
+    if distinct {
+        let cells = values
+            .into_iter()
+            .map(plain_value)
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(minijinja::context! { unit => unit, cells => cells });
+    }
+    let mut numbers = Vec::with_capacity(values.len());
+    for v in values {
+        let value = if v.is_none() || v.is_undefined() {
+            Value::from(())
+        } else {
+            v.get_attr("value")?
+        };
+        numbers.push(if value.is_none() || value.is_undefined() {
+            None
+        } else {
+            Some(f64::try_from(value)?)
+        });
+    }
+    let (unit, cells) = format::scaled_row(&numbers, &unit);
+    Ok(minijinja::context! { unit => unit, cells => cells })
 }
 
 /// Indentation for a region at `depth` in a summary table: non-breaking spaces and a tree corner.

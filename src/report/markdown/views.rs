@@ -6,12 +6,14 @@ use std::collections::{HashMap, HashSet};
 use minijinja::value::Value;
 use serde::Serialize;
 
-use super::{MarkdownOptions, SUMMARY_METRICS};
+use super::kernels::KernelList;
+use super::matrix::{self, Matrix, RowKey};
+use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Advice, Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report,
-    RunInfo, Scope, Totals,
+    Advice, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report, RunInfo,
+    Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -33,6 +35,11 @@ pub(super) struct Context<'a> {
     pub(super) scope_texts: Vec<String>,
     /// The aggregate's section already rendered, if it was.
     pub(super) aggregate_text: Option<String>,
+    /// Region × scope times, with two or more scopes and a time metric.
+    matrix: Option<Matrix>,
+    /// True with more than [`SPLIT_ABOVE`] scopes: each scope's section goes to its own file
+    /// (`scope.file`), and report.md links it.
+    pub(super) split: bool,
 }
 
 /// The model as report.json has it, except that `scopes` and `aggregate` are the scope views.
@@ -50,8 +57,12 @@ struct ReportView<'a> {
 }
 
 #[derive(Serialize)]
-struct ScopeView<'a> {
+pub(super) struct ScopeView<'a> {
     label: &'a str,
+    /// `rank 3`, `pid 1606`: the scope's column heading in the region × scope table.
+    short_label: String,
+    /// `scopes/rank-3.md`, relative to report.md, when the section has its own file.
+    pub(super) file: Option<String>,
     rank: Option<u32>,
     process_id: Option<u64>,
     process_name: Option<&'a str>,
@@ -105,25 +116,11 @@ struct RegionView<'a> {
     anchor: String,
     /// The region's inclusive time metric value.
     time: Option<&'a MetricValue>,
+    /// Its exclusive time: the results directly in it, none of its children's.
+    self_time: Option<&'a MetricValue>,
+    /// Its time over its parent region's, 0..1 (over the scope's for a top-level region).
+    parent_share: Option<f64>,
     top_kernels: KernelList<'a>,
-}
-
-#[derive(Serialize)]
-struct KernelList<'a> {
-    shown: Vec<KernelRow<'a>>,
-    hidden: usize,
-    /// True when a shown kernel's full name differs from its function name.
-    has_long_names: bool,
-}
-
-#[derive(Serialize)]
-struct KernelRow<'a> {
-    #[serde(flatten)]
-    kernel: &'a Kernel,
-    /// The kernel's time metric value, `none` without a time metric.
-    time: Option<&'a MetricValue>,
-    /// Its time over the enclosing region's (or scope's) time, 0..1.
-    share: Option<f64>,
 }
 
 impl<'a> Context<'a> {
@@ -135,16 +132,30 @@ impl<'a> Context<'a> {
             .filter(|m| Some(m.name.as_str()) != time)
             .take(SUMMARY_METRICS)
             .collect();
+        let labels = matrix::short_labels(report);
+        let split = report.scopes.len() > SPLIT_ABOVE;
+        let files = matrix::file_names(&labels);
         let scopes: Vec<ScopeView> = report
             .scopes
             .iter()
             .enumerate()
-            .map(|(i, s)| ScopeView::new(s, format!("scope-{}", i + 1), false, time, options))
+            .map(|(i, s)| {
+                let mut view = ScopeView::new(s, format!("scope-{}", i + 1), false, time, options);
+                view.short_label = labels[i].clone();
+                view.file = split.then(|| files[i].clone());
+                view
+            })
             .collect();
         let aggregate = report
             .aggregate
             .as_ref()
             .map(|s| ScopeView::new(s, "aggregate".to_string(), true, time, options));
+        let matrix = (report.scopes.len() > 1)
+            .then(|| {
+                let (rows, hidden) = matrix_rows(report, aggregate.as_ref(), options.max_regions);
+                matrix::build(report, &labels, rows, hidden)
+            })
+            .flatten();
         // Converted here so that `scopes` and `report.scopes` share one value instead of two copies.
         let scopes = Value::from_serialize(&scopes);
         let aggregate = Value::from_serialize(&aggregate);
@@ -167,6 +178,8 @@ impl<'a> Context<'a> {
             max_kernels: options.max_kernels,
             scope_texts: Vec::new(),
             aggregate_text: None,
+            matrix,
+            split,
         }
     }
 }
@@ -180,12 +193,25 @@ impl<'a> ScopeView<'a> {
         options: &MarkdownOptions,
     ) -> ScopeView<'a> {
         let shown = shown_regions(&scope.regions, time, options.max_regions);
+        let scope_time = number(&scope.total.metrics, time);
         let mut used = HashSet::new();
+        // Every shown region's ancestors are shown too, so a parent's time is found among them.
+        let mut times: HashMap<(RegionKind, &str), Option<f64>> = HashMap::new();
         let shown_regions: Vec<RegionView> = shown
             .into_iter()
-            .map(|i| RegionView::new(&scope.regions[i], i, &anchor, &mut used, time, options))
+            .map(|i| {
+                let region = &scope.regions[i];
+                let mut view = RegionView::new(region, i, &anchor, &mut used, time, options);
+                let own = number(&region.inclusive, time);
+                let parent = match &region.parent {
+                    Some(p) => times.get(&(region.kind, p.as_str())).copied().flatten(),
+                    None => scope_time,
+                };
+                view.parent_share = ratio(own, parent);
+                times.insert((region.kind, region.path.as_str()), own);
+                view
+            })
             .collect();
-        let scope_time = number(&scope.total.metrics, time);
         let outside_time = number(&scope.outside_regions.metrics, time);
         let totals = |t: &'a Totals| TotalsView {
             kernel_count: t.kernel_count,
@@ -193,6 +219,8 @@ impl<'a> ScopeView<'a> {
         };
         ScopeView {
             label: &scope.label,
+            short_label: String::new(),
+            file: None,
             rank: scope.rank,
             process_id: scope.process_id,
             process_name: scope.process_name.as_deref(),
@@ -250,6 +278,8 @@ impl<'a> RegionView<'a> {
             notes: &region.notes,
             anchor: unique_anchor(scope_anchor, &region.path, index, used),
             time: lookup(&region.inclusive, time),
+            self_time: lookup(&region.exclusive, time),
+            parent_share: None,
             top_kernels: KernelList::new(
                 &region.kernels,
                 time,
@@ -260,39 +290,40 @@ impl<'a> RegionView<'a> {
     }
 }
 
-impl<'a> KernelList<'a> {
-    /// The `max` longest kernels. Only the shown ones become rows: a scope may have thousands.
-    fn new(kernels: &'a [Kernel], time: Option<&str>, base_time: Option<f64>, max: usize) -> Self {
-        // The model already lists longest first; ties keep model order, whatever the producer did.
-        let mut order: Vec<(f64, usize)> = kernels
+/// The region × scope table's rows: the aggregate's shown regions (linked to their sections), else
+/// every scope's regions in the order first met, at most `max`; and how many were left out.
+fn matrix_rows(report: &Report, aggregate: Option<&ScopeView>, max: usize) -> (Vec<RowKey>, usize) {
+    if let Some(view) = aggregate {
+        let rows = view
+            .shown_regions
             .iter()
-            .enumerate()
-            .map(|(i, k)| (number(&k.metrics, time).unwrap_or(f64::MIN), i))
-            .collect();
-        let longest_first =
-            |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if order.len() > max {
-            order.select_nth_unstable_by(max, longest_first);
-            order.truncate(max);
-        }
-        order.sort_unstable_by(longest_first);
-        let shown: Vec<KernelRow> = order
-            .into_iter()
-            .map(|(_, i)| {
-                let kernel = &kernels[i];
-                KernelRow {
-                    kernel,
-                    time: lookup(&kernel.metrics, time),
-                    share: ratio(number(&kernel.metrics, time), base_time),
-                }
+            .map(|r| {
+                let anchor = Some(r.anchor.clone());
+                (
+                    r.kind,
+                    r.path.to_string(),
+                    r.name.to_string(),
+                    r.depth,
+                    anchor,
+                )
             })
             .collect();
-        KernelList {
-            has_long_names: shown.iter().any(|r| r.kernel.name != r.kernel.function),
-            hidden: kernels.len() - shown.len(),
-            shown,
+        return (rows, view.hidden_regions);
+    }
+    let mut seen = HashSet::new();
+    let mut rows = Vec::new();
+    let mut total = 0;
+    for region in report.scopes.iter().flat_map(|s| &s.regions) {
+        if seen.insert((region.kind, region.path.as_str())) {
+            total += 1;
+            if rows.len() < max {
+                let key = (region.kind, region.path.clone(), region.name.clone());
+                rows.push((key.0, key.1, key.2, region.depth, None));
+            }
         }
     }
+    let hidden = total - rows.len();
+    (rows, hidden)
 }
 
 fn lookup<'a>(map: &'a MetricMap, name: Option<&str>) -> Option<&'a MetricValue> {

@@ -271,7 +271,7 @@ fn chunk_starts(path: &Path, from: u64, len: u64) -> std::io::Result<Vec<u64>> {
         let n = read_full(&mut file, &mut window)?;
         if let Some(at) = record_start_in(&window[..n]) {
             let boundary = target + at as u64;
-            if starts.last().map_or(true, |&last| boundary > last) {
+            if starts.last().is_none_or(|&last| boundary > last) {
                 starts.push(boundary);
             }
         }

@@ -1,0 +1,145 @@
+//! Profiler advice from real `--page details` exports: every entry's description, kernel and estimated
+//! speedup come from one and the same result, checked against a plain parse of the CSV.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::common::{analyze_sets, ExportSet};
+use profile_run::analysis::RunContext;
+use profile_run::config::{load, ConfigSources};
+use profile_run::report::markdown::{render, MarkdownOptions};
+use profile_run::report::model::{Advice, Report};
+
+use crate::common::fixture;
+
+fn report(raw: &str, details: &str) -> Report {
+    let config = load(&ConfigSources::default()).unwrap().config;
+    let set = ExportSet {
+        raw: fixture(raw),
+        details: Some(fixture(details)),
+        rank: None,
+    };
+    analyze_sets(&config, &[set], &RunContext::default()).unwrap()
+}
+
+/// (kernel, rule, type, description, speedup) of every rule row, each taken from one row, i.e. one result.
+fn rule_rows(path: &Path) -> HashSet<(String, String, String, String, Option<String>)> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (kernel, rule, kind, text, speedup) = (
+        col("Kernel Name"),
+        col("Rule Name"),
+        col("Rule Type"),
+        col("Rule Description"),
+        col("Estimated Speedup"),
+    );
+    let mut rows = HashSet::new();
+    for rec in reader.records() {
+        let rec = rec.unwrap();
+        let get = |i: usize| rec.get(i).unwrap_or("").trim().to_string();
+        if get(rule).is_empty() {
+            continue;
+        }
+        let estimate = Some(get(speedup)).filter(|s| !s.is_empty());
+        rows.insert((get(kernel), get(rule), get(kind), get(text), estimate));
+    }
+    rows
+}
+
+fn all_advice(report: &Report) -> Vec<&Advice> {
+    report
+        .scopes
+        .iter()
+        .chain(&report.aggregate)
+        .flat_map(|s| &s.regions)
+        .flat_map(|r| &r.advice)
+        .collect()
+}
+
+#[test]
+fn each_advice_entry_shows_one_result_s_message_kernel_and_speedup() {
+    let cases = [
+        (
+            "ncu/h200-2025.3.1/manual_raw.csv",
+            "ncu/h200-2025.3.1/manual_details.csv",
+        ),
+        (
+            "ncu/h100-2025.3.1-pytorch/rep_kernel_raw.csv",
+            "ncu/h100-2025.3.1-pytorch/rep_kernel_details.csv",
+        ),
+        (
+            "ncu/h100-2025.3.1-pytorch/rep_multiproc_raw.csv",
+            "ncu/h100-2025.3.1-pytorch/rep_multiproc_details.csv",
+        ),
+    ];
+    for (raw, details) in cases {
+        let rows = rule_rows(&fixture(details));
+        let report = report(raw, details);
+        let advice = all_advice(&report);
+        assert!(!advice.is_empty(), "{details}: no advice");
+        for a in advice {
+            let speedup = rows
+                .iter()
+                .filter(|r| {
+                    (&r.0, &r.1, &r.2, &r.3) == (&a.kernel, &a.rule, &a.kind, &a.description)
+                })
+                .map(|r| r.4.as_deref().map(|s| s.parse::<f64>().unwrap()))
+                .collect::<Vec<_>>();
+            assert!(
+                speedup.contains(&a.estimated_speedup),
+                "{details}: {} {} pairs kernel {:?}, speedup {:?} and {:?}, which no single result gave",
+                a.rule,
+                a.kind,
+                a.kernel,
+                a.estimated_speedup,
+                a.description
+            );
+        }
+    }
+}
+
+#[test]
+fn the_1_block_finding_keeps_its_own_speedup_beside_the_128_block_one() {
+    // Region B of the manual capture: LaunchConfiguration fired on 1-block adds (99.24%) and on
+    // 128-block reductions (3.03%). The row shows the adds' finding, with their kernel and estimate.
+    let report = report(
+        "ncu/h200-2025.3.1/manual_raw.csv",
+        "ncu/h200-2025.3.1/manual_details.csv",
+    );
+    let b = report.scopes[0]
+        .regions
+        .iter()
+        .find(|r| r.path == "B")
+        .unwrap();
+    let launch = b
+        .advice
+        .iter()
+        .find(|a| a.rule == "LaunchConfiguration")
+        .unwrap();
+    assert_eq!(launch.estimated_speedup, Some(99.24));
+    assert!(launch.description.contains("only 1 block"), "{launch:?}");
+    assert!(
+        launch.kernel.contains("vectorized_elementwise_kernel"),
+        "{launch:?}"
+    );
+    assert_eq!(launch.results, 50);
+
+    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| LaunchConfiguration | OPT | 50 |"))
+        .unwrap_or_else(|| panic!("no LaunchConfiguration row in\n{text}"));
+    assert!(
+        row.contains("| vectorized\\_elementwise\\_kernel |"),
+        "{row}"
+    );
+    assert!(
+        row.contains("| 99.2% |") && row.contains("only 1 block"),
+        "{row}"
+    );
+    assert!(!row.contains("128 blocks"), "{row}");
+}
