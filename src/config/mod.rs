@@ -148,12 +148,14 @@ impl Loaded {
         origin::origin_of(&self.layers, &path)
     }
 
-    /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads`: it
-    /// changes how fast a report is made, never what it says.
+    /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads` and
+    /// `pipeline.signal_grace_seconds`: they change how fast a report is made or how long an
+    /// interrupted run waits, never what a report says.
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
         config.report.threads = 0;
+        config.pipeline.signal_grace_seconds = 0;
         let yaml = serde_yaml::to_string(&config).expect("config serialises");
         let digest = Sha256::digest(yaml.as_bytes());
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()

@@ -470,6 +470,10 @@ fn the_fingerprint_is_16_hex_digits_and_follows_the_config() {
     assert_eq!(a, ok(&[], &[], &[]).fingerprint());
     // The thread count changes how fast a report is made, not what it says.
     assert_eq!(a, ok(&[], &[], &["report.threads=3"]).fingerprint());
+    assert_eq!(
+        a,
+        ok(&[], &[], &["pipeline.signal_grace_seconds=60"]).fingerprint()
+    );
 }
 
 #[test]
