@@ -10,16 +10,17 @@ use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ProfileArgs, ReportArg
 use crate::config::{self, ConfigSources, Loaded};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
-use crate::ncu::cli::NcuCli;
-use crate::ncu::log;
-use crate::ncu::source::{analyze_exports, ExportSet};
 use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
+use crate::profiler::ncu::cli::NcuCli;
+use crate::profiler::ncu::source::{analyze_exports, ExportSet};
+use crate::profiler::ncu::{export_pages, log};
 use crate::report::model::Report;
-use crate::report::write::{write_atomic, write_atomic_with};
-use crate::report::{json, markdown};
-use crate::run_dir::{self, RunDir, RunRecord};
+use crate::report::render;
+use crate::report::render::json::Json;
+use crate::report::render::markdown::Markdown;
+use crate::run::{self, RunDir, RunRecord};
 
 pub fn main() -> Result<i32> {
     let cli = Cli::parse();
@@ -62,14 +63,14 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
     let plan = Plan::new(config)?;
     // `NcuCli::warnings` repeats the plan's warnings alongside its own, so they are printed from there.
     let root = PathBuf::from(&config.output.root);
-    let (run_name, rank) = run_dir::name_for(config, &|var| std::env::var(var).ok());
+    let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok());
 
     if args.dry_run {
-        let dir = run_dir::planned_path(&root, &run_name, rank.as_ref());
+        let dir = run::planned_path(&root, &run_name, rank.as_ref());
         let cli = NcuCli::profile(
             config,
             &plan.nvtx,
-            &dir.join(run_dir::REPORT_BASE),
+            &dir.join(run::REPORT_BASE),
             &args.workload,
         );
         for warning in cli.warnings() {
@@ -112,7 +113,7 @@ fn profile_command(args: ProfileArgs) -> Result<i32> {
         .chain(cli.argv())
         .collect();
     let mut record = RunRecord::new(&args.workload, &profiler_argv, &loaded.fingerprint(), rank);
-    record.profiler_version = profiler_version(program);
+    record.profiler_version = export_pages::profiler_version(program);
     run.write_text("config.yaml", &loaded.to_yaml())?;
     run.write_text("command.txt", &format!("{}\n", cli.shell_line()))?;
     run.write_record(&record)?;
@@ -275,21 +276,6 @@ fn shell_signal_note(code: i32) -> String {
     }
 }
 
-fn profiler_version(program: &str) -> Option<String> {
-    let output = duct::cmd(program, crate::ncu::cli::version_args())
-        .stderr_to_stdout()
-        .stdout_capture()
-        .unchecked()
-        .run()
-        .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    text.lines().rev().find_map(|l| {
-        l.trim()
-            .strip_prefix("Version ")
-            .map(|v| v.split_whitespace().next().unwrap_or(v).to_string())
-    })
-}
-
 /// Exports the run's .ncu-rep to CSV, analyses it and writes the reports. Returns report.md's path.
 fn export_and_render(
     run: &RunDir,
@@ -300,7 +286,7 @@ fn export_and_render(
     quiet: bool,
 ) -> Result<PathBuf> {
     let config = &loaded.config;
-    let pages = run_dir::export_pages(config, report_file, run.root())?;
+    let pages = export_pages::export_pages(config, report_file, run.root())?;
     if !quiet {
         for (_, path) in &pages {
             err_line(&format!("exported {}", path.display()));
@@ -355,39 +341,17 @@ fn print_selection_notes(report: &Report) {
     }
 }
 
-/// Writes report.json and report.md into `dir` (atomically) and returns report.md's path.
+/// Writes report.md and report.json into `dir` (atomically, both or neither) and returns report.md's
+/// path.
 pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
-    let options = &plan.markdown;
-    // report.md renders on its own thread while report.json streams to disk. report.json is put in
-    // place only once report.md has rendered, so a failing template still leaves both previous files
-    // untouched.
-    let (md, json) = std::thread::scope(|scope| {
-        let rendering = scope.spawn(|| markdown::render_pages(report, options));
-        let mut md = None;
-        let json = write_atomic_with(&dir.join("report.json"), |out| {
-            json::write_json_on(report, &mut *out, options.threads)?;
-            let rendered = rendering
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let failed = rendered.is_err();
-            md = Some(rendered);
-            if failed {
-                return Err(std::io::Error::other("report.md did not render"));
-            }
-            Ok(())
-        });
-        (md, json)
-    });
-    let md = match (md, json) {
-        (Some(Err(render)), _) => return Err(render.into()),
-        (_, Err(write)) => return Err(write.into()),
-        (Some(Ok(md)), Ok(())) => md,
-        (None, Ok(())) => unreachable!("report.json is put in place only after report.md rendered"),
+    let markdown = Markdown {
+        options: plan.markdown.clone(),
     };
-    let md_path = dir.join("report.md");
-    write_atomic(&md_path, md.main.as_bytes())?;
-    md.write_scopes_beside(&md_path)?;
-    Ok(md_path)
+    let json = Json {
+        threads: plan.markdown.threads,
+    };
+    let written = render::write_all(report, &[&markdown, &json], dir, 2)?;
+    Ok(written[0].clone())
 }
 
 fn report_command(args: ReportArgs) -> Result<i32> {
@@ -399,10 +363,8 @@ fn report_command(args: ReportArgs) -> Result<i32> {
             "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
         ));
     }
-    let mut out =
-        run_dir::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
-    let inputs =
-        run_dir::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
+    let mut out = run::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
+    let inputs = run::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = analyze_exports(&plan, &inputs.exports, &context)?;

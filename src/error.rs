@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use crate::config::ConfigError;
-use crate::ncu::export::ExportError;
 use crate::process::ProfilerError;
+use crate::profiler::ncu::export::ExportError;
 use crate::report::RenderError;
 
 /// Exit codes. Keep in sync with the table in docs/running.md.

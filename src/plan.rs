@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use crate::analysis::{self, AnalysisPlan};
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
-use crate::ncu::nvtx::{self, NvtxPlan};
+use crate::profiler::ncu::nvtx::{self, NvtxPlan};
 use crate::region::{KernelFilter, Renames, RequestedRegions};
-use crate::report::markdown::{self, MarkdownOptions};
 use crate::report::model::KernelSelectionInfo;
+use crate::report::render::markdown::{self, MarkdownOptions};
 
 /// What a run will do, fully checked.
 #[derive(Debug)]

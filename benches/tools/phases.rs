@@ -13,8 +13,8 @@ use std::time::Instant;
 use profile_run::analysis::RunContext;
 use profile_run::app::write_reports;
 use profile_run::config::{self, ConfigSources};
-use profile_run::ncu::source::{analyze_exports, ExportSet};
 use profile_run::plan::Plan;
+use profile_run::profiler::ncu::source::{analyze_exports, ExportSet};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -1,13 +1,13 @@
 //! Reports: one model ([`model::Report`]) rendered as report.json and report.md.
 //!
-//! `build` turns region statistics into the model; `json` and `markdown` render it; `write` puts files
-//! in place atomically (temporary file, then rename) so a crash never leaves a half-written report.
+//! `build` turns region statistics into the model; `render` holds one output per file format; `write`
+//! puts files in place atomically (temporary file, then rename) so a crash never leaves a half-written
+//! report.
 
 pub mod build;
 pub mod format;
-pub mod json;
-pub mod markdown;
 pub mod model;
+pub mod render;
 pub mod write;
 
 use std::path::PathBuf;

@@ -18,29 +18,67 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), RenderError> {
+    stage(path, fill)?.commit()
+}
+
+/// A file written in full to a temporary beside its target and synced, not yet in place: several
+/// files can be staged and put in place only once all of them rendered. Dropped uncommitted, the
+/// temporary is removed.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+pub fn stage(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Staged, RenderError> {
     let error = |source| RenderError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let dir = match path.parent() {
+    let (tmp, file) = create_temp(&parent_of(path), path).map_err(error)?;
+    let staged = Staged {
+        tmp,
+        target: path.to_path_buf(),
+        committed: false,
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    fill(&mut out)
+        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+        .and_then(|file| file.sync_all())
+        .map_err(error)?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// Renames the file into place (replacing what was there) and makes the rename durable.
+    pub fn commit(mut self) -> Result<(), RenderError> {
+        std::fs::rename(&self.tmp, &self.target).map_err(|source| RenderError::Write {
+            path: self.target.clone(),
+            source,
+        })?;
+        self.committed = true;
+        sync_dir(&parent_of(&self.target));
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    };
-    let (tmp, file) = create_temp(&dir, path).map_err(error)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let written = fill(&mut out)
-        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
-        .and_then(|file| {
-            file.sync_all()?;
-            drop(file);
-            std::fs::rename(&tmp, path)
-        });
-    if let Err(source) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(error(source));
     }
-    sync_dir(&dir);
-    Ok(())
 }
 
 /// `.<name>.<random>.tmp` beside the target; `create_new` so two writers never share one.

@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::report::markdown::{render, MarkdownOptions};
 use profile_run::report::model::{Advice, Report};
+use profile_run::report::render::markdown::{render, MarkdownOptions};
 
 use crate::common::fixture;
 

@@ -8,8 +8,8 @@ use crate::common::analyze;
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, Config, ConfigSources};
 use profile_run::region::Rollup;
-use profile_run::report::json::{to_json, write_json_on};
 use profile_run::report::model::{MetricMap, Report, Scope};
+use profile_run::report::render::json::{to_json, write_json_on};
 
 use crate::common::fixture;
 

@@ -2,12 +2,12 @@
 //! template errors, and report.json against docs/report.schema.json.
 
 use profile_run::region::{RegionKind, Rollup};
-use profile_run::report::json::to_json;
-use profile_run::report::markdown::{render, MarkdownOptions};
 use profile_run::report::model::{
     Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, ProfilerInfo, Region, Report,
     RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
+use profile_run::report::render::json::to_json;
+use profile_run::report::render::markdown::{render, MarkdownOptions};
 use profile_run::report::write::write_atomic;
 use profile_run::report::RenderError;
 

@@ -8,8 +8,8 @@ use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::format;
-use profile_run::report::markdown::{render, render_pages, MarkdownOptions, SPLIT_ABOVE};
 use profile_run::report::model::{Region, Report, Scope};
+use profile_run::report::render::markdown::{render, render_pages, MarkdownOptions, SPLIT_ABOVE};
 
 use crate::common::fixture;
 
@@ -179,9 +179,14 @@ fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
     // Written beside report.md, under scopes/.
     let dir = tempfile::tempdir().unwrap();
     let pages = render_pages(&report, &MarkdownOptions::default()).unwrap();
-    pages
-        .write_scopes_beside(&dir.path().join("report.md"))
-        .unwrap();
+    let markdown = profile_run::report::render::markdown::Markdown {
+        options: MarkdownOptions::default(),
+    };
+    profile_run::report::render::write_all(&report, &[&markdown], dir.path(), 1).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("report.md")).unwrap(),
+        pages.main
+    );
     for (file, text) in &pages.scopes {
         assert_eq!(
             &std::fs::read_to_string(dir.path().join(file)).unwrap(),

@@ -15,12 +15,12 @@ use proptest::sample::Index;
 use crate::common::analyze;
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::ncu::export::nvtx_cell::{parse_cell, CellLayout, DEFAULT_DOMAIN};
-use profile_run::ncu::export::raw::{MetricRequest, RawExport, RawPlan, RawSummary};
-use profile_run::ncu::export::ExportError;
+use profile_run::profiler::ncu::export::nvtx_cell::{parse_cell, CellLayout, DEFAULT_DOMAIN};
+use profile_run::profiler::ncu::export::raw::{MetricRequest, RawExport, RawPlan, RawSummary};
+use profile_run::profiler::ncu::export::ExportError;
 use profile_run::region::RegionKind;
-use profile_run::report::markdown::{render, MarkdownOptions};
 use profile_run::report::model::Report;
+use profile_run::report::render::markdown::{render, MarkdownOptions};
 
 use super::fixture_bytes;
 
@@ -149,7 +149,7 @@ fn check_pipeline(bytes: &[u8]) -> Result<(), TestCaseError> {
         Ok(report) => {
             check_counts(&report)?;
             prop_assert!(render(&report, &MarkdownOptions::default()).is_ok());
-            let json = profile_run::report::json::to_json(&report);
+            let json = profile_run::report::render::json::to_json(&report);
             prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
         }
         Err(err) => {

@@ -4,16 +4,16 @@
 //!
 //! Templates come only from the built-in set compiled in from templates/ or from the one path in
 //! `report.template`; a user template may include or import the built-in partials by name. Number
-//! formatting and escaping are filters (see [`super::format`]) so a template never formats by hand.
+//! formatting and escaping are filters (see [`crate::report::format`]) so a template never formats by hand.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior};
 
-use super::format;
-use super::model::Report;
-use super::RenderError;
+use crate::report::format;
+use crate::report::model::Report;
+use crate::report::RenderError;
 
 mod kernels;
 mod matrix;
@@ -25,19 +25,19 @@ use views::Context;
 const BUILTIN: &[(&str, &str)] = &[
     (
         "report.md.j2",
-        include_str!("../../../templates/report.md.j2"),
+        include_str!("../../../../templates/report.md.j2"),
     ),
     (
         "scope.md.j2",
-        include_str!("../../../templates/scope.md.j2"),
+        include_str!("../../../../templates/scope.md.j2"),
     ),
     (
         "region.md.j2",
-        include_str!("../../../templates/region.md.j2"),
+        include_str!("../../../../templates/region.md.j2"),
     ),
     (
         "macros.md.j2",
-        include_str!("../../../templates/macros.md.j2"),
+        include_str!("../../../../templates/macros.md.j2"),
     ),
 ];
 const MAIN: &str = "report.md.j2";
@@ -101,22 +101,32 @@ pub struct Pages {
     pub scopes: Vec<(String, String)>,
 }
 
-impl Pages {
-    /// Writes the scope pages beside `report_md` (in `scopes/` next to it), each atomically. report.md
-    /// itself is the caller's to write.
-    pub fn write_scopes_beside(&self, report_md: &Path) -> Result<(), RenderError> {
-        let dir = report_md.parent().unwrap_or(Path::new("."));
-        for (rel, text) in &self.scopes {
-            let path = dir.join(rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|source| RenderError::Write {
-                    path: parent.to_path_buf(),
-                    source,
-                })?;
-            }
-            super::write::write_atomic(&path, text.as_bytes())?;
-        }
-        Ok(())
+/// report.md, and its scope pages when the report has more than [`SPLIT_ABOVE`] scopes.
+pub struct Markdown {
+    pub options: MarkdownOptions,
+}
+
+impl super::Output for Markdown {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+
+    fn render(
+        &self,
+        report: &Report,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Vec<(PathBuf, Vec<u8>)>, RenderError> {
+        let pages = render_pages(report, &self.options)?;
+        out.write_all(pages.main.as_bytes())
+            .map_err(|source| RenderError::Write {
+                path: "report.md".into(),
+                source,
+            })?;
+        Ok(pages
+            .scopes
+            .into_iter()
+            .map(|(rel, text)| (PathBuf::from(rel), text.into_bytes()))
+            .collect())
     }
 }
 

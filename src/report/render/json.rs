@@ -11,7 +11,7 @@ use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
 use serde_json::value::RawValue;
 
-use super::model::{Report, Scope};
+use crate::report::model::{Report, Scope};
 
 /// The report as pretty JSON with a trailing newline. Non-finite numbers (which JSON cannot hold)
 /// come out as `null`.
@@ -347,5 +347,30 @@ mod tests {
         assert!(text
             .lines()
             .any(|l| l.starts_with(&" ".repeat(BREAK.len()))));
+    }
+}
+
+/// report.json, serialised on `threads` threads (0: one per core); the same bytes on any number.
+pub struct Json {
+    pub threads: usize,
+}
+
+impl super::Output for Json {
+    fn file_name(&self) -> &'static str {
+        "report.json"
+    }
+
+    fn render(
+        &self,
+        report: &Report,
+        out: &mut dyn Write,
+    ) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, crate::report::RenderError> {
+        write_json_on(report, out, self.threads).map_err(|source| {
+            crate::report::RenderError::Write {
+                path: "report.json".into(),
+                source,
+            }
+        })?;
+        Ok(Vec::new())
     }
 }

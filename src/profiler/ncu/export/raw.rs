@@ -10,7 +10,7 @@ use crate::fast_map::FastMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
-use crate::ncu::{rollup, units};
+use crate::profiler::ncu::{rollup, units};
 use crate::region::{Cell, MetricSpec, Observation, Renames, Rollup, ScopeKey};
 
 use super::number::{self, Number};

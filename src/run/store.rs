@@ -1,24 +1,14 @@
 //! Run directories: where one run keeps everything it captured, named so that two runs never collide
-//! and an existing directory is never reused; `inputs` finds exports again for `report` / `merge`.
-//!
-//! Layout: `<output.root>/<run name>/` holds `profile.ncu-rep`, `ncu.log`, `command.txt`,
-//! `config.yaml`, `run.json`, `export_raw.csv`, `export_details.csv`, `report.md`, `report.json`.
-//! Under a launcher every rank writes the same files into `<output.root>/<run name>/rank<N>/`.
+//! and an existing directory is never reused.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::RunRecord;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::ncu::cli::export_args;
-use crate::process::{Finished, ProfilerError};
 use crate::report::write::write_atomic;
-
-mod inputs;
-mod out;
-pub use inputs::{resolve_inputs, sibling_details, Inputs};
-pub use out::ReportOut;
 
 /// ncu's `-o` value; ncu appends `.ncu-rep`.
 pub const REPORT_BASE: &str = "profile";
@@ -93,56 +83,6 @@ pub fn planned_path(root: &Path, name: &str, rank: Option<&Rank>) -> PathBuf {
     }
 }
 
-/// What a run records about itself in `run.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunRecord {
-    pub workload: Vec<String>,
-    pub profiler_command: Vec<String>,
-    pub profiler_version: Option<String>,
-    pub config_fingerprint: String,
-    pub rank: Option<Rank>,
-    pub started: String,
-    pub finished: Option<String>,
-    pub profiler_exit_code: Option<i32>,
-    pub profiler_signal: Option<i32>,
-    pub interrupted_by: Option<i32>,
-}
-
-fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-impl RunRecord {
-    pub fn new(
-        workload: &[String],
-        profiler_command: &[String],
-        fingerprint: &str,
-        rank: Option<Rank>,
-    ) -> RunRecord {
-        RunRecord {
-            workload: workload.to_vec(),
-            profiler_command: profiler_command.to_vec(),
-            profiler_version: None,
-            config_fingerprint: fingerprint.to_string(),
-            rank,
-            started: now(),
-            finished: None,
-            profiler_exit_code: None,
-            profiler_signal: None,
-            interrupted_by: None,
-        }
-    }
-
-    pub fn finish(&mut self, finished: &Finished) {
-        self.finished = Some(now());
-        self.profiler_exit_code = finished.code;
-        self.profiler_signal = finished.killed_by;
-        self.interrupted_by = finished.interrupted_by;
-    }
-}
-
 /// A created run directory.
 #[derive(Debug)]
 pub struct RunDir {
@@ -212,7 +152,7 @@ fn looks_timestamped(name: &str) -> bool {
 }
 
 /// A path for a new file that does not exist yet: `stem.ext`, else `stem.1.ext`, `stem.2.ext`, …
-fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+pub fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
     let first = dir.join(format!("{stem}.{ext}"));
     if !first.exists() {
         return first;
@@ -221,54 +161,6 @@ fn fresh_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
         .map(|i| dir.join(format!("{stem}.{i}.{ext}")))
         .find(|p| !p.exists())
         .expect("some suffix is free")
-}
-
-/// Exports each configured page of `report` to CSV in `out_dir` with `ncu --import`; existing exports
-/// are never overwritten. Returns (page, path) pairs.
-pub fn export_pages(
-    config: &Config,
-    report: &Path,
-    out_dir: &Path,
-) -> Result<Vec<(String, PathBuf)>> {
-    let program = &config.pipeline.ncu.executable;
-    let mut exported = Vec::new();
-    for page in &config.pipeline.ncu.export.pages {
-        let target = fresh_path(out_dir, &format!("export_{page}"), "csv");
-        let args = export_args(config, report, page);
-        let output = duct::cmd(program, &args)
-            .env("LC_ALL", "C")
-            .stdout_capture()
-            .stderr_capture()
-            .unchecked()
-            .run()
-            .map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => ProfilerError::NotFound {
-                    program: program.clone(),
-                    hint:
-                        "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
-                            .into(),
-                },
-                _ => ProfilerError::Spawn {
-                    program: program.clone(),
-                    source,
-                },
-            })?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(ProfilerError::Failed(Box::new(crate::process::Failure {
-                what: format!("exporting {} (--page {page})", report.display()),
-                code: output.status.code().map(|c| format!(" (ncu exit code {c})")).unwrap_or_default(),
-                cause: stderr.lines().last().unwrap_or("ncu --import failed").to_string(),
-                fix: "check that the report is complete and that this ncu can read it (same or newer version)".into(),
-                log: report.to_path_buf(),
-                tail: String::new(),
-            }))
-            .into());
-        }
-        write_atomic(&target, &output.stdout)?;
-        exported.push((page.clone(), target));
-    }
-    Ok(exported)
 }
 
 /// A directory `prefix-<timestamp>-<random>` created fresh under `parent` (never an existing one).

@@ -3,11 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{export_pages, RunRecord, REPORT_BASE};
+use super::{RunRecord, REPORT_BASE};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::ncu::source::ExportSet;
+use crate::profiler::ncu::export_pages::export_pages;
+use crate::profiler::ncu::source::ExportSet;
 
 /// Exports and run metadata found from `report` / `merge` arguments.
 #[derive(Debug, Clone)]

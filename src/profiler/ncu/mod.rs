@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod export;
+pub mod export_pages;
 pub mod log;
 pub mod nvtx;
 pub mod rollup;

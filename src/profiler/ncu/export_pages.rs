@@ -1,0 +1,75 @@
+//! After a capture: the report file's CSV pages (`ncu --import … --csv`) and ncu's version, each
+//! through [`super::cli`]'s argument builders.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::process::ProfilerError;
+use crate::report::write::write_atomic;
+
+use super::cli;
+
+/// Exports each configured page of `report` to CSV in `out_dir` with `ncu --import`; existing exports
+/// are never overwritten. Returns (page, path) pairs.
+pub fn export_pages(
+    config: &Config,
+    report: &Path,
+    out_dir: &Path,
+) -> Result<Vec<(String, PathBuf)>> {
+    let program = &config.pipeline.ncu.executable;
+    let mut exported = Vec::new();
+    for page in &config.pipeline.ncu.export.pages {
+        let target = crate::run::fresh_path(out_dir, &format!("export_{page}"), "csv");
+        let args = cli::export_args(config, report, page);
+        let output = duct::cmd(program, &args)
+            .env("LC_ALL", "C")
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked()
+            .run()
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => ProfilerError::NotFound {
+                    program: program.clone(),
+                    hint:
+                        "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
+                            .into(),
+                },
+                _ => ProfilerError::Spawn {
+                    program: program.clone(),
+                    source,
+                },
+            })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(ProfilerError::Failed(Box::new(crate::process::Failure {
+                what: format!("exporting {} (--page {page})", report.display()),
+                code: output.status.code().map(|c| format!(" (ncu exit code {c})")).unwrap_or_default(),
+                cause: stderr.lines().last().unwrap_or("ncu --import failed").to_string(),
+                fix: "check that the report is complete and that this ncu can read it (same or newer version)".into(),
+                log: report.to_path_buf(),
+                tail: String::new(),
+            }))
+            .into());
+        }
+        write_atomic(&target, &output.stdout)?;
+        exported.push((page.clone(), target));
+    }
+    Ok(exported)
+}
+
+/// `ncu --version`'s version number (`2025.3.1.0`), or `None` when it cannot be run or read.
+pub fn profiler_version(program: &str) -> Option<String> {
+    let output = duct::cmd(program, cli::version_args())
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("Version ")
+            .map(|v| v.split_whitespace().next().unwrap_or(v).to_string())
+    })
+}
