@@ -284,6 +284,31 @@ impl Formatter for Layout {
     }
 }
 
+/// report.json, serialised on `threads` threads (0: one per core); the same bytes on any number.
+pub struct Json {
+    pub threads: usize,
+}
+
+impl super::Output for Json {
+    fn file_name(&self) -> &'static str {
+        "report.json"
+    }
+
+    fn render(
+        &self,
+        report: &Report,
+        out: &mut dyn Write,
+    ) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, crate::report::RenderError> {
+        write_json_on(report, out, self.threads).map_err(|source| {
+            crate::report::RenderError::Write {
+                path: "report.json".into(),
+                source,
+            }
+        })?;
+        Ok(Vec::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,30 +372,5 @@ mod tests {
         assert!(text
             .lines()
             .any(|l| l.starts_with(&" ".repeat(BREAK.len()))));
-    }
-}
-
-/// report.json, serialised on `threads` threads (0: one per core); the same bytes on any number.
-pub struct Json {
-    pub threads: usize,
-}
-
-impl super::Output for Json {
-    fn file_name(&self) -> &'static str {
-        "report.json"
-    }
-
-    fn render(
-        &self,
-        report: &Report,
-        out: &mut dyn Write,
-    ) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, crate::report::RenderError> {
-        write_json_on(report, out, self.threads).map_err(|source| {
-            crate::report::RenderError::Write {
-                path: "report.json".into(),
-                source,
-            }
-        })?;
-        Ok(Vec::new())
     }
 }
