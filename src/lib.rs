@@ -5,8 +5,8 @@
 //! renders the model, and `app` ties the commands together.
 
 pub mod analysis;
-pub mod app;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod console;
 pub mod error;

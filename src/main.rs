@@ -6,7 +6,7 @@ use profile_run::console::err_line;
 
 fn main() -> ExitCode {
     // A panic is a bug in profile-run, not in the user's input: exit 1 (internal error), never 101.
-    let Ok(outcome) = std::panic::catch_unwind(profile_run::app::main) else {
+    let Ok(outcome) = std::panic::catch_unwind(profile_run::commands::main) else {
         err_line("error: internal error in profile-run (a bug); please report it with the command line used");
         return ExitCode::from(profile_run::error::exit::INTERNAL as u8);
     };

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use profile_run::analysis::RunContext;
-use profile_run::app::write_reports;
+use profile_run::commands::write_reports;
 use profile_run::config::{self, ConfigSources};
 use profile_run::plan::Plan;
 use profile_run::profiler::ncu::source::{analyze_exports, ExportSet};

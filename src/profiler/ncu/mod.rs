@@ -1,6 +1,7 @@
 //! Nsight Compute: the command-line builder, NVTX expressions, the CSV export reader and metric rollups.
 
 pub mod cli;
+pub mod diagnose;
 pub mod export;
 pub mod export_pages;
 pub mod log;

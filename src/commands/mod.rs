@@ -1,0 +1,84 @@
+//! The commands: `profile` (the default), `report`, `merge` and `config show`. Each is thin: it turns
+//! parsed arguments into a checked plan and hands the work to the run, profiler, analysis and report
+//! modules; nothing here parses profiler output or builds a profiler's flags.
+
+mod profile;
+mod report;
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand};
+use crate::config::{self, ConfigSources, Loaded};
+use crate::console::err_line;
+use crate::error::{exit, Error, Result};
+use crate::plan::Plan;
+use crate::report::model::Report;
+use crate::report::render;
+use crate::report::render::json::Json;
+use crate::report::render::markdown::Markdown;
+
+use profile::profile_command;
+use report::report_command;
+
+pub fn main() -> Result<i32> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Report(args)) => report_command(args),
+        // `merge` is `report` given several captures: the same inputs, the same analysis.
+        Some(Command::Merge(args)) => report_command(args),
+        Some(Command::Config(ConfigCommand::Show { origin, config })) => {
+            let loaded = load_config(&config)?;
+            print_stdout(&if origin {
+                loaded.show_with_origin()
+            } else {
+                loaded.to_yaml()
+            })?;
+            Ok(exit::OK)
+        }
+        None => profile_command(cli.profile),
+    }
+}
+
+/// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
+pub(crate) fn print_stdout(text: &str) -> Result<()> {
+    crate::console::out_text(text).map_err(|source| Error::Stdout { source })
+}
+
+pub(crate) fn load_config(args: &ConfigArgs) -> Result<Loaded> {
+    let sources = ConfigSources::with_process_env(args.configs.clone(), args.overrides.clone());
+    Ok(config::load(&sources)?)
+}
+
+/// The starts of the report notes that mean the numbers are not what was asked for: a requested metric
+/// missing from the export, a kernel pattern that matched nothing, a kernel selection that left no
+/// result. They are in report.md and report.json; these are repeated on stderr, where a user who does
+/// not open the report sees them.
+const STDERR_NOTES: &[&str] = &[
+    "Not in the inputs, so not shown:",
+    "The time metric `",
+    "report.kernels.",
+    "The kernel selection (report.kernels) left no result",
+];
+
+pub(crate) fn print_selection_notes(report: &Report) {
+    for note in &report.notes {
+        if STDERR_NOTES.iter().any(|start| note.starts_with(start)) {
+            err_line(&format!("note: {}", note.replace('\n', " ")));
+        }
+    }
+}
+
+/// Writes report.md and report.json into `dir` (atomically, both or neither) and returns report.md's
+/// path.
+pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
+    let markdown = Markdown {
+        options: plan.markdown.clone(),
+    };
+    let json = Json {
+        threads: plan.markdown.threads,
+    };
+    let written = render::write_all(report, &[&markdown, &json], dir, 2)?;
+    Ok(written[0].clone())
+}

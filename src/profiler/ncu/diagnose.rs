@@ -1,0 +1,97 @@
+//! Why an ncu run failed, in the user's terms: ncu's log read for known causes, the workload's exit
+//! code, or the signal that ended ncu, each with the fix.
+
+use crate::process::{Failure, Finished, ProfilerError};
+use crate::run::RunDir;
+
+use super::log;
+
+/// Explains a failed profiler run from its exit status and log.
+pub fn failure(
+    finished: &Finished,
+    log_text: &str,
+    run: &RunDir,
+    partial_report: bool,
+) -> ProfilerError {
+    let diagnoses = log::diagnose(log_text);
+    let workload_code = log::application_exit_code(log_text);
+    let (cause, fix) = match diagnoses.first() {
+        Some(d) => (d.cause.clone(), d.fix.clone()),
+        None if workload_code.is_some() => (
+            format!(
+                "the workload exited with an error{}",
+                workload_code.map(shell_signal_note).unwrap_or_default()
+            ),
+            "run the workload without profile-run to see its own error; its output is in the log"
+                .to_string(),
+        ),
+        None if finished.killed_by.is_some() => (
+            format!(
+                "ncu was killed by signal {}",
+                signal_name(finished.killed_by.unwrap_or_default())
+            ),
+            "if the OOM killer or a batch system's limit stopped it, give the job more memory or time; \
+             otherwise profile fewer kernels (tighter regions.include, fewer sections) and keep the log \
+             for a bug report to NVIDIA"
+                .to_string(),
+        ),
+        None if !partial_report => (
+            "ncu wrote no report".to_string(),
+            "see the log for ncu's own message".to_string(),
+        ),
+        None => (
+            "ncu exited with an error".to_string(),
+            "see the log for ncu's own message".to_string(),
+        ),
+    };
+    let mut code = match (workload_code, finished.code, finished.killed_by) {
+        (Some(w), _, _) => format!(" (workload exit code {w})"),
+        (None, Some(c), _) => format!(" (ncu exit code {c})"),
+        (None, None, Some(s)) => format!(" (killed by signal {s})"),
+        _ => String::new(),
+    };
+    if partial_report {
+        code.push_str(&format!(
+            "; a partial report from what was captured is in {}",
+            run.root().display()
+        ));
+    }
+    let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
+    ProfilerError::Failed(Box::new(Failure {
+        what: "profiling".into(),
+        code,
+        cause,
+        fix,
+        log: run.path("ncu.log"),
+        tail: if tail.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n  last lines of the log:\n    {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
+            )
+        },
+    }))
+}
+
+/// `11 (SIGSEGV)`, or just the number for a signal this platform does not name.
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => format!("{signal} ({})", s.as_str()),
+        Err(_) => signal.to_string(),
+    }
+}
+
+/// For an exit code above 128, which shells and ncu report for a process killed by signal
+/// `code - 128`: ` (139 = 128 + 11: killed by signal 11 (SIGSEGV))`.
+fn shell_signal_note(code: i32) -> String {
+    match code.checked_sub(128) {
+        Some(signal) if (1..=64).contains(&signal) => {
+            format!(
+                " ({code} = 128 + {signal}: killed by signal {})",
+                signal_name(signal)
+            )
+        }
+        _ => String::new(),
+    }
+}
