@@ -5,5 +5,6 @@ pub mod cli;
 pub mod export;
 pub mod log;
 pub mod nvtx;
+pub mod report_file;
 pub mod rollup;
 pub mod units;
