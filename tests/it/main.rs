@@ -8,4 +8,5 @@ mod ncu_cli;
 mod parallel_read;
 mod region_core;
 mod regions;
+mod report_file;
 mod report_render;

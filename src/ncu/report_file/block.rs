@@ -240,7 +240,7 @@ fn decode_process(msg: Cursor<'_>) -> Result<ProcessInfo, WireError> {
         match f.number {
             1 => p.id = f.as_u32()?,
             2 => p.host = Some(f.as_str()?.to_owned()),
-            3 => p.name = Some(f.as_str()?.to_owned()),
+            3 => p.executable = Some(f.as_str()?.to_owned()),
             _ => {}
         }
         Ok(())

@@ -41,9 +41,17 @@ impl ResultKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ProcessInfo {
     pub id: u32,
-    /// The executable's name as ncu saw it (`python3.12`).
-    pub name: Option<String>,
+    /// The executable as the file stores it (`/usr/bin/python3.12`).
+    pub executable: Option<String>,
     pub host: Option<String>,
+}
+
+impl ProcessInfo {
+    /// The executable's file name, as ncu prints it in the CSV's `Process Name` (`python3.12`).
+    pub fn name(&self) -> Option<&str> {
+        let exe = self.executable.as_deref()?;
+        Some(exe.rsplit('/').next().unwrap_or(exe))
+    }
 }
 
 /// A kernel's three names as the file stores them. `demangled` is empty for kernels without C++

@@ -17,12 +17,54 @@ pub struct RuleResult {
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RuleMessage {
+    /// The text as stored, with ncu's link markup (`@section:ID:Label@`, `@url:Label:URL@`);
+    /// [`RuleMessage::plain_text`] renders it the way the details page prints it.
     pub text: String,
     pub severity: RuleSeverity,
     /// The message's short title (`Small Grid`), when the rule gave one.
     pub title: Option<String>,
     /// The estimated speedup given in the same body item, if any.
     pub speedup: Option<Speedup>,
+}
+
+impl RuleMessage {
+    /// The text with links rendered as plain text: a section link becomes its label, a URL link
+    /// `Label (URL)`, as in ncu's details page.
+    pub fn plain_text(&self) -> String {
+        render_links(&self.text)
+    }
+}
+
+fn render_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 1..];
+        let link = ["section:", "url:"].iter().find_map(|kind| {
+            let body = tail.strip_prefix(kind)?;
+            let end = body.find('@')?;
+            let (first, second) = body[..end].split_once(':')?;
+            let shown = if *kind == "section:" {
+                second.to_owned()
+            } else {
+                format!("{first} ({second})")
+            };
+            Some((shown, kind.len() + end + 1))
+        });
+        match link {
+            Some((shown, used)) => {
+                out.push_str(&shown);
+                rest = &tail[used..];
+            }
+            None => {
+                out.push('@');
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A message's type; `csv_label` is how the details page prints it.
@@ -47,11 +89,11 @@ impl RuleSeverity {
         }
     }
 
-    /// The details page's `Rule Type` cell.
+    /// The details page's `Rule Type` cell (ncu prints an `Ok` message as `INF`).
     pub fn csv_label(self) -> &'static str {
         match self {
-            RuleSeverity::None => "INF",
-            RuleSeverity::Ok => "OK",
+            RuleSeverity::None => "",
+            RuleSeverity::Ok => "INF",
             RuleSeverity::Warning => "WRN",
             RuleSeverity::Error => "ERR",
             RuleSeverity::Optimization => "OPT",
@@ -163,4 +205,23 @@ fn decode_speedup(msg: Cursor<'_>) -> Result<Speedup, WireError> {
         Ok(())
     })?;
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render_links;
+
+    #[test]
+    fn links_render_as_the_details_page_prints_them() {
+        assert_eq!(
+            render_links("Look at @section:LaunchStats:Launch Statistics@ now."),
+            "Look at Launch Statistics now."
+        );
+        assert_eq!(
+            render_links("See the @url:Model:https://x.org/a#b@ text"),
+            "See the Model (https://x.org/a#b) text"
+        );
+        assert_eq!(render_links("a @ b @c"), "a @ b @c");
+        assert_eq!(render_links("@section:broken"), "@section:broken");
+    }
 }
