@@ -7,7 +7,7 @@
 //! arrive, so a hostile length cannot make the reader allocate more than the file holds.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
@@ -17,8 +17,9 @@ use super::wire::WireError;
 
 pub const MAGIC: &[u8; 4] = b"NVR\0";
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-/// What is reserved up front for a compressed block; beyond that the buffer grows with the data.
-const GZIP_RESERVE: u64 = 1 << 20;
+/// What is reserved up front when the stream length is unknown; beyond that the buffer grows with
+/// the data actually read.
+const STREAM_RESERVE: u64 = 1 << 20;
 
 /// A byte stream over the decompressed file that knows its position (for error offsets) and, for a
 /// plain file, how many bytes are left (to check lengths before reserving).
@@ -26,8 +27,9 @@ pub(crate) struct Framed {
     path: PathBuf,
     inner: Box<dyn Read>,
     pos: u64,
-    /// Total length of a plain file; `None` when compressed.
+    /// Total length of a plain file; `None` when compressed or unknown.
     len: Option<u64>,
+    gz: bool,
 }
 
 impl Framed {
@@ -38,18 +40,34 @@ impl Framed {
         };
         let file = File::open(path).map_err(io)?;
         let file_len = file.metadata().map_err(io)?.len();
-        let mut buf = BufReader::with_capacity(256 * 1024, file);
-        let gz = buf.fill_buf().map_err(io)?.starts_with(&GZIP_MAGIC);
+        Framed::new(path, file, Some(file_len))
+    }
+
+    /// A stream of a report's bytes, plain or gzip-compressed; `len` is the plain length when known.
+    pub fn new(
+        path: &Path,
+        reader: impl Read + 'static,
+        len: Option<u64>,
+    ) -> Result<Framed, ReportFileError> {
+        let mut buf = BufReader::with_capacity(256 * 1024, reader);
+        let gz = buf
+            .fill_buf()
+            .map_err(|source| ReportFileError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .starts_with(&GZIP_MAGIC);
         let (inner, len): (Box<dyn Read>, _) = if gz {
             (Box::new(MultiGzDecoder::new(buf)), None)
         } else {
-            (Box::new(buf), Some(file_len))
+            (Box::new(buf), len)
         };
         Ok(Framed {
             path: path.to_path_buf(),
             inner,
             pos: 0,
             len,
+            gz,
         })
     }
 
@@ -77,15 +95,20 @@ impl Framed {
         out.clear();
         let reserve = match self.len {
             Some(len) => n.min(len.saturating_sub(self.pos)),
-            None => n.min(GZIP_RESERVE),
+            None => n.min(STREAM_RESERVE),
         };
         out.reserve(reserve as usize);
-        let got = (&mut self.inner)
-            .take(n)
-            .read_to_end(out)
-            .map_err(|e| self.io(e))? as u64;
-        self.pos += got;
-        Ok(got)
+        let result = (&mut self.inner).take(n).read_to_end(out);
+        self.pos += out.len() as u64;
+        match result {
+            Ok(got) => Ok(got as u64),
+            // A damaged or cut compressed stream is a damaged report, not an I/O failure.
+            Err(e) if self.gz && is_data_error(&e) => Err(self.malformed(
+                self.pos,
+                format!("the gzip stream is damaged or cut short: {e}"),
+            )),
+            Err(e) => Err(self.io(e)),
+        }
     }
 
     /// Exactly `n` bytes of `what`, or a truncation error at the offset where `what` started.
@@ -149,4 +172,11 @@ impl Framed {
         }
         Ok(())
     }
+}
+
+fn is_data_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::InvalidInput | ErrorKind::InvalidData | ErrorKind::UnexpectedEof
+    )
 }

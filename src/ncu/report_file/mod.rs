@@ -31,6 +31,7 @@ mod stack;
 mod strings;
 mod wire;
 
+use std::io::Read;
 use std::path::Path;
 
 pub use block::DeviceInfo;
@@ -67,11 +68,24 @@ impl ReportFile {
     /// Opens a report and reads its file header. A file that is not a report, or whose version this
     /// reader does not know, is an error here, before any result is read.
     pub fn open(path: &Path) -> Result<ReportFile, ReportFileError> {
-        let mut framed = Framed::open(path)?;
+        ReportFile::start(Framed::open(path)?)
+    }
+
+    /// Reads a report from any byte stream (plain or gzip-compressed); `name` is what errors call it.
+    /// Without a file size, lengths are checked as the bytes arrive instead of up front.
+    pub fn from_reader(
+        name: &Path,
+        reader: impl Read + 'static,
+    ) -> Result<ReportFile, ReportFileError> {
+        ReportFile::start(Framed::new(name, reader, None)?)
+    }
+
+    fn start(mut framed: Framed) -> Result<ReportFile, ReportFileError> {
+        let path = framed.path().to_path_buf();
         framed.read_magic()?;
         let version = block::read_file_header(&mut framed)?;
         if !KNOWN_VERSIONS.contains(&version) {
-            return Err(ReportFileError::unknown_version(path, version));
+            return Err(ReportFileError::unknown_version(&path, version));
         }
         Ok(ReportFile {
             version,
