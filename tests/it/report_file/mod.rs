@@ -55,6 +55,8 @@ pub struct Decoded {
     pub context: Option<u32>,
     pub stream: Option<u32>,
     pub metrics: BTreeMap<String, Val>,
+    /// The stored type of each metric (`double`, `uint64`, …).
+    pub metric_types: BTreeMap<String, &'static str>,
     pub nvtx: Option<NvtxState>,
     pub rules: Vec<RuleResult>,
     pub python_stack: Option<Vec<StackFrame>>,
@@ -67,8 +69,10 @@ pub fn decode(name: &str) -> Vec<Decoded> {
     report
         .for_each_result(|r| {
             let mut metrics = BTreeMap::new();
+            let mut metric_types = BTreeMap::new();
             for m in r.metrics() {
                 let m = m.map_err(|e| r.err(e))?;
+                metric_types.insert(m.name.to_owned(), m.value.type_name());
                 let v = match m.value {
                     MetricValue::String(s) => Val::Str(s.to_owned()),
                     MetricValue::Missing => Val::Missing,
@@ -96,6 +100,7 @@ pub fn decode(name: &str) -> Vec<Decoded> {
                 context: r.context_id,
                 stream: r.stream_id,
                 metrics,
+                metric_types,
                 nvtx: r.nvtx()?,
                 rules: r.rule_results()?,
                 python_stack: r.python_stack()?,
