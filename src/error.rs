@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use crate::config::ConfigError;
 use crate::ncu::export::ExportError;
+use crate::ncu::report_file::ReportFileError;
 use crate::process::ProfilerError;
 use crate::report::RenderError;
 
@@ -33,6 +34,8 @@ pub enum Error {
     #[error(transparent)]
     Export(#[from] ExportError),
     #[error(transparent)]
+    ReportFile(#[from] ReportFileError),
+    #[error(transparent)]
     Render(#[from] RenderError),
     #[error("{0}")]
     Usage(String),
@@ -51,7 +54,7 @@ impl Error {
         match self {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
-            Error::Export(_) => exit::EXPORT_UNREADABLE,
+            Error::Export(_) | Error::ReportFile(_) => exit::EXPORT_UNREADABLE,
             Error::Render(e) => e.exit_code(),
             Error::Write { .. } => exit::INTERNAL,
             Error::Interrupted { signal, .. } => exit::SIGNAL_BASE + signal,

@@ -57,7 +57,9 @@ fn run(input: &str, output: &str, copies: u32) -> Result<u64, String> {
     let header_end = 8 + le32(&data, 4)? as usize;
     let blocks = split_blocks(&data, header_end)?;
     let mut out = BufWriter::new(File::create(output).map_err(|e| format!("{output}: {e}"))?);
-    let w = |out: &mut BufWriter<File>, b: &[u8]| out.write_all(b).map_err(|e| format!("{output}: {e}"));
+    let w = |out: &mut BufWriter<File>, b: &[u8]| {
+        out.write_all(b).map_err(|e| format!("{output}: {e}"))
+    };
     w(&mut out, &data[..header_end])?;
     let mut results = 0;
     for b in &blocks {
@@ -75,7 +77,9 @@ fn run(input: &str, output: &str, copies: u32) -> Result<u64, String> {
 }
 
 fn le32(data: &[u8], at: usize) -> Result<u32, String> {
-    let b = data.get(at..at + 4).ok_or(format!("cut short at byte {at}"))?;
+    let b = data
+        .get(at..at + 4)
+        .ok_or(format!("cut short at byte {at}"))?;
     Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
@@ -84,8 +88,11 @@ fn split_blocks(data: &[u8], mut at: usize) -> Result<Vec<Block<'_>>, String> {
     while at < data.len() {
         let start = at;
         let header_len = le32(data, at)? as usize;
-        let header = data.get(at + 4..at + 4 + header_len).ok_or(format!("block header at {at} cut short"))?;
-        let fields = top_level_fields(header).ok_or(format!("block header at {at} is not a message"))?;
+        let header = data
+            .get(at + 4..at + 4 + header_len)
+            .ok_or(format!("block header at {at} cut short"))?;
+        let fields =
+            top_level_fields(header).ok_or(format!("block header at {at} is not a message"))?;
         let get = |n: u64| fields.iter().find(|f| f.0 == n).map_or(0, |f| f.1);
         let payload = get(5) as usize;
         at += 4 + header_len + payload;
