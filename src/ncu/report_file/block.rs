@@ -270,3 +270,27 @@ fn read_devices(msg: Cursor<'_>, out: &mut Vec<DeviceInfo>) -> Result<(), WireEr
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Messages;
+
+    #[test]
+    fn payload_messages_are_length_checked_and_leftovers_are_errors() {
+        let buf = [2, 0, 0, 0, 0xaa, 0xbb, 9, 0, 0, 0, 1];
+        let mut m = Messages {
+            buf: &buf,
+            pos: 0,
+            base: 100,
+        };
+        assert_eq!(m.next("a result").unwrap(), (&buf[4..6], 104));
+        let e = m.next("a result").unwrap_err();
+        assert_eq!(e.offset, 106, "{e:?}");
+        let m = Messages {
+            buf: &buf[..7],
+            pos: 6,
+            base: 0,
+        };
+        assert!(m.finish().unwrap_err().what.contains("1 bytes after"));
+    }
+}

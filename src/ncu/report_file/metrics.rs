@@ -108,7 +108,7 @@ impl<'a> Iterator for MetricIter<'a> {
 fn decode_metric<'a>(msg: Cursor<'a>, strings: &'a StringTable) -> Result<Metric<'a>, WireError> {
     let mut name_id = None;
     let mut value = MetricValue::Missing;
-    let mut at = 0;
+    let mut at = msg.start();
     msg.for_each(|f| {
         match f.number {
             1 => {

@@ -318,3 +318,62 @@ fn fill_name(name: &mut String, attributes: Option<&NvtxAttributes>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encodes a length-delimited field.
+    fn bytes(number: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![number << 3 | 2, u8::try_from(body.len()).unwrap()];
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn varint(number: u8, v: u8) -> Vec<u8> {
+        vec![number << 3, v]
+    }
+
+    #[test]
+    fn a_range_without_a_name_is_named_by_its_registered_message() {
+        // Domain 1 "NCCL" registers string 5 = "ncclAllReduce"; thread 42 pushed a range in domain 1
+        // with an empty name and a registered message with handle 5.
+        let registered = [varint(1, 5), bytes(2, b"ncclAllReduce")].concat();
+        let domain = [varint(1, 1), bytes(2, b"NCCL"), bytes(3, &registered)].concat();
+        let message = [varint(1, 3), varint(3, 5)].concat();
+        let attributes = [varint(1, 3), varint(2, 0), bytes(5, &message)].concat();
+        let range = [bytes(1, b""), bytes(2, &attributes), varint(4, 9)].concat();
+        let stack = [varint(1, 1), bytes(3, &range)].concat();
+        let thread = [varint(1, 42), bytes(2, &stack)].concat();
+        let state = [bytes(1, &domain), bytes(2, &thread), varint(4, 0)].concat();
+        let s = decode(Cursor::new(&state, 0)).unwrap();
+        let d = &s.thread(42).unwrap().domains[0];
+        assert_eq!(d.domain, "NCCL");
+        assert_eq!(
+            (d.stack[0].name.as_str(), d.stack[0].id),
+            ("ncclAllReduce", 9)
+        );
+        let m = d.stack[0]
+            .attributes
+            .as_ref()
+            .unwrap()
+            .message
+            .as_ref()
+            .unwrap();
+        assert_eq!((m.kind, m.handle), ("registered", Some(5)));
+    }
+
+    #[test]
+    fn an_unlisted_domain_is_named_by_its_id_and_the_default_one_as_ncu_prints_it() {
+        let stack = [varint(1, 7), bytes(3, &bytes(1, b"x"))].concat();
+        let default = [varint(1, 0), bytes(3, &bytes(1, b"y"))].concat();
+        let thread = [varint(1, 1), bytes(2, &stack), bytes(2, &default)].concat();
+        let s = decode(Cursor::new(&bytes(2, &thread), 0)).unwrap();
+        let names: Vec<&str> = s.threads[0]
+            .domains
+            .iter()
+            .map(|d| d.domain.as_str())
+            .collect();
+        assert_eq!(names, ["7", DEFAULT_DOMAIN]);
+    }
+}

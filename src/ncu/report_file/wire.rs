@@ -113,7 +113,7 @@ impl<'a> Field<'a> {
 }
 
 /// A forward-only cursor over one message's bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -124,6 +124,11 @@ impl<'a> Cursor<'a> {
     /// `base` is the absolute file offset of `buf[0]`.
     pub fn new(buf: &'a [u8], base: u64) -> Cursor<'a> {
         Cursor { buf, pos: 0, base }
+    }
+
+    /// The absolute offset of the message's first byte.
+    pub fn start(&self) -> u64 {
+        self.base
     }
 
     fn at(&self) -> u64 {
@@ -213,6 +218,19 @@ impl<'a> Cursor<'a> {
             f(field)?;
         }
         Ok(())
+    }
+}
+
+/// Shows where the message is, not its bytes (a result is tens of KB).
+impl std::fmt::Debug for Cursor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Cursor {{ start: {}, len: {}, pos: {} }}",
+            self.base,
+            self.buf.len(),
+            self.pos
+        )
     }
 }
 

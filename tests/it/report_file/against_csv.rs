@@ -279,6 +279,9 @@ fn check_nvtx(name: &str, page: &Page, decoded: &[Decoded]) {
     }
 }
 
+/// One rule row: rule, type, description, speedup type, speedup.
+type RuleRow = (String, String, String, String, String);
+
 /// The details page's rule rows, per result: (rule, type, description, speedup type, speedup).
 fn check_rules(name: &str, decoded: &[Decoded]) -> usize {
     let page = Page::read(name, "details", false);
@@ -291,7 +294,7 @@ fn check_rules(name: &str, decoded: &[Decoded]) -> usize {
         c("Estimated Speedup Type"),
         c("Estimated Speedup"),
     );
-    let mut want: BTreeMap<u64, Vec<(String, String, String, String, String)>> = BTreeMap::new();
+    let mut want: BTreeMap<u64, Vec<RuleRow>> = BTreeMap::new();
     for row in page
         .rows
         .iter()
