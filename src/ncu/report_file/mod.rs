@@ -7,6 +7,15 @@
 //! are decoded eagerly; metrics, NVTX state, rule results and stacks are decoded only when asked for.
 //! The layout of the file and what is read from it is written down in docs/ncu-report-format.md.
 //!
+//! What the CSV reader (`ncu::export::raw`) takes from a row, a record gives as: `ID` →
+//! [`ResultRecord::index`]; process id, name and host → [`ResultRecord::process`]; `Device` →
+//! [`ResultRecord::device_id`]; `Kernel Name` → [`KernelNames::display`] (the full demangled name,
+//! which ncu's CSV shortens) or `range` for [`ResultKind::Range`]; a metric column →
+//! [`ResultRecord::metric`]; the push/pop cell → the [`NvtxThread`]s of [`ResultRecord::nvtx`] with
+//! [`NvtxThread::has_ranges`], in order (the cell concatenates them; [`ResultRecord::thread_id`] says
+//! which one launched the kernel); the start/end cell → [`NvtxState::start_end`]; the details page's
+//! rule rows → [`ResultRecord::rule_results`] with [`RuleMessage::plain_text`].
+//!
 //! ```no_run
 //! use profile_run::ncu::report_file::ReportFile;
 //! let mut report = ReportFile::open("profile.ncu-rep".as_ref())?;
