@@ -25,7 +25,7 @@ const STREAM_RESERVE: u64 = 1 << 20;
 /// plain file, how many bytes are left (to check lengths before reserving).
 pub(crate) struct Framed {
     path: PathBuf,
-    inner: Box<dyn Read>,
+    inner: Box<dyn Read + Send>,
     pos: u64,
     /// Total length of a plain file; `None` when compressed or unknown.
     len: Option<u64>,
@@ -46,7 +46,7 @@ impl Framed {
     /// A stream of a report's bytes, plain or gzip-compressed; `len` is the plain length when known.
     pub fn new(
         path: &Path,
-        reader: impl Read + 'static,
+        reader: impl Read + Send + 'static,
         len: Option<u64>,
     ) -> Result<Framed, ReportFileError> {
         let mut buf = BufReader::with_capacity(256 * 1024, reader);
@@ -57,7 +57,7 @@ impl Framed {
                 source,
             })?
             .starts_with(&GZIP_MAGIC);
-        let (inner, len): (Box<dyn Read>, _) = if gz {
+        let (inner, len): (Box<dyn Read + Send>, _) = if gz {
             (Box::new(MultiGzDecoder::new(buf)), None)
         } else {
             (Box::new(buf), len)

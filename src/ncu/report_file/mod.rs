@@ -84,7 +84,7 @@ impl ReportFile {
     /// Without a file size, lengths are checked as the bytes arrive instead of up front.
     pub fn from_reader(
         name: &Path,
-        reader: impl Read + 'static,
+        reader: impl Read + Send + 'static,
     ) -> Result<ReportFile, ReportFileError> {
         ReportFile::start(Framed::new(name, reader, None)?)
     }

@@ -125,6 +125,30 @@ fn a_huge_length_is_refused_before_anything_is_reserved() {
     assert_eq!(e.offset(), Some(14), "{e}");
 }
 
+/// Opened by path, a plain file's lengths are checked against its size before anything is read.
+#[test]
+fn a_file_on_disk_is_checked_against_its_size() {
+    let mut bytes = plain_bytes("rep_apprange");
+    bytes[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.ncu-rep");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut report = ReportFile::open(&path).unwrap();
+    let e = report
+        .for_each_result(|_| Ok::<_, ReportFileError>(()))
+        .unwrap_err();
+    assert_eq!(e.offset(), Some(14), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("damaged.ncu-rep") && msg.contains("runs past the end of the file"),
+        "{msg}"
+    );
+    // The reader can move to another thread (reports are read in parallel).
+    fn is_send<T: Send>(_: &T) {}
+    let report = ReportFile::open(&report_path("rep_range")).unwrap();
+    is_send(&report);
+}
+
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
