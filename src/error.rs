@@ -10,6 +10,7 @@ use thiserror::Error;
 use crate::config::ConfigError;
 use crate::process::ProfilerError;
 use crate::profiler::ncu::export::ExportError;
+use crate::profiler::ncu::report_file::ReportFileError;
 use crate::report::RenderError;
 
 /// Exit codes. Keep in sync with the table in docs/running.md.
@@ -32,6 +33,8 @@ pub enum Error {
     Profiler(#[from] ProfilerError),
     #[error(transparent)]
     Export(#[from] ExportError),
+    #[error(transparent)]
+    ReportFile(#[from] ReportFileError),
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error("{0}")]
@@ -56,7 +59,7 @@ impl Error {
         match self {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
-            Error::Export(_) => exit::EXPORT_UNREADABLE,
+            Error::Export(_) | Error::ReportFile(_) => exit::EXPORT_UNREADABLE,
             Error::Render(e) => e.exit_code(),
             Error::Write { source, .. } => write_exit_code(source),
             Error::Stdout { .. } => exit::INTERNAL,

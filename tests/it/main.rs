@@ -11,5 +11,6 @@ mod pytorch_runs;
 mod readme;
 mod region_core;
 mod regions;
+mod report_file;
 mod report_render;
 mod report_scopes;

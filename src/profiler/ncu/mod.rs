@@ -6,6 +6,7 @@ pub mod export;
 pub mod export_pages;
 pub mod log;
 pub mod nvtx;
+pub mod report_file;
 pub mod rollup;
 pub mod source;
 pub mod units;
