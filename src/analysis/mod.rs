@@ -19,7 +19,7 @@ use crate::report::model::{
 };
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
-pub use source::{AdviceLookup, MetricsFound, Observations, Reading};
+pub use source::{InsightLookup, MetricsFound, Observations, Reading};
 
 /// What is known about the run that made the inputs (empty for a bare export).
 #[derive(Debug, Clone, Default)]
@@ -88,7 +88,12 @@ pub fn analyze<O: Observations>(
 
     let notes = notes::report_notes(plan, &found, &reading, &filter, selected);
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
-    let builder = ScopeBuilder::new(&found.specs, found.has_time, &reading.advice);
+    let builder = ScopeBuilder::new(
+        &found.specs,
+        found.has_time,
+        &reading.origin,
+        &reading.insights,
+    );
     let mut scopes = crate::parallel::map(scopes, plan.threads, |s| builder.scope(s, false));
     let mut aggregate = aggregate.map(|s| builder.scope(s, true));
     for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {

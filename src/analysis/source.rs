@@ -1,11 +1,11 @@
 //! The contract between a profiler adapter and the neutral spine: what an adapter must hand over so
-//! that regions, metrics, notes and advice can be built without knowing which profiler ran.
+//! that regions, metrics, notes and insights can be built without knowing which profiler ran.
 
 use std::sync::Mutex;
 
 use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation, RegionPath, ScopeKey};
-use crate::report::model::{Advice, ProfilerInfo};
+use crate::report::model::{Insight, ProfilerInfo};
 
 /// The requested metrics a source can give, known before any result is read.
 #[derive(Debug, Clone, Default)]
@@ -21,7 +21,7 @@ pub struct MetricsFound {
 }
 
 /// The profiler's own findings for a region of a scope (`None`: of the aggregate).
-pub type AdviceLookup = Box<dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync>;
+pub type InsightLookup = Box<dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Insight> + Sync>;
 
 /// What an adapter learnt while reading, beside the observations themselves.
 pub struct Reading {
@@ -40,7 +40,10 @@ pub struct Reading {
     pub no_results_hint: String,
     /// How to get range information when the inputs have none, in the profiler's terms.
     pub no_ranges_hint: String,
-    pub advice: AdviceLookup,
+    /// The profiler's own findings per region.
+    pub insights: InsightLookup,
+    /// The method that made the regions (`nvtx`: the program's own ranges).
+    pub origin: String,
 }
 
 /// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made
@@ -49,7 +52,7 @@ pub trait Observations: Sized {
     fn metrics(&self) -> &MetricsFound;
 
     /// `filter` is the report's kernel selection: the adapter applies it to what it reads beside the
-    /// observations (advice), so advice covers the same results as the numbers.
+    /// observations (its own findings), so they cover the same results as the numbers.
     fn read<S, I, V, M>(
         self,
         threads: usize,

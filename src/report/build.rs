@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
-use super::model::{Advice, Kernel, MetricMap, MetricValue, Region, Scope, Totals};
+use super::model::{Insight, Instances, Kernel, MetricMap, MetricValue, Region, Scope, Totals};
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
@@ -15,22 +15,26 @@ pub struct ScopeBuilder<'a> {
     units: Vec<Arc<str>>,
     /// True when results carry a duration, so time shares mean something.
     has_time: bool,
-    /// The profiler's advice for a region of a scope (`None`: of the aggregate), if it gave any.
-    advice: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync),
+    /// The method that made the regions.
+    origin: &'a str,
+    /// The profiler's findings for a region of a scope (`None`: of the aggregate), if it gave any.
+    insights: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Insight> + Sync),
 }
 
 impl<'a> ScopeBuilder<'a> {
     pub fn new(
         specs: &'a [MetricSpec],
         has_time: bool,
-        advice: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Advice> + Sync),
+        origin: &'a str,
+        insights: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Insight> + Sync),
     ) -> ScopeBuilder<'a> {
         ScopeBuilder {
             specs,
             names: specs.iter().map(|s| Arc::from(s.name.as_str())).collect(),
             units: specs.iter().map(|s| Arc::from(s.unit.as_str())).collect(),
             has_time,
-            advice,
+            origin,
+            insights,
         }
     }
 
@@ -41,9 +45,9 @@ impl<'a> ScopeBuilder<'a> {
             .regions
             .into_iter()
             .map(|r| {
-                let advice = (self.advice)(key, &r.path);
+                let insights = (self.insights)(key, &r.path);
                 let mut region = self.region(r, scope_time);
-                region.advice = advice;
+                region.insights = insights;
                 region
             })
             .collect();
@@ -114,6 +118,7 @@ impl<'a> ScopeBuilder<'a> {
             segments: path.segments.clone(),
             name: path.name().to_string(),
             kind: path.kind,
+            origin: self.origin.to_string(),
             parent: path.parent().map(|p| p.display()),
             depth: path.depth(),
             kernel_count: stats.inclusive.count,
@@ -122,7 +127,8 @@ impl<'a> ScopeBuilder<'a> {
             inclusive: self.metric_map(&stats.inclusive),
             exclusive: self.metric_map(&stats.exclusive),
             kernels: self.kernels(stats.kernels),
-            advice: Vec::new(),
+            instances: stats.instances.as_deref().map(Instances::of),
+            insights: Vec::new(),
             notes,
         }
     }

@@ -49,13 +49,12 @@ pub struct RunInfo {
 /// The profiler that made the inputs, as its adapter describes it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProfilerInfo {
-    /// The profiler's name (`ncu`).
+    /// The profiler's name, as its adapter gives it.
     pub name: String,
     /// Its version, when known.
     pub version: Option<String>,
-    /// The settings that shape what a result is and how numbers compare between runs (for ncu:
-    /// `replay_mode`, `clock_control`, `cache_control`, …), as recorded or inferred; a setting the
-    /// inputs do not tell is absent.
+    /// The settings that shape what a result is and how numbers compare between runs, named by the
+    /// adapter, as recorded or inferred; a setting the inputs do not tell is absent.
     pub settings: std::collections::BTreeMap<String, String>,
 }
 
@@ -115,8 +114,10 @@ pub struct Region {
     /// The same path as a list of exact range names.
     pub segments: Vec<String>,
     pub name: String,
-    /// `push_pop` (nested) or `start_end` (flat, may overlap anything).
+    /// `stack` (nested ranges) or `mark` (flat, may overlap anything).
     pub kind: RegionKind,
+    /// The method that made the region: `nvtx` (the program's own ranges).
+    pub origin: String,
     pub parent: Option<String>,
     /// 0 for a top-level region.
     pub depth: usize,
@@ -130,43 +131,90 @@ pub struct Region {
     pub exclusive: MetricMap,
     /// Kernels run in the region (nested ones included), longest total time first.
     pub kernels: Vec<Kernel>,
-    /// The profiler's own findings for the results in this region (nested regions included), most
-    /// important first; empty when the profiler gave none or they were not exported.
-    pub advice: Vec<Advice>,
+    /// How the region's instances (visits) are distributed in time; `null` when the source cannot
+    /// tell two visits of a range apart (CSV exports) and for flat regions.
+    pub instances: Option<Instances>,
+    /// Findings for the results in this region (nested regions included), most important first;
+    /// empty when there are none or the profiler's were not exported.
+    pub insights: Vec<Insight>,
     pub notes: Vec<String>,
 }
 
-/// One profiler rule's findings in one region (ncu: a rule result of `--page details`).
-///
-/// `description`, `kernel`, `estimated_speedup` and `speedup_type` all come from one result the rule
-/// fired on: the one with the largest estimated saving, else the longest.
+/// A finding about a region: a profiler's own rule result (its guided analysis) or a rule of
+/// profile-run's, with what it is based on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Advice {
-    /// Which profiler gave it (`ncu`).
+pub struct Insight {
+    /// Who found it: the profiler's name, or `profile-run` for its own rules.
     pub source: String,
     /// The rule's identifier (`SOLBottleneck`, `LaunchConfiguration`, …).
     pub rule: String,
-    /// `OPT` (optimisation opportunity), `WRN` (warning) or `INF` (information).
-    pub kind: String,
-    /// The section the rule belongs to.
-    pub section: String,
-    /// The rule's text for the shown result.
-    pub description: String,
-    /// The shown result's kernel, as the profiler names it (demangled signature for ncu).
-    pub kernel: String,
-    /// Results the rule fired on.
-    pub results: u64,
-    /// Summed duration of those results, in ns.
-    pub time: f64,
-    /// The shown result's estimated speedup, in percent of its kernel's time (`null` when none).
+    pub severity: Severity,
+    /// What was found and what to try, for the result the evidence shows.
+    pub message: String,
+    /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none).
     pub estimated_speedup: Option<f64>,
-    /// `local` or `global`, as the profiler labels that estimate (`null` when none).
-    pub speedup_type: Option<String>,
+    pub evidence: Evidence,
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// A change that would make the region faster.
+    Opportunity,
+    /// Something wrong or suspicious.
+    Warning,
+    /// Context worth knowing.
+    Info,
+}
+
+/// What an insight rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// Results of the region the rule fired on.
+    pub results: u64,
+    /// Their summed duration, in ns.
+    pub time: f64,
+    /// The kernel of the result the message and estimate come from, as the profiler names it.
+    pub kernel: Option<String>,
+    /// The source's own labels for the finding (a section, how its estimate is meant).
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The instances of a region and the spread of their inclusive times (in the time metric's unit).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Instances {
+    pub count: u64,
+    /// `null` when the region has no instance with results.
+    pub min: Option<f64>,
+    pub median: Option<f64>,
+    /// 90th percentile, nearest rank.
+    pub p90: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Instances {
+    pub fn of(times: &[f64]) -> Instances {
+        let mut sorted = times.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        // Nearest rank: the smallest value with at least q of the instances at or below it.
+        let rank = |q: f64| {
+            let at = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            sorted.get(at - 1).copied()
+        };
+        Instances {
+            count: sorted.len() as u64,
+            min: sorted.first().copied(),
+            median: rank(0.5),
+            p90: rank(0.9),
+            max: sorted.last().copied(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Kernel {
-    /// The name as the profiler recorded it (demangled signature for ncu).
+    /// The name as the profiler recorded it (a demangled signature, for GPU kernels).
     pub name: String,
     /// Base function name, for display.
     pub function: String,

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::report::model::{Advice, Report};
+use profile_run::report::model::{Insight, Report};
 use profile_run::report::render::markdown::{render, MarkdownOptions};
 
 use crate::common::fixture;
@@ -50,13 +50,13 @@ fn rule_rows(path: &Path) -> HashSet<(String, String, String, String, Option<Str
     rows
 }
 
-fn all_advice(report: &Report) -> Vec<&Advice> {
+fn all_advice(report: &Report) -> Vec<&Insight> {
     report
         .scopes
         .iter()
         .chain(&report.aggregate)
         .flat_map(|s| &s.regions)
-        .flat_map(|r| &r.advice)
+        .flat_map(|r| &r.insights)
         .collect()
 }
 
@@ -82,21 +82,21 @@ fn each_advice_entry_shows_one_result_s_message_kernel_and_speedup() {
         let advice = all_advice(&report);
         assert!(!advice.is_empty(), "{details}: no advice");
         for a in advice {
+            let kernel = a.evidence.kernel.clone().unwrap_or_default();
+            let kind = a.evidence.labels["type"].clone();
             let speedup = rows
                 .iter()
-                .filter(|r| {
-                    (&r.0, &r.1, &r.2, &r.3) == (&a.kernel, &a.rule, &a.kind, &a.description)
-                })
+                .filter(|r| (&r.0, &r.1, &r.2, &r.3) == (&kernel, &a.rule, &kind, &a.message))
                 .map(|r| r.4.as_deref().map(|s| s.parse::<f64>().unwrap()))
                 .collect::<Vec<_>>();
             assert!(
                 speedup.contains(&a.estimated_speedup),
                 "{details}: {} {} pairs kernel {:?}, speedup {:?} and {:?}, which no single result gave",
                 a.rule,
-                a.kind,
-                a.kernel,
+                kind,
+                kernel,
                 a.estimated_speedup,
-                a.description
+                a.message
             );
         }
     }
@@ -116,22 +116,27 @@ fn the_1_block_finding_keeps_its_own_speedup_beside_the_128_block_one() {
         .find(|r| r.path == "B")
         .unwrap();
     let launch = b
-        .advice
+        .insights
         .iter()
         .find(|a| a.rule == "LaunchConfiguration")
         .unwrap();
     assert_eq!(launch.estimated_speedup, Some(99.24));
-    assert!(launch.description.contains("only 1 block"), "{launch:?}");
+    assert!(launch.message.contains("only 1 block"), "{launch:?}");
     assert!(
-        launch.kernel.contains("vectorized_elementwise_kernel"),
+        launch
+            .evidence
+            .kernel
+            .as_deref()
+            .unwrap()
+            .contains("vectorized_elementwise_kernel"),
         "{launch:?}"
     );
-    assert_eq!(launch.results, 50);
+    assert_eq!(launch.evidence.results, 50);
 
     let text = render(&report, &MarkdownOptions::default()).unwrap();
     let row = text
         .lines()
-        .find(|l| l.starts_with("| LaunchConfiguration | OPT | 50 |"))
+        .find(|l| l.starts_with("| LaunchConfiguration | ncu | opportunity | 50 |"))
         .unwrap_or_else(|| panic!("no LaunchConfiguration row in\n{text}"));
     assert!(
         row.contains("| vectorized\\_elementwise\\_kernel |"),

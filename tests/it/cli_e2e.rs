@@ -348,9 +348,9 @@ fn report_on_a_raw_export_picks_up_its_details_page_as_advice() {
         .iter()
         .any(|s| s.as_str().unwrap().ends_with("manual_details.csv")));
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
-    assert!(md.contains("**Profiler advice**"));
+    assert!(md.contains("**Insights**"));
     assert!(
-        md.contains("| LaunchConfiguration | OPT | 50 |"),
+        md.contains("| LaunchConfiguration | ncu | opportunity | 50 |"),
         "B's launch advice"
     );
 }

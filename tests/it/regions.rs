@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::common::analyze;
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, Config, ConfigSources};
-use profile_run::report::model::{Region, Report, Scope};
+use profile_run::report::model::{Region, Report, Scope, Severity};
 
 use crate::common::fixture;
 
@@ -442,31 +442,38 @@ fn ncu_rule_results_become_prioritised_advice_per_region() {
     };
     let report = analyze_sets(&config(&[]), &[set], &RunContext::default()).unwrap();
     let r = regions(&report.scopes[0]);
-    let b = &r["B"].advice;
+    let b = &r["B"].insights;
     assert!(!b.is_empty(), "B has rule results");
     // Optimisation opportunities and warnings come before information.
-    let first_inf = b.iter().position(|a| a.kind == "INF").unwrap_or(b.len());
-    assert!(b[first_inf..].iter().all(|a| a.kind == "INF"));
+    let first_inf = b
+        .iter()
+        .position(|a| a.severity == Severity::Info)
+        .unwrap_or(b.len());
+    assert!(b[first_inf..].iter().all(|a| a.severity == Severity::Info));
     // Inclusive: A's advice covers A/A1's results too.
-    for advice in &r["A/A1"].advice {
+    for advice in &r["A/A1"].insights {
         let parent = r["A"]
-            .advice
+            .insights
             .iter()
-            .find(|a| a.rule == advice.rule && a.kind == advice.kind)
+            .find(|a| a.rule == advice.rule && a.severity == advice.severity)
             .unwrap();
-        assert!(parent.results >= advice.results, "{}", advice.rule);
+        assert!(
+            parent.evidence.results >= advice.evidence.results,
+            "{}",
+            advice.rule
+        );
     }
     for advice in b {
-        assert!(advice.results <= r["B"].kernel_count);
+        assert!(advice.evidence.results <= r["B"].kernel_count);
         assert!(
-            advice.time > 0.0 && advice.time <= time(r["B"], true) + 1e-6,
+            advice.evidence.time > 0.0 && advice.evidence.time <= time(r["B"], true) + 1e-6,
             "{}",
             advice.rule
         );
     }
     // The aggregate merges scopes' advice.
     let agg = regions(report.aggregate.as_ref().unwrap());
-    assert_eq!(agg["B"].advice.len(), b.len());
+    assert_eq!(agg["B"].insights.len(), b.len());
 }
 
 #[test]

@@ -93,6 +93,7 @@ fn region(
         segments: segments.iter().map(|s| s.to_string()).collect(),
         name: segments.last().unwrap().to_string(),
         kind: RegionKind::Stack,
+        origin: "nvtx".to_string(),
         parent,
         depth: segments.len() - 1,
         kernel_count: counts.0,
@@ -101,7 +102,8 @@ fn region(
         inclusive: metrics(ns),
         exclusive: metrics(self_ns),
         kernels,
-        advice: Vec::new(),
+        instances: None,
+        insights: Vec::new(),
         notes,
     }
 }

@@ -143,7 +143,8 @@ impl Observations for CsvSource<'_> {
             no_ranges_hint: "ncu ran without `--nvtx`: set pipeline.ncu.ncu_cli.nvtx.enabled=true \
                 and mark regions with NVTX ranges."
                 .into(),
-            advice: Box::new(move |scope, path| advice.for_region(scope, path)),
+            insights: Box::new(move |scope, path| advice.for_region(scope, path)),
+            origin: "nvtx".into(),
         };
         Ok((state, reading))
     }

@@ -12,12 +12,74 @@ use std::path::Path;
 
 use crate::profiler::ncu::units;
 use crate::region::{RegionKind, RegionPath, ScopeKey};
-use crate::report::model::Advice;
+use serde::Serialize;
+
+use crate::report::model::{Evidence, Insight, Severity};
 
 use super::nvtx_cell::{parse_cell, rename_entries, stacks_by_domain};
 use super::raw::{csv_after_header, find, find_header, parse_number, row_error, ResultColumns};
 use super::ExportError;
 use crate::region::Renames;
+
+/// One ncu rule's findings in one region, as ncu words them (a rule result of `--page details`, or
+/// of a result in the report file); [`Advice::into_insight`] turns it into the report's terms.
+///
+/// `description`, `kernel`, `estimated_speedup` and `speedup_type` all come from one result the rule
+/// fired on: the one with the largest estimated saving, else the longest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// Which profiler gave it (`ncu`).
+    pub source: String,
+    /// The rule's identifier (`SOLBottleneck`, `LaunchConfiguration`, …).
+    pub rule: String,
+    /// `OPT` (optimisation opportunity), `WRN` (warning) or `INF` (information).
+    pub kind: String,
+    /// The section the rule belongs to.
+    pub section: String,
+    /// The rule's text for the shown result.
+    pub description: String,
+    /// The shown result's kernel, as the profiler names it (demangled signature for ncu).
+    pub kernel: String,
+    /// Results the rule fired on.
+    pub results: u64,
+    /// Summed duration of those results, in ns.
+    pub time: f64,
+    /// The shown result's estimated speedup, in percent of its kernel's time (`null` when none).
+    pub estimated_speedup: Option<f64>,
+    /// `local` or `global`, as the profiler labels that estimate (`null` when none).
+    pub speedup_type: Option<String>,
+}
+
+impl Advice {
+    /// The report's neutral form: ncu's rule type becomes a severity, the section and the estimate's
+    /// kind become labels.
+    pub fn into_insight(self) -> Insight {
+        let severity = match self.kind.as_str() {
+            "OPT" => Severity::Opportunity,
+            "WRN" => Severity::Warning,
+            _ => Severity::Info,
+        };
+        let mut labels = std::collections::BTreeMap::new();
+        labels.insert("section".to_string(), self.section);
+        labels.insert("type".to_string(), self.kind);
+        if let Some(kind) = self.speedup_type {
+            labels.insert("speedup_type".to_string(), kind);
+        }
+        Insight {
+            source: self.source,
+            rule: self.rule,
+            severity,
+            message: self.description,
+            estimated_speedup: self.estimated_speedup,
+            evidence: Evidence {
+                results: self.results,
+                time: self.time,
+                kernel: Some(self.kernel).filter(|k| !k.is_empty()),
+                labels,
+            },
+        }
+    }
+}
 
 /// One rule's findings while they are gathered: the advice so far, plus how it ranks the single
 /// result whose description, kernel and estimate it carries. Those four always come from one result,
@@ -101,8 +163,8 @@ pub struct AdviceIndex {
 
 impl AdviceIndex {
     /// Advice for a region of one scope, or of all scopes together when `scope` is `None`, most
-    /// important first.
-    pub fn for_region(&self, scope: Option<&ScopeKey>, path: &RegionPath) -> Vec<Advice> {
+    /// important first, as the report's insights.
+    pub fn for_region(&self, scope: Option<&ScopeKey>, path: &RegionPath) -> Vec<Insight> {
         let key = (path.kind, path.segments.clone());
         let mut merged: BTreeMap<RuleKey, Finding> = BTreeMap::new();
         // Scopes are merged in key order, so the aggregate never depends on hash order.
@@ -130,7 +192,7 @@ impl AdviceIndex {
                 .then(wa.total_cmp(&wb))
                 .then_with(|| a.rule.cmp(&b.rule))
         });
-        list
+        list.into_iter().map(Advice::into_insight).collect()
     }
 
     pub fn is_empty(&self) -> bool {

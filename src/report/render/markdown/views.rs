@@ -12,8 +12,8 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Advice, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report, RunInfo,
-    Scope, Totals,
+    Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report,
+    RunInfo, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -104,6 +104,7 @@ struct RegionView<'a> {
     segments: &'a [String],
     name: &'a str,
     kind: RegionKind,
+    origin: &'a str,
     parent: Option<&'a str>,
     depth: usize,
     kernel_count: u64,
@@ -111,7 +112,8 @@ struct RegionView<'a> {
     time_share: Option<f64>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
-    advice: &'a [Advice],
+    instances: Option<&'a Instances>,
+    insights: &'a [Insight],
     notes: &'a [String],
     anchor: String,
     /// The region's inclusive time metric value.
@@ -267,6 +269,7 @@ impl<'a> RegionView<'a> {
             segments: &region.segments,
             name: &region.name,
             kind: region.kind,
+            origin: &region.origin,
             parent: region.parent.as_deref(),
             depth: region.depth,
             kernel_count: region.kernel_count,
@@ -274,7 +277,8 @@ impl<'a> RegionView<'a> {
             time_share: region.time_share,
             inclusive: &region.inclusive,
             exclusive: &region.exclusive,
-            advice: &region.advice,
+            instances: region.instances.as_ref(),
+            insights: &region.insights,
             notes: &region.notes,
             anchor: unique_anchor(scope_anchor, &region.path, index, used),
             time: lookup(&region.inclusive, time),
