@@ -42,7 +42,8 @@ pub struct Reading {
     pub no_ranges_hint: String,
     /// The profiler's own findings per region.
     pub insights: InsightLookup,
-    /// The method that made the regions (`nvtx`: the program's own ranges).
+    /// The method that made the regions, as the adapter names it (the program's own ranges, a
+    /// regioner's cut).
     pub origin: String,
 }
 

@@ -1,9 +1,9 @@
 //! The region core: turns profiler results that carry a range stack into a tree of nested regions with
 //! inclusive and exclusive (self) metric aggregates, per scope and across scopes.
 //!
-//! Nothing here knows about Nsight Compute or does I/O: a profiler adapter (`crate::profiler::ncu`, later the
-//! Neuron one) feeds [`Observation`]s and gets [`ScopeStats`] back. The attribution rules implemented
-//! here are the ones written down in docs/attribution.md.
+//! Nothing here knows which profiler ran or does I/O: a profiler adapter (under `crate::profiler`)
+//! feeds [`Observation`]s through the analysis spine and gets [`ScopeStats`] back. The attribution
+//! rules implemented here are the ones written down in docs/attribution.md.
 
 mod filter;
 mod rename;

@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     fn pytorch() -> Renames {
-        // The rule conf/ncu/pytorch.yaml ships.
+        // The rule the PyTorch preset ships.
         Renames::new(&[RenameRule {
             pattern: r", (seq|op_id) = \d+.*$".into(),
             replace: String::new(),

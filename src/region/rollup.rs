@@ -285,7 +285,7 @@ thread_local! {
     static FORMATTED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
-/// Formats a number without a trailing `.0` for integers, so attribute values read like ncu's.
+/// Formats a number without a trailing `.0` for integers, so attribute values read as the profiler printed them.
 fn write_number(out: &mut String, v: f64) {
     use std::fmt::Write;
     let _ = if v.fract() == 0.0 && v.abs() < 1e15 {

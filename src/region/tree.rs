@@ -23,13 +23,13 @@ pub struct ScopeKey {
     pub process_name: String,
     pub device: String,
     /// The launcher rank whose run directory the result came from; empty when unknown. Part of the
-    /// key because ranks on different nodes can share a host name (ncu often records `127.0.0.1`),
+    /// key because ranks on different nodes can share a host name (profilers often record `127.0.0.1`),
     /// a process id and a device index.
     pub rank: String,
 }
 
-/// Ranges on a stack nest (NVTX push/pop ranges, a layer path); marks may overlap anything (NVTX
-/// start/end ranges), so they form flat top-level regions.
+/// Ranges on a stack nest (push/pop ranges, a layer path); marks may overlap anything (ranges
+/// started and ended independently), so they form flat top-level regions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RegionKind {
@@ -84,7 +84,7 @@ impl RegionPath {
 #[derive(Debug, Clone, Copy)]
 pub struct Observation<'a> {
     pub scope: &'a ScopeKey,
-    /// Range paths, one per stack family (the first is the main one: the default NVTX domain; then
+    /// Range paths, one per stack family (the first is the main one, such as a default domain; then
     /// each other domain, segments prefixed so families never share a path), outermost first. Each
     /// family forms its own tree; an empty path means no range of that family was open.
     pub stacks: &'a [Vec<String>],
@@ -305,7 +305,7 @@ impl RegionAccumulator {
     }
 
     fn visit(&mut self, obs: &Observation<'_>, selected: bool) {
-        // Two sequence numbers per result: regions first seen with it in another NVTX domain take the
+        // Two sequence numbers per result: regions first seen with it in another stack family take the
         // odd one, so on a tie the default domain's tree comes first.
         self.seq += 2;
         let seq = self.seq;

@@ -7,8 +7,8 @@
 /// Shown for a value no result had.
 pub const MISSING: &str = "—";
 
-/// A metric value in the unit a person would pick: `nsecond` → ns/µs/ms/s, `byte` → B/KB/MB/GB
-/// (decimal), `byte/nsecond` and `byte/second` → B/s…GB/s, `hz` → kHz/MHz/GHz, `%` with 1–2
+/// A metric value in the unit a person would pick: `ns` → ns/µs/ms/s, `byte` → B/KB/MB/GB
+/// (decimal), `byte/ns` and `byte/second` → B/s…GB/s, `hz` → kHz/MHz/GHz, `%` with 1–2
 /// decimals, anything else with thousands separators and its unit.
 pub fn value(value: Option<f64>, unit: &str) -> String {
     let Some(v) = value else {
@@ -18,9 +18,9 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
         return format!("{v}");
     }
     match unit {
-        "ns" | "nsecond" => scaled(v, TIME_STEPS, "ns"),
+        "ns" => scaled(v, TIME_STEPS, "ns"),
         "byte" => scaled(v, BYTE_STEPS, "B"),
-        "byte/nsecond" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
+        "byte/ns" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
         "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
         "hz" => scaled(v, HZ_STEPS, "Hz"),
         "%" => format!("{}%", fixed(v, if v.abs() < 10.0 { 2 } else { 1 })),
@@ -39,9 +39,9 @@ pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, v| m.max(v.abs()));
     let (steps, base, factor): (&[(f64, &str)], &str, f64) = match unit {
-        "ns" | "nsecond" => (TIME_STEPS, "ns", 1.0),
+        "ns" => (TIME_STEPS, "ns", 1.0),
         "byte" => (BYTE_STEPS, "B", 1.0),
-        "byte/nsecond" => (BYTE_RATE_STEPS, "B/s", 1e9),
+        "byte/ns" => (BYTE_RATE_STEPS, "B/s", 1e9),
         "byte/second" => (BYTE_RATE_STEPS, "B/s", 1.0),
         "hz" => (HZ_STEPS, "Hz", 1.0),
         "%" => {
@@ -237,11 +237,11 @@ mod tests {
 
     #[test]
     fn values_scale_to_human_units() {
-        assert_eq!(value(Some(850.0), "nsecond"), "850 ns");
-        assert_eq!(value(Some(12_345.0), "nsecond"), "12.35 µs");
-        assert_eq!(value(Some(2.5e9), "nsecond"), "2.50 s");
+        assert_eq!(value(Some(850.0), "ns"), "850 ns");
+        assert_eq!(value(Some(12_345.0), "ns"), "12.35 µs");
+        assert_eq!(value(Some(2.5e9), "ns"), "2.50 s");
         assert_eq!(value(Some(1_500_000.0), "byte"), "1.50 MB");
-        assert_eq!(value(Some(1.2), "byte/nsecond"), "1.20 GB/s");
+        assert_eq!(value(Some(1.2), "byte/ns"), "1.20 GB/s");
         assert_eq!(value(Some(1.755e9), "hz"), "1.75 GHz");
         assert_eq!(value(Some(45.678), "%"), "45.7%");
         assert_eq!(value(Some(4.5678), "%"), "4.57%");
@@ -255,15 +255,15 @@ mod tests {
     fn a_row_shares_one_unit_picked_from_its_largest_value() {
         let row = |values: &[Option<f64>], unit| scaled_row(values, unit);
         assert_eq!(
-            row(&[Some(8e6), Some(5e5)], "nsecond"),
+            row(&[Some(8e6), Some(5e5)], "ns"),
             ("ms".into(), vec!["8.00".into(), "0.50".into()])
         );
         assert_eq!(
-            row(&[Some(850.0), None], "nsecond"),
+            row(&[Some(850.0), None], "ns"),
             ("ns".into(), vec!["850".into(), MISSING.into()])
         );
         assert_eq!(
-            row(&[Some(1.2), Some(0.6)], "byte/nsecond"),
+            row(&[Some(1.2), Some(0.6)], "byte/ns"),
             ("GB/s".into(), vec!["1.20".into(), "0.60".into()])
         );
         assert_eq!(

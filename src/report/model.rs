@@ -61,7 +61,7 @@ pub struct ProfilerInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricInfo {
     pub name: String,
-    /// Base unit (`nsecond`, `byte`, `%`, `cycle`, …); empty for unitless metrics.
+    /// Base unit (`ns`, `byte`, `%`, `cycle`, …); empty for unitless metrics.
     pub unit: String,
     pub rollup: Rollup,
     /// The `report.sections` group that asked for it, or `metrics` for `report.metrics`.
@@ -116,7 +116,8 @@ pub struct Region {
     pub name: String,
     /// `stack` (nested ranges) or `mark` (flat, may overlap anything).
     pub kind: RegionKind,
-    /// The method that made the region: `nvtx` (the program's own ranges).
+    /// The method that made the region, as its adapter names it (the program's own ranges, a
+    /// regioner's cut).
     pub origin: String,
     pub parent: Option<String>,
     /// 0 for a top-level region.
