@@ -12,6 +12,7 @@ pub mod fast_map;
 pub mod ncu;
 pub mod parallel;
 pub mod process;
+pub mod profiler;
 pub mod region;
 pub mod report;
 pub mod run_dir;

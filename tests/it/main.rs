@@ -5,6 +5,7 @@ mod common;
 mod config;
 mod hardening;
 mod ncu_cli;
+mod neuron;
 mod parallel_read;
 mod region_core;
 mod regions;
