@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod fast_map;
+pub mod insights;
 pub mod ncu;
 pub mod parallel;
 pub mod process;

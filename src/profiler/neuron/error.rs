@@ -44,6 +44,9 @@ pub enum NeuronError {
         column: String,
         version: String,
     },
+    /// A bad `neuron.compare` (unknown name, ambiguous name, too many regions).
+    #[error("{0}")]
+    Compare(String),
     #[error("{path}: {message}")]
     Unrecognised { path: PathBuf, message: String },
 }

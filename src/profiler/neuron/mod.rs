@@ -5,13 +5,20 @@
 //!
 //! Self-contained: its types are its own; the report layer maps them onto the shared report model.
 
+pub mod analysis;
+pub mod compare;
 pub mod error;
+pub mod intervals;
 pub mod json_text;
+pub mod metrics;
 pub mod model;
 pub mod parquet;
 pub mod profile_json;
+pub mod regions;
+pub mod settings;
 pub mod summary_json;
 pub mod summary_text;
+pub mod text;
 
 pub use error::{NeuronError, Result};
 pub use model::NeuronProfile;

@@ -4,6 +4,7 @@
 mod parquet;
 mod parquet_gen;
 mod parsers;
+mod regions;
 
 use std::path::PathBuf;
 
