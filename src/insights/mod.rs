@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub use condition::{Condition, Operand};
-pub use rules::{Rule, RuleSet, RulesError};
+pub use rules::{format_number, Rule, RuleSet, RulesError};
 
 /// Metric name → value (`None`: unknown).
 pub type Metrics = BTreeMap<String, Option<f64>>;

@@ -28,6 +28,8 @@ pub struct Rule {
     pub severity: Severity,
     #[serde(default = "default_priority")]
     pub priority: u32,
+    /// One-key maps (`{ lt: [a, b] }`) rather than YAML tags, at every level.
+    #[serde(with = "serde_yaml::with::singleton_map_recursive")]
     pub when: Condition,
     pub message: String,
     pub cause: String,
@@ -70,7 +72,12 @@ impl RuleSet {
             let at = e.location().map_or(String::new(), |l| {
                 format!("line {}, column {}: ", l.line(), l.column())
             });
-            invalid(format!("{at}{e}"))
+            let message = e.to_string();
+            // serde_yaml repeats the position at the end; it is already at the front.
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(m, _)| m);
+            invalid(format!("{at}{message}"))
         })?;
         let mut seen = Vec::new();
         for rule in &file.rules {
@@ -166,7 +173,7 @@ fn render(message: &str, metrics: &Metrics) -> String {
         let text = match (v, pct) {
             (None, _) => "—".to_string(),
             (Some(x), true) => format!("{:.1} %", x * 100.0),
-            (Some(x), false) => significant(x),
+            (Some(x), false) => format_number(x),
         };
         let token = if pct {
             format!("{{{name}:%}}")
@@ -178,17 +185,20 @@ fn render(message: &str, metrics: &Metrics) -> String {
     out
 }
 
-fn significant(x: f64) -> String {
-    if x == 0.0 || (x.abs() >= 1e-3 && x.abs() < 1e6) {
-        let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-        let s = format!("{x:.digits$}");
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
-        }
+/// A number for messages and tables: 4 significant digits, scientific outside 1e-3 ≤ |x| < 1e6.
+pub fn format_number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e6).contains(&x.abs()) {
+        return format!("{x:.3e}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{x:.3e}")
+        s
     }
 }
 
@@ -207,9 +217,9 @@ mod tests {
 
     #[test]
     fn numbers_render_with_four_significant_digits() {
-        assert_eq!(significant(102.7027), "102.7");
-        assert_eq!(significant(0.15), "0.15");
-        assert_eq!(significant(2621440.0), "2.621e6");
-        assert_eq!(significant(0.0), "0");
+        assert_eq!(format_number(102.7027), "102.7");
+        assert_eq!(format_number(0.15), "0.15");
+        assert_eq!(format_number(2621440.0), "2.621e6");
+        assert_eq!(format_number(0.0), "0");
     }
 }

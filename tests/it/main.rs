@@ -4,6 +4,7 @@ mod cli_e2e;
 mod common;
 mod config;
 mod hardening;
+mod insights;
 mod ncu_cli;
 mod neuron;
 mod parallel_read;

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::analysis::{Analysis, Bound, Region};
 use super::metrics::MetricMap;
+use crate::insights::format_number;
 
 fn g(m: &MetricMap, k: &str) -> Option<f64> {
     m.get(k).copied().flatten()
@@ -23,11 +24,7 @@ fn mib(v: Option<f64>) -> String {
 }
 
 fn num(v: Option<f64>) -> String {
-    match v {
-        None => "—".into(),
-        Some(x) if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-2) => format!("{x:.3e}"),
-        Some(x) => format!("{x:.1}"),
-    }
+    v.map_or("—".into(), format_number)
 }
 
 fn bound(b: Option<Bound>, m: &MetricMap) -> String {

@@ -1,6 +1,7 @@
 //! Neuron profiles: readers, regions, metrics, insights and the capture builders, on fixtures whose
 //! timeline is written down in tests/fixtures/neuron/README.md.
 
+mod analysis;
 mod parquet;
 mod parquet_gen;
 mod parsers;

@@ -135,8 +135,8 @@ fn full_json_reads_every_list_and_rebases_to_the_first_timestamp() {
         first.layer.as_deref(),
         Some("NeuronLlamaModel/NeuronLlamaDecoderLayer[0]/NeuronLlamaAttention/aten.mm")
     );
-    assert_eq!(first.hbm_read_bytes, Some(8.0 * MIB));
-    assert_eq!(first.raw_flops, Some(1.2e9));
+    assert_eq!(first.hbm_read_bytes, Some(4.0 * MIB));
+    assert_eq!(first.raw_flops, Some(0.6e9));
 
     // layer 0's NKI instruction: empty hlo_name becomes None, source location and frames kept
     let nki = p
