@@ -44,6 +44,14 @@ pub enum NeuronError {
         column: String,
         version: String,
     },
+    #[error(
+        "none of {} found on PATH or in /opt/aws/neuron/bin: install the Neuron tools \
+         (aws-neuronx-tools) or set `pipeline.neuron.executable` to the profiler's path",
+        tried.join(", ")
+    )]
+    ToolNotFound { tried: Vec<String> },
+    #[error("`neuron-explorer view` needs HOME set; set HOME in the environment of profile-run")]
+    NoHome,
     /// A bad `neuron.compare` (unknown name, ambiguous name, too many regions).
     #[error("{0}")]
     Compare(String),

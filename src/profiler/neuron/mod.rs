@@ -6,14 +6,18 @@
 //! Self-contained: its types are its own; the report layer maps them onto the shared report model.
 
 pub mod analysis;
+pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod inspect;
 pub mod intervals;
 pub mod json_text;
 pub mod metrics;
 pub mod model;
 pub mod parquet;
+pub mod pipeline;
 pub mod profile_json;
+pub mod recognise;
 pub mod regions;
 pub mod settings;
 pub mod summary_json;
@@ -22,3 +26,4 @@ pub mod text;
 
 pub use error::{NeuronError, Result};
 pub use model::NeuronProfile;
+pub use recognise::{load, recognise, InputKind};

@@ -2,10 +2,12 @@
 //! timeline is written down in tests/fixtures/neuron/README.md.
 
 mod analysis;
+mod driver;
 mod parquet;
 mod parquet_gen;
 mod parsers;
 mod regions;
+mod settings;
 
 use std::path::PathBuf;
 
