@@ -126,3 +126,36 @@ fn a_directory_without_metadata_says_what_it_expected() {
     let msg = parquet::read(tmp.path()).unwrap_err().to_string();
     assert!(msg.contains("no Metadata.parquet"), "{msg}");
 }
+
+#[test]
+fn framework_tables_drive_the_hierarchy_without_instruction_layers() {
+    use profile_run::profiler::neuron::regions::{generate as regions, Selection};
+    use profile_run::profiler::neuron::settings::{RegionMethod, RegionSettings};
+    let tmp = dir_with(&GenOptions::default());
+    let mut p = parquet::read(&tmp.path().join("profile@latest")).unwrap();
+    // FrameworkNode: model, 4 layers, 8 blocks, and the ops under them
+    let layer1 = p
+        .layers
+        .iter()
+        .find(|l| l.name == "NeuronLlamaModel/NeuronLlamaDecoderLayer[1]")
+        .unwrap();
+    assert_eq!(layer1.parent.as_deref(), Some("NeuronLlamaModel"));
+    assert_eq!(layer1.children.len(), 2);
+    p.instructions.iter_mut().for_each(|i| i.layer = None);
+    let settings = RegionSettings {
+        method: RegionMethod::Hierarchy,
+        ..RegionSettings::default()
+    };
+    let r = regions(&p, &settings);
+    assert_eq!(r.spans.len(), 4);
+    // Layer 0's framework intervals: attention ops 0–40 µs (merged), MLP ops 48–88 µs.
+    assert_eq!(
+        r.spans[0].name,
+        "NeuronLlamaModel/NeuronLlamaDecoderLayer[0]"
+    );
+    assert_eq!(
+        r.spans[0].selection,
+        Selection::Time(vec![(0, 40_000), (48_000, 88_000)])
+    );
+    assert_eq!((r.spans[3].start_ns, r.spans[3].end_ns), (288_000, 400_000));
+}

@@ -159,6 +159,7 @@ pub fn generate(json_path: &Path, dir: &Path, opts: &GenOptions) {
     }
     dma(dir, &list(&doc, "dma"));
     frames(dir, &list(&doc, "stack_frame_function_name"));
+    framework(dir, &ins);
     summary(dir, &list(&doc, "summary"));
 }
 
@@ -358,4 +359,81 @@ fn summary(dir: &Path, s: &[&Value]) {
         cols.push(Col::F64(k, vec![v.as_f64()]));
     }
     write_table(&dir.join("Summary.parquet"), "Summary", &cols);
+}
+
+/// `FrameworkInstruction` (one row per layer path: first start, last end, merged intervals as text) and
+/// `FrameworkNode` (every path prefix, with parent and children).
+fn framework(dir: &Path, ins: &[&Value]) {
+    use std::collections::BTreeMap;
+    let mut spans: BTreeMap<String, Vec<(i64, i64)>> = BTreeMap::new();
+    for v in ins {
+        let (Some(layer), Some(t)) = (text(v, "layer"), int(v, "timestamp")) else {
+            continue;
+        };
+        spans
+            .entry(layer)
+            .or_default()
+            .push((t, t + int(v, "duration").unwrap_or(0)));
+    }
+    let mut names = Vec::new();
+    let (mut starts, mut ends, mut intervals) = (Vec::new(), Vec::new(), Vec::new());
+    for (path, mut ivs) in spans.clone() {
+        ivs.sort();
+        let mut merged: Vec<(i64, i64)> = Vec::new();
+        for (s, e) in ivs {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        names.push(Some(path));
+        starts.push(merged.first().map(|i| i.0));
+        ends.push(merged.last().map(|i| i.1));
+        let text: Vec<String> = merged.iter().map(|(s, e)| format!("[{s}, {e}]")).collect();
+        intervals.push(Some(format!("[{}]", text.join(", "))));
+    }
+    write_table(
+        &dir.join("FrameworkInstruction.parquet"),
+        "FrameworkInstruction",
+        &[
+            Col::Str("framework_name", names),
+            Col::I64("start_ts", starts),
+            Col::I64("end_ts", ends),
+            Col::Str("time_intervals", intervals),
+        ],
+    );
+    let mut nodes: BTreeMap<String, (Option<String>, Vec<String>)> = BTreeMap::new();
+    for path in spans.keys() {
+        let parts: Vec<&str> = path.split('/').collect();
+        for depth in 1..=parts.len() {
+            let node = parts[..depth].join("/");
+            let parent = (depth > 1).then(|| parts[..depth - 1].join("/"));
+            nodes
+                .entry(node.clone())
+                .or_insert((parent.clone(), Vec::new()));
+            if let Some(p) = parent {
+                let children = &mut nodes.get_mut(&p).expect("parent inserted first").1;
+                if !children.contains(&node) {
+                    children.push(node);
+                }
+            }
+        }
+    }
+    write_table(
+        &dir.join("FrameworkNode.parquet"),
+        "FrameworkNode",
+        &[
+            Col::Str("node_name", nodes.keys().map(|k| Some(k.clone())).collect()),
+            Col::Str("parent_name", nodes.values().map(|v| v.0.clone()).collect()),
+            Col::Str(
+                "children_names",
+                nodes
+                    .values()
+                    .map(|v| Some(serde_json::to_string(&v.1).unwrap()))
+                    .collect(),
+            ),
+            Col::F64("hfu", nodes.values().map(|_| None).collect()),
+            Col::F64("mfu", nodes.values().map(|_| None).collect()),
+        ],
+    );
 }
