@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// The `neuron:` section.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NeuronSettings {
     pub regions: RegionSettings,
@@ -16,18 +16,6 @@ pub struct NeuronSettings {
     pub hardware: HardwareSettings,
     pub insights: InsightSettings,
     pub distribution: DistributionSettings,
-}
-
-impl Default for NeuronSettings {
-    fn default() -> Self {
-        NeuronSettings {
-            regions: RegionSettings::default(),
-            compare: Vec::new(),
-            hardware: HardwareSettings::default(),
-            insights: InsightSettings::default(),
-            distribution: DistributionSettings::default(),
-        }
-    }
 }
 
 /// `neuron.regions`: one method at a time, each with its own options.

@@ -282,3 +282,22 @@ fn text_rendering_of_the_mlp_blocks() {
     a.source = "llama_tp_decoder.json".into();
     insta::assert_snapshot!("neuron_mlp_text", text::render(&a));
 }
+
+#[test]
+fn the_docs_list_every_metric_and_every_shipped_rule() {
+    let doc = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
+    for d in profile_run::profiler::neuron::metrics::REGION_METRICS {
+        assert!(
+            doc.contains(&format!("| `{}` | {} | {} |", d.name, d.unit, d.formula)),
+            "{}",
+            d.name
+        );
+    }
+    for r in &shipped_rules().rules {
+        assert!(
+            doc.contains(&format!("| `{}` |", r.id)),
+            "rule {} is not in docs/neuron.md",
+            r.id
+        );
+    }
+}
