@@ -10,8 +10,26 @@ use super::error::Result;
 use super::metrics::{region_metrics, summary_metrics, MetricMap, Peaks};
 use super::model::NeuronProfile;
 use super::regions::{self, RegionSpan};
+use super::settings::InsightSettings;
 use super::settings::{NeuronSettings, RegionMethod};
-use crate::insights::{Insight, RuleSet};
+use crate::insights::{Insight, RuleSet, RulesError};
+
+/// The shipped rules, built in so that a default install needs no file.
+pub const DEFAULT_RULES: &str = include_str!("../../../conf/neuron/rules.yaml");
+
+/// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
+/// metric vocabulary either way.
+pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
+    let vocabulary = super::metrics::vocabulary();
+    match &settings.rules {
+        Some(path) => RuleSet::load(path, &vocabulary),
+        None => RuleSet::parse(
+            std::path::Path::new("conf/neuron/rules.yaml"),
+            DEFAULT_RULES,
+            &vocabulary,
+        ),
+    }
+}
 
 /// Whether a region's arithmetic intensity is below (memory) or at/above (compute) the machine balance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -3,10 +3,12 @@
 //! arithmetic is in the comments.
 
 use profile_run::insights::RuleSet;
-use profile_run::profiler::neuron::analysis::{analyse, Analysis, Bound, Region};
+use profile_run::profiler::neuron::analysis::{analyse, load_rules, Analysis, Bound, Region};
 use profile_run::profiler::neuron::metrics::vocabulary;
 use profile_run::profiler::neuron::model::NeuronProfile;
-use profile_run::profiler::neuron::settings::{CollectiveRegions, NeuronSettings, RegionMethod};
+use profile_run::profiler::neuron::settings::{
+    CollectiveRegions, InsightSettings, NeuronSettings, RegionMethod,
+};
 use profile_run::profiler::neuron::{parquet, profile_json, summary_json, text, NeuronError};
 
 use super::parquet_gen::{generate, GenOptions};
@@ -16,6 +18,18 @@ use crate::common::{fixture, repo};
 pub fn shipped_rules() -> RuleSet {
     RuleSet::load(&repo().join("conf/neuron/rules.yaml"), &vocabulary())
         .expect("shipped rules load")
+}
+
+#[test]
+fn the_built_in_rules_are_the_shipped_file() {
+    let built_in = load_rules(&InsightSettings::default()).unwrap();
+    assert_eq!(built_in.rules, shipped_rules().rules);
+    let custom = InsightSettings {
+        rules: Some(repo().join("conf/neuron/missing.yaml")),
+        max: 4,
+    };
+    let err = load_rules(&custom).unwrap_err().to_string();
+    assert!(err.contains("conf/neuron/missing.yaml"), "{err}");
 }
 
 /// MLP blocks as in the Region Highlighter: AllReduce to AllReduce, stride 2, offset 1.

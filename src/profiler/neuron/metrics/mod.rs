@@ -2,15 +2,15 @@
 //! to both. Units: seconds, bytes, FLOPs, fractions 0–1. Unknown is `None`, never 0: a counter no
 //! instruction carries stays unknown. The formulas are listed in [`REGION_METRICS`] and docs/neuron.md.
 
-use std::collections::BTreeMap;
+mod region;
 
-use super::intervals::{clip, contains, length, union};
-use super::model::{NeuronProfile, Summary};
-use super::regions::{RegionSpan, Selection};
+use super::model::Summary;
 use super::settings::HardwareSettings;
 
-/// Metric name → value; `None` where the data cannot give it.
-pub type MetricMap = BTreeMap<String, Option<f64>>;
+pub use region::region_metrics;
+
+/// Metric name → value; `None` where the data cannot give it (the rules engine's map).
+pub type MetricMap = crate::insights::Metrics;
 
 /// A metric's name, unit and formula, for the docs and the rules' vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,165 +123,20 @@ impl Peaks {
     }
 }
 
-/// Sum of values where at least one is known.
-#[derive(Default)]
-struct Acc(Option<f64>);
-
-impl Acc {
-    fn add(&mut self, v: Option<f64>) {
-        if let Some(v) = v {
-            self.0 = Some(self.0.unwrap_or(0.0) + v);
-        }
-    }
-}
-
-fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(crate) fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     let (a, b) = (a?, b?);
     (b != 0.0).then_some(a / b)
 }
 
-fn sum2(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(crate) fn sum2(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (None, None) => None,
         _ => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
     }
 }
 
-const NS: f64 = 1e-9;
-const ENGINES: [&str; 5] = ["tensor", "vector", "scalar", "gpsimd", "sync"];
-const COUNTERS: [&str; 10] = [
-    "hbm_read_bytes",
-    "hbm_write_bytes",
-    "sbuf_read_bytes",
-    "sbuf_write_bytes",
-    "spill_save_bytes",
-    "spill_reload_bytes",
-    "dma_wait_ns",
-    "hardware_flops",
-    "transpose_flops",
-    "adjusted_flops",
-];
-
-/// The metrics of one region.
-pub fn region_metrics(profile: &NeuronProfile, span: &RegionSpan, peaks: &Peaks) -> MetricMap {
-    let (windows, members, clipped): (Vec<(u64, u64)>, Vec<usize>, bool) = match &span.selection {
-        Selection::Time(w) => {
-            let idx = profile
-                .instructions
-                .iter()
-                .enumerate()
-                .filter(|(_, i)| {
-                    clip(i.start_ns, i.end_ns, w).next().is_some() || contains(w, i.start_ns)
-                })
-                .map(|(n, _)| n)
-                .collect();
-            (w.clone(), idx, true)
-        }
-        Selection::Instructions(idx) => (vec![(span.start_ns, span.end_ns)], idx.clone(), false),
-    };
-    let total = length(&windows) as f64 * NS;
-    let mut busy_all = Vec::new();
-    let mut busy: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
-    let mut acc: BTreeMap<&str, Acc> = COUNTERS.iter().map(|c| (*c, Acc::default())).collect();
-    for &n in &members {
-        let ins = &profile.instructions[n];
-        if ins.is_busy() {
-            let pieces: Vec<(u64, u64)> = if clipped {
-                clip(ins.start_ns, ins.end_ns, &windows).collect()
-            } else {
-                vec![(ins.start_ns, ins.end_ns)]
-            };
-            if let Some(p) = ins.engine.as_ref().and_then(|e| e.summary_prefix()) {
-                busy.entry(p).or_default().extend(pieces.iter().copied());
-            }
-            busy_all.extend(pieces);
-        }
-        // Counters belong to the region where the instruction starts, never split.
-        if clipped && !contains(&windows, ins.start_ns) {
-            continue;
-        }
-        let values = [
-            ins.hbm_read_bytes,
-            ins.hbm_write_bytes,
-            ins.sbuf_read_bytes,
-            ins.sbuf_write_bytes,
-            ins.spill_save_bytes,
-            ins.spill_reload_bytes,
-            ins.dma_wait_ns,
-            ins.raw_flops,
-            ins.transpose_flops,
-            ins.adjusted_flops,
-        ];
-        for (c, v) in COUNTERS.iter().zip(values) {
-            acc.get_mut(c)
-                .expect("every counter has an accumulator")
-                .add(v);
-        }
-    }
-    let c = |k: &str| acc[k].0;
-    let mut out = MetricMap::new();
-    let mut put = |k: &str, v: Option<f64>| {
-        out.insert(k.to_string(), v.filter(|x| x.is_finite()));
-    };
-    let total_v = Some(total);
-    let active = length(&union(busy_all)) as f64 * NS;
-    put("total_time", total_v);
-    put("total_active_time", Some(active));
-    put("active_time_percent", div(Some(active), total_v));
-    for e in ENGINES {
-        let t = busy.remove(e).map_or(0, |v| length(&union(v))) as f64 * NS;
-        put(
-            &format!("{e}_engine_active_time_percent"),
-            div(Some(t), total_v),
-        );
-    }
-    let hw = c("hardware_flops");
-    let model = hw.zip(c("transpose_flops")).map(|(h, t)| h - t);
-    let bytes = sum2(c("hbm_read_bytes"), c("hbm_write_bytes"));
-    put("hardware_flops", hw);
-    put("transpose_flops", c("transpose_flops"));
-    put("model_flops", model);
-    put(
-        "mfu_estimated_percent",
-        div(model, peaks.peak_flops.map(|p| p * total)),
-    );
-    put(
-        "hfu_estimated_percent",
-        div(hw, peaks.peak_flops.map(|p| p * total)),
-    );
-    put(
-        "mbu_estimated_percent",
-        div(bytes, peaks.peak_bandwidth.map(|p| p * total)),
-    );
-    put("mm_arithmetic_intensity", div(hw, bytes));
-    put("peak_flops_bandwidth_ratio", peaks.ratio());
-    for k in [
-        "hbm_read_bytes",
-        "hbm_write_bytes",
-        "sbuf_read_bytes",
-        "sbuf_write_bytes",
-        "spill_save_bytes",
-        "spill_reload_bytes",
-    ] {
-        put(k, c(k));
-    }
-    derived_bytes(
-        &mut put,
-        c("hbm_read_bytes"),
-        c("spill_reload_bytes"),
-        c("sbuf_write_bytes"),
-        c("spill_save_bytes"),
-        c("sbuf_read_bytes"),
-    );
-    let wait = c("dma_wait_ns").map(|w| w * NS);
-    put("dma_wait_time", wait);
-    put("dma_wait_percent", div(wait, total_v));
-    dma_and_collectives(profile, &windows, total, &mut put);
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn derived_bytes(
+/// The UI's derived byte ratios, from totals (a region's or the summary's).
+pub(crate) fn derived_bytes(
     put: &mut impl FnMut(&str, Option<f64>),
     hbm_read: Option<f64>,
     reload: Option<f64>,
@@ -295,51 +150,6 @@ fn derived_bytes(
     );
     put("sbuf_reload_ratio", div(reload, sbuf_write));
     put("sbuf_save_ratio", div(save, sbuf_read));
-}
-
-fn dma_and_collectives(
-    profile: &NeuronProfile,
-    windows: &[(u64, u64)],
-    total: f64,
-    put: &mut impl FnMut(&str, Option<f64>),
-) {
-    if profile.dma.is_empty() {
-        for k in [
-            "dma_transfer_count",
-            "dma_transfer_total_bytes",
-            "dma_transfer_average_bytes",
-        ] {
-            put(k, None);
-        }
-    } else {
-        let inside: Vec<f64> = profile
-            .dma
-            .iter()
-            .filter(|d| contains(windows, d.start_ns))
-            .map(|d| d.bytes)
-            .collect();
-        let sum: f64 = inside.iter().sum();
-        put("dma_transfer_count", Some(inside.len() as f64));
-        put("dma_transfer_total_bytes", Some(sum));
-        put(
-            "dma_transfer_average_bytes",
-            div(Some(sum), Some(inside.len() as f64)),
-        );
-    }
-    let count = profile
-        .collectives
-        .iter()
-        .filter(|c| contains(windows, c.start_ns))
-        .count();
-    let spans: Vec<(u64, u64)> = profile
-        .collectives
-        .iter()
-        .flat_map(|c| clip(c.start_ns, c.end_ns, windows))
-        .collect();
-    let cc = length(&union(spans)) as f64 * NS;
-    put("cc_op_count", Some(count as f64));
-    put("cc_op_active_time", Some(cc));
-    put("cc_op_time_percent", div(Some(cc), Some(total)));
 }
 
 /// The whole profile from one summary: its own metrics, plus those the UI derives (same formulas as for
