@@ -154,7 +154,7 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
             let start = required(path, "dma", n, r.timestamp)?;
             Ok(DmaTransfer {
                 start_ns: start,
-                end_ns: start + r.duration.unwrap_or(0),
+                end_ns: start.saturating_add(r.duration.unwrap_or(0)),
                 queue: r.subgroup.unwrap_or_default(),
                 bytes: r.transfer_size.unwrap_or(0.0),
             })
@@ -168,7 +168,7 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
             let start = required(path, "active_time", n, r.timestamp)?;
             Ok(ActivePeriod {
                 start_ns: start,
-                end_ns: start + r.duration.unwrap_or(0),
+                end_ns: start.saturating_add(r.duration.unwrap_or(0)),
                 engine: r.subgroup.or(r.label).as_deref().map(Engine::parse),
             })
         })
@@ -224,7 +224,7 @@ fn instruction(path: &Path, n: usize, r: RawInstruction) -> Result<Instruction> 
         .or_else(|| r.label.as_deref().map(Engine::parse));
     Ok(Instruction {
         start_ns: start,
-        end_ns: start + r.duration.unwrap_or(0),
+        end_ns: start.saturating_add(r.duration.unwrap_or(0)),
         engine,
         opcode: r.opcode.unwrap_or_default(),
         hlo_name: r.hlo_name,
@@ -252,7 +252,7 @@ fn collective(path: &Path, n: usize, r: RawCollective) -> Result<Collective> {
         .or_else(|| r.cc_trigger_start_delay.map(|d| start.saturating_sub(d)));
     Ok(Collective {
         start_ns: start,
-        end_ns: start + r.duration.unwrap_or(0),
+        end_ns: start.saturating_add(r.duration.unwrap_or(0)),
         operation: r.operation.unwrap_or_default(),
         algorithm: r.algorithm,
         trigger_ns: trigger,

@@ -7,6 +7,7 @@ mod parquet;
 mod parquet_gen;
 mod parsers;
 mod regions;
+mod robust;
 mod settings;
 
 use std::path::PathBuf;

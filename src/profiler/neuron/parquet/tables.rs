@@ -13,7 +13,7 @@ use crate::profiler::neuron::model::{
 fn end(ctx: &Ctx, r: &RowView, start: u64) -> Result<u64> {
     Ok(match r.u64(ctx.d.end)? {
         Some(e) => e,
-        None => start + r.u64(ctx.d.duration)?.unwrap_or(0),
+        None => start.saturating_add(r.u64(ctx.d.duration)?.unwrap_or(0)),
     })
 }
 

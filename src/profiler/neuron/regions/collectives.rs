@@ -18,17 +18,21 @@ fn matches(op: &Option<String>, c: &Collective) -> bool {
 pub(super) fn candidates(profile: &NeuronProfile, cfg: &CollectiveRegions) -> Vec<(u64, u64)> {
     let start = profile.bounds().map_or(0, |(s, _)| s);
     let mut open = Some(start);
+    // Overlapping (asynchronous) collectives: a segment never starts while an earlier opener still
+    // runs, so segments stay in time order and disjoint.
+    let mut latest_end = start;
     let mut out = Vec::new();
     for c in &profile.collectives {
         if matches(&cfg.op_type_2, c) {
             if let Some(s) = open.take() {
-                // A trigger before the opening (overlapping collectives) gives an empty segment, kept so
-                // that numbering still follows the collectives.
+                // A trigger before the opening gives an empty segment, kept so that numbering still
+                // follows the collectives.
                 out.push((s, c.cut_ns().max(s)));
             }
         }
         if matches(&cfg.op_type_1, c) {
-            open = Some(c.end_ns);
+            latest_end = latest_end.max(c.end_ns);
+            open = Some(latest_end);
         }
     }
     out
