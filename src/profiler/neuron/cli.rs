@@ -91,6 +91,33 @@ pub fn capture_outputs(session: &Path, nth_exec: Option<u32>, ranks: Option<u32>
         .collect()
 }
 
+/// What `view --output-file OUT` left behind: `OUT` itself, else `OUT@latest`, else the one
+/// `*@latest` directory beside it (Parquet output is a `<name>@latest/` directory of tables).
+pub fn view_output(out: &Path) -> Option<PathBuf> {
+    if out.exists() {
+        return Some(out.to_path_buf());
+    }
+    let mut latest = out.as_os_str().to_owned();
+    latest.push("@latest");
+    let latest = PathBuf::from(latest);
+    if latest.is_dir() {
+        return Some(latest);
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let found: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.to_string_lossy().ends_with("@latest"))
+        .collect();
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
 impl NeuronCli {
     /// `capture -n NEFF -s SESSION [--profile-nth-exec N] [--num-exec N] [-r N]
     /// [--collectives-worker-count N] [--ignore-exec-errors] EXTRA…`

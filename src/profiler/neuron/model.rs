@@ -29,12 +29,12 @@ impl Engine {
             .replace(['_', '-', ' '], "")
             .as_str()
         {
-            "tensor" | "pe" => Engine::Tensor,
+            "tensor" => Engine::Tensor,
             "tensormatrix" => Engine::TensorMatrix,
-            "vector" | "dve" => Engine::Vector,
-            "scalar" | "act" => Engine::Scalar,
-            "gpsimd" | "pool" => Engine::GpSimd,
-            "sync" | "sp" => Engine::Sync,
+            "vector" => Engine::Vector,
+            "scalar" => Engine::Scalar,
+            "gpsimd" => Engine::GpSimd,
+            "sync" => Engine::Sync,
             _ => Engine::Other(name.to_string()),
         }
     }

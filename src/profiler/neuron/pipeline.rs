@@ -102,10 +102,11 @@ impl ViewFormat {
         }
     }
 
-    /// The output name `view` is asked to write for one capture.
+    /// The output name `view` is asked to write for one capture (Parquet: a directory; see
+    /// [`crate::profiler::neuron::cli::view_output`] for finding what was written).
     pub fn file_name(self, stem: &str) -> String {
         match self {
-            ViewFormat::Parquet => format!("{stem}@latest"),
+            ViewFormat::Parquet => stem.to_string(),
             ViewFormat::Json => format!("{stem}.json"),
             ViewFormat::SummaryJson => format!("{stem}.summary.json"),
             ViewFormat::SummaryText => format!("{stem}.summary.txt"),

@@ -46,6 +46,18 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
     if meta.is_dir() {
         return recognise_dir(path);
     }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if ext.eq_ignore_ascii_case("ntff") || ext.eq_ignore_ascii_case("neff") {
+        return Err(NeuronError::Unrecognised {
+            path: path.into(),
+            message: "a NEFF or NTFF alone cannot be read: `neuron-explorer view -n NEFF -s NTFF` turns the \
+                      pair into a profile; pass the inspect output directory or the `view` output"
+                .into(),
+        });
+    }
     let mut head = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(HEAD).read_to_end(&mut head))

@@ -5,7 +5,9 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use profile_run::profiler::neuron::cli::{capture_outputs, resolve_program, NeuronCli, ViewInput};
+use profile_run::profiler::neuron::cli::{
+    capture_outputs, resolve_program, view_output, NeuronCli, ViewInput,
+};
 use profile_run::profiler::neuron::inspect::{discover, inspect_env};
 use profile_run::profiler::neuron::pipeline::{
     DeviceProfile, Framework, InspectOptions, NeuronPipeline, ViewFormat,
@@ -276,11 +278,29 @@ fn capture_then_view_against_the_fake_tool() {
         .stdout_null()
         .run()
         .unwrap();
+    let written = view_output(&out).unwrap();
+    assert_eq!(written, out);
     assert_eq!(
-        recognise(out.parent().unwrap()).unwrap(),
+        recognise(&written).unwrap(),
         InputKind::ParquetDir(out.clone())
     );
-    assert_eq!(load(&out).unwrap().collectives.len(), 8);
+    assert_eq!(load(&written).unwrap().collectives.len(), 8);
+
+    // Should the tool name the directory `<OUT>@latest` itself, the output is still found.
+    fs::remove_dir_all(&out).unwrap();
+    view.expression()
+        .env("FAKE_NEURON_PARQUET", &pq)
+        .env("FAKE_NEURON_APPEND_LATEST", "1")
+        .stdout_null()
+        .run()
+        .unwrap();
+    let written = view_output(&out).unwrap();
+    assert_eq!(written, tmp.path().join("view-out/rank1@latest"));
+    assert_eq!(
+        recognise(out.parent().unwrap()).unwrap(),
+        InputKind::ParquetDir(written.clone())
+    );
+    assert_eq!(load(&written).unwrap().instructions.len(), 44);
 }
 
 #[test]
@@ -401,4 +421,16 @@ fn inputs_are_recognised_by_content_not_extension() {
     let ncu = copy("ncu/h100-2025.3.1/kreplay_raw.csv", "raw.json");
     let err = recognise(&ncu).unwrap_err().to_string();
     assert!(err.contains("not a Neuron profile"), "{err}");
+}
+
+#[test]
+fn a_lone_ntff_says_it_needs_view() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ntff = tmp.path().join("7cf2c3ef_instid_0_vnc_0.ntff");
+    fs::write(&ntff, [0u8, 1, 2]).unwrap();
+    let err = recognise(&ntff).unwrap_err().to_string();
+    assert!(
+        err.contains("neuron-explorer view -n NEFF -s NTFF"),
+        "{err}"
+    );
 }
