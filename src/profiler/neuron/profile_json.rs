@@ -134,45 +134,25 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
         source: path.into(),
         ..NeuronProfile::default()
     };
-    p.instructions = doc
-        .instruction
-        .into_iter()
-        .enumerate()
-        .map(|(n, r)| instruction(path, n, r))
-        .collect::<Result<_>>()?;
-    p.collectives = doc
-        .cc_ops
-        .into_iter()
-        .enumerate()
-        .map(|(n, r)| collective(path, n, r))
-        .collect::<Result<_>>()?;
-    p.dma = doc
-        .dma
-        .into_iter()
-        .enumerate()
-        .map(|(n, r)| {
-            let start = required(path, "dma", n, r.timestamp)?;
-            Ok(DmaTransfer {
-                start_ns: start,
-                end_ns: start.saturating_add(r.duration.unwrap_or(0)),
-                queue: r.subgroup.unwrap_or_default(),
-                bytes: r.transfer_size.unwrap_or(0.0),
-            })
+    p.instructions = convert(doc.instruction, |n, r| instruction(path, n, r))?;
+    p.collectives = convert(doc.cc_ops, |n, r| collective(path, n, r))?;
+    p.dma = convert(doc.dma, |n, r| {
+        let start = required(path, "dma", n, r.timestamp)?;
+        Ok(DmaTransfer {
+            start_ns: start,
+            end_ns: start.saturating_add(r.duration.unwrap_or(0)),
+            queue: r.subgroup.unwrap_or_default(),
+            bytes: r.transfer_size.unwrap_or(0.0),
         })
-        .collect::<Result<_>>()?;
-    p.active_periods = doc
-        .active_time
-        .into_iter()
-        .enumerate()
-        .map(|(n, r)| {
-            let start = required(path, "active_time", n, r.timestamp)?;
-            Ok(ActivePeriod {
-                start_ns: start,
-                end_ns: start.saturating_add(r.duration.unwrap_or(0)),
-                engine: r.subgroup.or(r.label).as_deref().map(Engine::parse),
-            })
+    })?;
+    p.active_periods = convert(doc.active_time, |n, r| {
+        let start = required(path, "active_time", n, r.timestamp)?;
+        Ok(ActivePeriod {
+            start_ns: start,
+            end_ns: start.saturating_add(r.duration.unwrap_or(0)),
+            engine: r.subgroup.or(r.label).as_deref().map(Engine::parse),
         })
-        .collect::<Result<_>>()?;
+    })?;
     p.summaries = doc
         .summary
         .into_iter()
@@ -192,6 +172,11 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
     }
     p.rebase();
     Ok(p)
+}
+
+/// Convert each entry of a list, with its index for error messages.
+fn convert<R, T>(list: Vec<R>, f: impl Fn(usize, R) -> Result<T>) -> Result<Vec<T>> {
+    list.into_iter().enumerate().map(|(n, r)| f(n, r)).collect()
 }
 
 /// `profile_info` and nothing with content beside it.

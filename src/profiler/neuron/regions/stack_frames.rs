@@ -79,6 +79,33 @@ pub(super) fn generate(profile: &NeuronProfile, depth: usize) -> Regions {
             .map(|f| (f.id, (f.function.as_str(), f.parent)))
             .collect(),
     };
+    let runs = invocations(profile, &frames, depth);
+    let mut spans: Vec<RegionSpan> = runs
+        .into_iter()
+        .map(|r| RegionSpan {
+            name: r.key.clone(),
+            base: r.key,
+            index: 0,
+            method: RegionMethod::StackFrames,
+            start_ns: r.start,
+            end_ns: r.end,
+            selection: Selection::Instructions(r.members),
+        })
+        .collect();
+    number(&mut spans);
+    for s in &mut spans {
+        s.name = format!("{}[{}]", s.base, s.index);
+    }
+    let notes = if spans.is_empty() {
+        vec![format!("no stack frame chain is deeper than depth {depth}; lower `neuron.regions.stack_frames.depth`")]
+    } else {
+        Vec::new()
+    };
+    Regions { spans, notes }
+}
+
+/// Consecutive instructions (start order) under the same frame at `depth`, as described above.
+fn invocations(profile: &NeuronProfile, frames: &Frames, depth: usize) -> Vec<Run> {
     let mut runs: Vec<Run> = Vec::new();
     let mut current: Option<Run> = None;
     for (i, ins) in profile.instructions.iter().enumerate() {
@@ -106,26 +133,5 @@ pub(super) fn generate(profile: &NeuronProfile, depth: usize) -> Regions {
         };
     }
     runs.extend(current);
-    let mut spans: Vec<RegionSpan> = runs
-        .into_iter()
-        .map(|r| RegionSpan {
-            name: r.key.clone(),
-            base: r.key,
-            index: 0,
-            method: RegionMethod::StackFrames,
-            start_ns: r.start,
-            end_ns: r.end,
-            selection: Selection::Instructions(r.members),
-        })
-        .collect();
-    number(&mut spans);
-    for s in &mut spans {
-        s.name = format!("{}[{}]", s.base, s.index);
-    }
-    let notes = if spans.is_empty() {
-        vec![format!("no stack frame chain is deeper than depth {depth}; lower `neuron.regions.stack_frames.depth`")]
-    } else {
-        Vec::new()
-    };
-    Regions { spans, notes }
+    runs
 }
