@@ -159,3 +159,18 @@ fn framework_tables_drive_the_hierarchy_without_instruction_layers() {
     );
     assert_eq!((r.spans[3].start_ns, r.spans[3].end_ns), (288_000, 400_000));
 }
+
+#[test]
+fn files_written_by_pyarrow_read_like_the_json() {
+    // tests/fixtures/neuron/make_pyarrow_profile.py: dictionary-encoded strings, unsigned and 32-bit
+    // integers, float32 transposes, list<int64> frames, v2 data pages, key/value Metadata.
+    let dir = crate::common::fixture("neuron/pyarrow_profile@latest");
+    let pq = parquet::read(&dir).unwrap();
+    let js = profile_json::read(&decoder_json()).unwrap();
+    assert_eq!(pq.schema_version.as_deref(), Some("7.4.0"));
+    assert_eq!(pq.instructions, js.instructions);
+    assert_eq!(pq.collectives, js.collectives);
+    assert_eq!(pq.dma, js.dma);
+    assert_eq!(pq.stack_frames, js.stack_frames);
+    assert_eq!(pq.summaries[0].get("mfu_estimated_percent"), Some(0.2477));
+}
