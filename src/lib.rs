@@ -1,8 +1,10 @@
-//! profile-run: profile only the NVTX-marked regions of a GPU workload and report per region.
+//! profile-run: profile only the marked regions of a GPU (or Neuron) workload and report per region.
 //!
-//! Layout: `cli` parses arguments, `config` resolves layered presets, `ncu` builds the profiler command
-//! and reads its exports, `process` runs it, `region` is the profiler-neutral region core, `report`
-//! renders the model, and `app` ties the commands together.
+//! Data flows one way (docs/architecture.md): `commands` → `plan` / `run` → `profiler` → `analysis`
+//! → `region` → `report`. `cli` parses arguments, `config` resolves layered presets, `plan` checks them
+//! before anything runs, `process` runs the profiler, `profiler/*` knows each tool and its formats,
+//! `analysis` and `region` are the profiler-neutral spine and core, `insights` evaluates rules as
+//! data, and `report` holds the model and one renderer per output format.
 
 pub mod analysis;
 pub mod cli;
@@ -11,6 +13,7 @@ pub mod config;
 pub mod console;
 pub mod error;
 pub mod fast_map;
+pub mod insights;
 pub mod parallel;
 pub mod plan;
 pub mod process;

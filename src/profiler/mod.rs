@@ -4,3 +4,4 @@
 //! vocabulary.
 
 pub mod ncu;
+pub mod neuron;

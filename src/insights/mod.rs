@@ -1,0 +1,60 @@
+//! Insights: rules kept as data (YAML), evaluated against a map of named metrics, giving the few most
+//! important findings with the values that fired them. Profiler-neutral: the caller supplies the metric
+//! vocabulary a rule file may use and the metric values of each region.
+//!
+//! A rule file:
+//!
+//! ```yaml
+//! rules:
+//!   - id: tensor_engine_underused
+//!     severity: medium            # high | medium | low | info
+//!     priority: 60                # ties within a severity: higher first
+//!     when: { lt: [tensor_engine_active_time_percent, 0.70] }
+//!     message: "Tensor engine busy {tensor_engine_active_time_percent:%} of the time"
+//!     cause: "…"
+//!     action: "…"
+//! ```
+
+mod condition;
+mod rules;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub use condition::{Condition, Operand};
+pub use rules::{format_number, Rule, RuleSet, RulesError};
+
+/// Metric name → value (`None`: unknown).
+pub type Metrics = BTreeMap<String, Option<f64>>;
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Low,
+    Medium,
+    High,
+}
+
+/// One metric value that took part in firing a rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    pub metric: String,
+    pub value: f64,
+}
+
+/// A fired rule.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Insight {
+    pub rule: String,
+    pub severity: Severity,
+    pub priority: u32,
+    /// The rule's message with `{metric}` placeholders filled in.
+    pub message: String,
+    pub cause: String,
+    pub action: String,
+    pub evidence: Vec<Evidence>,
+}

@@ -1,0 +1,225 @@
+//! Loading and evaluating a rule file. Every metric a rule names (in `when` or in its message) must be in
+//! the caller's vocabulary: a misspelt metric fails at load time with the file and the rule, not
+//! silently at evaluation.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use super::{Condition, Evidence, Insight, Metrics, Severity};
+
+#[derive(Debug, Error)]
+pub enum RulesError {
+    #[error("could not read rules file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub severity: Severity,
+    #[serde(default = "default_priority")]
+    pub priority: u32,
+    /// One-key maps (`{ lt: [a, b] }`) rather than YAML tags, at every level.
+    #[serde(with = "serde_yaml::with::singleton_map_recursive")]
+    pub when: Condition,
+    pub message: String,
+    pub cause: String,
+    pub action: String,
+}
+
+fn default_priority() -> u32 {
+    50
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    rules: Vec<Rule>,
+}
+
+/// A loaded, checked rule set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleSet {
+    pub source: PathBuf,
+    pub rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    pub fn load(path: &Path, vocabulary: &[&str]) -> Result<RuleSet, RulesError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RulesError::Io {
+            path: path.into(),
+            source,
+        })?;
+        RuleSet::parse(path, &text, vocabulary)
+    }
+
+    /// Parse and check rules text; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str, vocabulary: &[&str]) -> Result<RuleSet, RulesError> {
+        let invalid = |message: String| RulesError::Invalid {
+            path: path.into(),
+            message,
+        };
+        let file: RuleFile = serde_yaml::from_str(text).map_err(|e| {
+            let at = e.location().map_or(String::new(), |l| {
+                format!("line {}, column {}: ", l.line(), l.column())
+            });
+            let message = e.to_string();
+            // serde_yaml repeats the position at the end; it is already at the front.
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(m, _)| m);
+            invalid(format!("{at}{message}"))
+        })?;
+        let mut seen = Vec::new();
+        for rule in &file.rules {
+            if seen.contains(&rule.id.as_str()) {
+                return Err(invalid(format!("rule `{}` is defined twice", rule.id)));
+            }
+            seen.push(&rule.id);
+            let named = rule
+                .when
+                .metrics()
+                .into_iter()
+                .chain(placeholders(&rule.message).into_iter().map(|(n, _)| n));
+            for metric in named {
+                if !vocabulary.contains(&metric) {
+                    return Err(invalid(format!(
+                        "rule `{}`: unknown metric `{metric}`{}",
+                        rule.id,
+                        suggest(metric, vocabulary)
+                    )));
+                }
+            }
+        }
+        Ok(RuleSet {
+            source: path.into(),
+            rules: file.rules,
+        })
+    }
+
+    /// The fired rules, most important first (severity, then priority, then file order), at most `max`.
+    pub fn evaluate(&self, metrics: &Metrics, max: usize) -> Vec<Insight> {
+        let mut fired: Vec<(usize, Insight)> = self
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.when.eval(metrics) == Some(true))
+            .map(|(n, r)| (n, insight(r, metrics)))
+            .collect();
+        fired.sort_by(|(na, a), (nb, b)| {
+            (b.severity, b.priority)
+                .cmp(&(a.severity, a.priority))
+                .then(na.cmp(nb))
+        });
+        fired.into_iter().take(max).map(|(_, i)| i).collect()
+    }
+}
+
+fn insight(rule: &Rule, metrics: &Metrics) -> Insight {
+    let evidence = rule
+        .when
+        .metrics()
+        .into_iter()
+        .filter_map(|m| {
+            Some(Evidence {
+                metric: m.to_string(),
+                value: metrics.get(m).copied().flatten()?,
+            })
+        })
+        .collect();
+    Insight {
+        rule: rule.id.clone(),
+        severity: rule.severity,
+        priority: rule.priority,
+        message: render(&rule.message, metrics),
+        cause: rule.cause.clone(),
+        action: rule.action.clone(),
+        evidence,
+    }
+}
+
+/// `{name}` and `{name:%}` placeholders: (metric, as percent).
+fn placeholders(message: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = message;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let inner = &rest[open + 1..open + close];
+        let (name, pct) = inner
+            .strip_suffix(":%")
+            .map_or((inner, false), |n| (n, true));
+        out.push((name, pct));
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
+/// Fill placeholders: a percent with one decimal, other values with 4 significant digits, `—` if unknown.
+fn render(message: &str, metrics: &Metrics) -> String {
+    let mut out = message.to_string();
+    for (name, pct) in placeholders(message) {
+        let v = metrics.get(name).copied().flatten();
+        let text = match (v, pct) {
+            (None, _) => "—".to_string(),
+            (Some(x), true) => format!("{:.1} %", x * 100.0),
+            (Some(x), false) => format_number(x),
+        };
+        let token = if pct {
+            format!("{{{name}:%}}")
+        } else {
+            format!("{{{name}}}")
+        };
+        out = out.replace(&token, &text);
+    }
+    out
+}
+
+/// A number for messages and tables: 4 significant digits, scientific outside 1e-3 ≤ |x| < 1e6.
+pub fn format_number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e6).contains(&x.abs()) {
+        return format!("{x:.3e}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+fn suggest(name: &str, vocabulary: &[&str]) -> String {
+    vocabulary
+        .iter()
+        .map(|v| (strsim::jaro_winkler(name, v), v))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(String::new(), |(_, v)| format!(" (did you mean `{v}`?)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_render_with_four_significant_digits() {
+        assert_eq!(format_number(102.7027), "102.7");
+        assert_eq!(format_number(0.15), "0.15");
+        assert_eq!(format_number(2621440.0), "2.621e6");
+        assert_eq!(format_number(0.0), "0");
+    }
+}

@@ -1,0 +1,161 @@
+//! The Neuron analysis: regions from the configured method, their metrics, group ratios, insights, the
+//! whole-profile summaries with their insights, distributions and the requested comparison.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::compare::{compare, distributions, set_group_ratios, Comparison, Distribution};
+use super::error::Result;
+use super::metrics::{region_metrics, summary_metrics, MetricMap, Peaks};
+use super::model::NeuronProfile;
+use super::regions::{self, RegionSpan};
+use super::settings::InsightSettings;
+use super::settings::{NeuronSettings, RegionMethod};
+use crate::insights::{Insight, RuleSet, RulesError};
+
+/// The shipped rules, built in so that a default install needs no file.
+pub const DEFAULT_RULES: &str = include_str!("../../../conf/neuron/rules.yaml");
+
+/// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
+/// metric vocabulary either way.
+pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
+    let vocabulary = super::metrics::vocabulary();
+    match &settings.rules {
+        Some(path) => RuleSet::load(path, &vocabulary),
+        None => RuleSet::parse(
+            std::path::Path::new("conf/neuron/rules.yaml"),
+            DEFAULT_RULES,
+            &vocabulary,
+        ),
+    }
+}
+
+/// Whether a region's arithmetic intensity is below (memory) or at/above (compute) the machine balance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    Memory,
+    Compute,
+}
+
+impl Bound {
+    pub fn of(metrics: &MetricMap) -> Option<Bound> {
+        let g = |k: &str| metrics.get(k).copied().flatten();
+        let (ai, ratio) = (
+            g("mm_arithmetic_intensity")?,
+            g("peak_flops_bandwidth_ratio")?,
+        );
+        Some(if ai < ratio {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        })
+    }
+}
+
+/// One region with its metrics and insights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    pub name: String,
+    pub base: String,
+    pub index: usize,
+    pub method: RegionMethod,
+    /// Rebased to the profile's first timestamp.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub metrics: MetricMap,
+    pub bound: Option<Bound>,
+    pub insights: Vec<Insight>,
+}
+
+/// One profile id's summary (whole profile), with the derived metrics and insights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileSummary {
+    pub profile_id: String,
+    pub metrics: MetricMap,
+    pub bound: Option<Bound>,
+    pub insights: Vec<Insight>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    pub source: PathBuf,
+    pub method: RegionMethod,
+    pub peak_flops: Option<f64>,
+    pub peak_bandwidth: Option<f64>,
+    pub summaries: Vec<ProfileSummary>,
+    pub regions: Vec<Region>,
+    pub distributions: Vec<Distribution>,
+    pub comparison: Option<Comparison>,
+    pub notes: Vec<String>,
+}
+
+/// Analyse a profile. Fails only on a bad `neuron.compare`.
+pub fn analyse(
+    profile: &NeuronProfile,
+    settings: &NeuronSettings,
+    rules: &RuleSet,
+) -> Result<Analysis> {
+    let max = settings.insights.max;
+    let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
+    let generated = regions::generate(profile, &settings.regions);
+    let mut regions: Vec<Region> = generated
+        .spans
+        .iter()
+        .map(|s| region(profile, s, &peaks))
+        .collect();
+    set_group_ratios(&mut regions);
+    for r in &mut regions {
+        r.insights = rules.evaluate(&r.metrics, max);
+    }
+    let summaries = profile
+        .summaries
+        .iter()
+        .map(|s| {
+            let metrics = summary_metrics(s);
+            ProfileSummary {
+                profile_id: s.profile_id.clone(),
+                bound: Bound::of(&metrics),
+                insights: rules.evaluate(&metrics, max),
+                metrics,
+            }
+        })
+        .collect();
+    let comparison = if settings.compare.is_empty() {
+        None
+    } else {
+        Some(compare(&regions, &settings.compare)?)
+    };
+    let mut notes = profile.notes.clone();
+    notes.extend(generated.notes);
+    if !regions.is_empty() {
+        notes.extend(peaks.notes.iter().cloned());
+    }
+    Ok(Analysis {
+        source: profile.source.clone(),
+        method: settings.regions.method,
+        peak_flops: peaks.peak_flops,
+        peak_bandwidth: peaks.peak_bandwidth,
+        summaries,
+        distributions: distributions(&regions, settings.distribution.outlier_factor),
+        regions,
+        comparison,
+        notes,
+    })
+}
+
+fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
+    let metrics = region_metrics(profile, s, peaks);
+    Region {
+        name: s.name.clone(),
+        base: s.base.clone(),
+        index: s.index,
+        method: s.method,
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        bound: Bound::of(&metrics),
+        metrics,
+        insights: Vec::new(),
+    }
+}
