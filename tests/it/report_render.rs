@@ -15,7 +15,7 @@ const TIME: &str = "gpu__time_duration.sum";
 
 /// (name, unit, rollup) of the metrics every test report carries, in report order.
 const METRICS: &[(&str, &str, Rollup)] = &[
-    (TIME, "nsecond", Rollup::Sum),
+    (TIME, "ns", Rollup::Sum),
     (
         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
         "%",

@@ -37,7 +37,7 @@ fn region<'a>(scope: &'a Scope, path: &str) -> &'a Region {
 }
 
 fn ns(v: f64) -> String {
-    format::escape_md(&format::value(Some(v), "nsecond"))
+    format::escape_md(&format::value(Some(v), "ns"))
 }
 
 /// The region × scope table's row for `name` (a top-level region, or a nested one by its last name).
