@@ -58,3 +58,43 @@ pub struct Insight {
     pub action: String,
     pub evidence: Vec<Evidence>,
 }
+
+impl Insight {
+    /// The report's form of a fired rule: `high`, `medium` and `low` rules name something to change
+    /// (an opportunity), `info` rules give context; the evidence keeps the values that fired it.
+    pub fn into_report(self, source: &str) -> crate::report::model::Insight {
+        use crate::report::model::{
+            Evidence as ReportEvidence, Insight as ReportInsight, Severity as ReportSeverity,
+        };
+        let severity = match self.severity {
+            Severity::Info => ReportSeverity::Info,
+            Severity::Low | Severity::Medium | Severity::High => ReportSeverity::Opportunity,
+        };
+        let mut labels = BTreeMap::new();
+        labels.insert(
+            "severity".to_string(),
+            format!("{:?}", self.severity).to_lowercase(),
+        );
+        labels.insert("priority".to_string(), self.priority.to_string());
+        ReportInsight {
+            source: source.to_string(),
+            rule: self.rule,
+            severity,
+            message: self.message,
+            cause: Some(self.cause).filter(|c| !c.is_empty()),
+            action: Some(self.action).filter(|a| !a.is_empty()),
+            estimated_speedup: None,
+            evidence: ReportEvidence {
+                results: 0,
+                time: 0.0,
+                kernel: None,
+                labels,
+                metrics: self
+                    .evidence
+                    .into_iter()
+                    .map(|e| (e.metric, e.value))
+                    .collect(),
+            },
+        }
+    }
+}

@@ -150,8 +150,12 @@ pub struct Insight {
     /// The rule's identifier (`SOLBottleneck`, `LaunchConfiguration`, …).
     pub rule: String,
     pub severity: Severity,
-    /// What was found and what to try, for the result the evidence shows.
+    /// What was found, for the result the evidence shows.
     pub message: String,
+    /// Why it happens, when the rule says (profile-run's rules do; a profiler's message holds both).
+    pub cause: Option<String>,
+    /// What to try, when the rule says.
+    pub action: Option<String>,
     /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none).
     pub estimated_speedup: Option<f64>,
     pub evidence: Evidence,
@@ -180,6 +184,8 @@ pub struct Evidence {
     pub kernel: Option<String>,
     /// The source's own labels for the finding (a section, how its estimate is meant).
     pub labels: std::collections::BTreeMap<String, String>,
+    /// The metric values that fired a rule of profile-run's (empty for a profiler's own finding).
+    pub metrics: std::collections::BTreeMap<String, f64>,
 }
 
 /// The instances of a region and the spread of their inclusive times (in the time metric's unit).

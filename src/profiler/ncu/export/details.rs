@@ -70,12 +70,15 @@ impl Advice {
             rule: self.rule,
             severity,
             message: self.description,
+            cause: None,
+            action: None,
             estimated_speedup: self.estimated_speedup,
             evidence: Evidence {
                 results: self.results,
                 time: self.time,
                 kernel: Some(self.kernel).filter(|k| !k.is_empty()),
                 labels,
+                metrics: std::collections::BTreeMap::new(),
             },
         }
     }
