@@ -1,20 +1,14 @@
-//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, export, analysis,
-//! reports. Every check runs in [`Plan::new`] before the profiler starts.
+//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, analysis, reports. Every
+//! check runs in [`Plan::new`] before the profiler starts; what the profiler does is behind
+//! [`Profiler`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::analysis::RunContext;
 use crate::cli::ProfileArgs;
-use crate::config::Loaded;
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::process::progress::Display;
-use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
-use crate::profiler::ncu::cli::NcuCli;
-use crate::profiler::ncu::diagnose::failure;
-use crate::profiler::ncu::source::{analyze_exports, ExportSet};
-use crate::profiler::ncu::{export_pages, log};
+use crate::profiler::Profiler;
 use crate::run::{self, RunDir, RunRecord};
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
@@ -29,110 +23,44 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         ));
     }
     let plan = Plan::new(config)?;
-    // `NcuCli::warnings` repeats the plan's warnings alongside its own, so they are printed from there.
+    let profiler = Profiler::of(config);
     let root = PathBuf::from(&config.output.root);
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok());
 
     if args.dry_run {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());
-        let cli = NcuCli::profile(
-            config,
-            &plan.nvtx,
-            &dir.join(run::REPORT_BASE),
-            &args.workload,
-        );
-        for warning in cli.warnings() {
-            err_line(&format!("warning: {warning}"));
-        }
-        print_stdout(&format!(
-            "{}\nrun directory: {}",
-            cli.shell_line(),
-            dir.display()
-        ))?;
+        let line = profiler.dry_run(config, &plan, &dir, &args.workload);
+        print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
         return Ok(exit::OK);
     }
 
-    let program = &config.pipeline.ncu.executable;
-    match resolve_program(program) {
-        Ok(_) => {}
-        Err(Unrunnable::Missing(why)) => {
-            return Err(ProfilerError::NotFound {
-                program: program.clone(),
-                hint: format!(
-                    " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
-                ),
-            }
-            .into())
-        }
-        Err(Unrunnable::NotRunnable(why)) => {
-            return Err(ProfilerError::NotRunnable {
-                program: program.clone(),
-                why,
-            }
-            .into())
-        }
-    }
+    profiler.check_runnable(config)?;
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
-    let cli = NcuCli::profile(config, &plan.nvtx, &run.report_base(), &args.workload);
-    for warning in cli.warnings() {
-        err_line(&format!("warning: {warning}"));
-    }
-    let profiler_argv: Vec<String> = std::iter::once(cli.program().to_string())
-        .chain(cli.argv())
-        .collect();
-    let mut record = RunRecord::new(&args.workload, &profiler_argv, &loaded.fingerprint(), rank);
-    record.profiler_version = export_pages::profiler_version(program);
-    run.write_text("config.yaml", &loaded.to_yaml())?;
-    run.write_text("command.txt", &format!("{}\n", cli.shell_line()))?;
-    run.write_record(&record)?;
-
-    let display = Display::new(args.quiet);
-    display.status(format!("starting {}", cli.program()));
-    let mut profiled = 0u64;
-    let finished = run_streaming(
-        cli.program(),
-        cli.expression(),
-        &run.path("ncu.log"),
-        std::time::Duration::from_secs(config.pipeline.signal_grace_seconds),
-        &mut |line| match log::parse_prof(line) {
-            Some(log::Progress::Profiling { name, index }) => {
-                profiled += 1;
-                display.status(format!("profiling {name} (#{index}, {profiled} so far)"));
-            }
-            Some(log::Progress::Connected { process }) => {
-                display.status(format!("connected to {process}"))
-            }
-            Some(_) => {}
-            None => display.passthrough(line),
-        },
+    let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
+    let finished = profiler.capture(
+        &loaded,
+        &plan,
+        &run,
+        &mut record,
+        &args.workload,
+        args.quiet,
     )?;
-    display.finish();
-    record.finish(&finished);
-    run.write_record(&record)?;
-
-    let log_text = std::fs::read_to_string(run.path("ncu.log")).unwrap_or_default();
-    let report_file = run.report_file();
-    let rendered = if report_file.exists() {
-        export_and_render(&run, &loaded, &plan, &record, &report_file, args.quiet).map(Some)
-    } else {
-        Ok(None)
-    };
+    let rendered = profiler
+        .report(&loaded, &plan, &run, &record, args.quiet)
+        .and_then(|report| match report {
+            Some(report) => {
+                let md = write_reports(&report, &plan, run.root())?;
+                print_selection_notes(&report);
+                Ok(Some(md))
+            }
+            None => Ok(None),
+        });
 
     if let Some(signal) = finished.interrupted_by {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
-        if finished.killed_after_grace {
-            err_line(&format!(
-                "note: {} and the processes holding its output had not all ended {} s after the signal (pipeline.signal_grace_seconds); those left were killed",
-                cli.program(),
-                config.pipeline.signal_grace_seconds
-            ));
-        }
-        for diagnosis in log::diagnose(&log_text) {
-            err_line(&format!(
-                "note: {}\n  fix: {}",
-                diagnosis.cause, diagnosis.fix
-            ));
+        for note in profiler.interrupted_notes(config, &run, &finished) {
+            err_line(&format!("note: {note}"));
         }
         if let Err(render_error) = &rendered {
             err_line(&format!(
@@ -145,57 +73,11 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         });
     }
     let rendered = rendered?;
-    if !finished.success() || rendered.is_none() {
-        return Err(failure(&finished, &log_text, &run, rendered.is_some()).into());
+    if !finished.success() || (rendered.is_none() && config.output.render) {
+        return Err(profiler.failure(&run, &finished, rendered.is_some()).into());
     }
-    if let Some(md) = rendered {
-        print_stdout(&md.display().to_string())?;
-    }
+    // With output.render off, the run directory (capture and exports) is the result.
+    let result = rendered.unwrap_or_else(|| run.root().to_path_buf());
+    print_stdout(&result.display().to_string())?;
     Ok(exit::OK)
-}
-
-/// Exports the run's .ncu-rep to CSV, analyses it and writes the reports. Returns report.md's path.
-fn export_and_render(
-    run: &RunDir,
-    loaded: &Loaded,
-    plan: &Plan,
-    record: &RunRecord,
-    report_file: &Path,
-    quiet: bool,
-) -> Result<PathBuf> {
-    let config = &loaded.config;
-    let pages = export_pages::export_pages(config, report_file, run.root())?;
-    if !quiet {
-        for (_, path) in &pages {
-            err_line(&format!("exported {}", path.display()));
-        }
-    }
-    let raw = pages
-        .iter()
-        .find(|(page, _)| page == "raw")
-        .map(|(_, path)| path.clone());
-    let raw = raw.ok_or_else(|| {
-        Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into())
-    })?;
-    if !config.output.render {
-        return Ok(raw);
-    }
-    let set = ExportSet {
-        details: pages
-            .iter()
-            .find(|(page, _)| page == "details")
-            .map(|(_, path)| path.clone()),
-        raw,
-        rank: record.rank.as_ref().map(|r| r.rank),
-    };
-    let context = RunContext {
-        command: record.workload.clone(),
-        profiler_command: record.profiler_command.clone(),
-        profiler_version: record.profiler_version.clone(),
-        config_fingerprint: loaded.fingerprint(),
-    };
-    let report = analyze_exports(plan, &[set], &context)?;
-    let md = write_reports(&report, plan, run.root())?;
-    print_selection_notes(&report);
-    Ok(md)
 }

@@ -5,3 +5,89 @@
 
 pub mod ncu;
 pub mod neuron;
+
+use std::path::Path;
+
+use crate::config::{Config, Loaded};
+use crate::error::Result;
+use crate::plan::Plan;
+use crate::process::{Finished, ProfilerError};
+use crate::report::model::Report;
+use crate::run::{RunDir, RunRecord};
+
+/// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
+/// stay the same whichever runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profiler {
+    /// Nsight Compute.
+    Ncu,
+}
+
+impl Profiler {
+    /// The profiler a configuration drives.
+    pub fn of(_config: &Config) -> Profiler {
+        Profiler::Ncu
+    }
+
+    /// The command line a run in `dir` would start (`--dry-run`).
+    pub fn dry_run(self, config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+        match self {
+            Profiler::Ncu => ncu::capture::dry_run(config, plan, dir, workload),
+        }
+    }
+
+    /// Fails (exit 3, with the fix) when the profiler cannot be started at all.
+    pub fn check_runnable(self, config: &Config) -> Result<()> {
+        match self {
+            Profiler::Ncu => ncu::capture::check_runnable(config),
+        }
+    }
+
+    /// Runs the workload under the profiler into `run`, keeping `record` up to date.
+    pub fn capture(
+        self,
+        loaded: &Loaded,
+        plan: &Plan,
+        run: &RunDir,
+        record: &mut RunRecord,
+        workload: &[String],
+        quiet: bool,
+    ) -> Result<Finished> {
+        match self {
+            Profiler::Ncu => ncu::capture::capture(loaded, plan, run, record, workload, quiet),
+        }
+    }
+
+    /// The report of what a run captured; `None` when nothing was captured to report on.
+    pub fn report(
+        self,
+        loaded: &Loaded,
+        plan: &Plan,
+        run: &RunDir,
+        record: &RunRecord,
+        quiet: bool,
+    ) -> Result<Option<Report>> {
+        match self {
+            Profiler::Ncu => ncu::capture::report(loaded, plan, run, record, quiet),
+        }
+    }
+
+    /// Notes for a run ended by a signal: what the profiler's log says about why.
+    pub fn interrupted_notes(
+        self,
+        config: &Config,
+        run: &RunDir,
+        finished: &Finished,
+    ) -> Vec<String> {
+        match self {
+            Profiler::Ncu => ncu::capture::interrupted_notes(config, run, finished),
+        }
+    }
+
+    /// Why a run that did not succeed failed, with the fix.
+    pub fn failure(self, run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+        match self {
+            Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
+        }
+    }
+}

@@ -62,7 +62,7 @@ pub fn failure(
         code,
         cause,
         fix,
-        log: run.path("ncu.log"),
+        log: run.path(super::capture::LOG),
         tail: if tail.is_empty() {
             String::new()
         } else {

@@ -1,5 +1,6 @@
 //! Nsight Compute: the command-line builder, NVTX expressions, the CSV export reader and metric rollups.
 
+pub mod capture;
 pub mod cli;
 pub mod diagnose;
 pub mod export;
