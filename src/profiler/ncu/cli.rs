@@ -1,4 +1,5 @@
-//! `NcuCli`: the argv for an ncu profiling run and for its CSV exports, built without spawning anything.
+//! `NcuCli`: the argv for an ncu profiling run, and the commands for its CSV exports and version: the
+//! only places ncu's command lines are built. Nothing here spawns anything.
 //!
 //! Every key of `pipeline.ncu.ncu_cli` maps to one ncu flag, always in the long form and in a fixed order
 //! (the order of [`NcuCliConfig`]'s keys), so the same config always gives the same command line. Values
@@ -197,6 +198,27 @@ pub fn export_args(config: &Config, report: &Path, page: &str) -> Vec<OsString> 
 /// Arguments for `ncu --version`.
 pub fn version_args() -> Vec<String> {
     vec!["--version".into()]
+}
+
+/// `ncu --import REPORT --csv --page PAGE …` ready to run: [`export_args`] with `LC_ALL=C`, output
+/// captured, exit status left to the caller.
+pub fn import_command(config: &Config, report: &Path, page: &str) -> duct::Expression {
+    duct::cmd(
+        &config.pipeline.ncu.executable,
+        export_args(config, report, page),
+    )
+    .env("LC_ALL", "C")
+    .stdout_capture()
+    .stderr_capture()
+    .unchecked()
+}
+
+/// `ncu --version` ready to run, its output (stderr included) captured.
+pub fn version_command(program: &str) -> duct::Expression {
+    duct::cmd(program, version_args())
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
 }
 
 fn yes_no(b: bool) -> &'static str {

@@ -21,25 +21,9 @@ pub fn export_pages(
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
         let target = crate::run::fresh_path(out_dir, &format!("export_{page}"), "csv");
-        let args = cli::export_args(config, report, page);
-        let output = duct::cmd(program, &args)
-            .env("LC_ALL", "C")
-            .stdout_capture()
-            .stderr_capture()
-            .unchecked()
+        let output = cli::import_command(config, report, page)
             .run()
-            .map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => ProfilerError::NotFound {
-                    program: program.clone(),
-                    hint:
-                        "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
-                            .into(),
-                },
-                _ => ProfilerError::Spawn {
-                    program: program.clone(),
-                    source,
-                },
-            })?;
+            .map_err(|source| spawn_error(program, source))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             return Err(ProfilerError::Failed(Box::new(crate::process::Failure {
@@ -58,14 +42,24 @@ pub fn export_pages(
     Ok(exported)
 }
 
+/// ncu could not be started to export a report: not found, or another spawn failure.
+fn spawn_error(program: &str, source: std::io::Error) -> ProfilerError {
+    match source.kind() {
+        std::io::ErrorKind::NotFound => ProfilerError::NotFound {
+            program: program.to_string(),
+            hint: "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
+                .into(),
+        },
+        _ => ProfilerError::Spawn {
+            program: program.to_string(),
+            source,
+        },
+    }
+}
+
 /// `ncu --version`'s version number (`2025.3.1.0`), or `None` when it cannot be run or read.
 pub fn profiler_version(program: &str) -> Option<String> {
-    let output = duct::cmd(program, cli::version_args())
-        .stderr_to_stdout()
-        .stdout_capture()
-        .unchecked()
-        .run()
-        .ok()?;
+    let output = cli::version_command(program).run().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     text.lines().rev().find_map(|l| {
         l.trim()
