@@ -8,7 +8,7 @@ use crate::analysis::{self, AnalysisPlan};
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
 use crate::profiler::ncu::nvtx::{self, NvtxPlan};
-use crate::region::{KernelFilter, Renames, RequestedRegions};
+use crate::region::{KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
 use crate::report::render::markdown::{self, MarkdownOptions};
 
@@ -70,10 +70,26 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         },
         requested: requested_regions(config)?,
         requested_paths: requested_paths(config),
+        regioner: regioner(config)?,
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
         threads: config.report.threads,
     })
+}
+
+/// `regions.auto` checked: a method with usable settings, and not beside `regions.include` (the
+/// user's own ranges and a method's regions would be two answers to one question).
+fn regioner(config: &Config) -> Result<Regioner> {
+    let regioner = Regioner::new(&config.regions.auto)
+        .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?;
+    if !matches!(regioner, Regioner::Own) && !config.regions.include.is_empty() {
+        return Err(Error::Usage(
+            "regions.auto.method and regions.include are both set: automatic regions replace the \
+             program's own ranges, so use one; set regions.auto.method=none to keep regions.include"
+                .into(),
+        ));
+    }
+    Ok(regioner)
 }
 
 /// `regions.include` as region-path matchers (empty when nothing is named).

@@ -12,7 +12,10 @@ use std::sync::Mutex;
 use crate::config::Unrequested;
 use crate::error::Result;
 use crate::fast_map::FastMap;
-use crate::region::{KernelFilter, RegionAccumulator, RegionKind, RegionPath, RequestedRegions};
+use crate::region::{
+    KernelFilter, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner, RegionerState,
+    RequestedRegions,
+};
 use crate::report::build::ScopeBuilder;
 use crate::report::model::{
     KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
@@ -45,6 +48,8 @@ pub struct AnalysisPlan {
     pub requested: RequestedRegions,
     pub requested_paths: Vec<(String, Vec<String>)>,
     pub unrequested: Unrequested,
+    /// `regions.auto`: the method giving results their regions (`Own`: their own ranges).
+    pub regioner: Regioner,
     pub aggregate: bool,
     pub threads: usize,
 }
@@ -59,22 +64,21 @@ pub fn analyze<O: Observations>(
     // Large inputs are read in parallel chunks, each into its own accumulator; the kernel filter is
     // shared, and each chunk asks it once per distinct kernel name.
     let filter = Mutex::new(plan.filter.clone());
+    // A method that counts results in launch order (collectives) needs them from one reader.
+    let threads = if plan.regioner.needs_order() {
+        1
+    } else {
+        plan.threads
+    };
     let (state, reading) = source.read(
-        plan.threads,
+        threads,
         &filter,
         || ChunkState::new(&found.specs),
-        |state, obs| {
-            if state.selects(obs.kernel, &filter) {
-                state.selected += 1;
-                state.accumulator.add(obs);
-            } else {
-                state.excluded += 1;
-                state.accumulator.add_excluded(obs);
-            }
-        },
+        |state, obs| state.visit(obs, &plan.regioner, &filter),
         |state, later| {
             state.selected += later.selected;
             state.excluded += later.excluded;
+            state.with_call_stack += later.with_call_stack;
             state.accumulator.merge(later.accumulator);
         },
     )?;
@@ -83,17 +87,21 @@ pub fn analyze<O: Observations>(
         accumulator,
         selected,
         excluded,
+        with_call_stack,
         ..
     } = state;
 
-    let notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    if matches!(plan.regioner, Regioner::StackFrames { .. }) && with_call_stack == 0 {
+        notes.push(
+            "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
+             captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
+                .to_string(),
+        );
+    }
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
-    let builder = ScopeBuilder::new(
-        &found.specs,
-        found.has_time,
-        &reading.origin,
-        &reading.insights,
-    );
+    let origin = plan.regioner.origin(&reading.origin);
+    let builder = ScopeBuilder::new(&found.specs, found.has_time, origin, &reading.insights);
     let mut scopes = crate::parallel::map(scopes, plan.threads, |s| builder.scope(s, false));
     let mut aggregate = aggregate.map(|s| builder.scope(s, true));
     for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
@@ -142,6 +150,10 @@ struct ChunkState {
     decisions: FastMap<String, bool>,
     selected: u64,
     excluded: u64,
+    /// The regions `regions.auto` gives the current result, and its per-scope counts.
+    regions: RegionerState,
+    /// Results that carried a call stack (what `stack_frames` needs).
+    with_call_stack: u64,
 }
 
 impl ChunkState {
@@ -151,20 +163,39 @@ impl ChunkState {
             decisions: FastMap::default(),
             selected: 0,
             excluded: 0,
+            regions: RegionerState::default(),
+            with_call_stack: 0,
         }
     }
 
-    fn selects(&mut self, kernel: &str, filter: &Mutex<KernelFilter>) -> bool {
-        if let Some(&decision) = self.decisions.get(kernel) {
-            return decision;
+    fn visit(&mut self, obs: &Observation<'_>, regioner: &Regioner, filter: &Mutex<KernelFilter>) {
+        self.with_call_stack += u64::from(obs.call_stack.is_some());
+        let obs = regioner.apply(obs, &mut self.regions);
+        if selects(&mut self.decisions, obs.kernel, filter) {
+            self.selected += 1;
+            self.accumulator.add(&obs);
+        } else {
+            self.excluded += 1;
+            self.accumulator.add_excluded(&obs);
         }
-        let decision = filter
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .selects(kernel);
-        self.decisions.insert(kernel.to_string(), decision);
-        decision
     }
+}
+
+/// The kernel selection's decision for a kernel name, asked of the shared filter once per name.
+fn selects(
+    decisions: &mut FastMap<String, bool>,
+    kernel: &str,
+    filter: &Mutex<KernelFilter>,
+) -> bool {
+    if let Some(&decision) = decisions.get(kernel) {
+        return decision;
+    }
+    let decision = filter
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .selects(kernel);
+    decisions.insert(kernel.to_string(), decision);
+    decision
 }
 
 /// Removes the regions `regions.include` does not relate to (docs/attribution.md, "Ranges nobody asked

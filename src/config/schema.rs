@@ -171,6 +171,9 @@ pub struct Regions {
     /// What happens to ranges that `include` does not name (another domain's, unrelated start/end
     /// ranges): `note` lists them with their kernel counts in a note, `show` keeps them in the tree.
     pub unrequested: Unrequested,
+    /// Automatic regions: a method that gives results their regions instead of the program's own
+    /// ranges (`none` keeps them).
+    pub auto: crate::region::AutoRegions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

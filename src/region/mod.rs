@@ -6,12 +6,16 @@
 //! rules implemented here are the ones written down in docs/attribution.md.
 
 mod filter;
+mod regioner;
 mod rename;
 mod requested;
 mod rollup;
 mod tree;
 
 pub use filter::{function_name, KernelFilter, PatternError};
+pub use regioner::{
+    AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,
+};
 pub use rename::{RenameError, RenameRule, Renames};
 pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, Rollup};

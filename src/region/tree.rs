@@ -93,6 +93,9 @@ pub struct Observation<'a> {
     pub instances: Option<&'a [Vec<u64>]>,
     /// Names of the flat ranges (marks) open when the result ran.
     pub marks: &'a [String],
+    /// The call stack that launched the result (Python frames as `function (file:line)`, outermost
+    /// first), where the source records one; only the `stack_frames` regioner reads it.
+    pub call_stack: Option<&'a [String]>,
     /// Kernel name (or a placeholder such as `range` for range-replay results).
     pub kernel: &'a str,
     /// Duration of the result in the time metric's unit, if the export has it.

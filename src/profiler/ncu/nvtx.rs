@@ -447,6 +447,7 @@ mod tests {
             domain: domain.map(str::to_string),
             rename: Vec::new(),
             unrequested: crate::config::Unrequested::Note,
+            auto: crate::region::AutoRegions::default(),
         }
     }
 

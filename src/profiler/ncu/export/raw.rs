@@ -432,6 +432,7 @@ impl<'c> RowReader<'c> {
             stacks,
             instances: None,
             marks,
+            call_stack: None,
             kernel: &kernel,
             time,
             values: &values,

@@ -1,0 +1,247 @@
+//! Automatic regions (`regions.auto`): where a program marked no ranges, or its ranges are too fine,
+//! each result is given regions by a method instead of by its own range stacks. One method at a time:
+//!
+//! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor.
+//! - `collectives {…}`: the results of each scope, in launch order, cut at collective kernels
+//!   (`nccl*` by default) into flat segments `segment[0]`, `segment[1]`, …; the collectives
+//!   themselves form one region `collectives`. Named by position like Neuron Explorer's Region
+//!   Highlighter: skip `offset` cuts, start a new segment every `stride` cuts, name `count` of them.
+//! - `stack_frames {depth}`: regions along the Python call stack that launched each kernel, where the
+//!   source has one (a stack family of frames, outermost first).
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use super::{Observation, ScopeKey};
+use crate::fast_map::FastMap;
+
+/// `regions.auto` as written in a preset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoRegions {
+    /// `none` (the program's own ranges), `hierarchy`, `collectives` or `stack_frames`.
+    pub method: AutoMethod,
+    /// `hierarchy` and `stack_frames`: levels kept (1 = top level only).
+    pub depth: usize,
+    pub collectives: CollectiveCuts,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoMethod {
+    None,
+    Hierarchy,
+    Collectives,
+    StackFrames,
+}
+
+/// How `collectives` cuts and names segments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CollectiveCuts {
+    /// Region name before the index: `segment` gives `segment[0]`, `segment[1]`, …
+    pub name: String,
+    /// Glob patterns on kernel names that are collectives.
+    pub kernels: Vec<String>,
+    /// Cuts skipped before the first named segment (the results before them are outside regions).
+    pub offset: usize,
+    /// Cuts per segment: 2 makes each segment span two collectives.
+    pub stride: usize,
+    /// Segments named at most (`null`: all); later results are outside regions.
+    pub count: Option<usize>,
+}
+
+impl Default for AutoRegions {
+    /// The default preset's values: the program's own ranges.
+    fn default() -> AutoRegions {
+        AutoRegions {
+            method: AutoMethod::None,
+            depth: 2,
+            collectives: CollectiveCuts {
+                name: "segment".into(),
+                kernels: vec![
+                    "nccl*".into(),
+                    "*ncclDevKernel*".into(),
+                    "*ncclKernel*".into(),
+                ],
+                offset: 0,
+                stride: 1,
+                count: None,
+            },
+        }
+    }
+}
+
+/// A `regions.auto` pattern or setting that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("regions.auto.{key}: {message}")]
+pub struct AutoError {
+    pub key: String,
+    pub message: String,
+}
+
+/// The region of the collective kernels themselves, under `collectives`.
+pub const COLLECTIVES_REGION: &str = "collectives";
+
+/// A checked method.
+#[derive(Debug, Clone)]
+pub enum Regioner {
+    Own,
+    Hierarchy { depth: usize },
+    Collectives(Cuts),
+    StackFrames { depth: usize },
+}
+
+#[derive(Debug, Clone)]
+pub struct Cuts {
+    name: String,
+    kernels: GlobSet,
+    offset: usize,
+    stride: usize,
+    count: Option<usize>,
+}
+
+impl Regioner {
+    pub fn new(auto: &AutoRegions) -> Result<Regioner, AutoError> {
+        let error = |key: &str, message: String| AutoError {
+            key: key.into(),
+            message,
+        };
+        let depth = || match auto.depth {
+            0 => Err(error(
+                "depth",
+                "must be 1 or more (1: top-level ranges only)".into(),
+            )),
+            d => Ok(d),
+        };
+        Ok(match auto.method {
+            AutoMethod::None => Regioner::Own,
+            AutoMethod::Hierarchy => Regioner::Hierarchy { depth: depth()? },
+            AutoMethod::StackFrames => Regioner::StackFrames { depth: depth()? },
+            AutoMethod::Collectives => {
+                let c = &auto.collectives;
+                if c.stride == 0 {
+                    return Err(error("collectives.stride", "must be 1 or more".into()));
+                }
+                if c.kernels.is_empty() {
+                    return Err(error(
+                        "collectives.kernels",
+                        "names no kernel pattern; use e.g. [\"nccl*\"]".into(),
+                    ));
+                }
+                let mut set = GlobSetBuilder::new();
+                for pattern in &c.kernels {
+                    let glob = Glob::new(pattern).map_err(|e| {
+                        error("collectives.kernels", format!("pattern {pattern:?}: {e}"))
+                    })?;
+                    set.add(glob);
+                }
+                let kernels = set
+                    .build()
+                    .map_err(|e| error("collectives.kernels", e.to_string()))?;
+                Regioner::Collectives(Cuts {
+                    name: c.name.clone(),
+                    kernels,
+                    offset: c.offset,
+                    stride: c.stride,
+                    count: c.count,
+                })
+            }
+        })
+    }
+
+    /// The method's name as reports give it in `regions[].origin` (`nvtx` for the program's own).
+    pub fn origin<'a>(&self, own: &'a str) -> &'a str {
+        match self {
+            Regioner::Own => own,
+            Regioner::Hierarchy { .. } => "hierarchy",
+            Regioner::Collectives(_) => "collectives",
+            Regioner::StackFrames { .. } => "stack_frames",
+        }
+    }
+
+    /// Whether results must be seen one scope at a time in launch order (a single reader).
+    pub fn needs_order(&self) -> bool {
+        matches!(self, Regioner::Collectives(_))
+    }
+}
+
+/// Per-reader state: the regions given to the current result, and for `collectives` the cuts seen
+/// so far in each scope.
+#[derive(Debug, Default)]
+pub struct RegionerState {
+    cuts: FastMap<ScopeKey, usize>,
+    stacks: Vec<Vec<String>>,
+    marks: Vec<String>,
+}
+
+impl Regioner {
+    /// `obs` with its regions given by the method; `Own` leaves it as it is.
+    pub fn apply<'a>(
+        &self,
+        obs: &Observation<'a>,
+        state: &'a mut RegionerState,
+    ) -> Observation<'a> {
+        let mut out = *obs;
+        match self {
+            Regioner::Own => return out,
+            Regioner::Hierarchy { depth } => {
+                state.stacks.clear();
+                state
+                    .stacks
+                    .extend(obs.stacks.iter().map(|s| s[..s.len().min(*depth)].to_vec()));
+                out.marks = &[];
+            }
+            Regioner::StackFrames { depth } => {
+                state.stacks.clear();
+                if let Some(frames) = obs.call_stack {
+                    state
+                        .stacks
+                        .push(frames[..frames.len().min(*depth)].to_vec());
+                }
+                out.marks = &[];
+            }
+            Regioner::Collectives(cuts) => {
+                state.stacks.clear();
+                state.marks.clear();
+                if let Some(mark) = cuts.region_of(obs.scope, obs.kernel, &mut state.cuts) {
+                    state.marks.push(mark);
+                }
+            }
+        }
+        out.instances = None;
+        out.stacks = &state.stacks;
+        if !matches!(
+            self,
+            Regioner::Hierarchy { .. } | Regioner::StackFrames { .. }
+        ) {
+            out.marks = &state.marks;
+        }
+        out
+    }
+}
+
+impl Cuts {
+    /// The segment (or the collectives' region) of one result, counting cuts per scope.
+    fn region_of(
+        &self,
+        scope: &ScopeKey,
+        kernel: &str,
+        seen: &mut FastMap<ScopeKey, usize>,
+    ) -> Option<String> {
+        let cuts = match seen.get_mut(scope) {
+            Some(n) => n,
+            None => seen.entry(scope.clone()).or_default(),
+        };
+        if self.kernels.is_match(kernel) {
+            *cuts += 1;
+            return Some(COLLECTIVES_REGION.to_string());
+        }
+        let since_offset = cuts.checked_sub(self.offset)?;
+        let index = since_offset / self.stride;
+        if self.count.is_some_and(|count| index >= count) {
+            return None;
+        }
+        Some(format!("{}[{index}]", self.name))
+    }
+}
