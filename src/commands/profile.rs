@@ -1,5 +1,6 @@
-//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, export, analysis,
-//! reports. Every check runs in [`Plan::new`] before the profiler starts.
+//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, the exports asked for,
+//! analysis (the report file read natively, or its CSV pages), reports. Every check runs in
+//! [`Plan::new`] before the profiler starts.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ use crate::process::progress::Display;
 use crate::process::{resolve_program, run_streaming, ProfilerError, Unrunnable};
 use crate::profiler::ncu::cli::NcuCli;
 use crate::profiler::ncu::diagnose::failure;
+use crate::profiler::ncu::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::source::{analyze_exports, ExportSet};
 use crate::profiler::ncu::{export_pages, log};
 use crate::run::{self, RunDir, RunRecord};
@@ -154,7 +156,9 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// Exports the run's .ncu-rep to CSV, analyses it and writes the reports. Returns report.md's path.
+/// Exports the run's .ncu-rep to the CSV pages `pipeline.ncu.export.pages` lists, analyses the capture
+/// (the report file itself under `pipeline.ncu.reader: native`, the raw and details pages under
+/// `csv`) and writes the reports. Returns report.md's path (the capture's when not rendering).
 fn export_and_render(
     run: &RunDir,
     loaded: &Loaded,
@@ -170,31 +174,45 @@ fn export_and_render(
             err_line(&format!("exported {}", path.display()));
         }
     }
-    let raw = pages
-        .iter()
-        .find(|(page, _)| page == "raw")
-        .map(|(_, path)| path.clone());
-    let raw = raw.ok_or_else(|| {
-        Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into())
-    })?;
-    if !config.output.render {
-        return Ok(raw);
-    }
-    let set = ExportSet {
-        details: pages
+    let page = |name: &str| {
+        pages
             .iter()
-            .find(|(page, _)| page == "details")
-            .map(|(_, path)| path.clone()),
-        raw,
-        rank: record.rank.as_ref().map(|r| r.rank),
+            .find(|(page, _)| page == name)
+            .map(|(_, path)| path.clone())
     };
+    let rank = record.rank.as_ref().map(|r| r.rank);
     let context = RunContext {
         command: record.workload.clone(),
         profiler_command: record.profiler_command.clone(),
         profiler_version: record.profiler_version.clone(),
         config_fingerprint: loaded.fingerprint(),
     };
-    let report = analyze_exports(plan, &[set], &context)?;
+    let report = if config.pipeline.ncu.reader == "csv" {
+        let raw = page("raw").ok_or_else(|| {
+            Error::Usage(
+                "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
+                    .into(),
+            )
+        })?;
+        if !config.output.render {
+            return Ok(raw);
+        }
+        let set = ExportSet {
+            details: page("details"),
+            raw,
+            rank,
+        };
+        analyze_exports(plan, &[set], &context)?
+    } else {
+        if !config.output.render {
+            return Ok(report_file.to_path_buf());
+        }
+        let input = ReportInput {
+            path: report_file.to_path_buf(),
+            rank,
+        };
+        analyze_report_files(plan, &[input], &context)?
+    };
     let md = write_reports(&report, plan, run.root())?;
     print_selection_notes(&report);
     Ok(md)

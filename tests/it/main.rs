@@ -5,6 +5,7 @@ mod cli_e2e;
 mod common;
 mod config;
 mod hardening;
+mod native_report;
 mod ncu_cli;
 mod parallel_read;
 mod pytorch_runs;

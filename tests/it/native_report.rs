@@ -1,0 +1,508 @@
+//! The native report-file source against the CSV source on the same captures: for every `.ncu-rep`
+//! fixture both give the same scopes, regions, kernel counts, metric values and advice rules; the
+//! native one adds range instances. Also the derived units against the raw pages' units rows, and
+//! `profile-run report` on report files and run directories without ncu.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use profile_run::analysis::{Observations, RunContext};
+use profile_run::config::{load, Config, ConfigSources};
+use profile_run::plan::Plan;
+use profile_run::profiler::ncu::report_file::ReportFile;
+use profile_run::profiler::ncu::report_source::{analyze_report_files, ReportInput, ReportSource};
+use profile_run::profiler::ncu::units::base_unit_of;
+use profile_run::region::{RegionAccumulator, RegionKind, ScopeStats};
+use profile_run::report::model::{MetricMap, Report, Scope};
+
+use crate::common::{analyze_sets, fixture, ExportSet};
+use crate::report_file::{report_path, FIXTURES};
+
+/// Metrics beyond the default groups that exercise other units (`hz`, `byte`, `cycle`, `block`).
+const EXTRA_METRICS: &str = "report.metrics=[dram__cycles_elapsed.avg.per_second, profiler__replayer_bytes_mem_accessible.sum, sm__cycles_active.sum, launch__occupancy_limit_blocks, launch__shared_mem_per_block, device__attribute_display_name]";
+
+fn config(extra: &[&str]) -> Config {
+    let mut overrides = vec![
+        "regions.unrequested=show".to_string(),
+        EXTRA_METRICS.to_string(),
+    ];
+    overrides.extend(extra.iter().map(|s| s.to_string()));
+    let sources = ConfigSources {
+        files: Vec::new(),
+        overrides,
+        env: Vec::new(),
+    };
+    load(&sources).unwrap().config
+}
+
+fn csv_report(name: &str, config: &Config) -> Report {
+    let dir = "ncu/h100-2025.3.1-pytorch";
+    let set = ExportSet {
+        raw: fixture(&format!("{dir}/{name}_raw.csv")),
+        details: Some(fixture(&format!("{dir}/{name}_details.csv"))),
+        rank: None,
+    };
+    analyze_sets(config, &[set], &RunContext::default()).unwrap()
+}
+
+fn native_report(name: &str, config: &Config) -> Report {
+    let plan = Plan::new(config).unwrap();
+    let input = ReportInput {
+        path: report_path(name),
+        rank: None,
+    };
+    analyze_report_files(&plan, &[input], &RunContext::default()).unwrap()
+}
+
+/// The CSV prints fractional values with two decimals: each result's value may be off by 0.005.
+fn close(native: f64, csv: f64, results: u64) -> bool {
+    let tolerance = 1e-9 * native.abs().max(csv.abs()) + 0.005 * results.max(1) as f64;
+    (native - csv).abs() <= tolerance
+}
+
+fn same_values(at: &str, native: &[String], csv: &[String]) {
+    // Attribute values: numbers compare within the CSV's rounding, text exactly; rounding may merge
+    // two native values into one CSV value, so each side must find a match in the other.
+    let matches = |a: &String, b: &String| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => close(x, y, 1),
+        _ => a == b,
+    };
+    for v in native {
+        assert!(
+            csv.iter().any(|c| matches(v, c)),
+            "{at}: {v} not in {csv:?}"
+        );
+    }
+    for c in csv {
+        assert!(
+            native.iter().any(|v| matches(v, c)),
+            "{at}: {c} not in {native:?}"
+        );
+    }
+}
+
+fn same_metrics(at: &str, native: &MetricMap, csv: &MetricMap, results: u64) {
+    let names = |m: &MetricMap| m.0.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>();
+    assert_eq!(names(native), names(csv), "{at}: metric names");
+    for ((name, n), (_, c)) in native.0.iter().zip(&csv.0) {
+        let at = format!("{at} {name}");
+        assert_eq!(n.unit, c.unit, "{at}: unit");
+        match (n.value, c.value) {
+            (Some(a), Some(b)) => assert!(close(a, b, results), "{at}: native {a} vs CSV {b}"),
+            (a, b) => assert_eq!(a.is_some(), b.is_some(), "{at}: {a:?} vs {b:?}"),
+        }
+        match (&n.values, &c.values) {
+            (Some(a), Some(b)) => same_values(&at, a, b),
+            (a, b) => assert_eq!(a.is_some(), b.is_some(), "{at}: values"),
+        }
+    }
+}
+
+/// (rule, kind) → (results, time) of every advice entry of a region.
+fn rules(advice: &[profile_run::report::model::Advice]) -> BTreeMap<(String, String), u64> {
+    advice
+        .iter()
+        .map(|a| ((a.rule.clone(), a.kind.clone()), a.results))
+        .collect()
+}
+
+fn same_scope(at: &str, native: &Scope, csv: &Scope) {
+    assert_eq!(native.label, csv.label, "{at}: label");
+    assert_eq!(
+        (native.rank, native.process_id, &native.device),
+        (csv.rank, csv.process_id, &csv.device),
+        "{at}"
+    );
+    for (what, n, c) in [
+        ("total", &native.total, &csv.total),
+        ("outside", &native.outside_regions, &csv.outside_regions),
+    ] {
+        assert_eq!(n.kernel_count, c.kernel_count, "{at} {what}: results");
+        same_metrics(
+            &format!("{at} {what}"),
+            &n.metrics,
+            &c.metrics,
+            c.kernel_count,
+        );
+    }
+    let paths = |s: &Scope| {
+        s.regions
+            .iter()
+            .map(|r| (r.path.clone(), r.kind))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(paths(native), paths(csv), "{at}: regions");
+    for (n, c) in native.regions.iter().zip(&csv.regions) {
+        let at = format!("{at} region {}", c.path);
+        assert_eq!(n.segments, c.segments, "{at}");
+        assert_eq!(
+            (n.kernel_count, n.self_kernel_count),
+            (c.kernel_count, c.self_kernel_count),
+            "{at}: results"
+        );
+        same_metrics(
+            &format!("{at} inclusive"),
+            &n.inclusive,
+            &c.inclusive,
+            c.kernel_count,
+        );
+        same_metrics(
+            &format!("{at} exclusive"),
+            &n.exclusive,
+            &c.exclusive,
+            c.kernel_count,
+        );
+        assert_eq!(rules(&n.advice), rules(&c.advice), "{at}: advice");
+        for (a, b) in n.advice.iter().zip(&c.advice) {
+            assert!(close(a.time, b.time, 0), "{at} {}: advice time", a.rule);
+        }
+    }
+}
+
+fn check_same_report(name: &str, config: &Config) {
+    let native = native_report(name, config);
+    let csv = csv_report(name, config);
+    let metrics = |r: &Report| {
+        r.metrics
+            .iter()
+            .map(|m| (m.name.clone(), m.unit.clone(), m.rollup))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(metrics(&native), metrics(&csv), "{name}: metrics");
+    assert_eq!(native.time_metric, csv.time_metric, "{name}");
+    assert_eq!(native.notes, csv.notes, "{name}: notes");
+    assert_eq!(native.run.profiler, csv.run.profiler, "{name}: profiler");
+    assert_eq!(native.scopes.len(), csv.scopes.len(), "{name}: scopes");
+    let regions: usize = csv.scopes.iter().map(|s| s.regions.len()).sum();
+    assert!(regions > 0, "{name}: no region compared");
+    let advice: usize = csv
+        .scopes
+        .iter()
+        .flat_map(|s| &s.regions)
+        .map(|r| r.advice.len())
+        .sum();
+    assert!(advice > 0, "{name}: no advice compared");
+    for extra in [
+        "dram__cycles_elapsed.avg.per_second",
+        "launch__shared_mem_per_block",
+    ] {
+        assert!(
+            native.metrics.iter().any(|m| m.name == extra),
+            "{name}: {extra} not compared"
+        );
+    }
+    for (i, (n, c)) in native.scopes.iter().zip(&csv.scopes).enumerate() {
+        same_scope(&format!("{name} scope {i}"), n, c);
+    }
+    same_scope(
+        &format!("{name} aggregate"),
+        native.aggregate.as_ref().unwrap(),
+        csv.aggregate.as_ref().unwrap(),
+    );
+}
+
+macro_rules! same_as_csv {
+    ($($name:ident),*) => {$(
+        #[test]
+        fn $name() {
+            check_same_report(stringify!($name), &config(&[]));
+        }
+    )*};
+}
+
+mod same_as_csv {
+    use super::check_same_report;
+    use super::config;
+    same_as_csv!(
+        emit_nvtx,
+        nccl_one_rank,
+        rep_apprange,
+        rep_kernel,
+        rep_multiproc,
+        rep_pystack,
+        rep_range,
+        rep_start_end
+    );
+}
+
+#[test]
+fn renames_and_every_requested_region_match_the_csv() {
+    // The PyTorch preset's renames merge per-call operator ranges; `regions.include` sets aside the
+    // rest (NCCL's range) into a note, which must read the same.
+    let mut config = config(&["regions.include=[step]", "regions.unrequested=note"]);
+    let pytorch = load(&ConfigSources {
+        files: vec![crate::common::repo().join("conf/ncu/pytorch.yaml")],
+        overrides: Vec::new(),
+        env: Vec::new(),
+    })
+    .unwrap()
+    .config;
+    config.regions.rename = pytorch.regions.rename;
+    check_same_report("emit_nvtx", &config);
+    let mut config = config.clone();
+    config.regions.include = vec!["train_step".into()];
+    check_same_report("nccl_one_rank", &config);
+}
+
+#[test]
+fn derived_units_are_the_raw_pages_units_for_every_metric_of_every_fixture() {
+    let fixed = [
+        "ID",
+        "Process ID",
+        "Process Name",
+        "Host Name",
+        "Kernel Name",
+        "Context",
+        "Stream",
+        "Block Size",
+        "Grid Size",
+        "Device",
+        "CC",
+    ];
+    let mut compared = BTreeSet::new();
+    for name in FIXTURES {
+        let path = fixture(&format!("ncu/h100-2025.3.1-pytorch/{name}_raw.csv"));
+        let mut rows = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_path(&path)
+            .unwrap()
+            .into_records();
+        let header = rows.next().unwrap().unwrap();
+        let units = rows.next().unwrap().unwrap();
+        // Every metric the report file holds is a column of the raw page, and the other way round.
+        let mut in_file = BTreeSet::new();
+        let mut report = ReportFile::open(&report_path(name)).unwrap();
+        report
+            .for_each_result(|r| {
+                for m in r.metrics() {
+                    in_file.insert(m.map_err(|e| r.err(e))?.name.to_owned());
+                }
+                Ok::<_, profile_run::profiler::ncu::report_file::ReportFileError>(())
+            })
+            .unwrap();
+        for (column, unit) in header.iter().zip(units.iter()) {
+            if fixed.contains(&column) || column.contains("Range") {
+                continue;
+            }
+            assert!(in_file.contains(column), "{name}: {column} not in the file");
+            assert_eq!(base_unit_of(column), unit, "{name}: {column}");
+            compared.insert(column.to_string());
+        }
+    }
+    assert!(
+        compared.len() > 450,
+        "only {} metrics compared",
+        compared.len()
+    );
+}
+
+/// The finished region trees of a report file under `config`, straight from the source.
+fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
+    let plan = Plan::new(config).unwrap();
+    let input = ReportInput {
+        path: report_path(name),
+        rank: None,
+    };
+    let source = ReportSource::open(&plan.analysis, &[input], &RunContext::default(), &[]).unwrap();
+    let specs = source.metrics().specs.clone();
+    let filter = Mutex::new(plan.analysis.filter.clone());
+    let (acc, _) = source
+        .read(
+            1,
+            &filter,
+            || RegionAccumulator::new(specs.clone()),
+            |acc, obs| acc.add(obs),
+            |acc, later| acc.merge(later),
+        )
+        .unwrap();
+    acc.finish(false).0
+}
+
+fn instances_of(scopes: &[ScopeStats], segments: &[&str]) -> (Vec<f64>, f64) {
+    let region = scopes
+        .iter()
+        .flat_map(|s| &s.regions)
+        .find(|r| r.path.kind == RegionKind::Stack && r.path.segments == segments)
+        .unwrap_or_else(|| panic!("no region {segments:?}"));
+    let time = region.inclusive.time;
+    (region.instances.clone().expect("instances"), time)
+}
+
+#[test]
+fn instances_come_from_the_range_ids() {
+    let config = config(&[]);
+    let (step, time) = instances_of(&native_stats("emit_nvtx", &config), &["step"]);
+    assert_eq!(step.len(), 2, "{step:?}");
+    assert!(step.iter().all(|t| *t > 0.0));
+    assert!((step.iter().sum::<f64>() - time).abs() <= 1e-6 * time);
+    // Range replay: the workload pushes A and B once each, and each is one range result; under
+    // kernel replay the same single visits hold all their kernels (A1's included in A's).
+    for name in ["rep_range", "rep_kernel"] {
+        let scopes = native_stats(name, &config);
+        for path in [&["A"][..], &["A", "A1"], &["B"]] {
+            if name == "rep_range" && path.len() > 1 {
+                continue;
+            }
+            let (times, time) = instances_of(&scopes, path);
+            assert_eq!(times.len(), 1, "{name} {path:?}: {times:?}");
+            assert!(time > 0.0 && (times[0] - time).abs() <= 1e-6 * time);
+        }
+    }
+}
+
+#[test]
+fn csv_exports_give_no_instances() {
+    let config = config(&[]);
+    let plan = Plan::new(&config).unwrap();
+    let set = ExportSet::raw_only(fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv"));
+    let source = profile_run::profiler::ncu::source::CsvSource::open(
+        &plan.analysis,
+        &[set],
+        &RunContext::default(),
+        &[],
+    )
+    .unwrap();
+    let specs = source.metrics().specs.clone();
+    let filter = Mutex::new(plan.analysis.filter.clone());
+    let (acc, _) = source
+        .read(
+            1,
+            &filter,
+            || RegionAccumulator::new(specs.clone()),
+            |acc, obs| acc.add(obs),
+            |acc, later| acc.merge(later),
+        )
+        .unwrap();
+    let scopes = acc.finish(false).0;
+    let regions: Vec<_> = scopes.iter().flat_map(|s| &s.regions).collect();
+    assert!(!regions.is_empty());
+    assert!(regions.iter().all(|r| r.instances.is_none()));
+}
+
+/// A copy of a fixture report in a fresh temporary directory, gunzipped when `plain`.
+fn copied(name: &str, dir: &std::path::Path, file: &str, plain: bool) -> PathBuf {
+    let target = dir.join(file);
+    let bytes = std::fs::read(report_path(name)).unwrap();
+    if plain {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+            .unwrap();
+        std::fs::write(&target, out).unwrap();
+    } else {
+        std::fs::write(&target, bytes).unwrap();
+    }
+    target
+}
+
+/// `profile-run report ARGS` with no ncu anywhere: the executable names a missing program and PATH
+/// holds only the system directories.
+fn report_without_ncu(cwd: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_profile-run"));
+    cmd.current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("report")
+        .args(args)
+        .arg("pipeline.ncu.executable=/nonexistent/ncu");
+    cmd.output().unwrap()
+}
+
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn region_paths(json: &serde_json::Value) -> BTreeSet<String> {
+    json["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["regions"].as_array().unwrap())
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn report_reads_a_gzipped_report_file_without_ncu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rep = copied("rep_kernel", tmp.path(), "rep_kernel.ncu-rep.gz", false);
+    let out = tmp.path().join("out");
+    let result = report_without_ncu(
+        tmp.path(),
+        &[rep.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    );
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let json = read_json(&out.join("report.json"));
+    let paths = region_paths(&json);
+    for want in ["A", "A/A1", "B"] {
+        assert!(paths.contains(want), "{want} not in {paths:?}");
+    }
+    assert_eq!(json["run"]["profiler"]["name"], "ncu");
+    // No CSV was exported: the numbers come from the file itself.
+    let sources = json["run"]["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 1);
+    assert!(sources[0].as_str().unwrap().ends_with(".ncu-rep.gz"));
+    assert!(!std::fs::read_dir(&out).unwrap().any(|e| e
+        .unwrap()
+        .path()
+        .extension()
+        .is_some_and(|x| x == "csv")));
+}
+
+#[test]
+fn report_reads_a_run_directory_holding_only_its_report_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    copied("rep_multiproc", &run, "profile.ncu-rep", true);
+    std::fs::copy(
+        fixture("ncu/h100-2025.3.1-pytorch/rep_multiproc.run.json"),
+        run.join("run.json"),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let result = report_without_ncu(
+        tmp.path(),
+        &[run.to_str().unwrap(), "--out", out.to_str().unwrap()],
+    );
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let json = read_json(&out.join("report.json"));
+    let pids: BTreeSet<u64> = json["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["process_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "two processes: {pids:?}");
+    let paths = region_paths(&json);
+    assert!(paths.contains("A") && paths.contains("B"), "{paths:?}");
+    // The run's record gives the profiler's version and settings.
+    assert!(json["run"]["profiler"]["version"].is_string());
+    assert_eq!(json["run"]["profiler"]["settings"]["replay_mode"], "kernel");
+}
+
+#[test]
+fn a_damaged_report_file_exits_5_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rep = copied("rep_range", tmp.path(), "cut.ncu-rep", true);
+    let bytes = std::fs::read(&rep).unwrap();
+    std::fs::write(&rep, &bytes[..bytes.len() / 2 + 7]).unwrap();
+    let result = report_without_ncu(
+        tmp.path(),
+        &[
+            rep.to_str().unwrap(),
+            "--out",
+            tmp.path().join("o").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(result.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("cut.ncu-rep"));
+}
