@@ -506,3 +506,52 @@ fn a_damaged_report_file_exits_5_naming_it() {
     assert_eq!(result.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&result.stderr).contains("cut.ncu-rep"));
 }
+
+#[test]
+fn the_csv_reader_needs_the_raw_page_and_the_reader_takes_two_values() {
+    let load_with = |overrides: &[&str]| {
+        load(&ConfigSources {
+            files: Vec::new(),
+            overrides: overrides.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
+        })
+    };
+    let defaults = load_with(&[]).unwrap().config;
+    assert_eq!(defaults.pipeline.ncu.reader, "native");
+    assert!(defaults.pipeline.ncu.export.pages.is_empty());
+    let err = load_with(&["pipeline.ncu.reader=csv"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pipeline.ncu.export.pages") && err.contains("raw"),
+        "{err}"
+    );
+    assert!(load_with(&["pipeline.ncu.reader=csv", "pipeline.ncu.export.pages=[raw]"]).is_ok());
+    let err = load_with(&["pipeline.ncu.reader=ncu_report"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("pipeline.ncu.reader") && err.contains("native"),
+        "{err}"
+    );
+}
+
+#[test]
+fn report_files_and_csv_exports_are_not_mixed_in_one_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rep = copied("rep_kernel", tmp.path(), "rep_kernel.ncu-rep.gz", false);
+    let raw = fixture("ncu/h100-2025.3.1-pytorch/rep_kernel_raw.csv");
+    let result = report_without_ncu(
+        tmp.path(),
+        &[
+            rep.to_str().unwrap(),
+            raw.to_str().unwrap(),
+            "--out",
+            tmp.path().join("o").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(result.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("pipeline.ncu.reader=csv"), "{stderr}");
+    assert!(!tmp.path().join("o").exists());
+}
