@@ -555,3 +555,47 @@ fn report_files_and_csv_exports_are_not_mixed_in_one_report() {
     assert!(stderr.contains("pipeline.ncu.reader=csv"), "{stderr}");
     assert!(!tmp.path().join("o").exists());
 }
+
+#[test]
+fn several_report_files_read_like_their_exports_on_any_thread_count() {
+    // Two captures as two launcher ranks: the scopes keep their ranks apart, the aggregate merges
+    // them, and reading the files on one or several threads gives the same report.
+    let names = ["rep_kernel", "rep_multiproc"];
+    let dir = "ncu/h100-2025.3.1-pytorch";
+    let sets: Vec<ExportSet> = names
+        .iter()
+        .zip(0..)
+        .map(|(name, rank)| ExportSet {
+            raw: fixture(&format!("{dir}/{name}_raw.csv")),
+            details: Some(fixture(&format!("{dir}/{name}_details.csv"))),
+            rank: Some(rank),
+        })
+        .collect();
+    let inputs: Vec<ReportInput> = names
+        .iter()
+        .zip(0..)
+        .map(|(name, rank)| ReportInput {
+            path: report_path(name),
+            rank: Some(rank),
+        })
+        .collect();
+    let mut reports = Vec::new();
+    for threads in ["1", "2"] {
+        let config = config(&[&format!("report.threads={threads}")]);
+        let plan = Plan::new(&config).unwrap();
+        let native = analyze_report_files(&plan, &inputs, &RunContext::default()).unwrap();
+        let csv = analyze_sets(&config, &sets, &RunContext::default()).unwrap();
+        assert_eq!(native.scopes.len(), 3, "one scope of rank 0, two of rank 1");
+        assert_eq!(native.scopes.len(), csv.scopes.len());
+        for (i, (n, c)) in native.scopes.iter().zip(&csv.scopes).enumerate() {
+            same_scope(&format!("scope {i}"), n, c);
+        }
+        same_scope(
+            "aggregate",
+            native.aggregate.as_ref().unwrap(),
+            csv.aggregate.as_ref().unwrap(),
+        );
+        reports.push(serde_json::to_value(&native).unwrap());
+    }
+    assert_eq!(reports[0], reports[1], "the thread count changes nothing");
+}

@@ -158,15 +158,16 @@ impl Observations for ReportSource<'_> {
         &self.found
     }
 
-    /// Reads the files one after the other in input order on one thread (decompressing and decoding
-    /// one file is sequential), into one state: `threads` and `merge` are not needed.
+    /// Reads each file on its own thread (decompressing and decoding one file is sequential; up to
+    /// `threads` files at once, 0: one per core) into its own state and advice, then folds them
+    /// together in input order, so the report does not depend on the thread count.
     fn read<S, I, V, M>(
         self,
-        _threads: usize,
+        threads: usize,
         filter: &Mutex<KernelFilter>,
         init: I,
         visit: V,
-        _merge: M,
+        mut merge: M,
     ) -> Result<(S, Reading)>
     where
         S: Send,
@@ -174,18 +175,30 @@ impl Observations for ReportSource<'_> {
         V: Fn(&mut S, &Observation<'_>) + Sync,
         M: FnMut(&mut S, S),
     {
-        let mut state = init();
-        let mut advice = AdviceIndex::default();
-        let mut counts = Vec::with_capacity(self.inputs.len());
-        let mut has_ranges = false;
-        for input in &self.inputs {
+        let inputs: Vec<&ReportInput> = self.inputs.iter().collect();
+        let read = crate::parallel::map(inputs, threads, |input| {
+            let mut state = init();
+            let mut advice = AdviceIndex::default();
             let mut reader = FileReader::new(&self, input.rank, filter);
             let mut report = ReportFile::open(&input.path)?;
             report.for_each_result(|r| {
                 reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
             })?;
-            counts.push(reader.counts);
-            has_ranges |= reader.has_nvtx;
+            Ok::<_, crate::error::Error>((state, advice, reader.counts, reader.has_nvtx))
+        });
+        let mut state = None;
+        let mut advice = AdviceIndex::default();
+        let mut counts = Vec::with_capacity(read.len());
+        let mut has_ranges = false;
+        for file in read {
+            let (part, part_advice, part_counts, part_nvtx) = file?;
+            match state.as_mut() {
+                Some(state) => merge(state, part),
+                None => state = Some(part),
+            }
+            advice.merge(part_advice);
+            counts.push(part_counts);
+            has_ranges |= part_nvtx;
         }
         let sources = self
             .inputs
@@ -200,7 +213,7 @@ impl Observations for ReportSource<'_> {
             &self.nvtx_include,
             advice,
         );
-        Ok((state, reading))
+        Ok((state.unwrap_or_else(init), reading))
     }
 }
 

@@ -154,6 +154,25 @@ impl AdviceIndex {
         }
     }
 
+    /// Folds in the findings of inputs read apart (another file, on another thread); merged in input
+    /// order, the outcome does not depend on how the reading was split.
+    pub fn merge(&mut self, other: AdviceIndex) {
+        for (scope, regions) in other.scopes {
+            let mine = self.scopes.entry(scope).or_default();
+            for (region, rules) in regions {
+                let into = mine.entry(region).or_default();
+                for (key, finding) in rules {
+                    match into.get_mut(&key) {
+                        Some(existing) => existing.merge(&finding),
+                        None => {
+                            into.insert(key, finding);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.scopes.is_empty()
     }
