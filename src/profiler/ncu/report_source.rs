@@ -4,9 +4,9 @@
 //! cells drop, and its rule results feed the same per-region advice as the details page.
 //!
 //! How a result maps to what the CSV reader (`export::raw`) makes of a row: the push/pop cell lists
-//! every thread with an open range, in file order, each thread's domains in file order; so do the
-//! record's [`NvtxThread`]s, and the same grouping by domain (`export::nvtx_cell::stacks_by_domain`)
-//! follows. Units, which the file does not store, come from the metric names
+//! every thread with an open range, in file order, each thread's domains in file order; so does the
+//! record's NVTX state, and the same grouping by domain (`export::nvtx_cell::stacks_by_domain`)
+//! follows (`paths.rs`). Units, which the file does not store, come from the metric names
 //! ([`units::base_unit_of`]) and go through the same normalisation as the CSV's units row.
 
 use std::path::PathBuf;

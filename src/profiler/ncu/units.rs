@@ -112,7 +112,7 @@ const PLAIN_PREFIXES: &[&str] = &["device__", "nvlink__", "numa__", "c2clink__"]
 
 /// The base unit ncu prints for a metric (`--print-units base`), derived from the metric's name: a
 /// report file stores no units (ncu takes them from its metrics library). The rules, in order:
-/// device/link/NUMA attributes have none; launch attributes come from [`LAUNCH_UNITS`] (`_pct` ones
+/// device/link/NUMA attributes have none; launch attributes come from `LAUNCH_UNITS` (`_pct` ones
 /// are `%`, the rest none); `.pct_of_peak_*`, `.pct` and `_pct` are `%`; `.per_second` is the
 /// counter's unit per second (`cycle` per second is `hz`); `.per_cycle_*` the counter's unit per
 /// cycle; otherwise the counter's unit: `gpu__time_duration` is `ns`, then by what the counter counts
