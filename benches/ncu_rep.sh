@@ -3,7 +3,9 @@
 # `ncu_report` Python module (pip package ncu-report), each loading a report and summing
 # gpu__time_duration.sum over its results; wall time and peak RSS side by side, the sums compared.
 # Inputs: a real fixture (rep_kernel, 111 results), then larger files made from it by
-# benches/tools/gen_ncu_rep.rs (its result blocks repeated). docs/performance.md has the results.
+# benches/tools/gen_ncu_rep.rs (its result blocks repeated). A second table puts the whole
+# `profile-run report R.ncu-rep` (native reader, region tree, advice, report.md and report.json)
+# beside the same `ncu_report` load-and-sum. docs/performance.md has the results.
 #
 #   benches/ncu_rep.sh              # the fixture, then 10 and 100 copies of its results (~40 MB, ~400 MB)
 #   benches/ncu_rep.sh 10 1000      # chosen copy counts
@@ -23,7 +25,8 @@ work=${BENCH_DIR:-$(mktemp -d /tmp/profile-run-ncu-rep.XXXXXX)}
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
-cargo build --release --quiet --example ncu-rep-sum --example gen-ncu-rep
+cargo build --release --quiet --bin profile-run --example ncu-rep-sum --example gen-ncu-rep
+profile_run=${CARGO_TARGET_DIR:-$PWD/target}/release/profile-run
 sum=${CARGO_TARGET_DIR:-$PWD/target}/release/examples/ncu-rep-sum
 gen=${CARGO_TARGET_DIR:-$PWD/target}/release/examples/gen-ncu-rep
 
@@ -76,6 +79,7 @@ for c in "${copies[@]}"; do
   inputs+=("$work/rep_kernel-x$c.ncu-rep")
 done
 
+declare -A py_wall py_peak
 echo "## Reading .ncu-rep ($(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
 echo
 echo "| input | MB | results | profile-run s | profile-run RSS MiB | ncu_report s | ncu_report RSS MiB | speed-up | sums agree |"
@@ -92,8 +96,26 @@ for file in "${inputs[@]}"; do
     agree=$(awk -v a="$rs_total" -v b="$py_total" 'BEGIN { print (a == b) ? "yes" : "NO" }')
     [[ $agree == yes ]] || { echo "sums differ on $file: $rs_total vs $py_total" >&2; exit 1; }
     speedup="$(ratio "$py_s" "$rs_s")x"
+    py_wall[$file]=$py_s; py_peak[$file]=$py_rss
   else
     py_s=n/a; py_rss=n/a; speedup=n/a; agree=n/a
   fi
   echo "| $(basename "$file") | $mb | $results | $rs_s | $rs_rss | $py_s | $py_rss | $speedup | $agree |"
+done
+
+# The whole report command on the same files: what a user waits for after a capture.
+echo
+echo "## profile-run report R.ncu-rep against ncu_report load + sum"
+echo
+echo "| input | MB | results | profile-run report s | RSS MiB | ncu_report s | ncu_report RSS MiB | speed-up |"
+echo "|---|---|---|---|---|---|---|---|"
+for file in "${inputs[@]}"; do
+  mb=$(awk -v b="$(stat -c %s "$file")" 'BEGIN { printf "%.0f", b / 1048576 }')
+  measure report "$profile_run" report "$file" --out "$work/report-out" --force
+  [[ -s $work/report-out/report.json ]] || { echo "no report.json for $file" >&2; exit 1; }
+  results=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["kernel_selection"]["results_selected"] + r["kernel_selection"]["results_excluded"])' "$work/report-out/report.json" 2>/dev/null || echo "?")
+  py_s=${py_wall[$file]:-n/a}; py_rss=${py_peak[$file]:-n/a}
+  speedup=n/a
+  [[ $py_s != n/a ]] && speedup="$(ratio "$py_s" "$wall")x"
+  echo "| $(basename "$file") | $mb | $results | $wall | $rss | $py_s | $py_rss | $speedup |"
 done

@@ -4,6 +4,7 @@
 use crate::cli::ReportArgs;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
+use crate::profiler::ncu::report_source::analyze_report_files;
 use crate::profiler::ncu::source::analyze_exports;
 use crate::run;
 
@@ -22,7 +23,11 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     let inputs = run::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
-    let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    let report = if inputs.reports.is_empty() {
+        analyze_exports(&plan, &inputs.exports, &context)?
+    } else {
+        analyze_report_files(&plan, &inputs.reports, &context)?
+    };
     // Created only now, so a failed analysis leaves no empty directory behind.
     let out = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports(&report, &plan, &out)?;

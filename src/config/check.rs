@@ -40,6 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "pipeline.ncu.ncu_cli.call_stack_type",
         &["native", "python"],
     ),
+    ("pipeline.ncu.reader", &["native", "csv"]),
     (
         "pipeline.ncu.export.pages",
         &["raw", "details", "source", "session"],
@@ -304,11 +305,12 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             ),
         });
     }
-    if !config.pipeline.ncu.export.pages.iter().any(|p| p == "raw") {
+    let ncu = &config.pipeline.ncu;
+    if ncu.reader == "csv" && !ncu.export.pages.iter().any(|p| p == "raw") {
         return Err(ConfigError::Invalid {
             key: "pipeline.ncu.export.pages".to_string(),
             origin: origin("pipeline.ncu.export.pages"),
-            message: "must include `raw`, the page the region report is built from".to_string(),
+            message: "must include `raw` when pipeline.ncu.reader is `csv`: the region report is built from that page (or set pipeline.ncu.reader=native to read the .ncu-rep itself)".to_string(),
         });
     }
     Ok(())

@@ -37,6 +37,9 @@ pub struct NcuPipeline {
     pub executable: String,
     /// Flags passed to ncu, one key per native flag.
     pub ncu_cli: NcuCliConfig,
+    /// How the report is read: `native` reads the `.ncu-rep` itself (no ncu needed), `csv` through
+    /// the pages ncu exports (`export.pages` must then include `raw`).
+    pub reader: String,
     /// How the captured report is exported to CSV after the run.
     pub export: ExportConfig,
 }
@@ -151,7 +154,7 @@ pub enum PushPopScope {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportConfig {
-    /// Pages exported with `ncu --import … --csv --page P`; `raw` is required for region reports.
+    /// Pages exported with `ncu --import … --csv --page P`; `raw` is required when `reader` is `csv`.
     pub pages: Vec<String>,
     /// `--print-units` used for the export (`base` keeps values unscaled).
     pub print_units: String,

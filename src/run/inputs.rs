@@ -1,5 +1,7 @@
-//! Finding the exports again for `report` / `merge`: run directories (single or per-rank), raw CSV
-//! exports and `.ncu-rep` files, each capture read once however it is named.
+//! Finding the captures again for `report` / `merge`: run directories (single or per-rank), raw CSV
+//! exports and `.ncu-rep` files, each capture read once however it is named. Under
+//! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
+//! is read as it is; under `csv` it is exported to CSV pages with ncu first.
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +10,15 @@ use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::profiler::ncu::export_pages::export_pages;
+use crate::profiler::ncu::report_source::ReportInput;
 use crate::profiler::ncu::source::ExportSet;
 
-/// Exports and run metadata found from `report` / `merge` arguments.
+/// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
+/// read natively, never both (one report reads one kind of source).
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub exports: Vec<ExportSet>,
+    pub reports: Vec<ReportInput>,
     pub context: RunContext,
     /// The run directory the first input belongs to (the input itself, or the directory of an export
     /// that holds a `run.json`); `None` for a bare export.
@@ -88,18 +93,27 @@ pub fn resolve_inputs(
     bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
 ) -> Result<Inputs> {
     let mut exports = Vec::new();
+    let mut reports = Vec::new();
     let mut context = RunContext::default();
     let mut claimed = Claimed::default();
+    let native = config.pipeline.ncu.reader == "native";
     for input in inputs {
         if input.is_dir() {
             let mut found = RunDirInputs {
                 argument: input,
                 config,
                 exports: &mut exports,
+                reports: &mut reports,
                 context: &mut context,
                 claimed: &mut claimed,
             };
             found.collect(input)?;
+        } else if native && input.is_file() && is_report_file(input) {
+            claimed.claim(input, input)?;
+            reports.push(ReportInput {
+                path: input.clone(),
+                rank: None,
+            });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
             let dir = match run_dir_of(input) {
@@ -126,17 +140,32 @@ pub fn resolve_inputs(
             )));
         }
     }
-    if exports.is_empty() {
+    if exports.is_empty() && reports.is_empty() {
         return Err(Error::Usage(format!(
-            "no raw export found in {}; a run directory holds export_raw.csv (or profile.ncu-rep to export)",
+            "no report file or raw export found in {}; a run directory holds profile.ncu-rep (or export_raw.csv)",
             inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if !exports.is_empty() && !reports.is_empty() {
+        return Err(Error::Usage(format!(
+            "these inputs mix report files ({}) and CSV exports ({}), which one report cannot combine; give only one kind, or set pipeline.ncu.reader=csv to export the report files with ncu first",
+            reports[0].path.display(),
+            exports[0].raw.display()
         )));
     }
     Ok(Inputs {
         exports,
+        reports,
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
+}
+
+/// `R.ncu-rep` or `R.ncu-rep.gz`: what the native reader opens (plain or gzip-compressed).
+fn is_report_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".ncu-rep") || n.ends_with(".ncu-rep.gz"))
 }
 
 /// The run directory `input` is or lies in: a directory given as input, or the directory of a file
@@ -160,6 +189,7 @@ struct RunDirInputs<'a> {
     argument: &'a Path,
     config: &'a Config,
     exports: &'a mut Vec<ExportSet>,
+    reports: &'a mut Vec<ReportInput>,
     context: &'a mut RunContext,
     claimed: &'a mut Claimed,
 }
@@ -184,6 +214,12 @@ impl RunDirInputs<'_> {
                     self.context.profiler_version = record.profiler_version;
                 }
             }
+        }
+        // The native reader prefers the report file itself; an export made earlier is the same
+        // capture and is read only when the report file is gone.
+        if self.config.pipeline.ncu.reader == "native" && report.is_file() {
+            self.reports.push(ReportInput { path: report, rank });
+            return Ok(());
         }
         if raw.is_file() {
             self.exports.push(ExportSet {

@@ -166,3 +166,57 @@ fn stack_frames_without_call_stacks_say_so_and_methods_refuse_bad_settings() {
     let msg = err(&["regions.auto.method=hierarchy", "regions.include=[A]"]);
     assert!(msg.contains("regions.include"), "{msg}");
 }
+
+#[test]
+fn stack_frames_follow_the_python_lines_that_launched_the_kernels() {
+    // rep_pystack: train_step.py 2 2 captured with --call-stack --call-stack-type python, read from
+    // its report file. The loop at line 46 calls step(); in step, line 28 runs each layer and its ReLU
+    // (2 layers x 2 steps x (GEMM + ReLU) = 8 kernels, the GEMMs through nn.Module's call: 4), line 30
+    // the MSE loss (4), line 34 backward() (2 kernels launched from Python; the rest run on the
+    // autograd thread, which has no Python stack), line 37 the optimizer step (2). 16 of the 36
+    // results carry a Python stack.
+    let dir = tempfile::tempdir().unwrap();
+    let report_file = dir.path().join("rep_pystack.ncu-rep.gz");
+    std::fs::copy(
+        fixture("ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz"),
+        &report_file,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&report_file)
+        .arg("--out")
+        .arg(&out)
+        .args(["regions.auto.method=stack_frames", "regions.auto.depth=2"])
+        .assert()
+        .success();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let scope = &report["scopes"][0];
+    let counts: BTreeMap<String, u64> = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["origin"], "stack_frames");
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["kernel_count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let top = "<module> (train_step.py:46)";
+    assert_eq!(
+        counts,
+        BTreeMap::from([
+            (top.to_string(), 16),
+            (format!("{top}/step (train_step.py:28)"), 8),
+            (format!("{top}/step (train_step.py:30)"), 4),
+            (format!("{top}/step (train_step.py:34)"), 2),
+            (format!("{top}/step (train_step.py:37)"), 2),
+        ])
+    );
+    assert_eq!(scope["total"]["kernel_count"], 36);
+}

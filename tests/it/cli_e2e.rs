@@ -64,14 +64,22 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The overrides that read the capture through ncu's CSV pages (the fake ncu exports a real pair).
+const CSV_READER: [&str; 2] = [
+    "pipeline.ncu.reader=csv",
+    "pipeline.ncu.export.pages=[raw,details]",
+];
+
 #[test]
 fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
+    // The fake ncu writes the acceptance workload's real report file (A, A/A1, B), read natively:
+    // no export is made, and ncu is run only to profile and for its version.
     let env = Env::new();
     let out = env
         .cmd()
         .args([
             "-q",
-            "regions.include=[decode]",
+            "regions.include=[A]",
             "--",
             "echo",
             "workload says hi",
@@ -90,8 +98,6 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
         "command.txt",
         "config.yaml",
         "run.json",
-        "export_raw.csv",
-        "export_details.csv",
         "report.md",
         "report.json",
     ] {
@@ -101,6 +107,7 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
             run.display()
         );
     }
+    assert!(!run.join("export_raw.csv").exists(), "no page exported");
     let printed = String::from_utf8(out).unwrap();
     assert_eq!(printed.trim(), run.join("report.md").display().to_string());
     let log = std::fs::read_to_string(run.join("ncu.log")).unwrap();
@@ -115,16 +122,67 @@ fn a_run_leaves_a_complete_run_directory_and_prints_the_report_path() {
         serde_json::json!(["echo", "workload says hi"])
     );
     assert_eq!(report["run"]["profiler"]["version"], "2025.3.1.0");
+    assert_eq!(
+        report["run"]["sources"],
+        serde_json::json!([run.join("profile.ncu-rep").display().to_string()])
+    );
+    let regions = report["scopes"][0]["regions"].as_array().unwrap();
+    let paths: Vec<&str> = regions
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["A", "A/A1"]);
+    // As rep_kernel_raw.csv counts them: 28 results in A alone, 33 in A/A1 (GEMMs launch more than
+    // one kernel).
+    assert_eq!(regions[0]["kernel_count"], 61);
+    assert_eq!(regions[1]["kernel_count"], 33);
+    assert!(
+        !regions[0]["insights"].as_array().unwrap().is_empty(),
+        "ncu's rule results come from the file"
+    );
+    // The report file tells visits apart: manual_nvtx_regions.py pushes A once.
+    assert_eq!(regions[0]["instances"]["count"], 1);
+    assert_eq!(
+        regions[0]["instances"]["max"],
+        regions[0]["inclusive"]["gpu__time_duration.sum"]["value"]
+    );
+
+    let argv = env.profile_argv();
+    let include_at = argv.iter().position(|a| a == "--nvtx-include").unwrap();
+    assert_eq!(argv[include_at + 1], "A/");
+    assert!(argv.contains(&"--clock-control".to_string()));
+    assert_eq!(&argv[argv.len() - 2..], ["echo", "workload says hi"]);
+    let log = std::fs::read_to_string(env.argv_log()).unwrap();
+    assert!(!log.contains("--import"), "ncu --import never ran");
+}
+
+#[test]
+fn with_the_csv_reader_a_run_exports_its_pages_and_reads_them() {
+    let env = Env::new();
+    env.cmd()
+        .args(CSV_READER)
+        .args(["-q", "regions.include=[decode]", "--", "true"])
+        .assert()
+        .success();
+    let run = &env.run_dirs()[0];
+    for file in ["profile.ncu-rep", "export_raw.csv", "export_details.csv"] {
+        assert!(run.join(file).is_file(), "{file} missing");
+    }
+    let report = read_json(&run.join("report.json"));
     let regions = report["scopes"][0]["regions"].as_array().unwrap();
     assert_eq!(regions.len(), 1);
     assert_eq!(regions[0]["path"], "decode");
     assert_eq!(regions[0]["kernel_count"], 6);
-
-    let argv = env.profile_argv();
-    let include_at = argv.iter().position(|a| a == "--nvtx-include").unwrap();
-    assert_eq!(argv[include_at + 1], "decode/");
-    assert!(argv.contains(&"--clock-control".to_string()));
-    assert_eq!(&argv[argv.len() - 2..], ["echo", "workload says hi"]);
+    // Listed pages are exported under the native reader too, and the report still reads the file.
+    let env = Env::new();
+    env.cmd()
+        .args(["-q", "pipeline.ncu.export.pages=[raw]", "--", "true"])
+        .assert()
+        .success();
+    let run = &env.run_dirs()[0];
+    assert!(run.join("export_raw.csv").is_file());
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["scopes"][0]["regions"][0]["path"], "A");
 }
 
 #[test]
@@ -281,7 +339,11 @@ fn sigterm_is_forwarded_and_what_was_captured_is_rendered() {
 #[test]
 fn report_rerenders_from_a_run_directory_with_new_filters() {
     let env = Env::new();
-    env.cmd().args(["-q", "--", "true"]).assert().success();
+    env.cmd()
+        .args(CSV_READER)
+        .args(["-q", "--", "true"])
+        .assert()
+        .success();
     let run = env.run_dirs()[0].clone();
     Command::cargo_bin("profile-run")
         .unwrap()
@@ -291,6 +353,7 @@ fn report_rerenders_from_a_run_directory_with_new_filters() {
             "--force",
             r#"report.kernels.include=["*reduce*"]"#,
         ])
+        .args(CSV_READER)
         .assert()
         .success();
     let report = read_json(&run.join("report.json"));

@@ -21,6 +21,13 @@ use crate::common::{fixture, repo};
 /// The real kernel-replay export most cases start from: header, units row, six `decode` kernels.
 pub const FIXTURE: &str = "ncu/h100-2025.3.1/kreplay_raw.csv";
 
+/// Overrides that read captures through ncu's CSV pages (`pipeline.ncu.reader=csv`), for the cases about
+/// that path: the fake ncu exports [`FIXTURE`] for every report file.
+pub const CSV_READER: [&str; 2] = [
+    "pipeline.ncu.reader=csv",
+    "pipeline.ncu.export.pages=[raw,details]",
+];
+
 pub fn fixture_bytes() -> Vec<u8> {
     std::fs::read(fixture(FIXTURE)).unwrap()
 }

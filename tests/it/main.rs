@@ -7,6 +7,7 @@ mod common;
 mod config;
 mod hardening;
 mod insights;
+mod native_report;
 mod ncu_cli;
 mod neuron;
 mod parallel_read;

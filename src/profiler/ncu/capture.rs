@@ -14,6 +14,7 @@ use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord, REPORT_BASE};
 
 use super::cli::NcuCli;
+use super::report_source::{analyze_report_files, ReportInput};
 use super::source::{analyze_exports, ExportSet};
 use super::{diagnose, export_pages, log};
 
@@ -97,8 +98,10 @@ pub fn capture(
     Ok(finished)
 }
 
-/// The report of what the run captured, or `None` when ncu wrote no report file (or rendering is
-/// off: the exports are then the result).
+/// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
+/// (the capture and the exports are then the result). Exports the CSV pages
+/// `pipeline.ncu.export.pages` lists; analyses the report file itself under `pipeline.ncu.reader:
+/// native`, the raw and details pages under `csv`.
 pub fn report(
     loaded: &Loaded,
     plan: &Plan,
@@ -117,30 +120,43 @@ pub fn report(
             err_line(&format!("exported {}", path.display()));
         }
     }
+    if !config.output.render {
+        return Ok(None);
+    }
     let page = |name: &str| {
         pages
             .iter()
             .find(|(page, _)| page == name)
             .map(|(_, path)| path.clone())
     };
-    let raw = page("raw").ok_or_else(|| {
-        Error::Usage("pipeline.ncu.export.pages must include `raw` to build region reports".into())
-    })?;
-    if !config.output.render {
-        return Ok(None);
-    }
-    let set = ExportSet {
-        details: page("details"),
-        raw,
-        rank: record.rank.as_ref().map(|r| r.rank),
-    };
+    let rank = record.rank.as_ref().map(|r| r.rank);
     let context = RunContext {
         command: record.workload.clone(),
         profiler_command: record.profiler_command.clone(),
         profiler_version: record.profiler_version.clone(),
         config_fingerprint: loaded.fingerprint(),
     };
-    analyze_exports(plan, &[set], &context).map(Some)
+    let report = if config.pipeline.ncu.reader == "csv" {
+        let raw = page("raw").ok_or_else(|| {
+            Error::Usage(
+                "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
+                    .into(),
+            )
+        })?;
+        let set = ExportSet {
+            details: page("details"),
+            raw,
+            rank,
+        };
+        analyze_exports(plan, &[set], &context)?
+    } else {
+        let input = ReportInput {
+            path: report_file,
+            rank,
+        };
+        analyze_report_files(plan, &[input], &context)?
+    };
+    Ok(Some(report))
 }
 
 /// What to tell a user whose run was interrupted: why it may have needed it, from the log.

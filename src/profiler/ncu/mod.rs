@@ -1,4 +1,5 @@
-//! Nsight Compute: the command-line builder, NVTX expressions, the CSV export reader and metric rollups.
+//! Nsight Compute: the command-line builder, NVTX expressions, the CSV export reader, the native
+//! report-file reader and metric rollups.
 
 pub mod capture;
 pub mod cli;
@@ -8,6 +9,7 @@ pub mod export_pages;
 pub mod log;
 pub mod nvtx;
 pub mod report_file;
+pub mod report_source;
 pub mod rollup;
 pub mod source;
 pub mod units;

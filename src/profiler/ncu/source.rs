@@ -10,7 +10,7 @@ use crate::region::{KernelFilter, Observation};
 use crate::report::model::ProfilerInfo;
 
 use super::export::details::{read_details, AdviceIndex};
-use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan, RawSummary};
+use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
 use super::export::ExportError;
 
 /// The exports of one capture: its raw page, optionally its details page (ncu's rule results), and
@@ -124,35 +124,72 @@ impl Observations for CsvSource<'_> {
                 read_details_file(details, set, self.plan, &mut filter, &mut advice)?;
             }
         }
-        let reading = Reading {
-            results: summaries.iter().map(|s| s.results).sum(),
-            results_in_ranges: summaries.iter().map(|s| s.results_in_ranges).sum(),
-            has_ranges: summaries.iter().any(|s| s.has_nvtx),
-            profiler: profiler_info(&self.context, &summaries),
-            sources: self
-                .sets
-                .iter()
-                .flat_map(|set| std::iter::once(&set.raw).chain(&set.details))
-                .map(|p| p.display().to_string())
-                .collect(),
-            notes: ncu_notes(&summaries, &self.nvtx_include),
-            no_results_hint:
-                "Check that the NVTX include patterns match ranges the program pushes \
-                (push/pop ranges need a trailing `/`), and that the workload launches kernels."
-                    .into(),
-            no_ranges_hint: "ncu ran without `--nvtx`: set pipeline.ncu.ncu_cli.nvtx.enabled=true \
-                and mark regions with NVTX ranges."
-                .into(),
-            insights: Box::new(move |scope, path| advice.for_region(scope, path)),
-            origin: "nvtx".into(),
-        };
+        let counts: Vec<ResultCounts> = summaries
+            .iter()
+            .map(|s| ResultCounts {
+                results: s.results,
+                range_results: s.range_results,
+                results_in_ranges: s.results_in_ranges,
+            })
+            .collect();
+        let sources = self
+            .sets
+            .iter()
+            .flat_map(|set| std::iter::once(&set.raw).chain(&set.details))
+            .map(|p| p.display().to_string())
+            .collect();
+        let reading = ncu_reading(
+            &self.context,
+            &counts,
+            summaries.iter().any(|s| s.has_nvtx),
+            sources,
+            &self.nvtx_include,
+            advice,
+        );
         Ok((state, reading))
     }
 }
 
+/// What one input held, for the notes and settings both ncu sources word the same way.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ResultCounts {
+    pub results: u64,
+    /// Range results (range / app-range replay).
+    pub range_results: u64,
+    /// Results that ran inside at least one range or mark.
+    pub results_in_ranges: u64,
+}
+
+/// The [`Reading`] of ncu inputs (one [`ResultCounts`] per input), whichever form they came in.
+pub(super) fn ncu_reading(
+    context: &RunContext,
+    counts: &[ResultCounts],
+    has_ranges: bool,
+    sources: Vec<String>,
+    nvtx_include: &[String],
+    advice: AdviceIndex,
+) -> Reading {
+    Reading {
+        results: counts.iter().map(|c| c.results).sum(),
+        results_in_ranges: counts.iter().map(|c| c.results_in_ranges).sum(),
+        has_ranges,
+        profiler: profiler_info(context, counts),
+        sources,
+        notes: ncu_notes(counts, nvtx_include),
+        no_results_hint: "Check that the NVTX include patterns match ranges the program pushes \
+            (push/pop ranges need a trailing `/`), and that the workload launches kernels."
+            .into(),
+        no_ranges_hint: "ncu ran without `--nvtx`: set pipeline.ncu.ncu_cli.nvtx.enabled=true \
+            and mark regions with NVTX ranges."
+            .into(),
+        insights: Box::new(move |scope, path| advice.for_region(scope, path)),
+        origin: "nvtx".into(),
+    }
+}
+
 /// ncu, its version, and the settings that decide what a result is: the replay mode as recorded in
-/// the command, or inferred from the results when the export comes alone.
-fn profiler_info(context: &RunContext, summaries: &[RawSummary]) -> ProfilerInfo {
+/// the command, or inferred from the results when the inputs come alone.
+fn profiler_info(context: &RunContext, counts: &[ResultCounts]) -> ProfilerInfo {
     let mut settings = std::collections::BTreeMap::new();
     for flag in [
         "replay-mode",
@@ -169,8 +206,8 @@ fn profiler_info(context: &RunContext, summaries: &[RawSummary]) -> ProfilerInfo
             settings.insert(flag.replace('-', "_"), value.clone());
         }
     }
-    let results: u64 = summaries.iter().map(|s| s.results).sum();
-    let range_results: u64 = summaries.iter().map(|s| s.range_results).sum();
+    let results: u64 = counts.iter().map(|c| c.results).sum();
+    let range_results: u64 = counts.iter().map(|c| c.range_results).sum();
     if !settings.contains_key("replay_mode") && results > 0 {
         let inferred = if range_results == results {
             "range"
@@ -187,10 +224,10 @@ fn profiler_info(context: &RunContext, summaries: &[RawSummary]) -> ProfilerInfo
 }
 
 /// Notes only ncu's terms can explain.
-fn ncu_notes(summaries: &[RawSummary], nvtx_include: &[String]) -> Vec<String> {
+fn ncu_notes(counts: &[ResultCounts], nvtx_include: &[String]) -> Vec<String> {
     let mut notes = Vec::new();
-    let results: u64 = summaries.iter().map(|s| s.results).sum();
-    let in_ranges: u64 = summaries.iter().map(|s| s.results_in_ranges).sum();
+    let results: u64 = counts.iter().map(|c| c.results).sum();
+    let in_ranges: u64 = counts.iter().map(|c| c.results_in_ranges).sum();
     if results > 0 && in_ranges == 0 {
         for expr in nvtx_include
             .iter()
@@ -201,9 +238,9 @@ fn ncu_notes(summaries: &[RawSummary], nvtx_include: &[String]) -> Vec<String> {
             ));
         }
     }
-    if summaries
+    if counts
         .iter()
-        .any(|s| s.range_results > 0 && s.range_results == s.results)
+        .any(|c| c.range_results > 0 && c.range_results == c.results)
     {
         notes.push(
             "Range replay: each result is one instance of a whole range (`Kernel Name` = `range`), so kernel counts count range instances and metrics cover the whole range. \

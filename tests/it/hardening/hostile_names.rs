@@ -144,6 +144,7 @@ fn a_profile_run_with_hostile_names_writes_only_the_run_files() {
     std::fs::write(&export, hostile_export()).unwrap();
     ws.cmd()
         .env("FAKE_NCU_RAW", &export)
+        .args(super::CSV_READER)
         .args(["-q", "--", "true"])
         .assert()
         .success();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-use super::{code_and_stderr, entries, fake_ncu, read_json, Workspace};
+use super::{code_and_stderr, entries, fake_ncu, read_json, Workspace, CSV_READER};
 use crate::common::fixture;
 
 const MANUAL: &str = "ncu/h200-2025.3.1/manual_raw.csv";
@@ -21,9 +21,14 @@ fn text(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// A finished run directory made with the fake ncu (its report.md rendered).
+/// A finished run directory made with the fake ncu (its report.md rendered from the CSV pages, which
+/// it keeps beside its report file).
 fn finished_run(ws: &Workspace) -> PathBuf {
-    ws.cmd().args(["-q", "--", "true"]).assert().success();
+    ws.cmd()
+        .args(CSV_READER)
+        .args(["-q", "--", "true"])
+        .assert()
+        .success();
     ws.run_dirs().remove(0)
 }
 
@@ -162,6 +167,7 @@ fn rerendering_a_run_directory_keeps_its_report_unless_forced() {
     let original = std::fs::read(run.join("report.json")).unwrap();
     let output = report()
         .args([text(&run), r#"report.kernels.include=["*reduce*"]"#])
+        .args(CSV_READER)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -191,6 +197,7 @@ fn rerendering_a_run_directory_keeps_its_report_unless_forced() {
             "--force",
             r#"report.kernels.include=["*reduce*"]"#,
         ])
+        .args(CSV_READER)
         .assert()
         .success();
     assert_eq!(
@@ -321,6 +328,7 @@ fn a_bare_ncu_rep_is_exported_into_the_reports_directory_not_beside_it() {
             "capture.ncu-rep",
             &format!("output.root={}", root.path().display()),
         ])
+        .args(CSV_READER)
         .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
         .output()
         .unwrap();

@@ -57,12 +57,7 @@ fn a_closed_stderr_and_stdout_keep_the_run_and_its_report() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "no panic, no failure: {status:?}");
     let run = &ws.run_dirs()[0];
-    for file in [
-        "profile.ncu-rep",
-        "export_raw.csv",
-        "report.md",
-        "report.json",
-    ] {
+    for file in ["profile.ncu-rep", "report.md", "report.json"] {
         assert!(run.join(file).is_file(), "{file} missing");
     }
     let log = std::fs::read_to_string(run.join("ncu.log")).unwrap();
@@ -145,7 +140,7 @@ fn sighup_is_handled_like_sigterm() {
     assert_eq!(record["interrupted_by"], 1);
     assert!(record["finished"].is_string(), "the record was finished");
     assert_eq!(record["profiler_exit_code"], 143, "forwarded as SIGTERM");
-    assert!(run.join("export_raw.csv").is_file());
+    assert!(run.join("report.json").is_file());
     assert!(
         run.join("report.md").is_file(),
         "what was captured was rendered"

@@ -198,6 +198,46 @@ impl AdviceIndex {
         list.into_iter().map(Advice::into_insight).collect()
     }
 
+    /// Folds in one result's rule findings: `rules` ran on a result of `kernel` that took `time` ns in
+    /// `scope`, inside every region of `regions` (each prefix of each stack path, each mark). Both
+    /// sources gather advice through here: the details page per result's rows, the report file per
+    /// result.
+    pub fn add_result(
+        &mut self,
+        scope: &ScopeKey,
+        regions: &[(RegionKind, Vec<String>)],
+        kernel: &str,
+        time: f64,
+        rules: Vec<Advice>,
+    ) {
+        if regions.is_empty() {
+            return;
+        }
+        for mut advice in rules {
+            advice.kernel = kernel.to_string();
+            self.add(scope, regions, &Finding::of_result(advice, time));
+        }
+    }
+
+    /// Folds in the findings of inputs read apart (another file, on another thread); merged in input
+    /// order, the outcome does not depend on how the reading was split.
+    pub fn merge(&mut self, other: AdviceIndex) {
+        for (scope, regions) in other.scopes {
+            let mine = self.scopes.entry(scope).or_default();
+            for (region, rules) in regions {
+                let into = mine.entry(region).or_default();
+                for (key, finding) in rules {
+                    match into.get_mut(&key) {
+                        Some(existing) => existing.merge(&finding),
+                        None => {
+                            into.insert(key, finding);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.scopes.is_empty()
     }
@@ -243,15 +283,13 @@ struct Current {
 
 impl Current {
     fn flush(self, index: &mut AdviceIndex) {
-        if !self.selected || self.regions.is_empty() {
-            return;
-        }
-        for mut advice in self.rules {
-            advice.kernel = self.kernel.clone();
-            index.add(
+        if self.selected {
+            index.add_result(
                 &self.scope,
                 &self.regions,
-                &Finding::of_result(advice, self.time),
+                &self.kernel,
+                self.time,
+                self.rules,
             );
         }
     }

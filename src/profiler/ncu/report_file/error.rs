@@ -20,7 +20,7 @@ pub enum ReportFileError {
     },
     #[error("{path}: not an Nsight Compute report (the file starts with {found}, expected `NVR\\0`); pass a `.ncu-rep` file written by `ncu -o`, or a CSV export")]
     NotAReport { path: PathBuf, found: String },
-    #[error("{path}: report file version {version} is not one this reader knows ({known}); read it through ncu instead: set `pipeline.ncu.executable` to an ncu that can open it (one on PATH works) so profile-run exports CSV pages with `ncu --import`")]
+    #[error("{path}: report file version {version} is not one this reader knows ({known}); read it through ncu instead: set `pipeline.ncu.reader=csv` and `pipeline.ncu.export.pages=[raw,details]` with an ncu that can open it (`pipeline.ncu.executable`, or one on PATH), so profile-run exports CSV pages with `ncu --import`")]
     UnknownVersion {
         path: PathBuf,
         version: u32,

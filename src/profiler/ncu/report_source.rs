@@ -1,0 +1,228 @@
+//! ncu's report files (`.ncu-rep`, plain or gzip) as a source of observations, read natively (no ncu
+//! needed): each result becomes the observation the CSV pages give for it (same scope, region paths,
+//! marks, renames and metric values in the same base units), plus the NVTX range instance ids the CSV
+//! cells drop, and its rule results feed the same per-region advice as the details page.
+//!
+//! How a result maps to what the CSV reader (`export::raw`) makes of a row: the push/pop cell lists
+//! every thread with an open range, in file order, each thread's domains in file order; so does the
+//! record's NVTX state, and the same grouping by domain (`export::nvtx_cell::stacks_by_domain`)
+//! follows (`paths.rs`). Units, which the file does not store, come from the metric names
+//! ([`units::base_unit_of`]) and go through the same normalisation as the CSV's units row.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::error::Result;
+use crate::region::{KernelFilter, MetricSpec, Observation};
+
+use super::export::details::AdviceIndex;
+use super::report_file::{ReportFile, ReportFileError};
+use super::source::ncu_reading;
+use super::{rollup, units};
+
+mod paths;
+mod reader;
+
+use reader::FileReader;
+
+/// One capture's report file and the launcher rank that made it, when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportInput {
+    pub path: PathBuf,
+    pub rank: Option<u32>,
+}
+
+/// Report files whose metrics are known, ready to read.
+pub struct ReportSource<'p> {
+    plan: &'p AnalysisPlan,
+    inputs: Vec<ReportInput>,
+    found: MetricsFound,
+    /// The unit factor of each spec (same order), and of the time metric.
+    factors: Vec<f64>,
+    time_factor: f64,
+    context: RunContext,
+    /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.
+    nvtx_include: Vec<String>,
+}
+
+impl<'p> ReportSource<'p> {
+    /// Opens every report and reads the metric names of its first result: ncu collects the same
+    /// sections and metrics for every result of a run, so those are the metrics the report holds (the
+    /// raw page's columns).
+    pub fn open(
+        plan: &'p AnalysisPlan,
+        inputs: &[ReportInput],
+        context: &RunContext,
+        nvtx_include: &[String],
+    ) -> Result<ReportSource<'p>> {
+        let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            names.push(first_result_metrics(&input.path)?);
+        }
+        if inputs.is_empty() {
+            return Err(crate::error::Error::Usage("no report file to read".into()));
+        }
+        let with_results: Vec<(usize, &Vec<String>)> = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty())
+            .collect();
+        let reference: &[String] = with_results.first().map_or(&[], |(_, n)| n.as_slice());
+        let requested = |n: &[String]| -> Vec<bool> {
+            plan.requests.iter().map(|r| n.contains(&r.name)).collect()
+        };
+        for (at, n) in with_results.iter().skip(1) {
+            if requested(n) != requested(reference) {
+                return Err(crate::error::Error::Usage(format!(
+                    "{} and {} hold different metrics; profile every rank with the same sections and metrics",
+                    inputs[with_results[0].0].path.display(),
+                    inputs[*at].path.display()
+                )));
+            }
+        }
+        let (found, factors) = metrics_found(plan, reference);
+        let found = MetricsFound {
+            has_time: names.iter().all(|n| n.contains(&plan.time_metric)),
+            ..found
+        };
+        Ok(ReportSource {
+            plan,
+            inputs: inputs.to_vec(),
+            found,
+            factors,
+            time_factor: units::normalize(&units::base_unit_of(&plan.time_metric)).factor,
+            context: context.clone(),
+            nvtx_include: nvtx_include.to_vec(),
+        })
+    }
+}
+
+/// The requested metrics among `names`, with units and rollups as the CSV reader gives them, and the
+/// factor that brings each value to its base unit.
+fn metrics_found(plan: &AnalysisPlan, names: &[String]) -> (MetricsFound, Vec<f64>) {
+    let mut found = MetricsFound::default();
+    let mut factors = Vec::new();
+    for request in &plan.requests {
+        if !names.contains(&request.name) {
+            found.missing.push(request.name.clone());
+            continue;
+        }
+        let norm = units::normalize(&units::base_unit_of(&request.name));
+        let rollup = plan
+            .rollups
+            .get(&request.name)
+            .copied()
+            .unwrap_or_else(|| rollup::infer(&request.name, &norm.unit));
+        found.specs.push(MetricSpec {
+            name: request.name.clone(),
+            unit: norm.unit,
+            rollup,
+        });
+        found.groups.push(request.group.clone());
+        factors.push(norm.factor);
+    }
+    (found, factors)
+}
+
+/// Stops a pass after the first result.
+enum Peek {
+    Done,
+    File(ReportFileError),
+}
+
+impl From<ReportFileError> for Peek {
+    fn from(e: ReportFileError) -> Peek {
+        Peek::File(e)
+    }
+}
+
+/// The metric names of the report's first result (none when it holds no result).
+fn first_result_metrics(path: &std::path::Path) -> Result<Vec<String>> {
+    let mut report = ReportFile::open(path)?;
+    let mut names = Vec::new();
+    let pass = report.for_each_result(|r| {
+        for m in r.metrics() {
+            names.push(m.map_err(|e| r.err(e))?.name.to_owned());
+        }
+        Err(Peek::Done)
+    });
+    match pass {
+        Ok(_) | Err(Peek::Done) => Ok(names),
+        Err(Peek::File(e)) => Err(e.into()),
+    }
+}
+
+impl Observations for ReportSource<'_> {
+    fn metrics(&self) -> &MetricsFound {
+        &self.found
+    }
+
+    /// Reads each file on its own thread (decompressing and decoding one file is sequential; up to
+    /// `threads` files at once, 0: one per core) into its own state and advice, then folds them
+    /// together in input order, so the report does not depend on the thread count.
+    fn read<S, I, V, M>(
+        self,
+        threads: usize,
+        filter: &Mutex<KernelFilter>,
+        init: I,
+        visit: V,
+        mut merge: M,
+    ) -> Result<(S, Reading)>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        V: Fn(&mut S, &Observation<'_>) + Sync,
+        M: FnMut(&mut S, S),
+    {
+        let inputs: Vec<&ReportInput> = self.inputs.iter().collect();
+        let read = crate::parallel::map(inputs, threads, |input| {
+            let mut state = init();
+            let mut advice = AdviceIndex::default();
+            let mut reader = FileReader::new(&self, input.rank, filter);
+            let mut report = ReportFile::open(&input.path)?;
+            report.for_each_result(|r| {
+                reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
+            })?;
+            Ok::<_, crate::error::Error>((state, advice, reader.counts, reader.has_nvtx))
+        });
+        let mut state = None;
+        let mut advice = AdviceIndex::default();
+        let mut counts = Vec::with_capacity(read.len());
+        let mut has_ranges = false;
+        for file in read {
+            let (part, part_advice, part_counts, part_nvtx) = file?;
+            match state.as_mut() {
+                Some(state) => merge(state, part),
+                None => state = Some(part),
+            }
+            advice.merge(part_advice);
+            counts.push(part_counts);
+            has_ranges |= part_nvtx;
+        }
+        let sources = self
+            .inputs
+            .iter()
+            .map(|i| i.path.display().to_string())
+            .collect();
+        let reading = ncu_reading(
+            &self.context,
+            &counts,
+            has_ranges,
+            sources,
+            &self.nvtx_include,
+            advice,
+        );
+        Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+/// The report of one or more captures' report files, under a checked plan.
+pub fn analyze_report_files(
+    plan: &crate::plan::Plan,
+    inputs: &[ReportInput],
+    context: &RunContext,
+) -> Result<crate::report::model::Report> {
+    let source = ReportSource::open(&plan.analysis, inputs, context, &plan.nvtx.include)?;
+    crate::analysis::analyze(&plan.analysis, source, context)
+}

@@ -1,0 +1,260 @@
+//! One report file's results turned into observations: metric values picked by name id in one pass,
+//! the scope as the CSV's columns give it, NVTX paths ([`super::paths`]), and the result's rule
+//! results folded into the advice index when the result counts in a region.
+
+use std::sync::Mutex;
+
+use smallvec::SmallVec;
+
+use crate::fast_map::FastMap;
+use crate::region::{Cell, KernelFilter, Observation, Regioner, ScopeKey};
+
+use super::paths::{advice_of, marks_of, regions_of, stacks_of};
+use super::ReportSource;
+use crate::profiler::ncu::export::details::AdviceIndex;
+use crate::profiler::ncu::export::raw::parse_number;
+use crate::profiler::ncu::report_file::{MetricValue, ReportFileError, ResultKind, ResultRecord};
+use crate::profiler::ncu::source::ResultCounts;
+
+/// The metric the details page calls `Duration`: what advice weighs a result's findings by.
+const DURATION: &str = "gpu__time_duration.sum";
+
+/// What a metric of the file is to the report: a spec's value, the time metric, the advice's
+/// duration, the device id (several at once for one name).
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    spec: Option<usize>,
+    time: bool,
+    duration: bool,
+    device: bool,
+}
+
+impl Slot {
+    fn is_used(&self) -> bool {
+        self.spec.is_some() || self.time || self.duration || self.device
+    }
+}
+
+/// Per-file state: metric slots by name id (ids are the file's), the current scope, counts.
+pub(super) struct FileReader<'s> {
+    source: &'s ReportSource<'s>,
+    filter: &'s Mutex<KernelFilter>,
+    rank: String,
+    /// Indexed by name id; `None` until the name was first seen.
+    slots: Vec<Option<Slot>>,
+    scope: ScopeKey,
+    /// The current scope's process id and device as numbers, to compare without formatting.
+    scope_ids: (u32, Option<u64>),
+    decisions: FastMap<String, bool>,
+    pub(super) counts: ResultCounts,
+    pub(super) has_nvtx: bool,
+}
+
+/// One result's numbers, read in one pass over its metrics.
+struct Numbers<'a> {
+    values: SmallVec<[Cell<'a>; 32]>,
+    time: Option<f64>,
+    duration: f64,
+    device: Option<u64>,
+}
+
+impl<'s> FileReader<'s> {
+    pub(super) fn new(
+        source: &'s ReportSource<'s>,
+        rank: Option<u32>,
+        filter: &'s Mutex<KernelFilter>,
+    ) -> FileReader<'s> {
+        FileReader {
+            source,
+            filter,
+            rank: rank.map(|r| r.to_string()).unwrap_or_default(),
+            slots: Vec::new(),
+            // Never equal to a real result's scope (the rank differs), so the first builds its own.
+            scope: ScopeKey {
+                rank: "\0".into(),
+                ..ScopeKey::default()
+            },
+            scope_ids: (0, None),
+            decisions: FastMap::default(),
+            counts: ResultCounts::default(),
+            has_nvtx: false,
+        }
+    }
+
+    pub(super) fn result(
+        &mut self,
+        r: &ResultRecord<'_>,
+        sink: &mut dyn FnMut(&Observation<'_>),
+        advice: &mut AdviceIndex,
+    ) -> std::result::Result<(), ReportFileError> {
+        self.counts.results += 1;
+        let numbers = self.numbers(r)?;
+        self.set_scope(r, numbers.device);
+        let nvtx = r.nvtx()?;
+        self.has_nvtx |= nvtx.is_some();
+        let renames = &self.source.plan.renames;
+        let ((stacks, ids), marks) = match &nvtx {
+            Some(state) => (stacks_of(state, renames), marks_of(state, renames)),
+            None => ((vec![Vec::new()], vec![Vec::new()]), Vec::new()),
+        };
+        if stacks.iter().any(|s| !s.is_empty()) || !marks.is_empty() {
+            self.counts.results_in_ranges += 1;
+        }
+        let kernel = match (r.kind, r.kernel) {
+            (ResultKind::Kernel, Some(names)) => names.display(),
+            (kind, _) => kind.as_str(),
+        };
+        if r.kind == ResultKind::Range {
+            self.counts.range_results += 1;
+        }
+        // Only the stack_frames regioner reads call stacks; decode them for it alone.
+        let call_stack = match self.source.plan.regioner {
+            Regioner::StackFrames { .. } => r.python_stack()?.map(|frames| python_frames(&frames)),
+            _ => None,
+        };
+        sink(&Observation {
+            scope: &self.scope,
+            stacks: &stacks,
+            instances: Some(&ids),
+            marks: &marks,
+            call_stack: call_stack.as_deref(),
+            kernel,
+            time: numbers.time,
+            values: &numbers.values,
+        });
+        // Rule results are decoded only for a selected result that counts in some region: the others
+        // give no advice (as on the details page).
+        let regions = regions_of(&stacks, &marks);
+        if !regions.is_empty() && self.selects(kernel) {
+            let rules = r.rule_results()?;
+            advice.add_result(
+                &self.scope,
+                &regions,
+                kernel,
+                numbers.duration,
+                advice_of(&rules),
+            );
+        }
+        Ok(())
+    }
+
+    /// The spec values, time, duration and device of one result, in one pass over its metrics.
+    fn numbers<'a>(
+        &mut self,
+        r: &ResultRecord<'a>,
+    ) -> std::result::Result<Numbers<'a>, ReportFileError> {
+        let source = self.source;
+        let mut n = Numbers {
+            values: SmallVec::from_elem(Cell::Missing, source.found.specs.len()),
+            time: None,
+            duration: 0.0,
+            device: None,
+        };
+        for m in r.metrics() {
+            let m = m.map_err(|e| r.err(e))?;
+            let slot = self.slot(m.name_id, m.name);
+            if !slot.is_used() {
+                continue;
+            }
+            let number = match m.value {
+                MetricValue::String(s) => parse_number(s.as_bytes()),
+                v => v.as_f64(),
+            };
+            if let Some(at) = slot.spec {
+                n.values[at] = match (number, m.value) {
+                    (Some(v), _) => Cell::Num(v * source.factors[at]),
+                    (None, MetricValue::String(s)) if !s.is_empty() && s != "n/a" => Cell::Text(s),
+                    _ => Cell::Missing,
+                };
+            }
+            if slot.time {
+                n.time = number.map(|v| v * source.time_factor);
+            }
+            if slot.duration {
+                n.duration = number.unwrap_or(0.0);
+            }
+            if slot.device {
+                n.device = m.value.as_u64();
+            }
+        }
+        Ok(n)
+    }
+
+    fn slot(&mut self, id: u32, name: &str) -> Slot {
+        let at = id as usize;
+        if let Some(Some(slot)) = self.slots.get(at) {
+            return *slot;
+        }
+        let source = self.source;
+        let slot = Slot {
+            spec: source.found.specs.iter().position(|s| s.name == name),
+            time: name == source.plan.time_metric,
+            duration: name == DURATION,
+            device: name == "launch__device_id",
+        };
+        if self.slots.len() <= at {
+            self.slots.resize(at + 1, None);
+        }
+        self.slots[at] = Some(slot);
+        slot
+    }
+
+    /// The scope of a result as the CSV's columns give it: host, process id and name, device, rank.
+    fn set_scope(&mut self, r: &ResultRecord<'_>, device: Option<u64>) {
+        let host = r.process.host.as_deref().unwrap_or("").trim();
+        let name = r.process.name().unwrap_or("").trim();
+        let same = self.scope.rank == self.rank
+            && self.scope_ids == (r.process.id, device)
+            && self.scope.host == host
+            && self.scope.process_name == name;
+        if !same {
+            self.scope_ids = (r.process.id, device);
+            self.scope = ScopeKey {
+                host: host.to_string(),
+                process_id: r.process.id.to_string(),
+                process_name: name.to_string(),
+                device: device.map(|d| d.to_string()).unwrap_or_default(),
+                rank: self.rank.clone(),
+            };
+        }
+    }
+
+    /// The report's kernel selection, asked once per distinct kernel name.
+    fn selects(&mut self, kernel: &str) -> bool {
+        if let Some(&decision) = self.decisions.get(kernel) {
+            return decision;
+        }
+        let decision = self
+            .filter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .selects(kernel);
+        self.decisions.insert(kernel.to_string(), decision);
+        decision
+    }
+}
+
+/// A Python stack as region segments, outermost frame first: `function (file:line)`, the file by its
+/// name only, so two call sites of one function stay apart and paths stay short.
+fn python_frames(frames: &[crate::profiler::ncu::report_file::StackFrame]) -> Vec<String> {
+    frames
+        .iter()
+        .rev()
+        .map(|f| {
+            let file = f
+                .file
+                .as_deref()
+                .map(|p| p.rsplit('/').next().unwrap_or(p))
+                .unwrap_or("?");
+            let function = if f.function.is_empty() {
+                "?"
+            } else {
+                &f.function
+            };
+            match f.line {
+                Some(line) => format!("{function} ({file}:{line})"),
+                None => format!("{function} ({file})"),
+            }
+        })
+        .collect()
+}
