@@ -205,8 +205,9 @@ impl Instances {
         let mut sorted = times.to_vec();
         sorted.sort_by(f64::total_cmp);
         // Nearest rank: the smallest value with at least q of the instances at or below it.
+        // A region whose results the kernel selection all left out has no visit with a time.
         let rank = |q: f64| {
-            let at = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            let at = ((q * sorted.len() as f64).ceil() as usize).max(1);
             sorted.get(at - 1).copied()
         };
         Instances {
@@ -216,6 +217,25 @@ impl Instances {
             p90: rank(0.9),
             max: sorted.last().copied(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Instances;
+
+    #[test]
+    fn instances_spread_by_nearest_rank_and_none_for_no_visit() {
+        let i = Instances::of(&[5.0, 1.0, 3.0, 2.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
+        assert_eq!(
+            (i.count, i.min, i.median, i.p90, i.max),
+            (10, Some(1.0), Some(5.0), Some(9.0), Some(10.0))
+        );
+        let none = Instances::of(&[]);
+        assert_eq!(
+            (none.count, none.min, none.median, none.p90, none.max),
+            (0, None, None, None, None)
+        );
     }
 }
 
