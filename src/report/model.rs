@@ -220,25 +220,6 @@ impl Instances {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::Instances;
-
-    #[test]
-    fn instances_spread_by_nearest_rank_and_none_for_no_visit() {
-        let i = Instances::of(&[5.0, 1.0, 3.0, 2.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
-        assert_eq!(
-            (i.count, i.min, i.median, i.p90, i.max),
-            (10, Some(1.0), Some(5.0), Some(9.0), Some(10.0))
-        );
-        let none = Instances::of(&[]);
-        assert_eq!(
-            (none.count, none.min, none.median, none.p90, none.max),
-            (0, None, None, None, None)
-        );
-    }
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Kernel {
     /// The name as the profiler recorded it (a demangled signature, for GPU kernels).
@@ -278,5 +259,24 @@ impl Serialize for MetricMap {
             map.serialize_entry(&**name, value)?;
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Instances;
+
+    #[test]
+    fn instances_spread_by_nearest_rank_and_none_for_no_visit() {
+        let i = Instances::of(&[5.0, 1.0, 3.0, 2.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
+        assert_eq!(
+            (i.count, i.min, i.median, i.p90, i.max),
+            (10, Some(1.0), Some(5.0), Some(9.0), Some(10.0))
+        );
+        let none = Instances::of(&[]);
+        assert_eq!(
+            (none.count, none.min, none.median, none.p90, none.max),
+            (0, None, None, None, None)
+        );
     }
 }
