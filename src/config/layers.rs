@@ -33,6 +33,11 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("ncu/full", include_str!("../../conf/ncu/full.yaml")),
     ("ncu/memory", include_str!("../../conf/ncu/memory.yaml")),
     ("ncu/pytorch", include_str!("../../conf/ncu/pytorch.yaml")),
+    (
+        "neuron/default",
+        include_str!("../../conf/neuron/default.yaml"),
+    ),
+    ("neuron/neff", include_str!("../../conf/neuron/neff.yaml")),
 ];
 
 /// One source's data, its keys as strings.

@@ -132,6 +132,9 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
             kernels: outside,
         },
         regions,
+        insights: Vec::new(),
+        comparison: None,
+        distributions: Vec::new(),
         notes: Vec::new(),
     }
 }
