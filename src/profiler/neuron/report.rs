@@ -166,10 +166,13 @@ pub fn report(
         "method".to_string(),
         config.neuron.regions.method.as_str().to_string(),
     );
-    settings.insert(
-        "view_format".to_string(),
-        config.pipeline.neuron.view.format.as_arg().to_string(),
-    );
+    // Only what this report's inputs went through: a profile given as is was viewed by someone else.
+    if viewed.iter().any(|v| !v.command.is_empty()) {
+        settings.insert(
+            "view_format".to_string(),
+            config.pipeline.neuron.view.format.as_arg().to_string(),
+        );
+    }
     let mut notes = Vec::new();
     if config.report.aggregate && scopes.len() > 1 {
         notes.push(
@@ -352,8 +355,12 @@ fn region(r: &NRegion, units: &[(Arc<str>, Arc<str>, f64)], total_ns: Option<f64
             g("peak_flops_bandwidth_ratio"),
         );
         notes.push(match bound {
-            Bound::Memory => format!("memory-bound ({ai:.1} < {ratio:.1} FLOP/byte)"),
-            Bound::Compute => format!("compute-bound ({ai:.1} ≥ {ratio:.1} FLOP/byte)"),
+            Bound::Memory => format!(
+                "memory-bound: arithmetic intensity {ai:.1} FLOP/byte, below the machine balance of {ratio:.1}"
+            ),
+            Bound::Compute => format!(
+                "compute-bound: arithmetic intensity {ai:.1} FLOP/byte, at or above the machine balance of {ratio:.1}"
+            ),
         });
     }
     Region {
