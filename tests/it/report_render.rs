@@ -582,7 +582,7 @@ fn rendered_files_are_written_whole() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
-fn schema() -> (boon::Schemas, boon::SchemaIndex) {
+pub(crate) fn schema() -> (boon::Schemas, boon::SchemaIndex) {
     let path = crate::common::repo().join("docs/report.schema.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();

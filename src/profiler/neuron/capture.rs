@@ -90,16 +90,7 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             for warning in &inspect.warnings {
                 err_line(&format!("warning: {warning}"));
             }
-            let env: Vec<String> = inspect
-                .env
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            let run = shell_words::join(
-                env.iter()
-                    .map(String::as_str)
-                    .chain(workload.iter().map(String::as_str)),
-            );
+            let run = env_line(&inspect.env, workload);
             let pair = ViewInput::Pair {
                 neff: dir
                     .join(INSPECT_DIR)
@@ -133,6 +124,17 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             )
         }
     }
+}
+
+/// `K=V … WORKLOAD…` for a POSIX shell: the assignments bare, their values and the words quoted.
+fn env_line(env: &[(String, String)], workload: &[String]) -> String {
+    let assignments = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", shell_words::quote(v)));
+    assignments
+        .chain(std::iter::once(shell_words::join(workload)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Fails with exit 3 and the fix when neither `neuron-explorer` nor `neuron-profile` can be found.
@@ -217,12 +219,11 @@ fn capture_command(
                 .fold(duct::cmd(&workload[0], &workload[1..]), |e, (k, v)| {
                     e.env(k, v)
                 });
-            let words = inspect
-                .env
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .chain(workload.iter().cloned());
-            Ok((workload[0].clone(), expression, shell_words::join(words)))
+            Ok((
+                workload[0].clone(),
+                expression,
+                env_line(&inspect.env, workload),
+            ))
         }
         CaptureMode::Neff => {
             let program = resolve_program(pipeline, std::env::var_os("PATH").as_deref())?;

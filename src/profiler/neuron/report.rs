@@ -205,13 +205,22 @@ pub fn report(
     })
 }
 
-/// The tools' version as the profile records it (`tools_version`, `sw_version`).
+/// The tools' version as the profile records it: `tools_version` in the metadata, `sw_version` in a
+/// summary (the schema version is not the tools').
 fn tool_version(profile: &super::NeuronProfile) -> Option<String> {
-    profile.summaries.iter().find_map(|s| {
-        s.text
-            .iter()
-            .find(|(k, _)| k.ends_with("version"))
-            .map(|(_, v)| v.clone())
+    let is_tools = |k: &str| k.ends_with("version") && !k.contains("schema");
+    let from_metadata = profile
+        .metadata
+        .iter()
+        .find(|(k, _)| is_tools(k))
+        .map(|(_, v)| v.clone());
+    from_metadata.or_else(|| {
+        profile.summaries.iter().find_map(|s| {
+            s.text
+                .iter()
+                .find(|(k, _)| is_tools(k))
+                .map(|(_, v)| v.clone())
+        })
     })
 }
 

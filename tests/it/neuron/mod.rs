@@ -2,6 +2,7 @@
 //! timeline is written down in tests/fixtures/neuron/README.md.
 
 mod analysis;
+mod cli;
 mod driver;
 mod parquet;
 mod parquet_gen;
