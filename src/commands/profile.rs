@@ -23,6 +23,12 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
                 .into(),
         ));
     }
+    if !args.workload.is_empty() && !profiler.needs_workload(config) {
+        return Err(Error::Usage(format!(
+            "pipeline.neuron.mode is `neff`: the NEFF (pipeline.neuron.neff) runs by itself, so `{}` after `--` would not run; drop it, or profile a workload with --config neuron/default",
+            args.workload.join(" ")
+        )));
+    }
     let plan = Plan::new(config)?;
     let root = PathBuf::from(&config.output.root);
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok());

@@ -465,7 +465,7 @@ fn report_on(env: &Env, input: &Path, extra: &[&str]) -> PathBuf {
         .current_dir(env.dir.path())
         .env("HOME", env.dir.path())
         .env("FAKE_NEURON_ARGV_LOG", env.path("argv.log"))
-        .arg("report")
+        .args(["report", "--force"])
         .arg(input)
         .arg("--out")
         .arg(&out)
@@ -506,6 +506,32 @@ fn report_recognises_every_neuron_input_by_content() {
     assert!(scopes[0]["regions"].as_array().unwrap().is_empty());
     assert!(!scopes[0]["notes"].as_array().unwrap().is_empty());
     assert_eq!(rules(&scopes[1]), ["low_mfu_while_active", "compute_bound"]);
+    // the other region methods, as overrides
+    let out = report_on(
+        &env,
+        &super::decoder_json(),
+        &["neuron.regions.method=stack_frames"],
+    );
+    let report = report_json(&out);
+    let regions = report["scopes"][0]["regions"].as_array().unwrap();
+    assert!(!regions.is_empty());
+    for r in regions {
+        assert_eq!(
+            (r["kind"].as_str(), r["origin"].as_str()),
+            (Some("mark"), Some("stack_frames"))
+        );
+    }
+    let out = report_on(
+        &env,
+        &super::decoder_json(),
+        &["neuron.regions.method=none"],
+    );
+    let report = report_json(&out);
+    assert!(report["scopes"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(report["run"]["profiler"]["settings"]["method"], "none");
     // summary text: 53.78 ms
     let out = report_on(&env, &fixture("neuron/summary.txt"), &[]);
     let report = report_json(&out);
@@ -628,4 +654,38 @@ fn a_failing_workload_is_exit_4_with_its_log() {
         env.invocations().is_empty(),
         "nothing is viewed after a failed workload"
     );
+}
+
+#[test]
+fn the_report_md_example_in_docs_is_what_the_cli_writes() {
+    let env = Env::new();
+    let out = env.path("mlp");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .current_dir(fixture("neuron"))
+        .args(["report", "llama_tp_decoder.json", "--out"])
+        .arg(&out)
+        .args(MLP)
+        .arg("report.compare=[MLP[0], MLP[3]]")
+        .assert()
+        .success();
+    let written = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let docs = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
+    let block = docs
+        .split("<!-- report.md example -->\n```markdown\n")
+        .nth(1)
+        .and_then(|rest| {
+            rest.split("\n```\n<!-- end of report.md example -->")
+                .next()
+        })
+        .expect("the example block in docs/neuron.md");
+    // Every line of the excerpt, in order, except the `…` rows that stand for left-out ones; the
+    // region anchors are left out of the excerpt too.
+    let mut lines = written.lines().filter(|l| !l.starts_with("<a id="));
+    for want in block.lines().filter(|l| *l != "| … |") {
+        assert!(
+            lines.any(|l| l == want),
+            "docs/neuron.md's example line is not in the rendered report.md (in order):\n{want}"
+        );
+    }
 }
