@@ -172,8 +172,10 @@ pub fn capture(
     display.status(format!("starting {program}"));
     let finished = run_streaming(&program, expression, &run.path(LOG), grace, &mut |l| {
         display.passthrough(l)
-    })?;
+    })
+    .map_err(|e| views::not_started(e, &program, "the command after `--`", &run.path(LOG)));
     display.finish();
+    let finished = finished?;
     record.finish(&finished);
     run.write_record(record)?;
     if !finished.success() || finished.interrupted_by.is_some() {

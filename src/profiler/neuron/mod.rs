@@ -23,6 +23,7 @@ pub mod profile_json;
 pub mod recognise;
 pub mod regions;
 pub mod report;
+pub mod report_units;
 pub mod settings;
 pub mod summary_json;
 pub mod summary_text;

@@ -3,21 +3,21 @@
 //! the rules' findings, the comparison and the duration distributions.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::analysis::{analyse_compared, Analysis, Bound, ProfileSummary, Region as NRegion};
 use super::compare::Distribution as NDistribution;
-use super::metrics::{MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS};
+use super::metrics::MetricMap as NMetrics;
+use super::report_units::{metric_infos, metric_map, unit_table, UnitRow};
 use super::settings::RegionMethod;
 use super::views::Viewed;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
 use crate::plan::Plan;
-use crate::region::{RegionKind, Rollup};
+use crate::region::RegionKind;
 use crate::report::model::{
-    Comparison, ComparisonRow, Distribution, DistributionEntry, Insight, MetricInfo, MetricMap,
-    MetricValue, ProfilerInfo, Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
+    Comparison, ComparisonRow, Distribution, DistributionEntry, Insight, MetricMap, ProfilerInfo,
+    Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
@@ -26,119 +26,6 @@ pub const PROFILER_NAME: &str = "neuron-explorer";
 const INSIGHT_SOURCE: &str = "profile-run";
 /// The time metric: each region's length, which gives its time share.
 const TIME_METRIC: &str = "total_time";
-
-/// A metric's unit in the report and the factor from the analysis' unit.
-fn report_unit(analysis_unit: &str) -> (&'static str, f64) {
-    match analysis_unit {
-        "s" => ("ns", 1e9),
-        "0–1" => ("%", 100.0),
-        "B" => ("byte", 1.0),
-        "FLOP" => ("flop", 1.0),
-        "FLOP/byte" => ("flop/byte", 1.0),
-        "×" => ("x", 1.0),
-        _ => ("", 1.0),
-    }
-}
-
-/// The analysis unit of a metric only the tool's summary has, from its name.
-fn summary_only_unit(name: &str) -> &'static str {
-    if name.ends_with("_bytes") {
-        "B"
-    } else if name.ends_with("_percent") {
-        "0–1"
-    } else {
-        ""
-    }
-}
-
-/// Metrics that are a sum over the region's instructions, transfers or collectives.
-const SUMS: &[&str] = &[
-    "hardware_flops",
-    "transpose_flops",
-    "model_flops",
-    "hbm_read_bytes",
-    "hbm_write_bytes",
-    "sbuf_read_bytes",
-    "sbuf_write_bytes",
-    "spill_save_bytes",
-    "spill_reload_bytes",
-    "dma_wait_time",
-    "dma_transfer_count",
-    "dma_transfer_total_bytes",
-    "cc_op_count",
-];
-
-/// The group a metric is shown under.
-fn group(name: &str) -> &'static str {
-    match name {
-        n if n.contains("engine") || n.starts_with("total_") || n == "active_time_percent" => {
-            "time"
-        }
-        n if n.contains("flops") || n.contains("fu_") || n == "mm_arithmetic_intensity" => {
-            "compute"
-        }
-        n if n.starts_with("dma_") => "dma",
-        n if n.starts_with("cc_") => "collectives",
-        n if n.contains("group_median") => "group",
-        _ => "memory",
-    }
-}
-
-/// Every metric the report shows, in report order, with its unit and how it is derived.
-pub fn metric_infos() -> Vec<MetricInfo> {
-    let region = REGION_METRICS.iter().map(|d| (d.name, d.unit));
-    let summary = SUMMARY_ONLY_METRICS
-        .iter()
-        .map(|n| (*n, summary_only_unit(n)));
-    region
-        .chain(summary)
-        .map(|(name, unit)| MetricInfo {
-            name: name.to_string(),
-            unit: report_unit(unit).0.to_string(),
-            rollup: if SUMS.contains(&name) {
-                Rollup::Sum
-            } else {
-                Rollup::Derived
-            },
-            group: group(name).to_string(),
-        })
-        .collect()
-}
-
-/// Converts an analysis metric map into report units, in report order (absent metrics left out).
-fn metric_map(metrics: &NMetrics, infos: &[(Arc<str>, Arc<str>, f64)]) -> MetricMap {
-    MetricMap(
-        infos
-            .iter()
-            .filter_map(|(name, unit, factor)| {
-                let value = metrics.get(&**name)?;
-                Some((
-                    name.clone(),
-                    MetricValue {
-                        value: value.map(|v| v * factor),
-                        unit: unit.clone(),
-                        values: None,
-                    },
-                ))
-            })
-            .collect(),
-    )
-}
-
-/// Name, report unit and factor of every metric, shared by every value.
-fn unit_table() -> Vec<(Arc<str>, Arc<str>, f64)> {
-    let region = REGION_METRICS.iter().map(|d| (d.name, d.unit));
-    let summary = SUMMARY_ONLY_METRICS
-        .iter()
-        .map(|n| (*n, summary_only_unit(n)));
-    region
-        .chain(summary)
-        .map(|(name, unit)| {
-            let (u, f) = report_unit(unit);
-            (Arc::from(name), Arc::from(u), f)
-        })
-        .collect()
-}
 
 /// Loads and analyses every viewed profile and maps them onto one report.
 pub fn report(
@@ -226,12 +113,7 @@ fn tool_version(profile: &super::NeuronProfile) -> Option<String> {
 
 /// The scope of a profile (its regions, comparison and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(
-    v: &Viewed,
-    a: &Analysis,
-    units: &[(Arc<str>, Arc<str>, f64)],
-    config: &Config,
-) -> Vec<Scope> {
+fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Vec<Scope> {
     let first = a.summaries.first();
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
@@ -288,7 +170,7 @@ fn scopes_of(
 fn scope(
     v: &Viewed,
     summary: Option<&ProfileSummary>,
-    units: &[(Arc<str>, Arc<str>, f64)],
+    units: &[UnitRow],
     name_summary: bool,
 ) -> Scope {
     let label = match summary {
@@ -344,7 +226,7 @@ fn segments(r: &NRegion) -> (String, Vec<String>) {
     (escaped, vec![r.name.clone()])
 }
 
-fn region(r: &NRegion, units: &[(Arc<str>, Arc<str>, f64)], total_ns: Option<f64>) -> Region {
+fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
     let (path, segments) = segments(r);
     let metrics = metric_map(&r.metrics, units);
     let time_ns = r

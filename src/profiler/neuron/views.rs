@@ -141,7 +141,8 @@ pub fn view_one(
     )?;
     let log = views.join(format!("{stem}.log"));
     let name = program.to_string_lossy().into_owned();
-    let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {})?;
+    let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {})
+        .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
     let failed = |cause: String| -> Error {
         ProfilerError::Failed(Box::new(Failure {
             what: format!("`{}`", cli.shell_line()),
@@ -168,6 +169,24 @@ pub fn view_one(
     viewed.output = written;
     viewed.command = std::iter::once(name).chain(cli.argv()).collect();
     Ok(viewed)
+}
+
+/// A program that could not be started at all, with the setting that names it (the shared
+/// messages speak of ncu's key); other errors pass through.
+pub fn not_started(e: ProfilerError, program: &str, named_by: &str, log: &Path) -> ProfilerError {
+    let why = match e {
+        ProfilerError::NotFound { .. } => "not found on PATH".to_string(),
+        ProfilerError::Spawn { source, .. } => source.to_string(),
+        other => return other,
+    };
+    ProfilerError::Failed(Box::new(Failure {
+        what: format!("starting `{program}`"),
+        code: String::new(),
+        cause: why,
+        fix: format!("check {named_by}: the program must exist and be executable on this machine"),
+        log: log.to_path_buf(),
+        tail: String::new(),
+    }))
 }
 
 /// The last lines of a log, indented for an error message.

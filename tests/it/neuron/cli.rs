@@ -1,7 +1,7 @@
 //! The profile-run binary driving Neuron end to end: inspect and NEFF modes against
 //! tests/support/fake-neuron-explorer (argv and environment checked, outputs from the fixtures),
-//! `--dry-run`, `report` on every input kind, report.json against docs/report.schema.json and the
-//! hand-computed MLP values of tests/it/neuron/analysis.rs.
+//! `--dry-run` and the exit codes; report.json against docs/report.schema.json and the hand-computed
+//! MLP values of tests/it/neuron/analysis.rs (shared with cli_report.rs).
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::common::{fixture, repo};
 
 /// The Region Highlighter's MLP blocks (AllReduce to AllReduce, stride 2, offset 1), as overrides.
-const MLP: &[&str] = &[
+pub(super) const MLP: &[&str] = &[
     "neuron.regions.collectives.name=MLP",
     "neuron.regions.collectives.op_type_1=AllReduce",
     "neuron.regions.collectives.op_type_2=AllReduce",
@@ -19,18 +19,18 @@ const MLP: &[&str] = &[
     "neuron.regions.collectives.offset=1",
 ];
 
-struct Env {
-    dir: tempfile::TempDir,
+pub(super) struct Env {
+    pub(super) dir: tempfile::TempDir,
 }
 
 impl Env {
-    fn new() -> Env {
+    pub(super) fn new() -> Env {
         Env {
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(super) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
@@ -64,7 +64,7 @@ impl Env {
     }
 
     /// Each invocation of the fake tool: its arguments, then `HOME=…`.
-    fn invocations(&self) -> Vec<Vec<String>> {
+    pub(super) fn invocations(&self) -> Vec<Vec<String>> {
         std::fs::read_to_string(self.path("argv.log"))
             .unwrap_or_default()
             .split("--END--\n")
@@ -78,7 +78,7 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-fn report_json(dir: &Path) -> Value {
+pub(super) fn report_json(dir: &Path) -> Value {
     let value: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     let (schemas, index) = crate::report_render::schema();
@@ -88,17 +88,17 @@ fn report_json(dir: &Path) -> Value {
     value
 }
 
-fn close(a: f64, b: f64) -> bool {
+pub(super) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
-fn metric(region: &Value, name: &str) -> f64 {
+pub(super) fn metric(region: &Value, name: &str) -> f64 {
     region["inclusive"][name]["value"]
         .as_f64()
         .unwrap_or_else(|| panic!("{name} in {region}"))
 }
 
-fn rules(v: &Value) -> Vec<String> {
+pub(super) fn rules(v: &Value) -> Vec<String> {
     v["insights"]
         .as_array()
         .unwrap()
@@ -109,7 +109,7 @@ fn rules(v: &Value) -> Vec<String> {
 
 /// The four MLP blocks of tests/fixtures/neuron/llama_tp_decoder.json, as analysis.rs computes them by
 /// hand, in report units (ns, %).
-fn assert_mlp_scope(scope: &Value) {
+pub(super) fn assert_mlp_scope(scope: &Value) {
     let regions = scope["regions"].as_array().unwrap();
     let names: Vec<&str> = regions
         .iter()
@@ -454,112 +454,6 @@ fn dry_runs_print_the_commands_and_start_nothing() {
     assert!(env.invocations().is_empty());
 }
 
-/// `profile-run report INPUT` with the MLP overrides; the report directory.
-fn report_on(env: &Env, input: &Path, extra: &[&str]) -> PathBuf {
-    let out = env.path(&format!(
-        "report-{}",
-        input.file_name().unwrap().to_string_lossy()
-    ));
-    Command::cargo_bin("profile-run")
-        .unwrap()
-        .current_dir(env.dir.path())
-        .env("HOME", env.dir.path())
-        .env("FAKE_NEURON_ARGV_LOG", env.path("argv.log"))
-        .args(["report", "--force"])
-        .arg(input)
-        .arg("--out")
-        .arg(&out)
-        .args(MLP)
-        .args(extra)
-        .assert()
-        .success();
-    out
-}
-
-#[test]
-fn report_recognises_every_neuron_input_by_content() {
-    let env = Env::new();
-    // full JSON
-    let out = report_on(
-        &env,
-        &super::decoder_json(),
-        &["report.compare=[MLP[0], MLP[3]]"],
-    );
-    let report = report_json(&out);
-    assert_mlp_scope(&report["scopes"][0]);
-    assert!(report["run"]["profiler"]["settings"]
-        .get("view_format")
-        .is_none());
-    // Parquet directory (its parent holding one <name>@latest works too)
-    let out = report_on(&env, &fixture("neuron/pyarrow_profile@latest"), &[]);
-    assert_mlp_scope(&report_json(&out)["scopes"][0]);
-    // summary JSON with two subgraphs: one scope each, no regions, a note on why
-    let out = report_on(&env, &fixture("neuron/summary_two_subgraphs.json"), &[]);
-    let report = report_json(&out);
-    let scopes = report["scopes"].as_array().unwrap();
-    assert_eq!(scopes.len(), 2);
-    assert!(
-        scopes[0]["label"].as_str().unwrap().contains(" · n_"),
-        "{}",
-        scopes[0]["label"]
-    );
-    assert!(scopes[0]["regions"].as_array().unwrap().is_empty());
-    assert!(!scopes[0]["notes"].as_array().unwrap().is_empty());
-    assert_eq!(rules(&scopes[1]), ["low_mfu_while_active", "compute_bound"]);
-    // the other region methods, as overrides
-    let out = report_on(
-        &env,
-        &super::decoder_json(),
-        &["neuron.regions.method=stack_frames"],
-    );
-    let report = report_json(&out);
-    let regions = report["scopes"][0]["regions"].as_array().unwrap();
-    assert!(!regions.is_empty());
-    for r in regions {
-        assert_eq!(
-            (r["kind"].as_str(), r["origin"].as_str()),
-            (Some("mark"), Some("stack_frames"))
-        );
-    }
-    let out = report_on(
-        &env,
-        &super::decoder_json(),
-        &["neuron.regions.method=none"],
-    );
-    let report = report_json(&out);
-    assert!(report["scopes"][0]["regions"]
-        .as_array()
-        .unwrap()
-        .is_empty());
-    assert_eq!(report["run"]["profiler"]["settings"]["method"], "none");
-    // summary text: 53.78 ms
-    let out = report_on(&env, &fixture("neuron/summary.txt"), &[]);
-    let report = report_json(&out);
-    let total = report["scopes"][0]["total"]["metrics"]["total_time"]["value"]
-        .as_f64()
-        .unwrap();
-    assert!(close(total, 53.78e6), "{total}");
-    // an inspect output directory is viewed first, with the configured tool
-    let inspect = env.path("inspect");
-    let proc = inspect.join("i-1_pid_77");
-    std::fs::create_dir_all(&proc).unwrap();
-    std::fs::write(proc.join("neff_ab12.neff"), "n").unwrap();
-    std::fs::write(proc.join("ab12_instid_0_vnc_0.ntff"), "t").unwrap();
-    let tool = repo().join("tests/support/fake-neuron-explorer");
-    let out = report_on(
-        &env,
-        &inspect,
-        &[
-            &format!("pipeline.neuron.executable={}", tool.display()),
-            "pipeline.neuron.view.format=json",
-        ],
-    );
-    let report = report_json(&out);
-    assert_eq!(report["scopes"][0]["label"], "pid 77, NeuronCore 0");
-    assert_mlp_scope(&report["scopes"][0]);
-    assert!(out.join("views/pid77_ab12_instid0_vnc0.json").is_file());
-}
-
 fn fails_with(args: &[&str], code: i32, needles: &[&str]) {
     let env = Env::new();
     let output = env
@@ -657,35 +551,20 @@ fn a_failing_workload_is_exit_4_with_its_log() {
 }
 
 #[test]
-fn the_report_md_example_in_docs_is_what_the_cli_writes() {
+fn a_workload_that_cannot_start_says_which_and_where_it_is_named() {
     let env = Env::new();
-    let out = env.path("mlp");
-    Command::cargo_bin("profile-run")
-        .unwrap()
-        .current_dir(fixture("neuron"))
-        .args(["report", "llama_tp_decoder.json", "--out"])
-        .arg(&out)
-        .args(MLP)
-        .arg("report.compare=[MLP[0], MLP[3]]")
+    let output = env
+        .cmd("neuron/default")
+        .args(["--", "no-such-workload-binary", "--flag"])
         .assert()
-        .success();
-    let written = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let docs = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
-    let block = docs
-        .split("<!-- report.md example -->\n```markdown\n")
-        .nth(1)
-        .and_then(|rest| {
-            rest.split("\n```\n<!-- end of report.md example -->")
-                .next()
-        })
-        .expect("the example block in docs/neuron.md");
-    // Every line of the excerpt, in order, except the `…` rows that stand for left-out ones; the
-    // region anchors are left out of the excerpt too.
-    let mut lines = written.lines().filter(|l| !l.starts_with("<a id="));
-    for want in block.lines().filter(|l| *l != "| … |") {
-        assert!(
-            lines.any(|l| l == want),
-            "docs/neuron.md's example line is not in the rendered report.md (in order):\n{want}"
-        );
-    }
+        .code(4)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("starting `no-such-workload-binary` failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("check the command after `--`"), "{stderr}");
+    assert!(!stderr.contains("pipeline.ncu"), "{stderr}");
 }

@@ -3,6 +3,7 @@
 
 mod analysis;
 mod cli;
+mod cli_report;
 mod driver;
 mod parquet;
 mod parquet_gen;
