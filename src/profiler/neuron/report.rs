@@ -196,7 +196,15 @@ fn scope(
             kernels: Vec::new(),
         },
         regions: Vec::new(),
-        insights: summary.map_or_else(Vec::new, |s| insights(&s.insights, None)),
+        insights: summary.map_or_else(Vec::new, |s| {
+            let time_ns = s
+                .metrics
+                .get(TIME_METRIC)
+                .copied()
+                .flatten()
+                .map(|t| t * 1e9);
+            insights(&s.insights, time_ns)
+        }),
         comparison: None,
         distributions: Vec::new(),
         notes: Vec::new(),
