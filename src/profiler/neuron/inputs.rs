@@ -30,7 +30,7 @@ enum Kind {
 
 fn kind(path: &Path) -> Result<Option<Kind>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ["ncu-rep", "csv"].contains(&ext) {
+    if ["ncu-rep", "csv"].contains(&ext) || is_ncu_csv(path) {
         return Ok(None);
     }
     if path.is_dir() {
@@ -43,6 +43,18 @@ fn kind(path: &Path) -> Result<Option<Kind>> {
         Ok(_) => Some(Kind::Readable),
         Err(_) => None,
     })
+}
+
+/// A `--page raw` or `details` CSV export under another name: its header opens with `"ID",`. Its
+/// cells may hold `{` and quotes, which the JSON sniffing of [`recognise`] must not see.
+fn is_ncu_csv(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 5];
+    path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+        && &head == b"\"ID\","
 }
 
 /// `None` when no argument is a Neuron input (they are someone else's); an error when only some are.

@@ -148,3 +148,37 @@ fn the_report_md_example_in_docs_is_what_the_cli_writes() {
         );
     }
 }
+
+#[test]
+fn an_ncu_export_without_its_extension_is_not_taken_for_neuron() {
+    let env = Env::new();
+    let export = env.path("kreplay_raw");
+    std::fs::copy(fixture("ncu/h100-2025.3.1/kreplay_raw.csv"), &export).unwrap();
+    let out = env.path("ncu-report");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(&export)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(report_json(&out)["run"]["profiler"]["name"], "ncu");
+    // and a Neuron profile beside it is refused by name, not mixed in
+    let output = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(super::decoder_json())
+        .arg(&export)
+        .arg("--out")
+        .arg(env.path("mixed"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("is not a Neuron profile while other inputs are"),
+        "{stderr}"
+    );
+}
