@@ -81,7 +81,13 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             Some(&home),
             None,
         )
-        .map(|cli| cli.shell_line())
+        .map(|cli| {
+            format!(
+                "{} (with HOME set and {} on PATH)",
+                cli.shell_line(),
+                super::cli::NEURON_BIN
+            )
+        })
         .unwrap_or_else(|e| format!("# {e}"))
     };
     match pipeline.mode {
