@@ -11,6 +11,7 @@ use crate::config::ConfigError;
 use crate::process::ProfilerError;
 use crate::profiler::ncu::export::ExportError;
 use crate::profiler::ncu::report_file::ReportFileError;
+use crate::profiler::neuron::NeuronError;
 use crate::report::RenderError;
 
 /// Exit codes. Keep in sync with the table in docs/running.md.
@@ -36,6 +37,8 @@ pub enum Error {
     #[error(transparent)]
     ReportFile(#[from] ReportFileError),
     #[error(transparent)]
+    Neuron(#[from] NeuronError),
+    #[error(transparent)]
     Render(#[from] RenderError),
     #[error("{0}")]
     Usage(String),
@@ -60,6 +63,7 @@ impl Error {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
             Error::Export(_) | Error::ReportFile(_) => exit::EXPORT_UNREADABLE,
+            Error::Neuron(e) => neuron_exit_code(e),
             Error::Render(e) => e.exit_code(),
             Error::Write { source, .. } => write_exit_code(source),
             Error::Stdout { .. } => exit::INTERNAL,
@@ -69,6 +73,22 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A Neuron profile that cannot be read is exit 5 like an unreadable export; a missing tool is exit 3;
+/// a wrong input, region name or environment is a usage error.
+fn neuron_exit_code(e: &NeuronError) -> i32 {
+    match e {
+        NeuronError::Io { .. }
+        | NeuronError::Parse { .. }
+        | NeuronError::NeffMismatch { .. }
+        | NeuronError::UnsupportedSchema { .. }
+        | NeuronError::MissingColumn { .. } => exit::EXPORT_UNREADABLE,
+        NeuronError::ToolNotFound { .. } => exit::PROFILER_NOT_STARTED,
+        NeuronError::NoHome | NeuronError::Compare(_) | NeuronError::Unrecognised { .. } => {
+            exit::USAGE
+        }
+    }
+}
 
 /// Why a file could not be written, for the errno values a user can act on.
 enum WriteCause {

@@ -1,12 +1,13 @@
 //! Config → Plan: every check that can fail runs here, before any process starts, so a mistake in a
 //! preset exits 2 without profiling (NVTX patterns, metric groups and rollups, kernel patterns,
-//! rename rules, the report template).
+//! rename rules, the report template, `report.compare`, Neuron's rules file and capture inputs).
 
 use std::path::PathBuf;
 
 use crate::analysis::{self, AnalysisPlan};
-use crate::config::{Config, KernelNameBase};
+use crate::config::{Config, KernelNameBase, ProfilerKind};
 use crate::error::{Error, Result};
+use crate::insights::RuleSet;
 use crate::profiler::ncu::nvtx::{self, NvtxPlan};
 use crate::region::{KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
@@ -19,6 +20,9 @@ pub struct Plan {
     /// The NVTX expressions handed to ncu.
     pub nvtx: NvtxPlan,
     pub markdown: MarkdownOptions,
+    /// The rules judging Neuron regions (`neuron.insights.rules`, else the shipped ones), loaded
+    /// and checked against the metric vocabulary.
+    pub neuron_rules: RuleSet,
 }
 
 impl Plan {
@@ -34,12 +38,41 @@ impl Plan {
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
         }
+        check_compare(config)?;
+        if config.pipeline.profiler == ProfilerKind::Neuron {
+            crate::profiler::neuron::capture::check_config(config)?;
+        }
+        let neuron_rules = crate::profiler::neuron::analysis::load_rules(&config.neuron.insights)
+            .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))?;
         Ok(Plan {
             analysis: analysis_plan(config)?,
             nvtx,
             markdown,
+            neuron_rules,
         })
     }
+}
+
+/// `report.compare`: at most [`MAX_COMPARED`] distinct names (whether they exist is known only once
+/// the regions are).
+///
+/// [`MAX_COMPARED`]: crate::profiler::neuron::compare::MAX_COMPARED
+fn check_compare(config: &Config) -> Result<()> {
+    use crate::profiler::neuron::compare::MAX_COMPARED;
+    let names = &config.report.compare;
+    if names.len() > MAX_COMPARED {
+        return Err(Error::Usage(format!(
+            "report.compare lists {} regions ({}); at most {MAX_COMPARED} are compared side by side",
+            names.len(),
+            names.join(", ")
+        )));
+    }
+    if let Some(i) = names.iter().position(|n| n.trim().is_empty()) {
+        return Err(Error::Usage(format!(
+            "report.compare[{i}] is empty; name a region such as `MLP[0]`"
+        )));
+    }
+    Ok(())
 }
 
 fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {

@@ -16,14 +16,20 @@ use super::{load_config, print_selection_notes, print_stdout, write_reports};
 pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let loaded = load_config(&args.config)?;
     let config = &loaded.config;
-    if args.workload.is_empty() {
+    let profiler = Profiler::of(config);
+    if args.workload.is_empty() && profiler.needs_workload(config) {
         return Err(Error::Usage(
             "no workload to profile; put its command after `--`: profile-run [OPTIONS] [KEY=VALUE]... -- python train.py"
                 .into(),
         ));
     }
+    if !args.workload.is_empty() && !profiler.needs_workload(config) {
+        return Err(Error::Usage(format!(
+            "pipeline.neuron.mode is `neff`: the NEFF (pipeline.neuron.neff) runs by itself, so `{}` after `--` would not run; drop it, or profile a workload with --config neuron/default",
+            args.workload.join(" ")
+        )));
+    }
     let plan = Plan::new(config)?;
-    let profiler = Profiler::of(config);
     let root = PathBuf::from(&config.output.root);
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok());
 
@@ -74,7 +80,9 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     }
     let rendered = rendered?;
     if !finished.success() || (rendered.is_none() && config.output.render) {
-        return Err(profiler.failure(&run, &finished, rendered.is_some()).into());
+        return Err(profiler
+            .failure(config, &run, &finished, rendered.is_some())
+            .into());
     }
     // With output.render off, the run directory (capture and exports) is the result.
     let result = rendered.unwrap_or_else(|| run.root().to_path_buf());

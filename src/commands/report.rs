@@ -1,11 +1,13 @@
 //! `profile-run report|merge INPUT...`: captures already on disk (run directories, exports, report
-//! files) analysed again under the current configuration, into a fresh or `--force`d directory.
+//! files, Neuron profiles told apart by content) analysed again under the current configuration, into a
+//! fresh or `--force`d directory.
 
 use crate::cli::ReportArgs;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
 use crate::profiler::ncu::report_source::analyze_report_files;
 use crate::profiler::ncu::source::analyze_exports;
+use crate::profiler::neuron;
 use crate::run;
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
@@ -16,10 +18,21 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     let plan = Plan::new(&loaded.config)?;
     if input_paths.is_empty() {
         return Err(Error::Usage(
-            "no input given; name a run directory, a `--page raw` CSV export or an .ncu-rep".into(),
+            "no input given; name a run directory, a `--page raw` CSV export, an .ncu-rep or a Neuron profile".into(),
         ));
     }
     let mut out = run::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
+    if let Some(neuron) =
+        neuron::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?
+    {
+        let mut context = neuron.context.clone();
+        context.config_fingerprint = loaded.fingerprint();
+        let report = neuron::report::report(&loaded.config, &plan, &neuron.viewed, &context)?;
+        let out = out.into_dir(neuron.run_dir.as_deref())?;
+        let md = write_reports(&report, &plan, &out)?;
+        print_stdout(&md.display().to_string())?;
+        return Ok(exit::OK);
+    }
     let inputs = run::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();

@@ -33,6 +33,11 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("ncu/full", include_str!("../../conf/ncu/full.yaml")),
     ("ncu/memory", include_str!("../../conf/ncu/memory.yaml")),
     ("ncu/pytorch", include_str!("../../conf/ncu/pytorch.yaml")),
+    (
+        "neuron/default",
+        include_str!("../../conf/neuron/default.yaml"),
+    ),
+    ("neuron/neff", include_str!("../../conf/neuron/neff.yaml")),
 ];
 
 /// One source's data, its keys as strings.
@@ -327,11 +332,47 @@ pub(crate) fn override_layer(text: &str) -> Result<Layer, ConfigError> {
         reason,
     })?;
     not_defaults(&path, &origin)?;
-    let value = parse_value(value, &origin)?;
+    let value = match parse_value(value, &origin) {
+        Ok(value) => value,
+        Err(e) => bracketed_names(value).ok_or(e)?,
+    };
     Ok(Layer {
         data: nest(&path, value),
         origin,
     })
+}
+
+/// `[MLP[0], MLP[3]]`: a list of plain names that YAML cannot read because the names hold brackets
+/// (region names do). Split at the commas outside brackets; `None` when it is not such a list.
+fn bracketed_names(text: &str) -> Option<Value> {
+    let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (mut depth, mut start, mut names) = (0i32, 0, Vec::new());
+    for (i, c) in inner.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                names.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    names.push(&inner[start..]);
+    let names: Vec<&str> = names.into_iter().map(str::trim).collect();
+    if depth != 0
+        || names
+            .iter()
+            .any(|n| n.is_empty() || n.contains(['{', '}', '"', '\'']))
+    {
+        return None;
+    }
+    Some(Value::Sequence(
+        names.into_iter().map(|n| Value::String(n.into())).collect(),
+    ))
 }
 
 /// `defaults` names parent presets and only means something inside a preset file.

@@ -19,15 +19,32 @@ pub struct Config {
     pub regions: Regions,
     pub report: ReportConfig,
     pub output: Output,
+    /// How Neuron profiles are cut into regions and judged (`neuron:`); read when
+    /// `pipeline.profiler` is `neuron` or a Neuron profile is reported.
+    pub neuron: crate::profiler::neuron::settings::NeuronSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pipeline {
+    /// The profiler a run drives: `ncu` or `neuron`.
+    pub profiler: ProfilerKind,
     pub ncu: NcuPipeline,
+    /// How a Neuron profile is captured and viewed (`pipeline.profiler: neuron`).
+    pub neuron: crate::profiler::neuron::pipeline::NeuronPipeline,
     /// Seconds the profiler may take to stop after profile-run received a signal, before it and every
     /// process it started are killed (SIGKILL).
     pub signal_grace_seconds: u64,
+}
+
+/// `pipeline.profiler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfilerKind {
+    /// Nsight Compute on NVTX regions.
+    Ncu,
+    /// AWS Neuron (`neuron-explorer`, formerly `neuron-profile`).
+    Neuron,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,6 +219,8 @@ pub struct ReportConfig {
     pub time_metric: String,
     /// Add a section aggregated across all processes and devices.
     pub aggregate: bool,
+    /// Up to 3 region names shown side by side, every metric a row (Neuron reports today).
+    pub compare: Vec<String>,
     /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
     pub template: Option<String>,
     /// Markdown truncation: regions in the summary table, by inclusive time.

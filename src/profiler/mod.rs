@@ -8,7 +8,7 @@ pub mod neuron;
 
 use std::path::Path;
 
-use crate::config::{Config, Loaded};
+use crate::config::{Config, Loaded, ProfilerKind};
 use crate::error::Result;
 use crate::plan::Plan;
 use crate::process::{Finished, ProfilerError};
@@ -21,18 +21,32 @@ use crate::run::{RunDir, RunRecord};
 pub enum Profiler {
     /// Nsight Compute.
     Ncu,
+    /// AWS Neuron (`neuron-explorer`).
+    Neuron,
 }
 
 impl Profiler {
     /// The profiler a configuration drives.
-    pub fn of(_config: &Config) -> Profiler {
-        Profiler::Ncu
+    pub fn of(config: &Config) -> Profiler {
+        match config.pipeline.profiler {
+            ProfilerKind::Ncu => Profiler::Ncu,
+            ProfilerKind::Neuron => Profiler::Neuron,
+        }
+    }
+
+    /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
+    pub fn needs_workload(self, config: &Config) -> bool {
+        match self {
+            Profiler::Ncu => true,
+            Profiler::Neuron => neuron::capture::needs_workload(config),
+        }
     }
 
     /// The command line a run in `dir` would start (`--dry-run`).
     pub fn dry_run(self, config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
         match self {
             Profiler::Ncu => ncu::capture::dry_run(config, plan, dir, workload),
+            Profiler::Neuron => neuron::capture::dry_run(config, dir, workload),
         }
     }
 
@@ -40,6 +54,7 @@ impl Profiler {
     pub fn check_runnable(self, config: &Config) -> Result<()> {
         match self {
             Profiler::Ncu => ncu::capture::check_runnable(config),
+            Profiler::Neuron => neuron::capture::check_runnable(config),
         }
     }
 
@@ -55,6 +70,7 @@ impl Profiler {
     ) -> Result<Finished> {
         match self {
             Profiler::Ncu => ncu::capture::capture(loaded, plan, run, record, workload, quiet),
+            Profiler::Neuron => neuron::capture::capture(loaded, run, record, workload, quiet),
         }
     }
 
@@ -69,6 +85,7 @@ impl Profiler {
     ) -> Result<Option<Report>> {
         match self {
             Profiler::Ncu => ncu::capture::report(loaded, plan, run, record, quiet),
+            Profiler::Neuron => neuron::capture::report(loaded, plan, run, record),
         }
     }
 
@@ -81,13 +98,21 @@ impl Profiler {
     ) -> Vec<String> {
         match self {
             Profiler::Ncu => ncu::capture::interrupted_notes(config, run, finished),
+            Profiler::Neuron => neuron::capture::interrupted_notes(config, finished),
         }
     }
 
     /// Why a run that did not succeed failed, with the fix.
-    pub fn failure(self, run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+    pub fn failure(
+        self,
+        config: &Config,
+        run: &RunDir,
+        finished: &Finished,
+        partial_report: bool,
+    ) -> ProfilerError {
         match self {
             Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
+            Profiler::Neuron => neuron::capture::failure(config, run, finished),
         }
     }
 }

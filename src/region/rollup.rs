@@ -19,6 +19,9 @@ pub enum Rollup {
     Min,
     /// Attributes (launch configuration, device properties): the set of distinct values, never summed.
     Distinct,
+    /// Computed for each region from its own events by the formula its adapter documents (an
+    /// interval union, a ratio of two sums); never combined from per-result values.
+    Derived,
 }
 
 impl Rollup {
@@ -111,6 +114,12 @@ impl Acc {
                 values: Vec::new(),
                 overflow: false,
                 last: None,
+            },
+            // Never accumulated: adapters that combine results do not declare it and `report.rollups`
+            // refuses it. Should one slip through, the largest value is kept, not a meaningless sum.
+            Rollup::Derived => Acc::Max {
+                max: f64::NEG_INFINITY,
+                n: 0,
             },
         }
     }

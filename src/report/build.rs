@@ -89,6 +89,9 @@ impl<'a> ScopeBuilder<'a> {
                 kernels: self.kernels(stats.outside_kernels),
             },
             regions,
+            insights: Vec::new(),
+            comparison: None,
+            distributions: Vec::new(),
             notes,
         }
     }

@@ -97,7 +97,59 @@ pub struct Scope {
     pub outside_regions: Totals,
     /// Depth-first, parents before children, siblings in program order.
     pub regions: Vec<Region>,
+    /// Findings about the scope as a whole (a profiler summary judged by profile-run's rules), most
+    /// important first; empty when the source has no such summary.
+    pub insights: Vec<Insight>,
+    /// `report.compare`: the named regions side by side; `null` when none are named.
+    pub comparison: Option<Comparison>,
+    /// For every group of regions sharing a base name (`MLP` for `MLP[0]`…`MLP[3]`), how their
+    /// durations spread; empty when no two regions share one.
+    pub distributions: Vec<Distribution>,
     pub notes: Vec<String>,
+}
+
+/// Regions side by side, every metric a row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The compared regions' paths, in the order asked for.
+    pub regions: Vec<String>,
+    pub rows: Vec<ComparisonRow>,
+}
+
+/// One metric across the compared regions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonRow {
+    pub metric: String,
+    pub unit: String,
+    /// One per compared region, in [`Comparison::regions`] order; `null` where unknown.
+    pub values: Vec<Option<f64>>,
+}
+
+/// How the durations of the regions sharing a base name spread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    /// The shared base name (`MLP`).
+    pub base: String,
+    /// The metric whose values are distributed (the time metric).
+    pub metric: String,
+    pub unit: String,
+    pub count: u64,
+    pub min: f64,
+    pub median: f64,
+    /// 90th percentile, linear interpolation between closest ranks.
+    pub p90: f64,
+    pub max: f64,
+    /// A region is an outlier above `outlier_factor × median` or below `median / outlier_factor`.
+    pub outlier_factor: f64,
+    /// Every region of the group in time order, with its value.
+    pub regions: Vec<DistributionEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DistributionEntry {
+    pub path: String,
+    pub value: f64,
+    pub outlier: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -132,6 +132,9 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
             kernels: outside,
         },
         regions,
+        insights: Vec::new(),
+        comparison: None,
+        distributions: Vec::new(),
         notes: Vec::new(),
     }
 }
@@ -579,7 +582,7 @@ fn rendered_files_are_written_whole() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
-fn schema() -> (boon::Schemas, boon::SchemaIndex) {
+pub(crate) fn schema() -> (boon::Schemas, boon::SchemaIndex) {
     let path = crate::common::repo().join("docs/report.schema.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();

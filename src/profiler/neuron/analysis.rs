@@ -91,11 +91,22 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
-/// Analyse a profile. Fails only on a bad `neuron.compare`.
+/// Analyse a profile without a comparison.
 pub fn analyse(
     profile: &NeuronProfile,
     settings: &NeuronSettings,
     rules: &RuleSet,
+) -> Result<Analysis> {
+    analyse_compared(profile, settings, rules, &[])
+}
+
+/// Analyse a profile and compare the named regions (`report.compare`). Fails only on a bad name or
+/// more than [`super::compare::MAX_COMPARED`] of them.
+pub fn analyse_compared(
+    profile: &NeuronProfile,
+    settings: &NeuronSettings,
+    rules: &RuleSet,
+    compared: &[String],
 ) -> Result<Analysis> {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
@@ -122,10 +133,10 @@ pub fn analyse(
             }
         })
         .collect();
-    let comparison = if settings.compare.is_empty() {
+    let comparison = if compared.is_empty() {
         None
     } else {
-        Some(compare(&regions, &settings.compare)?)
+        Some(compare(&regions, compared)?)
     };
     let mut notes = profile.notes.clone();
     notes.extend(generated.notes);

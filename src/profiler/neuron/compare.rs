@@ -134,7 +134,7 @@ fn find<'a>(regions: &'a [Region], name: &str) -> Result<&'a Region> {
             let known: Vec<&str> = regions.iter().take(8).map(|r| r.name.as_str()).collect();
             let more = if regions.len() > 8 { ", …" } else { "" };
             Err(NeuronError::Compare(format!(
-                "`neuron.compare`: no region named `{name}` (regions: {}{more})",
+                "`report.compare`: no region named `{name}` (regions: {}{more})",
                 if known.is_empty() {
                     "none".to_string()
                 } else {
@@ -143,7 +143,7 @@ fn find<'a>(regions: &'a [Region], name: &str) -> Result<&'a Region> {
             )))
         }
         many => Err(NeuronError::Compare(format!(
-            "`neuron.compare`: `{name}` matches {} regions ({}); give the full name",
+            "`report.compare`: `{name}` matches {} regions ({}); give the full name",
             many.len(),
             many.iter()
                 .map(|r| r.name.as_str())
@@ -157,7 +157,7 @@ fn find<'a>(regions: &'a [Region], name: &str) -> Result<&'a Region> {
 pub fn compare(regions: &[Region], names: &[String]) -> Result<Comparison> {
     if names.len() > MAX_COMPARED {
         return Err(NeuronError::Compare(format!(
-            "`neuron.compare` lists {} regions; at most {MAX_COMPARED} are compared side by side",
+            "`report.compare` lists {} regions; at most {MAX_COMPARED} are compared side by side",
             names.len()
         )));
     }

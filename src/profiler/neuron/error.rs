@@ -52,7 +52,7 @@ pub enum NeuronError {
     ToolNotFound { tried: Vec<String> },
     #[error("`neuron-explorer view` needs HOME set; set HOME in the environment of profile-run")]
     NoHome,
-    /// A bad `neuron.compare` (unknown name, ambiguous name, too many regions).
+    /// A bad `report.compare` (unknown name, ambiguous name, too many regions).
     #[error("{0}")]
     Compare(String),
     #[error("{path}: {message}")]

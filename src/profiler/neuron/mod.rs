@@ -3,12 +3,15 @@
 //! generators (between collectives, along the layer hierarchy, along NKI stack frames), per-region
 //! metrics, comparison and distribution, and the command/environment builders for capturing.
 //!
-//! Self-contained: its types are its own; the report layer maps them onto the shared report model.
+//! Its types are its own; `report.rs` maps them onto the shared report model and `capture.rs` is its
+//! side of [`crate::profiler::Profiler`].
 
 pub mod analysis;
+pub mod capture;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod inputs;
 pub mod inspect;
 pub mod intervals;
 pub mod json_text;
@@ -19,10 +22,13 @@ pub mod pipeline;
 pub mod profile_json;
 pub mod recognise;
 pub mod regions;
+pub mod report;
+pub mod report_units;
 pub mod settings;
 pub mod summary_json;
 pub mod summary_text;
 pub mod text;
+pub mod views;
 
 pub use error::{NeuronError, Result};
 pub use model::NeuronProfile;

@@ -1,4 +1,4 @@
-//! `NeuronSettings` (the `neuron:` config section: regions, comparison, hardware peaks, insights) and
+//! `NeuronSettings` (the `neuron:` config section: regions, hardware peaks, insights, distribution) and
 //! `NeuronPipeline` (the `pipeline.neuron:` section: which tool, what to capture, how to view it).
 //! Unknown keys are refused so a misspelt key fails at load time with its path.
 
@@ -11,8 +11,6 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields, default)]
 pub struct NeuronSettings {
     pub regions: RegionSettings,
-    /// Up to 3 region names shown side by side (`report.compare` in the words).
-    pub compare: Vec<String>,
     pub hardware: HardwareSettings,
     pub insights: InsightSettings,
     pub distribution: DistributionSettings,

@@ -3,7 +3,9 @@
 //! arithmetic is in the comments.
 
 use profile_run::insights::RuleSet;
-use profile_run::profiler::neuron::analysis::{analyse, load_rules, Analysis, Bound, Region};
+use profile_run::profiler::neuron::analysis::{
+    analyse, analyse_compared, load_rules, Analysis, Bound, Region,
+};
 use profile_run::profiler::neuron::metrics::vocabulary;
 use profile_run::profiler::neuron::model::NeuronProfile;
 use profile_run::profiler::neuron::settings::{
@@ -231,9 +233,9 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
 
 #[test]
 fn distribution_and_comparison_of_the_mlp_blocks() {
-    let mut settings = mlp_settings();
-    settings.compare = vec!["MLP[0]".into(), "MLP[3]".into()];
-    let a = mlp_analysis(&settings);
+    let settings = mlp_settings();
+    let p = profile_json::read(&decoder_json()).unwrap();
+    let a = analyse_compared(&p, &settings, &shipped_rules(), &mlp_0_3()).unwrap();
     // durations 38, 40, 38, 64 µs: median 39, p90 = 40 + 0.7 × 24 = 56.8, outlier 64 > 1.5 × 39
     let d = &a.distributions[0];
     assert_eq!((d.base.as_str(), d.count), ("MLP", 4));
@@ -252,24 +254,26 @@ fn distribution_and_comparison_of_the_mlp_blocks() {
 #[test]
 fn comparison_errors_name_the_region_and_the_limit() {
     let p = profile_json::read(&decoder_json()).unwrap();
-    let mut s = mlp_settings();
-    s.compare = vec!["MLP[0]".into(), "MLP[9]".into()];
-    let err = analyse(&p, &s, &shipped_rules()).unwrap_err();
+    let s = mlp_settings();
+    let names = vec!["MLP[0]".to_string(), "MLP[9]".into()];
+    let err = analyse_compared(&p, &s, &shipped_rules(), &names).unwrap_err();
     assert!(matches!(err, NeuronError::Compare(_)));
     assert_eq!(
         err.to_string(),
-        "`neuron.compare`: no region named `MLP[9]` (regions: MLP[0], MLP[1], MLP[2], MLP[3])"
+        "`report.compare`: no region named `MLP[9]` (regions: MLP[0], MLP[1], MLP[2], MLP[3])"
     );
-    s.compare = ["MLP[0]", "MLP[1]", "MLP[2]", "MLP[3]"]
+    let names = ["MLP[0]", "MLP[1]", "MLP[2]", "MLP[3]"]
         .map(String::from)
         .to_vec();
-    let err = analyse(&p, &s, &shipped_rules()).unwrap_err().to_string();
+    let err = analyse_compared(&p, &s, &shipped_rules(), &names)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("lists 4 regions; at most 3"), "{err}");
     // hierarchy names compare by a unique suffix
     let mut h = NeuronSettings::default();
     h.regions.method = RegionMethod::Hierarchy;
-    h.compare = vec!["NeuronLlamaDecoderLayer[1]".into()];
-    let a = analyse(&p, &h, &shipped_rules()).unwrap();
+    let names = vec!["NeuronLlamaDecoderLayer[1]".to_string()];
+    let a = analyse_compared(&p, &h, &shipped_rules(), &names).unwrap();
     assert_eq!(
         a.comparison.unwrap().regions,
         ["NeuronLlamaModel/NeuronLlamaDecoderLayer[1]"]
@@ -290,9 +294,8 @@ fn parquet_gives_the_same_regions_as_json() {
 
 #[test]
 fn text_rendering_of_the_mlp_blocks() {
-    let mut settings = mlp_settings();
-    settings.compare = vec!["MLP[0]".into(), "MLP[3]".into()];
-    let mut a = mlp_analysis(&settings);
+    let p = profile_json::read(&decoder_json()).unwrap();
+    let mut a = analyse_compared(&p, &mlp_settings(), &shipped_rules(), &mlp_0_3()).unwrap();
     a.source = "llama_tp_decoder.json".into();
     insta::assert_snapshot!("neuron_mlp_text", text::render(&a));
 }
@@ -314,4 +317,8 @@ fn the_docs_list_every_metric_and_every_shipped_rule() {
             r.id
         );
     }
+}
+
+fn mlp_0_3() -> Vec<String> {
+    vec!["MLP[0]".into(), "MLP[3]".into()]
 }

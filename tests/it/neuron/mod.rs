@@ -2,6 +2,8 @@
 //! timeline is written down in tests/fixtures/neuron/README.md.
 
 mod analysis;
+mod cli;
+mod cli_report;
 mod driver;
 mod parquet;
 mod parquet_gen;

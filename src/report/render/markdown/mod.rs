@@ -276,6 +276,7 @@ fn environment() -> Environment<'static> {
         "max" => "max".to_string(),
         "min" => "min".to_string(),
         "distinct" => "distinct values".to_string(),
+        "derived" => "derived per region".to_string(),
         other => format::escape_md(other),
     });
     env.add_function("scaled_row", scaled_row);

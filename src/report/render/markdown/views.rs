@@ -12,8 +12,8 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report,
-    RunInfo, Scope, Totals,
+    Comparison, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap,
+    MetricValue, Region, Report, RunInfo, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -71,6 +71,10 @@ pub(super) struct ScopeView<'a> {
     total: TotalsView<'a>,
     outside_regions: TotalsView<'a>,
     notes: &'a [String],
+    insights: &'a [Insight],
+    /// `report.compare`, its values as cells `scaled_row` takes.
+    comparison: Option<ComparisonView<'a>>,
+    distributions: &'a [Distribution],
     /// Regions in the scope, shown or not.
     region_count: usize,
     /// Unique HTML id of the scope's section.
@@ -88,6 +92,43 @@ pub(super) struct ScopeView<'a> {
     /// The scope's kernels, shares relative to the scope's time.
     top_kernels: KernelList<'a>,
     outside_kernels: KernelList<'a>,
+}
+
+/// The compared regions and one row of cells per metric.
+#[derive(Serialize)]
+struct ComparisonView<'a> {
+    regions: &'a [String],
+    rows: Vec<ComparisonRowView<'a>>,
+}
+
+#[derive(Serialize)]
+struct ComparisonRowView<'a> {
+    metric: &'a str,
+    unit: &'a str,
+    cells: Vec<Cell>,
+}
+
+/// A bare value in the shape of a metric value, for `scaled_row`.
+#[derive(Serialize)]
+struct Cell {
+    value: Option<f64>,
+}
+
+impl<'a> ComparisonView<'a> {
+    fn new(c: &'a Comparison) -> ComparisonView<'a> {
+        ComparisonView {
+            regions: &c.regions,
+            rows: c
+                .rows
+                .iter()
+                .map(|r| ComparisonRowView {
+                    metric: &r.metric,
+                    unit: &r.unit,
+                    cells: r.values.iter().map(|&value| Cell { value }).collect(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A scope's totals without their kernel list (see the scope view's kernel lists).
@@ -231,6 +272,9 @@ impl<'a> ScopeView<'a> {
             total: totals(&scope.total),
             outside_regions: totals(&scope.outside_regions),
             notes: &scope.notes,
+            insights: &scope.insights,
+            comparison: scope.comparison.as_ref().map(ComparisonView::new),
+            distributions: &scope.distributions,
             region_count: scope.regions.len(),
             total_time: lookup(&scope.total.metrics, time),
             outside_time: lookup(&scope.outside_regions.metrics, time),

@@ -1,0 +1,317 @@
+//! Neuron analyses mapped onto the shared report model: one scope per profile (and per further
+//! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
+//! the rules' findings, the comparison and the duration distributions.
+
+use std::collections::BTreeMap;
+
+use super::analysis::{analyse_compared, Analysis, Bound, ProfileSummary, Region as NRegion};
+use super::compare::Distribution as NDistribution;
+use super::metrics::MetricMap as NMetrics;
+use super::report_units::{metric_infos, metric_map, unit_table, UnitRow};
+use super::settings::RegionMethod;
+use super::views::Viewed;
+use crate::analysis::RunContext;
+use crate::config::Config;
+use crate::error::Result;
+use crate::plan::Plan;
+use crate::region::RegionKind;
+use crate::report::model::{
+    Comparison, ComparisonRow, Distribution, DistributionEntry, Insight, MetricMap, ProfilerInfo,
+    Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
+};
+
+/// The name the report gives the profiler.
+pub const PROFILER_NAME: &str = "neuron-explorer";
+/// Who found the rules' insights.
+const INSIGHT_SOURCE: &str = "profile-run";
+/// The time metric: each region's length, which gives its time share.
+const TIME_METRIC: &str = "total_time";
+
+/// Loads and analyses every viewed profile and maps them onto one report.
+pub fn report(
+    config: &Config,
+    plan: &Plan,
+    viewed: &[Viewed],
+    context: &RunContext,
+) -> Result<Report> {
+    let units = unit_table();
+    let mut scopes = Vec::new();
+    let mut version = None;
+    for v in viewed {
+        let profile = super::load(&v.output)?;
+        version = version.or_else(|| tool_version(&profile));
+        let analysis = analyse_compared(
+            &profile,
+            &config.neuron,
+            &plan.neuron_rules,
+            &config.report.compare,
+        )?;
+        scopes.extend(scopes_of(v, &analysis, &units, config));
+    }
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "method".to_string(),
+        config.neuron.regions.method.as_str().to_string(),
+    );
+    // Only what this report's inputs went through: a profile given as is was viewed by someone else.
+    if viewed.iter().any(|v| !v.command.is_empty()) {
+        settings.insert(
+            "view_format".to_string(),
+            config.pipeline.neuron.view.format.as_arg().to_string(),
+        );
+    }
+    let mut notes = Vec::new();
+    if config.report.aggregate && scopes.len() > 1 {
+        notes.push(
+            "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
+        );
+    }
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
+        run: RunInfo {
+            command: context.command.clone(),
+            profiler_command: context.profiler_command.clone(),
+            profiler: ProfilerInfo {
+                name: PROFILER_NAME.to_string(),
+                version: context.profiler_version.clone().or(version),
+                settings,
+            },
+            config_fingerprint: context.config_fingerprint.clone(),
+            sources: viewed
+                .iter()
+                .map(|v| v.output.display().to_string())
+                .collect(),
+        },
+        metrics: metric_infos(),
+        time_metric: Some(TIME_METRIC.to_string()),
+        kernel_selection: plan.analysis.selection.clone(),
+        scopes,
+        aggregate: None,
+        notes,
+    })
+}
+
+/// The tools' version as the profile records it: `tools_version` in the metadata, `sw_version` in a
+/// summary (the schema version is not the tools').
+fn tool_version(profile: &super::NeuronProfile) -> Option<String> {
+    let is_tools = |k: &str| k.ends_with("version") && !k.contains("schema");
+    let from_metadata = profile
+        .metadata
+        .iter()
+        .find(|(k, _)| is_tools(k))
+        .map(|(_, v)| v.clone());
+    from_metadata.or_else(|| {
+        profile.summaries.iter().find_map(|s| {
+            s.text
+                .iter()
+                .find(|(k, _)| is_tools(k))
+                .map(|(_, v)| v.clone())
+        })
+    })
+}
+
+/// The scope of a profile (its regions, comparison and distributions, its first summary), then one
+/// scope for each further summary (another subgraph of the same profile).
+fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Vec<Scope> {
+    let first = a.summaries.first();
+    let total_ns = first
+        .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
+        .map(|s| s * 1e9);
+    let regions = a
+        .regions
+        .iter()
+        .map(|r| region(r, units, total_ns))
+        .collect();
+    let mut main = scope(v, first, units, a.summaries.len() > 1);
+    main.regions = regions;
+    main.comparison = a.comparison.as_ref().map(|c| Comparison {
+        regions: c.regions.clone(),
+        rows: c
+            .rows
+            .iter()
+            .map(|row| {
+                let (unit, factor) = units
+                    .iter()
+                    .find(|(n, _, _)| **n == *row.metric)
+                    .map_or(("".into(), 1.0), |(_, u, f)| (u.to_string(), *f));
+                ComparisonRow {
+                    metric: row.metric.clone(),
+                    unit,
+                    values: row.values.iter().map(|x| x.map(|x| x * factor)).collect(),
+                }
+            })
+            .collect(),
+    });
+    let factor = config.neuron.distribution.outlier_factor;
+    main.distributions = a
+        .distributions
+        .iter()
+        .map(|d| distribution(d, &a.regions, factor))
+        .collect();
+    main.notes = a.notes.clone();
+    if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
+        main.notes.push(format!(
+            "No `{}` regions in this profile.",
+            a.method.as_str()
+        ));
+    }
+    let mut scopes = vec![main];
+    scopes.extend(
+        a.summaries
+            .iter()
+            .skip(1)
+            .map(|s| scope(v, Some(s), units, true)),
+    );
+    scopes
+}
+
+/// A scope carrying one summary as its total and that summary's findings.
+fn scope(
+    v: &Viewed,
+    summary: Option<&ProfileSummary>,
+    units: &[UnitRow],
+    name_summary: bool,
+) -> Scope {
+    let label = match summary {
+        Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
+        _ => v.label.clone(),
+    };
+    let empty = NMetrics::default();
+    Scope {
+        label,
+        rank: v.rank,
+        process_id: v.process_id,
+        process_name: None,
+        host: None,
+        device: v.device.clone(),
+        total: Totals {
+            kernel_count: 0,
+            metrics: metric_map(summary.map_or(&empty, |s| &s.metrics), units),
+            kernels: Vec::new(),
+        },
+        outside_regions: Totals {
+            kernel_count: 0,
+            metrics: MetricMap::default(),
+            kernels: Vec::new(),
+        },
+        regions: Vec::new(),
+        insights: summary.map_or_else(Vec::new, |s| {
+            let time_ns = s
+                .metrics
+                .get(TIME_METRIC)
+                .copied()
+                .flatten()
+                .map(|t| t * 1e9);
+            insights(&s.insights, time_ns)
+        }),
+        comparison: None,
+        distributions: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn insights(found: &[crate::insights::Insight], time_ns: Option<f64>) -> Vec<Insight> {
+    found
+        .iter()
+        .cloned()
+        .map(|i| {
+            let mut insight = i.into_report(INSIGHT_SOURCE);
+            insight.evidence.time = time_ns.unwrap_or(0.0);
+            insight
+        })
+        .collect()
+}
+
+/// The path of a region: hierarchy names are layer paths already; other names are one segment, a
+/// `/` or `\` in them escaped.
+fn segments(r: &NRegion) -> (String, Vec<String>) {
+    if r.method == RegionMethod::Hierarchy {
+        let segments = r.name.split('/').map(str::to_string).collect();
+        return (r.name.clone(), segments);
+    }
+    let escaped = r.name.replace('\\', "\\\\").replace('/', "\\/");
+    (escaped, vec![r.name.clone()])
+}
+
+fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
+    let (path, segments) = segments(r);
+    let metrics = metric_map(&r.metrics, units);
+    let time_ns = r
+        .metrics
+        .get(TIME_METRIC)
+        .copied()
+        .flatten()
+        .map(|s| s * 1e9);
+    let mut notes = vec![format!(
+        "window {} ns – {} ns from the profile start",
+        r.start_ns, r.end_ns
+    )];
+    if let Some(bound) = r.bound {
+        let g = |k: &str| r.metrics.get(k).copied().flatten().unwrap_or(f64::NAN);
+        let (ai, ratio) = (
+            g("mm_arithmetic_intensity"),
+            g("peak_flops_bandwidth_ratio"),
+        );
+        notes.push(match bound {
+            Bound::Memory => format!(
+                "memory-bound: arithmetic intensity {ai:.1} FLOP/byte, below the machine balance of {ratio:.1}"
+            ),
+            Bound::Compute => format!(
+                "compute-bound: arithmetic intensity {ai:.1} FLOP/byte, at or above the machine balance of {ratio:.1}"
+            ),
+        });
+    }
+    Region {
+        path,
+        name: r.name.clone(),
+        depth: 0,
+        parent: None,
+        kind: if r.method == RegionMethod::Hierarchy {
+            RegionKind::Stack
+        } else {
+            RegionKind::Mark
+        },
+        origin: r.method.as_str().to_string(),
+        segments,
+        kernel_count: 0,
+        self_kernel_count: 0,
+        time_share: time_ns
+            .zip(total_ns)
+            .filter(|(_, t)| *t > 0.0)
+            .map(|(r, t)| r / t),
+        exclusive: metrics.clone(),
+        inclusive: metrics,
+        kernels: Vec::new(),
+        instances: None,
+        insights: insights(&r.insights, time_ns),
+        notes,
+    }
+}
+
+fn distribution(d: &NDistribution, regions: &[NRegion], factor: f64) -> Distribution {
+    let entries = regions
+        .iter()
+        .filter(|r| r.base == d.base)
+        .filter_map(|r| {
+            let v = r.metrics.get(TIME_METRIC).copied().flatten()?;
+            Some(DistributionEntry {
+                path: segments(r).0,
+                value: v * 1e9,
+                outlier: d.outliers.contains(&r.name),
+            })
+        })
+        .collect();
+    Distribution {
+        base: d.base.clone(),
+        metric: TIME_METRIC.to_string(),
+        unit: "ns".to_string(),
+        count: d.count as u64,
+        min: d.min * 1e9,
+        median: d.median * 1e9,
+        p90: d.p90 * 1e9,
+        max: d.max * 1e9,
+        outlier_factor: factor,
+        regions: entries,
+    }
+}

@@ -1,0 +1,184 @@
+//! `profile-run report` on every Neuron input kind, recognised by content (full JSON, Parquet,
+//! summary JSON and text, an inspect output directory), the region methods as overrides, and the
+//! report.md excerpt in docs/neuron.md kept equal to what the CLI writes.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+use super::cli::{assert_mlp_scope, close, report_json, rules, Env, MLP};
+use crate::common::{fixture, repo};
+
+/// `profile-run report INPUT` with the MLP overrides; the report directory.
+fn report_on(env: &Env, input: &Path, extra: &[&str]) -> PathBuf {
+    let out = env.path(&format!(
+        "report-{}",
+        input.file_name().unwrap().to_string_lossy()
+    ));
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .current_dir(env.dir.path())
+        .env("HOME", env.dir.path())
+        .env("FAKE_NEURON_ARGV_LOG", env.path("argv.log"))
+        .args(["report", "--force"])
+        .arg(input)
+        .arg("--out")
+        .arg(&out)
+        .args(MLP)
+        .args(extra)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn report_recognises_every_neuron_input_by_content() {
+    let env = Env::new();
+    // full JSON
+    let out = report_on(
+        &env,
+        &super::decoder_json(),
+        &["report.compare=[MLP[0], MLP[3]]"],
+    );
+    let report = report_json(&out);
+    assert_mlp_scope(&report["scopes"][0]);
+    assert!(report["run"]["profiler"]["settings"]
+        .get("view_format")
+        .is_none());
+    // Parquet directory (its parent holding one <name>@latest works too)
+    let out = report_on(&env, &fixture("neuron/pyarrow_profile@latest"), &[]);
+    assert_mlp_scope(&report_json(&out)["scopes"][0]);
+    // summary JSON with two subgraphs: one scope each, no regions, a note on why
+    let out = report_on(&env, &fixture("neuron/summary_two_subgraphs.json"), &[]);
+    let report = report_json(&out);
+    let scopes = report["scopes"].as_array().unwrap();
+    assert_eq!(scopes.len(), 2);
+    assert!(
+        scopes[0]["label"].as_str().unwrap().contains(" · n_"),
+        "{}",
+        scopes[0]["label"]
+    );
+    assert!(scopes[0]["regions"].as_array().unwrap().is_empty());
+    assert!(!scopes[0]["notes"].as_array().unwrap().is_empty());
+    assert_eq!(rules(&scopes[1]), ["low_mfu_while_active", "compute_bound"]);
+    // the other region methods, as overrides
+    let out = report_on(
+        &env,
+        &super::decoder_json(),
+        &["neuron.regions.method=stack_frames"],
+    );
+    let report = report_json(&out);
+    let regions = report["scopes"][0]["regions"].as_array().unwrap();
+    assert!(!regions.is_empty());
+    for r in regions {
+        assert_eq!(
+            (r["kind"].as_str(), r["origin"].as_str()),
+            (Some("mark"), Some("stack_frames"))
+        );
+    }
+    let out = report_on(
+        &env,
+        &super::decoder_json(),
+        &["neuron.regions.method=none"],
+    );
+    let report = report_json(&out);
+    assert!(report["scopes"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(report["run"]["profiler"]["settings"]["method"], "none");
+    // summary text: 53.78 ms
+    let out = report_on(&env, &fixture("neuron/summary.txt"), &[]);
+    let report = report_json(&out);
+    let total = report["scopes"][0]["total"]["metrics"]["total_time"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!(close(total, 53.78e6), "{total}");
+    // an inspect output directory is viewed first, with the configured tool
+    let inspect = env.path("inspect");
+    let proc = inspect.join("i-1_pid_77");
+    std::fs::create_dir_all(&proc).unwrap();
+    std::fs::write(proc.join("neff_ab12.neff"), "n").unwrap();
+    std::fs::write(proc.join("ab12_instid_0_vnc_0.ntff"), "t").unwrap();
+    let tool = repo().join("tests/support/fake-neuron-explorer");
+    let out = report_on(
+        &env,
+        &inspect,
+        &[
+            &format!("pipeline.neuron.executable={}", tool.display()),
+            "pipeline.neuron.view.format=json",
+        ],
+    );
+    let report = report_json(&out);
+    assert_eq!(report["scopes"][0]["label"], "pid 77, NeuronCore 0");
+    assert_mlp_scope(&report["scopes"][0]);
+    assert!(out.join("views/pid77_ab12_instid0_vnc0.json").is_file());
+}
+
+#[test]
+fn the_report_md_example_in_docs_is_what_the_cli_writes() {
+    let env = Env::new();
+    let out = env.path("mlp");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .current_dir(fixture("neuron"))
+        .args(["report", "llama_tp_decoder.json", "--out"])
+        .arg(&out)
+        .args(MLP)
+        .arg("report.compare=[MLP[0], MLP[3]]")
+        .assert()
+        .success();
+    let written = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let docs = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
+    let block = docs
+        .split("<!-- report.md example -->\n```markdown\n")
+        .nth(1)
+        .and_then(|rest| {
+            rest.split("\n```\n<!-- end of report.md example -->")
+                .next()
+        })
+        .expect("the example block in docs/neuron.md");
+    // Every line of the excerpt, in order, except the `…` rows that stand for left-out ones; the
+    // region anchors are left out of the excerpt too.
+    let mut lines = written.lines().filter(|l| !l.starts_with("<a id="));
+    for want in block.lines().filter(|l| *l != "| … |") {
+        assert!(
+            lines.any(|l| l == want),
+            "docs/neuron.md's example line is not in the rendered report.md (in order):\n{want}"
+        );
+    }
+}
+
+#[test]
+fn an_ncu_export_without_its_extension_is_not_taken_for_neuron() {
+    let env = Env::new();
+    let export = env.path("kreplay_raw");
+    std::fs::copy(fixture("ncu/h100-2025.3.1/kreplay_raw.csv"), &export).unwrap();
+    let out = env.path("ncu-report");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(&export)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(report_json(&out)["run"]["profiler"]["name"], "ncu");
+    // and a Neuron profile beside it is refused by name, not mixed in
+    let output = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(super::decoder_json())
+        .arg(&export)
+        .arg("--out")
+        .arg(env.path("mixed"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("is not a Neuron profile while other inputs are"),
+        "{stderr}"
+    );
+}
