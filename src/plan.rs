@@ -19,6 +19,8 @@ pub struct Plan {
     /// The NVTX expressions handed to ncu.
     pub nvtx: NvtxPlan,
     pub markdown: MarkdownOptions,
+    /// The files written for a report (`report.outputs`).
+    pub outputs: Vec<crate::report::render::Format>,
 }
 
 impl Plan {
@@ -30,6 +32,7 @@ impl Plan {
             max_regions: config.report.max_regions,
             max_kernels: config.report.max_kernels,
             threads: config.report.threads,
+            charts: false,
         };
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
@@ -38,6 +41,7 @@ impl Plan {
             analysis: analysis_plan(config)?,
             nvtx,
             markdown,
+            outputs: config.report.outputs.clone(),
         })
     }
 }

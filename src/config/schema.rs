@@ -196,6 +196,8 @@ pub struct ReportConfig {
     pub time_metric: String,
     /// Add a section aggregated across all processes and devices.
     pub aggregate: bool,
+    /// The files written for a report, in this order: `md`, `json`, `html`, `svg`, `trace`.
+    pub outputs: Vec<crate::report::render::Format>,
     /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
     pub template: Option<String>,
     /// Markdown truncation: regions in the summary table, by inclusive time.
