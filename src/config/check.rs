@@ -304,6 +304,15 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             ),
         });
     }
+    if config.report.outputs.is_empty() {
+        return Err(ConfigError::Invalid {
+            key: "report.outputs".to_string(),
+            origin: origin("report.outputs"),
+            message: "names no output; list at least one of md, json, html, svg, trace \
+                      (output.render=false skips rendering altogether)"
+                .to_string(),
+        });
+    }
     if !config.pipeline.ncu.export.pages.iter().any(|p| p == "raw") {
         return Err(ConfigError::Invalid {
             key: "pipeline.ncu.export.pages".to_string(),

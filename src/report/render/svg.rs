@@ -247,7 +247,7 @@ fn axis(out: &mut String, extent: f64, unit: &str, bottom: f64) {
     let _ = writeln!(
         out,
         "<g class=\"axis\" fill=\"#444444\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">time ({})</text>",
-        n(PLOT_X - 6.0),
+        n(PLOT_X - 24.0),
         n(y),
         esc(&label)
     );
@@ -377,7 +377,7 @@ fn time_row(
     let inclusive = span.length;
     let own = time_of(&region.exclusive, time);
     let tip = format!(
-        "{}\n{} ({} of the scope), self {}, {} kernel result(s)",
+        "{} — {} ({} of the scope), self {}, {} kernel result(s)",
         region.segments.join(" / "),
         value(inclusive, unit),
         format::share(region.time_share),
@@ -438,7 +438,7 @@ fn instances_chart(scope: &Scope, rows: &[usize], unit: &str, id: &str, title: &
         let px = |v: f64| n(PLOT_X + scale(v, extent));
         let c = colour(region.depth);
         let tip = format!(
-            "{}\n{} visit(s): min {}, median {}, p90 {}, max {}",
+            "{} — {} visit(s): min {}, median {}, p90 {}, max {}",
             region.segments.join(" / "),
             inst.count,
             value(min, unit),
