@@ -98,6 +98,8 @@ struct Page<'a> {
     metric_heads: Vec<&'a str>,
     scopes: Vec<ScopeView<'a>>,
     single_scope: bool,
+    /// The chart files are written too (`report.outputs` has `svg`): captions link them.
+    link_charts: bool,
 }
 
 #[derive(Serialize)]
@@ -216,6 +218,7 @@ impl<'a> Page<'a> {
             metric_heads: keys.iter().map(|(name, _)| *name).collect(),
             scopes,
             single_scope: report.scopes.len() == 1,
+            link_charts: options.charts,
         }
     }
 }

@@ -120,8 +120,8 @@ pub enum Format {
     Trace,
 }
 
-/// The outputs for `formats`, in that order (a format named twice is written once). report.md links
-/// the SVG charts when they are among them.
+/// The outputs for `formats`, in that order (a format named twice is written once). report.md and
+/// report.html link the SVG chart files when they are among them.
 pub fn outputs_for(
     formats: &[Format],
     markdown: &markdown::MarkdownOptions,
@@ -144,7 +144,10 @@ pub fn outputs_for(
                 threads: markdown.threads,
             }),
             Format::Html => Box::new(html::Html {
-                options: markdown.clone(),
+                options: markdown::MarkdownOptions {
+                    charts: formats.contains(&Format::Svg),
+                    ..markdown.clone()
+                },
             }),
             Format::Svg => Box::new(svg::Svg {
                 max_regions: markdown.max_regions,

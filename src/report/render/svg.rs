@@ -18,7 +18,7 @@ use crate::report::RenderError;
 const DEPTH_COLOURS: [&str; 6] = [
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
 ];
-const WIDTH: f64 = 1000.0;
+const WIDTH: f64 = 1160.0;
 const LABEL_X: f64 = 8.0;
 const PLOT_X: f64 = 300.0;
 const PLOT_W: f64 = 440.0;

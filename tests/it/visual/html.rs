@@ -36,6 +36,10 @@ fn the_page_holds_regions_times_charts_and_insights() {
     assert!(page.contains(&format!("<strong>{}</strong>", first.rule)));
     assert!(page.contains(&escaped(&first.message)), "{}", first.message);
     assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !page.contains("<a href=\"charts"),
+        "no link to chart files that are not written"
+    );
 }
 
 /// Text as minijinja's HTML autoescape writes it.
@@ -111,6 +115,11 @@ fn write_all_puts_every_configured_output_in_place() {
     }
     let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
     assert!(md.contains("**Charts:** [region time breakdown](charts/scope-1-time.svg)"));
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("<a href=\"charts&#x2f;scope-1-time.svg\">"),
+        "caption links the file"
+    );
     // Rendering again gives the same files.
     let again = tempfile::tempdir().unwrap();
     write_all(&report, &refs, again.path(), 2).unwrap();
