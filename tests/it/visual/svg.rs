@@ -5,8 +5,10 @@ use profile_run::report::render::svg::{charts, svg_file, ChartKind};
 
 use super::{hostile, manual, pytorch, ranks, time, with_instances, HOSTILE};
 
-/// The `<g>` rows of a chart: (tooltip, label text, the rects' (x, width)).
-fn rows(svg: &str) -> Vec<(String, String, Vec<(f64, f64)>)> {
+/// One `<g>` row of a chart: (tooltip, label text, the rects' (x, width)).
+type Row = (String, String, Vec<(f64, f64)>);
+
+fn rows(svg: &str) -> Vec<Row> {
     let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
