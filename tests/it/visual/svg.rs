@@ -191,3 +191,38 @@ fn the_same_report_gives_the_same_bytes() {
     let two: Vec<String> = charts(&ranks(), 200).into_iter().map(|c| c.svg).collect();
     assert_eq!(one, two);
 }
+
+#[test]
+fn report_md_links_each_scopes_charts_also_from_split_scope_pages() {
+    use profile_run::report::render::markdown::{render_pages, MarkdownOptions};
+    let options = MarkdownOptions {
+        charts: true,
+        ..MarkdownOptions::default()
+    };
+    // Two ranks: each section and the aggregate link their own chart.
+    let pages = render_pages(&ranks(), &options).unwrap();
+    for file in ["scope-1-time", "scope-2-time", "aggregate-time"] {
+        assert!(
+            pages.main.contains(&format!("(charts/{file}.svg)")),
+            "{file}"
+        );
+    }
+    // Nine scopes (the two ranks repeated): each scope's page lives in scopes/, one folder down.
+    let mut many = ranks();
+    let scopes = many.scopes.clone();
+    while many.scopes.len() < 9 {
+        many.scopes.extend(scopes.iter().cloned());
+    }
+    many.scopes.truncate(9);
+    let pages = render_pages(&many, &options).unwrap();
+    assert_eq!(pages.scopes.len(), 9);
+    assert!(pages.scopes[8]
+        .1
+        .contains("[region time breakdown](../charts/scope-9-time.svg)"));
+    assert!(pages.main.contains("(charts/aggregate-time.svg)"));
+    let files: Vec<String> = charts(&many, 200).into_iter().map(|c| c.file).collect();
+    assert!(files.contains(&"charts/scope-9-time.svg".to_string()));
+    // Off unless the charts are written.
+    let plain = render_pages(&ranks(), &MarkdownOptions::default()).unwrap();
+    assert!(!plain.main.contains("**Charts:**"));
+}
