@@ -38,7 +38,8 @@ pub trait Output: Sync {
     ) -> Result<Vec<(PathBuf, Vec<u8>)>, RenderError>;
 }
 
-/// Renders every output into `dir` and returns the path of each output's main file, in order.
+/// Renders every output into `dir` and returns the path of each output's main file, in order (for an
+/// output without one, the folder its files go to).
 /// `threads` bounds how many outputs render at once (0: one per core).
 pub fn write_all(
     report: &Report,

@@ -155,11 +155,20 @@ fn dump_dom(page: &Path) -> String {
 #[test]
 #[ignore = "needs headless Chromium; CI runs it"]
 fn browser_shows_regions_times_charts_and_insights() {
+    // Rendered by the command, as a user would: the raw export, its details page found beside it.
     let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(crate::common::fixture("ncu/h200-2025.3.1/manual_raw.csv"))
+        .arg("--out")
+        .arg(&out)
+        .arg("report.outputs=[html]")
+        .assert()
+        .success();
     let report = manual();
-    let page = dir.path().join("report.html");
-    std::fs::write(&page, html(&report)).unwrap();
-    let dom = dump_dom(&page);
+    let dom = dump_dom(&out.join("report.html"));
     let scope = &report.scopes[0];
     for region in &scope.regions {
         assert!(
