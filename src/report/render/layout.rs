@@ -1,12 +1,51 @@
 //! A synthetic timeline of a scope's regions, shared by the charts and the trace: the report holds
 //! aggregates, not launch timestamps, so each region is laid out as one span as long as its inclusive
-//! time, its children end to end from its start in program order and its self time after them;
-//! top-level regions follow one another from 0.
+//! time, its children end to end from its start in program order and its self time after them.
+//! Top-level regions follow one another from 0 within their [`Lane`]: the default domain's tree,
+//! another NVTX domain's tree, or the flat (start/end) ranges, each of which may overlap the others.
 
 use std::collections::HashMap;
 
 use crate::region::RegionKind;
 use crate::report::model::{Kernel, Region, Scope};
+
+/// Regions that may overlap regions of another lane, so each lane starts at 0.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lane {
+    /// Push/pop ranges of the default NVTX domain.
+    Stack,
+    /// Flat start/end ranges.
+    Marks,
+    /// Push/pop ranges of another domain (`NCCL` for `NCCL@ncclCommInitRankConfig`).
+    Domain(String),
+}
+
+impl Lane {
+    pub fn of(region: &Region) -> Lane {
+        if region.kind == RegionKind::Mark {
+            return Lane::Marks;
+        }
+        match domain(&region.path) {
+            Some(domain) => Lane::Domain(domain),
+            None => Lane::Stack,
+        }
+    }
+}
+
+/// The domain of a path's outermost segment: the text before its first `@` that no `\` escapes.
+fn domain(path: &str) -> Option<String> {
+    let mut escaped = false;
+    for (i, ch) in path.char_indices() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '@' => return Some(path[..i].to_string()),
+            '/' => return None,
+            _ => {}
+        }
+    }
+    None
+}
 
 /// Where a region lies on the synthetic timeline, in the time metric's unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +81,7 @@ pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
     let mut spans: Vec<Span> = Vec::with_capacity(regions.len());
     // Where the next child of each region starts.
     let mut cursor: Vec<f64> = Vec::with_capacity(regions.len());
-    let mut top = 0.0;
+    let mut top: HashMap<Lane, f64> = HashMap::new();
     for region in regions {
         let length = time_of(&region.inclusive, time);
         let parent = region
@@ -56,8 +95,9 @@ pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
                 at
             }
             None => {
-                let at = top;
-                top += length;
+                let lane = top.entry(Lane::of(region)).or_insert(0.0);
+                let at = *lane;
+                *lane += length;
                 at
             }
         };
@@ -74,8 +114,8 @@ pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
     spans
 }
 
-/// The end of the laid-out timeline: the scope's total time, or further when regions overlap
-/// (marks laid end to end with the stack regions they overlapped).
+/// The end of the laid-out timeline: the scope's total time, or further when a lane's regions
+/// overlapped one another (flat ranges laid end to end).
 pub fn extent(scope: &Scope, spans: &[Span], time: &str) -> f64 {
     let total = time_of(&scope.total.metrics, time);
     spans.iter().map(Span::end).fold(total, f64::max)
@@ -119,4 +159,21 @@ fn kernel_rows(kernels: &[Kernel], time: &str) -> Vec<(String, u64, f64)> {
         .iter()
         .map(|k| (k.name.clone(), k.count, time_of(&k.metrics, time)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::domain;
+
+    #[test]
+    fn a_domain_is_the_text_before_an_unescaped_at_of_the_first_segment() {
+        assert_eq!(
+            domain("NCCL@ncclCommInitRankConfig").as_deref(),
+            Some("NCCL")
+        );
+        assert_eq!(domain("NCCL@a/b").as_deref(), Some("NCCL"));
+        assert_eq!(domain("train_step/x@y"), None);
+        assert_eq!(domain("a\\@x"), None);
+        assert_eq!(domain("a\\/b@c").as_deref(), Some("a\\/b"));
+    }
 }

@@ -360,7 +360,8 @@ fn time_chart(
         &mut out,
         bottom + 24.0,
         "Light: time in nested regions · solid: self time · dashed outline: flat (start/end) \
-         range · colour: depth. Regions are laid end to end: the report holds totals, not timestamps.",
+         range · colour: depth. Laid end to end, each NVTX domain and the flat ranges from 0: the \
+         report holds totals, not timestamps.",
     );
     out.push_str("</svg>");
     out

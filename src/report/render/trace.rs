@@ -4,12 +4,13 @@
 //! synthetic ([`layout`](super::layout)): durations are real, positions are not. The trace says so in
 //! its `otherData` and in each process's label.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
-use super::layout::{self, time_of};
+use super::layout::{self, time_of, Lane};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{MetricMap, Region, Report, Scope};
@@ -24,7 +25,9 @@ pub const TIMELINE_NOTE: &str = "Synthetic timeline: the report holds per-region
 
 /// Metrics besides time put in each region slice's args.
 const KEY_METRICS: usize = 4;
+/// The default domain's regions and what ran outside every region.
 const REGION_TID: u64 = 1;
+/// Flat start/end ranges; other domains' trees get 3, 4, … in order of appearance.
 const MARK_TID: u64 = 2;
 
 pub struct Trace;
@@ -117,17 +120,12 @@ impl ScopeTrace<'_> {
             0,
             json!({"labels": "synthetic timeline (aggregates laid end to end)"}),
         ));
-        events.push(meta("thread_name", REGION_TID, json!({"name": "regions"})));
-        if scope.regions.iter().any(|r| r.kind == RegionKind::Mark) {
-            events.push(meta(
-                "thread_name",
-                MARK_TID,
-                json!({"name": "flat ranges"}),
-            ));
-        }
+        let tids = lanes(scope, &mut |tid, name| {
+            events.push(meta("thread_name", tid, json!({ "name": name })));
+        });
         let spans = layout::spans(&scope.regions, self.time);
         let own = layout::self_kernels(&scope.regions, self.time);
-        let index: std::collections::HashMap<(RegionKind, &str), usize> = scope
+        let index: HashMap<(RegionKind, &str), usize> = scope
             .regions
             .iter()
             .enumerate()
@@ -145,11 +143,7 @@ impl ScopeTrace<'_> {
                 at = (at.0.clamp(ps, pe), at.1.clamp(ps, pe));
             }
             intervals.push(at);
-            let tid = if region.kind == RegionKind::Mark {
-                MARK_TID
-            } else {
-                REGION_TID
-            };
+            let tid = tids.get(&Lane::of(region)).copied().unwrap_or(REGION_TID);
             events.push(self.slice(&region.name, "region", at, tid, self.region_args(region)));
             let self_start = ns(spans[i].self_start).clamp(at.0, at.1);
             self.kernels(&own[i], (self_start, at.1), tid, events);
@@ -157,7 +151,7 @@ impl ScopeTrace<'_> {
         let top_end = intervals
             .iter()
             .zip(&scope.regions)
-            .filter(|(_, r)| r.depth == 0 && r.kind == RegionKind::Stack)
+            .filter(|(_, r)| r.depth == 0 && Lane::of(r) == Lane::Stack)
             .map(|(iv, _)| iv.1)
             .max()
             .unwrap_or(0);
@@ -252,6 +246,34 @@ impl ScopeTrace<'_> {
         }
         Value::Object(args)
     }
+}
+
+/// One thread per lane of the scope's regions (the default domain's on [`REGION_TID`], flat ranges
+/// on [`MARK_TID`], each other domain's next, in order of appearance), each named through `name`.
+fn lanes(scope: &Scope, name: &mut dyn FnMut(u64, String)) -> HashMap<Lane, u64> {
+    let mut tids = HashMap::from([(Lane::Stack, REGION_TID)]);
+    name(REGION_TID, "regions".to_string());
+    let mut next = MARK_TID + 1;
+    for region in scope.regions.iter().filter(|r| r.depth == 0) {
+        let lane = Lane::of(region);
+        if tids.contains_key(&lane) {
+            continue;
+        }
+        let tid = match &lane {
+            Lane::Marks => {
+                name(MARK_TID, "flat ranges".to_string());
+                MARK_TID
+            }
+            Lane::Domain(domain) => {
+                next += 1;
+                name(next - 1, format!("domain {domain}"));
+                next - 1
+            }
+            Lane::Stack => REGION_TID,
+        };
+        tids.insert(lane, tid);
+    }
+    tids
 }
 
 /// A time in the metric's unit as whole nanoseconds (the trace's resolution).

@@ -95,7 +95,13 @@ fn merged_ranks_get_a_chart_per_rank_and_one_for_the_aggregate() {
     );
     for chart in charts(&report, 200) {
         let rows = rows(&chart.svg);
-        assert!(rows.iter().any(|r| r.1 == "train_step"));
+        let step = rows.iter().find(|r| r.1 == "train_step").unwrap();
+        // NCCL's range, another domain's tree, starts at 0 like the program's own ranges.
+        let nccl = rows
+            .iter()
+            .find(|r| r.0.starts_with("NCCL@ncclCommInitRankConfig — "))
+            .unwrap();
+        assert_eq!(nccl.2[0].0, step.2[0].0);
         // Every bar lies inside the plot.
         for (_, _, rects) in &rows {
             for (x, w) in rects {

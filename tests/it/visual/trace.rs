@@ -149,10 +149,21 @@ fn each_scope_is_a_process_and_the_aggregate_one_more() {
     assert_eq!(names[0], report.scopes[0].label);
     assert_eq!(names[1], report.scopes[1].label);
     assert_eq!(names[2], "aggregate");
-    // NCCL's range is its own top-level slice beside train_step.
-    assert!(events
+    // NCCL's range overlapped the program's own ranges: its tree has its own thread, from 0.
+    let nccl = events
         .iter()
-        .any(|e| e["args"]["path"] == "NCCL@ncclCommInitRankConfig"));
+        .find(|e| e["args"]["path"] == "NCCL@ncclCommInitRankConfig")
+        .unwrap();
+    let step = events
+        .iter()
+        .find(|e| e["args"]["path"] == "train_step" && e["pid"] == nccl["pid"])
+        .unwrap();
+    assert_eq!(nccl["ts"], 0.0);
+    assert_ne!(nccl["tid"], step["tid"]);
+    assert!(events.iter().any(|e| e["name"] == "thread_name"
+        && e["tid"] == nccl["tid"]
+        && e["pid"] == nccl["pid"]
+        && e["args"]["name"] == "domain NCCL"));
 }
 
 #[test]
