@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::region::RegionKind;
-use crate::report::model::{Kernel, Region, Scope};
+use crate::report::model::{Region, Scope};
 
 /// Regions that may overlap regions of another lane, so each lane starts at 0.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -129,10 +129,8 @@ pub fn self_kernels(regions: &[Region], time: &str) -> Vec<Vec<(String, u64, f64
         .enumerate()
         .map(|(i, r)| ((r.kind, r.path.as_str()), i))
         .collect();
-    let mut own: Vec<Vec<(String, u64, f64)>> = regions
-        .iter()
-        .map(|r| kernel_rows(&r.kernels, time))
-        .collect();
+    // What the children ran, per parent and kernel name: one pass, whatever the fan-out.
+    let mut nested: HashMap<(usize, &str), (u64, f64)> = HashMap::new();
     for region in regions {
         let Some(p) = region
             .parent
@@ -142,22 +140,28 @@ pub fn self_kernels(regions: &[Region], time: &str) -> Vec<Vec<(String, u64, f64
             continue;
         };
         for kernel in &region.kernels {
-            if let Some(row) = own[p].iter_mut().find(|(name, _, _)| *name == kernel.name) {
-                row.1 = row.1.saturating_sub(kernel.count);
-                row.2 -= time_of(&kernel.metrics, time);
-            }
+            let entry = nested.entry((p, kernel.name.as_str())).or_default();
+            entry.0 += kernel.count;
+            entry.1 += time_of(&kernel.metrics, time);
         }
     }
-    for rows in &mut own {
-        rows.retain(|(_, count, t)| *count > 0 && *t > 0.0);
-    }
-    own
-}
-
-fn kernel_rows(kernels: &[Kernel], time: &str) -> Vec<(String, u64, f64)> {
-    kernels
+    regions
         .iter()
-        .map(|k| (k.name.clone(), k.count, time_of(&k.metrics, time)))
+        .enumerate()
+        .map(|(i, r)| {
+            r.kernels
+                .iter()
+                .filter_map(|k| {
+                    let (count, t) = nested
+                        .get(&(i, k.name.as_str()))
+                        .copied()
+                        .unwrap_or_default();
+                    let count = k.count.saturating_sub(count);
+                    let t = time_of(&k.metrics, time) - t;
+                    (count > 0 && t > 0.0).then(|| (k.name.clone(), count, t))
+                })
+                .collect()
+        })
         .collect()
 }
 

@@ -128,6 +128,21 @@ fn regions_and_kernels_nest_with_the_reports_durations() {
         (kernels - time(&a1.inclusive) / 1000.0).abs() < 0.01,
         "{kernels}"
     );
+    // A's own kernels (its results less A1's) fill its self time, after A1.
+    let a = scope.regions.iter().find(|r| r.path == "A").unwrap();
+    let a_slice = events.iter().find(|e| e["args"]["path"] == "A").unwrap();
+    let a_end = a_slice["ts"].as_f64().unwrap() + a_slice["dur"].as_f64().unwrap();
+    let a1_end = a1_slice["ts"].as_f64().unwrap() + a1_slice["dur"].as_f64().unwrap();
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["tid"] == a_slice["tid"])
+        .filter(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            ts >= a1_end - 1e-9 && ts < a_end
+        })
+        .map(|e| e["dur"].as_f64().unwrap())
+        .sum();
+    assert!((own - time(&a.exclusive) / 1000.0).abs() < 0.01, "{own}");
     // The trace says its timeline is synthetic.
     assert!(doc["otherData"]["timeline"]
         .as_str()
