@@ -14,21 +14,11 @@ use crate::report::format::{self, escape_html as esc};
 use crate::report::model::{Instances, Region, Report, Scope};
 use crate::report::RenderError;
 
-/// Colours by region depth (Okabe–Ito, distinguishable with the common colour-vision deficiencies).
-const DEPTH_COLOURS: [&str; 6] = [
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-];
-const WIDTH: f64 = 1160.0;
-const LABEL_X: f64 = 8.0;
-const PLOT_X: f64 = 300.0;
-const PLOT_W: f64 = 440.0;
-const VALUE_X: f64 = 752.0;
-const ROW: f64 = 22.0;
-const TOP: f64 = 64.0;
-/// Characters of a label at depth 0; deeper labels lose what their indentation takes.
-const LABEL_CHARS: usize = 40;
-const FONT: &str =
-    "font-family=\"system-ui, -apple-system, 'Segoe UI', sans-serif\" font-size=\"12\"";
+mod draw;
+mod instances;
+
+use draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
+use instances::instances_chart;
 
 /// Which chart of a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,118 +198,6 @@ fn instances(region: &Region) -> Option<(&Instances, [f64; 4])> {
     }
 }
 
-fn colour(depth: usize) -> &'static str {
-    DEPTH_COLOURS[depth % DEPTH_COLOURS.len()]
-}
-
-/// Fixed two decimals: coordinates print the same on every platform.
-fn n(v: f64) -> String {
-    format!("{v:.2}")
-}
-
-fn value(v: f64, unit: &str) -> String {
-    format::value(Some(v), unit)
-}
-
-/// The opening of a chart: `<svg>` with its size, `<title>`, `<desc>` and heading.
-fn open(out: &mut String, id: &str, title: &str, desc: &str, height: f64) {
-    let _ = write!(
-        out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" \
-         role=\"img\" aria-labelledby=\"{id}-title {id}-desc\" {FONT}>\n\
-         <title id=\"{id}-title\">{t}</title>\n<desc id=\"{id}-desc\">{d}</desc>\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n\
-         <text x=\"{LABEL_X}\" y=\"22\" font-size=\"15\" font-weight=\"600\" fill=\"#1a1a1a\">{t}</text>\n",
-        w = n(WIDTH),
-        h = n(height),
-        t = esc(&format::shorten(title, 140)),
-        d = esc(desc),
-    );
-}
-
-/// The time axis over the plot: ticks at round values in a scaled unit, with grid lines down to
-/// `bottom`.
-fn axis(out: &mut String, extent: f64, unit: &str, bottom: f64) {
-    let (factor, label) = axis_unit(extent, unit);
-    let step = nice_step(extent / factor / 5.0);
-    let decimals = (-step.log10().floor()).max(0.0) as usize;
-    let y = TOP - 10.0;
-    let _ = writeln!(
-        out,
-        "<g class=\"axis\" fill=\"#444444\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\">time ({})</text>",
-        n(PLOT_X - 24.0),
-        n(y),
-        esc(&label)
-    );
-    let mut k = 0.0f64;
-    loop {
-        let at = k * step * factor;
-        if at > extent * 1.000_001 || k > 50.0 {
-            break;
-        }
-        let x = PLOT_X + scale(at, extent);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{x}\" y1=\"{y1}\" x2=\"{x}\" y2=\"{y2}\" stroke=\"#dddddd\"/>\
-             <text x=\"{x}\" y=\"{ty}\" text-anchor=\"middle\">{v:.decimals$}</text>",
-            x = n(x),
-            y1 = n(y + 4.0),
-            y2 = n(bottom),
-            ty = n(y),
-            v = k * step,
-        );
-        k += 1.0;
-    }
-    out.push_str("</g>\n");
-}
-
-/// A pixel offset in the plot for a value on a `0..extent` axis.
-fn scale(v: f64, extent: f64) -> f64 {
-    if extent > 0.0 {
-        (v / extent * PLOT_W).clamp(0.0, PLOT_W)
-    } else {
-        0.0
-    }
-}
-
-/// The unit an axis up to `extent` reads best in, and what one of it is in the base unit.
-fn axis_unit(extent: f64, unit: &str) -> (f64, String) {
-    if unit == "ns" {
-        for (factor, label) in [(1e9, "s"), (1e6, "ms"), (1e3, "µs")] {
-            if extent >= factor {
-                return (factor, label.to_string());
-            }
-        }
-    }
-    (1.0, unit.to_string())
-}
-
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-fn nice_step(raw: f64) -> f64 {
-    if !(raw.is_finite() && raw > 0.0) {
-        return 1.0;
-    }
-    let power = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * power)
-        .find(|s| *s >= raw * 0.999_999)
-        .unwrap_or(10.0 * power)
-}
-
-/// A region's label: indented by depth, shortened, the full path in the row's tooltip.
-fn label(out: &mut String, region: &Region, y: f64) {
-    let depth = region.depth.min(8);
-    let chars = LABEL_CHARS.saturating_sub(2 * depth).max(12);
-    let _ = writeln!(
-        out,
-        "<text x=\"{}\" y=\"{}\" fill=\"#1a1a1a\">{}</text>",
-        n(LABEL_X + 12.0 * depth as f64),
-        n(y + 12.0),
-        esc(&format::shorten(&region.name, chars))
-    );
-}
-
 fn time_chart(
     scope: &Scope,
     shown: &[usize],
@@ -413,96 +291,5 @@ fn time_row(
         esc(&value(inclusive, unit)),
         esc(&format::share(region.time_share)),
         esc(&value(own, unit)),
-    );
-}
-
-fn instances_chart(scope: &Scope, rows: &[usize], unit: &str, id: &str, title: &str) -> String {
-    let extent = rows
-        .iter()
-        .filter_map(|&i| instances(&scope.regions[i]))
-        .map(|(_, v)| v[3])
-        .fold(0.0, f64::max);
-    let height = TOP + ROW * rows.len() as f64 + 48.0;
-    let desc = "Per region, the inclusive time of each visit: whisker from the fastest to the \
-                slowest visit, box from the median to the 90th percentile, a circle at the slowest \
-                visit when it lies beyond the 90th percentile.";
-    let mut out = String::new();
-    open(&mut out, id, title, desc, height);
-    let bottom = TOP + ROW * rows.len() as f64;
-    axis(&mut out, extent, unit, bottom);
-    for (row, &i) in rows.iter().enumerate() {
-        let region = &scope.regions[i];
-        let Some((inst, [min, median, p90, max])) = instances(region) else {
-            continue;
-        };
-        let y = TOP + ROW * row as f64;
-        let px = |v: f64| n(PLOT_X + scale(v, extent));
-        let c = colour(region.depth);
-        let tip = format!(
-            "{} — {} visit(s): min {}, median {}, p90 {}, max {}",
-            region.segments.join(" / "),
-            inst.count,
-            value(min, unit),
-            value(median, unit),
-            value(p90, unit),
-            value(max, unit)
-        );
-        let _ = writeln!(out, "<g><title>{}</title>", esc(&tip));
-        label(&mut out, region, y);
-        let mid = n(y + 8.0);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{}\" y1=\"{mid}\" x2=\"{}\" y2=\"{mid}\" stroke=\"#555555\"/>\n\
-             <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555555\"/>\n\
-             <rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\" fill=\"{c}\" fill-opacity=\"0.5\" stroke=\"{c}\"/>\n\
-             <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1a1a1a\" stroke-width=\"2\"/>",
-            px(min),
-            px(max),
-            px(min),
-            n(y + 3.0),
-            px(min),
-            n(y + 13.0),
-            px(median),
-            n(y + 2.0),
-            n((scale(p90, extent) - scale(median, extent)).max(1.0)),
-            px(median),
-            n(y + 1.0),
-            px(median),
-            n(y + 15.0),
-        );
-        if max > p90 {
-            let _ = writeln!(
-                out,
-                "<circle cx=\"{}\" cy=\"{mid}\" r=\"3.5\" fill=\"#ffffff\" stroke=\"#D55E00\" stroke-width=\"1.5\"/>",
-                px(max)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{}\" fill=\"#333333\">{} visits · median {} · p90 {} · max {}</text>\n</g>",
-            n(VALUE_X),
-            n(y + 12.0),
-            format::count(inst.count as f64),
-            esc(&value(median, unit)),
-            esc(&value(p90, unit)),
-            esc(&value(max, unit)),
-        );
-    }
-    legend(
-        &mut out,
-        bottom + 24.0,
-        "Whisker: fastest to slowest visit · box: median to p90 · bold line: median · circle: \
-         slowest visit beyond p90.",
-    );
-    out.push_str("</svg>");
-    out
-}
-
-fn legend(out: &mut String, y: f64, text: &str) {
-    let _ = writeln!(
-        out,
-        "<text x=\"{LABEL_X}\" y=\"{}\" fill=\"#555555\" font-size=\"11\">{}</text>",
-        n(y),
-        esc(text)
     );
 }
