@@ -23,6 +23,8 @@ pub struct Plan {
     /// The rules judging Neuron regions (`neuron.insights.rules`, else the shipped ones), loaded
     /// and checked against the metric vocabulary.
     pub neuron_rules: RuleSet,
+    /// The files written for a report (`report.outputs`).
+    pub outputs: Vec<crate::report::render::Format>,
 }
 
 impl Plan {
@@ -34,6 +36,7 @@ impl Plan {
             max_regions: config.report.max_regions,
             max_kernels: config.report.max_kernels,
             threads: config.report.threads,
+            charts: false,
         };
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
@@ -49,6 +52,7 @@ impl Plan {
             nvtx,
             markdown,
             neuron_rules,
+            outputs: config.report.outputs.clone(),
         })
     }
 }

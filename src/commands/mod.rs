@@ -16,8 +16,6 @@ use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
 use crate::report::model::Report;
 use crate::report::render;
-use crate::report::render::json::Json;
-use crate::report::render::markdown::Markdown;
 
 use profile::profile_command;
 use report::report_command;
@@ -70,15 +68,12 @@ pub(crate) fn print_selection_notes(report: &Report) {
     }
 }
 
-/// Writes report.md and report.json into `dir` (atomically, both or neither) and returns report.md's
-/// path.
+/// Writes the outputs of `report.outputs` into `dir` (atomically, all or none) and returns the path
+/// to print: report.md's when it is among them, else the first output's.
 pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
-    let markdown = Markdown {
-        options: plan.markdown.clone(),
-    };
-    let json = Json {
-        threads: plan.markdown.threads,
-    };
-    let written = render::write_all(report, &[&markdown, &json], dir, 2)?;
-    Ok(written[0].clone())
+    let outputs = render::outputs_for(&plan.outputs, &plan.markdown);
+    let refs: Vec<&dyn render::Output> = outputs.iter().map(|o| o.as_ref()).collect();
+    let written = render::write_all(report, &refs, dir, 2)?;
+    let md = plan.outputs.iter().position(|f| *f == render::Format::Md);
+    Ok(written[md.unwrap_or(0)].clone())
 }

@@ -305,6 +305,15 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             ),
         });
     }
+    if config.report.outputs.is_empty() {
+        return Err(ConfigError::Invalid {
+            key: "report.outputs".to_string(),
+            origin: origin("report.outputs"),
+            message: "names no output; list at least one of md, json, html, svg, trace \
+                      (output.render=false skips rendering altogether)"
+                .to_string(),
+        });
+    }
     let ncu = &config.pipeline.ncu;
     if ncu.reader == "csv" && !ncu.export.pages.iter().any(|p| p == "raw") {
         return Err(ConfigError::Invalid {

@@ -221,6 +221,8 @@ pub struct ReportConfig {
     pub aggregate: bool,
     /// Up to 3 region names shown side by side, every metric a row (Neuron reports today).
     pub compare: Vec<String>,
+    /// The files written for a report, in this order: `md`, `json`, `html`, `svg`, `trace`.
+    pub outputs: Vec<crate::report::render::Format>,
     /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
     pub template: Option<String>,
     /// Markdown truncation: regions in the summary table, by inclusive time.

@@ -180,6 +180,39 @@ pub fn escape_md(text: &str) -> String {
     out
 }
 
+/// Escapes text for HTML and XML (SVG) text and attribute values: `& < > " '` become entities, line
+/// breaks and tabs become spaces, and other control or bidi-override characters become visible
+/// `\u{…}` escapes (XML 1.0 forbids most controls; overrides could reorder what is shown).
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for ch in visible(text).chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Line breaks and tabs as spaces, other control and bidi-override characters as visible `\u{…}`.
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if is_invisible_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// C0/C1 controls, DEL, and the bidirectional overrides and isolates that can make text display in
 /// an order other than the one it has.
 fn is_invisible_control(c: char) -> bool {
@@ -303,5 +336,9 @@ mod tests {
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(slug("train_step/forward"), "train-step-forward");
         assert_eq!(slug("前向"), "");
+        assert_eq!(
+            escape_html("<b a=\"x\">'&\r\n\u{202e}"),
+            "&lt;b a=&quot;x&quot;&gt;&#39;&amp; \\u{202e}"
+        );
     }
 }

@@ -18,3 +18,4 @@ mod regions;
 mod report_file;
 mod report_render;
 mod report_scopes;
+mod visual;

@@ -485,6 +485,7 @@ fn truncation_keeps_the_longest_regions_and_their_ancestors() {
         max_regions: 3,
         max_kernels: 1,
         threads: 1,
+        charts: false,
     };
     let text = render(&two_scopes(false), &options).unwrap();
     assert!(
@@ -516,6 +517,7 @@ fn a_child_is_shown_only_with_its_ancestors() {
         max_regions: 2,
         max_kernels: 10,
         threads: 1,
+        charts: false,
     };
     let text = render(&report, &options).unwrap();
     let scope = text.split("<a id=\"scope-2\"></a>").next().unwrap();
@@ -631,6 +633,7 @@ fn zero_limits_still_say_what_was_left_out() {
         max_regions: 0,
         max_kernels: 0,
         threads: 1,
+        charts: false,
     };
     let text = render(&two_scopes(false), &options).unwrap();
     assert!(text.contains("… 5 more regions not shown"), "{text}");
@@ -683,6 +686,7 @@ fn templates_see_every_model_field_but_the_unbounded_lists() {
         max_regions: 1,
         max_kernels: 0,
         threads: 4,
+        charts: false,
     };
     let report = two_scopes(true);
     let text = render(&report, &options).unwrap();

@@ -1,10 +1,15 @@
-//! Outputs: one [`Output`] per file format, each in its own file here (`json`, `markdown`). Every
+//! Outputs: one [`Output`] per file format, each in its own file here (`json`, `markdown`, `html`,
+//! `svg`, `trace`; `layout` is the synthetic timeline the charts and the trace share). Every
 //! output renders the same [`Report`]; [`write_all`] renders them side by side into temporary files
 //! and puts them in place only once all of them rendered, so a failing template never leaves a
 //! report.json newer than its report.md.
 
+pub mod html;
 pub mod json;
+pub mod layout;
 pub mod markdown;
+pub mod svg;
+pub mod trace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +23,12 @@ pub trait Output: Sync {
     /// The file this output writes, relative to the report directory.
     fn file_name(&self) -> &'static str;
 
+    /// False for an output made only of further files (the SVG charts): `file_name` then names the
+    /// folder they go to, and nothing is written under that name itself.
+    fn writes_main_file(&self) -> bool {
+        true
+    }
+
     /// Writes the whole file into `out`. Further files that belong to it (report.md's scope pages)
     /// are returned as (path relative to the report directory, contents).
     fn render(
@@ -27,7 +38,8 @@ pub trait Output: Sync {
     ) -> Result<Vec<(PathBuf, Vec<u8>)>, RenderError>;
 }
 
-/// Renders every output into `dir` and returns the path of each output's main file, in order.
+/// Renders every output into `dir` and returns the path of each output's main file, in order (for an
+/// output without one, the folder its files go to).
 /// `threads` bounds how many outputs render at once (0: one per core).
 pub fn write_all(
     report: &Report,
@@ -53,6 +65,10 @@ fn stage_output(
     output: &dyn Output,
     dir: &Path,
 ) -> Result<Vec<Staged>, RenderError> {
+    if !output.writes_main_file() {
+        let extra = output.render(report, &mut std::io::sink())?;
+        return stage_extra(dir, extra, Vec::new());
+    }
     let mut extra = Vec::new();
     let mut failed = None;
     let main = stage(&dir.join(output.file_name()), |out| {
@@ -68,7 +84,14 @@ fn stage_output(
     if let Some(err) = failed {
         return Err(err);
     }
-    let mut staged = vec![main?];
+    stage_extra(dir, extra, vec![main?])
+}
+
+fn stage_extra(
+    dir: &Path,
+    extra: Vec<(PathBuf, Vec<u8>)>,
+    mut staged: Vec<Staged>,
+) -> Result<Vec<Staged>, RenderError> {
     for (rel, contents) in extra {
         let path = dir.join(&rel);
         if let Some(parent) = path.parent() {
@@ -80,4 +103,58 @@ fn stage_output(
         staged.push(stage(&path, |out| out.write_all(&contents))?);
     }
     Ok(staged)
+}
+
+/// The formats `report.outputs` may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// report.md (and `scopes/*.md` with many scopes).
+    Md,
+    /// report.json.
+    Json,
+    /// report.html, charts inline.
+    Html,
+    /// `charts/<scope>-time.svg`, `charts/<scope>-instances.svg`.
+    Svg,
+    /// trace.json (Chrome trace events, for ui.perfetto.dev).
+    Trace,
+}
+
+/// The outputs for `formats`, in that order (a format named twice is written once). report.md and
+/// report.html link the SVG chart files when they are among them.
+pub fn outputs_for(
+    formats: &[Format],
+    markdown: &markdown::MarkdownOptions,
+) -> Vec<Box<dyn Output>> {
+    let mut seen = Vec::new();
+    let mut outputs: Vec<Box<dyn Output>> = Vec::new();
+    for &format in formats {
+        if seen.contains(&format) {
+            continue;
+        }
+        seen.push(format);
+        outputs.push(match format {
+            Format::Md => Box::new(markdown::Markdown {
+                options: markdown::MarkdownOptions {
+                    charts: formats.contains(&Format::Svg),
+                    ..markdown.clone()
+                },
+            }),
+            Format::Json => Box::new(json::Json {
+                threads: markdown.threads,
+            }),
+            Format::Html => Box::new(html::Html {
+                options: markdown::MarkdownOptions {
+                    charts: formats.contains(&Format::Svg),
+                    ..markdown.clone()
+                },
+            }),
+            Format::Svg => Box::new(svg::Svg {
+                max_regions: markdown.max_regions,
+            }),
+            Format::Trace => Box::new(trace::Trace),
+        });
+    }
+    outputs
 }

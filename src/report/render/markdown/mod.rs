@@ -19,6 +19,7 @@ mod kernels;
 mod matrix;
 mod views;
 
+pub(crate) use views::shown_regions;
 use views::Context;
 
 /// The built-in templates, by the name templates include them with.
@@ -68,6 +69,8 @@ pub struct MarkdownOptions {
     pub max_kernels: usize,
     /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
     pub threads: usize,
+    /// The SVG charts are among the outputs: each scope section links its charts.
+    pub charts: bool,
 }
 
 impl Default for MarkdownOptions {
@@ -77,6 +80,7 @@ impl Default for MarkdownOptions {
             max_regions: 200,
             max_kernels: 10,
             threads: 1,
+            charts: false,
         }
     }
 }

@@ -92,6 +92,15 @@ pub(super) struct ScopeView<'a> {
     /// The scope's kernels, shares relative to the scope's time.
     top_kernels: KernelList<'a>,
     outside_kernels: KernelList<'a>,
+    /// The scope's SVG charts (`{title, file}`, file relative to the page), when they are written.
+    charts: Vec<ChartLink>,
+}
+
+/// A link to one of a scope's SVG charts.
+#[derive(Serialize)]
+struct ChartLink {
+    title: &'static str,
+    file: String,
 }
 
 /// The compared regions and one row of cells per metric.
@@ -178,7 +187,7 @@ impl<'a> Context<'a> {
         let labels = matrix::short_labels(report);
         let split = report.scopes.len() > SPLIT_ABOVE;
         let files = matrix::file_names(&labels);
-        let scopes: Vec<ScopeView> = report
+        let mut scopes: Vec<ScopeView> = report
             .scopes
             .iter()
             .enumerate()
@@ -189,10 +198,13 @@ impl<'a> Context<'a> {
                 view
             })
             .collect();
-        let aggregate = report
+        let mut aggregate = report
             .aggregate
             .as_ref()
             .map(|s| ScopeView::new(s, "aggregate".to_string(), true, time, options));
+        if options.charts {
+            link_charts(report, options, split, &mut scopes, aggregate.as_mut());
+        }
         let matrix = (report.scopes.len() > 1)
             .then(|| {
                 let (rows, hidden) = matrix_rows(report, aggregate.as_ref(), options.max_regions);
@@ -295,6 +307,7 @@ impl<'a> ScopeView<'a> {
                 options.max_kernels,
             ),
             anchor,
+            charts: Vec::new(),
         }
     }
 }
@@ -389,9 +402,36 @@ fn ratio(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
     }
 }
 
+/// Each scope's SVG charts, linked from its section: from report.md, or from `scopes/<label>.md`
+/// (one folder down) when split.
+fn link_charts<'a>(
+    report: &Report,
+    options: &MarkdownOptions,
+    split: bool,
+    scopes: &mut [ScopeView<'a>],
+    mut aggregate: Option<&mut ScopeView<'a>>,
+) {
+    for chart in crate::report::render::svg::plan(report, options.max_regions) {
+        let title = match chart.kind {
+            crate::report::render::svg::ChartKind::Time => "region time breakdown",
+            crate::report::render::svg::ChartKind::Instances => "instance times",
+        };
+        let (view, prefix) = match chart.scope {
+            Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),
+            None => (aggregate.as_deref_mut(), ""),
+        };
+        if let Some(view) = view {
+            view.charts.push(ChartLink {
+                title,
+                file: format!("{prefix}{}", chart.file),
+            });
+        }
+    }
+}
+
 /// Indices of the regions for the summary table: the longest `max` by inclusive time (kernel count
 /// without a time metric), each taken with its ancestors while they fit, returned in tree order.
-fn shown_regions(regions: &[Region], time: Option<&str>, max: usize) -> Vec<usize> {
+pub(crate) fn shown_regions(regions: &[Region], time: Option<&str>, max: usize) -> Vec<usize> {
     if regions.len() <= max {
         return (0..regions.len()).collect();
     }

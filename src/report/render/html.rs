@@ -1,0 +1,434 @@
+//! report.html: the report for a browser, offline (no scripts, fonts or other external resources):
+//! the summary, per scope the charts inline, the regions table and each region's insights and notes.
+//! Rendered by minijinja from templates/report.html.j2 with HTML autoescaping; the views below hold
+//! numbers already formatted, so the template only lays them out. Every user- or workload-controlled
+//! string goes through the escaping formatter, which also makes control and bidi characters visible.
+
+use std::path::PathBuf;
+
+use minijinja::value::Value;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use super::layout::time_of;
+use super::markdown::{shown_regions, MarkdownOptions};
+use super::svg::{self, Chart};
+use crate::report::format;
+use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
+use crate::report::RenderError;
+
+const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
+const NAME: &str = "report.html.j2";
+/// Metrics besides time shown as columns of the regions table.
+const KEY_METRICS: usize = 4;
+
+/// report.html, with the same truncation limits as report.md.
+pub struct Html {
+    pub options: MarkdownOptions,
+}
+
+impl super::Output for Html {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+
+    fn render(
+        &self,
+        report: &Report,
+        out: &mut dyn std::io::Write,
+    ) -> Result<Vec<(PathBuf, Vec<u8>)>, RenderError> {
+        let text = render(report, &self.options)?;
+        out.write_all(text.as_bytes())
+            .map_err(|source| RenderError::Write {
+                path: "report.html".into(),
+                source,
+            })?;
+        Ok(Vec::new())
+    }
+}
+
+pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    env.set_formatter(|out, state, value| {
+        // Strings get their controls made visible before minijinja escapes them; safe strings (the
+        // charts, escaped when drawn) pass as they are.
+        match value.as_str() {
+            Some(text) if !value.is_safe() => {
+                minijinja::escape_formatter(out, state, &Value::from(format::visible(text)))
+            }
+            _ => minijinja::escape_formatter(out, state, value),
+        }
+    });
+    env.add_template(NAME, TEMPLATE).map_err(error)?;
+    let page = Page::new(report, options);
+    let mut text = env
+        .get_template(NAME)
+        .and_then(|t| t.render(minijinja::context! { page => page }))
+        .map_err(error)?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+fn error(err: minijinja::Error) -> RenderError {
+    RenderError::Template {
+        name: NAME.to_string(),
+        message: format!("line {}: {err}", err.line().unwrap_or(0)),
+    }
+}
+
+#[derive(Serialize)]
+struct Page<'a> {
+    generator: &'a str,
+    schema_version: u32,
+    command: Option<String>,
+    profiler: String,
+    profiler_command: Option<String>,
+    settings: Vec<(&'a String, &'a String)>,
+    fingerprint: &'a str,
+    sources: &'a [String],
+    time_metric: Option<&'a str>,
+    selection: String,
+    notes: &'a [String],
+    metric_heads: Vec<&'a str>,
+    scopes: Vec<ScopeView<'a>>,
+    single_scope: bool,
+    /// The chart files are written too (`report.outputs` has `svg`): captions link them.
+    link_charts: bool,
+}
+
+#[derive(Serialize)]
+struct ScopeView<'a> {
+    anchor: String,
+    title: String,
+    summary: String,
+    notes: &'a [String],
+    charts: Vec<ChartView>,
+    rows: Vec<Row<'a>>,
+    hidden: usize,
+    details: Vec<Detail<'a>>,
+    kernels: Vec<KernelRow<'a>>,
+    hidden_kernels: usize,
+}
+
+#[derive(Serialize)]
+struct ChartView {
+    title: String,
+    file: String,
+    /// The chart's `<svg>`, escaped when drawn: the template marks it safe.
+    svg: String,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    anchor: Option<String>,
+    name: String,
+    path: &'a str,
+    indent: String,
+    time: String,
+    share: String,
+    /// The share as a CSS width, `0.0`..`100.0`.
+    bar: String,
+    self_time: String,
+    kernels: String,
+    metrics: Vec<String>,
+    flat: bool,
+}
+
+#[derive(Serialize)]
+struct Detail<'a> {
+    anchor: String,
+    path: String,
+    instances: Option<String>,
+    insights: Vec<InsightView<'a>>,
+    notes: &'a [String],
+}
+
+#[derive(Serialize)]
+struct InsightView<'a> {
+    severity: String,
+    rule: &'a str,
+    source: &'a str,
+    message: &'a str,
+    cause: Option<&'a str>,
+    action: Option<&'a str>,
+    speedup: Option<String>,
+    kernel: Option<&'a str>,
+    evidence: String,
+}
+
+#[derive(Serialize)]
+struct KernelRow<'a> {
+    function: String,
+    name: &'a str,
+    count: String,
+    time: String,
+    share: String,
+}
+
+impl<'a> Page<'a> {
+    fn new(report: &'a Report, options: &MarkdownOptions) -> Page<'a> {
+        let time = report.time_metric.as_deref();
+        let keys: Vec<(&str, &str)> = report
+            .metrics
+            .iter()
+            .filter(|m| Some(m.name.as_str()) != time)
+            .take(KEY_METRICS)
+            .map(|m| (m.name.as_str(), m.unit.as_str()))
+            .collect();
+        let charts = svg::charts(report, options.max_regions);
+        let scopes = svg::chart_scopes(report)
+            .into_iter()
+            .map(|(index, anchor, scope)| {
+                let mine: Vec<&Chart> = charts.iter().filter(|c| c.scope == index).collect();
+                scope_view(
+                    report,
+                    scope,
+                    anchor,
+                    index.is_none(),
+                    &mine,
+                    &keys,
+                    options,
+                )
+            })
+            .collect();
+        let run = &report.run;
+        let ks = &report.kernel_selection;
+        Page {
+            generator: &report.generator,
+            schema_version: report.schema_version,
+            command: (!run.command.is_empty()).then(|| shell_words::join(&run.command)),
+            profiler: match &run.profiler.version {
+                Some(v) => format!("{} {v}", run.profiler.name),
+                None => run.profiler.name.clone(),
+            },
+            profiler_command: (!run.profiler_command.is_empty())
+                .then(|| shell_words::join(&run.profiler_command)),
+            settings: run.profiler.settings.iter().collect(),
+            fingerprint: &run.config_fingerprint,
+            sources: &run.sources,
+            time_metric: time,
+            selection: selection_text(ks),
+            notes: &report.notes,
+            metric_heads: keys.iter().map(|(name, _)| *name).collect(),
+            scopes,
+            single_scope: report.scopes.len() == 1,
+            link_charts: options.charts,
+        }
+    }
+}
+
+fn selection_text(ks: &crate::report::model::KernelSelectionInfo) -> String {
+    let patterns = |list: &[String]| list.join(", ");
+    let what = match (ks.include.is_empty(), ks.exclude.is_empty()) {
+        (true, true) => "all kernels".to_string(),
+        (false, true) => format!("include {}", patterns(&ks.include)),
+        (true, false) => format!("all kernels, exclude {}", patterns(&ks.exclude)),
+        (false, false) => format!(
+            "include {}, exclude {}",
+            patterns(&ks.include),
+            patterns(&ks.exclude)
+        ),
+    };
+    format!(
+        "{what}; {} results selected, {} left out",
+        format::count(ks.results_selected as f64),
+        format::count(ks.results_excluded as f64)
+    )
+}
+
+fn scope_view<'a>(
+    report: &'a Report,
+    scope: &'a Scope,
+    anchor: String,
+    aggregate: bool,
+    charts: &[&Chart],
+    keys: &[(&str, &str)],
+    options: &MarkdownOptions,
+) -> ScopeView<'a> {
+    let time = report.time_metric.as_deref();
+    let unit = unit_of(report);
+    let total = time.map(|t| time_of(&scope.total.metrics, t));
+    let outside = time.map(|t| time_of(&scope.outside_regions.metrics, t));
+    let summary = format!(
+        "{} selected kernel result(s), {} in total; {} result(s) outside every region ({}, {}).",
+        format::count(scope.total.kernel_count as f64),
+        format::value(total, unit),
+        format::count(scope.outside_regions.kernel_count as f64),
+        format::value(outside, unit),
+        format::share(ratio(outside, total))
+    );
+    let shown = shown_regions(&scope.regions, time, options.max_regions);
+    let mut rows = Vec::with_capacity(shown.len());
+    let mut details = Vec::new();
+    for &i in &shown {
+        let region = &scope.regions[i];
+        let detail = detail(region, format!("{anchor}-r{}", i + 1), time, unit);
+        rows.push(row(
+            region,
+            detail.as_ref().map(|d| d.anchor.clone()),
+            time,
+            unit,
+            keys,
+        ));
+        details.extend(detail);
+    }
+    let kernels = kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
+    ScopeView {
+        anchor,
+        title: if aggregate {
+            "Aggregate across all processes and devices".to_string()
+        } else {
+            scope.label.clone()
+        },
+        summary,
+        notes: &scope.notes,
+        charts: charts
+            .iter()
+            .map(|c| ChartView {
+                title: c.title.clone(),
+                file: c.file.clone(),
+                svg: c.svg.clone(),
+            })
+            .collect(),
+        hidden: scope.regions.len() - shown.len(),
+        rows,
+        details,
+        hidden_kernels: scope.total.kernels.len().saturating_sub(kernels.len()),
+        kernels,
+    }
+}
+
+fn unit_of(report: &Report) -> &str {
+    let time = report.time_metric.as_deref();
+    report
+        .metrics
+        .iter()
+        .find(|m| Some(m.name.as_str()) == time)
+        .map_or("ns", |m| m.unit.as_str())
+}
+
+fn ratio(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
+    match (part, whole) {
+        (Some(p), Some(w)) if w > 0.0 => Some(p / w),
+        _ => None,
+    }
+}
+
+fn metric(map: &MetricMap, name: Option<&str>, unit: &str) -> String {
+    let v = name.and_then(|n| map.get(n));
+    match v.and_then(|v| v.values.as_ref()) {
+        Some(values) if !values.is_empty() => values.join(", "),
+        _ => format::value(v.and_then(|v| v.value), unit),
+    }
+}
+
+fn row<'a>(
+    region: &'a Region,
+    anchor: Option<String>,
+    time: Option<&str>,
+    unit: &str,
+    keys: &[(&str, &str)],
+) -> Row<'a> {
+    let share = region.time_share.filter(|s| s.is_finite());
+    Row {
+        anchor,
+        name: format::shorten(&region.name, 80),
+        path: &region.path,
+        indent: format!("{:.1}", 0.4 + 1.2 * region.depth.min(12) as f64),
+        time: metric(&region.inclusive, time, unit),
+        share: format::share(share),
+        bar: format!("{:.1}", share.unwrap_or(0.0).clamp(0.0, 1.0) * 100.0),
+        self_time: metric(&region.exclusive, time, unit),
+        kernels: format!(
+            "{} ({} self)",
+            format::count(region.kernel_count as f64),
+            format::count(region.self_kernel_count as f64)
+        ),
+        metrics: keys
+            .iter()
+            .map(|(name, unit)| metric(&region.inclusive, Some(name), unit))
+            .collect(),
+        flat: region.kind == crate::region::RegionKind::Mark,
+    }
+}
+
+/// A region's section below the table, when it has insights, notes or instances to show.
+fn detail<'a>(
+    region: &'a Region,
+    anchor: String,
+    time: Option<&str>,
+    unit: &str,
+) -> Option<Detail<'a>> {
+    let instances = region
+        .instances
+        .as_ref()
+        .filter(|_| time.is_some())
+        .map(|i| {
+            let v = |x: Option<f64>| format::value(x, unit);
+            format!(
+                "{} visit(s); time per visit min {}, median {}, p90 {}, max {}",
+                format::count(i.count as f64),
+                v(i.min),
+                v(i.median),
+                v(i.p90),
+                v(i.max)
+            )
+        });
+    if region.insights.is_empty() && region.notes.is_empty() && instances.is_none() {
+        return None;
+    }
+    Some(Detail {
+        anchor,
+        path: region.segments.join(" / "),
+        instances,
+        insights: region.insights.iter().map(insight).collect(),
+        notes: &region.notes,
+    })
+}
+
+fn insight(a: &Insight) -> InsightView<'_> {
+    InsightView {
+        severity: format!("{:?}", a.severity).to_lowercase(),
+        rule: &a.rule,
+        source: &a.source,
+        message: &a.message,
+        cause: a.cause.as_deref(),
+        action: a.action.as_deref(),
+        speedup: a.estimated_speedup.map(|s| format::value(Some(s), "%")),
+        kernel: a.evidence.kernel.as_deref(),
+        evidence: format!(
+            "{} result(s), {}",
+            format::count(a.evidence.results as f64),
+            format::value(Some(a.evidence.time), "ns")
+        ),
+    }
+}
+
+fn kernel_rows<'a>(
+    kernels: &'a [Kernel],
+    time: Option<&str>,
+    unit: &str,
+    total: Option<f64>,
+    max: usize,
+) -> Vec<KernelRow<'a>> {
+    kernels
+        .iter()
+        .take(max)
+        .map(|k| {
+            let t = time.map(|t| time_of(&k.metrics, t));
+            KernelRow {
+                function: format::shorten(&k.function, 100),
+                name: &k.name,
+                count: format::count(k.count as f64),
+                time: format::value(t, unit),
+                share: format::share(ratio(t, total)),
+            }
+        })
+        .collect()
+}
