@@ -124,6 +124,10 @@ fn analyse_run_dir(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
             "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
             dir.display()
         )))
+    })
+    .map_err(|e| match e {
+        Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
+        other => other,
     })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();

@@ -4,6 +4,7 @@ mod advice;
 mod cli_e2e;
 mod common;
 mod config;
+mod diff;
 mod hardening;
 mod insights;
 mod ncu_cli;
