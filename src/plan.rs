@@ -73,6 +73,26 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
         threads: config.report.threads,
+        rules: region_rules(config)?,
+    })
+}
+
+/// `report.rules`, checked against every metric name the configuration knows (all metric groups,
+/// `report.metrics`, the time metric) so that a misspelt metric stops here, not silently later.
+fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
+    let report = &config.report;
+    let metrics: Vec<&str> = report
+        .metric_groups
+        .values()
+        .flatten()
+        .chain(&report.metrics)
+        .chain(std::iter::once(&report.time_metric))
+        .map(String::as_str)
+        .collect();
+    crate::insights::load_region_rules(report.rules.as_deref(), &metrics).map_err(|e| {
+        Error::Usage(format!(
+            "report.rules: {e}; fix the rules file (docs/insights.md), or set report.rules=null for the shipped GPU rules"
+        ))
     })
 }
 

@@ -47,6 +47,8 @@ pub struct AnalysisPlan {
     pub unrequested: Unrequested,
     pub aggregate: bool,
     pub threads: usize,
+    /// Rules evaluated on every region (`report.rules`).
+    pub rules: crate::insights::RuleSet,
 }
 
 /// Reads every observation of `source` into one report.
@@ -101,6 +103,8 @@ pub fn analyze<O: Observations>(
             set_aside_unrequested(&plan.requested, scope);
         }
         add_requested_empty_regions(plan, scope, &builder);
+        let time = found.has_time.then_some(plan.time_metric.as_str());
+        crate::insights::region::apply(&plan.rules, time, scope);
     }
 
     let mut selection = plan.selection.clone();

@@ -204,6 +204,11 @@ pub struct ReportConfig {
     pub max_kernels: usize,
     /// Threads that read large exports (0: one per available core).
     pub threads: usize,
+    /// Rules evaluated on every region (a YAML file, docs/insights.md); `null`: the shipped
+    /// `conf/rules/gpu.yaml`.
+    pub rules: Option<String>,
+    /// Up to 3 region paths (or names) shown side by side in the report.
+    pub compare: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
