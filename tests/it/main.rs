@@ -5,6 +5,7 @@ mod cli_e2e;
 mod common;
 mod config;
 mod diff;
+mod gpu_rules;
 mod hardening;
 mod insights;
 mod ncu_cli;
