@@ -74,7 +74,26 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         aggregate: config.report.aggregate,
         threads: config.report.threads,
         rules: region_rules(config)?,
+        compare: compare(config)?,
     })
+}
+
+fn compare(config: &Config) -> Result<Vec<String>> {
+    let compare = &config.report.compare;
+    let max = crate::report::compare::MAX_COMPARED;
+    if compare.len() > max {
+        return Err(Error::Usage(format!(
+            "report.compare names {} regions ({}); at most {max} are shown side by side, so keep {max}",
+            compare.len(),
+            compare.join(", ")
+        )));
+    }
+    if let Some(empty) = compare.iter().position(|c| c.trim().is_empty()) {
+        return Err(Error::Usage(format!(
+            "report.compare[{empty}] is empty; name a region by its path or name"
+        )));
+    }
+    Ok(compare.clone())
 }
 
 /// `report.rules`, checked against every metric name the configuration knows (all metric groups,

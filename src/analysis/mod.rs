@@ -47,6 +47,8 @@ pub struct AnalysisPlan {
     pub unrequested: Unrequested,
     pub aggregate: bool,
     pub threads: usize,
+    /// `report.compare`: at most three region paths or names.
+    pub compare: Vec<String>,
     /// Rules evaluated on every region (`report.rules`).
     pub rules: crate::insights::RuleSet,
 }
@@ -88,7 +90,7 @@ pub fn analyze<O: Observations>(
         ..
     } = state;
 
-    let notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
     let builder = ScopeBuilder::new(
         &found.specs,
@@ -106,6 +108,10 @@ pub fn analyze<O: Observations>(
         let time = found.has_time.then_some(plan.time_metric.as_str());
         crate::insights::region::apply(&plan.rules, time, scope);
     }
+
+    let (compare, compare_notes) =
+        crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
+    notes.extend(compare_notes);
 
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
@@ -136,6 +142,7 @@ pub fn analyze<O: Observations>(
         scopes,
         aggregate,
         notes,
+        compare,
     })
 }
 

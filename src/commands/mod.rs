@@ -62,6 +62,7 @@ const STDERR_NOTES: &[&str] = &[
     "The time metric `",
     "report.kernels.",
     "The kernel selection (report.kernels) left no result",
+    "report.compare: ",
 ];
 
 pub(crate) fn print_selection_notes(report: &Report) {

@@ -5,6 +5,7 @@
 //! report.
 
 pub mod build;
+pub mod compare;
 pub mod diff;
 pub mod format;
 pub mod model;

@@ -31,6 +31,33 @@ pub struct Report {
     pub aggregate: Option<Scope>,
     /// Report-wide notes: why no regions were found, patterns that matched nothing, missing metrics.
     pub notes: Vec<String>,
+    /// `report.compare`: the chosen regions side by side, one entry per scope (and the aggregate)
+    /// that has at least one of them; empty when `report.compare` is.
+    pub compare: Vec<Comparison>,
+}
+
+/// Up to three regions of one scope, side by side (`report.compare`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The scope's label (`aggregate` for the aggregate).
+    pub scope: String,
+    /// In the order `report.compare` names them.
+    pub regions: Vec<ComparedRegion>,
+    /// Entries of `report.compare` that name no region of this scope.
+    pub missing: Vec<String>,
+}
+
+/// One region of a comparison: the same values as the region's own entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedRegion {
+    /// The `report.compare` entry that chose it (a path or a region name).
+    pub requested: String,
+    pub path: String,
+    pub kernel_count: u64,
+    /// Inclusive time over the scope's, 0..1.
+    pub time_share: Option<f64>,
+    pub instances: Option<Instances>,
+    pub inclusive: MetricMap,
 }
 
 #[derive(Debug, Clone, Serialize)]

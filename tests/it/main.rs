@@ -3,6 +3,7 @@
 mod advice;
 mod cli_e2e;
 mod common;
+mod compare;
 mod config;
 mod diff;
 mod gpu_rules;

@@ -235,6 +235,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         scopes,
         aggregate,
         notes: vec!["Pattern `decode*` in regions.include matched no range.".to_string()],
+        compare: Vec::new(),
     }
 }
 

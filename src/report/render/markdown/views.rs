@@ -12,8 +12,8 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Region, Report,
-    RunInfo, Scope, Totals,
+    Comparison, Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue,
+    Region, Report, RunInfo, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -54,6 +54,7 @@ struct ReportView<'a> {
     scopes: Value,
     aggregate: Value,
     notes: &'a [String],
+    compare: &'a [Comparison],
 }
 
 #[derive(Serialize)]
@@ -172,6 +173,7 @@ impl<'a> Context<'a> {
                 scopes: scopes.clone(),
                 aggregate: aggregate.clone(),
                 notes: &report.notes,
+                compare: &report.compare,
             },
             summary_metrics,
             scopes,
