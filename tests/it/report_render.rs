@@ -460,7 +460,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "kernel_selection",
             "scopes",
             "aggregate",
-            "notes"
+            "notes",
+            "compare"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();
