@@ -226,3 +226,47 @@ pub fn verdict(gates: &[GateResult], incomparable: &[Difference]) -> (Verdict, S
     };
     (verdict, summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_gates_parse_name_and_percent() {
+        let gate = Gate::parse_metric("dram__bytes_read.sum:5").unwrap();
+        assert_eq!(gate.metric.as_deref(), Some("dram__bytes_read.sum"));
+        assert_eq!(gate.limit_pct, 5.0);
+        assert_eq!(Gate::parse_metric("x:2.5%").unwrap().limit_pct, 2.5);
+        assert!(Gate::parse_metric("x:-1")
+            .unwrap_err()
+            .contains("0 or more"));
+        assert!(Gate::parse_metric(":1")
+            .unwrap_err()
+            .contains("name is empty"));
+        assert!(parse_time_limit("five")
+            .unwrap_err()
+            .starts_with("--fail-above"));
+    }
+
+    #[test]
+    fn growth_from_zero_fails_and_shrinking_never_does() {
+        let gate = Gate {
+            metric: None,
+            limit_pct: 5.0,
+        };
+        assert_eq!(
+            gate.judge(&Change::new(0.0, 3.0), None),
+            Some(GateStatus::Fail)
+        );
+        assert_eq!(gate.judge(&Change::new(100.0, 50.0), None), None);
+        assert_eq!(gate.judge(&Change::new(100.0, 105.0), None), None);
+        assert_eq!(
+            gate.judge(&Change::new(100.0, 106.0), None),
+            Some(GateStatus::Fail)
+        );
+        assert_eq!(
+            gate.judge(&Change::new(100.0, 106.0), Some(6.0)),
+            Some(GateStatus::WithinNoise)
+        );
+    }
+}

@@ -156,7 +156,7 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
 
 type Pairs<'a> = Vec<(String, &'a input::ScopeSide, &'a input::ScopeSide)>;
 
-/// Scopes matched by key (aggregate last); a single scope on each side is paired even when its key
+/// Scopes matched by key (the aggregate last, when a side has several scopes); a single scope on each side is paired even when its key
 /// changed (another host, an unnamed process), with a note.
 fn match_scopes<'a>(
     a: &'a RunReport,
@@ -193,7 +193,10 @@ fn match_scopes<'a>(
         .filter(|s| !paired_b.contains(&s.label.as_str()))
         .map(input::ScopeSide::key)
         .collect();
-    if let (Some(sa), Some(sb)) = (&a.aggregate, &b.aggregate) {
+    // With one scope on each side the aggregate is that scope again: gating it twice would count
+    // every change twice.
+    let single = a.scopes.len() == 1 && b.scopes.len() == 1;
+    if let (Some(sa), Some(sb), false) = (&a.aggregate, &b.aggregate, single) {
         pairs.push(("aggregate".into(), sa, sb));
     }
     (pairs, added, removed, note)
