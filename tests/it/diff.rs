@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::common::{analyze, fixture};
+use crate::common::{analyze, analyze_sets, fixture, ExportSet};
 
 fn report_json(rank: u32) -> Value {
     let config = serde_yaml::from_str(profile_run::config::DEFAULT_PRESET).unwrap();
@@ -78,7 +78,10 @@ fn two_ranks_of_one_step_pass_a_five_percent_gate() {
     let pct = backward["time"]["delta_pct"].as_f64().unwrap();
     assert!((-1.0..0.0).contains(&pct), "{pct}");
     assert_eq!(json["gates"][0]["status"], "pass");
-    assert_eq!(json["gates"][0]["checked"], 5, "the five regions of the one scope");
+    assert_eq!(
+        json["gates"][0]["checked"], 5,
+        "the five regions of the one scope"
+    );
     assert_eq!(scope["added"], Value::Array(vec![]));
     // One scope each: the aggregate is that scope again and is not compared twice.
     assert_eq!(json["scopes"].as_array().unwrap().len(), 1);
@@ -263,4 +266,58 @@ fn a_run_directory_without_report_json_is_analysed_in_memory_and_left_untouched(
     assert!((step["time"]["delta_pct"].as_f64().unwrap() + 0.72).abs() < 0.01);
     let left: Vec<_> = std::fs::read_dir(&run).unwrap().collect();
     assert_eq!(left.len(), 1, "nothing is written into the run directory");
+}
+
+/// Both ranks of the DDP step in one report, each scope with its rank (as `merge` of the run's rank
+/// directories gives).
+fn two_ranks_json() -> Value {
+    let config = serde_yaml::from_str(profile_run::config::DEFAULT_PRESET).unwrap();
+    let sets: Vec<ExportSet> = [0, 1]
+        .into_iter()
+        .map(|rank| ExportSet {
+            raw: fixture(&format!("ncu/h200x2-2025.3.1/ddp_rank{rank}_raw.csv")),
+            details: None,
+            rank: Some(rank),
+        })
+        .collect();
+    let report = analyze_sets(&config, &sets, &Default::default()).unwrap();
+    serde_json::to_value(&report).unwrap()
+}
+
+#[test]
+fn scopes_are_matched_by_rank_and_the_aggregate_is_compared_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = two_ranks_json();
+    let mut b = a.clone();
+    // Changed: rank 1's forward 20 % slower; B's scopes in the other order.
+    let forward = b["scopes"][1]["regions"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["path"] == "train_step/forward")
+        .unwrap();
+    let t = &mut forward["inclusive"][TIME]["value"];
+    *t = (t.as_f64().unwrap() * 1.2).into();
+    b["scopes"].as_array_mut().unwrap().reverse();
+    let (pa, pb) = (
+        write(dir.path(), "a.json", &a),
+        write(dir.path(), "b.json", &b),
+    );
+    let (code, json, _) = diff(&pa, &pb, &["--fail-above", "10"]);
+    assert_eq!(code, 6);
+    let json = json.unwrap();
+    let keys: Vec<&str> = json["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["rank 0", "rank 1", "aggregate"]);
+    let findings = json["gates"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["scope"], "rank 1");
+    assert_eq!(findings[0]["region"], "train_step/forward");
+    assert!(json["notes"]
+        .to_string()
+        .contains("GPU model is not recorded"));
 }
