@@ -16,7 +16,8 @@ use clap::{Args, Parser, Subcommand};
         profile-run report profile-output/20261122-101500-3f9a2c\n  \
         profile-run config show --origin --config conf/ncu/memory.yaml\n\n\
         Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 profiler not found or could not start,\n\
-        4 workload or profiler failed, 5 export could not be parsed, 128+n interrupted by signal n."
+        4 workload or profiler failed, 5 export could not be parsed, 6 regression gate failed (diff),\n\
+        128+n interrupted by signal n."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -32,6 +33,9 @@ pub enum Command {
     /// Combine the per-rank directories of a multi-process run (or several runs) into one report;
     /// takes what `report` takes, a shared run directory with `rank*` subdirectories included.
     Merge(ReportArgs),
+    /// Compare run B against run A (the baseline): per-region time and metric changes, regions added
+    /// and removed, and regression gates (exit 6 when one fails).
+    Diff(DiffArgs),
     /// Inspect the resolved configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -61,6 +65,41 @@ pub struct ProfileArgs {
     /// The workload to profile, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub workload: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The baseline: a run directory or a report.json.
+    #[arg(value_name = "RUN_A")]
+    pub a: PathBuf,
+    /// The run compared against it: a run directory or a report.json.
+    #[arg(value_name = "RUN_B")]
+    pub b: PathBuf,
+    /// Fail (exit 6) when a region got slower by more than PCT percent (beyond the runs' own spread
+    /// of visit times, when both reports know it).
+    #[arg(long, value_name = "PCT")]
+    pub fail_above: Option<String>,
+    /// Fail (exit 6) when a metric of a region grew by more than PCT percent; repeatable.
+    #[arg(long = "gate-metric", value_name = "NAME:PCT")]
+    pub gate_metrics: Vec<String>,
+    /// Compare runs whose recorded profiler, settings, metrics or devices differ (refused otherwise).
+    #[arg(long)]
+    pub allow_incomparable: bool,
+    /// What goes to stdout: a table, or the JSON a tracker reads.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DiffFormat,
+    /// Also write the JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Preset used to render a run directory that has no report.json yet; repeatable.
+    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Table,
+    Json,
 }
 
 #[derive(Debug, Args)]

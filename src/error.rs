@@ -22,6 +22,8 @@ pub mod exit {
     pub const PROFILER_NOT_STARTED: i32 = 3;
     pub const PROFILER_FAILED: i32 = 4;
     pub const EXPORT_UNREADABLE: i32 = 5;
+    /// `diff`: a regression gate failed.
+    pub const REGRESSION: i32 = 6;
     /// Killed or interrupted by signal `n`: `128 + n`.
     pub const SIGNAL_BASE: i32 = 128;
 }

@@ -41,7 +41,6 @@ impl Plan {
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
         }
-        check_compare(config)?;
         if config.pipeline.profiler == ProfilerKind::Neuron {
             crate::profiler::neuron::capture::check_config(config)?;
         }
@@ -55,28 +54,6 @@ impl Plan {
             outputs: config.report.outputs.clone(),
         })
     }
-}
-
-/// `report.compare`: at most [`MAX_COMPARED`] distinct names (whether they exist is known only once
-/// the regions are).
-///
-/// [`MAX_COMPARED`]: crate::profiler::neuron::compare::MAX_COMPARED
-fn check_compare(config: &Config) -> Result<()> {
-    use crate::profiler::neuron::compare::MAX_COMPARED;
-    let names = &config.report.compare;
-    if names.len() > MAX_COMPARED {
-        return Err(Error::Usage(format!(
-            "report.compare lists {} regions ({}); at most {MAX_COMPARED} are compared side by side",
-            names.len(),
-            names.join(", ")
-        )));
-    }
-    if let Some(i) = names.iter().position(|n| n.trim().is_empty()) {
-        return Err(Error::Usage(format!(
-            "report.compare[{i}] is empty; name a region such as `MLP[0]`"
-        )));
-    }
-    Ok(())
 }
 
 fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
@@ -111,6 +88,45 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
         threads: config.report.threads,
+        rules: region_rules(config)?,
+        compare: compare(config)?,
+    })
+}
+
+fn compare(config: &Config) -> Result<Vec<String>> {
+    let compare = &config.report.compare;
+    let max = crate::report::compare::MAX_COMPARED;
+    if compare.len() > max {
+        return Err(Error::Usage(format!(
+            "report.compare names {} regions ({}); at most {max} are shown side by side, so keep {max}",
+            compare.len(),
+            compare.join(", ")
+        )));
+    }
+    if let Some(empty) = compare.iter().position(|c| c.trim().is_empty()) {
+        return Err(Error::Usage(format!(
+            "report.compare[{empty}] is empty; name a region by its path or name"
+        )));
+    }
+    Ok(compare.clone())
+}
+
+/// `report.rules`, checked against every metric name the configuration knows (all metric groups,
+/// `report.metrics`, the time metric) so that a misspelt metric stops here, not silently later.
+fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
+    let report = &config.report;
+    let metrics: Vec<&str> = report
+        .metric_groups
+        .values()
+        .flatten()
+        .chain(&report.metrics)
+        .chain(std::iter::once(&report.time_metric))
+        .map(String::as_str)
+        .collect();
+    crate::insights::load_region_rules(report.rules.as_deref(), &metrics).map_err(|e| {
+        Error::Usage(format!(
+            "report.rules: {e}; fix the rules file (docs/insights.md), or set report.rules=null for the shipped GPU rules"
+        ))
     })
 }
 

@@ -52,6 +52,10 @@ pub struct AnalysisPlan {
     pub regioner: Regioner,
     pub aggregate: bool,
     pub threads: usize,
+    /// `report.compare`: at most three region paths or names.
+    pub compare: Vec<String>,
+    /// Rules evaluated on every region (`report.rules`).
+    pub rules: crate::insights::RuleSet,
 }
 
 /// Reads every observation of `source` into one report.
@@ -109,7 +113,13 @@ pub fn analyze<O: Observations>(
             set_aside_unrequested(&plan.requested, scope);
         }
         add_requested_empty_regions(plan, scope, &builder);
+        let time = found.has_time.then_some(plan.time_metric.as_str());
+        crate::insights::region::apply(&plan.rules, time, scope);
     }
+
+    let (compare, compare_notes) =
+        crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
+    notes.extend(compare_notes);
 
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
@@ -140,6 +150,7 @@ pub fn analyze<O: Observations>(
         scopes,
         aggregate,
         notes,
+        compare,
     })
 }
 

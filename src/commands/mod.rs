@@ -1,7 +1,8 @@
-//! The commands: `profile` (the default), `report`, `merge` and `config show`. Each is thin: it turns
+//! The commands: `profile` (the default), `report`, `merge`, `diff` and `config show`. Each is thin: it turns
 //! parsed arguments into a checked plan and hands the work to the run, profiler, analysis and report
 //! modules; nothing here parses profiler output or builds a profiler's flags.
 
+mod diff;
 mod profile;
 mod report;
 
@@ -26,6 +27,7 @@ pub fn main() -> Result<i32> {
         Some(Command::Report(args)) => report_command(args),
         // `merge` is `report` given several captures: the same inputs, the same analysis.
         Some(Command::Merge(args)) => report_command(args),
+        Some(Command::Diff(args)) => diff::diff_command(args),
         Some(Command::Config(ConfigCommand::Show { origin, config })) => {
             let loaded = load_config(&config)?;
             print_stdout(&if origin {
@@ -58,6 +60,7 @@ const STDERR_NOTES: &[&str] = &[
     "The time metric `",
     "report.kernels.",
     "The kernel selection (report.kernels) left no result",
+    "report.compare: ",
 ];
 
 pub(crate) fn print_selection_notes(report: &Report) {

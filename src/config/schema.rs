@@ -219,8 +219,6 @@ pub struct ReportConfig {
     pub time_metric: String,
     /// Add a section aggregated across all processes and devices.
     pub aggregate: bool,
-    /// Up to 3 region names shown side by side, every metric a row (Neuron reports today).
-    pub compare: Vec<String>,
     /// The files written for a report, in this order: `md`, `json`, `html`, `svg`, `trace`.
     pub outputs: Vec<crate::report::render::Format>,
     /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
@@ -231,6 +229,11 @@ pub struct ReportConfig {
     pub max_kernels: usize,
     /// Threads that read large exports (0: one per available core).
     pub threads: usize,
+    /// Rules evaluated on every region (a YAML file, docs/insights.md); `null`: the shipped
+    /// `conf/rules/gpu.yaml`.
+    pub rules: Option<String>,
+    /// Up to 3 region paths (or names) shown side by side in the report.
+    pub compare: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

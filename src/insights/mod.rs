@@ -16,6 +16,7 @@
 //! ```
 
 mod condition;
+pub mod region;
 mod rules;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,24 @@ use serde::Serialize;
 
 pub use condition::{Condition, Operand};
 pub use rules::{format_number, Rule, RuleSet, RulesError};
+
+/// The shipped GPU rules (`report.rules: null`), built in so that a default install needs no file.
+pub const GPU_RULES: &str = include_str!("../../conf/rules/gpu.yaml");
+
+/// `report.rules`: the given file, or the shipped GPU rules; every metric a rule names must be in
+/// `metrics` (the configured metric names) or be one of [`region::DERIVED`].
+pub fn load_region_rules(path: Option<&str>, metrics: &[&str]) -> Result<RuleSet, RulesError> {
+    let mut vocabulary: Vec<&str> = metrics.to_vec();
+    vocabulary.extend(region::DERIVED);
+    match path {
+        Some(path) => RuleSet::load(std::path::Path::new(path), &vocabulary),
+        None => RuleSet::parse(
+            std::path::Path::new("conf/rules/gpu.yaml"),
+            GPU_RULES,
+            &vocabulary,
+        ),
+    }
+}
 
 /// Metric name → value (`None`: unknown).
 pub type Metrics = BTreeMap<String, Option<f64>>;

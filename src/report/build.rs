@@ -90,7 +90,6 @@ impl<'a> ScopeBuilder<'a> {
             },
             regions,
             insights: Vec::new(),
-            comparison: None,
             distributions: Vec::new(),
             notes,
         }

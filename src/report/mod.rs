@@ -5,6 +5,8 @@
 //! report.
 
 pub mod build;
+pub mod compare;
+pub mod diff;
 pub mod format;
 pub mod model;
 pub mod render;

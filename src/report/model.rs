@@ -31,6 +31,33 @@ pub struct Report {
     pub aggregate: Option<Scope>,
     /// Report-wide notes: why no regions were found, patterns that matched nothing, missing metrics.
     pub notes: Vec<String>,
+    /// `report.compare`: the chosen regions side by side, one entry per scope (and the aggregate)
+    /// that has at least one of them; empty when `report.compare` is.
+    pub compare: Vec<Comparison>,
+}
+
+/// Up to three regions of one scope, side by side (`report.compare`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The scope's label (`aggregate` for the aggregate).
+    pub scope: String,
+    /// In the order `report.compare` names them.
+    pub regions: Vec<ComparedRegion>,
+    /// Entries of `report.compare` that name no region of this scope.
+    pub missing: Vec<String>,
+}
+
+/// One region of a comparison: the same values as the region's own entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedRegion {
+    /// The `report.compare` entry that chose it (a path or a region name).
+    pub requested: String,
+    pub path: String,
+    pub kernel_count: u64,
+    /// Inclusive time over the scope's, 0..1.
+    pub time_share: Option<f64>,
+    pub instances: Option<Instances>,
+    pub inclusive: MetricMap,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,29 +127,10 @@ pub struct Scope {
     /// Findings about the scope as a whole (a profiler summary judged by profile-run's rules), most
     /// important first; empty when the source has no such summary.
     pub insights: Vec<Insight>,
-    /// `report.compare`: the named regions side by side; `null` when none are named.
-    pub comparison: Option<Comparison>,
     /// For every group of regions sharing a base name (`MLP` for `MLP[0]`…`MLP[3]`), how their
     /// durations spread; empty when no two regions share one.
     pub distributions: Vec<Distribution>,
     pub notes: Vec<String>,
-}
-
-/// Regions side by side, every metric a row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
-    /// The compared regions' paths, in the order asked for.
-    pub regions: Vec<String>,
-    pub rows: Vec<ComparisonRow>,
-}
-
-/// One metric across the compared regions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComparisonRow {
-    pub metric: String,
-    pub unit: String,
-    /// One per compared region, in [`Comparison::regions`] order; `null` where unknown.
-    pub values: Vec<Option<f64>>,
 }
 
 /// How the durations of the regions sharing a base name spread.

@@ -50,6 +50,7 @@ fn rule_rows(path: &Path) -> HashSet<(String, String, String, String, Option<Str
     rows
 }
 
+/// The profiler's own findings (profile-run's rules are tested in tests/it/gpu_rules.rs).
 fn all_advice(report: &Report) -> Vec<&Insight> {
     report
         .scopes
@@ -57,6 +58,7 @@ fn all_advice(report: &Report) -> Vec<&Insight> {
         .chain(&report.aggregate)
         .flat_map(|s| &s.regions)
         .flat_map(|r| &r.insights)
+        .filter(|i| i.source != "profile-run")
         .collect()
 }
 

@@ -104,6 +104,7 @@ fn same_metrics(at: &str, native: &MetricMap, csv: &MetricMap, results: u64) {
 fn rules(insights: &[profile_run::report::model::Insight]) -> BTreeMap<(String, String), u64> {
     insights
         .iter()
+        .filter(|a| a.source == "ncu")
         .map(|a| {
             let kind = a.evidence.labels["type"].clone();
             ((a.rule.clone(), kind), a.evidence.results)

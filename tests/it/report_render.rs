@@ -133,7 +133,6 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         },
         regions,
         insights: Vec::new(),
-        comparison: None,
         distributions: Vec::new(),
         notes: Vec::new(),
     }
@@ -238,6 +237,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         scopes,
         aggregate,
         notes: vec!["Pattern `decode*` in regions.include matched no range.".to_string()],
+        compare: Vec::new(),
     }
 }
 
@@ -462,7 +462,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "kernel_selection",
             "scopes",
             "aggregate",
-            "notes"
+            "notes",
+            "compare"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();

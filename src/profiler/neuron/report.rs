@@ -1,6 +1,6 @@
 //! Neuron analyses mapped onto the shared report model: one scope per profile (and per further
 //! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
-//! the rules' findings, the comparison and the duration distributions.
+//! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
 use std::collections::BTreeMap;
 
@@ -16,8 +16,8 @@ use crate::error::Result;
 use crate::plan::Plan;
 use crate::region::RegionKind;
 use crate::report::model::{
-    Comparison, ComparisonRow, Distribution, DistributionEntry, Insight, MetricMap, ProfilerInfo,
-    Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
+    Distribution, DistributionEntry, Insight, MetricMap, ProfilerInfo, Region, Report, RunInfo,
+    Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
@@ -60,7 +60,9 @@ pub fn report(
             config.pipeline.neuron.view.format.as_arg().to_string(),
         );
     }
-    let mut notes = Vec::new();
+    // report.compare works on the mapped regions as on any profiler's.
+    let (compare, mut notes) =
+        crate::report::compare::comparisons(&config.report.compare, &scopes, None);
     if config.report.aggregate && scopes.len() > 1 {
         notes.push(
             "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
@@ -89,6 +91,7 @@ pub fn report(
         scopes,
         aggregate: None,
         notes,
+        compare,
     })
 }
 
@@ -111,7 +114,7 @@ fn tool_version(profile: &super::NeuronProfile) -> Option<String> {
     })
 }
 
-/// The scope of a profile (its regions, comparison and distributions, its first summary), then one
+/// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
 fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Vec<Scope> {
     let first = a.summaries.first();
@@ -125,24 +128,6 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
         .collect();
     let mut main = scope(v, first, units, a.summaries.len() > 1);
     main.regions = regions;
-    main.comparison = a.comparison.as_ref().map(|c| Comparison {
-        regions: c.regions.clone(),
-        rows: c
-            .rows
-            .iter()
-            .map(|row| {
-                let (unit, factor) = units
-                    .iter()
-                    .find(|(n, _, _)| **n == *row.metric)
-                    .map_or(("".into(), 1.0), |(_, u, f)| (u.to_string(), *f));
-                ComparisonRow {
-                    metric: row.metric.clone(),
-                    unit,
-                    values: row.values.iter().map(|x| x.map(|x| x * factor)).collect(),
-                }
-            })
-            .collect(),
-    });
     let factor = config.neuron.distribution.outlier_factor;
     main.distributions = a
         .distributions
@@ -205,7 +190,6 @@ fn scope(
                 .map(|t| t * 1e9);
             insights(&s.insights, time_ns)
         }),
-        comparison: None,
         distributions: Vec::new(),
         notes: Vec::new(),
     }

@@ -271,34 +271,34 @@ fn inspect_mode_runs_the_workload_views_each_core_and_reports() {
     for scope in scopes {
         assert_mlp_scope(scope);
     }
-    let compared = &scopes[0]["comparison"];
-    assert_eq!(
-        compared["regions"],
-        serde_json::json!(["MLP[0]", "MLP[1]", "MLP[3]"])
-    );
-    let total = &compared["rows"][0];
-    assert_eq!(
-        (total["metric"].as_str(), total["unit"].as_str()),
-        (Some("total_time"), Some("ns"))
-    );
-    let values: Vec<f64> = total["values"]
+    // report.compare: the regions side by side, as for any profiler.
+    let compared = &report["compare"][0];
+    assert_eq!(compared["scope"], "pid 4242, NeuronCore 0");
+    let paths: Vec<&str> = compared["regions"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v.as_f64().unwrap())
+        .map(|r| r["path"].as_str().unwrap())
         .collect();
-    assert_eq!(values.len(), 3);
-    for (v, ns) in values.iter().zip([38_000.0, 40_000.0, 64_000.0]) {
-        assert!(close(*v, ns), "{v}");
+    assert_eq!(paths, ["MLP[0]", "MLP[1]", "MLP[3]"]);
+    for (r, ns) in compared["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip([38_000.0, 40_000.0, 64_000.0])
+    {
+        let total = &r["inclusive"]["total_time"];
+        assert_eq!(total["unit"], "ns");
+        assert!(close(total["value"].as_f64().unwrap(), ns), "{total}");
     }
 
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(
-        md.contains("| Metric | Unit | MLP\\[0\\] | MLP\\[1\\] | MLP\\[3\\] |"),
+        md.contains("| Metric | `MLP[0]` | `MLP[1]` | `MLP[3]` |"),
         "{md}"
     );
     assert!(
-        md.contains("| total\\_time | µs | 38.00 | 40.00 | 64.00 |"),
+        md.contains("| total\\_time | 38.00 µs | 40.00 µs | 64.00 µs |"),
         "{md}"
     );
     assert!(
@@ -481,7 +481,7 @@ fn mistakes_exit_before_anything_starts() {
     fails_with(
         &with("report.compare=[MLP[0], MLP[1], MLP[2], MLP[3]]"),
         2,
-        &["report.compare lists 4 regions", "at most 3"],
+        &["report.compare names 4 regions", "at most 3"],
     );
     fails_with(
         &with("neuron.regions.method=layers"),

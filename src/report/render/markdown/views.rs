@@ -54,6 +54,7 @@ struct ReportView<'a> {
     scopes: Value,
     aggregate: Value,
     notes: &'a [String],
+    compare: &'a [Comparison],
 }
 
 #[derive(Serialize)]
@@ -73,7 +74,6 @@ pub(super) struct ScopeView<'a> {
     notes: &'a [String],
     insights: &'a [Insight],
     /// `report.compare`, its values as cells `scaled_row` takes.
-    comparison: Option<ComparisonView<'a>>,
     distributions: &'a [Distribution],
     /// Regions in the scope, shown or not.
     region_count: usize,
@@ -101,43 +101,6 @@ pub(super) struct ScopeView<'a> {
 struct ChartLink {
     title: &'static str,
     file: String,
-}
-
-/// The compared regions and one row of cells per metric.
-#[derive(Serialize)]
-struct ComparisonView<'a> {
-    regions: &'a [String],
-    rows: Vec<ComparisonRowView<'a>>,
-}
-
-#[derive(Serialize)]
-struct ComparisonRowView<'a> {
-    metric: &'a str,
-    unit: &'a str,
-    cells: Vec<Cell>,
-}
-
-/// A bare value in the shape of a metric value, for `scaled_row`.
-#[derive(Serialize)]
-struct Cell {
-    value: Option<f64>,
-}
-
-impl<'a> ComparisonView<'a> {
-    fn new(c: &'a Comparison) -> ComparisonView<'a> {
-        ComparisonView {
-            regions: &c.regions,
-            rows: c
-                .rows
-                .iter()
-                .map(|r| ComparisonRowView {
-                    metric: &r.metric,
-                    unit: &r.unit,
-                    cells: r.values.iter().map(|&value| Cell { value }).collect(),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// A scope's totals without their kernel list (see the scope view's kernel lists).
@@ -225,6 +188,7 @@ impl<'a> Context<'a> {
                 scopes: scopes.clone(),
                 aggregate: aggregate.clone(),
                 notes: &report.notes,
+                compare: &report.compare,
             },
             summary_metrics,
             scopes,
@@ -285,7 +249,6 @@ impl<'a> ScopeView<'a> {
             outside_regions: totals(&scope.outside_regions),
             notes: &scope.notes,
             insights: &scope.insights,
-            comparison: scope.comparison.as_ref().map(ComparisonView::new),
             distributions: &scope.distributions,
             region_count: scope.regions.len(),
             total_time: lookup(&scope.total.metrics, time),

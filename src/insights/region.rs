@@ -1,0 +1,149 @@
+//! Rules per region: each region's inclusive metrics plus values derived from it (kernel count,
+//! mean kernel duration, time share, the share of matrix-multiply kernels, the profiler's own
+//! estimated speedups) are evaluated against a rule set, and the findings are merged with the
+//! profiler's own, most important first.
+
+use std::cmp::Ordering;
+
+use super::{Metrics, RuleSet};
+use crate::report::model::{Insight as ReportInsight, Region, Scope, Severity as ReportSeverity};
+
+/// Who profile-run's own findings are from.
+pub const SOURCE: &str = "profile-run";
+
+/// The most findings a region shows.
+pub const MAX_PER_REGION: usize = 4;
+
+/// Values a rule may name besides the region's metrics (conf/rules/gpu.yaml explains each).
+pub const DERIVED: [&str; 5] = [
+    "kernel_count",
+    "mean_kernel_duration",
+    "time_share",
+    "matmul_time_share",
+    "profiler_speedup",
+];
+
+/// Substrings (lower case) that mark a kernel as a matrix multiply.
+const MATMUL_NAMES: [&str; 7] = [
+    "gemm", "matmul", "xmma", "hmma", "wgmma", "cutlass", "cublas",
+];
+
+/// Evaluates `rules` on every region of `scope` and merges the findings into its insights.
+pub fn apply(rules: &RuleSet, time_metric: Option<&str>, scope: &mut Scope) {
+    if rules.rules.is_empty() {
+        return;
+    }
+    for region in &mut scope.regions {
+        let metrics = region_metrics(region, time_metric);
+        let time = time_metric.and_then(|t| region.inclusive.get(t)?.value);
+        // The profiler's findings are all kept; profile-run adds its own up to the cap, and at least
+        // two when that many fire, so a region with many profiler findings still gets a diagnosis.
+        let room = MAX_PER_REGION.saturating_sub(region.insights.len()).max(2);
+        let ours = rules.evaluate(&metrics, room).into_iter().map(|i| {
+            let mut insight = i.into_report(SOURCE);
+            insight.evidence.results = region.kernel_count;
+            insight.evidence.time = time.unwrap_or(0.0);
+            insight
+        });
+        let mut merged: Vec<ReportInsight> = std::mem::take(&mut region.insights);
+        merged.extend(ours);
+        rank(&mut merged, time);
+        region.insights = merged;
+    }
+}
+
+/// A region's inclusive metrics and the derived values.
+pub fn region_metrics(region: &Region, time_metric: Option<&str>) -> Metrics {
+    let mut m: Metrics = region
+        .inclusive
+        .0
+        .iter()
+        .map(|(name, v)| (name.to_string(), v.value))
+        .collect();
+    let time = time_metric.and_then(|t| region.inclusive.get(t)?.value);
+    let count = region.kernel_count as f64;
+    m.insert("kernel_count".into(), Some(count));
+    m.insert(
+        "mean_kernel_duration".into(),
+        time.filter(|_| count > 0.0).map(|t| t / count),
+    );
+    m.insert("time_share".into(), region.time_share);
+    m.insert(
+        "matmul_time_share".into(),
+        matmul_share(region, time_metric, time),
+    );
+    m.insert(
+        "profiler_speedup".into(),
+        profiler_speedup(&region.insights, time),
+    );
+    m
+}
+
+fn matmul_share(region: &Region, time_metric: Option<&str>, time: Option<f64>) -> Option<f64> {
+    let (metric, total) = (time_metric?, time.filter(|t| *t > 0.0)?);
+    let matmul: f64 = region
+        .kernels
+        .iter()
+        .filter(|k| {
+            let name = k.name.to_lowercase();
+            MATMUL_NAMES.iter().any(|p| name.contains(p))
+        })
+        .filter_map(|k| k.metrics.get(metric)?.value)
+        .sum();
+    Some(matmul / total)
+}
+
+/// The profiler's estimates are in percent of the time of the results they cover; weighted by that
+/// time they become percent of the region's time, and add up.
+fn profiler_speedup(insights: &[ReportInsight], time: Option<f64>) -> Option<f64> {
+    let total = time.filter(|t| *t > 0.0)?;
+    Some(
+        insights
+            .iter()
+            .filter(|i| i.source != SOURCE)
+            .filter_map(|i| Some(i.estimated_speedup? * i.evidence.time / total))
+            .sum(),
+    )
+}
+
+/// Tier of a finding: 0 first. profile-run's by severity (high, medium, low, info); the profiler's by
+/// its estimated speedup over the region's time (10 % or more, some, none), its notes last.
+fn tier(insight: &ReportInsight, time: Option<f64>) -> (u8, f64) {
+    if insight.source == SOURCE {
+        let severity = insight.evidence.labels.get("severity").map(String::as_str);
+        let priority = insight
+            .evidence
+            .labels
+            .get("priority")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0.0);
+        let tier = match severity {
+            Some("high") => 0,
+            Some("medium") => 1,
+            Some("low") => 2,
+            _ => 3,
+        };
+        return (tier, priority);
+    }
+    if insight.severity == ReportSeverity::Info {
+        return (3, 0.0);
+    }
+    let weighted = profiler_speedup(std::slice::from_ref(insight), time).unwrap_or(0.0);
+    match weighted {
+        w if w >= 10.0 => (0, w),
+        w if w > 0.0 => (1, w),
+        _ => (2, 0.0),
+    }
+}
+
+/// Most important first: lower tier, then profile-run's before the profiler's within a tier, then
+/// higher priority or estimated speedup; otherwise the order they came in.
+pub fn rank(insights: &mut [ReportInsight], time: Option<f64>) {
+    insights.sort_by(|a, b| {
+        let (ta, sa) = tier(a, time);
+        let (tb, sb) = tier(b, time);
+        ta.cmp(&tb)
+            .then((a.source != SOURCE).cmp(&(b.source != SOURCE)))
+            .then(sb.partial_cmp(&sa).unwrap_or(Ordering::Equal))
+    });
+}

@@ -1,0 +1,127 @@
+//! The part of a report.json that a comparison reads, deserialised on its own so that the diff
+//! depends only on the documented JSON (docs/report-schema.md), not on the model's Rust types.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// One side of a comparison: a report.json, as far as the diff needs it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    pub run: RunSide,
+    pub metrics: Vec<MetricSide>,
+    pub time_metric: Option<String>,
+    pub scopes: Vec<ScopeSide>,
+    pub aggregate: Option<ScopeSide>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunSide {
+    pub profiler: ProfilerSide,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ProfilerSide {
+    pub name: String,
+    pub version: Option<String>,
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct MetricSide {
+    pub name: String,
+    #[serde(default)]
+    pub unit: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScopeSide {
+    pub label: String,
+    pub rank: Option<u32>,
+    pub process_name: Option<String>,
+    pub host: Option<String>,
+    pub device: Option<String>,
+    pub regions: Vec<RegionSide>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RegionSide {
+    pub path: String,
+    pub kernel_count: u64,
+    pub inclusive: BTreeMap<String, ValueSide>,
+    pub instances: Option<InstancesSide>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ValueSide {
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct InstancesSide {
+    pub count: u64,
+    pub min: Option<f64>,
+    pub median: Option<f64>,
+    pub p90: Option<f64>,
+}
+
+impl RegionSide {
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.inclusive.get(name).and_then(|v| v.value)
+    }
+}
+
+impl InstancesSide {
+    /// The per-visit median and the spread of visits (p90 − min), when the region has visits.
+    pub fn median_and_spread(&self) -> Option<(f64, f64)> {
+        if self.count == 0 {
+            return None;
+        }
+        Some((self.median?, self.p90? - self.min?))
+    }
+}
+
+impl ScopeSide {
+    /// What identifies a scope across runs: its rank under a launcher; otherwise process name, host and
+    /// device (process ids change from run to run, so the label cannot be used).
+    pub fn key(&self) -> String {
+        if let Some(rank) = self.rank {
+            return format!("rank {rank}");
+        }
+        let part = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+        format!(
+            "{} on {}, device {}",
+            part(&self.process_name),
+            part(&self.host),
+            part(&self.device)
+        )
+    }
+}
+
+impl RunReport {
+    /// Parses report.json text; errors name the JSON path and line of the offending value.
+    pub fn parse(text: &str) -> Result<RunReport, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let report: RunReport = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            format!("not a profile-run report.json (at `{path}`: {})", e.inner())
+        })?;
+        if report.schema_version != crate::report::model::SCHEMA_VERSION {
+            return Err(format!(
+                "report.json schema_version {} is not {}, the one this profile-run reads; render it again with `profile-run report`",
+                report.schema_version,
+                crate::report::model::SCHEMA_VERSION
+            ));
+        }
+        Ok(report)
+    }
+
+    pub fn unit(&self, metric: &str) -> &str {
+        self.metrics
+            .iter()
+            .find(|m| m.name == metric)
+            .map_or("", |m| m.unit.as_str())
+    }
+}

@@ -1,0 +1,262 @@
+//! Comparing two runs' reports: regions matched by scope (rank, or process, host and device) and path,
+//! with their time and metric changes, the regions only one run has, and regression gates with a
+//! verdict. Pure: it takes two parsed report.json files and returns a [`Diff`]; `commands::diff` reads
+//! the files and prints.
+
+mod comparable;
+mod gate;
+pub mod input;
+mod table;
+
+use serde::Serialize;
+
+pub use comparable::Difference;
+pub use gate::{parse_time_limit as gate_time, Gate, GateFinding, GateResult, GateStatus};
+pub use input::RunReport;
+pub use table::table;
+
+/// A metric's values in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub a: f64,
+    pub b: f64,
+    /// `b − a`.
+    pub delta: f64,
+    /// `(b − a) / a` in percent; `null` when `a` is 0 and `b` is not.
+    pub delta_pct: Option<f64>,
+}
+
+impl Change {
+    pub fn new(a: f64, b: f64) -> Change {
+        let delta_pct = if a != 0.0 {
+            Some((b - a) / a.abs() * 100.0)
+        } else if b == 0.0 {
+            Some(0.0)
+        } else {
+            None
+        };
+        Change {
+            a,
+            b,
+            delta: b - a,
+            delta_pct,
+        }
+    }
+}
+
+/// Per-visit times of a region in both runs, when both reports know its instances.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerVisit {
+    /// Median visit time in each run.
+    pub median: Change,
+    /// The runs' own spread, the larger of their p90 − min: a median change within it is noise.
+    pub noise: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricChange {
+    pub name: String,
+    pub unit: String,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RegionDiff {
+    pub path: String,
+    pub kernel_count: Change,
+    /// Inclusive time (the time metric), `null` without one.
+    pub time: Option<Change>,
+    pub per_visit: Option<PerVisit>,
+    /// Every metric both runs have a value for (the time metric included), in run A's report order.
+    pub metrics: Vec<MetricChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScopeDiff {
+    /// `rank 0`, `python3 on host, device 0`, or `aggregate`.
+    pub key: String,
+    pub label_a: String,
+    pub label_b: String,
+    pub regions: Vec<RegionDiff>,
+    /// Region paths only run B has.
+    pub added: Vec<String>,
+    /// Region paths only run A has.
+    pub removed: Vec<String>,
+}
+
+/// `pass` or `fail`: failed when a gate failed, or when the runs are incomparable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+/// The comparison of run B against run A (the baseline).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    pub verdict: Verdict,
+    /// One sentence saying why.
+    pub summary: String,
+    pub a: String,
+    pub b: String,
+    pub time_metric: Option<String>,
+    pub time_unit: String,
+    /// Recorded differences that change numbers (refused unless `--allow-incomparable`).
+    pub incomparable: Vec<Difference>,
+    pub notes: Vec<String>,
+    pub gates: Vec<GateResult>,
+    pub scopes: Vec<ScopeDiff>,
+    /// Scope keys only run B has.
+    pub scopes_added: Vec<String>,
+    /// Scope keys only run A has.
+    pub scopes_removed: Vec<String>,
+}
+
+/// Compares run B against run A and applies `gates`.
+pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> Diff {
+    let (name_a, ra) = a;
+    let (name_b, rb) = b;
+    let (incomparable, mut notes) = comparable::check(ra, rb);
+    let (pairs, scopes_added, scopes_removed, pair_note) = match_scopes(ra, rb);
+    notes.extend(pair_note);
+    let mut scopes = Vec::new();
+    for (key, sa, sb) in pairs {
+        if key != "aggregate" {
+            notes.extend(comparable::device_note(
+                &key,
+                sa.device.as_deref(),
+                sb.device.as_deref(),
+            ));
+        }
+        scopes.push(scope_diff(ra, &key, sa, sb));
+    }
+    let gates: Vec<GateResult> = gates.iter().map(|g| g.apply(&scopes)).collect();
+    let (verdict, summary) = gate::verdict(&gates, &incomparable);
+    Diff {
+        verdict,
+        summary,
+        a: name_a.to_string(),
+        b: name_b.to_string(),
+        time_metric: ra.time_metric.clone(),
+        time_unit: ra
+            .time_metric
+            .as_deref()
+            .map_or("", |t| ra.unit(t))
+            .to_string(),
+        incomparable,
+        notes,
+        gates,
+        scopes,
+        scopes_added,
+        scopes_removed,
+    }
+}
+
+type Pairs<'a> = Vec<(String, &'a input::ScopeSide, &'a input::ScopeSide)>;
+
+/// Scopes matched by key (the aggregate last, when a side has several scopes); a single scope on each side is paired even when its key
+/// changed (another host, an unnamed process), with a note.
+fn match_scopes<'a>(
+    a: &'a RunReport,
+    b: &'a RunReport,
+) -> (Pairs<'a>, Vec<String>, Vec<String>, Option<String>) {
+    let mut pairs: Pairs<'a> = Vec::new();
+    let mut note = None;
+    if a.scopes.len() == 1 && b.scopes.len() == 1 && a.scopes[0].key() != b.scopes[0].key() {
+        let (sa, sb) = (&a.scopes[0], &b.scopes[0]);
+        note = Some(format!(
+            "Each run has one scope; `{}` and `{}` were compared with each other.",
+            sa.key(),
+            sb.key()
+        ));
+        pairs.push((sa.key(), sa, sb));
+    } else {
+        for sa in &a.scopes {
+            if let Some(sb) = b.scopes.iter().find(|s| s.key() == sa.key()) {
+                pairs.push((sa.key(), sa, sb));
+            }
+        }
+    }
+    let paired_a: Vec<&str> = pairs.iter().map(|(_, s, _)| s.label.as_str()).collect();
+    let paired_b: Vec<&str> = pairs.iter().map(|(_, _, s)| s.label.as_str()).collect();
+    let removed = a
+        .scopes
+        .iter()
+        .filter(|s| !paired_a.contains(&s.label.as_str()))
+        .map(input::ScopeSide::key)
+        .collect();
+    let added = b
+        .scopes
+        .iter()
+        .filter(|s| !paired_b.contains(&s.label.as_str()))
+        .map(input::ScopeSide::key)
+        .collect();
+    // With one scope on each side the aggregate is that scope again: gating it twice would count
+    // every change twice.
+    let single = a.scopes.len() == 1 && b.scopes.len() == 1;
+    if let (Some(sa), Some(sb), false) = (&a.aggregate, &b.aggregate, single) {
+        pairs.push(("aggregate".into(), sa, sb));
+    }
+    (pairs, added, removed, note)
+}
+
+fn scope_diff(
+    ra: &RunReport,
+    key: &str,
+    sa: &input::ScopeSide,
+    sb: &input::ScopeSide,
+) -> ScopeDiff {
+    let time = ra.time_metric.as_deref();
+    let mut regions = Vec::new();
+    let mut removed = Vec::new();
+    for x in &sa.regions {
+        let Some(y) = sb.regions.iter().find(|r| r.path == x.path) else {
+            removed.push(x.path.clone());
+            continue;
+        };
+        let both = |m: &str| Some(Change::new(x.metric(m)?, y.metric(m)?));
+        let per_visit = match (x.instances, y.instances) {
+            (Some(ia), Some(ib)) => match (ia.median_and_spread(), ib.median_and_spread()) {
+                (Some((ma, na)), Some((mb, nb))) => Some(PerVisit {
+                    median: Change::new(ma, mb),
+                    noise: na.max(nb),
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        regions.push(RegionDiff {
+            path: x.path.clone(),
+            kernel_count: Change::new(x.kernel_count as f64, y.kernel_count as f64),
+            time: time.and_then(both),
+            per_visit,
+            metrics: ra
+                .metrics
+                .iter()
+                .filter_map(|m| {
+                    Some(MetricChange {
+                        name: m.name.clone(),
+                        unit: m.unit.clone(),
+                        change: both(&m.name)?,
+                    })
+                })
+                .collect(),
+        });
+    }
+    let added = sb
+        .regions
+        .iter()
+        .filter(|y| !sa.regions.iter().any(|x| x.path == y.path))
+        .map(|y| y.path.clone())
+        .collect();
+    ScopeDiff {
+        key: key.to_string(),
+        label_a: sa.label.clone(),
+        label_b: sb.label.clone(),
+        regions,
+        added,
+        removed,
+    }
+}

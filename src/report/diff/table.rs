@@ -1,0 +1,112 @@
+//! The diff as a plain-text table for a terminal: the verdict, each gate, then per matched scope one
+//! row per region (time in both runs, the change, per-visit medians and noise when known, and the
+//! gated metrics' changes), and the regions only one run has.
+
+use std::fmt::Write;
+
+use super::{Diff, GateStatus, RegionDiff};
+use crate::report::format::value;
+
+pub fn table(diff: &Diff) -> String {
+    let mut out = String::new();
+    let verdict = format!("{:?}", diff.verdict).to_uppercase();
+    let _ = writeln!(out, "{verdict} — {}", diff.summary);
+    let _ = writeln!(out, "A: {}\nB: {}", diff.a, diff.b);
+    for d in &diff.incomparable {
+        let _ = writeln!(out, "differs: {}: A {} | B {}", d.what, d.a, d.b);
+    }
+    for gate in &diff.gates {
+        let status = format!("{:?}", gate.status).to_lowercase();
+        let _ = writeln!(out, "gate {} — {status}: {}", gate.gate, gate.why);
+        for f in gate
+            .findings
+            .iter()
+            .filter(|f| f.status == GateStatus::Fail)
+        {
+            let _ = writeln!(out, "  {} / {}: {}", f.scope, f.region, f.why);
+        }
+    }
+    let gated: Vec<&str> = diff
+        .gates
+        .iter()
+        .filter_map(|g| g.metric.as_deref())
+        .collect();
+    for scope in &diff.scopes {
+        let _ = writeln!(out, "\n{}", scope.key);
+        let mut header = vec![
+            "region".to_string(),
+            "time A".into(),
+            "time B".into(),
+            "Δ time".into(),
+            "median Δ (noise)".into(),
+        ];
+        header.extend(gated.iter().map(|g| format!("Δ {g}")));
+        let mut rows = vec![header];
+        rows.extend(
+            scope
+                .regions
+                .iter()
+                .map(|r| row(r, &diff.time_unit, &gated)),
+        );
+        out.push_str(&align(&rows));
+        for path in &scope.added {
+            let _ = writeln!(out, "  + {path} (only in B)");
+        }
+        for path in &scope.removed {
+            let _ = writeln!(out, "  - {path} (only in A)");
+        }
+    }
+    for key in &diff.scopes_added {
+        let _ = writeln!(out, "\n+ scope {key} (only in B)");
+    }
+    for key in &diff.scopes_removed {
+        let _ = writeln!(out, "\n- scope {key} (only in A)");
+    }
+    for note in &diff.notes {
+        let _ = writeln!(out, "\nnote: {note}");
+    }
+    out
+}
+
+fn pct(p: Option<f64>) -> String {
+    p.map_or("new".into(), |p| format!("{p:+.2}%"))
+}
+
+fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
+    let time = r.time.as_ref();
+    let mut cells = vec![
+        r.path.clone(),
+        value(time.map(|t| t.a), unit),
+        value(time.map(|t| t.b), unit),
+        time.map_or("—".into(), |t| pct(t.delta_pct)),
+        r.per_visit.as_ref().map_or("—".into(), |v| {
+            format!(
+                "{} ({})",
+                pct(v.median.delta_pct),
+                value(Some(v.noise), unit)
+            )
+        }),
+    ];
+    for g in gated {
+        let m = r.metrics.iter().find(|m| m.name == *g);
+        cells.push(m.map_or("—".into(), |m| pct(m.change.delta_pct)));
+    }
+    cells
+}
+
+/// Left-aligned columns, two spaces apart, indented by two.
+fn align(rows: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+    }
+    out
+}
