@@ -6,7 +6,7 @@
 #   3. the new binary on real captures: the manual acceptance test, and an emit_nvtx training step
 #      with the PyTorch preset, its numbers held against an independent sum of the raw export.
 # Binaries are built elsewhere and carried (the GPU machine has no Rust):
-#   OLD=… NEW=… GEN_EXPORT=… GEN_REP=… benches/gpu_host.sh        (writes $OUT/gpu_host.txt)
+#   OLD=… NEW=… GEN_EXPORT=… GEN_REP=… [PHASES_OLD=… PHASES_NEW=…] benches/gpu_host.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -17,6 +17,19 @@ log "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2),
 
 log "1. previous vs new binary, report on a 1 GiB export (5 alternating runs)"
 GEN="$GEN_EXPORT" benches/compare_bins.sh "$OLD" "$NEW" 1G 5
+
+if [[ -n ${PHASES_OLD:-} && -n ${PHASES_NEW:-} ]]; then
+  log "1b. the same input, analysis and rendering timed apart (report-phases), 3 alternating runs"
+  "$GEN_EXPORT" --size 1G --processes 8 --regions 300 --depth 4 --kernels 60 --seed 7 \
+    --out "$work/big.csv" 2>/dev/null
+  for i in 1 2 3; do
+    for which in OLD NEW; do
+      bin_var=PHASES_$which; out="$work/phases-$which-$i"; mkdir -p "$out"
+      echo "$which $("${!bin_var}" "$out" "$work/big.csv")"; rm -rf "$out"
+    done
+  done
+  rm -f "$work/big.csv"
+fi
 
 log "2. report from a .ncu-rep: profile-run (native) vs ncu --import --csv --page raw"
 gzip -dc tests/fixtures/ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz >"$work/x1.ncu-rep"
