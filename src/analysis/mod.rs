@@ -106,16 +106,26 @@ pub fn analyze<O: Observations>(
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
     let origin = plan.regioner.origin(&reading.origin);
     let builder = ScopeBuilder::new(&found.specs, found.has_time, origin, &reading.insights);
-    let mut scopes = crate::parallel::map(scopes, plan.threads, |s| builder.scope(s, false));
-    let mut aggregate = aggregate.map(|s| builder.scope(s, true));
-    for scope in scopes.iter_mut().chain(aggregate.iter_mut()) {
-        if plan.unrequested == Unrequested::Note {
-            set_aside_unrequested(&plan.requested, scope);
-        }
-        add_requested_empty_regions(plan, scope, &builder);
-        let time = found.has_time.then_some(plan.time_metric.as_str());
-        crate::insights::region::apply(&plan.rules, time, scope);
-    }
+    let time = found.has_time.then_some(plan.time_metric.as_str());
+    // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
+    // regions set aside or added, and the rules' findings.
+    let has_aggregate = aggregate.is_some();
+    let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
+    let mut finished = crate::parallel::map(
+        stats.into_iter().enumerate().collect(),
+        plan.threads,
+        |(i, stats)| {
+            let mut scope = builder.scope(stats, has_aggregate && i == 0);
+            if plan.unrequested == Unrequested::Note {
+                set_aside_unrequested(&plan.requested, &mut scope);
+            }
+            add_requested_empty_regions(plan, &mut scope, &builder);
+            crate::insights::region::apply(&plan.rules, time, &mut scope);
+            scope
+        },
+    );
+    let aggregate = has_aggregate.then(|| finished.remove(0));
+    let scopes = finished;
 
     let (compare, compare_notes) =
         crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
