@@ -108,7 +108,7 @@ cat "$work"/ranks/*.csv >/dev/null
 echo "| cores | wall s | RSS MiB |"
 echo "|---|---|---|"
 for cores in 1 $(nproc); do
-  measure merge taskset -c "0-$((cores - 1))" "$bin" report "$work"/ranks/rank*.csv --out "$work/out-merge"
+  measure merge taskset -c "0-$((cores - 1))" "$bin" report "$work"/ranks/rank*.csv --out "$work/out-merge-$cores"
   echo "| $cores | $wall | $rss |"
 done
 rm -rf "$work/ranks"
