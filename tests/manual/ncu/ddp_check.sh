@@ -11,12 +11,14 @@ work=$(mktemp -d /tmp/ddp-check.XXXXXX)
 here=tests/manual/ncu
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 echo "=== $n GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
-s=$(date +%s%N); torchrun --nproc_per_node "$n" "$here/ddp_step.py" >/dev/null 2>&1; echo "unprofiled: $(ms $s) ms (exit $?)"
+s=$(date +%s%N); torchrun --nproc_per_node "$n" "$here/ddp_step.py" >/dev/null 2>&1; rc=$?
+echo "unprofiled: $(ms "$s") ms (exit $rc)"
 s=$(date +%s%N)
 timeout 300 torchrun --nproc_per_node "$n" --no-python "$bin" -q --config ncu/distributed \
   regions.include='[train_step]' output.root="$work/ranks" output.run_name=ddp -- python3 "$here/ddp_step.py"
-echo "profile-run per rank: $(ms $s) ms (exit $?)"
-s=$(date +%s%N); "$bin" merge "$work/ranks/ddp" --out "$work/merged" >/dev/null; echo "merge: $(ms $s) ms (exit $?)"
+rc=$?; echo "profile-run per rank: $(ms "$s") ms (exit $rc)"
+s=$(date +%s%N); "$bin" merge "$work/ranks/ddp" --out "$work/merged" >/dev/null; rc=$?
+echo "merge: $(ms "$s") ms (exit $rc)"
 sed -n '/^## Regions by scope/,/^## /p' "$work/merged/report.md" | head -20
 python3 - "$work/merged/report.json" <<'PY'
 import json, sys
@@ -28,7 +30,7 @@ PY
 s=$(date +%s%N)
 timeout 300 "$bin" -q --config ncu/distributed regions.include='[train_step]' output.root="$work/one" \
   -- torchrun --nproc_per_node "$n" "$here/ddp_step.py" >/dev/null
-echo "one profile-run around torchrun: $(ms $s) ms (exit $?)"
+rc=$?; echo "one profile-run around torchrun: $(ms "$s") ms (exit $rc)"
 python3 -c "
 import json,glob; r=json.load(open(glob.glob('$work/one/*/report.json')[0]))
 print('scopes', [s['label'] for s in r['scopes']], 'notes', r['notes'][:2])"
