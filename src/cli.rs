@@ -28,7 +28,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Render report.md and report.json again from a run directory, CSV exports or an .ncu-rep.
+    /// Render the report again from a run directory, a report file (.ncu-rep[.gz], read without ncu),
+    /// CSV exports or a Neuron profile (JSON, summary, Parquet directory, inspect output).
     Report(ReportArgs),
     /// Combine the per-rank directories of a multi-process run (or several runs) into one report;
     /// takes what `report` takes, a shared run directory with `rank*` subdirectories included.
@@ -104,8 +105,9 @@ pub enum DiffFormat {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run directories, `--page raw` CSV exports, or `.ncu-rep` reports (imported with ncu), and
-    /// `dotted.key=value` overrides (an argument with `=` that is not an existing path).
+    /// Run directories, `.ncu-rep[.gz]` report files (read without ncu), `--page raw` CSV exports, or
+    /// Neuron profiles (recognised by content), and `dotted.key=value` overrides (an argument with
+    /// `=` that is not an existing path).
     #[arg(required = true, value_name = "INPUT | KEY=VALUE")]
     pub items: Vec<String>,
     /// Where report.md and report.json go (default: the run directory, or a fresh sub-directory of it

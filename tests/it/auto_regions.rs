@@ -219,4 +219,9 @@ fn stack_frames_follow_the_python_lines_that_launched_the_kernels() {
         ])
     );
     assert_eq!(scope["total"]["kernel_count"], 36);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("20 of 36 results carry no Python call stack"),
+        "{notes}"
+    );
 }

@@ -321,3 +321,38 @@ fn scopes_are_matched_by_rank_and_the_aggregate_is_compared_too() {
         .to_string()
         .contains("GPU model is not recorded"));
 }
+
+#[test]
+fn a_gate_that_compared_no_region_fails_and_a_different_kernel_selection_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = report_json(0);
+    // Every region renamed in B: nothing is in common, so the time gate has checked nothing.
+    let mut renamed = report_json(1);
+    for r in renamed["scopes"][0]["regions"].as_array_mut().unwrap() {
+        let path = format!("other_{}", r["path"].as_str().unwrap());
+        r["path"] = path.into();
+    }
+    renamed["aggregate"] = Value::Null;
+    let pa = write(dir.path(), "a.json", &a);
+    let pb = write(dir.path(), "renamed.json", &renamed);
+    let (code, json, _) = diff(&pa, &pb, &["--fail-above", "5"]);
+    assert_eq!(code, 6);
+    let json = json.unwrap();
+    assert_eq!(json["verdict"], "fail");
+    assert!(
+        json["gates"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was compared"),
+        "{json}"
+    );
+
+    // The same run re-rendered with report.kernels.include set: left-out kernels would read as a
+    // speedup, so the runs are not comparable.
+    let mut filtered = report_json(1);
+    filtered["kernel_selection"]["include"] = serde_json::json!(["*gemm*"]);
+    let pf = write(dir.path(), "filtered.json", &filtered);
+    let (code, _, stderr) = diff(&pa, &pf, &["--fail-above", "5"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("kernel selection"), "{stderr}");
+}

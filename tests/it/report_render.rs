@@ -314,7 +314,7 @@ fn two_scopes_with_aggregate() {
 fn aggregate_off_says_so() {
     let text = md(&two_scopes(false));
     assert!(
-        text.contains("Aggregate across processes and devices is off"),
+        text.contains("No aggregate section: `report.aggregate` is false"),
         "{text}"
     );
     assert_tables_well_formed(&text);

@@ -20,6 +20,11 @@ use crate::report::model::{
     Scope, Totals, SCHEMA_VERSION,
 };
 
+/// `regions.auto` is a GPU setting; a Neuron report refuses it rather than ignore it.
+pub const AUTO_REGIONS_REFUSED: &str =
+    "regions.auto applies to GPU (ncu) profiles; Neuron profiles \
+    choose their regions with neuron.regions.method (collectives, hierarchy or stack_frames)";
+
 /// The name the report gives the profiler.
 pub const PROFILER_NAME: &str = "neuron-explorer";
 /// Who found the rules' insights.
@@ -34,6 +39,10 @@ pub fn report(
     viewed: &[Viewed],
     context: &RunContext,
 ) -> Result<Report> {
+    // Neuron regions come from its own methods; a GPU-side setting that would be ignored is refused.
+    if config.regions.auto.method != crate::region::AutoMethod::None {
+        return Err(crate::error::Error::Usage(AUTO_REGIONS_REFUSED.into()));
+    }
     let units = unit_table();
     let mut scopes = Vec::new();
     let mut version = None;

@@ -54,6 +54,20 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         a.time_metric.as_deref(),
         b.time_metric.as_deref(),
     );
+    // Results left out by report.kernels would read as a speedup.
+    let selection = |r: &RunReport| {
+        r.kernel_selection.as_ref().map(|k| {
+            format!(
+                "include {:?}, exclude {:?}, by {}",
+                k.include, k.exclude, k.name_base
+            )
+        })
+    };
+    differ(
+        "kernel selection",
+        selection(a).as_deref(),
+        selection(b).as_deref(),
+    );
     let names =
         |r: &RunReport| -> BTreeSet<String> { r.metrics.iter().map(|m| m.name.clone()).collect() };
     let (ma, mb) = (names(a), names(b));

@@ -65,12 +65,15 @@ impl Gate {
             .filter(|f| f.status == GateStatus::Fail)
             .count();
         let noisy = findings.len() - failed;
-        let status = if failed > 0 {
+        // A gate that compared nothing has shown nothing: a renamed range or the wrong run directory
+        // must not let a CI gate pass.
+        let status = if failed > 0 || checked == 0 {
             GateStatus::Fail
         } else {
             GateStatus::Pass
         };
         let why = match (failed, noisy) {
+            _ if checked == 0 => "no region both runs have could be checked, so nothing was compared; check that both runs mark the same ranges".to_string(),
             (0, 0) => format!("{checked} regions checked; none grew by more than {}%", self.limit_pct),
             (0, n) => format!("{checked} regions checked; {n} grew by more than {}% but within the runs' own spread (noise)", self.limit_pct),
             (f, _) => format!("{f} of {checked} regions grew by more than {}%", self.limit_pct),

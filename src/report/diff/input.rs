@@ -12,8 +12,18 @@ pub struct RunReport {
     pub run: RunSide,
     pub metrics: Vec<MetricSide>,
     pub time_metric: Option<String>,
+    /// `report.kernels` as the report states it; absent in reports written before it was recorded.
+    #[serde(default)]
+    pub kernel_selection: Option<SelectionSide>,
     pub scopes: Vec<ScopeSide>,
     pub aggregate: Option<ScopeSide>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SelectionSide {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub name_base: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -80,11 +80,13 @@ fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
         value(time.map(|t| t.b), unit),
         time.map_or("—".into(), |t| pct(t.delta_pct)),
         r.per_visit.as_ref().map_or("—".into(), |v| {
-            format!(
-                "{} ({})",
-                pct(v.median.delta_pct),
+            // No spread (single visits) means the noise is unknown, not zero, as the gate says.
+            let noise = if v.noise > 0.0 {
                 value(Some(v.noise), unit)
-            )
+            } else {
+                "unknown".into()
+            };
+            format!("{} ({noise})", pct(v.median.delta_pct))
         }),
     ];
     for g in gated {

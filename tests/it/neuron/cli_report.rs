@@ -182,3 +182,20 @@ fn an_ncu_export_without_its_extension_is_not_taken_for_neuron() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_gpu_regions_auto_setting_is_refused_for_neuron_not_ignored() {
+    let env = Env::new();
+    let out = env.path("auto");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(fixture("neuron/llama_tp_decoder.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("regions.auto.method=hierarchy")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("neuron.regions.method"));
+    assert!(!out.join("report.md").exists());
+}
