@@ -29,6 +29,26 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
     }
 }
 
+/// A distinct (attribute) value for people: a number with more digits than a reader can use shows
+/// four significant ones (`0.0004734848484848485` → `0.0004735`); integers and text stay as they are.
+/// report.json keeps the exact text.
+pub fn attribute(text: &str) -> String {
+    let Ok(v) = text.parse::<f64>() else {
+        return text.to_string();
+    };
+    if !v.is_finite() || v.fract() == 0.0 || v == 0.0 {
+        return text.to_string();
+    }
+    let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let shown = format!("{v:.decimals$}");
+    let shown = shown.trim_end_matches('0').trim_end_matches('.');
+    if shown.len() < text.len() {
+        shown.to_string()
+    } else {
+        text.to_string()
+    }
+}
+
 /// One unit for a row of values (a metric's inclusive and exclusive value), picked from the largest
 /// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
 /// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
@@ -267,6 +287,16 @@ pub fn slug(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_attribute_numbers_show_four_significant_digits() {
+        assert_eq!(attribute("0.0004734848484848485"), "0.0004735");
+        assert_eq!(attribute("0.08333333333333333"), "0.08333");
+        assert_eq!(attribute("12.345678"), "12.35");
+        assert_eq!(attribute("0.48"), "0.48");
+        assert_eq!(attribute("1024"), "1024");
+        assert_eq!(attribute("(1, 1, 1)"), "(1, 1, 1)");
+    }
 
     #[test]
     fn values_scale_to_human_units() {

@@ -323,7 +323,11 @@ fn ratio(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
 fn metric(map: &MetricMap, name: Option<&str>, unit: &str) -> String {
     let v = name.and_then(|n| map.get(n));
     match v.and_then(|v| v.values.as_ref()) {
-        Some(values) if !values.is_empty() => values.join(", "),
+        Some(values) if !values.is_empty() => values
+            .iter()
+            .map(|v| format::attribute(v))
+            .collect::<Vec<_>>()
+            .join(", "),
         _ => format::value(v.and_then(|v| v.value), unit),
     }
 }

@@ -302,7 +302,10 @@ fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
     }
     let values = metric.get_attr("values")?;
     if !values.is_undefined() && !values.is_none() {
-        let list: Vec<String> = values.try_iter()?.map(|v| v.to_string()).collect();
+        let list: Vec<String> = values
+            .try_iter()?
+            .map(|v| format::attribute(&v.to_string()))
+            .collect();
         return Ok(if list.is_empty() {
             format::MISSING.to_string()
         } else {
