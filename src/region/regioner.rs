@@ -182,41 +182,34 @@ impl Regioner {
         obs: &Observation<'a>,
         state: &'a mut RegionerState,
     ) -> Observation<'a> {
-        let mut out = *obs;
+        if let Regioner::Own = self {
+            return *obs;
+        }
+        // Every method gives the result new stacks and marks; none keeps instance ids.
+        state.stacks.clear();
+        state.marks.clear();
         match self {
-            Regioner::Own => return out,
-            Regioner::Hierarchy { depth } => {
-                state.stacks.clear();
-                state
-                    .stacks
-                    .extend(obs.stacks.iter().map(|s| s[..s.len().min(*depth)].to_vec()));
-                out.marks = &[];
-            }
+            Regioner::Own => {}
+            Regioner::Hierarchy { depth } => state
+                .stacks
+                .extend(obs.stacks.iter().map(|s| s[..s.len().min(*depth)].to_vec())),
             Regioner::StackFrames { depth } => {
-                state.stacks.clear();
                 if let Some(frames) = obs.call_stack {
                     state
                         .stacks
                         .push(frames[..frames.len().min(*depth)].to_vec());
                 }
-                out.marks = &[];
             }
             Regioner::Collectives(cuts) => {
-                state.stacks.clear();
-                state.marks.clear();
                 if let Some(mark) = cuts.region_of(obs.scope, obs.kernel, &mut state.cuts) {
                     state.marks.push(mark);
                 }
             }
         }
+        let mut out = *obs;
         out.instances = None;
         out.stacks = &state.stacks;
-        if !matches!(
-            self,
-            Regioner::Hierarchy { .. } | Regioner::StackFrames { .. }
-        ) {
-            out.marks = &state.marks;
-        }
+        out.marks = &state.marks;
         out
     }
 }

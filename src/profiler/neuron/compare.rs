@@ -9,8 +9,8 @@ use super::analysis::Region;
 use super::error::{NeuronError, Result};
 use super::metrics::REGION_METRICS;
 
-/// The most regions shown side by side.
-pub const MAX_COMPARED: usize = 3;
+/// The most regions shown side by side: the same bound as `report.compare` everywhere.
+pub use crate::report::compare::MAX_COMPARED;
 
 /// Durations of one group, in seconds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
