@@ -41,6 +41,9 @@ impl Plan {
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
         }
+        if let Some(why) = crate::profiler::ncu::sampling::refusal(config) {
+            return Err(Error::Usage(why));
+        }
         if config.pipeline.profiler == ProfilerKind::Neuron {
             crate::profiler::neuron::capture::check_config(config)?;
             if config.regions.auto.method != crate::region::AutoMethod::None {

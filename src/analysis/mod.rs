@@ -31,6 +31,8 @@ pub struct RunContext {
     pub profiler_command: Vec<String>,
     pub profiler_version: Option<String>,
     pub config_fingerprint: String,
+    /// The second profiler command of a sampled run (its deep pass); empty otherwise.
+    pub deep_command: Vec<String>,
 }
 
 /// Everything the spine needs from the configuration, checked before any process starts
@@ -114,7 +116,13 @@ pub fn analyze<O: Observations>(
     }
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
     let origin = plan.regioner.origin(&reading.origin);
-    let builder = ScopeBuilder::new(&found.specs, found.has_time, origin, &reading.insights);
+    let builder = ScopeBuilder::new(
+        &found.specs,
+        found.has_time,
+        reading.sampling.is_some(),
+        origin,
+        &reading.insights,
+    );
     let time = found.has_time.then_some(plan.time_metric.as_str());
     // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
     // regions set aside or added, and the rules' findings.
@@ -170,6 +178,7 @@ pub fn analyze<O: Observations>(
         aggregate,
         notes,
         compare,
+        sampling: reading.sampling.clone(),
     })
 }
 

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation, RegionPath, ScopeKey};
-use crate::report::model::{Insight, ProfilerInfo};
+use crate::report::model::{Insight, ProfilerInfo, Sampling};
 
 /// The requested metrics a source can give, known before any result is read.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +45,8 @@ pub struct Reading {
     /// The method that made the regions, as the adapter names it (the program's own ranges, a
     /// regioner's cut).
     pub origin: String,
+    /// How a sampled reading joined its passes; `None` when every result was profiled in full.
+    pub sampling: Option<Sampling>,
 }
 
 /// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made

@@ -33,6 +33,7 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("ncu/full", include_str!("../../conf/ncu/full.yaml")),
     ("ncu/memory", include_str!("../../conf/ncu/memory.yaml")),
     ("ncu/pytorch", include_str!("../../conf/ncu/pytorch.yaml")),
+    ("ncu/sampled", include_str!("../../conf/ncu/sampled.yaml")),
     (
         "neuron/default",
         include_str!("../../conf/neuron/default.yaml"),

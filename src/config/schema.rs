@@ -59,6 +59,22 @@ pub struct NcuPipeline {
     pub reader: String,
     /// How the captured report is exported to CSV after the run.
     pub export: ExportConfig,
+    /// Sampled profiling: a timing pass over every kernel joined with a deep pass over each distinct
+    /// launch (conf/ncu/sampled.yaml).
+    pub sampling: SamplingConfig,
+}
+
+/// `pipeline.ncu.sampling`: two ncu runs of the workload instead of one. The timing pass collects only
+/// the time metric and the launch attributes that key a launch, for every kernel; the deep pass
+/// collects the configured sections, metrics or set once per distinct launch
+/// (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`). Every timing
+/// result then takes the deep metrics of its twin: the deep result of the same launch key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingConfig {
+    pub enabled: bool,
+    /// K: deep results per distinct launch (`--launch-count`); twins are averaged.
+    pub launch_count: u32,
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

@@ -5,6 +5,7 @@
 //! feeds [`Observation`]s through the analysis spine and gets [`ScopeStats`] back. The attribution
 //! rules implemented here are the ones written down in docs/attribution.md.
 
+mod coverage;
 mod filter;
 mod regioner;
 mod rename;
@@ -12,6 +13,7 @@ mod requested;
 mod rollup;
 mod tree;
 
+pub use coverage::{Coverage, CoverageTimes};
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use regioner::{
     AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,

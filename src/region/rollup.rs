@@ -311,6 +311,8 @@ pub struct Group {
     /// Sum of the results' durations (the time metric); 0 when the export has none.
     pub time: f64,
     pub accs: Vec<Acc>,
+    /// How the results' deep metrics were obtained (sampled runs; all measured otherwise).
+    pub coverage: super::CoverageTimes,
 }
 
 impl Group {
@@ -319,6 +321,7 @@ impl Group {
             count: 0,
             time: 0.0,
             accs: specs.iter().map(|s| Acc::new(s.rollup)).collect(),
+            coverage: super::CoverageTimes::default(),
         }
     }
 
@@ -333,6 +336,7 @@ impl Group {
     pub fn merge(&mut self, other: &Group) {
         self.count += other.count;
         self.time += other.time;
+        self.coverage.merge(&other.coverage);
         for (acc, o) in self.accs.iter_mut().zip(&other.accs) {
             acc.merge(o);
         }

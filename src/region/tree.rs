@@ -102,6 +102,9 @@ pub struct Observation<'a> {
     pub time: Option<f64>,
     /// One cell per [`MetricSpec`], in the same order.
     pub values: &'a [Cell<'a>],
+    /// Whether the deep metrics among `values` were measured on this launch (always, unless the
+    /// source joined two passes).
+    pub coverage: super::Coverage,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -329,7 +332,7 @@ impl RegionAccumulator {
         }
         let scope = self.scopes.get_mut(obs.scope).expect("inserted above");
         if selected {
-            scope.total.add(obs.values, obs.time);
+            add_result(&mut scope.total, obs);
         } else {
             scope.excluded += 1;
         }
@@ -363,7 +366,7 @@ impl RegionAccumulator {
             in_region = true;
         }
         if !in_region && selected {
-            group_for(&mut scope.outside, obs.kernel, specs).add(obs.values, obs.time);
+            add_result(group_for(&mut scope.outside, obs.kernel, specs), obs);
         }
     }
 
@@ -405,6 +408,12 @@ impl RegionAccumulator {
     }
 }
 
+/// Folds one result's values, time and coverage into a group.
+fn add_result(group: &mut Group, obs: &Observation<'_>) {
+    group.add(obs.values, obs.time);
+    group.coverage.add(obs.coverage, obs.time);
+}
+
 fn group_for<'m>(map: &'m mut KernelMap, kernel: &str, specs: &[MetricSpec]) -> &'m mut Group {
     if !map.contains_key(kernel) {
         map.insert(kernel.to_string(), Group::new(specs));
@@ -438,7 +447,7 @@ fn new_node(first_seen: u64) -> Node {
 
 fn add_to_node(node: &mut Node, obs: &Observation<'_>, selected: bool, specs: &[MetricSpec]) {
     if selected {
-        group_for(&mut node.kernels, obs.kernel, specs).add(obs.values, obs.time);
+        add_result(group_for(&mut node.kernels, obs.kernel, specs), obs);
     } else {
         node.excluded += 1;
     }

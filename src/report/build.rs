@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
-use super::model::{Insight, Instances, Kernel, MetricMap, MetricValue, Region, Scope, Totals};
+use super::model::{
+    Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, Region, Scope, Totals,
+};
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
@@ -15,6 +17,8 @@ pub struct ScopeBuilder<'a> {
     units: Vec<Arc<str>>,
     /// True when results carry a duration, so time shares mean something.
     has_time: bool,
+    /// True for a sampled reading: every region says how its deep metrics were obtained.
+    sampled: bool,
     /// The method that made the regions.
     origin: &'a str,
     /// The profiler's findings for a region of a scope (`None`: of the aggregate), if it gave any.
@@ -25,6 +29,7 @@ impl<'a> ScopeBuilder<'a> {
     pub fn new(
         specs: &'a [MetricSpec],
         has_time: bool,
+        sampled: bool,
         origin: &'a str,
         insights: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Insight> + Sync),
     ) -> ScopeBuilder<'a> {
@@ -33,6 +38,7 @@ impl<'a> ScopeBuilder<'a> {
             names: specs.iter().map(|s| Arc::from(s.name.as_str())).collect(),
             units: specs.iter().map(|s| Arc::from(s.unit.as_str())).collect(),
             has_time,
+            sampled,
             origin,
             insights,
         }
@@ -80,11 +86,13 @@ impl<'a> ScopeBuilder<'a> {
             device,
             total: Totals {
                 kernel_count: stats.total.count,
+                coverage: self.coverage(&stats.total),
                 metrics: self.metric_map(&stats.total),
                 kernels: Vec::new(),
             },
             outside_regions: Totals {
                 kernel_count: stats.outside.count,
+                coverage: self.coverage(&stats.outside),
                 metrics: self.metric_map(&stats.outside),
                 kernels: self.kernels(stats.outside_kernels),
             },
@@ -126,6 +134,7 @@ impl<'a> ScopeBuilder<'a> {
             kernel_count: stats.inclusive.count,
             self_kernel_count: stats.exclusive.count,
             time_share,
+            coverage: self.coverage(&stats.inclusive),
             inclusive: self.metric_map(&stats.inclusive),
             exclusive: self.metric_map(&stats.exclusive),
             kernels: self.kernels(stats.kernels),
@@ -162,6 +171,20 @@ impl<'a> ScopeBuilder<'a> {
                 name,
             })
             .collect()
+    }
+
+    /// How a group's deep metrics were obtained, in a sampled reading with results in the group.
+    fn coverage(&self, group: &Group) -> Option<Coverage> {
+        if !self.sampled {
+            return None;
+        }
+        let [measured, estimated, unmatched] = group.coverage.shares()?;
+        Some(Coverage {
+            measured_time_share: measured,
+            estimated_time_share: estimated,
+            unmatched_time_share: unmatched,
+            estimated: !group.coverage.all_measured(),
+        })
     }
 
     /// Empty groups give zeroed sums (an empty region really did take no time), `null` otherwise.

@@ -34,6 +34,45 @@ pub struct Report {
     /// `report.compare`: the chosen regions side by side, one entry per scope (and the aggregate)
     /// that has at least one of them; empty when `report.compare` is.
     pub compare: Vec<Comparison>,
+    /// How a sampled run joined its two passes; `null` for a run whose every result was profiled in
+    /// full.
+    pub sampling: Option<Sampling>,
+}
+
+/// A sampled run: a timing pass measured every result's time; a deep pass measured the other
+/// metrics on a few launches of each distinct launch key, and every result took its twins' values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sampling {
+    /// The deep pass's files.
+    pub deep_sources: Vec<String>,
+    /// What makes two launches twins.
+    pub join_key: Vec<String>,
+    /// Deep results per distinct launch (`null` when not recorded); twins are averaged.
+    pub launch_count: Option<u32>,
+    /// The metrics that come from the deep pass (all others come from the timing pass).
+    pub deep_metrics: Vec<String>,
+    /// Results of the deep pass.
+    pub deep_results: u64,
+    /// Timing results whose deep metrics were measured on that very launch (the same launch of its
+    /// key in its process).
+    pub measured_results: u64,
+    /// Timing results that took the deep metrics of a twin launch.
+    pub estimated_results: u64,
+    /// Timing results with no twin: they have their time and no deep metrics.
+    pub unmatched_results: u64,
+}
+
+/// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Coverage {
+    /// Time whose deep metrics were measured on that very launch, 0..1.
+    pub measured_time_share: f64,
+    /// Time whose deep metrics come from a twin launch, 0..1.
+    pub estimated_time_share: f64,
+    /// Time with no twin, so no deep metrics, 0..1.
+    pub unmatched_time_share: f64,
+    /// Whether the deep metrics are estimated, in part or in whole (not all time measured).
+    pub estimated: bool,
 }
 
 /// Up to three regions of one scope, side by side (`report.compare`).
@@ -163,6 +202,8 @@ pub struct DistributionEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct Totals {
     pub kernel_count: u64,
+    /// How the deep metrics were obtained (sampled runs; `null` otherwise).
+    pub coverage: Option<Coverage>,
     pub metrics: MetricMap,
     pub kernels: Vec<Kernel>,
 }
@@ -188,6 +229,8 @@ pub struct Region {
     pub self_kernel_count: u64,
     /// Inclusive time over the scope's total time, 0..1 (`null` without a time metric).
     pub time_share: Option<f64>,
+    /// How the inclusive deep metrics were obtained (sampled runs; `null` otherwise).
+    pub coverage: Option<Coverage>,
     pub inclusive: MetricMap,
     pub exclusive: MetricMap,
     /// Kernels run in the region (nested ones included), longest total time first.

@@ -58,6 +58,16 @@ impl Claimed {
         self.files.push((id, argument));
         Ok(())
     }
+
+    /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
+    /// `None` for a capture made in one pass.
+    fn deep_sibling(&mut self, timing: &Path, argument: &Path) -> Result<Option<PathBuf>> {
+        let deep = crate::profiler::ncu::sampling::deep_sibling(timing);
+        if let Some(deep) = &deep {
+            self.claim(deep, argument)?;
+        }
+        Ok(deep)
+    }
 }
 
 /// The capture made of exported pages (needs `raw`; `details` is optional).
@@ -111,6 +121,7 @@ pub fn resolve_inputs(
         } else if native && input.is_file() && is_report_file(input) {
             claimed.claim(input, input)?;
             reports.push(ReportInput {
+                deep: claimed.deep_sibling(input, input)?,
                 path: input.clone(),
                 rank: None,
             });
@@ -209,16 +220,20 @@ impl RunDirInputs<'_> {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 if self.context.command.is_empty() {
-                    self.context.command = record.workload;
-                    self.context.profiler_command = record.profiler_command;
-                    self.context.profiler_version = record.profiler_version;
+                    let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
+                    *self.context = record.context(fingerprint);
                 }
             }
         }
         // The native reader prefers the report file itself; an export made earlier is the same
         // capture and is read only when the report file is gone.
         if self.config.pipeline.ncu.reader == "native" && report.is_file() {
-            self.reports.push(ReportInput { path: report, rank });
+            let deep = self.claimed.deep_sibling(&report, self.argument)?;
+            self.reports.push(ReportInput {
+                path: report,
+                rank,
+                deep,
+            });
             return Ok(());
         }
         if raw.is_file() {

@@ -13,7 +13,7 @@ mod store;
 
 pub use inputs::{resolve_inputs, sibling_details, Inputs};
 pub use out::ReportOut;
-pub use record::RunRecord;
+pub use record::{PassRecord, RunRecord};
 pub use store::{
     detect_rank, fresh_dir, fresh_path, name_for, planned_path, Rank, RunDir, REPORT_BASE,
 };

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::store::Rank;
+use crate::analysis::RunContext;
 use crate::process::Finished;
 
 /// What a run records about itself in `run.json`.
@@ -19,6 +20,27 @@ pub struct RunRecord {
     pub profiler_exit_code: Option<i32>,
     pub profiler_signal: Option<i32>,
     pub interrupted_by: Option<i32>,
+    /// The second ncu run of a sampled run (`pipeline.ncu.sampling`); absent for a single run, whose
+    /// one command is `profiler_command` (a sampled run's timing pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep_pass: Option<PassRecord>,
+}
+
+/// How the deep pass of a sampled run went.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PassRecord {
+    pub command: Vec<String>,
+    pub finished: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl PassRecord {
+    pub fn finish(&mut self, finished: &Finished) {
+        self.finished = Some(now());
+        self.exit_code = finished.code;
+        self.signal = finished.killed_by;
+    }
 }
 
 fn now() -> String {
@@ -45,6 +67,23 @@ impl RunRecord {
             profiler_exit_code: None,
             profiler_signal: None,
             interrupted_by: None,
+            deep_pass: None,
+        }
+    }
+
+    /// What the reports of this run say about it: its commands and profiler version, and
+    /// `fingerprint`, the configuration the report is made with.
+    pub fn context(&self, fingerprint: String) -> RunContext {
+        RunContext {
+            command: self.workload.clone(),
+            profiler_command: self.profiler_command.clone(),
+            profiler_version: self.profiler_version.clone(),
+            config_fingerprint: fingerprint,
+            deep_command: self
+                .deep_pass
+                .as_ref()
+                .map(|p| p.command.clone())
+                .unwrap_or_default(),
         }
     }
 

@@ -84,6 +84,7 @@ fn run(results: &[Result_], aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeSt
             kernel: &r.kernel,
             time: Some(r.time),
             values: &values,
+            coverage: Default::default(),
         });
     }
     acc.finish(aggregate)
@@ -291,6 +292,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
             kernel: "k",
             time: Some(time),
             values: &values(time),
+            coverage: Default::default(),
         });
     }
     let stacks = [vec!["step".to_string()]];
@@ -304,6 +306,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
         kernel: "k",
         time: Some(100.0),
         values: &values(100.0),
+        coverage: Default::default(),
     });
     let (scopes, aggregate) = acc.finish(true);
     let step = scopes[0]

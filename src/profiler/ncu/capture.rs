@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use crate::analysis::RunContext;
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -11,23 +10,67 @@ use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{resolve_program, run_streaming, Finished, ProfilerError, Unrunnable};
 use crate::report::model::Report;
-use crate::run::{RunDir, RunRecord, REPORT_BASE};
+use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
 use super::cli::NcuCli;
 use super::report_source::{analyze_report_files, ReportInput};
 use super::source::{analyze_exports, ExportSet};
-use super::{diagnose, export_pages, log};
+use super::{diagnose, export_pages, log, sampling};
 
 /// The log file ncu's output goes to, in the run directory.
 pub const LOG: &str = "ncu.log";
 
-/// What `--dry-run` prints: the ncu command line for a run in `dir`.
-pub fn dry_run(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+/// One ncu run of a profiling run: the only one, or a pass of a sampled run.
+struct Pass {
+    /// How messages name it.
+    name: &'static str,
+    cli: NcuCli,
+    /// Its log, in the run directory.
+    log: &'static str,
+}
+
+/// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
+/// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
+fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<Pass> {
     let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
-    for warning in cli.warnings() {
+    let ncu = &config.pipeline.ncu;
+    if !ncu.sampling.enabled {
+        return vec![Pass {
+            name: "ncu",
+            cli,
+            log: LOG,
+        }];
+    }
+    let timing = sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric);
+    let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+    vec![
+        Pass {
+            name: "ncu's timing pass",
+            cli: cli.clone().with_flags(timing, &dir.join(REPORT_BASE)),
+            log: LOG,
+        },
+        Pass {
+            name: "ncu's deep pass",
+            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
+            log: sampling::DEEP_LOG,
+        },
+    ]
+}
+
+/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run.
+pub fn dry_run(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+    let passes = passes(config, plan, dir, workload);
+    for warning in passes[0].cli.warnings() {
         err_line(&format!("warning: {warning}"));
     }
-    cli.shell_line()
+    if passes.len() == 1 {
+        return passes[0].cli.shell_line();
+    }
+    passes
+        .iter()
+        .map(|p| format!("# {}\n{}", p.name, p.cli.shell_line()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started.
@@ -51,6 +94,8 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 }
 
 /// Runs the workload under ncu into `run`, keeping the run record up to date; returns how ncu ended.
+/// A sampled run runs it twice: the deep pass only after a timing pass that succeeded, and how the
+/// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
 pub fn capture(
     loaded: &Loaded,
     plan: &Plan,
@@ -60,42 +105,82 @@ pub fn capture(
     quiet: bool,
 ) -> Result<Finished> {
     let config = &loaded.config;
-    let cli = NcuCli::profile(config, &plan.nvtx, &run.report_base(), workload);
-    for warning in cli.warnings() {
+    let passes = passes(config, plan, run.root(), workload);
+    for warning in passes[0].cli.warnings() {
         err_line(&format!("warning: {warning}"));
     }
-    record.profiler_command = std::iter::once(cli.program().to_string())
-        .chain(cli.argv())
-        .collect();
-    record.profiler_version = export_pages::profiler_version(cli.program());
+    let command = |cli: &NcuCli| -> Vec<String> {
+        std::iter::once(cli.program().to_string())
+            .chain(cli.argv())
+            .collect()
+    };
+    record.profiler_command = command(&passes[0].cli);
+    record.deep_pass = passes.get(1).map(|deep| PassRecord {
+        command: command(&deep.cli),
+        ..PassRecord::default()
+    });
+    record.profiler_version = export_pages::profiler_version(passes[0].cli.program());
     run.write_text("config.yaml", &loaded.to_yaml())?;
-    run.write_text("command.txt", &format!("{}\n", cli.shell_line()))?;
+    let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
+    run.write_text("command.txt", &(lines.join("\n") + "\n"))?;
     run.write_record(record)?;
 
+    let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
-    display.status(format!("starting {}", cli.program()));
+    let first = run_pass(&passes[0], run, grace, &display)?;
+    record.finish(&first);
+    run.write_record(record)?;
+    let Some(deep) = passes
+        .get(1)
+        .filter(|_| first.success() && first.interrupted_by.is_none())
+    else {
+        display.finish();
+        return Ok(first);
+    };
+    let finished = run_pass(deep, run, grace, &display)?;
+    display.finish();
+    if let Some(pass) = record.deep_pass.as_mut() {
+        pass.finish(&finished);
+    }
+    record.interrupted_by = finished.interrupted_by;
+    run.write_record(record)?;
+    Ok(if finished.interrupted_by.is_some() {
+        finished
+    } else {
+        first
+    })
+}
+
+/// Runs one pass, showing ncu's progress lines as status and passing everything else through.
+fn run_pass(
+    pass: &Pass,
+    run: &RunDir,
+    grace: std::time::Duration,
+    display: &Display,
+) -> Result<Finished> {
+    let cli = &pass.cli;
+    display.status(format!("starting {}", pass.name));
     let mut profiled = 0u64;
-    let finished = run_streaming(
+    Ok(run_streaming(
         cli.program(),
         cli.expression(),
-        &run.path(LOG),
-        std::time::Duration::from_secs(config.pipeline.signal_grace_seconds),
+        &run.path(pass.log),
+        grace,
         &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {
                 profiled += 1;
-                display.status(format!("profiling {name} (#{index}, {profiled} so far)"));
+                display.status(format!(
+                    "{}: profiling {name} (#{index}, {profiled} so far)",
+                    pass.name
+                ));
             }
             Some(log::Progress::Connected { process }) => {
-                display.status(format!("connected to {process}"))
+                display.status(format!("{}: connected to {process}", pass.name))
             }
             Some(_) => {}
             None => display.passthrough(line),
         },
-    )?;
-    display.finish();
-    record.finish(&finished);
-    run.write_record(record)?;
-    Ok(finished)
+    )?)
 }
 
 /// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
@@ -130,12 +215,7 @@ pub fn report(
             .map(|(_, path)| path.clone())
     };
     let rank = record.rank.as_ref().map(|r| r.rank);
-    let context = RunContext {
-        command: record.workload.clone(),
-        profiler_command: record.profiler_command.clone(),
-        profiler_version: record.profiler_version.clone(),
-        config_fingerprint: loaded.fingerprint(),
-    };
+    let context = record.context(loaded.fingerprint());
     let report = if config.pipeline.ncu.reader == "csv" {
         let raw = page("raw").ok_or_else(|| {
             Error::Usage(
@@ -151,6 +231,12 @@ pub fn report(
         analyze_exports(plan, &[set], &context)?
     } else {
         let input = ReportInput {
+            deep: config
+                .pipeline
+                .ncu
+                .sampling
+                .enabled
+                .then(|| run.path(&format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE))),
             path: report_file,
             rank,
         };

@@ -39,6 +39,15 @@ impl NcuCli {
         }
     }
 
+    /// The same command with other flags writing to another report (a pass of a sampled run).
+    pub fn with_flags(self, ncu: NcuCliConfig, report_base: &Path) -> NcuCli {
+        NcuCli {
+            ncu,
+            report_base: report_base.to_path_buf(),
+            ..self
+        }
+    }
+
     /// The ncu executable (`pipeline.ncu.executable`).
     pub fn program(&self) -> &str {
         &self.program

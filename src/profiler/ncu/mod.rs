@@ -11,5 +11,6 @@ pub mod nvtx;
 pub mod report_file;
 pub mod report_source;
 pub mod rollup;
+pub mod sampling;
 pub mod source;
 pub mod units;

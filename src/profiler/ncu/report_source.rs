@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation};
+use crate::report::model::Sampling;
 
 use super::export::details::AdviceIndex;
 use super::report_file::{ReportFile, ReportFileError};
@@ -23,14 +24,19 @@ use super::{rollup, units};
 
 mod paths;
 mod reader;
+mod twins;
 
 use reader::FileReader;
+use twins::{TwinIndex, TwinIndexBuilder};
 
 /// One capture's report file and the launcher rank that made it, when known.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportInput {
     pub path: PathBuf,
     pub rank: Option<u32>,
+    /// The deep pass of a sampled capture (`path` is then its timing pass): its results give every
+    /// result of `path` with the same launch key its deep metrics.
+    pub deep: Option<PathBuf>,
 }
 
 /// Report files whose metrics are known, ready to read.
@@ -40,6 +46,8 @@ pub struct ReportSource<'p> {
     found: MetricsFound,
     /// The unit factor of each spec (same order), and of the time metric.
     factors: Vec<f64>,
+    /// Per spec: whether its values come from the deep pass of a sampled capture.
+    from_deep: Vec<bool>,
     time_factor: f64,
     context: RunContext,
     /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.
@@ -57,8 +65,16 @@ impl<'p> ReportSource<'p> {
         nvtx_include: &[String],
     ) -> Result<ReportSource<'p>> {
         let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
+        let mut timing_names: Vec<String> = Vec::new();
         for input in inputs {
-            names.push(first_result_metrics(&input.path)?);
+            let mut file_names = first_result_metrics(&input.path)?;
+            timing_names.extend(file_names.iter().cloned());
+            if let Some(deep) = input.deep.as_ref().filter(|d| d.is_file()) {
+                file_names.extend(first_result_metrics(deep)?);
+                file_names.sort_unstable();
+                file_names.dedup();
+            }
+            names.push(file_names);
         }
         if inputs.is_empty() {
             return Err(crate::error::Error::Usage("no report file to read".into()));
@@ -86,11 +102,18 @@ impl<'p> ReportSource<'p> {
             has_time: names.iter().all(|n| n.contains(&plan.time_metric)),
             ..found
         };
+        let sampled = inputs.iter().any(|i| i.deep.is_some());
+        let from_deep = found
+            .specs
+            .iter()
+            .map(|s| sampled && !timing_names.contains(&s.name))
+            .collect();
         Ok(ReportSource {
             plan,
             inputs: inputs.to_vec(),
             found,
             factors,
+            from_deep,
             time_factor: units::normalize(&units::base_unit_of(&plan.time_metric)).factor,
             context: context.clone(),
             nvtx_include: nvtx_include.to_vec(),
@@ -177,21 +200,31 @@ impl Observations for ReportSource<'_> {
     {
         let inputs: Vec<&ReportInput> = self.inputs.iter().collect();
         let read = crate::parallel::map(inputs, threads, |input| {
+            let twins = match &input.deep {
+                Some(deep) => Some(self.twins(deep, input.rank, filter)?),
+                None => None,
+            };
             let mut state = init();
             let mut advice = AdviceIndex::default();
-            let mut reader = FileReader::new(&self, input.rank, filter);
+            let mut reader = FileReader::new(&self, input.rank, filter, twins.as_ref());
             let mut report = ReportFile::open(&input.path)?;
             report.for_each_result(|r| {
                 reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
             })?;
-            Ok::<_, crate::error::Error>((state, advice, reader.counts, reader.has_nvtx))
+            let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
+            let joined = twins.map(|t| Joined {
+                deep_results: t.results,
+                coverage,
+            });
+            Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined))
         });
         let mut state = None;
         let mut advice = AdviceIndex::default();
         let mut counts = Vec::with_capacity(read.len());
         let mut has_ranges = false;
+        let mut joined = Vec::new();
         for file in read {
-            let (part, part_advice, part_counts, part_nvtx) = file?;
+            let (part, part_advice, part_counts, part_nvtx, part_joined) = file?;
             match state.as_mut() {
                 Some(state) => merge(state, part),
                 None => state = Some(part),
@@ -199,13 +232,14 @@ impl Observations for ReportSource<'_> {
             advice.merge(part_advice);
             counts.push(part_counts);
             has_ranges |= part_nvtx;
+            joined.extend(part_joined);
         }
         let sources = self
             .inputs
             .iter()
             .map(|i| i.path.display().to_string())
             .collect();
-        let reading = ncu_reading(
+        let mut reading = ncu_reading(
             &self.context,
             &counts,
             has_ranges,
@@ -213,8 +247,116 @@ impl Observations for ReportSource<'_> {
             &self.nvtx_include,
             advice,
         );
+        if self.from_deep.iter().any(|d| *d) || !joined.is_empty() {
+            let (sampling, notes) = sampling_info(&self, &joined);
+            reading.sampling = Some(sampling);
+            reading.notes.extend(notes);
+        }
         Ok((state.unwrap_or_else(init), reading))
     }
+}
+
+/// What joining one sampled capture found.
+struct Joined {
+    deep_results: u64,
+    /// Timing results measured, estimated, unmatched.
+    coverage: [u64; 3],
+}
+
+impl ReportSource<'_> {
+    /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
+    /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
+    fn twins(
+        &self,
+        deep: &std::path::Path,
+        rank: Option<u32>,
+        filter: &Mutex<KernelFilter>,
+    ) -> Result<TwinIndex> {
+        let mut builder = TwinIndexBuilder::default();
+        if deep.is_file() {
+            let mut reader = FileReader::new(self, rank, filter, None);
+            ReportFile::open(deep)?.for_each_result(|r| reader.deep_result(r, &mut builder))?;
+        }
+        Ok(builder.finish())
+    }
+}
+
+/// The report's account of a sampled reading, and the notes that say what was estimated and how.
+fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec<String>) {
+    let deep_metrics: Vec<String> = source
+        .found
+        .specs
+        .iter()
+        .zip(&source.from_deep)
+        .filter(|(_, deep)| **deep)
+        .map(|(s, _)| s.name.clone())
+        .collect();
+    let mut by_coverage = [0u64; 3];
+    for j in joined {
+        for (total, n) in by_coverage.iter_mut().zip(j.coverage) {
+            *total += n;
+        }
+    }
+    let deep_results = joined.iter().map(|j| j.deep_results).sum();
+    let launch_count = source
+        .context
+        .deep_command
+        .iter()
+        .skip_while(|a| *a != "--launch-count")
+        .nth(1)
+        .and_then(|v| v.parse().ok());
+    let deep_sources: Vec<String> = source
+        .inputs
+        .iter()
+        .filter_map(|i| i.deep.as_ref())
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut notes = vec![format!(
+        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated) and {} had no twin (no deep values).",
+        if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
+        match launch_count {
+            Some(1) | None => "one launch".to_string(),
+            Some(k) => format!("{k} launches (averaged)"),
+        },
+        by_coverage.iter().sum::<u64>(),
+        by_coverage[0],
+        by_coverage[1],
+        by_coverage[2],
+    )];
+    if let Some(missing) = source
+        .inputs
+        .iter()
+        .filter_map(|i| i.deep.as_ref())
+        .find(|d| !d.is_file())
+    {
+        notes.push(format!(
+            "The deep pass wrote no report file ({} is missing): every result has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            missing.display()
+        ));
+    } else if deep_results == 0 {
+        notes.push(
+            "The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run."
+                .to_string(),
+        );
+    }
+    let sampling = Sampling {
+        deep_sources,
+        join_key: vec![
+            "mangled kernel name".into(),
+            "grid".into(),
+            "block".into(),
+            "registers per thread".into(),
+            "static shared memory per block".into(),
+            "dynamic shared memory per block".into(),
+        ],
+        launch_count,
+        deep_metrics,
+        deep_results,
+        measured_results: by_coverage[0],
+        estimated_results: by_coverage[1],
+        unmatched_results: by_coverage[2],
+    };
+    (sampling, notes)
 }
 
 /// The report of one or more captures' report files, under a checked plan.

@@ -184,6 +184,7 @@ pub(super) fn ncu_reading(
             .into(),
         insights: Box::new(move |scope, path| advice.for_region(scope, path)),
         origin: "nvtx".into(),
+        sampling: None,
     }
 }
 

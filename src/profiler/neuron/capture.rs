@@ -9,7 +9,6 @@ use super::cli::{capture_outputs, resolve_program, NeuronCli, ViewInput};
 use super::inspect::{discover, inspect_env};
 use super::pipeline::{CaptureMode, NeuronPipeline};
 use super::views::{self, pair_stem, pair_viewed, view_one, Viewed};
-use crate::analysis::RunContext;
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -343,12 +342,7 @@ pub fn report(
     if !loaded.config.output.render {
         return Ok(None);
     }
-    let context = RunContext {
-        command: record.workload.clone(),
-        profiler_command: record.profiler_command.clone(),
-        profiler_version: record.profiler_version.clone(),
-        config_fingerprint: loaded.fingerprint(),
-    };
+    let context = record.context(loaded.fingerprint());
     super::report::report(&loaded.config, plan, &viewed, &context).map(Some)
 }
 

@@ -117,10 +117,7 @@ fn run_context(dir: &Path) -> RunContext {
     let record: Option<RunRecord> = std::fs::read_to_string(dir.join("run.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    record.map_or_else(RunContext::default, |r| RunContext {
-        command: r.workload,
-        profiler_command: r.profiler_command,
-        profiler_version: r.profiler_version,
-        config_fingerprint: r.config_fingerprint,
+    record.map_or_else(RunContext::default, |r| {
+        r.context(r.config_fingerprint.clone())
     })
 }

@@ -101,6 +101,7 @@ pub fn report(
         aggregate: None,
         notes,
         compare,
+        sampling: None,
     })
 }
 
@@ -181,11 +182,13 @@ fn scope(
         device: v.device.clone(),
         total: Totals {
             kernel_count: 0,
+            coverage: None,
             metrics: metric_map(summary.map_or(&empty, |s| &s.metrics), units),
             kernels: Vec::new(),
         },
         outside_regions: Totals {
             kernel_count: 0,
+            coverage: None,
             metrics: MetricMap::default(),
             kernels: Vec::new(),
         },
@@ -256,6 +259,7 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         });
     }
     Region {
+        coverage: None,
         path,
         name: r.name.clone(),
         depth: 0,

@@ -436,6 +436,7 @@ impl<'c> RowReader<'c> {
             kernel: &kernel,
             time,
             values: &values,
+            coverage: crate::region::Coverage::Measured,
         });
         Ok(())
     }

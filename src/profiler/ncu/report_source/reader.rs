@@ -7,11 +7,12 @@ use std::sync::Mutex;
 use smallvec::SmallVec;
 
 use crate::fast_map::FastMap;
-use crate::region::{Cell, KernelFilter, Observation, Regioner, ScopeKey};
+use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKey};
 
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
+use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilder};
 use super::ReportSource;
-use crate::profiler::ncu::export::details::AdviceIndex;
+use crate::profiler::ncu::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::export::raw::parse_number;
 use crate::profiler::ncu::report_file::{MetricValue, ReportFileError, ResultKind, ResultRecord};
 use crate::profiler::ncu::source::ResultCounts;
@@ -19,19 +20,27 @@ use crate::profiler::ncu::source::ResultCounts;
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
 
+/// The launch key's metrics that the record's grid and block leave out, in [`LaunchKey`] order.
+const KEY_SLOTS: [&str; 3] = [
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+];
+
 /// What a metric of the file is to the report: a spec's value, the time metric, the advice's
-/// duration, the device id (several at once for one name).
+/// duration, the device id, a part of the launch key (several at once for one name).
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
     spec: Option<usize>,
     time: bool,
     duration: bool,
     device: bool,
+    key: Option<usize>,
 }
 
 impl Slot {
     fn is_used(&self) -> bool {
-        self.spec.is_some() || self.time || self.duration || self.device
+        self.spec.is_some() || self.time || self.duration || self.device || self.key.is_some()
     }
 }
 
@@ -48,6 +57,11 @@ pub(super) struct FileReader<'s> {
     decisions: FastMap<String, bool>,
     pub(super) counts: ResultCounts,
     pub(super) has_nvtx: bool,
+    /// A sampled capture's deep results by launch key; `None` for a capture read alone.
+    twins: Option<&'s TwinIndex>,
+    ordinals: LaunchOrdinals,
+    /// Results per [`Coverage`] (measured, estimated, unmatched).
+    pub(super) coverage: [u64; 3],
 }
 
 /// One result's numbers, read in one pass over its metrics.
@@ -56,6 +70,8 @@ struct Numbers<'a> {
     time: Option<f64>,
     duration: f64,
     device: Option<u64>,
+    /// Registers per thread, static and dynamic shared memory per block.
+    key: [u64; 3],
 }
 
 impl<'s> FileReader<'s> {
@@ -63,6 +79,7 @@ impl<'s> FileReader<'s> {
         source: &'s ReportSource<'s>,
         rank: Option<u32>,
         filter: &'s Mutex<KernelFilter>,
+        twins: Option<&'s TwinIndex>,
     ) -> FileReader<'s> {
         FileReader {
             source,
@@ -78,7 +95,32 @@ impl<'s> FileReader<'s> {
             decisions: FastMap::default(),
             counts: ResultCounts::default(),
             has_nvtx: false,
+            twins,
+            ordinals: LaunchOrdinals::default(),
+            coverage: [0; 3],
         }
+    }
+
+    /// One result of a deep pass, into the index of twins. Results that are no kernel launch (none
+    /// in a kernel-replay capture) have no launch key and are left out.
+    pub(super) fn deep_result(
+        &mut self,
+        r: &ResultRecord<'_>,
+        twins: &mut TwinIndexBuilder,
+    ) -> std::result::Result<(), ReportFileError> {
+        self.counts.results += 1;
+        let numbers = self.numbers(r)?;
+        let Some((mangled, shape)) = launch_key(r, &numbers) else {
+            return Ok(());
+        };
+        twins.add(DeepResult {
+            mangled,
+            shape,
+            process: (r.process.id, numbers.device),
+            cells: &numbers.values,
+            advice: advice_of(&r.rule_results()?),
+        });
+        Ok(())
     }
 
     pub(super) fn result(
@@ -88,8 +130,9 @@ impl<'s> FileReader<'s> {
         advice: &mut AdviceIndex,
     ) -> std::result::Result<(), ReportFileError> {
         self.counts.results += 1;
-        let numbers = self.numbers(r)?;
+        let mut numbers = self.numbers(r)?;
         self.set_scope(r, numbers.device);
+        let (coverage, twin_advice) = self.join(r, &mut numbers);
         let nvtx = r.nvtx()?;
         self.has_nvtx |= nvtx.is_some();
         let renames = &self.source.plan.renames;
@@ -121,21 +164,56 @@ impl<'s> FileReader<'s> {
             kernel,
             time: numbers.time,
             values: &numbers.values,
+            coverage,
         });
         // Rule results are decoded only for a selected result that counts in some region: the others
         // give no advice (as on the details page).
         let regions = regions_of(&stacks, &marks);
         if !regions.is_empty() && self.selects(kernel) {
-            let rules = r.rule_results()?;
-            advice.add_result(
-                &self.scope,
-                &regions,
-                kernel,
-                numbers.duration,
-                advice_of(&rules),
-            );
+            let rules = match twin_advice {
+                Some(twin) => twin,
+                None => advice_of(&r.rule_results()?),
+            };
+            advice.add_result(&self.scope, &regions, kernel, numbers.duration, rules);
         }
         Ok(())
+    }
+
+    /// In a sampled capture, gives the result its twins' deep values (the specs the timing pass did
+    /// not collect) and says how they were obtained; the twins' rule results stand for the result's
+    /// own (`None`: use the result's). A capture read alone measures everything itself.
+    fn join<'a>(
+        &mut self,
+        r: &ResultRecord<'_>,
+        numbers: &mut Numbers<'a>,
+    ) -> (Coverage, Option<Vec<Advice>>)
+    where
+        's: 'a,
+    {
+        let Some(index) = self.twins else {
+            return (Coverage::Measured, None);
+        };
+        let found = launch_key(r, numbers).and_then(|(name, shape)| index.find(name, &shape));
+        let coverage = match found {
+            Some((id, twins)) => {
+                for (at, deep) in self.source.from_deep.iter().enumerate() {
+                    if *deep {
+                        numbers.values[at] = twins.cell(at);
+                    }
+                }
+                if self
+                    .ordinals
+                    .measured((r.process.id, numbers.device), id, twins)
+                {
+                    Coverage::Measured
+                } else {
+                    Coverage::Estimated
+                }
+            }
+            None => Coverage::Unmatched,
+        };
+        self.coverage[coverage as usize] += 1;
+        (coverage, found.map(|(_, twins)| twins.advice.clone()))
     }
 
     /// The spec values, time, duration and device of one result, in one pass over its metrics.
@@ -149,6 +227,7 @@ impl<'s> FileReader<'s> {
             time: None,
             duration: 0.0,
             device: None,
+            key: [0; 3],
         };
         for m in r.metrics() {
             let m = m.map_err(|e| r.err(e))?;
@@ -176,6 +255,9 @@ impl<'s> FileReader<'s> {
             if slot.device {
                 n.device = m.value.as_u64();
             }
+            if let Some(at) = slot.key {
+                n.key[at] = number.map_or(0, |v| v as u64);
+            }
         }
         Ok(n)
     }
@@ -191,6 +273,7 @@ impl<'s> FileReader<'s> {
             time: name == source.plan.time_metric,
             duration: name == DURATION,
             device: name == "launch__device_id",
+            key: KEY_SLOTS.iter().position(|k| *k == name),
         };
         if self.slots.len() <= at {
             self.slots.resize(at + 1, None);
@@ -232,6 +315,26 @@ impl<'s> FileReader<'s> {
         self.decisions.insert(kernel.to_string(), decision);
         decision
     }
+}
+
+/// A kernel launch's key: its mangled name and launch configuration; `None` for a result that is no
+/// kernel launch.
+fn launch_key<'r>(r: &ResultRecord<'r>, numbers: &Numbers<'_>) -> Option<(&'r str, Shape)> {
+    let names = r.kernel.as_ref()?;
+    let shape = Shape {
+        grid: r.grid_size?,
+        block: r.block_size?,
+        registers: numbers.key[0],
+        shared_static: numbers.key[1],
+        shared_dynamic: numbers.key[2],
+    };
+    // A file without mangled names keys by the demangled signature, which tells templates apart too.
+    let name = if names.mangled.is_empty() {
+        names.display()
+    } else {
+        names.mangled
+    };
+    Some((name, shape))
 }
 
 /// A Python stack as region segments, outermost frame first: `function (file:line)`, the file by its
