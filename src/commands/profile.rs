@@ -84,6 +84,12 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
             .failure(config, &run, &finished, rendered.is_some())
             .into());
     }
+    if let Some(missing) = profiler.incomplete(&run, &record) {
+        if let Some(md) = &rendered {
+            err_line(&format!("note: report of what was captured: {}", md.display()));
+        }
+        return Err(missing.into());
+    }
     // With output.render off, the run directory (capture and exports) is the result.
     let result = rendered.unwrap_or_else(|| run.root().to_path_buf());
     print_stdout(&result.display().to_string())?;

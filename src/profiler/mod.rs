@@ -102,6 +102,16 @@ impl Profiler {
         }
     }
 
+    /// A run whose profiler succeeded but captured less than it was asked to (a sampled run's deep
+    /// pass failed or profiled nothing): what is missing and the fix. The report of what was
+    /// captured is already written.
+    pub fn incomplete(self, run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
+        match self {
+            Profiler::Ncu => ncu::capture::incomplete(run, record),
+            Profiler::Neuron => None,
+        }
+    }
+
     /// Why a run that did not succeed failed, with the fix.
     pub fn failure(
         self,

@@ -50,6 +50,7 @@ fn csv_report(name: &str, config: &Config) -> Report {
 fn native_report(name: &str, config: &Config) -> Report {
     let plan = Plan::new(config).unwrap();
     let input = ReportInput {
+        deep: None,
         path: report_path(name),
         rank: None,
     };
@@ -310,6 +311,7 @@ fn derived_units_are_the_raw_pages_units_for_every_metric_of_every_fixture() {
 fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
     let plan = Plan::new(config).unwrap();
     let input = ReportInput {
+        deep: None,
         path: report_path(name),
         rank: None,
     };
@@ -437,6 +439,7 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
         .iter()
         .zip(0..)
         .map(|(name, rank)| ReportInput {
+            deep: None,
             path: report_path(name),
             rank: Some(rank),
         })

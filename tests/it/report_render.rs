@@ -89,6 +89,7 @@ fn region(
         Vec::new()
     };
     Region {
+        coverage: None,
         path,
         segments: segments.iter().map(|s| s.to_string()).collect(),
         name: segments.last().unwrap().to_string(),
@@ -122,11 +123,13 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         host: Some("127.0.0.1".to_string()),
         device: Some("0".to_string()),
         total: Totals {
+            coverage: None,
             kernel_count: 40,
             metrics: metrics(10_000_000.0),
             kernels: Vec::new(),
         },
         outside_regions: Totals {
+            coverage: None,
             kernel_count: outside_count,
             metrics: metrics(outside_ns),
             kernels: outside,
@@ -194,6 +197,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         all
     });
     Report {
+        sampling: None,
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {

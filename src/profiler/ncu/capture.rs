@@ -8,11 +8,14 @@ use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::process::progress::Display;
-use crate::process::{resolve_program, run_streaming, Finished, ProfilerError, Unrunnable};
+use crate::process::{
+    resolve_program, run_streaming, Failure, Finished, ProfilerError, Unrunnable,
+};
 use crate::report::model::Report;
 use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
 use super::cli::NcuCli;
+use super::report_file::{ReportFile, ReportFileError};
 use super::report_source::{analyze_report_files, ReportInput};
 use super::source::{analyze_exports, ExportSet};
 use super::{diagnose, export_pages, log, sampling};
@@ -264,5 +267,57 @@ pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> 
 /// Why a run that did not succeed failed, with the fix.
 pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
     let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
-    diagnose::failure(finished, &log_text, run, partial_report)
+    let log = (log_text.as_str(), run.path(LOG));
+    diagnose::failure("profiling", finished, log, run, partial_report)
+}
+
+/// A sampled run whose timing pass succeeded but whose deep pass failed or profiled no kernel: the
+/// report of the timing pass stands (every time exact, no deep metrics, with a note), and the run
+/// still fails (exit 4) with why and what to do. `None` for any other run.
+pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
+    let deep = record.deep_pass.as_ref().filter(|d| d.finished.is_some())?;
+    let what = "the deep pass of sampled profiling";
+    let log_path = run.path(sampling::DEEP_LOG);
+    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let finished = Finished {
+        code: deep.exit_code,
+        killed_by: deep.signal,
+        interrupted_by: None,
+        killed_after_grace: false,
+    };
+    let report = run.path(&format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE));
+    if !finished.success() || !report.is_file() {
+        let partial = !finished.success();
+        let log = (log_text.as_str(), log_path);
+        return Some(diagnose::failure(what, &finished, log, run, partial));
+    }
+    if result_count(&report) != Some(0) {
+        return None;
+    }
+    Some(ProfilerError::Failed(Box::new(Failure {
+        what: what.into(),
+        code: format!(
+            "; the timing pass's report (times, no deep metrics) is in {}",
+            run.root().display()
+        ),
+        cause: "it profiled no kernel in the regions, though the timing pass did".into(),
+        fix: "the workload must launch the same kernels when run a second time: make its first run \
+              do no one-off work (downloads, compilation caches) inside the regions, or profile without \
+              sampling (drop --config ncu/sampled)"
+            .into(),
+        log: log_path,
+        tail: diagnose::log_tail(&log_text),
+    })))
+}
+
+/// The results a report file holds; `None` when it cannot be read.
+fn result_count(report: &Path) -> Option<u64> {
+    let mut n = 0u64;
+    let mut file = ReportFile::open(report).ok()?;
+    file.for_each_result(|_| {
+        n += 1;
+        Ok::<(), ReportFileError>(())
+    })
+    .ok()?;
+    Some(n)
 }

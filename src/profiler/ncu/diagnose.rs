@@ -6,10 +6,12 @@ use crate::run::RunDir;
 
 use super::log;
 
-/// Explains a failed profiler run from its exit status and log.
+/// Explains a failed ncu run (`what`: `profiling`, or a pass of a sampled run) from its exit status
+/// and its log, kept at `log_path`.
 pub fn failure(
+    what: &str,
     finished: &Finished,
-    log_text: &str,
+    (log_text, log_path): (&str, std::path::PathBuf),
     run: &RunDir,
     partial_report: bool,
 ) -> ProfilerError {
@@ -56,22 +58,26 @@ pub fn failure(
             run.root().display()
         ));
     }
-    let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
     ProfilerError::Failed(Box::new(Failure {
-        what: "profiling".into(),
+        what: what.into(),
         code,
         cause,
         fix,
-        log: run.path(super::capture::LOG),
-        tail: if tail.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\n  last lines of the log:\n    {}",
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
-            )
-        },
+        log: log_path,
+        tail: log_tail(log_text),
     }))
+}
+
+/// The last lines of a log, formatted for an error message; empty for an empty log.
+pub fn log_tail(log_text: &str) -> String {
+    let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
+    if tail.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n  last lines of the log:\n    {}",
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
+    )
 }
 
 /// `11 (SIGSEGV)`, or just the number for a signal this platform does not name.
