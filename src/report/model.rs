@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use crate::region::{RegionKind, Rollup};
 
 /// Version of the report.json layout.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

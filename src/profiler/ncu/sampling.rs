@@ -100,7 +100,9 @@ pub fn refusal(config: &Config) -> Option<String> {
 }
 
 /// The timing pass's flags: the configured ones without sections, set or metrics, collecting only
-/// the time metric and the launch key.
+/// the time metric and the launch key. Its results need neither ncu's rules (the twins' rule results
+/// stand for them) nor the kernels' SASS (it holds no source-level metric), so both are left out:
+/// each costs time per kernel, and the timing pass profiles every kernel.
 pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
     let mut timing = cli.clone();
     timing.set = None;
@@ -109,6 +111,11 @@ pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
         .chain(KEY_METRICS)
         .map(String::from)
         .collect();
+    timing.apply_rules = Some(false);
+    timing.import_source = None;
+    if !timing.extra_args.iter().any(|a| a == "--import-sass") {
+        timing.extra_args.extend(["--import-sass".into(), "no".into()]);
+    }
     timing
 }
 
@@ -209,6 +216,8 @@ mod tests {
         assert_eq!(timing.metrics[0], "gpu__time_duration.sum");
         assert_eq!(timing.metrics.len(), 1 + KEY_METRICS.len());
         assert!(timing.call_stack, "regions come from the timing pass");
+        assert_eq!(timing.apply_rules, Some(false));
+        assert_eq!(timing.extra_args, ["--import-sass", "no"]);
 
         let deep = deep_flags(&cli, 2);
         assert_eq!(deep.set.as_deref(), Some("full"));

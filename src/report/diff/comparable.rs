@@ -49,6 +49,15 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
             pb.settings.get(key).map(String::as_str),
         );
     }
+    // A sampled run's deep metrics stand for launches it did not measure; a full run's do not.
+    let sampling = |r: &RunReport| match &r.sampling {
+        None => "off (every result profiled in full)".to_string(),
+        Some(s) => format!(
+            "timing pass + deep pass, {} launch(es) per distinct launch",
+            s.launch_count.map_or("unknown".to_string(), |k| k.to_string())
+        ),
+    };
+    differ("sampling", Some(&sampling(a)), Some(&sampling(b)));
     differ(
         "time metric",
         a.time_metric.as_deref(),

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+/// The oldest report.json layout the diff reads.
+const OLDEST_READABLE: u32 = 2;
+
 /// One side of a comparison: a report.json, as far as the diff needs it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct RunReport {
@@ -17,6 +20,15 @@ pub struct RunReport {
     pub kernel_selection: Option<SelectionSide>,
     pub scopes: Vec<ScopeSide>,
     pub aggregate: Option<ScopeSide>,
+    /// How a sampled run joined its passes (schema 3); absent or null for a run profiled in full.
+    #[serde(default)]
+    pub sampling: Option<SamplingSide>,
+}
+
+/// The part of a sampled run's `sampling` the diff compares.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SamplingSide {
+    pub launch_count: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,10 +130,13 @@ impl RunReport {
             let path = e.path().to_string();
             format!("not a profile-run report.json (at `{path}`: {})", e.inner())
         })?;
-        if report.schema_version != crate::report::model::SCHEMA_VERSION {
+        // Versions since 2 only added fields: every field read here is in all of them.
+        let readable = OLDEST_READABLE..=crate::report::model::SCHEMA_VERSION;
+        if !readable.contains(&report.schema_version) {
             return Err(format!(
-                "report.json schema_version {} is not {}, the one this profile-run reads; render it again with `profile-run report`",
+                "report.json schema_version {} is not one this profile-run reads ({} to {}); render it again with `profile-run report`",
                 report.schema_version,
+                OLDEST_READABLE,
                 crate::report::model::SCHEMA_VERSION
             ));
         }

@@ -12,8 +12,8 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Comparison, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo, MetricMap,
-    MetricValue, Region, Report, RunInfo, Scope, Totals,
+    Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
+    MetricMap, MetricValue, Region, Report, RunInfo, Sampling, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -55,6 +55,7 @@ struct ReportView<'a> {
     aggregate: Value,
     notes: &'a [String],
     compare: &'a [Comparison],
+    sampling: Option<&'a Sampling>,
 }
 
 #[derive(Serialize)]
@@ -107,6 +108,7 @@ struct ChartLink {
 #[derive(Serialize)]
 struct TotalsView<'a> {
     kernel_count: u64,
+    coverage: Option<&'a Coverage>,
     metrics: &'a MetricMap,
 }
 
@@ -123,6 +125,7 @@ struct RegionView<'a> {
     kernel_count: u64,
     self_kernel_count: u64,
     time_share: Option<f64>,
+    coverage: Option<&'a Coverage>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
     instances: Option<&'a Instances>,
@@ -189,6 +192,7 @@ impl<'a> Context<'a> {
                 aggregate: aggregate.clone(),
                 notes: &report.notes,
                 compare: &report.compare,
+                sampling: report.sampling.as_ref(),
             },
             summary_metrics,
             scopes,
@@ -234,6 +238,7 @@ impl<'a> ScopeView<'a> {
         let outside_time = number(&scope.outside_regions.metrics, time);
         let totals = |t: &'a Totals| TotalsView {
             kernel_count: t.kernel_count,
+            coverage: t.coverage.as_ref(),
             metrics: &t.metrics,
         };
         ScopeView {
@@ -295,6 +300,7 @@ impl<'a> RegionView<'a> {
             kernel_count: region.kernel_count,
             self_kernel_count: region.self_kernel_count,
             time_share: region.time_share,
+            coverage: region.coverage.as_ref(),
             inclusive: &region.inclusive,
             exclusive: &region.exclusive,
             instances: region.instances.as_ref(),
