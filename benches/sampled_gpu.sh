@@ -64,7 +64,7 @@ for what in "$@"; do
     timed fixture-sampled --config ncu/sampled regions.include='[train_step]' "$sass" \
       -- python3 tests/manual/ncu/train_step.py 2 3
     s=$(date +%s%N)
-    "$bin" -q report "$work/fixture-sampled/run" --out "$work/fixture-rerender" >/dev/null
+    "$bin" report "$work/fixture-sampled/run" --out "$work/fixture-rerender" >/dev/null 2>&1
     e=$(date +%s%N)
     echo "report RUN_DIR of the sampled run: $(( (e - s) / 1000000 )) ms"
     tar czf "$out/sampled-fixture.tar.gz" -C "$work" fixture-full/run fixture-sampled/run
