@@ -467,7 +467,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "scopes",
             "aggregate",
             "notes",
-            "compare"
+            "compare",
+            "sampling"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();

@@ -70,7 +70,7 @@ impl Serialize for ParallelScopes<'_> {
         }
 
         let report = self.report;
-        let mut fields = serializer.serialize_struct("Report", 10)?;
+        let mut fields = serializer.serialize_struct("Report", 11)?;
         fields.serialize_field("schema_version", &report.schema_version)?;
         fields.serialize_field("generator", &report.generator)?;
         fields.serialize_field("run", &report.run)?;
@@ -81,6 +81,7 @@ impl Serialize for ParallelScopes<'_> {
         fields.serialize_field("aggregate", &report.aggregate)?;
         fields.serialize_field("notes", &report.notes)?;
         fields.serialize_field("compare", &report.compare)?;
+        fields.serialize_field("sampling", &report.sampling)?;
         fields.end()
     }
 }
