@@ -1,0 +1,405 @@
+//! Sampled profiling (`--config ncu/sampled`) on a real sampled capture and its full twin
+//! (tests/fixtures/ncu/h100-2025.3.1-sampled): the join by launch key, coverage per region, deep
+//! values checked against full replay, re-rendering, the refusals and the failed deep pass.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{fixture, repo};
+
+const DIR: &str = "ncu/h100-2025.3.1-sampled";
+const TIME: &str = "gpu__time_duration.sum";
+
+fn profile_run() -> Command {
+    Command::cargo_bin("profile-run").unwrap()
+}
+
+/// `profile-run report INPUT --out DIR/NAME`, returning report.json.
+fn render(input: &Path, out: &Path, overrides: &[&str]) -> Value {
+    profile_run()
+        .arg("report")
+        .arg(input)
+        .arg("--out")
+        .arg(out)
+        .args(overrides)
+        .assert()
+        .success();
+    read_json(&out.join("report.json"))
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn only_scope(report: &Value) -> &Value {
+    let scopes = report["scopes"].as_array().unwrap();
+    assert_eq!(scopes.len(), 1, "one process, one device");
+    &scopes[0]
+}
+
+fn regions(report: &Value) -> Vec<&Value> {
+    only_scope(report)["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+fn value(region: &Value, metric: &str) -> Option<f64> {
+    region["inclusive"][metric]["value"].as_f64()
+}
+
+/// A copy of the timing pass's report file alone in a directory of its own, so no deep pass lies
+/// beside it.
+fn timing_alone(tmp: &Path) -> PathBuf {
+    let alone = tmp.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let path = alone.join("train.ncu-rep.gz");
+    std::fs::copy(fixture(&format!("{DIR}/train.ncu-rep.gz")), &path).unwrap();
+    path
+}
+
+#[test]
+fn every_result_takes_its_twins_deep_metrics_and_the_coverage_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sampled = render(
+        &fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        &tmp.path().join("sampled"),
+        &[],
+    );
+    let sampling = &sampled["sampling"];
+    // 54 timing results, 13 distinct launch keys, one deep result each (README of the fixture).
+    assert_eq!(sampling["deep_results"], 13);
+    assert_eq!(sampling["measured_results"], 13);
+    assert_eq!(sampling["estimated_results"], 41);
+    assert_eq!(sampling["unmatched_results"], 0);
+    // A bare pair of report files does not record the setting: unknown, not guessed.
+    assert!(sampling["launch_count"].is_null());
+    assert_eq!(sampling["join_key"][0], "mangled kernel name");
+    let deep_metrics: Vec<&str> = sampling["deep_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(deep_metrics.contains(&"sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+    assert!(
+        !deep_metrics.contains(&TIME),
+        "time comes from the timing pass"
+    );
+
+    for region in regions(&sampled) {
+        let c = &region["coverage"];
+        let shares: Vec<f64> = [
+            "measured_time_share",
+            "estimated_time_share",
+            "unmatched_time_share",
+        ]
+        .iter()
+        .map(|k| c[k].as_f64().unwrap())
+        .collect();
+        assert!(
+            (shares.iter().sum::<f64>() - 1.0).abs() < 1e-9,
+            "{}: shares add up to 1: {shares:?}",
+            region["path"]
+        );
+        assert_eq!(
+            shares[2], 0.0,
+            "{}: every launch has a twin",
+            region["path"]
+        );
+        // Layer 1 repeats layer 0's launches: none of its launches was the deep pass's.
+        if region["path"] == "train_step/forward/layer1" {
+            assert_eq!(shares[1], 1.0);
+        }
+        assert_eq!(c["estimated"], shares[1] > 0.0);
+        for metric in &deep_metrics {
+            assert!(
+                value(region, metric).is_some(),
+                "{}: {metric} has a value",
+                region["path"]
+            );
+        }
+    }
+}
+
+#[test]
+fn times_counts_and_instances_come_from_the_timing_pass_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sampled = render(
+        &fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        &tmp.path().join("sampled"),
+        &[],
+    );
+    let timing = render(&timing_alone(tmp.path()), &tmp.path().join("timing"), &[]);
+    assert!(timing["sampling"].is_null(), "no deep pass beside it");
+    let timing_regions = regions(&timing);
+    let sampled_regions = regions(&sampled);
+    assert_eq!(timing_regions.len(), sampled_regions.len());
+    for (s, t) in sampled_regions.iter().zip(&timing_regions) {
+        assert_eq!(s["path"], t["path"]);
+        assert_eq!(s["kernel_count"], t["kernel_count"]);
+        assert_eq!(value(s, TIME), value(t, TIME), "{}", s["path"]);
+        assert_eq!(s["instances"], t["instances"], "{}", s["path"]);
+        assert!(t["coverage"].is_null());
+    }
+}
+
+/// The bar the GPU benchmark holds a sampled run to (docs/performance.md), here on the fixture:
+/// every deep metric of every region within 5% of full kernel replay of the same workload.
+#[test]
+fn deep_values_agree_with_full_replay_region_by_region() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sampled = render(
+        &fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        &tmp.path().join("sampled"),
+        &[],
+    );
+    let full = render(
+        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
+        &tmp.path().join("full"),
+        &[],
+    );
+    assert!(full["sampling"].is_null());
+    let deep_metrics = sampled["sampling"]["deep_metrics"].as_array().unwrap();
+    let full_regions = regions(&full);
+    let mut compared = 0;
+    for region in regions(&sampled) {
+        let twin = full_regions
+            .iter()
+            .find(|r| r["path"] == region["path"])
+            .unwrap_or_else(|| panic!("{} in the full run", region["path"]));
+        assert_eq!(region["kernel_count"], twin["kernel_count"]);
+        // Two runs of the workload: times differ by run-to-run noise only.
+        let (s, f) = (value(region, TIME).unwrap(), value(twin, TIME).unwrap());
+        assert!(
+            (s / f - 1.0).abs() < 0.05,
+            "{}: time {s} vs {f}",
+            region["path"]
+        );
+        for metric in deep_metrics {
+            let metric = metric.as_str().unwrap();
+            let (Some(s), Some(f)) = (value(region, metric), value(twin, metric)) else {
+                continue;
+            };
+            if f == 0.0 {
+                continue;
+            }
+            assert!(
+                (s / f - 1.0).abs() < 0.05,
+                "{} {metric}: sampled {s}, full {f}",
+                region["path"]
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 30, "compared {compared} values");
+}
+
+#[test]
+fn a_launch_without_a_twin_keeps_its_time_and_has_no_deep_values() {
+    // The timing pass of this capture beside the deep pass of another workload: no launch key meets
+    // its twin, so no deep value may be guessed.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mismatched");
+    std::fs::create_dir_all(&dir).unwrap();
+    let timing = dir.join("train.ncu-rep.gz");
+    std::fs::copy(fixture(&format!("{DIR}/train.ncu-rep.gz")), &timing).unwrap();
+    std::fs::copy(
+        fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz"),
+        dir.join("train.deep.ncu-rep.gz"),
+    )
+    .unwrap();
+    let report = render(&timing, &tmp.path().join("out"), &[]);
+    assert_eq!(report["sampling"]["measured_results"], 0);
+    assert_eq!(report["sampling"]["unmatched_results"], 54);
+    let alone = render(&timing_alone(tmp.path()), &tmp.path().join("timing"), &[]);
+    for (region, plain) in regions(&report).iter().zip(regions(&alone)) {
+        assert_eq!(region["coverage"]["unmatched_time_share"], 1.0);
+        assert_eq!(value(region, TIME), value(plain, TIME));
+        assert!(value(region, "sm__throughput.avg.pct_of_peak_sustained_elapsed").is_none());
+    }
+    let md = std::fs::read_to_string(tmp.path().join("out/report.md")).unwrap();
+    assert!(md.contains("54 had no twin"), "report.md says so");
+}
+
+#[test]
+fn diff_refuses_a_sampled_run_against_a_full_one_unless_allowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    render(
+        &fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        &tmp.path().join("sampled"),
+        &[],
+    );
+    render(
+        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
+        &tmp.path().join("full"),
+        &[],
+    );
+    let (full, sampled) = (tmp.path().join("full"), tmp.path().join("sampled"));
+    profile_run()
+        .arg("diff")
+        .args([&full, &sampled])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("sampling")
+                .and(predicate::str::contains("--allow-incomparable")),
+        );
+    profile_run()
+        .arg("diff")
+        .args([&full, &sampled])
+        .arg("--allow-incomparable")
+        .assert()
+        .success();
+    // Two sampled runs compare like any two runs.
+    profile_run()
+        .arg("diff")
+        .args([&sampled, &sampled])
+        .assert()
+        .success();
+}
+
+/// profile-run with the fake ncu: the timing pass writes the fixture's timing capture, the deep
+/// pass (its argv holds `per-launch-config`) the deep one.
+fn fake_sampled(tmp: &Path) -> Command {
+    let mut cmd = profile_run();
+    cmd.current_dir(tmp)
+        .env_remove("FAKE_NCU_MODE")
+        .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
+        .env(
+            "FAKE_NCU_REPORT",
+            fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        )
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            fixture(&format!("{DIR}/train.deep.ncu-rep.gz")),
+        )
+        .args(["-q", "--config", "ncu/sampled"])
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            repo().join("tests/support/fake-ncu").display()
+        ))
+        .arg(format!("output.root={}", tmp.join("out").display()))
+        .arg("output.run_name=run")
+        .arg("regions.include=[train_step]");
+    cmd
+}
+
+fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(tmp.join("argv.log")).unwrap_or_default();
+    text.split("--END--\n")
+        .map(|b| b.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|args| args.iter().any(|a| a == "-o"))
+        .collect()
+}
+
+#[test]
+fn a_sampled_run_profiles_twice_and_report_run_dir_rerenders_it_without_ncu() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--", "true"])
+        .assert()
+        .success();
+    let passes = profile_invocations(tmp.path());
+    assert_eq!(passes.len(), 2, "a timing pass and a deep pass");
+    assert!(passes[0]
+        .iter()
+        .any(|a| a.starts_with("gpu__time_duration.sum,launch__")));
+    assert!(!passes[0].iter().any(|a| a == "--section"));
+    assert!(passes[1]
+        .windows(2)
+        .any(|w| w == ["--filter-mode", "per-launch-config"]));
+    assert!(passes[1]
+        .windows(2)
+        .any(|w| w == ["--kernel-name-base", "mangled"]));
+    for pass in &passes {
+        assert!(
+            pass.windows(2)
+                .any(|w| w == ["--nvtx-include", "train_step/"]),
+            "same NVTX filter"
+        );
+    }
+    let run = tmp.path().join("out/run");
+    let profiled = read_json(&run.join("report.json"));
+    assert_eq!(profiled["sampling"]["estimated_results"], 41);
+    assert_eq!(profiled["sampling"]["launch_count"], 1, "the run records K");
+    assert!(run.join("profile.deep.ncu-rep").is_file());
+
+    // Re-rendered from the run directory with no ncu on hand: the same regions and numbers.
+    let again = render(&run, &tmp.path().join("again"), &[]);
+    assert_eq!(again["sampling"]["estimated_results"], 41);
+    for (a, b) in regions(&again).iter().zip(regions(&profiled)) {
+        assert_eq!(a["path"], b["path"]);
+        assert_eq!(a["inclusive"], b["inclusive"]);
+        assert_eq!(a["coverage"], b["coverage"]);
+    }
+}
+
+#[test]
+fn settings_that_defeat_the_join_exit_2_before_anything_runs() {
+    for (setting, named) in [
+        ("pipeline.ncu.ncu_cli.replay_mode=range", "replay_mode"),
+        ("pipeline.ncu.ncu_cli.replay_mode=app-range", "replay_mode"),
+        ("pipeline.ncu.reader=csv", "reader"),
+        (
+            "pipeline.ncu.ncu_cli.kernel_name_base=function",
+            "kernel_name_base",
+        ),
+        ("pipeline.ncu.sampling.launch_count=0", "launch_count"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        fake_sampled(tmp.path())
+            .args([setting, "--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(named));
+        assert!(
+            profile_invocations(tmp.path()).is_empty(),
+            "{setting}: ncu never ran"
+        );
+    }
+}
+
+#[test]
+fn dry_run_prints_both_command_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--dry-run", "--", "python3", "train.py"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("timing pass")
+                .and(predicate::str::contains("deep pass"))
+                .and(predicate::str::contains("per-launch-config")),
+        );
+    assert!(profile_invocations(tmp.path()).is_empty());
+}
+
+#[test]
+fn a_deep_pass_that_profiles_nothing_exits_4_and_keeps_the_timing_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .env("FAKE_NCU_DEEP_MODE", "no-kernels")
+        .args(["--", "true"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("deep pass"));
+    let run = tmp.path().join("out/run");
+    let report = read_json(&run.join("report.json"));
+    assert!(
+        run.join("profile.ncu-rep").is_file(),
+        "the timing capture is kept"
+    );
+    let train_step = regions(&report)
+        .into_iter()
+        .find(|r| r["path"] == "train_step")
+        .expect("the timing pass's regions");
+    assert_eq!(train_step["kernel_count"], 54);
+    assert!(value(train_step, TIME).unwrap() > 0.0);
+    let notes = serde_json::to_string(&report["notes"]).unwrap();
+    assert!(notes.contains("deep pass"), "a note says why: {notes}");
+}
