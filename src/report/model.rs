@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use crate::region::{RegionKind, Rollup};
 
 /// Version of the report.json layout.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -233,6 +233,10 @@ pub struct Region {
     pub coverage: Option<Coverage>,
     pub inclusive: MetricMap,
     pub exclusive: MetricMap,
+    /// Per-result statistics over the region's results (nested regions included): the smallest,
+    /// largest and mean single result of each numeric metric, as a profiler's per-range summary shows
+    /// them. A different view from `inclusive`, which holds the region's totals.
+    pub per_result: PerResultMap,
     /// Kernels run in the region (nested ones included), longest total time first.
     pub kernels: Vec<Kernel>,
     /// How the region's instances (visits) are distributed in time; `null` when the source cannot
@@ -356,6 +360,31 @@ impl MetricMap {
 }
 
 impl Serialize for MetricMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(&**name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One metric over the single results of a region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerResultValue {
+    pub min: f64,
+    pub max: f64,
+    /// Plain (unweighted) mean over the results with a value.
+    pub mean: f64,
+    pub unit: Arc<str>,
+}
+
+/// Metric name → per-result statistics, serialised as a JSON object in report order; metrics without
+/// a value and attributes are left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerResultMap(pub Vec<(Arc<str>, PerResultValue)>);
+
+impl Serialize for PerResultMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (name, value) in &self.0 {

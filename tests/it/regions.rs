@@ -131,6 +131,8 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
     let mut summary_time = 0.0;
     let mut summary_invocations = 0u64;
     let mut summary_max_cycles: f64 = 0.0;
+    let mut summary_min_cycles = f64::INFINITY;
+    let mut summary_sum_cycles = 0.0;
     for row in reader.records() {
         let row = row.unwrap();
         if !row[1].contains("decode") {
@@ -144,7 +146,11 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
                 summary_time += num(12) * invocations as f64 * 1e3;
                 summary_invocations += invocations;
             }
-            "gpc__cycles_elapsed.max" => summary_max_cycles = summary_max_cycles.max(num(11)),
+            "gpc__cycles_elapsed.max" => {
+                summary_max_cycles = summary_max_cycles.max(num(11));
+                summary_min_cycles = summary_min_cycles.min(num(10));
+                summary_sum_cycles += num(12) * invocations as f64;
+            }
             _ => {}
         }
     }
@@ -157,16 +163,83 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
         "{} vs {summary_time}",
         time(decode, true)
     );
-    let max_cycles = decode
+    // The summary's per-kernel extremes are the region's per-result view; its total is the sum over
+    // its kernels (the summary's averages are rounded, hence the tolerance).
+    let spread = &decode
+        .per_result
+        .0
+        .iter()
+        .find(|(n, _)| &**n == "gpc__cycles_elapsed.max")
+        .unwrap()
+        .1;
+    assert_eq!(
+        (spread.min, spread.max),
+        (summary_min_cycles, summary_max_cycles)
+    );
+    let total_cycles = decode
         .inclusive
         .get("gpc__cycles_elapsed.max")
         .unwrap()
         .value
         .unwrap();
-    assert_eq!(max_cycles, summary_max_cycles);
+    assert!(
+        (total_cycles - summary_sum_cycles).abs() < 1.0,
+        "{total_cycles} vs {summary_sum_cycles}"
+    );
     for kernel in &decode.kernels {
         assert_eq!(kernel.count, 2, "each decode kernel ran once per step");
     }
+}
+
+/// Sums `metric` over the rows of `export` whose push/pop stack holds `range`, read with the csv crate.
+fn independent_sum(export: &str, range: &str, metric: &str) -> (u64, f64) {
+    let mut reader = csv::Reader::from_path(fixture(export)).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = headers.iter().position(|h| h == metric).unwrap();
+    let nvtx = headers
+        .iter()
+        .position(|h| h.contains("Push/Pop_Range"))
+        .unwrap();
+    let needle = format!(":{range}:");
+    let (mut count, mut sum) = (0, 0.0);
+    // The first row after the header holds the units.
+    for row in reader.records().skip(1) {
+        let row = row.unwrap();
+        if row[nvtx].contains(&needle) {
+            count += 1;
+            sum += row[col].replace(',', "").parse::<f64>().unwrap();
+        }
+    }
+    (count, sum)
+}
+
+#[test]
+fn counters_add_up_across_kernels_whatever_their_within_kernel_suffix() {
+    // `.max`, `.min`, `.avg` reduce over the GPCs/SMs inside one kernel; across a region's kernels the
+    // cycles add up, like the time does.
+    let export = "ncu/h200-2025.3.1/train_process_raw.csv";
+    let report = report(export, &[]);
+    let step = regions(&report.scopes[0])["train_step"];
+    for metric in ["gpc__cycles_elapsed.max", "sm__cycles_active.avg", TIME] {
+        let (count, expected) = independent_sum(export, "train_step", metric);
+        assert_eq!(step.kernel_count, count);
+        let got = step.inclusive.get(metric).unwrap().value.unwrap();
+        // This export records time in ns, as the report does.
+        assert!(
+            (got - expected).abs() <= 1e-6 * got.abs().max(1.0),
+            "{metric}: {got} vs independent sum {expected}"
+        );
+    }
+    let rate = step
+        .inclusive
+        .get("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+        .unwrap()
+        .value
+        .unwrap();
+    assert!(
+        rate <= 100.0,
+        "rates stay time-weighted means, not sums: {rate}"
+    );
 }
 
 #[test]

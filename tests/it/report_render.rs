@@ -102,6 +102,7 @@ fn region(
         time_share: Some(ns / 10_000_000.0),
         inclusive: metrics(ns),
         exclusive: metrics(self_ns),
+        per_result: Default::default(),
         kernels,
         instances: None,
         insights: Vec::new(),

@@ -279,6 +279,7 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
             .map(|(r, t)| r / t),
         exclusive: metrics.clone(),
         inclusive: metrics,
+        per_result: Default::default(),
         kernels: Vec::new(),
         instances: None,
         insights: insights(&r.insights, time_ns),

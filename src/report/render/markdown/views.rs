@@ -13,7 +13,7 @@ use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
     Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
-    MetricMap, MetricValue, Region, Report, RunInfo, Sampling, Scope, Totals,
+    MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -128,6 +128,7 @@ struct RegionView<'a> {
     coverage: Option<&'a Coverage>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
+    per_result: &'a PerResultMap,
     instances: Option<&'a Instances>,
     insights: &'a [Insight],
     notes: &'a [String],
@@ -303,6 +304,7 @@ impl<'a> RegionView<'a> {
             coverage: region.coverage.as_ref(),
             inclusive: &region.inclusive,
             exclusive: &region.exclusive,
+            per_result: &region.per_result,
             instances: region.instances.as_ref(),
             insights: &region.insights,
             notes: &region.notes,
