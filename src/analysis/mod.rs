@@ -165,7 +165,9 @@ pub fn analyze<O: Observations>(
             .specs
             .iter()
             .zip(&found.groups)
-            .map(|(spec, group)| MetricInfo {
+            .enumerate()
+            .map(|(at, (spec, group))| MetricInfo {
+                label: found.labels.get(at).cloned().flatten(),
                 name: spec.name.clone(),
                 unit: spec.unit.clone(),
                 rollup: spec.rollup,

@@ -225,6 +225,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         metrics: METRICS
             .iter()
             .map(|(name, unit, rollup)| MetricInfo {
+                label: profile_run::profiler::ncu::labels::label(name, &[]),
                 name: name.to_string(),
                 unit: unit.to_string(),
                 rollup: *rollup,

@@ -95,7 +95,7 @@ struct Page<'a> {
     time_metric: Option<&'a str>,
     selection: String,
     notes: &'a [String],
-    metric_heads: Vec<&'a str>,
+    metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
     single_scope: bool,
     /// The chart files are written too (`report.outputs` has `svg`): captions link them.
@@ -162,6 +162,13 @@ struct InsightView<'a> {
     evidence: String,
 }
 
+/// A metric column's head: the profiler's label, its raw name as the tooltip.
+#[derive(Serialize)]
+struct MetricHead<'a> {
+    label: &'a str,
+    name: &'a str,
+}
+
 #[derive(Serialize)]
 struct KernelRow<'a> {
     function: String,
@@ -215,7 +222,16 @@ impl<'a> Page<'a> {
             time_metric: time,
             selection: selection_text(ks),
             notes: &report.notes,
-            metric_heads: keys.iter().map(|(name, _)| *name).collect(),
+            metric_heads: report
+                .metrics
+                .iter()
+                .filter(|m| Some(m.name.as_str()) != time)
+                .take(KEY_METRICS)
+                .map(|m| MetricHead {
+                    label: m.label.as_deref().unwrap_or(&m.name),
+                    name: &m.name,
+                })
+                .collect(),
             scopes,
             single_scope: report.scopes.len() == 1,
             link_charts: options.charts,
