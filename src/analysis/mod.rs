@@ -138,6 +138,7 @@ pub fn analyze<O: Observations>(
             }
             add_requested_empty_regions(plan, &mut scope, &builder);
             crate::insights::region::apply(&plan.rules, time, &mut scope);
+            crate::report::summary::fill(&mut scope, time);
             scope
         },
     );

@@ -85,6 +85,7 @@ impl<'a> ScopeBuilder<'a> {
             process_name,
             host,
             device,
+            summary: Default::default(),
             total: Totals {
                 kernel_count: stats.total.count,
                 coverage: self.coverage(&stats.total),

@@ -161,6 +161,9 @@ pub struct Scope {
     pub process_name: Option<String>,
     pub host: Option<String>,
     pub device: Option<String>,
+    /// Where the scope's time goes and what would save the most: report.md and report.html open
+    /// with it.
+    pub summary: Summary,
     /// Every selected result of the scope, inside regions or not.
     pub total: Totals,
     /// Selected results that ran outside every range.
@@ -174,6 +177,58 @@ pub struct Scope {
     /// durations spread; empty when no two regions share one.
     pub distributions: Vec<Distribution>,
     pub notes: Vec<String>,
+}
+
+/// A scope at a glance: the regions with the most self time, the kernels with the most time, and the
+/// findings that would save the most time in the scope. Times in the time metric's base unit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// The scope's total time (`null` without a time metric).
+    pub time: Option<f64>,
+    /// Regions by self time (the results directly in them), most first.
+    pub top_regions: Vec<SummaryRegion>,
+    /// Kernels by total time over the whole scope, most first.
+    pub top_kernels: Vec<SummaryKernel>,
+    /// Findings by `estimated_saving_ns`, most first; one per (source, rule), from the innermost region
+    /// with that saving.
+    pub top_insights: Vec<SummaryInsight>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRegion {
+    pub path: String,
+    pub self_time: f64,
+    /// Self time over the scope's time, 0..1.
+    pub self_time_share: Option<f64>,
+    /// Inclusive time over the scope's time, 0..1.
+    pub time_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryKernel {
+    pub name: String,
+    pub function: String,
+    pub count: u64,
+    pub time: f64,
+    /// Over the scope's time, 0..1.
+    pub time_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryInsight {
+    /// The path of the region whose finding this is.
+    pub region: String,
+    pub source: String,
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    pub kernel: Option<String>,
+    /// Kernel-local, of the shown result (see the insight's field).
+    pub estimated_speedup: Option<f64>,
+    /// Time acting on it would save, in ns.
+    pub estimated_saving_ns: f64,
+    /// That saving over the scope's time, 0..1.
+    pub saving_share: Option<f64>,
 }
 
 /// How the durations of the regions sharing a base name spread.
@@ -267,8 +322,13 @@ pub struct Insight {
     pub cause: Option<String>,
     /// What to try, when the rule says.
     pub action: Option<String>,
-    /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none).
+    /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none):
+    /// kernel-local, so it neither adds up across kernels nor says what the region would gain.
     pub estimated_speedup: Option<f64>,
+    /// The time acting on it would save in the region, in ns: over the results the rule fired on,
+    /// each result's estimated speedup times that result's own time, capped by the region's time
+    /// (`null` when no result had an estimate). What findings are ranked by.
+    pub estimated_saving_ns: Option<f64>,
     pub evidence: Evidence,
 }
 

@@ -116,13 +116,14 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         .map(|k| k.metrics.get(TIME).unwrap().value.unwrap())
         .sum();
     let outside_count = outside.iter().map(|k| k.count).sum();
-    Scope {
+    let mut scope = Scope {
         label: label.to_string(),
         rank: None,
         process_id: Some(pid),
         process_name: Some("python3.12".to_string()),
         host: Some("127.0.0.1".to_string()),
         device: Some("0".to_string()),
+        summary: Default::default(),
         total: Totals {
             coverage: None,
             kernel_count: 40,
@@ -139,7 +140,9 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         insights: Vec::new(),
         distributions: Vec::new(),
         notes: Vec::new(),
-    }
+    };
+    profile_run::report::summary::fill(&mut scope, Some(TIME));
+    scope
 }
 
 const GEMM: &str =

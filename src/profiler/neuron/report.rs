@@ -56,6 +56,9 @@ pub fn report(
             &config.report.compare,
         )?;
         scopes.extend(scopes_of(v, &analysis, &units, config));
+        for scope in &mut scopes {
+            crate::report::summary::fill(scope, Some(TIME_METRIC));
+        }
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -180,6 +183,7 @@ fn scope(
         process_name: None,
         host: None,
         device: v.device.clone(),
+        summary: Default::default(),
         total: Totals {
             kernel_count: 0,
             coverage: None,

@@ -114,6 +114,8 @@ struct ScopeView<'a> {
     details: Vec<Detail<'a>>,
     kernels: Vec<KernelRow<'a>>,
     hidden_kernels: usize,
+    /// Where the time goes and what would save the most; `None` without a time metric.
+    glance: Option<super::glance::Glance>,
 }
 
 #[derive(Serialize)]
@@ -157,7 +159,10 @@ struct InsightView<'a> {
     message: &'a str,
     cause: Option<&'a str>,
     action: Option<&'a str>,
+    /// Kernel-local, of the shown result.
     speedup: Option<String>,
+    /// Estimated time saved in the region, with its share of the region.
+    saves: Option<String>,
     kernel: Option<&'a str>,
     evidence: String,
 }
@@ -295,7 +300,12 @@ fn scope_view<'a>(
         details.extend(detail);
     }
     let kernels = kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
+    let anchors = rows
+        .iter()
+        .filter_map(|r| Some((r.path, r.anchor.clone()?)))
+        .collect();
     ScopeView {
+        glance: super::glance::glance(&scope.summary, &anchors, unit),
         anchor,
         title: if aggregate {
             "Aggregate across all processes and devices".to_string()
@@ -407,12 +417,17 @@ fn detail<'a>(
         anchor,
         path: region.segments.join(" / "),
         instances,
-        insights: region.insights.iter().map(insight).collect(),
+        insights: region
+            .insights
+            .iter()
+            .map(|a| insight(a, time.and_then(|t| region.inclusive.get(t)?.value)))
+            .collect(),
         notes: &region.notes,
     })
 }
 
-fn insight(a: &Insight) -> InsightView<'_> {
+/// `region_time`: the region's time in ns, which the saving is a share of.
+fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
     InsightView {
         severity: format!("{:?}", a.severity).to_lowercase(),
         rule: &a.rule,
@@ -421,6 +436,13 @@ fn insight(a: &Insight) -> InsightView<'_> {
         cause: a.cause.as_deref(),
         action: a.action.as_deref(),
         speedup: a.estimated_speedup.map(|s| format::value(Some(s), "%")),
+        saves: a.estimated_saving_ns.map(|s| {
+            format!(
+                "{} ({} of the region)",
+                format::value(Some(s), "ns"),
+                format::share(ratio(Some(s), region_time))
+            )
+        }),
         kernel: a.evidence.kernel.as_deref(),
         evidence: format!(
             "{} result(s), {}",

@@ -13,7 +13,8 @@ use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
     Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
-    MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope, Totals,
+    MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope, Summary,
+    Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -70,6 +71,9 @@ pub(super) struct ScopeView<'a> {
     process_name: Option<&'a str>,
     host: Option<&'a str>,
     device: Option<&'a str>,
+    summary: &'a Summary,
+    /// The section anchor of each region the summary names.
+    summary_anchors: HashMap<&'a str, String>,
     total: TotalsView<'a>,
     outside_regions: TotalsView<'a>,
     notes: &'a [String],
@@ -236,6 +240,18 @@ impl<'a> ScopeView<'a> {
                 view
             })
             .collect();
+        let named: HashSet<&str> = scope
+            .summary
+            .top_regions
+            .iter()
+            .map(|r| r.path.as_str())
+            .chain(scope.summary.top_insights.iter().map(|i| i.region.as_str()))
+            .collect();
+        let summary_anchors = shown_regions
+            .iter()
+            .filter(|r| named.contains(r.path))
+            .map(|r| (r.path, r.anchor.clone()))
+            .collect();
         let outside_time = number(&scope.outside_regions.metrics, time);
         let totals = |t: &'a Totals| TotalsView {
             kernel_count: t.kernel_count,
@@ -251,6 +267,8 @@ impl<'a> ScopeView<'a> {
             process_name: scope.process_name.as_deref(),
             host: scope.host.as_deref(),
             device: scope.device.as_deref(),
+            summary: &scope.summary,
+            summary_anchors,
             total: totals(&scope.total),
             outside_regions: totals(&scope.outside_regions),
             notes: &scope.notes,
