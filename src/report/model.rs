@@ -229,6 +229,11 @@ pub struct SummaryInsight {
     pub estimated_saving_ns: f64,
     /// That saving over the scope's time, 0..1.
     pub saving_share: Option<f64>,
+    /// The innermost region nested in `region` that holds at least half of this saving (the same
+    /// rule's saving there), where to look first; `null` when no nested region does.
+    pub mostly_in: Option<String>,
+    /// The saving in `mostly_in`, in ns.
+    pub mostly_in_saving_ns: Option<f64>,
 }
 
 /// How the durations of the regions sharing a base name spread.

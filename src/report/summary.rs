@@ -118,7 +118,10 @@ fn top_insights(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Vec<Summar
             continue;
         }
         seen.push((source, rule, region));
+        let focus = mostly_in(scope, region, source, rule, saving);
         out.push(SummaryInsight {
+            mostly_in: focus.map(|(r, _)| r.path.clone()),
+            mostly_in_saving_ns: focus.map(|(_, s)| s),
             region: region.path.clone(),
             source: insight.source.clone(),
             rule: insight.rule.clone(),
@@ -134,6 +137,29 @@ fn top_insights(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Vec<Summar
         }
     }
     out
+}
+
+/// The innermost region nested in `outer` where the same rule saves at least half of `saving`.
+fn mostly_in<'a>(
+    scope: &'a Scope,
+    outer: &Region,
+    source: &str,
+    rule: &str,
+    saving: f64,
+) -> Option<(&'a Region, f64)> {
+    scope
+        .regions
+        .iter()
+        .filter(|r| r.depth > outer.depth && r.kind == outer.kind && nested(outer, r))
+        .filter_map(|r| {
+            let s = r
+                .insights
+                .iter()
+                .find(|i| i.source == source && i.rule == rule)?
+                .estimated_saving_ns?;
+            (s >= saving / 2.0).then_some((r, s))
+        })
+        .max_by(|a, b| a.0.depth.cmp(&b.0.depth).then(a.1.total_cmp(&b.1)))
 }
 
 /// Whether one region holds the other (or they are the same): their results overlap.

@@ -35,6 +35,9 @@ pub struct GlanceInsight {
     pub anchor: Option<String>,
     pub saves: String,
     pub share: String,
+    /// `train_step/backward (90 µs)`: the nested region holding most of the saving.
+    pub mostly_in: Option<String>,
+    pub mostly_in_anchor: Option<String>,
     pub speedup: String,
     pub message: String,
 }
@@ -78,6 +81,14 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
                 anchor: anchors.get(i.region.as_str()).cloned(),
                 saves: format::value(Some(i.estimated_saving_ns), "ns"),
                 share: format::share(i.saving_share),
+                mostly_in: i.mostly_in.as_ref().map(|p| {
+                    format!(
+                        "{} ({})",
+                        format::shorten(p, 100),
+                        format::value(i.mostly_in_saving_ns, "ns")
+                    )
+                }),
+                mostly_in_anchor: i.mostly_in.as_deref().and_then(|p| anchors.get(p).cloned()),
                 speedup: format::value(i.estimated_speedup, "%"),
                 message: format::shorten(&i.message, 240),
             })

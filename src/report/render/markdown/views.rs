@@ -246,6 +246,13 @@ impl<'a> ScopeView<'a> {
             .iter()
             .map(|r| r.path.as_str())
             .chain(scope.summary.top_insights.iter().map(|i| i.region.as_str()))
+            .chain(
+                scope
+                    .summary
+                    .top_insights
+                    .iter()
+                    .filter_map(|i| i.mostly_in.as_deref()),
+            )
             .collect();
         let summary_anchors = shown_regions
             .iter()
