@@ -21,4 +21,5 @@ mod regions;
 mod report_file;
 mod report_render;
 mod report_scopes;
+mod rollups;
 mod visual;
