@@ -212,6 +212,9 @@ pub struct SummaryKernel {
     pub time: f64,
     /// Over the scope's time, 0..1.
     pub time_share: Option<f64>,
+    /// The innermost region that runs at least half of this kernel's time, where to look at it;
+    /// `null` when no region does.
+    pub mostly_in: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

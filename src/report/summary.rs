@@ -81,11 +81,36 @@ fn top_kernels(
             count,
             time,
             time_share: share(time),
+            mostly_in: None,
         })
         .collect();
     kernels.sort_by(|a, b| b.time.total_cmp(&a.time).then(a.name.cmp(&b.name)));
     kernels.truncate(TOP);
+    for k in &mut kernels {
+        k.mostly_in = kernel_home(scope, metric, has_stack, &k.name, k.time);
+    }
     kernels
+}
+
+/// The innermost region whose kernel list gives `name` at least half of its `time` over the scope.
+fn kernel_home(
+    scope: &Scope,
+    metric: &str,
+    has_stack: bool,
+    name: &str,
+    time: f64,
+) -> Option<String> {
+    scope
+        .regions
+        .iter()
+        .filter(|r| !has_stack || r.kind == RegionKind::Stack)
+        .filter_map(|r| {
+            let k = r.kernels.iter().find(|k| k.name == name)?;
+            let t = k.metrics.get(metric)?.value?;
+            (t >= time / 2.0).then_some((r, t))
+        })
+        .max_by(|a, b| a.0.depth.cmp(&b.0.depth).then(a.1.total_cmp(&b.1)))
+        .map(|(r, _)| r.path.clone())
 }
 
 /// Findings with an estimated saving, across the scope's regions, largest saving first. A rule fires

@@ -22,6 +22,9 @@ pub struct GlanceRow {
     /// The full path or kernel name, for the tooltip.
     pub title: String,
     pub anchor: Option<String>,
+    /// For a kernel: the region that runs most of it, and that region's section.
+    pub home: Option<String>,
+    pub home_anchor: Option<String>,
     pub count: String,
     pub time: String,
     pub share: String,
@@ -54,6 +57,8 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
                 name: format::shorten(&r.path, 100),
                 title: r.path.clone(),
                 anchor: anchors.get(r.path.as_str()).cloned(),
+                home: None,
+                home_anchor: None,
                 count: String::new(),
                 time: format::value(Some(r.self_time), unit),
                 share: format::share(r.self_time_share),
@@ -66,6 +71,8 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
                 name: format::shorten(&k.function, 80),
                 title: k.name.clone(),
                 anchor: None,
+                home: k.mostly_in.as_deref().map(|p| format::shorten(p, 100)),
+                home_anchor: k.mostly_in.as_deref().and_then(|p| anchors.get(p).cloned()),
                 count: format::count(k.count as f64),
                 time: format::value(Some(k.time), unit),
                 share: format::share(k.time_share),

@@ -253,6 +253,13 @@ impl<'a> ScopeView<'a> {
                     .iter()
                     .filter_map(|i| i.mostly_in.as_deref()),
             )
+            .chain(
+                scope
+                    .summary
+                    .top_kernels
+                    .iter()
+                    .filter_map(|k| k.mostly_in.as_deref()),
+            )
             .collect();
         let summary_anchors = shown_regions
             .iter()
