@@ -56,9 +56,9 @@ pub fn report(
             &config.report.compare,
         )?;
         scopes.extend(scopes_of(v, &analysis, &units, config));
-        for scope in &mut scopes {
-            crate::report::summary::fill(scope, Some(TIME_METRIC));
-        }
+    }
+    for scope in &mut scopes {
+        crate::report::summary::fill(scope, Some(TIME_METRIC));
     }
     let mut settings = BTreeMap::new();
     settings.insert(
