@@ -138,6 +138,7 @@ pub fn analyze<O: Observations>(
             }
             add_requested_empty_regions(plan, &mut scope, &builder);
             crate::insights::region::apply(&plan.rules, time, &mut scope);
+            crate::report::summary::fill(&mut scope, time);
             scope
         },
     );
@@ -165,7 +166,9 @@ pub fn analyze<O: Observations>(
             .specs
             .iter()
             .zip(&found.groups)
-            .map(|(spec, group)| MetricInfo {
+            .enumerate()
+            .map(|(at, (spec, group))| MetricInfo {
+                label: found.labels.get(at).cloned().flatten(),
                 name: spec.name.clone(),
                 unit: spec.unit.clone(),
                 rollup: spec.rollup,

@@ -14,6 +14,8 @@ pub struct MetricsFound {
     pub specs: Vec<MetricSpec>,
     /// The request group of each spec (same order).
     pub groups: Vec<String>,
+    /// The profiler's own label of each spec (same order; `None` where it has none, or shorter).
+    pub labels: Vec<Option<String>>,
     /// Requested metrics the source does not have.
     pub missing: Vec<String>,
     /// Whether every input has the time metric.

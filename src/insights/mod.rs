@@ -103,6 +103,7 @@ impl Insight {
             cause: Some(self.cause).filter(|c| !c.is_empty()),
             action: Some(self.action).filter(|a| !a.is_empty()),
             estimated_speedup: None,
+            estimated_saving_ns: None,
             evidence: ReportEvidence {
                 results: 0,
                 time: 0.0,

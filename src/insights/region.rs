@@ -31,11 +31,16 @@ const MATMUL_NAMES: [&str; 7] = [
 /// Evaluates `rules` on every region of `scope` and merges the findings into its insights.
 pub fn apply(rules: &RuleSet, time_metric: Option<&str>, scope: &mut Scope) {
     if rules.rules.is_empty() {
+        for region in &mut scope.regions {
+            let time = time_metric.and_then(|t| region.inclusive.get(t)?.value);
+            cap_savings(&mut region.insights, time);
+        }
         return;
     }
     for region in &mut scope.regions {
-        let metrics = region_metrics(region, time_metric);
         let time = time_metric.and_then(|t| region.inclusive.get(t)?.value);
+        cap_savings(&mut region.insights, time);
+        let metrics = region_metrics(region, time_metric);
         // The profiler's findings are all kept; profile-run adds its own up to the cap, and at least
         // two when that many fire, so a region with many profiler findings still gets a diagnosis.
         let room = MAX_PER_REGION.saturating_sub(region.insights.len()).max(2);
@@ -93,17 +98,29 @@ fn matmul_share(region: &Region, time_metric: Option<&str>, time: Option<f64>) -
     Some(matmul / total)
 }
 
-/// The profiler's estimates are in percent of the time of the results they cover; weighted by that
-/// time they become percent of the region's time, and add up.
+/// A finding cannot save more than the region's time: savings of one rule over many results add up,
+/// but each is an estimate, and together they may claim more than there is.
+pub fn cap_savings(insights: &mut [ReportInsight], time: Option<f64>) {
+    if let Some(time) = time {
+        for i in insights {
+            if let Some(saving) = i.estimated_saving_ns.as_mut() {
+                *saving = saving.min(time);
+            }
+        }
+    }
+}
+
+/// The profiler's estimated savings in percent of the region's time: each finding's saving is its
+/// results' kernel-local speedups times their own times; the findings' savings add up, capped at the
+/// whole region.
 fn profiler_speedup(insights: &[ReportInsight], time: Option<f64>) -> Option<f64> {
     let total = time.filter(|t| *t > 0.0)?;
-    Some(
-        insights
-            .iter()
-            .filter(|i| i.source != SOURCE)
-            .filter_map(|i| Some(i.estimated_speedup? * i.evidence.time / total))
-            .sum(),
-    )
+    let saved: f64 = insights
+        .iter()
+        .filter(|i| i.source != SOURCE)
+        .filter_map(|i| i.estimated_saving_ns)
+        .sum();
+    Some((saved / total * 100.0).min(100.0))
 }
 
 /// Tier of a finding: 0 first. profile-run's by severity (high, medium, low, info); the profiler's by

@@ -20,7 +20,7 @@ pub use regioner::{
 };
 pub use rename::{RenameError, RenameRule, Renames};
 pub use requested::RequestedRegions;
-pub use rollup::{Acc, Cell, Group, MetricSpec, Rollup};
+pub use rollup::{Acc, Cell, Group, MetricSpec, PerResult, Rollup};
 pub use tree::{
     Observation, RegionAccumulator, RegionKind, RegionPath, RegionStats, ScopeKey, ScopeStats,
 };

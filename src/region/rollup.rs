@@ -59,9 +59,12 @@ pub const MAX_DISTINCT: usize = 16;
 /// The running aggregate of one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Acc {
+    /// `lo`/`hi`: the smallest and largest single result, for the per-result view; never the total.
     Sum {
         sum: f64,
         n: u64,
+        lo: f64,
+        hi: f64,
     },
     /// Results with a duration go into the weighted sum; those without one into a plain average,
     /// which is the value only when no result had a duration.
@@ -71,6 +74,10 @@ pub enum Acc {
         n: u64,
         plain: f64,
         plain_n: u64,
+        /// Per-result view: unweighted sum, smallest and largest single result.
+        raw: f64,
+        lo: f64,
+        hi: f64,
     },
     Max {
         max: f64,
@@ -94,13 +101,21 @@ pub enum Acc {
 impl Acc {
     pub fn new(rollup: Rollup) -> Acc {
         match rollup {
-            Rollup::Sum => Acc::Sum { sum: 0.0, n: 0 },
+            Rollup::Sum => Acc::Sum {
+                sum: 0.0,
+                n: 0,
+                lo: f64::INFINITY,
+                hi: f64::NEG_INFINITY,
+            },
             Rollup::Mean => Acc::Mean {
                 weighted: 0.0,
                 weight: 0.0,
                 n: 0,
                 plain: 0.0,
                 plain_n: 0,
+                raw: 0.0,
+                lo: f64::INFINITY,
+                hi: f64::NEG_INFINITY,
             },
             Rollup::Max => Acc::Max {
                 max: f64::NEG_INFINITY,
@@ -153,9 +168,11 @@ impl Acc {
                 write_number(&mut buf, v);
                 insert_distinct(values, overflow, &buf);
             }),
-            (Acc::Sum { sum, n }, Cell::Num(v)) => {
+            (Acc::Sum { sum, n, lo, hi }, Cell::Num(v)) => {
                 *sum += v;
                 *n += 1;
+                *lo = lo.min(v);
+                *hi = hi.max(v);
             }
             (
                 Acc::Mean {
@@ -164,19 +181,27 @@ impl Acc {
                     n,
                     plain,
                     plain_n,
+                    raw,
+                    lo,
+                    hi,
                 },
                 Cell::Num(v),
-            ) => match weight {
-                Some(weight) => {
-                    *weighted += v * weight;
-                    *w += weight;
-                    *n += 1;
+            ) => {
+                *raw += v;
+                *lo = lo.min(v);
+                *hi = hi.max(v);
+                match weight {
+                    Some(weight) => {
+                        *weighted += v * weight;
+                        *w += weight;
+                        *n += 1;
+                    }
+                    None => {
+                        *plain += v;
+                        *plain_n += 1;
+                    }
                 }
-                None => {
-                    *plain += v;
-                    *plain_n += 1;
-                }
-            },
+            }
             (Acc::Max { max, n }, Cell::Num(v)) => {
                 *max = max.max(v);
                 *n += 1;
@@ -192,9 +217,19 @@ impl Acc {
 
     pub fn merge(&mut self, other: &Acc) {
         match (self, other) {
-            (Acc::Sum { sum, n }, Acc::Sum { sum: s2, n: n2 }) => {
+            (
+                Acc::Sum { sum, n, lo, hi },
+                Acc::Sum {
+                    sum: s2,
+                    n: n2,
+                    lo: lo2,
+                    hi: hi2,
+                },
+            ) => {
                 *sum += s2;
                 *n += n2;
+                *lo = lo.min(*lo2);
+                *hi = hi.max(*hi2);
             }
             (
                 Acc::Mean {
@@ -203,6 +238,9 @@ impl Acc {
                     n,
                     plain,
                     plain_n,
+                    raw,
+                    lo,
+                    hi,
                 },
                 Acc::Mean {
                     weighted: w2,
@@ -210,8 +248,14 @@ impl Acc {
                     n: n2,
                     plain: p2,
                     plain_n: pn2,
+                    raw: r2,
+                    lo: lo2,
+                    hi: hi2,
                 },
             ) => {
+                *raw += r2;
+                *lo = lo.min(*lo2);
+                *hi = hi.max(*hi2);
                 *weighted += w2;
                 *weight += wt2;
                 *n += n2;
@@ -248,13 +292,14 @@ impl Acc {
     /// The aggregated number, or `None` when no result had a value (or for attributes).
     pub fn value(&self) -> Option<f64> {
         match *self {
-            Acc::Sum { sum, n } => (n > 0).then_some(sum),
+            Acc::Sum { sum, n, .. } => (n > 0).then_some(sum),
             Acc::Mean {
                 weighted,
                 weight,
                 n,
                 plain,
                 plain_n,
+                ..
             } => {
                 if n > 0 {
                     (weight > 0.0).then(|| weighted / weight)
@@ -268,6 +313,29 @@ impl Acc {
         }
     }
 
+    /// Statistics over the single results (smallest, largest, plain mean), as ncu's per-range summary
+    /// shows them: a different view from [`Acc::value`], which is the region's total (or time-weighted
+    /// rate). `None` for attributes, extremes, and when no result had a value.
+    pub fn per_result(&self) -> Option<PerResult> {
+        let (total, n, lo, hi) = match *self {
+            Acc::Sum { sum, n, lo, hi } => (sum, n, lo, hi),
+            Acc::Mean {
+                n,
+                plain_n,
+                raw,
+                lo,
+                hi,
+                ..
+            } => (raw, n + plain_n, lo, hi),
+            _ => return None,
+        };
+        (n > 0).then(|| PerResult {
+            min: lo,
+            max: hi,
+            mean: total / n as f64,
+        })
+    }
+
     /// Distinct values for attributes; `None` for numeric rollups.
     pub fn distinct(&self) -> Option<(&[String], bool)> {
         match self {
@@ -277,6 +345,15 @@ impl Acc {
             _ => None,
         }
     }
+}
+
+/// One metric over the single results of a group: not the group's total.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PerResult {
+    pub min: f64,
+    pub max: f64,
+    /// Plain (unweighted) mean over the results with a value.
+    pub mean: f64,
 }
 
 /// Adds `value` to the sorted `values` unless present; past [`MAX_DISTINCT`] only flags the overflow.
@@ -399,6 +476,23 @@ mod tests {
         let (values, overflow) = acc.distinct().unwrap();
         assert_eq!(values.len(), MAX_DISTINCT);
         assert!(overflow);
+    }
+
+    #[test]
+    fn per_result_spread_is_its_own_view_beside_the_total() {
+        let mut g = Group::new(&spec(Rollup::Sum));
+        for v in [4.0, 10.0, 1.0] {
+            g.add(&[Cell::Num(v)], Some(1.0));
+        }
+        assert_eq!(g.accs[0].value(), Some(15.0));
+        let p = g.accs[0].per_result().unwrap();
+        assert_eq!((p.min, p.max, p.mean), (1.0, 10.0, 5.0));
+        let mut rate = Group::new(&spec(Rollup::Mean));
+        rate.add(&[Cell::Num(10.0)], Some(1.0));
+        rate.add(&[Cell::Num(40.0)], Some(3.0));
+        let p = rate.accs[0].per_result().unwrap();
+        assert_eq!((p.min, p.max, p.mean), (10.0, 40.0, 25.0));
+        assert_eq!(Group::new(&spec(Rollup::Sum)).accs[0].per_result(), None);
     }
 
     #[test]

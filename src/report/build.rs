@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
 
 use super::model::{
-    Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, Region, Scope, Totals,
+    Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap, PerResultValue,
+    Region, Scope, Totals,
 };
 
 /// Builds report scopes from finished region statistics.
@@ -84,6 +85,7 @@ impl<'a> ScopeBuilder<'a> {
             process_name,
             host,
             device,
+            summary: Default::default(),
             total: Totals {
                 kernel_count: stats.total.count,
                 coverage: self.coverage(&stats.total),
@@ -137,6 +139,7 @@ impl<'a> ScopeBuilder<'a> {
             coverage: self.coverage(&stats.inclusive),
             inclusive: self.metric_map(&stats.inclusive),
             exclusive: self.metric_map(&stats.exclusive),
+            per_result: self.per_result(&stats.inclusive),
             kernels: self.kernels(stats.kernels),
             instances: stats.instances.as_deref().map(Instances::of),
             insights: Vec::new(),
@@ -185,6 +188,29 @@ impl<'a> ScopeBuilder<'a> {
             unmatched_time_share: unmatched,
             estimated: !group.coverage.all_measured(),
         })
+    }
+
+    /// Smallest, largest and mean single result of each numeric metric of `group`.
+    fn per_result(&self, group: &Group) -> PerResultMap {
+        PerResultMap(
+            self.names
+                .iter()
+                .zip(&self.units)
+                .zip(&group.accs)
+                .filter_map(|((name, unit), acc)| {
+                    let p = acc.per_result()?;
+                    Some((
+                        name.clone(),
+                        PerResultValue {
+                            min: p.min,
+                            max: p.max,
+                            mean: p.mean,
+                            unit: unit.clone(),
+                        },
+                    ))
+                })
+                .collect(),
+        )
     }
 
     /// Empty groups give zeroed sums (an empty region really did take no time), `null` otherwise.

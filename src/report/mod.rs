@@ -10,6 +10,7 @@ pub mod diff;
 pub mod format;
 pub mod model;
 pub mod render;
+pub mod summary;
 pub mod write;
 
 use std::path::PathBuf;

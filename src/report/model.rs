@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 use crate::region::{RegionKind, Rollup};
 
 /// Version of the report.json layout.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -126,7 +126,11 @@ pub struct ProfilerInfo {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricInfo {
+    /// The raw metric name, as the profiler records it.
     pub name: String,
+    /// The profiler's own display name for it (ncu's section label `Compute (SM) Throughput`),
+    /// given by the profiler's adapter; `null` where it has none, and tables show `name`.
+    pub label: Option<String>,
     /// Base unit (`ns`, `byte`, `%`, `cycle`, …); empty for unitless metrics.
     pub unit: String,
     pub rollup: Rollup,
@@ -157,6 +161,9 @@ pub struct Scope {
     pub process_name: Option<String>,
     pub host: Option<String>,
     pub device: Option<String>,
+    /// Where the scope's time goes and what would save the most: report.md and report.html open
+    /// with it.
+    pub summary: Summary,
     /// Every selected result of the scope, inside regions or not.
     pub total: Totals,
     /// Selected results that ran outside every range.
@@ -170,6 +177,66 @@ pub struct Scope {
     /// durations spread; empty when no two regions share one.
     pub distributions: Vec<Distribution>,
     pub notes: Vec<String>,
+}
+
+/// A scope at a glance: the regions with the most self time, the kernels with the most time, and the
+/// findings that would save the most time in the scope. Times in the time metric's base unit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// The scope's total time (`null` without a time metric).
+    pub time: Option<f64>,
+    /// Regions by self time (the results directly in them), most first.
+    pub top_regions: Vec<SummaryRegion>,
+    /// Kernels by total time over the whole scope, most first.
+    pub top_kernels: Vec<SummaryKernel>,
+    /// Findings by `estimated_saving_ns`, most first; one per (source, rule), from the innermost region
+    /// with that saving.
+    pub top_insights: Vec<SummaryInsight>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRegion {
+    pub path: String,
+    pub self_time: f64,
+    /// Self time over the scope's time, 0..1.
+    pub self_time_share: Option<f64>,
+    /// Inclusive time over the scope's time, 0..1.
+    pub time_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryKernel {
+    pub name: String,
+    pub function: String,
+    pub count: u64,
+    pub time: f64,
+    /// Over the scope's time, 0..1.
+    pub time_share: Option<f64>,
+    /// The innermost region that runs at least half of this kernel's time, where to look at it;
+    /// `null` when no region does.
+    pub mostly_in: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryInsight {
+    /// The path of the region whose finding this is.
+    pub region: String,
+    pub source: String,
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    pub kernel: Option<String>,
+    /// Kernel-local, of the shown result (see the insight's field).
+    pub estimated_speedup: Option<f64>,
+    /// Time acting on it would save, in ns.
+    pub estimated_saving_ns: f64,
+    /// That saving over the scope's time, 0..1.
+    pub saving_share: Option<f64>,
+    /// The innermost region nested in `region` that holds at least half of this saving (the same
+    /// rule's saving there), where to look first; `null` when no nested region does.
+    pub mostly_in: Option<String>,
+    /// The saving in `mostly_in`, in ns.
+    pub mostly_in_saving_ns: Option<f64>,
 }
 
 /// How the durations of the regions sharing a base name spread.
@@ -233,6 +300,10 @@ pub struct Region {
     pub coverage: Option<Coverage>,
     pub inclusive: MetricMap,
     pub exclusive: MetricMap,
+    /// Per-result statistics over the region's results (nested regions included): the smallest,
+    /// largest and mean single result of each numeric metric, as a profiler's per-range summary shows
+    /// them. A different view from `inclusive`, which holds the region's totals.
+    pub per_result: PerResultMap,
     /// Kernels run in the region (nested ones included), longest total time first.
     pub kernels: Vec<Kernel>,
     /// How the region's instances (visits) are distributed in time; `null` when the source cannot
@@ -259,8 +330,13 @@ pub struct Insight {
     pub cause: Option<String>,
     /// What to try, when the rule says.
     pub action: Option<String>,
-    /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none).
+    /// Estimated speedup of acting on it, in percent of the shown kernel's time (`null` when none):
+    /// kernel-local, so it neither adds up across kernels nor says what the region would gain.
     pub estimated_speedup: Option<f64>,
+    /// The time acting on it would save in the region, in ns: over the results the rule fired on,
+    /// each result's estimated speedup times that result's own time, capped by the region's time
+    /// (`null` when no result had an estimate). What findings are ranked by.
+    pub estimated_saving_ns: Option<f64>,
     pub evidence: Evidence,
 }
 
@@ -356,6 +432,31 @@ impl MetricMap {
 }
 
 impl Serialize for MetricMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(&**name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One metric over the single results of a region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerResultValue {
+    pub min: f64,
+    pub max: f64,
+    /// Plain (unweighted) mean over the results with a value.
+    pub mean: f64,
+    pub unit: Arc<str>,
+}
+
+/// Metric name → per-result statistics, serialised as a JSON object in report order; metrics without
+/// a value and attributes are left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerResultMap(pub Vec<(Arc<str>, PerResultValue)>);
+
+impl Serialize for PerResultMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
         for (name, value) in &self.0 {

@@ -150,3 +150,92 @@ fn the_1_block_finding_keeps_its_own_speedup_beside_the_128_block_one() {
     );
     assert!(!row.contains("128 blocks"), "{row}");
 }
+
+/// Per result (ID) of `region` (its push/pop cell names it): duration in ns and `rule`'s estimated
+/// speedups in percent, read with the csv crate.
+fn rule_savings(path: &Path, region: &str, rule: &str) -> (f64, f64) {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (id, nvtx, metric, unit, value, name, speedup) = (
+        col("ID"),
+        headers
+            .iter()
+            .position(|h| h.contains("Push/Pop_Range"))
+            .unwrap(),
+        col("Metric Name"),
+        col("Metric Unit"),
+        col("Metric Value"),
+        col("Rule Name"),
+        col("Estimated Speedup"),
+    );
+    let needle = format!(":{region}:");
+    let mut duration: std::collections::BTreeMap<String, f64> = Default::default();
+    let mut speedups: Vec<(String, f64)> = Vec::new();
+    for row in reader.records() {
+        let row = row.unwrap();
+        if !row[nvtx].contains(&needle) {
+            continue;
+        }
+        if &row[metric] == "Duration" {
+            let scale = match &row[unit] {
+                "ns" => 1.0,
+                "us" => 1e3,
+                "ms" => 1e6,
+                other => panic!("unit {other}"),
+            };
+            let v: f64 = row[value].replace(',', "").parse().unwrap();
+            duration.insert(row[id].to_string(), v * scale);
+        }
+        if &row[name] == rule {
+            if let Ok(s) = row[speedup].parse::<f64>() {
+                speedups.push((row[id].to_string(), s));
+            }
+        }
+    }
+    let saving = speedups.iter().map(|(i, s)| duration[i] * s / 100.0).sum();
+    (saving, duration.values().sum())
+}
+
+#[test]
+fn findings_are_ranked_by_the_time_they_save_not_by_kernel_local_percentages() {
+    let dir = "ncu/h100-2025.3.1-pytorch";
+    let details = fixture(&format!("{dir}/rep_kernel_details.csv"));
+    let report = report(
+        &format!("{dir}/rep_kernel_raw.csv"),
+        &format!("{dir}/rep_kernel_details.csv"),
+    );
+    let scope = &report.scopes[0];
+    for path in ["A", "B"] {
+        let region = scope.regions.iter().find(|r| r.path == path).unwrap();
+        let finding = region
+            .insights
+            .iter()
+            .find(|i| i.rule == "LaunchConfiguration")
+            .unwrap();
+        let (expected, region_time) = rule_savings(&details, path, "LaunchConfiguration");
+        let got = finding.estimated_saving_ns.unwrap();
+        assert!(
+            (got - expected.min(region_time)).abs() <= 1e-6 * expected.max(1.0),
+            "{path}: {got} vs {expected} (sum of each result's speedup × its own time)"
+        );
+        assert!(got <= region_time);
+    }
+    // The scope's summary ranks the findings by that saving, largest first, each as a share of the scope.
+    let top = &scope.summary.top_insights;
+    assert!(!top.is_empty());
+    for pair in top.windows(2) {
+        assert!(pair[0].estimated_saving_ns >= pair[1].estimated_saving_ns);
+    }
+    let total = scope.summary.time.unwrap();
+    for i in top {
+        let share = i.saving_share.unwrap();
+        assert!((share - i.estimated_saving_ns / total).abs() < 1e-12 && share <= 1.0);
+    }
+    // Regions by self time add up to no more than the scope.
+    let self_times: f64 = scope.summary.top_regions.iter().map(|r| r.self_time).sum();
+    assert!(self_times <= total + 1e-6);
+}

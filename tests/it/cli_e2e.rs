@@ -293,6 +293,62 @@ fn profiler_faults_name_cause_and_fix() {
 }
 
 #[test]
+fn a_range_replay_that_ends_with_exit_9_says_the_likely_cause_and_what_to_run_instead() {
+    let env = Env::new();
+    env.cmd()
+        .env("FAKE_NCU_MODE", "range-exit-9")
+        .args([
+            "pipeline.ncu.ncu_cli.replay_mode=range",
+            "regions.include=[train_step]",
+            "-q",
+            "--",
+            "true",
+        ])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains(
+            "ncu exited with code 9 and no results",
+        ))
+        .stderr(predicate::str::contains(
+            "`==WARNING== Skipping invalid capture range`",
+        ))
+        .stderr(predicate::str::contains("backward pass"))
+        .stderr(predicate::str::contains("replay_mode=kernel"))
+        .stderr(predicate::str::contains("forward-only range"));
+    // With a partial capture, its report says the same.
+    let partial = Env::new();
+    partial
+        .cmd()
+        .env("FAKE_NCU_MODE", "range-exit-9")
+        .env("FAKE_NCU_PARTIAL", "1")
+        .args([
+            "pipeline.ncu.ncu_cli.replay_mode=range",
+            "regions.include=[A]",
+            "-q",
+            "--",
+            "true",
+        ])
+        .assert()
+        .code(4);
+    let md = std::fs::read_to_string(partial.run_dirs()[0].join("report.md")).unwrap();
+    assert!(
+        md.contains("range replay could not capture the range: ncu exited with code 9"),
+        "{md}"
+    );
+    assert!(
+        md.contains("replay\\_mode=kernel") || md.contains("replay_mode=kernel"),
+        "{md}"
+    );
+    // Kernel replay of the same failure names no range cause.
+    env.cmd()
+        .env("FAKE_NCU_MODE", "range-exit-9")
+        .args(["-q", "--", "true"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("could not capture the range").not());
+}
+
+#[test]
 fn sigterm_is_forwarded_and_what_was_captured_is_rendered() {
     let env = Env::new();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"))

@@ -198,6 +198,32 @@ fn runs_recorded_differently_are_refused_unless_allowed() {
 }
 
 #[test]
+fn a_metric_rolled_up_differently_is_refused() {
+    // A schema 3 report took the largest `gpc__cycles_elapsed.max` of a region's kernels; schema 4
+    // sums it: the numbers differ by the kernel count, not by a regression.
+    let dir = tempfile::tempdir().unwrap();
+    let a = report_json(0);
+    let mut b = a.clone();
+    let metrics = b["metrics"].as_array_mut().unwrap();
+    let at = metrics
+        .iter()
+        .position(|m| m["rollup"] == "sum" && m["name"] != "gpu__time_duration.sum")
+        .unwrap();
+    let name = metrics[at]["name"].as_str().unwrap().to_string();
+    metrics[at]["rollup"] = "max".into();
+    let (pa, pb) = (
+        write(dir.path(), "a.json", &a),
+        write(dir.path(), "b.json", &b),
+    );
+    let (code, _, stderr) = diff(&pa, &pb, &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(&format!("rollup of {name}: A sum | B max")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn regions_only_one_run_has_are_listed_and_a_table_is_the_default() {
     let dir = tempfile::tempdir().unwrap();
     let a = report_json(0);

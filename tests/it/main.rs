@@ -22,4 +22,5 @@ mod report_file;
 mod report_render;
 mod report_scopes;
 mod sampled;
+mod rollups;
 mod visual;

@@ -464,3 +464,40 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
     }
     assert_eq!(reports[0], reports[1], "the thread count changes nothing");
 }
+
+#[test]
+fn metric_labels_are_ncus_own_from_the_report_files_sections_and_the_table_agrees() {
+    // The report file's sections label the metrics they show; the CSV pages carry no labels, so the
+    // CSV route takes them from the built-in table, which must say what ncu's sections say.
+    let config = config(&[]);
+    for name in ["emit_nvtx", "rep_range"] {
+        let native = native_report(name, &config);
+        let csv = csv_report(name, &config);
+        let mut seen = 0;
+        for (n, c) in native.metrics.iter().zip(&csv.metrics) {
+            assert_eq!(n.name, c.name);
+            if let Some(label) = &n.label {
+                seen += 1;
+                assert_eq!(c.label.as_ref(), Some(label), "{name}: {}", n.name);
+            }
+        }
+        let label = |metric: &str| {
+            native
+                .metrics
+                .iter()
+                .find(|m| m.name == metric)
+                .and_then(|m| m.label.clone())
+        };
+        assert_eq!(
+            label("sm__throughput.avg.pct_of_peak_sustained_elapsed").as_deref(),
+            Some("Compute (SM) Throughput"),
+            "the section header's label, not a chart's shorter one"
+        );
+        assert_eq!(
+            label("gpc__cycles_elapsed.max").as_deref(),
+            Some("Elapsed Cycles")
+        );
+        assert_eq!(label("gpu__time_duration.sum").as_deref(), Some("Duration"));
+        assert!(seen >= 10, "{name}: {seen} labels from the file");
+    }
+}

@@ -131,6 +131,8 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
     let mut summary_time = 0.0;
     let mut summary_invocations = 0u64;
     let mut summary_max_cycles: f64 = 0.0;
+    let mut summary_min_cycles = f64::INFINITY;
+    let mut summary_sum_cycles = 0.0;
     for row in reader.records() {
         let row = row.unwrap();
         if !row[1].contains("decode") {
@@ -144,7 +146,11 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
                 summary_time += num(12) * invocations as f64 * 1e3;
                 summary_invocations += invocations;
             }
-            "gpc__cycles_elapsed.max" => summary_max_cycles = summary_max_cycles.max(num(11)),
+            "gpc__cycles_elapsed.max" => {
+                summary_max_cycles = summary_max_cycles.max(num(11));
+                summary_min_cycles = summary_min_cycles.min(num(10));
+                summary_sum_cycles += num(12) * invocations as f64;
+            }
             _ => {}
         }
     }
@@ -157,13 +163,29 @@ fn decode_totals_match_ncus_own_per_nvtx_summary() {
         "{} vs {summary_time}",
         time(decode, true)
     );
-    let max_cycles = decode
+    // The summary's per-kernel extremes are the region's per-result view; its total is the sum over
+    // its kernels (the summary's averages are rounded, hence the tolerance).
+    let spread = &decode
+        .per_result
+        .0
+        .iter()
+        .find(|(n, _)| &**n == "gpc__cycles_elapsed.max")
+        .unwrap()
+        .1;
+    assert_eq!(
+        (spread.min, spread.max),
+        (summary_min_cycles, summary_max_cycles)
+    );
+    let total_cycles = decode
         .inclusive
         .get("gpc__cycles_elapsed.max")
         .unwrap()
         .value
         .unwrap();
-    assert_eq!(max_cycles, summary_max_cycles);
+    assert!(
+        (total_cycles - summary_sum_cycles).abs() < 1.0,
+        "{total_cycles} vs {summary_sum_cycles}"
+    );
     for kernel in &decode.kernels {
         assert_eq!(kernel.count, 2, "each decode kernel ran once per step");
     }

@@ -102,6 +102,7 @@ fn region(
         time_share: Some(ns / 10_000_000.0),
         inclusive: metrics(ns),
         exclusive: metrics(self_ns),
+        per_result: Default::default(),
         kernels,
         instances: None,
         insights: Vec::new(),
@@ -115,13 +116,14 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         .map(|k| k.metrics.get(TIME).unwrap().value.unwrap())
         .sum();
     let outside_count = outside.iter().map(|k| k.count).sum();
-    Scope {
+    let mut scope = Scope {
         label: label.to_string(),
         rank: None,
         process_id: Some(pid),
         process_name: Some("python3.12".to_string()),
         host: Some("127.0.0.1".to_string()),
         device: Some("0".to_string()),
+        summary: Default::default(),
         total: Totals {
             coverage: None,
             kernel_count: 40,
@@ -138,7 +140,9 @@ fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> S
         insights: Vec::new(),
         distributions: Vec::new(),
         notes: Vec::new(),
-    }
+    };
+    profile_run::report::summary::fill(&mut scope, Some(TIME));
+    scope
 }
 
 const GEMM: &str =
@@ -224,6 +228,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         metrics: METRICS
             .iter()
             .map(|(name, unit, rollup)| MetricInfo {
+                label: profile_run::profiler::ncu::labels::label(name, &[]),
                 name: name.to_string(),
                 unit: unit.to_string(),
                 rollup: *rollup,

@@ -245,6 +245,11 @@ pub fn report(
         };
         analyze_report_files(plan, &[input], &context)?
     };
+    let mut report = report;
+    let results =
+        report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
+    let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
+    report.notes.extend(notes);
     Ok(Some(report))
 }
 

@@ -15,7 +15,12 @@ pub fn failure(
     run: &RunDir,
     partial_report: bool,
 ) -> ProfilerError {
-    let diagnoses = log::diagnose(log_text);
+    let mut diagnoses = log::diagnose(log_text);
+    // Under range replay the likely cause is the range itself; the log's own words are part of it.
+    let results = if partial_report { None } else { Some(0) };
+    if let Some(d) = log::range_replay(log_text, &replay_mode(run), finished.code, results) {
+        diagnoses.insert(0, d);
+    }
     let workload_code = log::application_exit_code(log_text);
     let (cause, fix) = match diagnoses.first() {
         Some(d) => (d.cause.clone(), d.fix.clone()),
@@ -66,6 +71,30 @@ pub fn failure(
         log: log_path,
         tail: log_tail(log_text),
     }))
+}
+
+/// The notes a report of a range or app-range replay gets when ncu failed or profiled nothing: the
+/// likely cause and what to run instead (empty otherwise).
+pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<String> {
+    let log_text = std::fs::read_to_string(run.path(super::capture::LOG)).unwrap_or_default();
+    log::range_replay(&log_text, &replay_mode(run), exit_code, Some(results))
+        .map(|d| vec![format!("{} Fix: {}.", d.cause, d.fix)])
+        .unwrap_or_default()
+}
+
+/// The `--replay-mode` of the ncu command the run recorded in run.json (`kernel`, ncu's default, when
+/// absent or unreadable).
+fn replay_mode(run: &RunDir) -> String {
+    let text = std::fs::read_to_string(run.path("run.json")).unwrap_or_default();
+    let record: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let args: Vec<&str> = record["profiler_command"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    args.windows(2)
+        .find(|w| w[0] == "--replay-mode")
+        .map_or("kernel", |w| w[1])
+        .to_string()
 }
 
 /// The last lines of a log, formatted for an error message; empty for an empty log.

@@ -92,6 +92,14 @@ pub fn diagnose(log: &str) -> Vec<Diagnosis> {
              or use pipeline.ncu.ncu_cli.replay_mode=kernel (or app-range, which does not capture API calls)",
         );
     }
+    if log.contains("Skipping invalid capture range")
+        && !log.contains("Unsupported API during capture")
+    {
+        add(
+            "range replay skipped a range it could not capture (`Skipping invalid capture range`)",
+            RANGE_REPLAY_FIX,
+        );
+    }
     if log.contains("No kernels were profiled") {
         add(
             "ncu profiled no kernel: the filters matched nothing",
@@ -121,6 +129,58 @@ pub fn diagnose(log: &str) -> Vec<Diagnosis> {
         );
     }
     found
+}
+
+/// What to run instead when range replay cannot capture a range.
+const RANGE_REPLAY_FIX: &str = "profile the same ranges with kernel replay \
+     (pipeline.ncu.ncu_cli.replay_mode=kernel, same regions.include: every kernel is replayed on its own and \
+     the report still gives each range its totals), or keep range replay on a forward-only range (no backward \
+     pass, no optimizer step, no .item()/.cpu()/synchronize inside it) after a warm-up step outside it";
+
+/// Why a range or app-range replay ended with an error or without results: what ncu's log says, and
+/// what such a range usually holds that range replay cannot capture. `None` under kernel replay, and
+/// when the run exited cleanly with results.
+pub fn range_replay(
+    log: &str,
+    replay_mode: &str,
+    exit_code: Option<i32>,
+    results: Option<u64>,
+) -> Option<Diagnosis> {
+    if !matches!(replay_mode, "range" | "app-range") {
+        return None;
+    }
+    let failed = exit_code.is_some_and(|c| c != 0);
+    if !failed && results != Some(0) {
+        return None;
+    }
+    let said: Vec<&str> = log
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("==ERROR==") || l.starts_with("==WARNING=="))
+        .filter(|l| !l.contains("returned an error code"))
+        .take(3)
+        .collect();
+    let outcome = match (exit_code.filter(|c| *c != 0), results) {
+        (Some(c), Some(0)) => format!("ncu exited with code {c} and no results"),
+        (Some(c), _) => format!("ncu exited with code {c}"),
+        (None, _) => "ncu profiled no range".to_string(),
+    };
+    let log_says = if said.is_empty() {
+        "its log names no cause".to_string()
+    } else {
+        format!("its log says `{}`", said.join("`, `"))
+    };
+    Some(Diagnosis {
+        cause: format!(
+            "{replay_mode} replay could not capture the range: {outcome}; {log_says}. A range that holds a \
+             backward pass (its kernels come from PyTorch's autograd thread), a host synchronisation \
+             (.item(), .cpu(), cudaDeviceSynchronize, blocking copies) or CUDA calls range replay does not \
+             support (initialisation, allocations, graph or stream-ordered memory management) cannot be \
+             saved and replayed as one unit; on an H100 a range around a PyTorch training step's backward \
+             pass ended with exit code 9 and no results"
+        ),
+        fix: RANGE_REPLAY_FIX.to_string(),
+    })
 }
 
 /// The workload's own exit code, when ncu reports one (`The application returned an error code (N)`).
@@ -166,6 +226,32 @@ mod tests {
                 .contains("SYS_ADMIN")
         );
         assert!(diagnose("all good").is_empty());
+    }
+
+    #[test]
+    fn a_failed_range_replay_says_what_the_log_says_and_what_to_run_instead() {
+        let log = "==PROF== Connected to process 1 (python3)\n==WARNING== Skipping invalid capture range\n";
+        let d = range_replay(log, "range", Some(9), Some(0)).unwrap();
+        assert!(
+            d.cause.contains("exit code 9 and no results"),
+            "{}",
+            d.cause
+        );
+        assert!(d
+            .cause
+            .contains("`==WARNING== Skipping invalid capture range`"));
+        assert!(d.cause.contains("backward pass"));
+        assert!(d.fix.contains("replay_mode=kernel"));
+        assert!(d.fix.contains("forward-only"));
+        assert!(range_replay("", "app-range", Some(0), Some(0))
+            .unwrap()
+            .cause
+            .contains("no range"));
+        assert_eq!(range_replay(log, "kernel", Some(9), Some(0)), None);
+        assert_eq!(range_replay(log, "range", Some(0), Some(12)), None);
+        assert!(diagnose(log)[0]
+            .cause
+            .contains("Skipping invalid capture range"));
     }
 
     #[test]

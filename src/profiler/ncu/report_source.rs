@@ -66,11 +66,12 @@ impl<'p> ReportSource<'p> {
     ) -> Result<ReportSource<'p>> {
         let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
         let mut timing_names: Vec<String> = Vec::new();
+        let mut labels: Vec<(String, String)> = Vec::new();
         for input in inputs {
-            let mut file_names = first_result_metrics(&input.path)?;
+            let mut file_names = first_result_metrics(&input.path, &mut labels)?;
             timing_names.extend(file_names.iter().cloned());
             if let Some(deep) = input.deep.as_ref().filter(|d| d.is_file()) {
-                file_names.extend(first_result_metrics(deep)?);
+                file_names.extend(first_result_metrics(deep, &mut labels)?);
                 file_names.sort_unstable();
                 file_names.dedup();
             }
@@ -97,7 +98,7 @@ impl<'p> ReportSource<'p> {
                 )));
             }
         }
-        let (found, factors) = metrics_found(plan, reference);
+        let (found, factors) = metrics_found(plan, reference, &labels);
         let found = MetricsFound {
             has_time: names.iter().all(|n| n.contains(&plan.time_metric)),
             ..found
@@ -121,9 +122,13 @@ impl<'p> ReportSource<'p> {
     }
 }
 
-/// The requested metrics among `names`, with units and rollups as the CSV reader gives them, and the
-/// factor that brings each value to its base unit.
-fn metrics_found(plan: &AnalysisPlan, names: &[String]) -> (MetricsFound, Vec<f64>) {
+/// The requested metrics among `names`, with units and rollups as the CSV reader gives them, ncu's
+/// labels (the file's sections' where given), and the factor that brings each value to its base unit.
+fn metrics_found(
+    plan: &AnalysisPlan,
+    names: &[String],
+    labels: &[(String, String)],
+) -> (MetricsFound, Vec<f64>) {
     let mut found = MetricsFound::default();
     let mut factors = Vec::new();
     for request in &plan.requests {
@@ -143,6 +148,9 @@ fn metrics_found(plan: &AnalysisPlan, names: &[String]) -> (MetricsFound, Vec<f6
             rollup,
         });
         found.groups.push(request.group.clone());
+        found
+            .labels
+            .push(super::labels::label(&request.name, labels));
         factors.push(norm.factor);
     }
     (found, factors)
@@ -160,13 +168,22 @@ impl From<ReportFileError> for Peek {
     }
 }
 
-/// The metric names of the report's first result (none when it holds no result).
-fn first_result_metrics(path: &std::path::Path) -> Result<Vec<String>> {
+/// The metric names of the report's first result (none when it holds no result); the labels its
+/// sections give are added to `labels` (a name already there keeps its label).
+fn first_result_metrics(
+    path: &std::path::Path,
+    labels: &mut Vec<(String, String)>,
+) -> Result<Vec<String>> {
     let mut report = ReportFile::open(path)?;
     let mut names = Vec::new();
     let pass = report.for_each_result(|r| {
         for m in r.metrics() {
             names.push(m.map_err(|e| r.err(e))?.name.to_owned());
+        }
+        for (name, label) in r.section_labels()? {
+            if !labels.iter().any(|(n, _)| *n == name) {
+                labels.push((name, label));
+            }
         }
         Err(Peek::Done)
     });

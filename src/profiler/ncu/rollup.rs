@@ -1,9 +1,12 @@
 //! How each ncu metric aggregates over the results of a region, inferred from ncu's metric naming.
 //!
 //! ncu's report API types each metric (counter, ratio, throughput) with a rollup; its names encode the
-//! same: `.sum` counters add, `.pct_of_peak_*`, `.per_second`, `.per_cycle_*`, `.ratio` and `%` are
-//! rates (duration-weighted means), `.max`/`.min` take the extreme, and `launch__*`/`device__*` are
-//! attributes of the launch or the device that must never be summed. `report.rollups` overrides.
+//! same: `.pct_of_peak_*`, `.per_second`, `.per_cycle_*`, `.ratio` and `%` are rates
+//! (duration-weighted means), `launch__*`/`device__*` are attributes of the launch or the device that
+//! must never be summed, and every other metric is a counter that adds up across results, whatever
+//! its suffix: `.sum`, `.avg`, `.max` and `.min` reduce over the units (SMs, GPCs) inside one kernel,
+//! not across kernels, so a region's `gpc__cycles_elapsed.max` is the sum over its kernels of each
+//! kernel's slowest GPC. `report.rollups` overrides.
 
 use crate::region::Rollup;
 
@@ -30,10 +33,6 @@ pub fn infer(metric: &str, unit: &str) -> Rollup {
         || unit == "%";
     if rate {
         Rollup::Mean
-    } else if metric.ends_with(".max") {
-        Rollup::Max
-    } else if metric.ends_with(".min") {
-        Rollup::Min
     } else {
         Rollup::Sum
     }
@@ -60,8 +59,10 @@ mod tests {
             Rollup::Mean
         );
         assert_eq!(infer("lts__t_sector_hit_rate.pct", "%"), Rollup::Mean);
-        assert_eq!(infer("gpc__cycles_elapsed.max", "cycle"), Rollup::Max);
-        assert_eq!(infer("sm__cycles_active.min", "cycle"), Rollup::Min);
+        // Within-kernel reductions of counters still add up across kernels.
+        assert_eq!(infer("gpc__cycles_elapsed.max", "cycle"), Rollup::Sum);
+        assert_eq!(infer("sm__cycles_active.min", "cycle"), Rollup::Sum);
+        assert_eq!(infer("sm__cycles_active.avg", "cycle"), Rollup::Sum);
         assert_eq!(infer("launch__grid_size", ""), Rollup::Distinct);
         assert_eq!(
             infer("launch__occupancy_limit_warps", "block"),

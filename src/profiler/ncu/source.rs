@@ -72,6 +72,11 @@ impl<'p> CsvSource<'p> {
         let found = MetricsFound {
             specs: summary.specs.clone(),
             groups: summary.groups.clone(),
+            labels: summary
+                .specs
+                .iter()
+                .map(|s| super::labels::label(&s.name, &[]))
+                .collect(),
             missing: summary.missing.clone(),
             has_time: exports.iter().all(|e| e.summary().has_time),
         };

@@ -57,6 +57,9 @@ pub fn report(
         )?;
         scopes.extend(scopes_of(v, &analysis, &units, config));
     }
+    for scope in &mut scopes {
+        crate::report::summary::fill(scope, Some(TIME_METRIC));
+    }
     let mut settings = BTreeMap::new();
     settings.insert(
         "method".to_string(),
@@ -180,6 +183,7 @@ fn scope(
         process_name: None,
         host: None,
         device: v.device.clone(),
+        summary: Default::default(),
         total: Totals {
             kernel_count: 0,
             coverage: None,
@@ -279,6 +283,7 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
             .map(|(r, t)| r / t),
         exclusive: metrics.clone(),
         inclusive: metrics,
+        per_result: Default::default(),
         kernels: Vec::new(),
         instances: None,
         insights: insights(&r.insights, time_ns),

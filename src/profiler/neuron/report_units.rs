@@ -77,6 +77,8 @@ pub fn metric_infos() -> Vec<MetricInfo> {
     region
         .chain(summary)
         .map(|(name, unit)| MetricInfo {
+            // Neuron's readable labels are the Neuron adapter's to give.
+            label: None,
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
             rollup: if SUMS.contains(&name) {

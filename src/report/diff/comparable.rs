@@ -97,6 +97,20 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
             b: only(&mb, &ma),
         });
     }
+    // The same metric combined differently (a schema 3 report's `.max` counters against schema 4's
+    // sums) gives numbers that differ by the kernel count, not by a regression.
+    for m in &a.metrics {
+        let other = b.metrics.iter().find(|o| o.name == m.name);
+        if let (Some(x), Some(y)) = (m.rollup.as_deref(), other.and_then(|o| o.rollup.as_deref())) {
+            if x != y {
+                diffs.push(Difference {
+                    what: format!("rollup of {}", m.name),
+                    a: x.to_string(),
+                    b: y.to_string(),
+                });
+            }
+        }
+    }
     notes.push(
         "The GPU model is not recorded in report.json (a scope names its device by index), so whether both runs used the same GPU is unknown.".into(),
     );

@@ -56,6 +56,10 @@ pub struct MetricSide {
     pub name: String,
     #[serde(default)]
     pub unit: String,
+    /// How the metric combined over a region's results; schema 4 sums counters that schema 3 took
+    /// the largest of (`gpc__cycles_elapsed.max`), so two runs must agree on it.
+    #[serde(default)]
+    pub rollup: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

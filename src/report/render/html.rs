@@ -95,7 +95,7 @@ struct Page<'a> {
     time_metric: Option<&'a str>,
     selection: String,
     notes: &'a [String],
-    metric_heads: Vec<&'a str>,
+    metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
     single_scope: bool,
     /// The chart files are written too (`report.outputs` has `svg`): captions link them.
@@ -114,6 +114,8 @@ struct ScopeView<'a> {
     details: Vec<Detail<'a>>,
     kernels: Vec<KernelRow<'a>>,
     hidden_kernels: usize,
+    /// Where the time goes and what would save the most; `None` without a time metric.
+    glance: Option<super::glance::Glance>,
 }
 
 #[derive(Serialize)]
@@ -157,9 +159,19 @@ struct InsightView<'a> {
     message: &'a str,
     cause: Option<&'a str>,
     action: Option<&'a str>,
+    /// Kernel-local, of the shown result.
     speedup: Option<String>,
+    /// Estimated time saved in the region, with its share of the region.
+    saves: Option<String>,
     kernel: Option<&'a str>,
     evidence: String,
+}
+
+/// A metric column's head: the profiler's label, its raw name as the tooltip.
+#[derive(Serialize)]
+struct MetricHead<'a> {
+    label: &'a str,
+    name: &'a str,
 }
 
 #[derive(Serialize)]
@@ -215,7 +227,16 @@ impl<'a> Page<'a> {
             time_metric: time,
             selection: selection_text(ks),
             notes: &report.notes,
-            metric_heads: keys.iter().map(|(name, _)| *name).collect(),
+            metric_heads: report
+                .metrics
+                .iter()
+                .filter(|m| Some(m.name.as_str()) != time)
+                .take(KEY_METRICS)
+                .map(|m| MetricHead {
+                    label: m.label.as_deref().unwrap_or(&m.name),
+                    name: &m.name,
+                })
+                .collect(),
             scopes,
             single_scope: report.scopes.len() == 1,
             link_charts: options.charts,
@@ -279,7 +300,12 @@ fn scope_view<'a>(
         details.extend(detail);
     }
     let kernels = kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
+    let anchors = rows
+        .iter()
+        .filter_map(|r| Some((r.path, r.anchor.clone()?)))
+        .collect();
     ScopeView {
+        glance: super::glance::glance(&scope.summary, &anchors, unit),
         anchor,
         title: if aggregate {
             "Aggregate across all processes and devices".to_string()
@@ -391,12 +417,17 @@ fn detail<'a>(
         anchor,
         path: region.segments.join(" / "),
         instances,
-        insights: region.insights.iter().map(insight).collect(),
+        insights: region
+            .insights
+            .iter()
+            .map(|a| insight(a, time.and_then(|t| region.inclusive.get(t)?.value)))
+            .collect(),
         notes: &region.notes,
     })
 }
 
-fn insight(a: &Insight) -> InsightView<'_> {
+/// `region_time`: the region's time in ns, which the saving is a share of.
+fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
     InsightView {
         severity: format!("{:?}", a.severity).to_lowercase(),
         rule: &a.rule,
@@ -405,6 +436,13 @@ fn insight(a: &Insight) -> InsightView<'_> {
         cause: a.cause.as_deref(),
         action: a.action.as_deref(),
         speedup: a.estimated_speedup.map(|s| format::value(Some(s), "%")),
+        saves: a.estimated_saving_ns.map(|s| {
+            format!(
+                "{} ({} of the region)",
+                format::value(Some(s), "ns"),
+                format::share(ratio(Some(s), region_time))
+            )
+        }),
         kernel: a.evidence.kernel.as_deref(),
         evidence: format!(
             "{} result(s), {}",

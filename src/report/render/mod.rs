@@ -4,6 +4,7 @@
 //! and puts them in place only once all of them rendered, so a failing template never leaves a
 //! report.json newer than its report.md.
 
+pub mod glance;
 pub mod html;
 pub mod json;
 pub mod layout;

@@ -73,6 +73,7 @@ impl Advice {
             cause: None,
             action: None,
             estimated_speedup: self.estimated_speedup,
+            estimated_saving_ns: None,
             evidence: Evidence {
                 results: self.results,
                 time: self.time,
@@ -94,6 +95,10 @@ struct Finding {
     saving: Option<f64>,
     /// The shown result's duration in ns.
     duration: f64,
+    /// The time acting on it would save, in ns: over every result the rule fired on, that result's
+    /// estimated speedup times its own duration (`None` when no result had an estimate). Kernel-local
+    /// percentages never add up; these times do.
+    total_saving: Option<f64>,
 }
 
 impl Finding {
@@ -101,8 +106,10 @@ impl Finding {
     fn of_result(mut advice: Advice, duration: f64) -> Finding {
         advice.results = 1;
         advice.time = duration;
+        let saving = advice.estimated_speedup.map(|s| duration * s / 100.0);
         Finding {
-            saving: advice.estimated_speedup.map(|s| duration * s / 100.0),
+            saving,
+            total_saving: saving,
             duration,
             advice,
         }
@@ -110,6 +117,10 @@ impl Finding {
 
     fn merge(&mut self, other: &Finding) {
         let shown = other.ranks_above(self);
+        self.total_saving = match (self.total_saving, other.total_saving) {
+            (Some(x), Some(y)) => Some(x + y),
+            (x, y) => x.or(y),
+        };
         let (a, b) = (&mut self.advice, &other.advice);
         a.results += b.results;
         a.time += b.time;
@@ -138,16 +149,17 @@ impl Finding {
     }
 }
 
-/// Orders advice: optimisation opportunities and warnings before information; within a class, rules
-/// with an estimated speedup first, by the time they would save (time × speedup), then rules without
-/// an estimate, by the time they cover.
-fn priority(advice: &Advice) -> (u8, u8, f64) {
+/// Orders findings: optimisation opportunities and warnings before information; within a class, rules
+/// with an estimated speedup first, by the time they would save (each result's speedup × its own
+/// time, summed), then rules without an estimate, by the time they cover.
+fn priority(finding: &Finding) -> (u8, u8, f64) {
+    let advice = &finding.advice;
     let class = match advice.kind.as_str() {
         "OPT" | "WRN" => 0,
         _ => 1,
     };
-    match advice.estimated_speedup {
-        Some(speedup) => (class, 0, -(advice.time * speedup / 100.0)),
+    match finding.total_saving {
+        Some(saving) => (class, 0, -saving),
         None => (class, 1, -advice.time),
     }
 }
@@ -186,16 +198,22 @@ impl AdviceIndex {
                 }
             }
         }
-        let mut list: Vec<Advice> = merged.into_values().map(|f| f.advice).collect();
+        let mut list: Vec<Finding> = merged.into_values().collect();
         list.sort_by(|a, b| {
             let (ca, ea, wa) = priority(a);
             let (cb, eb, wb) = priority(b);
             (ca, ea)
                 .cmp(&(cb, eb))
                 .then(wa.total_cmp(&wb))
-                .then_with(|| a.rule.cmp(&b.rule))
+                .then_with(|| a.advice.rule.cmp(&b.advice.rule))
         });
-        list.into_iter().map(Advice::into_insight).collect()
+        list.into_iter()
+            .map(|f| {
+                let mut insight = f.advice.into_insight();
+                insight.estimated_saving_ns = f.total_saving;
+                insight
+            })
+            .collect()
     }
 
     /// Folds in one result's rule findings: `rules` ran on a result of `kernel` that took `time` ns in

@@ -36,6 +36,7 @@ mod nvtx_attributes;
 mod record;
 mod result;
 mod rules;
+mod sections;
 mod stack;
 mod strings;
 mod wire;

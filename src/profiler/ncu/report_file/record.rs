@@ -87,6 +87,8 @@ pub(crate) struct Layout {
     pub stream_id: Option<u32>,
     pub cpu_stack: u32,
     pub python_stack: u32,
+    /// The section layouts (`None` where the field is not known).
+    pub sections: Option<u32>,
 }
 
 /// One result, in file order. Borrowed: copy out what must outlive the visitor call.
@@ -169,6 +171,24 @@ impl<'a> ResultRecord<'a> {
             .for_each(|f| {
                 if f.number == wanted {
                     out.push(super::rules::decode(f.as_message()?)?);
+                }
+                Ok(())
+            })
+            .map_err(|e| self.err(e))?;
+        Ok(out)
+    }
+
+    /// ncu's label of every metric the result's sections show, as (metric name, label), the first
+    /// label given to a name kept; empty when the result holds no sections.
+    pub fn section_labels(&self) -> Result<Vec<(String, String)>, ReportFileError> {
+        let mut out = Vec::new();
+        let Some(wanted) = self.layout.sections else {
+            return Ok(out);
+        };
+        self.body
+            .for_each(|f| {
+                if f.number == wanted {
+                    super::sections::collect_labels(f.as_message()?, &mut out);
                 }
                 Ok(())
             })

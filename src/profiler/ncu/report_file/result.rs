@@ -18,6 +18,7 @@ static KERNEL: Layout = Layout {
     stream_id: Some(23),
     cpu_stack: 28,
     python_stack: 32,
+    sections: Some(17),
 };
 
 static RANGE: Layout = Layout {
@@ -30,6 +31,7 @@ static RANGE: Layout = Layout {
     stream_id: None,
     cpu_stack: 14,
     python_stack: 17,
+    sections: Some(7),
 };
 
 static CMDLIST: Layout = Layout {
@@ -42,6 +44,7 @@ static CMDLIST: Layout = Layout {
     stream_id: Some(12),
     cpu_stack: 16,
     python_stack: 22,
+    sections: None,
 };
 
 static GRAPH: Layout = Layout {
@@ -54,6 +57,7 @@ static GRAPH: Layout = Layout {
     stream_id: Some(12),
     cpu_stack: 16,
     python_stack: 19,
+    sections: None,
 };
 
 fn layout(kind: ResultKind) -> &'static Layout {

@@ -13,7 +13,8 @@ use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
     Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
-    MetricMap, MetricValue, Region, Report, RunInfo, Sampling, Scope, Totals,
+    MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope, Summary,
+    Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -70,6 +71,9 @@ pub(super) struct ScopeView<'a> {
     process_name: Option<&'a str>,
     host: Option<&'a str>,
     device: Option<&'a str>,
+    summary: &'a Summary,
+    /// The section anchor of each region the summary names.
+    summary_anchors: HashMap<&'a str, String>,
     total: TotalsView<'a>,
     outside_regions: TotalsView<'a>,
     notes: &'a [String],
@@ -128,6 +132,7 @@ struct RegionView<'a> {
     coverage: Option<&'a Coverage>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
+    per_result: &'a PerResultMap,
     instances: Option<&'a Instances>,
     insights: &'a [Insight],
     notes: &'a [String],
@@ -235,6 +240,32 @@ impl<'a> ScopeView<'a> {
                 view
             })
             .collect();
+        let named: HashSet<&str> = scope
+            .summary
+            .top_regions
+            .iter()
+            .map(|r| r.path.as_str())
+            .chain(scope.summary.top_insights.iter().map(|i| i.region.as_str()))
+            .chain(
+                scope
+                    .summary
+                    .top_insights
+                    .iter()
+                    .filter_map(|i| i.mostly_in.as_deref()),
+            )
+            .chain(
+                scope
+                    .summary
+                    .top_kernels
+                    .iter()
+                    .filter_map(|k| k.mostly_in.as_deref()),
+            )
+            .collect();
+        let summary_anchors = shown_regions
+            .iter()
+            .filter(|r| named.contains(r.path))
+            .map(|r| (r.path, r.anchor.clone()))
+            .collect();
         let outside_time = number(&scope.outside_regions.metrics, time);
         let totals = |t: &'a Totals| TotalsView {
             kernel_count: t.kernel_count,
@@ -250,6 +281,8 @@ impl<'a> ScopeView<'a> {
             process_name: scope.process_name.as_deref(),
             host: scope.host.as_deref(),
             device: scope.device.as_deref(),
+            summary: &scope.summary,
+            summary_anchors,
             total: totals(&scope.total),
             outside_regions: totals(&scope.outside_regions),
             notes: &scope.notes,
@@ -303,6 +336,7 @@ impl<'a> RegionView<'a> {
             coverage: region.coverage.as_ref(),
             inclusive: &region.inclusive,
             exclusive: &region.exclusive,
+            per_result: &region.per_result,
             instances: region.instances.as_ref(),
             insights: &region.insights,
             notes: &region.notes,

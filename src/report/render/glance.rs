@@ -1,0 +1,104 @@
+//! report.html's opening for one scope: where the time goes and what would save the most (the scope's
+//! `summary`), as text ready for the template, linked to the region sections.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::report::format;
+use crate::report::model::Summary;
+
+#[derive(Serialize)]
+pub struct Glance {
+    pub total: String,
+    pub regions: Vec<GlanceRow>,
+    pub kernels: Vec<GlanceRow>,
+    pub insights: Vec<GlanceInsight>,
+}
+
+#[derive(Serialize)]
+pub struct GlanceRow {
+    pub name: String,
+    /// The full path or kernel name, for the tooltip.
+    pub title: String,
+    pub anchor: Option<String>,
+    /// For a kernel: the region that runs most of it, and that region's section.
+    pub home: Option<String>,
+    pub home_anchor: Option<String>,
+    pub count: String,
+    pub time: String,
+    pub share: String,
+}
+
+#[derive(Serialize)]
+pub struct GlanceInsight {
+    pub rule: String,
+    pub source: String,
+    pub region: String,
+    pub anchor: Option<String>,
+    pub saves: String,
+    pub share: String,
+    /// `train_step/backward (90 µs)`: the nested region holding most of the saving.
+    pub mostly_in: Option<String>,
+    pub mostly_in_anchor: Option<String>,
+    pub speedup: String,
+    pub message: String,
+}
+
+/// `anchors`: each shown region's section anchor, by path; `unit`: the time metric's unit.
+pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) -> Option<Glance> {
+    let total = summary.time?;
+    Some(Glance {
+        total: format::value(Some(total), unit),
+        regions: summary
+            .top_regions
+            .iter()
+            .map(|r| GlanceRow {
+                name: format::shorten(&r.path, 100),
+                title: r.path.clone(),
+                anchor: anchors.get(r.path.as_str()).cloned(),
+                home: None,
+                home_anchor: None,
+                count: String::new(),
+                time: format::value(Some(r.self_time), unit),
+                share: format::share(r.self_time_share),
+            })
+            .collect(),
+        kernels: summary
+            .top_kernels
+            .iter()
+            .map(|k| GlanceRow {
+                name: format::shorten(&k.function, 80),
+                title: k.name.clone(),
+                anchor: None,
+                home: k.mostly_in.as_deref().map(|p| format::shorten(p, 100)),
+                home_anchor: k.mostly_in.as_deref().and_then(|p| anchors.get(p).cloned()),
+                count: format::count(k.count as f64),
+                time: format::value(Some(k.time), unit),
+                share: format::share(k.time_share),
+            })
+            .collect(),
+        insights: summary
+            .top_insights
+            .iter()
+            .map(|i| GlanceInsight {
+                rule: i.rule.clone(),
+                source: i.source.clone(),
+                region: format::shorten(&i.region, 100),
+                anchor: anchors.get(i.region.as_str()).cloned(),
+                saves: format::value(Some(i.estimated_saving_ns), "ns"),
+                share: format::share(i.saving_share),
+                mostly_in: i.mostly_in.as_ref().map(|p| {
+                    format!(
+                        "{} ({})",
+                        format::shorten(p, 100),
+                        format::value(i.mostly_in_saving_ns, "ns")
+                    )
+                }),
+                mostly_in_anchor: i.mostly_in.as_deref().and_then(|p| anchors.get(p).cloned()),
+                speedup: format::value(i.estimated_speedup, "%"),
+                message: format::shorten(&i.message, 240),
+            })
+            .collect(),
+    })
+}
