@@ -21,6 +21,6 @@ mod regions;
 mod report_file;
 mod report_render;
 mod report_scopes;
-mod sampled;
 mod rollups;
+mod sampled;
 mod visual;
