@@ -46,11 +46,6 @@ impl Plan {
         }
         if config.pipeline.profiler == ProfilerKind::Neuron {
             crate::profiler::neuron::capture::check_config(config)?;
-            if config.regions.auto.method != crate::region::AutoMethod::None {
-                return Err(Error::Usage(
-                    crate::profiler::neuron::report::AUTO_REGIONS_REFUSED.into(),
-                ));
-            }
         }
         let neuron_rules = crate::profiler::neuron::analysis::load_rules(&config.neuron.insights)
             .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))?;

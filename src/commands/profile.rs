@@ -86,7 +86,10 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     }
     if let Some(missing) = profiler.incomplete(&run, &record) {
         if let Some(md) = &rendered {
-            err_line(&format!("note: report of what was captured: {}", md.display()));
+            err_line(&format!(
+                "note: report of what was captured: {}",
+                md.display()
+            ));
         }
         return Err(missing.into());
     }

@@ -1,4 +1,5 @@
-//! Automatic regions (`regions.auto`): where a program marked no ranges, or its ranges are too fine,
+//! Automatic regions (`regions.auto`) on GPU results, read one at a time with the cuts of
+//! [`super::methods`] (the same methods Neuron's timeline goes through): where a program marked no ranges, or its ranges are too fine,
 //! each result is given regions by a method instead of by its own range stacks. One method at a time:
 //!
 //! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor.
@@ -12,6 +13,8 @@
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
+use super::methods::collectives::Position;
+use super::methods::hierarchy;
 use super::{Observation, ScopeKey};
 use crate::fast_map::FastMap;
 
@@ -21,8 +24,10 @@ use crate::fast_map::FastMap;
 pub struct AutoRegions {
     /// `none` (the program's own ranges), `hierarchy`, `collectives` or `stack_frames`.
     pub method: AutoMethod,
-    /// `hierarchy` and `stack_frames`: levels kept (1 = top level only).
-    pub depth: usize,
+    /// `hierarchy` and `stack_frames`: levels kept (1 = top level only). Unset: `hierarchy` takes the
+    /// layer level (the first depth where siblings repeat) on a timeline (Neuron) and 2 on GPU results,
+    /// which are read one at a time; `stack_frames` takes 1 on a timeline, 2 on GPU results.
+    pub depth: Option<usize>,
     pub collectives: CollectiveCuts,
 }
 
@@ -49,6 +54,12 @@ pub struct CollectiveCuts {
     pub stride: usize,
     /// Segments named at most (`null`: all); later results are outside regions.
     pub count: Option<usize>,
+    /// Timelines with collective operations (Neuron): the operation that opens a segment (unset: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_type_1: Option<String>,
+    /// Timelines with collective operations (Neuron): the operation that closes a segment (unset: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_type_2: Option<String>,
 }
 
 impl Default for AutoRegions {
@@ -56,7 +67,7 @@ impl Default for AutoRegions {
     fn default() -> AutoRegions {
         AutoRegions {
             method: AutoMethod::None,
-            depth: 2,
+            depth: None,
             collectives: CollectiveCuts {
                 name: "segment".into(),
                 kernels: vec![
@@ -67,6 +78,8 @@ impl Default for AutoRegions {
                 offset: 0,
                 stride: 1,
                 count: None,
+                op_type_1: None,
+                op_type_2: None,
             },
         }
     }
@@ -96,9 +109,7 @@ pub enum Regioner {
 pub struct Cuts {
     name: String,
     kernels: GlobSet,
-    offset: usize,
-    stride: usize,
-    count: Option<usize>,
+    position: Position,
 }
 
 impl Regioner {
@@ -107,7 +118,10 @@ impl Regioner {
             key: key.into(),
             message,
         };
-        let depth = || match auto.depth {
+        let depth = || match auto
+            .depth
+            .unwrap_or(super::methods::hierarchy::FALLBACK_DEPTH)
+        {
             0 => Err(error(
                 "depth",
                 "must be 1 or more (1: top-level ranges only)".into(),
@@ -142,9 +156,11 @@ impl Regioner {
                 Regioner::Collectives(Cuts {
                     name: c.name.clone(),
                     kernels,
-                    offset: c.offset,
-                    stride: c.stride,
-                    count: c.count,
+                    position: Position {
+                        offset: c.offset,
+                        stride: c.stride,
+                        count: c.count,
+                    },
                 })
             }
         })
@@ -190,14 +206,14 @@ impl Regioner {
         state.marks.clear();
         match self {
             Regioner::Own => {}
-            Regioner::Hierarchy { depth } => state
-                .stacks
-                .extend(obs.stacks.iter().map(|s| s[..s.len().min(*depth)].to_vec())),
+            Regioner::Hierarchy { depth } => state.stacks.extend(
+                obs.stacks
+                    .iter()
+                    .map(|s| hierarchy::cut(s, *depth).to_vec()),
+            ),
             Regioner::StackFrames { depth } => {
                 if let Some(frames) = obs.call_stack {
-                    state
-                        .stacks
-                        .push(frames[..frames.len().min(*depth)].to_vec());
+                    state.stacks.push(hierarchy::cut(frames, *depth).to_vec());
                 }
             }
             Regioner::Collectives(cuts) => {
@@ -230,11 +246,7 @@ impl Cuts {
             *cuts += 1;
             return Some(COLLECTIVES_REGION.to_string());
         }
-        let since_offset = cuts.checked_sub(self.offset)?;
-        let index = since_offset / self.stride;
-        if self.count.is_some_and(|count| index >= count) {
-            return None;
-        }
+        let index = self.position.segment(*cuts)?;
         Some(format!("{}[{index}]", self.name))
     }
 }

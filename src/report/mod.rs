@@ -7,6 +7,7 @@
 pub mod build;
 pub mod compare;
 pub mod diff;
+pub mod distribution;
 pub mod format;
 pub mod model;
 pub mod render;

@@ -114,7 +114,9 @@ pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
     timing.apply_rules = Some(false);
     timing.import_source = None;
     if !timing.extra_args.iter().any(|a| a == "--import-sass") {
-        timing.extra_args.extend(["--import-sass".into(), "no".into()]);
+        timing
+            .extra_args
+            .extend(["--import-sass".into(), "no".into()]);
     }
     timing
 }

@@ -1,12 +1,12 @@
-//! The Neuron analysis: regions from the configured method, their metrics, group ratios, insights, the
-//! whole-profile summaries with their insights, distributions and the requested comparison.
+//! The Neuron analysis: regions from the shared region methods, what only Neuron can compute over them
+//! (engine busy fractions, counters, group ratios), their insights, and the whole-profile summaries with
+//! their insights. Distributions and `report.compare` are the report's, over the mapped regions.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::compare::{compare, distributions, set_group_ratios, Comparison, Distribution};
-use super::error::Result;
+use super::group_ratios::set_group_ratios;
 use super::metrics::{region_metrics, summary_metrics, MetricMap, Peaks};
 use super::model::NeuronProfile;
 use super::regions::{self, RegionSpan};
@@ -86,28 +86,12 @@ pub struct Analysis {
     pub peak_bandwidth: Option<f64>,
     pub summaries: Vec<ProfileSummary>,
     pub regions: Vec<Region>,
-    pub distributions: Vec<Distribution>,
-    pub comparison: Option<Comparison>,
     pub notes: Vec<String>,
 }
 
-/// Analyse a profile without a comparison.
-pub fn analyse(
-    profile: &NeuronProfile,
-    settings: &NeuronSettings,
-    rules: &RuleSet,
-) -> Result<Analysis> {
-    analyse_compared(profile, settings, rules, &[])
-}
-
-/// Analyse a profile and compare the named regions (`report.compare`). Fails only on a bad name or
-/// more than [`super::compare::MAX_COMPARED`] of them.
-pub fn analyse_compared(
-    profile: &NeuronProfile,
-    settings: &NeuronSettings,
-    rules: &RuleSet,
-    compared: &[String],
-) -> Result<Analysis> {
+/// Analyse a profile: regions by `settings.regions` (already resolved against `regions.auto`, see
+/// [`super::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
+pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
     let generated = regions::generate(profile, &settings.regions);
@@ -133,27 +117,20 @@ pub fn analyse_compared(
             }
         })
         .collect();
-    let comparison = if compared.is_empty() {
-        None
-    } else {
-        Some(compare(&regions, compared)?)
-    };
     let mut notes = profile.notes.clone();
     notes.extend(generated.notes);
     if !regions.is_empty() {
         notes.extend(peaks.notes.iter().cloned());
     }
-    Ok(Analysis {
+    Analysis {
         source: profile.source.clone(),
         method: settings.regions.method,
         peak_flops: peaks.peak_flops,
         peak_bandwidth: peaks.peak_bandwidth,
         summaries,
-        distributions: distributions(&regions, settings.distribution.outlier_factor),
         regions,
-        comparison,
         notes,
-    })
+    }
 }
 
 fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {

@@ -9,8 +9,8 @@
 pub mod analysis;
 pub mod capture;
 pub mod cli;
-pub mod compare;
 pub mod error;
+pub mod group_ratios;
 pub mod inputs;
 pub mod inspect;
 pub mod intervals;

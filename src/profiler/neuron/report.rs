@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::analysis::{analyse_compared, Analysis, Bound, ProfileSummary, Region as NRegion};
-use super::compare::Distribution as NDistribution;
+use super::analysis::{analyse, Analysis, Bound, ProfileSummary, Region as NRegion};
 use super::metrics::MetricMap as NMetrics;
 use super::report_units::{metric_infos, metric_map, unit_table, UnitRow};
 use super::settings::RegionMethod;
@@ -16,14 +15,8 @@ use crate::error::Result;
 use crate::plan::Plan;
 use crate::region::RegionKind;
 use crate::report::model::{
-    Distribution, DistributionEntry, Insight, MetricMap, ProfilerInfo, Region, Report, RunInfo,
-    Scope, Totals, SCHEMA_VERSION,
+    Insight, MetricMap, ProfilerInfo, Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
-
-/// `regions.auto` is a GPU setting; a Neuron report refuses it rather than ignore it.
-pub const AUTO_REGIONS_REFUSED: &str =
-    "regions.auto applies to GPU (ncu) profiles; Neuron profiles \
-    choose their regions with neuron.regions.method (collectives, hierarchy or stack_frames)";
 
 /// The name the report gives the profiler.
 pub const PROFILER_NAME: &str = "neuron-explorer";
@@ -39,28 +32,22 @@ pub fn report(
     viewed: &[Viewed],
     context: &RunContext,
 ) -> Result<Report> {
-    // Neuron regions come from its own methods; a GPU-side setting that would be ignored is refused.
-    if config.regions.auto.method != crate::region::AutoMethod::None {
-        return Err(crate::error::Error::Usage(AUTO_REGIONS_REFUSED.into()));
-    }
+    // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
+    let mut neuron = config.neuron.clone();
+    neuron.regions = config.neuron.regions.resolve(&config.regions.auto);
     let units = unit_table();
     let mut scopes = Vec::new();
     let mut version = None;
     for v in viewed {
         let profile = super::load(&v.output)?;
         version = version.or_else(|| tool_version(&profile));
-        let analysis = analyse_compared(
-            &profile,
-            &config.neuron,
-            &plan.neuron_rules,
-            &config.report.compare,
-        )?;
+        let analysis = analyse(&profile, &neuron, &plan.neuron_rules);
         scopes.extend(scopes_of(v, &analysis, &units, config));
     }
     let mut settings = BTreeMap::new();
     settings.insert(
         "method".to_string(),
-        config.neuron.regions.method.as_str().to_string(),
+        neuron.regions.method.as_str().to_string(),
     );
     // Only what this report's inputs went through: a profile given as is was viewed by someone else.
     if viewed.iter().any(|v| !v.command.is_empty()) {
@@ -138,12 +125,11 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
         .collect();
     let mut main = scope(v, first, units, a.summaries.len() > 1);
     main.regions = regions;
-    let factor = config.neuron.distribution.outlier_factor;
-    main.distributions = a
-        .distributions
-        .iter()
-        .map(|d| distribution(d, &a.regions, factor))
-        .collect();
+    main.distributions = crate::report::distribution::distributions(
+        &main.regions,
+        TIME_METRIC,
+        config.neuron.distribution.outlier_factor,
+    );
     main.notes = a.notes.clone();
     if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
         main.notes.push(format!(
@@ -283,32 +269,5 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         instances: None,
         insights: insights(&r.insights, time_ns),
         notes,
-    }
-}
-
-fn distribution(d: &NDistribution, regions: &[NRegion], factor: f64) -> Distribution {
-    let entries = regions
-        .iter()
-        .filter(|r| r.base == d.base)
-        .filter_map(|r| {
-            let v = r.metrics.get(TIME_METRIC).copied().flatten()?;
-            Some(DistributionEntry {
-                path: segments(r).0,
-                value: v * 1e9,
-                outlier: d.outliers.contains(&r.name),
-            })
-        })
-        .collect();
-    Distribution {
-        base: d.base.clone(),
-        metric: TIME_METRIC.to_string(),
-        unit: "ns".to_string(),
-        count: d.count as u64,
-        min: d.min * 1e9,
-        median: d.median * 1e9,
-        p90: d.p90 * 1e9,
-        max: d.max * 1e9,
-        outlier_factor: factor,
-        regions: entries,
     }
 }

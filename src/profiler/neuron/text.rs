@@ -1,4 +1,4 @@
-//! A plain-text rendering of an [`Analysis`] (one block per region, distributions, comparison), for
+//! A plain-text rendering of an [`Analysis`] (one block per region, the summaries, the notes), for
 //! terminals, logs and the documentation's example. The report layer renders its own formats.
 
 use std::fmt::Write;
@@ -129,42 +129,6 @@ pub fn render(a: &Analysis) -> String {
     for r in &a.regions {
         out.push('\n');
         region(&mut out, r);
-    }
-    for d in &a.distributions {
-        let _ = writeln!(
-            out,
-            "\ndistribution {} ({} regions): min {}  median {}  p90 {}  max {}  outliers: {}",
-            d.base,
-            d.count,
-            us(Some(d.min)),
-            us(Some(d.median)),
-            us(Some(d.p90)),
-            us(Some(d.max)),
-            if d.outliers.is_empty() {
-                "none".into()
-            } else {
-                d.outliers.join(", ")
-            }
-        );
-    }
-    if let Some(c) = &a.comparison {
-        let _ = writeln!(
-            out,
-            "\ncompare {:<36}{}",
-            "",
-            c.regions
-                .iter()
-                .map(|r| format!("{r:>14}"))
-                .collect::<String>()
-        );
-        for row in &c.rows {
-            let vals: String = row
-                .values
-                .iter()
-                .map(|v| format!("{:>14}", num(*v)))
-                .collect();
-            let _ = writeln!(out, "  {:<42}{vals}", row.metric);
-        }
     }
     for n in &a.notes {
         let _ = writeln!(out, "note: {n}");

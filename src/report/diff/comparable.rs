@@ -54,7 +54,8 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         None => "off (every result profiled in full)".to_string(),
         Some(s) => format!(
             "timing pass + deep pass, {} launch(es) per distinct launch",
-            s.launch_count.map_or("unknown".to_string(), |k| k.to_string())
+            s.launch_count
+                .map_or("unknown".to_string(), |k| k.to_string())
         ),
     };
     differ("sampling", Some(&sampling(a)), Some(&sampling(b)));

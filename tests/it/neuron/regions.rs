@@ -100,7 +100,7 @@ fn a_profile_without_collectives_says_so() {
 }
 
 #[test]
-fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
+fn hierarchy_cuts_at_the_decoder_layers_by_default_and_at_a_given_depth() {
     let mut settings = RegionSettings {
         method: RegionMethod::Hierarchy,
         ..RegionSettings::default()
@@ -116,7 +116,7 @@ fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
     assert_eq!(spans(&settings), expected);
 
     // Depth 3: attention S+0..40 µs (its semaphore ends at S+40), MLP S+48..88 µs.
-    settings.hierarchy.depth = 3;
+    settings.hierarchy.depth = Some(3);
     let got = spans(&settings);
     assert_eq!(got.len(), 8);
     assert_eq!(
@@ -138,10 +138,10 @@ fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
     // 5 instructions of layer 3's MLP: the gate/up matmul, two NKI, the down matmul, the semaphore
     assert!(matches!(&r.spans[7].selection, Selection::Instructions(m) if m.len() == 5));
 
-    settings.hierarchy.depth = 4;
+    settings.hierarchy.depth = Some(4);
     let r = generate(&p, &settings);
     assert!(
-        r.spans.is_empty() && r.notes[0].contains("deeper than depth 4"),
+        r.spans.is_empty() && r.notes[0].contains("no stack reaches depth 4"),
         "{:?}",
         r.notes
     );
