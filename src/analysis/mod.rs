@@ -179,6 +179,7 @@ pub fn analyze<O: Observations>(
         notes,
         compare,
         sampling: reading.sampling.clone(),
+        item_noun: Default::default(),
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::group_ratios::set_group_ratios;
-use super::metrics::{region_metrics, summary_metrics, MetricMap, Peaks};
+use super::metrics::{owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks};
 use super::model::NeuronProfile;
 use super::regions::{self, RegionSpan};
 use super::settings::InsightSettings;
@@ -64,6 +64,8 @@ pub struct Region {
     /// Rebased to the profile's first timestamp.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// The instructions it owns (indices into the profile's instructions).
+    pub instructions: Vec<usize>,
     pub metrics: MetricMap,
     pub bound: Option<Bound>,
     pub insights: Vec<Insight>,
@@ -86,6 +88,9 @@ pub struct Analysis {
     pub peak_bandwidth: Option<f64>,
     pub summaries: Vec<ProfileSummary>,
     pub regions: Vec<Region>,
+    /// Instructions in the profile, and those in no region.
+    pub instruction_count: usize,
+    pub outside_count: usize,
     pub notes: Vec<String>,
 }
 
@@ -122,7 +127,15 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
     if !regions.is_empty() {
         notes.extend(peaks.notes.iter().cloned());
     }
+    let mut inside = vec![false; profile.instructions.len()];
+    for r in &regions {
+        for &n in &r.instructions {
+            inside[n] = true;
+        }
+    }
     Analysis {
+        instruction_count: inside.len(),
+        outside_count: inside.iter().filter(|i| !**i).count(),
         source: profile.source.clone(),
         method: settings.regions.method,
         peak_flops: peaks.peak_flops,
@@ -142,6 +155,7 @@ fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
         method: s.method,
         start_ns: s.start_ns,
         end_ns: s.end_ns,
+        instructions: owned_instructions(profile, s),
         bound: Bound::of(&metrics),
         metrics,
         insights: Vec::new(),

@@ -15,7 +15,8 @@ use crate::error::Result;
 use crate::plan::Plan;
 use crate::region::RegionKind;
 use crate::report::model::{
-    Insight, MetricMap, ProfilerInfo, Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
+    Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Region, Report, RunInfo,
+    Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
@@ -38,10 +39,12 @@ pub fn report(
     let units = unit_table();
     let mut scopes = Vec::new();
     let mut version = None;
+    let mut instructions = 0;
     for v in viewed {
         let profile = super::load(&v.output)?;
         version = version.or_else(|| tool_version(&profile));
         let analysis = analyse(&profile, &neuron, &plan.neuron_rules);
+        instructions += analysis.instruction_count as u64;
         scopes.extend(scopes_of(v, &analysis, &units, config));
     }
     let mut settings = BTreeMap::new();
@@ -83,12 +86,21 @@ pub fn report(
         },
         metrics: metric_infos(),
         time_metric: Some(TIME_METRIC.to_string()),
-        kernel_selection: plan.analysis.selection.clone(),
+        // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
+        kernel_selection: KernelSelectionInfo {
+            results_selected: instructions,
+            ..plan.analysis.selection.clone()
+        },
         scopes,
         aggregate: None,
         notes,
         compare,
         sampling: None,
+        item_noun: ItemNoun {
+            one: "instruction",
+            many: "instructions",
+            listed: false,
+        },
     })
 }
 
@@ -125,6 +137,8 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
         .collect();
     let mut main = scope(v, first, units, a.summaries.len() > 1);
     main.regions = regions;
+    main.total.kernel_count = a.instruction_count as u64;
+    main.outside_regions.kernel_count = a.outside_count as u64;
     main.distributions = crate::report::distribution::distributions(
         &main.regions,
         TIME_METRIC,
@@ -246,8 +260,9 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
     }
     Region {
         coverage: None,
+        // The last segment, as a GPU region's name: `report.compare` finds a layer by it alone.
+        name: segments.last().cloned().unwrap_or_default(),
         path,
-        name: r.name.clone(),
         depth: 0,
         parent: None,
         kind: if r.method == RegionMethod::Hierarchy {
@@ -257,8 +272,8 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         },
         origin: r.method.as_str().to_string(),
         segments,
-        kernel_count: 0,
-        self_kernel_count: 0,
+        kernel_count: r.instructions.len() as u64,
+        self_kernel_count: r.instructions.len() as u64,
         time_share: time_ns
             .zip(total_ns)
             .filter(|(_, t)| *t > 0.0)

@@ -7,7 +7,7 @@ mod region;
 use super::model::Summary;
 use super::settings::HardwareSettings;
 
-pub use region::region_metrics;
+pub use region::{owned_instructions, region_metrics};
 
 /// Metric name → value; `None` where the data cannot give it (the rules engine's map).
 pub type MetricMap = crate::insights::Metrics;

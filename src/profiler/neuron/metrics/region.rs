@@ -111,6 +111,15 @@ fn gather(profile: &NeuronProfile, span: &RegionSpan) -> Owned {
     owned
 }
 
+/// The instructions a region counts as its own (indices into `profile.instructions`): its members, or
+/// for time windows the instructions starting in them, as its counters are.
+pub fn owned_instructions(profile: &NeuronProfile, span: &RegionSpan) -> Vec<usize> {
+    let (windows, idx, clipped) = members(profile, span);
+    idx.into_iter()
+        .filter(|&n| !clipped || contains(&windows, profile.instructions[n].start_ns))
+        .collect()
+}
+
 /// The metrics of one region.
 pub fn region_metrics(profile: &NeuronProfile, span: &RegionSpan, peaks: &Peaks) -> MetricMap {
     let mut owned = gather(profile, span);

@@ -12,8 +12,8 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
-    MetricMap, MetricValue, Region, Report, RunInfo, Sampling, Scope, Totals,
+    Comparison, Coverage, Distribution, Insight, Instances, ItemNoun, KernelSelectionInfo,
+    MetricInfo, MetricMap, MetricValue, Region, Report, RunInfo, Sampling, Scope, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -56,6 +56,8 @@ struct ReportView<'a> {
     notes: &'a [String],
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
+    /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
+    item: ItemNoun,
 }
 
 #[derive(Serialize)]
@@ -193,6 +195,7 @@ impl<'a> Context<'a> {
                 notes: &report.notes,
                 compare: &report.compare,
                 sampling: report.sampling.as_ref(),
+                item: report.item_noun,
             },
             summary_metrics,
             scopes,
