@@ -59,9 +59,12 @@ pub fn report(
             config.pipeline.neuron.view.format.as_arg().to_string(),
         );
     }
+    let mut metrics = metric_infos();
+    let empty_note = crate::report::empty_metrics::leave_out_empty(&mut metrics, &mut scopes);
     // report.compare works on the mapped regions as on any profiler's.
     let (compare, mut notes) =
         crate::report::compare::comparisons(&config.report.compare, &scopes, None);
+    notes.extend(empty_note);
     if config.report.aggregate && scopes.len() > 1 {
         notes.push(
             "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
@@ -84,7 +87,7 @@ pub fn report(
                 .map(|v| v.output.display().to_string())
                 .collect(),
         },
-        metrics: metric_infos(),
+        metrics,
         time_metric: Some(TIME_METRIC.to_string()),
         // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
         kernel_selection: KernelSelectionInfo {
@@ -200,20 +203,31 @@ fn scope(
                 .copied()
                 .flatten()
                 .map(|t| t * 1e9);
-            insights(&s.insights, time_ns)
+            insights(&s.insights, time_ns, units)
         }),
         distributions: Vec::new(),
         notes: Vec::new(),
     }
 }
 
-fn insights(found: &[crate::insights::Insight], time_ns: Option<f64>) -> Vec<Insight> {
+/// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
+/// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
+fn insights(
+    found: &[crate::insights::Insight],
+    time_ns: Option<f64>,
+    units: &[UnitRow],
+) -> Vec<Insight> {
     found
         .iter()
         .cloned()
         .map(|i| {
             let mut insight = i.into_report(INSIGHT_SOURCE);
             insight.evidence.time = time_ns.unwrap_or(0.0);
+            for (name, value) in &mut insight.evidence.metrics {
+                if let Some((_, _, factor)) = units.iter().find(|u| &*u.0 == name.as_str()) {
+                    *value *= factor;
+                }
+            }
             insight
         })
         .collect()
@@ -282,7 +296,7 @@ fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         inclusive: metrics,
         kernels: Vec::new(),
         instances: None,
-        insights: insights(&r.insights, time_ns),
+        insights: insights(&r.insights, time_ns, units),
         notes,
     }
 }

@@ -287,3 +287,64 @@ fn hierarchy_without_a_depth_gives_the_repeated_layers() {
     assert_eq!(deeper["scopes"][0]["regions"].as_array().unwrap().len(), 8);
     assert_eq!(deeper["scopes"], alias["scopes"]);
 }
+
+#[test]
+fn neuron_reports_leave_out_empty_metrics_and_give_evidence_in_table_units() {
+    let env = Env::new();
+    let report = decoder_report(&env, "units", &["regions.auto.method=hierarchy"]);
+    // The decoder profile has no weight or DMA-activity summary values: those metrics are listed
+    // nowhere, and one note says so.
+    let listed: Vec<&str> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let scope = &report["scopes"][0];
+    for gone in [
+        "weight_size_bytes",
+        "weight_queue_bytes",
+        "dma_active_time_percent",
+    ] {
+        assert!(!listed.contains(&gone), "{gone} is still listed");
+        assert!(scope["total"]["metrics"].get(gone).is_none());
+    }
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("no value anywhere") && n.contains("`weight_size_bytes`")),
+        "{notes:?}"
+    );
+    // Evidence is in the unit the tables use: a % metric's evidence equals the scope's % value.
+    for insight in scope["insights"].as_array().unwrap() {
+        for (name, value) in insight["evidence"]["metrics"].as_object().unwrap() {
+            let table = &scope["total"]["metrics"][name];
+            assert!(
+                close(value.as_f64().unwrap(), table["value"].as_f64().unwrap()),
+                "{name}: evidence {value} vs table {}",
+                table["value"]
+            );
+        }
+    }
+    // And every region counts the instructions it owns; together with those outside, the scope's.
+    let owned: u64 = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kernel_count"].as_u64().unwrap())
+        .sum();
+    let outside = scope["outside_regions"]["kernel_count"].as_u64().unwrap();
+    let total = scope["total"]["kernel_count"].as_u64().unwrap();
+    assert_eq!(owned + outside, total);
+    // The fixture's instructions, as its JSON lists them (after the viewer's log lines).
+    let text = std::fs::read_to_string(fixture("neuron/llama_tp_decoder.json")).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let listed_instructions = raw["instruction"].as_array().map_or(0, |a| a.len() as u64);
+    assert_eq!(total, listed_instructions);
+}

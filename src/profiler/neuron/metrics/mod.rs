@@ -2,11 +2,13 @@
 //! to both. Units: seconds, bytes, FLOPs, fractions 0–1. Unknown is `None`, never 0: a counter no
 //! instruction carries stays unknown. The formulas are listed in [`REGION_METRICS`] and docs/neuron.md.
 
+mod labels;
 mod region;
 
 use super::model::Summary;
 use super::settings::HardwareSettings;
 
+pub use labels::{label, METRIC_LABELS};
 pub use region::{owned_instructions, region_metrics};
 
 /// Metric name → value; `None` where the data cannot give it (the rules engine's map).
