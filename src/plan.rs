@@ -138,10 +138,15 @@ fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
 fn regioner(config: &Config) -> Result<Regioner> {
     let regioner = Regioner::new(&config.regions.auto)
         .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?;
+    if matches!(regioner, Regioner::StackFrames { .. }) && !config.regions.include.is_empty() {
+        // Python frames explain the GPU time inside the ranges asked for: `step/<frames…>`.
+        return Ok(Regioner::nested_stack_frames(config.regions.auto.depth));
+    }
     if !matches!(regioner, Regioner::Own) && !config.regions.include.is_empty() {
         return Err(Error::Usage(
             "regions.auto.method and regions.include are both set: automatic regions replace the \
-             program's own ranges, so use one; set regions.auto.method=none to keep regions.include"
+             program's own ranges, so use one (only stack_frames nests inside regions.include); set \
+             regions.auto.method=none to keep regions.include"
                 .into(),
         ));
     }

@@ -3,6 +3,7 @@
 //! (no regions, patterns that matched nothing, metrics the inputs lack). Nothing here knows which
 //! profiler ran: adapters implement [`Observations`].
 
+mod frames;
 mod metrics;
 mod notes;
 mod source;
@@ -85,6 +86,7 @@ pub fn analyze<O: Observations>(
             state.selected += later.selected;
             state.excluded += later.excluded;
             state.with_call_stack += later.with_call_stack;
+            state.regions.frames.extend(later.regions.frames);
             state.accumulator.merge(later.accumulator);
         },
     )?;
@@ -94,6 +96,7 @@ pub fn analyze<O: Observations>(
         selected,
         excluded,
         with_call_stack,
+        regions: regioner_state,
         ..
     } = state;
 
@@ -105,6 +108,13 @@ pub fn analyze<O: Observations>(
                  captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
                     .to_string(),
             );
+        } else if with_call_stack < reading.results && plan.regioner.nests_frames() {
+            notes.push(format!(
+                "{} of {} results carry no Python call stack: they stay in their range, in its self time (PyTorch's backward \
+                 pass runs on its autograd thread, which runs no Python code).",
+                reading.results - with_call_stack,
+                reading.results
+            ));
         } else if with_call_stack < reading.results {
             notes.push(format!(
                 "{} of {} results carry no Python call stack and are outside every region: they were launched from a thread \
@@ -133,6 +143,9 @@ pub fn analyze<O: Observations>(
         plan.threads,
         |(i, stats)| {
             let mut scope = builder.scope(stats, has_aggregate && i == 0);
+            if plan.regioner.nests_frames() {
+                frames::collapse_frame_chains(&mut scope, &regioner_state.frames);
+            }
             if plan.unrequested == Unrequested::Note {
                 set_aside_unrequested(&plan.requested, &mut scope);
             }

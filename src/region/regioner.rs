@@ -100,9 +100,17 @@ pub const COLLECTIVES_REGION: &str = "collectives";
 #[derive(Debug, Clone)]
 pub enum Regioner {
     Own,
-    Hierarchy { depth: usize },
+    Hierarchy {
+        depth: usize,
+    },
     Collectives(Cuts),
-    StackFrames { depth: usize },
+    /// `nested`: inside the program's own ranges (`regions.include` set): the frames go below the main
+    /// range stack, and a result without a call stack stays in its range; `depth` keeps the innermost
+    /// frames there (all of them unless set), the outermost otherwise.
+    StackFrames {
+        depth: usize,
+        nested: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -131,7 +139,10 @@ impl Regioner {
         Ok(match auto.method {
             AutoMethod::None => Regioner::Own,
             AutoMethod::Hierarchy => Regioner::Hierarchy { depth: depth()? },
-            AutoMethod::StackFrames => Regioner::StackFrames { depth: depth()? },
+            AutoMethod::StackFrames => Regioner::StackFrames {
+                depth: depth()?,
+                nested: false,
+            },
             AutoMethod::Collectives => {
                 let c = &auto.collectives;
                 if c.stride == 0 {
@@ -172,8 +183,23 @@ impl Regioner {
             Regioner::Own => own,
             Regioner::Hierarchy { .. } => "hierarchy",
             Regioner::Collectives(_) => "collectives",
+            Regioner::StackFrames { nested: true, .. } => own,
             Regioner::StackFrames { .. } => "stack_frames",
         }
+    }
+
+    /// `stack_frames` inside the ranges `regions.include` names: frames below the main range stack.
+    /// `depth` is the setting as written (unset: every frame, single-child chains collapsed later).
+    pub fn nested_stack_frames(depth: Option<usize>) -> Regioner {
+        Regioner::StackFrames {
+            depth: depth.unwrap_or(usize::MAX),
+            nested: true,
+        }
+    }
+
+    /// Whether the method nests call-stack frames inside the program's own ranges.
+    pub fn nests_frames(&self) -> bool {
+        matches!(self, Regioner::StackFrames { nested: true, .. })
     }
 
     /// Whether results must be seen one scope at a time in launch order (a single reader).
@@ -189,6 +215,9 @@ pub struct RegionerState {
     cuts: FastMap<ScopeKey, usize>,
     stacks: Vec<Vec<String>>,
     marks: Vec<String>,
+    /// Nested `stack_frames`: every frame name placed below a range, so that the frame regions can be
+    /// told from the ranges afterwards (their single-child chains are collapsed).
+    pub frames: std::collections::HashSet<String>,
 }
 
 impl Regioner {
@@ -211,9 +240,32 @@ impl Regioner {
                     .iter()
                     .map(|s| hierarchy::cut(s, *depth).to_vec()),
             ),
-            Regioner::StackFrames { depth } => {
+            Regioner::StackFrames {
+                depth,
+                nested: false,
+            } => {
                 if let Some(frames) = obs.call_stack {
                     state.stacks.push(hierarchy::cut(frames, *depth).to_vec());
+                }
+            }
+            Regioner::StackFrames {
+                depth,
+                nested: true,
+            } => {
+                // The ranges stay; the innermost frames go below the main family's stack. A result
+                // without a call stack (autograd's thread) stays in its range.
+                state.stacks.extend(obs.stacks.iter().cloned());
+                if state.stacks.is_empty() {
+                    state.stacks.push(Vec::new());
+                }
+                if let Some(frames) = obs.call_stack {
+                    let inner = &frames[frames.len().saturating_sub(*depth)..];
+                    for frame in inner {
+                        if !state.frames.contains(frame) {
+                            state.frames.insert(frame.clone());
+                        }
+                    }
+                    state.stacks[0].extend(inner.iter().cloned());
                 }
             }
             Regioner::Collectives(cuts) => {

@@ -225,3 +225,113 @@ fn stack_frames_follow_the_python_lines_that_launched_the_kernels() {
         "{notes}"
     );
 }
+
+/// `profile-run report` on a copy of a fixture report file with `overrides`; report.json.
+fn report_json(export: &str, overrides: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::path::Path::new(export).file_name().unwrap();
+    let report_file = dir.path().join(name);
+    std::fs::copy(fixture(export), &report_file).unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&report_file)
+        .arg("--out")
+        .arg(&out)
+        .args(overrides)
+        .assert()
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn stack_frames_nest_inside_the_requested_ranges() {
+    // rep_pystack again, now with the ranges asked for: the Python frames that launched each kernel go
+    // below the NVTX range it ran in (`train_step/forward/layer0/…`), results without a Python stack
+    // (the 20 of backward's autograd thread) stay in their range.
+    let time = "gpu__time_duration.sum";
+    let export = "ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz";
+    let nvtx = report_json(export, &["regions.include=[train_step]"]);
+    let nested = report_json(
+        export,
+        &[
+            "regions.include=[train_step]",
+            "regions.auto.method=stack_frames",
+        ],
+    );
+    let value = |r: &serde_json::Value, which: &str| r[which][time]["value"].as_f64().unwrap();
+    let scope = &nested["scopes"][0];
+    let regions = scope["regions"].as_array().unwrap();
+    let path = |r: &serde_json::Value| r["path"].as_str().unwrap().to_string();
+    // The ranges keep their results and times: frames never move a result across ranges.
+    for range in nvtx["scopes"][0]["regions"].as_array().unwrap() {
+        let same = regions
+            .iter()
+            .find(|r| r["path"] == range["path"])
+            .unwrap_or_else(|| panic!("{} is missing", range["path"]));
+        assert_eq!(same["origin"], "nvtx");
+        assert_eq!(
+            same["kernel_count"], range["kernel_count"],
+            "{}",
+            range["path"]
+        );
+        assert!(
+            close(value(same, "inclusive"), value(range, "inclusive")),
+            "{}",
+            range["path"]
+        );
+    }
+    // Every frame region sits under a requested range; no frame region is a single-child link
+    // without results of its own (those chains are collapsed into their innermost frame).
+    let frames: Vec<&serde_json::Value> = regions
+        .iter()
+        .filter(|r| r["origin"] == "stack_frames")
+        .collect();
+    assert!(!frames.is_empty());
+    for f in &frames {
+        assert!(path(f).starts_with("train_step/"), "{}", path(f));
+        let children = regions.iter().filter(|c| c["parent"] == f["path"]).count();
+        assert!(
+            f["self_kernel_count"].as_u64().unwrap() > 0 || children > 1,
+            "{}",
+            path(f)
+        );
+    }
+    assert!(frames
+        .iter()
+        .any(|f| path(f) == "train_step/optimizer/_multi_tensor_sgd (sgd.py:473)"));
+    // Independent sum: each result is either in its range's self time or in a frame region, so the
+    // ranges' self times plus the outermost frame regions' times give the scope's time.
+    let is_frame = |p: &serde_json::Value| frames.iter().any(|f| f["path"] == *p);
+    let self_of_ranges: f64 = regions
+        .iter()
+        .filter(|r| r["origin"] == "nvtx")
+        .map(|r| value(r, "exclusive"))
+        .sum();
+    let outer_frames: f64 = frames
+        .iter()
+        .filter(|f| !is_frame(&f["parent"]))
+        .map(|f| value(f, "inclusive"))
+        .sum();
+    let total = scope["total"]["metrics"][time]["value"].as_f64().unwrap();
+    assert!(
+        close(self_of_ranges + outer_frames, total),
+        "{self_of_ranges} + {outer_frames} vs {total}"
+    );
+    // The 20 results without a Python stack are backward's own, and a note counts them.
+    let backward = regions
+        .iter()
+        .find(|r| r["path"] == "train_step/backward")
+        .unwrap();
+    assert_eq!(backward["self_kernel_count"], 20);
+    let notes = nested["notes"].to_string();
+    assert!(
+        notes.contains("20 of 36 results carry no Python call stack: they stay in their range"),
+        "{notes}"
+    );
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
