@@ -2,7 +2,8 @@
 //! [`layout`](super::layout), self time solid) and the spread of region instance times. Hand-written
 //! SVG 1.1: deterministic (same report, same bytes), with `<title>`/`<desc>` and every name escaped.
 //!
-//! Written beside report.md as `charts/<scope>-time.svg` and `charts/<scope>-instances.svg`
+//! Written beside report.md as `charts/<scope>-time.svg`, `charts/<scope>-instances.svg` and, for
+//! regions from Python call stacks, `charts/<scope>-flame.svg` (a flame graph, [`flame`])
 //! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); report.html inlines the same charts.
 
 use std::fmt::Write as _;
@@ -15,6 +16,7 @@ use crate::report::model::{Instances, Region, Report, Scope};
 use crate::report::RenderError;
 
 mod draw;
+mod flame;
 mod instances;
 
 use draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
@@ -25,6 +27,8 @@ use instances::instances_chart;
 pub enum ChartKind {
     Time,
     Instances,
+    /// GPU time by Python call stack (scopes with `stack_frames` regions).
+    Flame,
 }
 
 /// One rendered chart.
@@ -132,6 +136,16 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             rows: shown,
             anchor: anchor.clone(),
         });
+        if flame::has_frames(scope) {
+            out.push(Planned {
+                scope: index,
+                kind: ChartKind::Flame,
+                file: format!("charts/{anchor}-flame.svg"),
+                title: format!("GPU time by Python call stack: {name}"),
+                rows: Vec::new(),
+                anchor: anchor.clone(),
+            });
+        }
         if !with_instances.is_empty() {
             out.push(Planned {
                 scope: index,
@@ -174,6 +188,10 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
                 ChartKind::Instances => {
                     let id = format!("{}-instances", p.anchor);
                     instances_chart(scope, &p.rows, unit, &id, &p.title)
+                }
+                ChartKind::Flame => {
+                    let id = format!("{}-flame", p.anchor);
+                    flame::flame_chart(scope, time, unit, &id, &p.title)
                 }
             };
             Chart {

@@ -387,6 +387,7 @@ fn link_charts<'a>(
         let title = match chart.kind {
             crate::report::render::svg::ChartKind::Time => "region time breakdown",
             crate::report::render::svg::ChartKind::Instances => "instance times",
+            crate::report::render::svg::ChartKind::Flame => "GPU time by Python call stack",
         };
         let (view, prefix) = match chart.scope {
             Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),
