@@ -152,7 +152,8 @@ mod tests {
     #[test]
     fn settings_that_defeat_the_join_are_refused_with_the_key() {
         assert_eq!(refusal(&config()), None);
-        let cases: Vec<(Box<dyn Fn(&mut Config)>, &str)> = vec![
+        type Case = (Box<dyn Fn(&mut Config)>, &'static str);
+        let cases: Vec<Case> = vec![
             (
                 Box::new(|c| c.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Range),
                 "replay_mode is `range`",

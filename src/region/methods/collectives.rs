@@ -102,6 +102,8 @@ pub struct Position {
 impl Position {
     pub fn segment(&self, cuts_seen: usize) -> Option<usize> {
         let index = cuts_seen.checked_sub(self.offset)? / self.stride.max(1);
-        (!self.count.is_some_and(|count| index >= count)).then_some(index)
+        self.count
+            .is_none_or(|count| index < count)
+            .then_some(index)
     }
 }

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{base_name, number, Item, Members, Span, Spans};
 
+/// One level of the stack tree: (parent path, sibling base name) → the distinct sibling names.
+type Siblings<'a> = BTreeMap<(Vec<&'a str>, String), BTreeSet<&'a str>>;
+
 /// The depth used when none is given and no level repeats (the former fixed default).
 pub const FALLBACK_DEPTH: usize = 2;
 
@@ -18,7 +21,7 @@ pub fn cut(stack: &[String], depth: usize) -> &[String] {
 /// (`Layer[0]`, `Layer[1]`); [`FALLBACK_DEPTH`] when no level repeats.
 pub fn layer_depth<'a>(stacks: impl IntoIterator<Item = &'a [String]>) -> usize {
     // Per depth: (parent path, sibling base) → distinct sibling names.
-    let mut levels: Vec<BTreeMap<(Vec<&str>, String), BTreeSet<&str>>> = Vec::new();
+    let mut levels: Vec<Siblings> = Vec::new();
     for stack in stacks {
         for (d, name) in stack.iter().enumerate() {
             if levels.len() <= d {
