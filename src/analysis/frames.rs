@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::region::{RegionKind, RegionPath};
+use crate::region::{RegionKind, RegionPath, Regioner};
 use crate::report::model::Scope;
 
 /// Collapses the single-child chains of frame regions (those whose last segment is in `frames`) and
@@ -59,4 +59,34 @@ pub(super) fn collapse_frame_chains(scope: &mut Scope, frames: &HashSet<String>)
         r.depth = path.depth();
         r.segments = path.segments;
     }
+}
+
+/// What `stack_frames` says about results without a call stack: none at all (the input cannot hold
+/// them), or how many there are and where they went.
+pub(super) fn call_stack_note(
+    regioner: &Regioner,
+    with_stack: u64,
+    results: u64,
+) -> Option<String> {
+    if !matches!(regioner, Regioner::StackFrames { .. })
+        || (with_stack > 0 && with_stack >= results)
+    {
+        return None;
+    }
+    let without = results.saturating_sub(with_stack);
+    Some(if with_stack == 0 {
+        "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
+         captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
+            .to_string()
+    } else if regioner.nests_frames() {
+        format!(
+            "{without} of {results} results carry no Python call stack: they stay in their range, in its self time \
+             (PyTorch's backward pass runs on its autograd thread, which runs no Python code)."
+        )
+    } else {
+        format!(
+            "{without} of {results} results carry no Python call stack and are outside every region: they were \
+             launched from a thread running no Python code (PyTorch's backward pass runs on its autograd thread)."
+        )
+    })
 }

@@ -101,29 +101,11 @@ pub fn analyze<O: Observations>(
     } = state;
 
     let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
-    if matches!(plan.regioner, Regioner::StackFrames { .. }) {
-        if with_call_stack == 0 {
-            notes.push(
-                "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
-                 captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
-                    .to_string(),
-            );
-        } else if with_call_stack < reading.results && plan.regioner.nests_frames() {
-            notes.push(format!(
-                "{} of {} results carry no Python call stack: they stay in their range, in its self time (PyTorch's backward \
-                 pass runs on its autograd thread, which runs no Python code).",
-                reading.results - with_call_stack,
-                reading.results
-            ));
-        } else if with_call_stack < reading.results {
-            notes.push(format!(
-                "{} of {} results carry no Python call stack and are outside every region: they were launched from a thread \
-                 running no Python code (PyTorch's backward pass runs on its autograd thread).",
-                reading.results - with_call_stack,
-                reading.results
-            ));
-        }
-    }
+    notes.extend(frames::call_stack_note(
+        &plan.regioner,
+        with_call_stack,
+        reading.results,
+    ));
     let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
     let origin = plan.regioner.origin(&reading.origin);
     let builder = ScopeBuilder::new(

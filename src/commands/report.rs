@@ -23,7 +23,9 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     }
     let mut out = run::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
     if let Some(neuron) =
-        neuron::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?
+        neuron::capture::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
+            out.bare_export_dir()
+        })?
     {
         let mut context = neuron.context.clone();
         context.config_fingerprint = loaded.fingerprint();

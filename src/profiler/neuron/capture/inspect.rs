@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::error::{NeuronError, Result};
-use super::pipeline::{Framework, InspectOptions};
+use crate::profiler::neuron::capture::pipeline::{Framework, InspectOptions};
+use crate::profiler::neuron::error::{NeuronError, Result};
 
 /// The variables to add to the workload's environment, and what the user should know.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -7,13 +7,15 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::{NeuronError, Result};
-use super::json_text::{ids, opt_f64, opt_text, opt_u64, parse_after_log};
-use super::model::{
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::model::{
     ActivePeriod, Collective, DmaTransfer, Engine, Instruction, LayerNode, NeuronProfile,
     StackFrame,
 };
-use super::summary_json::summary;
+use crate::profiler::neuron::readers::json_text::{
+    ids, opt_f64, opt_text, opt_u64, parse_after_log,
+};
+use crate::profiler::neuron::readers::summary_json::summary;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]

@@ -2,25 +2,31 @@
 //! (engine busy fractions, counters, group ratios), their insights, and the whole-profile summaries with
 //! their insights. Distributions and `report.compare` are the report's, over the mapped regions.
 
+pub mod group_ratios;
+pub mod metrics;
+pub mod regions;
+
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::group_ratios::set_group_ratios;
-use super::metrics::{owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks};
-use super::model::NeuronProfile;
-use super::regions::{self, RegionSpan};
-use super::settings::InsightSettings;
-use super::settings::{NeuronSettings, RegionMethod};
 use crate::insights::{Insight, RuleSet, RulesError};
+use crate::profiler::neuron::analysis::group_ratios::set_group_ratios;
+use crate::profiler::neuron::analysis::metrics::{
+    owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
+};
+use crate::profiler::neuron::model::NeuronProfile;
+use crate::profiler::neuron::settings::InsightSettings;
+use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use regions::RegionSpan;
 
 /// The shipped rules, built in so that a default install needs no file.
-pub const DEFAULT_RULES: &str = include_str!("../../../conf/neuron/rules.yaml");
+pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml");
 
 /// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
 /// metric vocabulary either way.
 pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
-    let vocabulary = super::metrics::vocabulary();
+    let vocabulary = crate::profiler::neuron::analysis::metrics::vocabulary();
     match &settings.rules {
         Some(path) => RuleSet::load(path, &vocabulary),
         None => RuleSet::parse(
@@ -95,7 +101,7 @@ pub struct Analysis {
 }
 
 /// Analyse a profile: regions by `settings.regions` (already resolved against `regions.auto`, see
-/// [`super::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
+/// [`crate::profiler::neuron::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
 pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());

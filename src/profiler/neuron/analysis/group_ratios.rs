@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::analysis::Region;
+use crate::profiler::neuron::analysis::Region;
 use crate::report::distribution::percentile;
 
 fn metric(r: &Region, k: &str) -> Option<f64> {

@@ -2,21 +2,29 @@
 //! `view` for each NEFF/NTFF pair it wrote), or `capture` of one NEFF (then `view`); the run's files
 //! (config, command, record, log, `views/`, the manifest), `--dry-run`, and the report afterwards.
 
+pub mod cli;
+pub mod inputs;
+pub mod inspect;
+pub mod pipeline;
+pub mod views;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::cli::{capture_outputs, resolve_program, NeuronCli, ViewInput};
-use super::inspect::{discover, inspect_env};
-use super::pipeline::{CaptureMode, NeuronPipeline};
-use super::views::{self, pair_stem, pair_viewed, view_one, Viewed};
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, ProfilerError};
+use crate::profiler::neuron::capture::cli::{
+    capture_outputs, resolve_program, NeuronCli, ViewInput,
+};
+use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
+use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
+use views::{pair_stem, pair_viewed, view_one, Viewed};
 
 /// The log the workload's (or `capture`'s) output goes to, in the run directory.
 pub const LOG: &str = "neuron.log";
@@ -84,7 +92,7 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             format!(
                 "{} (with HOME set and {} on PATH)",
                 cli.shell_line(),
-                super::cli::NEURON_BIN
+                crate::profiler::neuron::capture::cli::NEURON_BIN
             )
         })
         .unwrap_or_else(|e| format!("# {e}"))
@@ -343,7 +351,7 @@ pub fn report(
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    super::report::report(&loaded.config, plan, &viewed, &context).map(Some)
+    crate::profiler::neuron::report::report(&loaded.config, plan, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

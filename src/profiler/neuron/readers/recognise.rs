@@ -5,9 +5,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::error::{NeuronError, Result};
-use super::model::NeuronProfile;
 use super::{parquet, profile_json, summary_json, summary_text};
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::model::NeuronProfile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {

@@ -103,7 +103,7 @@ impl ViewFormat {
     }
 
     /// The output name `view` is asked to write for one capture (Parquet: a directory; see
-    /// [`crate::profiler::neuron::cli::view_output`] for finding what was written).
+    /// [`crate::profiler::neuron::capture::cli::view_output`] for finding what was written).
     pub fn file_name(self, stem: &str) -> String {
         match self {
             ViewFormat::Parquet => stem.to_string(),

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::error::{NeuronError, Result};
-use super::json_text::parse_after_log;
-use super::model::Summary;
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::model::Summary;
+use crate::profiler::neuron::readers::json_text::parse_after_log;
 
 /// Read a summary-json file.
 pub fn read(path: &Path) -> Result<Vec<Summary>> {

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::metrics::{MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS};
+use crate::profiler::neuron::analysis::metrics::{
+    MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
+};
 use crate::region::Rollup;
 use crate::report::model::{MetricInfo, MetricMap, MetricValue};
 

@@ -1,6 +1,8 @@
 //! The Neuron profile model: one shape for everything the readers understand (full JSON, Parquet,
 //! summary JSON and text), with times in nanoseconds rebased to the profile's first timestamp.
 
+pub mod intervals;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

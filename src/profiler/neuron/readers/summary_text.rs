@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::error::{NeuronError, Result};
-use super::model::Summary;
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::model::Summary;
 
 /// The summary and what could not be converted (unknown units are kept as text, with a note).
 #[derive(Debug, Clone, PartialEq)]

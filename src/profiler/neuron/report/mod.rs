@@ -2,17 +2,22 @@
 //! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
+pub mod text;
+pub mod units;
+
 use std::collections::BTreeMap;
 
-use super::analysis::{analyse, Analysis, Bound, ProfileSummary, Region as NRegion};
-use super::metrics::MetricMap as NMetrics;
-use super::report_units::{metric_infos, metric_map, unit_table, UnitRow};
-use super::settings::RegionMethod;
-use super::views::Viewed;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
 use crate::plan::Plan;
+use crate::profiler::neuron::analysis::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::analysis::{
+    analyse, Analysis, Bound, ProfileSummary, Region as NRegion,
+};
+use crate::profiler::neuron::capture::views::Viewed;
+use crate::profiler::neuron::report::units::{metric_infos, metric_map, unit_table, UnitRow};
+use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::RegionKind;
 use crate::report::model::{
     Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Region, Report, RunInfo,
@@ -41,7 +46,7 @@ pub fn report(
     let mut version = None;
     let mut instructions = 0;
     for v in viewed {
-        let profile = super::load(&v.output)?;
+        let profile = crate::profiler::neuron::load(&v.output)?;
         version = version.or_else(|| tool_version(&profile));
         let analysis = analyse(&profile, &neuron, &plan.neuron_rules);
         instructions += analysis.instruction_count as u64;
@@ -109,7 +114,7 @@ pub fn report(
 
 /// The tools' version as the profile records it: `tools_version` in the metadata, `sw_version` in a
 /// summary (the schema version is not the tools').
-fn tool_version(profile: &super::NeuronProfile) -> Option<String> {
+fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
     let is_tools = |k: &str| k.ends_with("version") && !k.contains("schema");
     let from_metadata = profile
         .metadata

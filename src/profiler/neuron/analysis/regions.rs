@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::intervals::union;
-use super::model::{Instruction, NeuronProfile};
-use super::settings::{RegionMethod, RegionSettings};
+use crate::profiler::neuron::model::intervals::union;
+use crate::profiler::neuron::model::{Instruction, NeuronProfile};
+use crate::profiler::neuron::settings::{RegionMethod, RegionSettings};
 use crate::region::methods::{self, collectives, hierarchy, stack_frames, Item, Members, Spans};
 
 pub use crate::region::methods::base_name;

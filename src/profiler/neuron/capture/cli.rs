@@ -7,8 +7,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::error::{NeuronError, Result};
-use super::pipeline::{NeuronPipeline, ViewFormat};
+use crate::profiler::neuron::capture::pipeline::{NeuronPipeline, ViewFormat};
+use crate::profiler::neuron::error::{NeuronError, Result};
 
 /// Where the Neuron tools are installed.
 pub const NEURON_BIN: &str = "/opt/aws/neuron/bin";

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::analysis::{Analysis, Bound, Region};
-use super::metrics::MetricMap;
 use crate::insights::format_number;
+use crate::profiler::neuron::analysis::metrics::MetricMap;
+use crate::profiler::neuron::analysis::{Analysis, Bound, Region};
 
 fn g(m: &MetricMap, k: &str) -> Option<f64> {
     m.get(k).copied().flatten()

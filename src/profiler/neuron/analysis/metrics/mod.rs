@@ -5,8 +5,8 @@
 mod labels;
 mod region;
 
-use super::model::Summary;
-use super::settings::HardwareSettings;
+use crate::profiler::neuron::model::Summary;
+use crate::profiler::neuron::settings::HardwareSettings;
 
 pub use labels::{label, METRIC_LABELS};
 pub use region::{owned_instructions, region_metrics};

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::cli::{resolve_program, view_output, NeuronCli, ViewInput};
-use super::inspect::CapturePair;
-use super::pipeline::NeuronPipeline;
 use crate::error::{Error, Result};
 use crate::process::{run_streaming, Failure, ProfilerError};
+use crate::profiler::neuron::capture::cli::{resolve_program, view_output, NeuronCli, ViewInput};
+use crate::profiler::neuron::capture::inspect::CapturePair;
+use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
 
 /// The list of viewed profiles in a run directory.
 pub const MANIFEST: &str = "neuron-views.json";

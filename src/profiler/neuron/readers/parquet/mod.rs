@@ -10,8 +10,8 @@ mod tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::error::{NeuronError, Result};
-use super::model::NeuronProfile;
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::model::NeuronProfile;
 use schema::{Dialect, SchemaVersion};
 use table::Table;
 

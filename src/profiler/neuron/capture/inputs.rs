@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::recognise::{recognise, InputKind};
-use super::views::{read_manifest, Viewed};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
+use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
 use crate::run::RunRecord;
 
 /// The Neuron profiles named by `report` arguments, with the run they came from.
@@ -99,13 +99,14 @@ pub fn resolve_inputs(
             }),
             Kind::Inspect => {
                 let dir = dest()?;
-                out.viewed.extend(super::capture::view_inspect_dir(
-                    &config.pipeline.neuron,
-                    path,
-                    &dir,
-                    None,
-                    grace,
-                )?);
+                out.viewed
+                    .extend(crate::profiler::neuron::capture::view_inspect_dir(
+                        &config.pipeline.neuron,
+                        path,
+                        &dir,
+                        None,
+                        grace,
+                    )?);
             }
         }
     }

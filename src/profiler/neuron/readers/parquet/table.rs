@@ -9,7 +9,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::json_text::parse_id_list;
+use crate::profiler::neuron::readers::json_text::parse_id_list;
 
 /// A table's files, in part order.
 #[derive(Debug, Clone, PartialEq)]
