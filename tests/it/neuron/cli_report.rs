@@ -348,3 +348,33 @@ fn neuron_reports_leave_out_empty_metrics_and_give_evidence_in_table_units() {
     let listed_instructions = raw["instruction"].as_array().map_or(0, |a| a.len() as u64);
     assert_eq!(total, listed_instructions);
 }
+
+#[test]
+fn neuron_rules_are_loaded_for_neuron_reports_only() {
+    // A broken neuron.insights.rules is a Neuron report's concern: an ncu report does not read it…
+    let env = Env::new();
+    let out = env.path("ncu");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(fixture("ncu/h100-2025.3.1/kreplay_raw.csv"))
+        .arg("--out")
+        .arg(&out)
+        .arg("neuron.insights.rules=/nonexistent/rules.yaml")
+        .assert()
+        .success();
+    assert_eq!(report_json(&out)["run"]["profiler"]["name"], "ncu");
+    // …while a Neuron report refuses it by key, before writing anything.
+    let out = env.path("neuron");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(fixture("neuron/llama_tp_decoder.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("neuron.insights.rules=/nonexistent/rules.yaml")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("neuron.insights.rules"));
+    assert!(!out.join("report.json").exists());
+}

@@ -4,27 +4,30 @@
 
 use std::collections::BTreeMap;
 
-use crate::profiler::neuron::analysis::Region;
+use super::metrics::MetricMap;
 use crate::report::distribution::percentile;
 
-fn metric(r: &Region, k: &str) -> Option<f64> {
-    r.metrics.get(k).copied().flatten()
+/// One region as the group ratios see it: its base name and its metrics.
+pub type Member<'a> = (&'a str, &'a mut MetricMap);
+
+fn metric(m: &MetricMap, k: &str) -> Option<f64> {
+    m.get(k).copied().flatten()
 }
 
-fn median_of(regions: &[Region], members: &[usize], k: &str) -> Option<f64> {
+fn median_of(regions: &[Member], members: &[usize], k: &str) -> Option<f64> {
     let mut v: Vec<f64> = members
         .iter()
-        .filter_map(|&i| metric(&regions[i], k))
+        .filter_map(|&i| metric(regions[i].1, k))
         .collect();
     v.sort_by(f64::total_cmp);
     percentile(&v, 0.5)
 }
 
 /// `duration_vs_group_median` and `cc_op_time_vs_group_median`, for groups of two or more.
-pub fn set_group_ratios(regions: &mut [Region]) {
+pub fn set_group_ratios(regions: &mut [Member]) {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, r) in regions.iter().enumerate() {
-        groups.entry(r.base.clone()).or_default().push(i);
+        groups.entry(r.0.to_string()).or_default().push(i);
     }
     for members in groups.into_values() {
         let single = members.len() < 2;
@@ -34,8 +37,8 @@ pub fn set_group_ratios(regions: &mut [Region]) {
         ] {
             let median = median_of(regions, &members, k).filter(|m| *m > 0.0 && !single);
             for &i in &members {
-                let v = metric(&regions[i], k).zip(median).map(|(v, m)| v / m);
-                regions[i].metrics.insert(out.to_string(), v);
+                let v = metric(regions[i].1, k).zip(median).map(|(v, m)| v / m);
+                regions[i].1.insert(out.to_string(), v);
             }
         }
     }

@@ -111,7 +111,12 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
         .iter()
         .map(|s| region(profile, s, &peaks))
         .collect();
-    set_group_ratios(&mut regions);
+    set_group_ratios(
+        &mut regions
+            .iter_mut()
+            .map(|r| (r.base.as_str(), &mut r.metrics))
+            .collect::<Vec<_>>(),
+    );
     for r in &mut regions {
         r.insights = rules.evaluate(&r.metrics, max);
     }

@@ -14,7 +14,6 @@ use std::time::Duration;
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
-use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, ProfilerError};
 use crate::profiler::neuron::capture::cli::{
@@ -50,6 +49,8 @@ pub fn check_config(config: &Config) -> Result<()> {
             )));
         }
     }
+    // The rules file is loaded (and checked against the metric vocabulary) before anything starts.
+    crate::profiler::neuron::report::rules(config)?;
     let factor = config.neuron.distribution.outlier_factor;
     if !(factor.is_finite() && factor >= 1.0) {
         return Err(Error::Usage(format!(
@@ -338,12 +339,7 @@ fn view_sessions(pipeline: &NeuronPipeline, run: &RunDir, grace: Duration) -> Re
 }
 
 /// The report of what the run viewed, or `None` when nothing was (or rendering is off).
-pub fn report(
-    loaded: &Loaded,
-    plan: &Plan,
-    run: &RunDir,
-    record: &RunRecord,
-) -> Result<Option<Report>> {
+pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Option<Report>> {
     let Some(viewed) = views::read_manifest(run.root())? else {
         return Ok(None);
     };
@@ -351,7 +347,7 @@ pub fn report(
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::report::report(&loaded.config, plan, &viewed, &context).map(Some)
+    crate::profiler::neuron::report::report(&loaded.config, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

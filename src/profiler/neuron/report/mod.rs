@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
-use crate::plan::Plan;
 use crate::profiler::neuron::analysis::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::analysis::{
     analyse, Analysis, Bound, ProfileSummary, Region as NRegion,
@@ -31,14 +30,17 @@ const INSIGHT_SOURCE: &str = "profile-run";
 /// The time metric: each region's length, which gives its time share.
 const TIME_METRIC: &str = "total_time";
 
+/// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
+/// the metric vocabulary. Loaded only for Neuron runs and reports.
+pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
+    crate::profiler::neuron::analysis::load_rules(&config.neuron.insights)
+        .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
+}
+
 /// Loads and analyses every viewed profile and maps them onto one report.
-pub fn report(
-    config: &Config,
-    plan: &Plan,
-    viewed: &[Viewed],
-    context: &RunContext,
-) -> Result<Report> {
+pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Result<Report> {
     // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
+    let rules = rules(config)?;
     let mut neuron = config.neuron.clone();
     neuron.regions = config.neuron.regions.resolve(&config.regions.auto);
     let units = unit_table();
@@ -48,7 +50,7 @@ pub fn report(
     for v in viewed {
         let profile = crate::profiler::neuron::load(&v.output)?;
         version = version.or_else(|| tool_version(&profile));
-        let analysis = analyse(&profile, &neuron, &plan.neuron_rules);
+        let analysis = analyse(&profile, &neuron, &rules);
         instructions += analysis.instruction_count as u64;
         scopes.extend(scopes_of(v, &analysis, &units, config));
     }
@@ -96,8 +98,15 @@ pub fn report(
         time_metric: Some(TIME_METRIC.to_string()),
         // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
         kernel_selection: KernelSelectionInfo {
+            include: config.report.kernels.include.clone(),
+            exclude: config.report.kernels.exclude.clone(),
+            name_base: match config.report.kernels.name_base {
+                crate::config::KernelNameBase::Demangled => "demangled",
+                crate::config::KernelNameBase::Function => "function",
+            }
+            .to_string(),
             results_selected: instructions,
-            ..plan.analysis.selection.clone()
+            results_excluded: 0,
         },
         scopes,
         aggregate: None,
