@@ -133,6 +133,15 @@ pub fn analyze<O: Observations>(
             }
             add_requested_empty_regions(plan, &mut scope, &builder);
             crate::insights::region::apply(&plan.rules, time, &mut scope);
+            // Same-named regions (`segment[0]`, `segment[1]`, …) get the distribution every profiler
+            // gives them.
+            if let Some(time) = time {
+                scope.distributions = crate::report::distribution::distributions(
+                    &scope.regions,
+                    time,
+                    crate::report::distribution::OUTLIER_FACTOR,
+                );
+            }
             scope
         },
     );

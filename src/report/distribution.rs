@@ -8,6 +8,10 @@ use std::collections::BTreeMap;
 use super::model::{Distribution, DistributionEntry, Region};
 use crate::region::methods::base_name;
 
+/// The outlier factor where no setting gives one (GPU reports; Neuron's is
+/// `neuron.distribution.outlier_factor`, 1.5 by default too).
+pub const OUTLIER_FACTOR: f64 = 1.5;
+
 /// Linear interpolation between closest ranks (numpy's default) over sorted values.
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     let last = sorted.len().checked_sub(1)?;

@@ -335,3 +335,43 @@ fn stack_frames_nest_inside_the_requested_ranges() {
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
+
+#[test]
+fn gpu_segments_get_the_same_distribution_as_neuron_regions() {
+    let cuts = r#"regions.auto.collectives.kernels=["*gemm*", "*Kernel2*"]"#;
+    let r = report(
+        "ncu/h200-2025.3.1/manual_raw.csv",
+        &["regions.auto.method=collectives", cuts],
+    )
+    .unwrap();
+    let scope = &r.scopes[0];
+    let time = r.time_metric.as_deref().unwrap();
+    let mut values: Vec<f64> = scope
+        .regions
+        .iter()
+        .filter(|r| r.name.starts_with("segment["))
+        .filter_map(|r| r.inclusive.get(time).and_then(|v| v.value))
+        .collect();
+    values.sort_by(f64::total_cmp);
+    assert!(values.len() >= 2);
+    let mid = values.len() / 2;
+    let median = if values.len() % 2 == 0 {
+        (values[mid - 1] + values[mid]) / 2.0
+    } else {
+        values[mid]
+    };
+    let d = scope
+        .distributions
+        .iter()
+        .find(|d| d.base == "segment")
+        .expect("a distribution of the segments");
+    assert_eq!(d.count as usize, values.len());
+    assert_eq!((d.min, d.max), (values[0], values[values.len() - 1]));
+    assert!(close(d.median, median));
+    for e in &d.regions {
+        let outlier = e.value > 1.5 * median || e.value < median / 1.5;
+        assert_eq!(e.outlier, outlier, "{}", e.path);
+    }
+    // The collectives' own region is alone under its name: no distribution.
+    assert!(scope.distributions.iter().all(|d| d.base != "collectives"));
+}
