@@ -4,6 +4,7 @@
 //! profiler ran: adapters implement [`Observations`].
 
 mod frames;
+mod layers;
 mod metrics;
 mod notes;
 mod source;
@@ -106,7 +107,13 @@ pub fn analyze<O: Observations>(
         with_call_stack,
         reading.results,
     ));
-    let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
+    let (mut scopes, mut aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
+    if plan.regioner.cuts_at_layers() {
+        let depth = layers::depth_of(&scopes.iter().chain(aggregate.as_ref()).collect::<Vec<_>>());
+        for scope in scopes.iter_mut().chain(aggregate.as_mut()) {
+            layers::fold(scope, depth);
+        }
+    }
     let origin = plan.regioner.origin(&reading.origin);
     let builder = ScopeBuilder::new(
         &found.specs,

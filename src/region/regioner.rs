@@ -25,8 +25,8 @@ pub struct AutoRegions {
     /// `none` (the program's own ranges), `hierarchy`, `collectives` or `stack_frames`.
     pub method: AutoMethod,
     /// `hierarchy` and `stack_frames`: levels kept (1 = top level only). Unset: `hierarchy` takes the
-    /// layer level (the first depth where siblings repeat) on a timeline (Neuron) and 2 on GPU results,
-    /// which are read one at a time; `stack_frames` takes 1 on a timeline, 2 on GPU results.
+    /// layer level (the first depth where siblings repeat); `stack_frames` takes 1 on a timeline
+    /// (Neuron), 2 on GPU results, every frame inside `regions.include`.
     pub depth: Option<usize>,
     pub collectives: CollectiveCuts,
 }
@@ -100,8 +100,11 @@ pub const COLLECTIVES_REGION: &str = "collectives";
 #[derive(Debug, Clone)]
 pub enum Regioner {
     Own,
+    /// `layer`: no depth was given; every range is kept and the tree is cut at the layer level once
+    /// all results are read (`crate::analysis`).
     Hierarchy {
         depth: usize,
+        layer: bool,
     },
     Collectives(Cuts),
     /// `nested`: inside the program's own ranges (`regions.include` set): the frames go below the main
@@ -138,7 +141,16 @@ impl Regioner {
         };
         Ok(match auto.method {
             AutoMethod::None => Regioner::Own,
-            AutoMethod::Hierarchy => Regioner::Hierarchy { depth: depth()? },
+            AutoMethod::Hierarchy => match auto.depth {
+                None => Regioner::Hierarchy {
+                    depth: usize::MAX,
+                    layer: true,
+                },
+                Some(_) => Regioner::Hierarchy {
+                    depth: depth()?,
+                    layer: false,
+                },
+            },
             AutoMethod::StackFrames => Regioner::StackFrames {
                 depth: depth()?,
                 nested: false,
@@ -197,6 +209,11 @@ impl Regioner {
         }
     }
 
+    /// Whether `hierarchy` cuts at the layer level once every range is known.
+    pub fn cuts_at_layers(&self) -> bool {
+        matches!(self, Regioner::Hierarchy { layer: true, .. })
+    }
+
     /// Whether the method nests call-stack frames inside the program's own ranges.
     pub fn nests_frames(&self) -> bool {
         matches!(self, Regioner::StackFrames { nested: true, .. })
@@ -235,7 +252,7 @@ impl Regioner {
         state.marks.clear();
         match self {
             Regioner::Own => {}
-            Regioner::Hierarchy { depth } => state.stacks.extend(
+            Regioner::Hierarchy { depth, .. } => state.stacks.extend(
                 obs.stacks
                     .iter()
                     .map(|s| hierarchy::cut(s, *depth).to_vec()),

@@ -375,3 +375,45 @@ fn gpu_segments_get_the_same_distribution_as_neuron_regions() {
     // The collectives' own region is alone under its name: no distribution.
     assert!(scope.distributions.iter().all(|d| d.base != "collectives"));
 }
+
+#[test]
+fn gpu_hierarchy_without_a_depth_cuts_at_the_layer_level() {
+    // emit_nvtx's autograd ranges, `aten::mul, op_id = N` renamed to `mul[N]`: under
+    // `PowBackward0, seq = 12, op_id = 31` the siblings mul[36] and mul[38] repeat at depth 4 (the first
+    // level where siblings share a base name), and mul[37] nested in mul[36] lies deeper. Without a
+    // depth, hierarchy must give exactly the report of depth 4.
+    let rename =
+        r#"regions.rename=[{pattern: "^aten::mul, op_id = ([0-9]+)$", replace: "mul[$1]"}]"#;
+    let export = "ncu/h100-2025.3.1-pytorch/emit_nvtx.ncu-rep.gz";
+    let layer = report_json(export, &["regions.auto.method=hierarchy", rename]);
+    let four = report_json(
+        export,
+        &[
+            "regions.auto.method=hierarchy",
+            "regions.auto.depth=4",
+            rename,
+        ],
+    );
+    let plain = report_json(export, &[rename]);
+    assert_eq!(layer["scopes"], four["scopes"]);
+    let regions = layer["scopes"][0]["regions"].as_array().unwrap();
+    assert!(regions
+        .iter()
+        .all(|r| r["segments"].as_array().unwrap().len() <= 4));
+    assert!(regions.iter().any(|r| r["name"] == "mul[36]"));
+    // mul[36] now owns its nested range's results: its self count is its whole count, the same as
+    // the program's own ranges give it inclusively.
+    let own = |report: &serde_json::Value| {
+        report["scopes"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "mul[36]")
+            .unwrap()
+            .clone()
+    };
+    let (cut, full) = (own(&layer), own(&plain));
+    assert_eq!(cut["self_kernel_count"], full["kernel_count"]);
+    assert_eq!(cut["kernel_count"], full["kernel_count"]);
+    assert!(full["self_kernel_count"].as_u64() < full["kernel_count"].as_u64());
+}
