@@ -355,7 +355,7 @@ fn gpu_segments_get_the_same_distribution_as_neuron_regions() {
     values.sort_by(f64::total_cmp);
     assert!(values.len() >= 2);
     let mid = values.len() / 2;
-    let median = if values.len() % 2 == 0 {
+    let median = if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
