@@ -183,7 +183,8 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
             let svg = match p.kind {
                 ChartKind::Time => {
                     let id = format!("{}-time", p.anchor);
-                    time_chart(scope, &p.rows, time, unit, &id, &p.title)
+                    let what = (time, unit, report.item_noun.one);
+                    time_chart(scope, &p.rows, what, &id, &p.title)
                 }
                 ChartKind::Instances => {
                     let id = format!("{}-instances", p.anchor);
@@ -216,11 +217,11 @@ fn instances(region: &Region) -> Option<(&Instances, [f64; 4])> {
     }
 }
 
+/// `what`: the time metric, its unit, and what one result is called (`kernel`, `instruction`).
 fn time_chart(
     scope: &Scope,
     shown: &[usize],
-    time: &str,
-    unit: &str,
+    (time, unit, noun): (&str, &str, &str),
     id: &str,
     title: &str,
 ) -> String {
@@ -248,8 +249,7 @@ fn time_chart(
             &scope.regions[i],
             &spans[i],
             (y, extent),
-            time,
-            unit,
+            (time, unit, noun),
         );
     }
     legend(
@@ -268,13 +268,12 @@ fn time_row(
     region: &Region,
     span: &Span,
     (y, extent): (f64, f64),
-    time: &str,
-    unit: &str,
+    (time, unit, noun): (&str, &str, &str),
 ) {
     let inclusive = span.length;
     let own = time_of(&region.exclusive, time);
     let tip = format!(
-        "{} — {} ({} of the scope), self {}, {} kernel result(s)",
+        "{} — {} ({} of the scope), self {}, {} {noun} result(s)",
         region.segments.join(" / "),
         value(inclusive, unit),
         format::share(region.time_share),
