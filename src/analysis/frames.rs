@@ -9,9 +9,16 @@ use std::collections::{HashMap, HashSet};
 use crate::region::{RegionKind, RegionPath, Regioner};
 use crate::report::model::Scope;
 
-/// Collapses the single-child chains of frame regions (those whose last segment is in `frames`) and
-/// gives frame regions the origin `stack_frames`.
-pub(super) fn collapse_frame_chains(scope: &mut Scope, frames: &HashSet<String>) {
+/// For `stack_frames` nested in ranges: collapses the single-child chains of frame regions (those whose
+/// last segment is in `frames`) and gives frame regions the origin `stack_frames`.
+pub(super) fn collapse_frame_chains(
+    regioner: &Regioner,
+    scope: &mut Scope,
+    frames: &HashSet<String>,
+) {
+    if !regioner.nests_frames() {
+        return;
+    }
     let is_frame = |segments: &[String]| segments.last().is_some_and(|s| frames.contains(s));
     let mut children: HashMap<&[String], usize> = HashMap::new();
     for r in &scope.regions {

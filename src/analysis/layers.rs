@@ -4,7 +4,27 @@
 //! Neuron's timeline uses), by folding each deeper region into its ancestor at that depth.
 
 use crate::region::methods::hierarchy::layer_depth;
-use crate::region::{RegionKind, ScopeStats};
+use crate::region::{RegionKind, Regioner, ScopeStats};
+
+/// Cuts every scope (and the aggregate) at the layer level when `hierarchy` was given no depth.
+pub(super) fn cut(
+    regioner: &Regioner,
+    scopes: &mut [ScopeStats],
+    aggregate: Option<&mut ScopeStats>,
+) {
+    if !regioner.cuts_at_layers() {
+        return;
+    }
+    let depth = depth_of(
+        &scopes
+            .iter()
+            .chain(aggregate.as_deref())
+            .collect::<Vec<_>>(),
+    );
+    for scope in scopes.iter_mut().chain(aggregate) {
+        fold(scope, depth);
+    }
+}
 
 /// The layer level over every scope's range paths.
 pub(super) fn depth_of(scopes: &[&ScopeStats]) -> usize {

@@ -108,12 +108,7 @@ pub fn analyze<O: Observations>(
         reading.results,
     ));
     let (mut scopes, mut aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
-    if plan.regioner.cuts_at_layers() {
-        let depth = layers::depth_of(&scopes.iter().chain(aggregate.as_ref()).collect::<Vec<_>>());
-        for scope in scopes.iter_mut().chain(aggregate.as_mut()) {
-            layers::fold(scope, depth);
-        }
-    }
+    layers::cut(&plan.regioner, &mut scopes, aggregate.as_mut());
     let origin = plan.regioner.origin(&reading.origin);
     let builder = ScopeBuilder::new(
         &found.specs,
@@ -132,23 +127,13 @@ pub fn analyze<O: Observations>(
         plan.threads,
         |(i, stats)| {
             let mut scope = builder.scope(stats, has_aggregate && i == 0);
-            if plan.regioner.nests_frames() {
-                frames::collapse_frame_chains(&mut scope, &regioner_state.frames);
-            }
+            frames::collapse_frame_chains(&plan.regioner, &mut scope, &regioner_state.frames);
             if plan.unrequested == Unrequested::Note {
                 set_aside_unrequested(&plan.requested, &mut scope);
             }
             add_requested_empty_regions(plan, &mut scope, &builder);
             crate::insights::region::apply(&plan.rules, time, &mut scope);
-            // Same-named regions (`segment[0]`, `segment[1]`, …) get the distribution every profiler
-            // gives them.
-            if let Some(time) = time {
-                scope.distributions = crate::report::distribution::distributions(
-                    &scope.regions,
-                    time,
-                    crate::report::distribution::OUTLIER_FACTOR,
-                );
-            }
+            crate::report::distribution::set_distributions(&mut scope, time);
             scope
         },
     );
