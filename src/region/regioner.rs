@@ -1,14 +1,17 @@
 //! Automatic regions (`regions.auto`) on GPU results, read one at a time with the cuts of
-//! [`super::methods`] (the same methods Neuron's timeline goes through): where a program marked no ranges, or its ranges are too fine,
-//! each result is given regions by a method instead of by its own range stacks. One method at a time:
+//! [`super::methods`] (the same methods Neuron's timeline goes through): where a program marked no
+//! ranges, or its ranges are too fine, each result is given regions by a method instead of by its own
+//! range stacks. One method at a time:
 //!
-//! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor.
+//! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor
+//!   (without a depth, at the layer level once every range is known).
 //! - `collectives {…}`: the results of each scope, in launch order, cut at collective kernels
 //!   (`nccl*` by default) into flat segments `segment[0]`, `segment[1]`, …; the collectives
 //!   themselves form one region `collectives`. Named by position like Neuron Explorer's Region
 //!   Highlighter: skip `offset` cuts, start a new segment every `stride` cuts, name `count` of them.
 //! - `stack_frames {depth}`: regions along the Python call stack that launched each kernel, where the
-//!   source has one (a stack family of frames, outermost first).
+//!   source has one (a stack family of frames, outermost first); inside `regions.include`, below the
+//!   ranges asked for.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
