@@ -86,9 +86,7 @@ fn neuron_exit_code(e: &NeuronError) -> i32 {
         | NeuronError::UnsupportedSchema { .. }
         | NeuronError::MissingColumn { .. } => exit::EXPORT_UNREADABLE,
         NeuronError::ToolNotFound { .. } => exit::PROFILER_NOT_STARTED,
-        NeuronError::NoHome | NeuronError::Compare(_) | NeuronError::Unrecognised { .. } => {
-            exit::USAGE
-        }
+        NeuronError::NoHome | NeuronError::Unrecognised { .. } => exit::USAGE,
     }
 }
 

@@ -1,13 +1,13 @@
 //! Config → Plan: every check that can fail runs here, before any process starts, so a mistake in a
 //! preset exits 2 without profiling (NVTX patterns, metric groups and rollups, kernel patterns,
-//! rename rules, the report template, `report.compare`, Neuron's rules file and capture inputs).
+//! rename rules, the report template, `report.compare`; a Neuron run's own checks, its rules file
+//! included, are the Neuron adapter's, asked for here only when Neuron runs).
 
 use std::path::PathBuf;
 
 use crate::analysis::{self, AnalysisPlan};
 use crate::config::{Config, KernelNameBase, ProfilerKind};
 use crate::error::{Error, Result};
-use crate::insights::RuleSet;
 use crate::profiler::ncu::nvtx::{self, NvtxPlan};
 use crate::region::{KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
@@ -20,9 +20,6 @@ pub struct Plan {
     /// The NVTX expressions handed to ncu.
     pub nvtx: NvtxPlan,
     pub markdown: MarkdownOptions,
-    /// The rules judging Neuron regions (`neuron.insights.rules`, else the shipped ones), loaded
-    /// and checked against the metric vocabulary.
-    pub neuron_rules: RuleSet,
     /// The files written for a report (`report.outputs`).
     pub outputs: Vec<crate::report::render::Format>,
 }
@@ -46,19 +43,11 @@ impl Plan {
         }
         if config.pipeline.profiler == ProfilerKind::Neuron {
             crate::profiler::neuron::capture::check_config(config)?;
-            if config.regions.auto.method != crate::region::AutoMethod::None {
-                return Err(Error::Usage(
-                    crate::profiler::neuron::report::AUTO_REGIONS_REFUSED.into(),
-                ));
-            }
         }
-        let neuron_rules = crate::profiler::neuron::analysis::load_rules(&config.neuron.insights)
-            .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))?;
         Ok(Plan {
             analysis: analysis_plan(config)?,
             nvtx,
             markdown,
-            neuron_rules,
             outputs: config.report.outputs.clone(),
         })
     }
@@ -143,10 +132,15 @@ fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
 fn regioner(config: &Config) -> Result<Regioner> {
     let regioner = Regioner::new(&config.regions.auto)
         .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?;
+    if matches!(regioner, Regioner::StackFrames { .. }) && !config.regions.include.is_empty() {
+        // Python frames explain the GPU time inside the ranges asked for: `step/<frames…>`.
+        return Ok(Regioner::nested_stack_frames(config.regions.auto.depth));
+    }
     if !matches!(regioner, Regioner::Own) && !config.regions.include.is_empty() {
         return Err(Error::Usage(
             "regions.auto.method and regions.include are both set: automatic regions replace the \
-             program's own ranges, so use one; set regions.auto.method=none to keep regions.include"
+             program's own ranges, so use one (only stack_frames nests inside regions.include); set \
+             regions.auto.method=none to keep regions.include"
                 .into(),
         ));
     }

@@ -3,6 +3,8 @@
 //! (no regions, patterns that matched nothing, metrics the inputs lack). Nothing here knows which
 //! profiler ran: adapters implement [`Observations`].
 
+mod frames;
+mod layers;
 mod metrics;
 mod notes;
 mod source;
@@ -85,6 +87,7 @@ pub fn analyze<O: Observations>(
             state.selected += later.selected;
             state.excluded += later.excluded;
             state.with_call_stack += later.with_call_stack;
+            state.regions.frames.extend(later.regions.frames);
             state.accumulator.merge(later.accumulator);
         },
     )?;
@@ -94,27 +97,18 @@ pub fn analyze<O: Observations>(
         selected,
         excluded,
         with_call_stack,
+        regions: regioner_state,
         ..
     } = state;
 
     let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
-    if matches!(plan.regioner, Regioner::StackFrames { .. }) {
-        if with_call_stack == 0 {
-            notes.push(
-                "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
-                 captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
-                    .to_string(),
-            );
-        } else if with_call_stack < reading.results {
-            notes.push(format!(
-                "{} of {} results carry no Python call stack and are outside every region: they were launched from a thread \
-                 running no Python code (PyTorch's backward pass runs on its autograd thread).",
-                reading.results - with_call_stack,
-                reading.results
-            ));
-        }
-    }
-    let (scopes, aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
+    notes.extend(frames::call_stack_note(
+        &plan.regioner,
+        with_call_stack,
+        reading.results,
+    ));
+    let (mut scopes, mut aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
+    layers::cut(&plan.regioner, &mut scopes, aggregate.as_mut());
     let origin = plan.regioner.origin(&reading.origin);
     let builder = ScopeBuilder::new(
         &found.specs,
@@ -133,11 +127,13 @@ pub fn analyze<O: Observations>(
         plan.threads,
         |(i, stats)| {
             let mut scope = builder.scope(stats, has_aggregate && i == 0);
+            frames::collapse_frame_chains(&plan.regioner, &mut scope, &regioner_state.frames);
             if plan.unrequested == Unrequested::Note {
                 set_aside_unrequested(&plan.requested, &mut scope);
             }
             add_requested_empty_regions(plan, &mut scope, &builder);
             crate::insights::region::apply(&plan.rules, time, &mut scope);
+            crate::report::distribution::set_distributions(&mut scope, time);
             crate::report::summary::fill(&mut scope, time);
             scope
         },
@@ -182,6 +178,7 @@ pub fn analyze<O: Observations>(
         notes,
         compare,
         sampling: reading.sampling.clone(),
+        item_noun: Default::default(),
     })
 }
 

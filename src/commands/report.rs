@@ -23,11 +23,13 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     }
     let mut out = run::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
     if let Some(neuron) =
-        neuron::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?
+        neuron::capture::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
+            out.bare_export_dir()
+        })?
     {
         let mut context = neuron.context.clone();
         context.config_fingerprint = loaded.fingerprint();
-        let report = neuron::report::report(&loaded.config, &plan, &neuron.viewed, &context)?;
+        let report = neuron::report::report(&loaded.config, &neuron.viewed, &context)?;
         let out = out.into_dir(neuron.run_dir.as_deref())?;
         let md = write_reports(&report, &plan, &out)?;
         print_stdout(&md.display().to_string())?;

@@ -31,7 +31,7 @@ pub struct Pipeline {
     pub profiler: ProfilerKind,
     pub ncu: NcuPipeline,
     /// How a Neuron profile is captured and viewed (`pipeline.profiler: neuron`).
-    pub neuron: crate::profiler::neuron::pipeline::NeuronPipeline,
+    pub neuron: crate::profiler::neuron::capture::pipeline::NeuronPipeline,
     /// Seconds the profiler may take to stop after profile-run received a signal, before it and every
     /// process it started are killed (SIGKILL).
     pub signal_grace_seconds: u64,

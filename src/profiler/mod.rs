@@ -85,7 +85,7 @@ impl Profiler {
     ) -> Result<Option<Report>> {
         match self {
             Profiler::Ncu => ncu::capture::report(loaded, plan, run, record, quiet),
-            Profiler::Neuron => neuron::capture::report(loaded, plan, run, record),
+            Profiler::Neuron => neuron::capture::report(loaded, run, record),
         }
     }
 

@@ -7,6 +7,7 @@
 
 mod coverage;
 mod filter;
+pub mod methods;
 mod regioner;
 mod rename;
 mod requested;

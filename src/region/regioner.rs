@@ -1,17 +1,23 @@
-//! Automatic regions (`regions.auto`): where a program marked no ranges, or its ranges are too fine,
-//! each result is given regions by a method instead of by its own range stacks. One method at a time:
+//! Automatic regions (`regions.auto`) on GPU results, read one at a time with the cuts of
+//! [`super::methods`] (the same methods Neuron's timeline goes through): where a program marked no
+//! ranges, or its ranges are too fine, each result is given regions by a method instead of by its own
+//! range stacks. One method at a time:
 //!
-//! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor.
+//! - `hierarchy {depth}`: the range tree cut at a depth; deeper ranges fold into their ancestor
+//!   (without a depth, at the layer level once every range is known).
 //! - `collectives {…}`: the results of each scope, in launch order, cut at collective kernels
 //!   (`nccl*` by default) into flat segments `segment[0]`, `segment[1]`, …; the collectives
 //!   themselves form one region `collectives`. Named by position like Neuron Explorer's Region
 //!   Highlighter: skip `offset` cuts, start a new segment every `stride` cuts, name `count` of them.
 //! - `stack_frames {depth}`: regions along the Python call stack that launched each kernel, where the
-//!   source has one (a stack family of frames, outermost first).
+//!   source has one (a stack family of frames, outermost first); inside `regions.include`, below the
+//!   ranges asked for.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
+use super::methods::collectives::Position;
+use super::methods::hierarchy;
 use super::{Observation, ScopeKey};
 use crate::fast_map::FastMap;
 
@@ -21,8 +27,10 @@ use crate::fast_map::FastMap;
 pub struct AutoRegions {
     /// `none` (the program's own ranges), `hierarchy`, `collectives` or `stack_frames`.
     pub method: AutoMethod,
-    /// `hierarchy` and `stack_frames`: levels kept (1 = top level only).
-    pub depth: usize,
+    /// `hierarchy` and `stack_frames`: levels kept (1 = top level only). Unset: `hierarchy` takes the
+    /// layer level (the first depth where siblings repeat); `stack_frames` takes 1 on a timeline
+    /// (Neuron), 2 on GPU results, every frame inside `regions.include`.
+    pub depth: Option<usize>,
     pub collectives: CollectiveCuts,
 }
 
@@ -49,6 +57,12 @@ pub struct CollectiveCuts {
     pub stride: usize,
     /// Segments named at most (`null`: all); later results are outside regions.
     pub count: Option<usize>,
+    /// Timelines with collective operations (Neuron): the operation that opens a segment (unset: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_type_1: Option<String>,
+    /// Timelines with collective operations (Neuron): the operation that closes a segment (unset: any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_type_2: Option<String>,
 }
 
 impl Default for AutoRegions {
@@ -56,7 +70,7 @@ impl Default for AutoRegions {
     fn default() -> AutoRegions {
         AutoRegions {
             method: AutoMethod::None,
-            depth: 2,
+            depth: None,
             collectives: CollectiveCuts {
                 name: "segment".into(),
                 kernels: vec![
@@ -67,6 +81,8 @@ impl Default for AutoRegions {
                 offset: 0,
                 stride: 1,
                 count: None,
+                op_type_1: None,
+                op_type_2: None,
             },
         }
     }
@@ -87,18 +103,27 @@ pub const COLLECTIVES_REGION: &str = "collectives";
 #[derive(Debug, Clone)]
 pub enum Regioner {
     Own,
-    Hierarchy { depth: usize },
+    /// `layer`: no depth was given; every range is kept and the tree is cut at the layer level once
+    /// all results are read (`crate::analysis`).
+    Hierarchy {
+        depth: usize,
+        layer: bool,
+    },
     Collectives(Cuts),
-    StackFrames { depth: usize },
+    /// `nested`: inside the program's own ranges (`regions.include` set): the frames go below the main
+    /// range stack, and a result without a call stack stays in its range; `depth` keeps the innermost
+    /// frames there (all of them unless set), the outermost otherwise.
+    StackFrames {
+        depth: usize,
+        nested: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
 pub struct Cuts {
     name: String,
     kernels: GlobSet,
-    offset: usize,
-    stride: usize,
-    count: Option<usize>,
+    position: Position,
 }
 
 impl Regioner {
@@ -107,7 +132,10 @@ impl Regioner {
             key: key.into(),
             message,
         };
-        let depth = || match auto.depth {
+        let depth = || match auto
+            .depth
+            .unwrap_or(super::methods::hierarchy::FALLBACK_DEPTH)
+        {
             0 => Err(error(
                 "depth",
                 "must be 1 or more (1: top-level ranges only)".into(),
@@ -116,8 +144,20 @@ impl Regioner {
         };
         Ok(match auto.method {
             AutoMethod::None => Regioner::Own,
-            AutoMethod::Hierarchy => Regioner::Hierarchy { depth: depth()? },
-            AutoMethod::StackFrames => Regioner::StackFrames { depth: depth()? },
+            AutoMethod::Hierarchy => match auto.depth {
+                None => Regioner::Hierarchy {
+                    depth: usize::MAX,
+                    layer: true,
+                },
+                Some(_) => Regioner::Hierarchy {
+                    depth: depth()?,
+                    layer: false,
+                },
+            },
+            AutoMethod::StackFrames => Regioner::StackFrames {
+                depth: depth()?,
+                nested: false,
+            },
             AutoMethod::Collectives => {
                 let c = &auto.collectives;
                 if c.stride == 0 {
@@ -142,9 +182,11 @@ impl Regioner {
                 Regioner::Collectives(Cuts {
                     name: c.name.clone(),
                     kernels,
-                    offset: c.offset,
-                    stride: c.stride,
-                    count: c.count,
+                    position: Position {
+                        offset: c.offset,
+                        stride: c.stride,
+                        count: c.count,
+                    },
                 })
             }
         })
@@ -156,8 +198,28 @@ impl Regioner {
             Regioner::Own => own,
             Regioner::Hierarchy { .. } => "hierarchy",
             Regioner::Collectives(_) => "collectives",
+            Regioner::StackFrames { nested: true, .. } => own,
             Regioner::StackFrames { .. } => "stack_frames",
         }
+    }
+
+    /// `stack_frames` inside the ranges `regions.include` names: frames below the main range stack.
+    /// `depth` is the setting as written (unset: every frame, single-child chains collapsed later).
+    pub fn nested_stack_frames(depth: Option<usize>) -> Regioner {
+        Regioner::StackFrames {
+            depth: depth.unwrap_or(usize::MAX),
+            nested: true,
+        }
+    }
+
+    /// Whether `hierarchy` cuts at the layer level once every range is known.
+    pub fn cuts_at_layers(&self) -> bool {
+        matches!(self, Regioner::Hierarchy { layer: true, .. })
+    }
+
+    /// Whether the method nests call-stack frames inside the program's own ranges.
+    pub fn nests_frames(&self) -> bool {
+        matches!(self, Regioner::StackFrames { nested: true, .. })
     }
 
     /// Whether results must be seen one scope at a time in launch order (a single reader).
@@ -173,6 +235,9 @@ pub struct RegionerState {
     cuts: FastMap<ScopeKey, usize>,
     stacks: Vec<Vec<String>>,
     marks: Vec<String>,
+    /// Nested `stack_frames`: every frame name placed below a range, so that the frame regions can be
+    /// told from the ranges afterwards (their single-child chains are collapsed).
+    pub frames: std::collections::HashSet<String>,
 }
 
 impl Regioner {
@@ -190,14 +255,37 @@ impl Regioner {
         state.marks.clear();
         match self {
             Regioner::Own => {}
-            Regioner::Hierarchy { depth } => state
-                .stacks
-                .extend(obs.stacks.iter().map(|s| s[..s.len().min(*depth)].to_vec())),
-            Regioner::StackFrames { depth } => {
+            Regioner::Hierarchy { depth, .. } => state.stacks.extend(
+                obs.stacks
+                    .iter()
+                    .map(|s| hierarchy::cut(s, *depth).to_vec()),
+            ),
+            Regioner::StackFrames {
+                depth,
+                nested: false,
+            } => {
                 if let Some(frames) = obs.call_stack {
-                    state
-                        .stacks
-                        .push(frames[..frames.len().min(*depth)].to_vec());
+                    state.stacks.push(hierarchy::cut(frames, *depth).to_vec());
+                }
+            }
+            Regioner::StackFrames {
+                depth,
+                nested: true,
+            } => {
+                // The ranges stay; the innermost frames go below the main family's stack. A result
+                // without a call stack (autograd's thread) stays in its range.
+                state.stacks.extend(obs.stacks.iter().cloned());
+                if state.stacks.is_empty() {
+                    state.stacks.push(Vec::new());
+                }
+                if let Some(frames) = obs.call_stack {
+                    let inner = &frames[frames.len().saturating_sub(*depth)..];
+                    for frame in inner {
+                        if !state.frames.contains(frame) {
+                            state.frames.insert(frame.clone());
+                        }
+                    }
+                    state.stacks[0].extend(inner.iter().cloned());
                 }
             }
             Regioner::Collectives(cuts) => {
@@ -230,11 +318,7 @@ impl Cuts {
             *cuts += 1;
             return Some(COLLECTIVES_REGION.to_string());
         }
-        let since_offset = cuts.checked_sub(self.offset)?;
-        let index = since_offset / self.stride;
-        if self.count.is_some_and(|count| index >= count) {
-            return None;
-        }
+        let index = self.position.segment(*cuts)?;
         Some(format!("{}[{index}]", self.name))
     }
 }

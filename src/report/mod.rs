@@ -7,6 +7,8 @@
 pub mod build;
 pub mod compare;
 pub mod diff;
+pub mod distribution;
+pub mod empty_metrics;
 pub mod format;
 pub mod model;
 pub mod render;

@@ -37,6 +37,33 @@ pub struct Report {
     /// How a sampled run joined its two passes; `null` for a run whose every result was profiled in
     /// full.
     pub sampling: Option<Sampling>,
+    /// What the profiler calls one result, for prose and headings (`kernel`, `instruction`); given by
+    /// the adapter, not written to report.json.
+    #[serde(skip)]
+    pub item_noun: ItemNoun,
+}
+
+/// What one result is called: a kernel launch on GPU, an instruction on Neuron.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ItemNoun {
+    pub one: &'static str,
+    pub many: &'static str,
+    /// Whether the report lists them by name (GPU kernels); a Neuron region lists no instructions.
+    pub listed: bool,
+}
+
+impl ItemNoun {
+    pub const KERNEL: ItemNoun = ItemNoun {
+        one: "kernel",
+        many: "kernels",
+        listed: true,
+    };
+}
+
+impl Default for ItemNoun {
+    fn default() -> ItemNoun {
+        ItemNoun::KERNEL
+    }
 }
 
 /// A sampled run: a timing pass measured every result's time; a deep pass measured the other

@@ -7,6 +7,7 @@ mod common;
 mod compare;
 mod config;
 mod diff;
+mod flame;
 mod gpu_rules;
 mod hardening;
 mod insights;

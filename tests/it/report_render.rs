@@ -202,6 +202,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     });
     Report {
         sampling: None,
+        item_noun: Default::default(),
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {

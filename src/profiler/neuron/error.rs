@@ -52,9 +52,6 @@ pub enum NeuronError {
     ToolNotFound { tried: Vec<String> },
     #[error("`neuron-explorer view` needs HOME set; set HOME in the environment of profile-run")]
     NoHome,
-    /// A bad `report.compare` (unknown name, ambiguous name, too many regions).
-    #[error("{0}")]
-    Compare(String),
     #[error("{path}: {message}")]
     Unrecognised { path: PathBuf, message: String },
 }

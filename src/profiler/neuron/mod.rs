@@ -1,35 +1,25 @@
-//! AWS Neuron (Trainium/Inferentia) profiles: readers for every `neuron-explorer view` output (full
-//! JSON, summary JSON, summary text, Parquet directories) into one [`model::NeuronProfile`], region
-//! generators (between collectives, along the layer hierarchy, along NKI stack frames), per-region
-//! metrics, comparison and distribution, and the command/environment builders for capturing.
+//! AWS Neuron (Trainium/Inferentia) profiles, in rooms by what they do:
 //!
-//! Its types are its own; `report.rs` maps them onto the shared report model and `capture.rs` is its
-//! side of [`crate::profiler::Profiler`].
+//! - `readers/`: every `neuron-explorer view` output (full JSON, summary JSON, summary text, Parquet
+//!   directories) read into one [`model::NeuronProfile`], told apart by content;
+//! - `model/`: the profile model and time-interval arithmetic;
+//! - `capture/`: the `pipeline.neuron` settings, the command/environment builders for capturing and
+//!   viewing, inspect-mode discovery, and `profile-run report`'s Neuron inputs (its side of
+//!   [`crate::profiler::Profiler`]);
+//! - `analysis/`: its timeline fed to the shared region methods, the metrics only Neuron can compute
+//!   over those regions, and the rules' findings;
+//! - `report/`: the mapping onto the shared report model, and a plain-text rendering.
+//!
+//! `settings` is the `neuron:` config section; `error` its errors.
 
 pub mod analysis;
 pub mod capture;
-pub mod cli;
-pub mod compare;
 pub mod error;
-pub mod inputs;
-pub mod inspect;
-pub mod intervals;
-pub mod json_text;
-pub mod metrics;
 pub mod model;
-pub mod parquet;
-pub mod pipeline;
-pub mod profile_json;
-pub mod recognise;
-pub mod regions;
+pub mod readers;
 pub mod report;
-pub mod report_units;
 pub mod settings;
-pub mod summary_json;
-pub mod summary_text;
-pub mod text;
-pub mod views;
 
 pub use error::{NeuronError, Result};
 pub use model::NeuronProfile;
-pub use recognise::{load, recognise, InputKind};
+pub use readers::recognise::{load, recognise, InputKind};

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::region::{AutoMethod, AutoRegions};
+
 /// The `neuron:` section.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -16,7 +18,8 @@ pub struct NeuronSettings {
     pub distribution: DistributionSettings,
 }
 
-/// `neuron.regions`: one method at a time, each with its own options.
+/// `neuron.regions`: one method at a time, each with its own options. The documented alias of
+/// `regions.auto.*`, read only while `regions.auto.method` is `none` ([`RegionSettings::resolve`]).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RegionSettings {
@@ -38,6 +41,36 @@ pub enum RegionMethod {
     Hierarchy,
     /// Along NKI kernel invocations.
     StackFrames,
+}
+
+impl RegionSettings {
+    /// The settings a Neuron profile is cut with: `regions.auto.*` when it names a method (the keys
+    /// both profilers share), else this section (`neuron.regions.*`, the alias kept for older configs).
+    pub fn resolve(&self, auto: &AutoRegions) -> RegionSettings {
+        let method = match auto.method {
+            AutoMethod::None => return self.clone(),
+            AutoMethod::Hierarchy => RegionMethod::Hierarchy,
+            AutoMethod::Collectives => RegionMethod::Collectives,
+            AutoMethod::StackFrames => RegionMethod::StackFrames,
+        };
+        let c = &auto.collectives;
+        RegionSettings {
+            method,
+            collectives: CollectiveRegions {
+                name: c.name.clone(),
+                op_type_1: c.op_type_1.clone(),
+                op_type_2: c.op_type_2.clone(),
+                stride: c.stride,
+                offset: c.offset,
+                count: c.count,
+            },
+            hierarchy: HierarchyRegions { depth: auto.depth },
+            // `regions.auto.depth` counts frames kept (1: the kernel entry); the alias counts from 0.
+            stack_frames: StackFrameRegions {
+                depth: auto.depth.map_or(0, |d| d.saturating_sub(1)),
+            },
+        }
+    }
 }
 
 impl RegionMethod {
@@ -79,21 +112,15 @@ impl Default for CollectiveRegions {
     }
 }
 
-/// `neuron.regions.hierarchy`: depth counts layer path components (`2` →
-/// `NeuronLlamaModel/NeuronLlamaDecoderLayer[1]`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+/// `neuron.regions.hierarchy` (alias of `regions.auto.depth`): depth counts layer path components (`2`
+/// → `model/NeuronLlamaModel[0]`); unset, the layer level (the first depth where siblings repeat).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HierarchyRegions {
-    pub depth: usize,
+    pub depth: Option<usize>,
 }
 
-impl Default for HierarchyRegions {
-    fn default() -> Self {
-        HierarchyRegions { depth: 2 }
-    }
-}
-
-/// `neuron.regions.stack_frames`: depth counts frames from the kernel entry (`0` → the kernel itself).
+/// `neuron.regions.stack_frames` (alias of `regions.auto.depth` minus one): depth counts frames from the kernel entry (`0` → the kernel itself).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StackFrameRegions {

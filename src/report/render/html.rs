@@ -94,6 +94,8 @@ struct Page<'a> {
     sources: &'a [String],
     time_metric: Option<&'a str>,
     selection: String,
+    /// What one result is called (`kernel`, `instruction`).
+    item: crate::report::model::ItemNoun,
     notes: &'a [String],
     metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
@@ -225,7 +227,8 @@ impl<'a> Page<'a> {
             fingerprint: &run.config_fingerprint,
             sources: &run.sources,
             time_metric: time,
-            selection: selection_text(ks),
+            selection: selection_text(ks, report.item_noun.many),
+            item: report.item_noun,
             notes: &report.notes,
             metric_heads: report
                 .metrics
@@ -244,12 +247,12 @@ impl<'a> Page<'a> {
     }
 }
 
-fn selection_text(ks: &crate::report::model::KernelSelectionInfo) -> String {
+fn selection_text(ks: &crate::report::model::KernelSelectionInfo, many: &str) -> String {
     let patterns = |list: &[String]| list.join(", ");
     let what = match (ks.include.is_empty(), ks.exclude.is_empty()) {
-        (true, true) => "all kernels".to_string(),
+        (true, true) => format!("all {many}"),
         (false, true) => format!("include {}", patterns(&ks.include)),
-        (true, false) => format!("all kernels, exclude {}", patterns(&ks.exclude)),
+        (true, false) => format!("all {many}, exclude {}", patterns(&ks.exclude)),
         (false, false) => format!(
             "include {}, exclude {}",
             patterns(&ks.include),
@@ -277,8 +280,9 @@ fn scope_view<'a>(
     let total = time.map(|t| time_of(&scope.total.metrics, t));
     let outside = time.map(|t| time_of(&scope.outside_regions.metrics, t));
     let summary = format!(
-        "{} selected kernel result(s), {} in total; {} result(s) outside every region ({}, {}).",
+        "{} selected {} result(s), {} in total; {} result(s) outside every region ({}, {}).",
         format::count(scope.total.kernel_count as f64),
+        report.item_noun.one,
         format::value(total, unit),
         format::count(scope.outside_regions.kernel_count as f64),
         format::value(outside, unit),

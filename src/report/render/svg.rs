@@ -2,7 +2,8 @@
 //! [`layout`](super::layout), self time solid) and the spread of region instance times. Hand-written
 //! SVG 1.1: deterministic (same report, same bytes), with `<title>`/`<desc>` and every name escaped.
 //!
-//! Written beside report.md as `charts/<scope>-time.svg` and `charts/<scope>-instances.svg`
+//! Written beside report.md as `charts/<scope>-time.svg`, `charts/<scope>-instances.svg` and, for
+//! regions from Python call stacks, `charts/<scope>-flame.svg` (a flame graph, [`flame`])
 //! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); report.html inlines the same charts.
 
 use std::fmt::Write as _;
@@ -15,6 +16,7 @@ use crate::report::model::{Instances, Region, Report, Scope};
 use crate::report::RenderError;
 
 mod draw;
+mod flame;
 mod instances;
 
 use draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
@@ -25,6 +27,8 @@ use instances::instances_chart;
 pub enum ChartKind {
     Time,
     Instances,
+    /// GPU time by Python call stack (scopes with `stack_frames` regions).
+    Flame,
 }
 
 /// One rendered chart.
@@ -132,6 +136,16 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             rows: shown,
             anchor: anchor.clone(),
         });
+        if flame::has_frames(scope) {
+            out.push(Planned {
+                scope: index,
+                kind: ChartKind::Flame,
+                file: format!("charts/{anchor}-flame.svg"),
+                title: format!("GPU time by Python call stack: {name}"),
+                rows: Vec::new(),
+                anchor: anchor.clone(),
+            });
+        }
         if !with_instances.is_empty() {
             out.push(Planned {
                 scope: index,
@@ -169,11 +183,16 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
             let svg = match p.kind {
                 ChartKind::Time => {
                     let id = format!("{}-time", p.anchor);
-                    time_chart(scope, &p.rows, time, unit, &id, &p.title)
+                    let what = (time, unit, report.item_noun.one);
+                    time_chart(scope, &p.rows, what, &id, &p.title)
                 }
                 ChartKind::Instances => {
                     let id = format!("{}-instances", p.anchor);
                     instances_chart(scope, &p.rows, unit, &id, &p.title)
+                }
+                ChartKind::Flame => {
+                    let id = format!("{}-flame", p.anchor);
+                    flame::flame_chart(scope, time, unit, &id, &p.title)
                 }
             };
             Chart {
@@ -198,11 +217,11 @@ fn instances(region: &Region) -> Option<(&Instances, [f64; 4])> {
     }
 }
 
+/// `what`: the time metric, its unit, and what one result is called (`kernel`, `instruction`).
 fn time_chart(
     scope: &Scope,
     shown: &[usize],
-    time: &str,
-    unit: &str,
+    (time, unit, noun): (&str, &str, &str),
     id: &str,
     title: &str,
 ) -> String {
@@ -230,8 +249,7 @@ fn time_chart(
             &scope.regions[i],
             &spans[i],
             (y, extent),
-            time,
-            unit,
+            (time, unit, noun),
         );
     }
     legend(
@@ -250,13 +268,12 @@ fn time_row(
     region: &Region,
     span: &Span,
     (y, extent): (f64, f64),
-    time: &str,
-    unit: &str,
+    (time, unit, noun): (&str, &str, &str),
 ) {
     let inclusive = span.length;
     let own = time_of(&region.exclusive, time);
     let tip = format!(
-        "{} — {} ({} of the scope), self {}, {} kernel result(s)",
+        "{} — {} ({} of the scope), self {}, {} {noun} result(s)",
         region.segments.join(" / "),
         value(inclusive, unit),
         format::share(region.time_share),

@@ -3,15 +3,14 @@
 //! arithmetic is in the comments.
 
 use profile_run::insights::RuleSet;
-use profile_run::profiler::neuron::analysis::{
-    analyse, analyse_compared, load_rules, Analysis, Bound, Region,
-};
-use profile_run::profiler::neuron::metrics::vocabulary;
+use profile_run::profiler::neuron::analysis::metrics::vocabulary;
+use profile_run::profiler::neuron::analysis::{analyse, load_rules, Analysis, Bound, Region};
 use profile_run::profiler::neuron::model::NeuronProfile;
+use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json};
+use profile_run::profiler::neuron::report::text;
 use profile_run::profiler::neuron::settings::{
     CollectiveRegions, InsightSettings, NeuronSettings, RegionMethod,
 };
-use profile_run::profiler::neuron::{parquet, profile_json, summary_json, text, NeuronError};
 
 use super::parquet_gen::{generate, GenOptions};
 use super::{decoder_json, MIB};
@@ -51,7 +50,7 @@ pub fn mlp_settings() -> NeuronSettings {
 
 fn mlp_analysis(settings: &NeuronSettings) -> Analysis {
     let p = profile_json::read(&decoder_json()).unwrap();
-    analyse(&p, settings, &shipped_rules()).unwrap()
+    analyse(&p, settings, &shipped_rules())
 }
 
 fn m(r: &Region, k: &str) -> f64 {
@@ -193,7 +192,7 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
         summaries,
         ..NeuronProfile::default()
     };
-    let a = analyse(&p, &NeuronSettings::default(), &shipped_rules()).unwrap();
+    let a = analyse(&p, &NeuronSettings::default(), &shipped_rules());
     // No timeline: no regions, and the note says why.
     assert!(a.regions.is_empty());
     assert!(
@@ -225,59 +224,10 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
     assert_eq!(ids(1), ["low_mfu_while_active", "compute_bound"]);
     let mut all = NeuronSettings::default();
     all.insights.max = 10;
-    let a = analyse(&p, &all, &shipped_rules()).unwrap();
+    let a = analyse(&p, &all, &shipped_rules());
     assert_eq!(a.summaries[0].insights.len(), 6);
     assert_eq!(a.summaries[0].insights[4].rule, "weights_reloaded");
     assert_eq!(a.summaries[0].insights[5].rule, "transpose_heavy");
-}
-
-#[test]
-fn distribution_and_comparison_of_the_mlp_blocks() {
-    let settings = mlp_settings();
-    let p = profile_json::read(&decoder_json()).unwrap();
-    let a = analyse_compared(&p, &settings, &shipped_rules(), &mlp_0_3()).unwrap();
-    // durations 38, 40, 38, 64 µs: median 39, p90 = 40 + 0.7 × 24 = 56.8, outlier 64 > 1.5 × 39
-    let d = &a.distributions[0];
-    assert_eq!((d.base.as_str(), d.count), ("MLP", 4));
-    assert_close!(d.min, 38e-6);
-    assert_close!(d.median, 39e-6);
-    assert_close!(d.p90, 56.8e-6);
-    assert_close!(d.max, 64e-6);
-    assert_eq!(d.outliers, ["MLP[3]"]);
-    let c = a.comparison.as_ref().unwrap();
-    assert_eq!(c.regions, ["MLP[0]", "MLP[3]"]);
-    let total = c.rows.iter().find(|r| r.metric == "total_time").unwrap();
-    assert_close!(total.values[0].unwrap(), 38e-6);
-    assert_close!(total.values[1].unwrap(), 64e-6);
-}
-
-#[test]
-fn comparison_errors_name_the_region_and_the_limit() {
-    let p = profile_json::read(&decoder_json()).unwrap();
-    let s = mlp_settings();
-    let names = vec!["MLP[0]".to_string(), "MLP[9]".into()];
-    let err = analyse_compared(&p, &s, &shipped_rules(), &names).unwrap_err();
-    assert!(matches!(err, NeuronError::Compare(_)));
-    assert_eq!(
-        err.to_string(),
-        "`report.compare`: no region named `MLP[9]` (regions: MLP[0], MLP[1], MLP[2], MLP[3])"
-    );
-    let names = ["MLP[0]", "MLP[1]", "MLP[2]", "MLP[3]"]
-        .map(String::from)
-        .to_vec();
-    let err = analyse_compared(&p, &s, &shipped_rules(), &names)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("lists 4 regions; at most 3"), "{err}");
-    // hierarchy names compare by a unique suffix
-    let mut h = NeuronSettings::default();
-    h.regions.method = RegionMethod::Hierarchy;
-    let names = vec!["NeuronLlamaDecoderLayer[1]".to_string()];
-    let a = analyse_compared(&p, &h, &shipped_rules(), &names).unwrap();
-    assert_eq!(
-        a.comparison.unwrap().regions,
-        ["NeuronLlamaModel/NeuronLlamaDecoderLayer[1]"]
-    );
 }
 
 #[test]
@@ -286,16 +236,15 @@ fn parquet_gives_the_same_regions_as_json() {
     generate(&decoder_json(), tmp.path(), &GenOptions::default());
     let pq = parquet::read(tmp.path()).unwrap();
     let settings = mlp_settings();
-    let from_pq = analyse(&pq, &settings, &shipped_rules()).unwrap();
+    let from_pq = analyse(&pq, &settings, &shipped_rules());
     let from_js = mlp_analysis(&settings);
     assert_eq!(from_pq.regions, from_js.regions);
-    assert_eq!(from_pq.distributions, from_js.distributions);
 }
 
 #[test]
 fn text_rendering_of_the_mlp_blocks() {
     let p = profile_json::read(&decoder_json()).unwrap();
-    let mut a = analyse_compared(&p, &mlp_settings(), &shipped_rules(), &mlp_0_3()).unwrap();
+    let mut a = analyse(&p, &mlp_settings(), &shipped_rules());
     a.source = "llama_tp_decoder.json".into();
     insta::assert_snapshot!("neuron_mlp_text", text::render(&a));
 }
@@ -303,7 +252,7 @@ fn text_rendering_of_the_mlp_blocks() {
 #[test]
 fn the_docs_list_every_metric_and_every_shipped_rule() {
     let doc = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
-    for d in profile_run::profiler::neuron::metrics::REGION_METRICS {
+    for d in profile_run::profiler::neuron::analysis::metrics::REGION_METRICS {
         assert!(
             doc.contains(&format!("| `{}` | {} | {} |", d.name, d.unit, d.formula)),
             "{}",
@@ -317,8 +266,4 @@ fn the_docs_list_every_metric_and_every_shipped_rule() {
             r.id
         );
     }
-}
-
-fn mlp_0_3() -> Vec<String> {
-    vec!["MLP[0]".into(), "MLP[3]".into()]
 }

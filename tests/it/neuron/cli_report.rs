@@ -183,19 +183,198 @@ fn an_ncu_export_without_its_extension_is_not_taken_for_neuron() {
     );
 }
 
-#[test]
-fn the_gpu_regions_auto_setting_is_refused_for_neuron_not_ignored() {
-    let env = Env::new();
-    let out = env.path("auto");
+/// `profile-run report` on the decoder fixture with `args` only (no MLP overrides); report.json.
+fn decoder_report(env: &Env, name: &str, args: &[&str]) -> serde_json::Value {
+    let out = env.path(name);
     Command::cargo_bin("profile-run")
         .unwrap()
         .args(["report"])
         .arg(fixture("neuron/llama_tp_decoder.json"))
         .arg("--out")
         .arg(&out)
-        .arg("regions.auto.method=hierarchy")
+        .args(args)
+        .assert()
+        .success();
+    report_json(&out)
+}
+
+#[test]
+fn regions_auto_cuts_neuron_profiles_and_neuron_regions_is_its_alias() {
+    let env = Env::new();
+    // The shared keys give the same report as the alias keys (MLP blocks, distribution, comparison).
+    let auto = decoder_report(
+        &env,
+        "auto",
+        &[
+            "regions.auto.method=collectives",
+            "regions.auto.collectives.name=MLP",
+            "regions.auto.collectives.op_type_1=AllReduce",
+            "regions.auto.collectives.op_type_2=AllReduce",
+            "regions.auto.collectives.stride=2",
+            "regions.auto.collectives.offset=1",
+            "report.compare=[MLP[0], MLP[3]]",
+        ],
+    );
+    let mut alias_args = MLP.to_vec();
+    alias_args.push("report.compare=[MLP[0], MLP[3]]");
+    let alias = decoder_report(&env, "alias", &alias_args);
+    assert_mlp_scope(&auto["scopes"][0]);
+    for key in ["scopes", "compare"] {
+        assert_eq!(auto[key], alias[key], "{key}");
+    }
+    // One distribution of the four MLP blocks, the report's own: durations 38, 40, 38, 64 µs give
+    // median 39, p90 = 40 + 0.7 × 24 = 56.8, and 64 > 1.5 × 39 is the outlier.
+    let d = &auto["scopes"][0]["distributions"][0];
+    assert_eq!(
+        (d["base"].as_str(), d["count"].as_u64()),
+        (Some("MLP"), Some(4))
+    );
+    for (k, want) in [
+        ("min", 38e3),
+        ("median", 39e3),
+        ("p90", 56.8e3),
+        ("max", 64e3),
+    ] {
+        assert!(close(d[k].as_f64().unwrap(), want), "{k}: {}", d[k]);
+    }
+    let outliers: Vec<&str> = d["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["outlier"] == true)
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(outliers, ["MLP[3]"]);
+    // report.compare is the same for every profiler: two regions side by side.
+    let compared: Vec<&str> = auto["compare"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(compared, ["MLP[0]", "MLP[3]"]);
+}
+
+#[test]
+fn hierarchy_without_a_depth_gives_the_repeated_layers() {
+    let env = Env::new();
+    let report = decoder_report(&env, "layers", &["regions.auto.method=hierarchy"]);
+    let paths: Vec<&str> = report["scopes"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    // The fixture's layer paths repeat first at NeuronLlamaDecoderLayer[0..3] (depth 2).
+    let layers: Vec<String> = (0..4)
+        .map(|l| format!("NeuronLlamaModel/NeuronLlamaDecoderLayer[{l}]"))
+        .collect();
+    assert_eq!(paths, layers);
+    // A depth given still cuts there, through either key.
+    let deeper = decoder_report(
+        &env,
+        "deeper",
+        &["regions.auto.method=hierarchy", "regions.auto.depth=3"],
+    );
+    let alias = decoder_report(
+        &env,
+        "deeper-alias",
+        &[
+            "neuron.regions.method=hierarchy",
+            "neuron.regions.hierarchy.depth=3",
+        ],
+    );
+    assert_eq!(deeper["scopes"][0]["regions"].as_array().unwrap().len(), 8);
+    assert_eq!(deeper["scopes"], alias["scopes"]);
+}
+
+#[test]
+fn neuron_reports_leave_out_empty_metrics_and_give_evidence_in_table_units() {
+    let env = Env::new();
+    let report = decoder_report(&env, "units", &["regions.auto.method=hierarchy"]);
+    // The decoder profile has no weight or DMA-activity summary values: those metrics are listed
+    // nowhere, and one note says so.
+    let listed: Vec<&str> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let scope = &report["scopes"][0];
+    for gone in [
+        "weight_size_bytes",
+        "weight_queue_bytes",
+        "dma_active_time_percent",
+    ] {
+        assert!(!listed.contains(&gone), "{gone} is still listed");
+        assert!(scope["total"]["metrics"].get(gone).is_none());
+    }
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("no value anywhere") && n.contains("`weight_size_bytes`")),
+        "{notes:?}"
+    );
+    // Evidence is in the unit the tables use: a % metric's evidence equals the scope's % value.
+    for insight in scope["insights"].as_array().unwrap() {
+        for (name, value) in insight["evidence"]["metrics"].as_object().unwrap() {
+            let table = &scope["total"]["metrics"][name];
+            assert!(
+                close(value.as_f64().unwrap(), table["value"].as_f64().unwrap()),
+                "{name}: evidence {value} vs table {}",
+                table["value"]
+            );
+        }
+    }
+    // And every region counts the instructions it owns; together with those outside, the scope's.
+    let owned: u64 = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kernel_count"].as_u64().unwrap())
+        .sum();
+    let outside = scope["outside_regions"]["kernel_count"].as_u64().unwrap();
+    let total = scope["total"]["kernel_count"].as_u64().unwrap();
+    assert_eq!(owned + outside, total);
+    // The fixture's instructions, as its JSON lists them (after the viewer's log lines).
+    let text = std::fs::read_to_string(fixture("neuron/llama_tp_decoder.json")).unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let listed_instructions = raw["instruction"].as_array().map_or(0, |a| a.len() as u64);
+    assert_eq!(total, listed_instructions);
+}
+
+#[test]
+fn neuron_rules_are_loaded_for_neuron_reports_only() {
+    // A broken neuron.insights.rules is a Neuron report's concern: an ncu report does not read it…
+    let env = Env::new();
+    let out = env.path("ncu");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(fixture("ncu/h100-2025.3.1/kreplay_raw.csv"))
+        .arg("--out")
+        .arg(&out)
+        .arg("neuron.insights.rules=/nonexistent/rules.yaml")
+        .assert()
+        .success();
+    assert_eq!(report_json(&out)["run"]["profiler"]["name"], "ncu");
+    // …while a Neuron report refuses it by key, before writing anything.
+    let out = env.path("neuron");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report"])
+        .arg(fixture("neuron/llama_tp_decoder.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("neuron.insights.rules=/nonexistent/rules.yaml")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("neuron.regions.method"));
-    assert!(!out.join("report.md").exists());
+        .stderr(predicates::str::contains("neuron.insights.rules"));
+    assert!(!out.join("report.json").exists());
 }

@@ -5,11 +5,11 @@ use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use profile_run::profiler::neuron::cli::{
+use profile_run::profiler::neuron::capture::cli::{
     capture_outputs, resolve_program, view_output, NeuronCli, ViewInput,
 };
-use profile_run::profiler::neuron::inspect::{discover, inspect_env};
-use profile_run::profiler::neuron::pipeline::{
+use profile_run::profiler::neuron::capture::inspect::{discover, inspect_env};
+use profile_run::profiler::neuron::capture::pipeline::{
     DeviceProfile, Framework, InspectOptions, NeuronPipeline, ViewFormat,
 };
 use profile_run::profiler::neuron::{load, recognise, InputKind, NeuronError};

@@ -2,8 +2,9 @@
 //! the JSON fixture as plain values, so both readers must agree on every instruction, collective and
 //! DMA transfer.
 
-use profile_run::profiler::neuron::parquet::{self, list_tables};
-use profile_run::profiler::neuron::{profile_json, NeuronError};
+use profile_run::profiler::neuron::readers::parquet::{self, list_tables};
+use profile_run::profiler::neuron::readers::profile_json;
+use profile_run::profiler::neuron::NeuronError;
 
 use super::parquet_gen::{generate, write_table, Col, GenOptions};
 use super::{decoder_json, BASE_NS};
@@ -129,7 +130,7 @@ fn a_directory_without_metadata_says_what_it_expected() {
 
 #[test]
 fn framework_tables_drive_the_hierarchy_without_instruction_layers() {
-    use profile_run::profiler::neuron::regions::{generate as regions, Selection};
+    use profile_run::profiler::neuron::analysis::regions::{generate as regions, Selection};
     use profile_run::profiler::neuron::settings::{RegionMethod, RegionSettings};
     let tmp = dir_with(&GenOptions::default());
     let mut p = parquet::read(&tmp.path().join("profile@latest")).unwrap();

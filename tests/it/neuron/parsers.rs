@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use profile_run::profiler::neuron::model::Engine;
-use profile_run::profiler::neuron::{profile_json, summary_json, summary_text, NeuronError};
+use profile_run::profiler::neuron::readers::{profile_json, summary_json, summary_text};
+use profile_run::profiler::neuron::NeuronError;
 
 use super::{decoder_json, BASE_NS, MIB};
 use crate::common::fixture;

@@ -3,8 +3,8 @@
 //! S+40..48 µs, triggered at S+38 µs on layers 0 and 2; its MLP AllReduce S+88..96 µs, triggered at
 //! S+86 µs on layers 0 and 2; layer 3's MLP runs 24 µs longer).
 
-use profile_run::profiler::neuron::profile_json;
-use profile_run::profiler::neuron::regions::{generate, Selection};
+use profile_run::profiler::neuron::analysis::regions::{generate, Selection};
+use profile_run::profiler::neuron::readers::profile_json;
 use profile_run::profiler::neuron::settings::{CollectiveRegions, RegionMethod, RegionSettings};
 
 use super::decoder_json;
@@ -100,7 +100,7 @@ fn a_profile_without_collectives_says_so() {
 }
 
 #[test]
-fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
+fn hierarchy_cuts_at_the_decoder_layers_by_default_and_at_a_given_depth() {
     let mut settings = RegionSettings {
         method: RegionMethod::Hierarchy,
         ..RegionSettings::default()
@@ -116,7 +116,7 @@ fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
     assert_eq!(spans(&settings), expected);
 
     // Depth 3: attention S+0..40 µs (its semaphore ends at S+40), MLP S+48..88 µs.
-    settings.hierarchy.depth = 3;
+    settings.hierarchy.depth = Some(3);
     let got = spans(&settings);
     assert_eq!(got.len(), 8);
     assert_eq!(
@@ -138,10 +138,10 @@ fn hierarchy_cuts_at_the_decoder_layers_at_depth_two() {
     // 5 instructions of layer 3's MLP: the gate/up matmul, two NKI, the down matmul, the semaphore
     assert!(matches!(&r.spans[7].selection, Selection::Instructions(m) if m.len() == 5));
 
-    settings.hierarchy.depth = 4;
+    settings.hierarchy.depth = Some(4);
     let r = generate(&p, &settings);
     assert!(
-        r.spans.is_empty() && r.notes[0].contains("deeper than depth 4"),
+        r.spans.is_empty() && r.notes[0].contains("no stack reaches depth 4"),
         "{:?}",
         r.notes
     );

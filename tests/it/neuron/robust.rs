@@ -5,11 +5,11 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use profile_run::profiler::neuron::intervals::{length, union};
+use profile_run::profiler::neuron::analysis::regions::generate;
+use profile_run::profiler::neuron::model::intervals::{length, union};
 use profile_run::profiler::neuron::model::{Collective, Instruction, NeuronProfile};
-use profile_run::profiler::neuron::regions::generate;
+use profile_run::profiler::neuron::readers::{profile_json, summary_json, summary_text};
 use profile_run::profiler::neuron::settings::{RegionMethod, RegionSettings};
-use profile_run::profiler::neuron::{profile_json, summary_json, summary_text};
 
 use super::decoder_json;
 use crate::common::fixture;

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use profile_run::config::{load, Config, ConfigSources, ProfilerKind};
-use profile_run::profiler::neuron::pipeline::{
+use profile_run::profiler::neuron::capture::pipeline::{
     CaptureMode, DeviceProfile, NeuronPipeline, ViewFormat,
 };
 use profile_run::profiler::neuron::settings::{NeuronSettings, RegionMethod};

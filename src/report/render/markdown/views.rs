@@ -12,9 +12,9 @@ use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Comparison, Coverage, Distribution, Insight, Instances, KernelSelectionInfo, MetricInfo,
-    MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope, Summary,
-    Totals,
+    Comparison, Coverage, Distribution, Insight, Instances, ItemNoun, KernelSelectionInfo,
+    MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope,
+    Summary, Totals,
 };
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -57,6 +57,8 @@ struct ReportView<'a> {
     notes: &'a [String],
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
+    /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
+    item: ItemNoun,
 }
 
 #[derive(Serialize)]
@@ -198,6 +200,7 @@ impl<'a> Context<'a> {
                 notes: &report.notes,
                 compare: &report.compare,
                 sampling: report.sampling.as_ref(),
+                item: report.item_noun,
             },
             summary_metrics,
             scopes,
@@ -418,6 +421,7 @@ fn link_charts<'a>(
         let title = match chart.kind {
             crate::report::render::svg::ChartKind::Time => "region time breakdown",
             crate::report::render::svg::ChartKind::Instances => "instance times",
+            crate::report::render::svg::ChartKind::Flame => "GPU time by Python call stack",
         };
         let (view, prefix) = match chart.scope {
             Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),

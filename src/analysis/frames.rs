@@ -1,0 +1,99 @@
+//! `stack_frames` nested in the ranges `regions.include` names: the frame regions below a range are
+//! reduced to the frames that explain its time. A frame region with exactly one child region and no
+//! result of its own adds nothing its child does not say (same time, same results), so such
+//! single-child chains collapse into their innermost frame: `step/<module>/step/_call_impl/forward`
+//! becomes `step/forward (linear.py:134)` when nothing branches on the way.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::region::{RegionKind, RegionPath, Regioner};
+use crate::report::model::Scope;
+
+/// For `stack_frames` nested in ranges: collapses the single-child chains of frame regions (those whose
+/// last segment is in `frames`) and gives frame regions the origin `stack_frames`.
+pub(super) fn collapse_frame_chains(
+    regioner: &Regioner,
+    scope: &mut Scope,
+    frames: &HashSet<String>,
+) {
+    if !regioner.nests_frames() {
+        return;
+    }
+    let is_frame = |segments: &[String]| segments.last().is_some_and(|s| frames.contains(s));
+    let mut children: HashMap<&[String], usize> = HashMap::new();
+    for r in &scope.regions {
+        if r.kind == RegionKind::Stack && r.segments.len() > 1 {
+            *children
+                .entry(&r.segments[..r.segments.len() - 1])
+                .or_default() += 1;
+        }
+    }
+    let removed: HashSet<Vec<String>> = scope
+        .regions
+        .iter()
+        .filter(|r| {
+            r.kind == RegionKind::Stack
+                && is_frame(&r.segments)
+                && r.self_kernel_count == 0
+                && children.get(r.segments.as_slice()) == Some(&1)
+        })
+        .map(|r| r.segments.clone())
+        .collect();
+    scope.regions.retain(|r| !removed.contains(&r.segments));
+    for r in &mut scope.regions {
+        if r.kind != RegionKind::Stack {
+            continue;
+        }
+        if is_frame(&r.segments) {
+            r.origin = "stack_frames".to_string();
+        }
+        if removed.is_empty() {
+            continue;
+        }
+        let kept: Vec<String> = (0..r.segments.len())
+            .filter(|&k| !removed.contains(&r.segments[..=k]))
+            .map(|k| r.segments[k].clone())
+            .collect();
+        if kept.len() == r.segments.len() {
+            continue;
+        }
+        let path = RegionPath {
+            kind: r.kind,
+            segments: kept,
+        };
+        r.path = path.display();
+        r.parent = path.parent().map(|p| p.display());
+        r.depth = path.depth();
+        r.segments = path.segments;
+    }
+}
+
+/// What `stack_frames` says about results without a call stack: none at all (the input cannot hold
+/// them), or how many there are and where they went.
+pub(super) fn call_stack_note(
+    regioner: &Regioner,
+    with_stack: u64,
+    results: u64,
+) -> Option<String> {
+    if !matches!(regioner, Regioner::StackFrames { .. })
+        || (with_stack > 0 && with_stack >= results)
+    {
+        return None;
+    }
+    let without = results.saturating_sub(with_stack);
+    Some(if with_stack == 0 {
+        "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
+         captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
+            .to_string()
+    } else if regioner.nests_frames() {
+        format!(
+            "{without} of {results} results carry no Python call stack: they stay in their range, in its self time \
+             (PyTorch's backward pass runs on its autograd thread, which runs no Python code)."
+        )
+    } else {
+        format!(
+            "{without} of {results} results carry no Python call stack and are outside every region: they were \
+             launched from a thread running no Python code (PyTorch's backward pass runs on its autograd thread)."
+        )
+    })
+}

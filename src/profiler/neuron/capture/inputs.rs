@@ -1,0 +1,124 @@
+//! Neuron inputs of `profile-run report`, told apart by content: a Neuron run directory (its
+//! `neuron-views.json`), a `view` output (full JSON, summary JSON, summary text, Parquet directory)
+//! or an inspect output directory (viewed first, into the report's directory).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::analysis::RunContext;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
+use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
+use crate::run::RunRecord;
+
+/// The Neuron profiles named by `report` arguments, with the run they came from.
+#[derive(Debug, Clone)]
+pub struct NeuronInputs {
+    pub viewed: Vec<Viewed>,
+    pub context: RunContext,
+    /// The run directory of the first input, when it is one.
+    pub run_dir: Option<PathBuf>,
+}
+
+/// How one argument is read, or `None` when it is no Neuron input.
+enum Kind {
+    RunDir(Vec<Viewed>),
+    Readable,
+    Inspect,
+}
+
+fn kind(path: &Path) -> Result<Option<Kind>> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ["ncu-rep", "csv"].contains(&ext) || is_ncu_csv(path) {
+        return Ok(None);
+    }
+    if path.is_dir() {
+        if let Some(viewed) = read_manifest(path)? {
+            return Ok(Some(Kind::RunDir(viewed)));
+        }
+    }
+    Ok(match recognise(path) {
+        Ok(InputKind::InspectDir) => Some(Kind::Inspect),
+        Ok(_) => Some(Kind::Readable),
+        Err(_) => None,
+    })
+}
+
+/// A `--page raw` or `details` CSV export under another name: its header opens with `"ID",`. Its
+/// cells may hold `{` and quotes, which the JSON sniffing of [`recognise`] must not see.
+fn is_ncu_csv(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 5];
+    path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok()
+        && &head == b"\"ID\","
+}
+
+/// `None` when no argument is a Neuron input (they are someone else's); an error when only some are.
+/// Inspect output directories are viewed into `dest()` (the report's directory).
+pub fn resolve_inputs(
+    paths: &[PathBuf],
+    config: &Config,
+    dest: &mut dyn FnMut() -> Result<PathBuf>,
+) -> Result<Option<NeuronInputs>> {
+    let kinds = paths.iter().map(|p| kind(p)).collect::<Result<Vec<_>>>()?;
+    if kinds.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if let Some(i) = kinds.iter().position(Option::is_none) {
+        return Err(Error::Usage(format!(
+            "`{}` is not a Neuron profile while other inputs are; report Neuron and ncu captures separately",
+            paths[i].display()
+        )));
+    }
+    let mut out = NeuronInputs {
+        viewed: Vec::new(),
+        context: RunContext::default(),
+        run_dir: None,
+    };
+    let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
+    for (i, (path, kind)) in paths.iter().zip(kinds).enumerate() {
+        match kind.expect("every input is a Neuron one") {
+            Kind::RunDir(viewed) => {
+                if i == 0 {
+                    out.context = run_context(path);
+                    out.run_dir = Some(path.clone());
+                }
+                out.viewed.extend(viewed);
+            }
+            Kind::Readable => out.viewed.push(Viewed {
+                label: path.display().to_string(),
+                rank: None,
+                process_id: None,
+                device: None,
+                output: path.clone(),
+                command: Vec::new(),
+            }),
+            Kind::Inspect => {
+                let dir = dest()?;
+                out.viewed
+                    .extend(crate::profiler::neuron::capture::view_inspect_dir(
+                        &config.pipeline.neuron,
+                        path,
+                        &dir,
+                        None,
+                        grace,
+                    )?);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).
+fn run_context(dir: &Path) -> RunContext {
+    let record: Option<RunRecord> = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    record.map_or_else(RunContext::default, |r| {
+        r.context(r.config_fingerprint.clone())
+    })
+}

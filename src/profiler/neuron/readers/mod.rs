@@ -1,0 +1,10 @@
+//! Readers of every `neuron-explorer view` output into the one profile model: full JSON
+//! (`profile_json`, with the log-tolerant JSON helpers of `json_text`), summary JSON and summary text,
+//! Parquet directories (`parquet`), and `recognise`, which tells them apart by content.
+
+pub mod json_text;
+pub mod parquet;
+pub mod profile_json;
+pub mod recognise;
+pub mod summary_json;
+pub mod summary_text;

@@ -1,0 +1,242 @@
+//! One Parquet table (one file, or several `Name_0.parquet`, `Name_1.parquet` parts) read row by row
+//! through the `parquet` crate's record API, with lenient value conversion: the same logical column may
+//! be written as INT64, UINT64, DOUBLE or text depending on the writer.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::{Field, Row};
+
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::readers::json_text::parse_id_list;
+
+/// A table's files, in part order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// One row, with what an error needs to say where it is.
+pub struct RowView<'a> {
+    pub file: &'a Path,
+    pub table: &'a str,
+    pub row_no: usize,
+    pub columns: &'a [String],
+    pub row: &'a Row,
+}
+
+fn open(path: &Path) -> Result<SerializedFileReader<File>> {
+    let file = File::open(path).map_err(|e| NeuronError::io(path, e))?;
+    SerializedFileReader::new(file).map_err(|e| {
+        NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
+    })
+}
+
+impl Table {
+    /// The top-level column names of the first part (parts share one schema).
+    pub fn columns(&self) -> Result<Vec<String>> {
+        let Some(first) = self.files.first() else {
+            return Ok(Vec::new());
+        };
+        let reader = open(first)?;
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        Ok(schema
+            .root_schema()
+            .get_fields()
+            .iter()
+            .map(|f| f.name().to_string())
+            .collect())
+    }
+
+    /// Call `visit` for every row of every part; row numbers count across parts.
+    pub fn for_each(&self, mut visit: impl FnMut(&RowView) -> Result<()>) -> Result<()> {
+        let mut row_no = 0;
+        for file in &self.files {
+            let reader = open(file)?;
+            let columns: Vec<String> = reader
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .root_schema()
+                .get_fields()
+                .iter()
+                .map(|f| f.name().to_string())
+                .collect();
+            let rows = reader.get_row_iter(None).map_err(|e| {
+                NeuronError::parse(file, format!("table {}", self.name), e.to_string())
+            })?;
+            for row in rows {
+                let row = row.map_err(|e| {
+                    NeuronError::parse(
+                        file,
+                        format!("table {}, row {row_no}", self.name),
+                        e.to_string(),
+                    )
+                })?;
+                visit(&RowView {
+                    file,
+                    table: &self.name,
+                    row_no,
+                    columns: &columns,
+                    row: &row,
+                })?;
+                row_no += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RowView<'_> {
+    fn field(&self, column: &str) -> Option<&Field> {
+        let i = self.columns.iter().position(|c| c == column)?;
+        self.row.get_column_iter().nth(i).map(|(_, f)| f)
+    }
+
+    fn error(&self, column: &str, message: String) -> NeuronError {
+        NeuronError::parse(
+            self.file,
+            format!(
+                "table {}, row {}, column `{column}`",
+                self.table, self.row_no
+            ),
+            message,
+        )
+    }
+
+    /// A number as f64; `None` for a null or absent column.
+    pub fn f64(&self, column: &str) -> Result<Option<f64>> {
+        let Some(f) = self.field(column) else {
+            return Ok(None);
+        };
+        Ok(match f {
+            Field::Null => None,
+            Field::Byte(v) => Some(*v as f64),
+            Field::Short(v) => Some(*v as f64),
+            Field::Int(v) => Some(*v as f64),
+            Field::Long(v) => Some(*v as f64),
+            Field::UByte(v) => Some(*v as f64),
+            Field::UShort(v) => Some(*v as f64),
+            Field::UInt(v) => Some(*v as f64),
+            Field::ULong(v) => Some(*v as f64),
+            Field::Float(v) => Some(*v as f64),
+            Field::Double(v) => Some(*v),
+            Field::Float16(v) => Some(f64::from(*v)),
+            Field::TimestampMicros(v) => Some(*v as f64 * 1e3),
+            Field::TimestampMillis(v) => Some(*v as f64 * 1e6),
+            Field::Str(s) if s.trim().is_empty() => None,
+            Field::Str(s) => Some(
+                s.trim()
+                    .parse()
+                    .map_err(|_| self.error(column, format!("expected a number, found \"{s}\"")))?,
+            ),
+            other => return Err(self.error(column, format!("expected a number, found {other}"))),
+        })
+    }
+
+    /// A non-negative integer (times in ns, sizes, ids); integer columns are read exactly.
+    pub fn u64(&self, column: &str) -> Result<Option<u64>> {
+        let exact = match self.field(column) {
+            Some(Field::Long(v)) if *v >= 0 => Some(*v as u64),
+            Some(Field::ULong(v)) => Some(*v),
+            Some(Field::Int(v)) if *v >= 0 => Some(*v as u64),
+            Some(Field::UInt(v)) => Some(u64::from(*v)),
+            Some(Field::Str(s)) => s.trim().parse::<u64>().ok(),
+            _ => None,
+        };
+        if exact.is_some() {
+            return Ok(exact);
+        }
+        match self.f64(column)? {
+            None => Ok(None),
+            Some(v) if v >= 0.0 && v.is_finite() => Ok(Some(v as u64)),
+            Some(v) => {
+                Err(self.error(column, format!("expected a non-negative number, found {v}")))
+            }
+        }
+    }
+
+    /// A required non-negative integer.
+    pub fn req_u64(&self, column: &str) -> Result<u64> {
+        self.u64(column)?
+            .ok_or_else(|| self.error(column, "missing value (null)".into()))
+    }
+
+    /// Text; numbers are written out, `null` and `""` are `None`.
+    pub fn text(&self, column: &str) -> Result<Option<String>> {
+        let Some(f) = self.field(column) else {
+            return Ok(None);
+        };
+        Ok(match f {
+            Field::Null => None,
+            Field::Str(s) if s.is_empty() => None,
+            Field::Str(s) => Some(s.clone()),
+            Field::Bytes(b) => Some(String::from_utf8_lossy(b.data()).into_owned()),
+            other => Some(other.to_string()),
+        })
+    }
+
+    /// A list of ids: a Parquet list, or text such as `[3, 7]`.
+    pub fn ids(&self, column: &str) -> Result<Vec<u64>> {
+        let Some(f) = self.field(column) else {
+            return Ok(Vec::new());
+        };
+        match f {
+            Field::Null => Ok(Vec::new()),
+            Field::ListInternal(list) => list
+                .elements()
+                .iter()
+                .map(|e| match e {
+                    Field::Long(v) if *v >= 0 => Ok(*v as u64),
+                    Field::Int(v) if *v >= 0 => Ok(*v as u64),
+                    Field::ULong(v) => Ok(*v),
+                    Field::UInt(v) => Ok(u64::from(*v)),
+                    other => Err(self.error(column, format!("bad id {other} in the list"))),
+                })
+                .collect(),
+            Field::Str(s) => parse_id_list(s).map_err(|m| self.error(column, m)),
+            other => Ok(vec![self.u64(column)?.ok_or_else(|| {
+                self.error(column, format!("bad id list {other}"))
+            })?]),
+        }
+    }
+
+    /// A list of names: a Parquet list of strings, or text such as `["a", "b"]` or `a,b`.
+    pub fn names(&self, column: &str) -> Result<Vec<String>> {
+        let Some(f) = self.field(column) else {
+            return Ok(Vec::new());
+        };
+        Ok(match f {
+            Field::Null => Vec::new(),
+            Field::ListInternal(list) => list
+                .elements()
+                .iter()
+                .map(|e| match e {
+                    Field::Str(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+            Field::Str(s) => match serde_json::from_str::<Vec<String>>(s) {
+                Ok(v) => v,
+                Err(_) => s
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|w| w.trim().trim_matches(['"', '\'']).to_string())
+                    .filter(|w| !w.is_empty())
+                    .collect(),
+            },
+            other => vec![other.to_string()],
+        })
+    }
+
+    /// `time_intervals` as text `[[1, 10], [20, 50]]`.
+    pub fn intervals(&self, column: &str) -> Result<Vec<(u64, u64)>> {
+        match self.text(column)? {
+            None => Ok(Vec::new()),
+            Some(s) => serde_json::from_str::<Vec<(u64, u64)>>(&s)
+                .map_err(|e| self.error(column, format!("expected [[start, end], …]: {e}"))),
+        }
+    }
+}
