@@ -403,3 +403,37 @@ fn a_deep_pass_that_profiles_nothing_exits_4_and_keeps_the_timing_report() {
     let notes = serde_json::to_string(&report["notes"]).unwrap();
     assert!(notes.contains("deep pass"), "a note says why: {notes}");
 }
+
+#[test]
+fn report_html_shows_coverage_and_marks_estimated_deep_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("html");
+    let report = render(
+        &fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        &out,
+        &["report.outputs=[md, json, html]"],
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Coverage (measured / estimated / unmatched)"));
+    // train_step's row: its coverage as report.json has it, then its deep values marked estimated.
+    let c = &regions(&report)[0]["coverage"];
+    let pct = |k: &str| format!("{:.1}%", 100.0 * c[k].as_f64().unwrap());
+    let cell = format!(
+        "{} &#x2f; {} &#x2f; {}",
+        pct("measured_time_share"),
+        pct("estimated_time_share"),
+        pct("unmatched_time_share")
+    );
+    assert!(html.contains(&cell), "{cell}");
+    assert!(html.contains("≈ "), "estimated deep values are marked");
+    // A report from the full twin has neither.
+    let full_out = tmp.path().join("full");
+    render(
+        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
+        &full_out,
+        &["report.outputs=[json, html]"],
+    );
+    let full = std::fs::read_to_string(full_out.join("report.html")).unwrap();
+    assert!(!full.contains("Coverage (measured"));
+    assert!(!full.contains("≈ "));
+}

@@ -100,6 +100,8 @@ struct Page<'a> {
     metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
     single_scope: bool,
+    /// A sampled run: region rows show their coverage, estimated deep values are marked ≈.
+    sampled: bool,
     /// The chart files are written too (`report.outputs` has `svg`): captions link them.
     link_charts: bool,
 }
@@ -140,6 +142,8 @@ struct Row<'a> {
     bar: String,
     self_time: String,
     kernels: String,
+    /// In a sampled run: measured / estimated / unmatched shares of the region's time.
+    coverage: Option<String>,
     metrics: Vec<String>,
     flat: bool,
 }
@@ -242,6 +246,7 @@ impl<'a> Page<'a> {
                 .collect(),
             scopes,
             single_scope: report.scopes.len() == 1,
+            sampled: report.sampling.is_some(),
             link_charts: options.charts,
         }
     }
@@ -300,6 +305,7 @@ fn scope_view<'a>(
             time,
             unit,
             keys,
+            report.sampling.as_ref().map_or(&[], |s| &s.deep_metrics),
         ));
         details.extend(detail);
     }
@@ -368,8 +374,16 @@ fn row<'a>(
     time: Option<&str>,
     unit: &str,
     keys: &[(&str, &str)],
+    deep_metrics: &[String],
 ) -> Row<'a> {
     let share = region.time_share.filter(|s| s.is_finite());
+    let estimated = region.coverage.is_some_and(|c| c.estimated);
+    // A deep value that stands (in part) for launches the deep pass did not measure says so.
+    let marked =
+        |name: &str, text: String| match estimated && deep_metrics.iter().any(|d| d == name) {
+            true => format!("≈ {text}"),
+            false => text,
+        };
     Row {
         anchor,
         name: format::shorten(&region.name, 80),
@@ -384,9 +398,17 @@ fn row<'a>(
             format::count(region.kernel_count as f64),
             format::count(region.self_kernel_count as f64)
         ),
+        coverage: region.coverage.map(|c| {
+            format!(
+                "{} / {} / {}",
+                format::share(Some(c.measured_time_share)),
+                format::share(Some(c.estimated_time_share)),
+                format::share(Some(c.unmatched_time_share))
+            )
+        }),
         metrics: keys
             .iter()
-            .map(|(name, unit)| metric(&region.inclusive, Some(name), unit))
+            .map(|(name, unit)| marked(name, metric(&region.inclusive, Some(name), unit)))
             .collect(),
         flat: region.kind == crate::region::RegionKind::Mark,
     }
