@@ -28,7 +28,7 @@ pub(super) fn collapse_frame_chains(
                 .or_default() += 1;
         }
     }
-    let removed: HashSet<Vec<String>> = scope
+    let mut removed: HashSet<Vec<String>> = scope
         .regions
         .iter()
         .filter(|r| {
@@ -39,21 +39,64 @@ pub(super) fn collapse_frame_chains(
         })
         .map(|r| r.segments.clone())
         .collect();
-    scope.regions.retain(|r| !removed.contains(&r.segments));
+    // Two chains that collapse onto the same path (`a/x/c` and `a/y/c` both becoming `a/c`) would
+    // make two regions of one path; those chains keep their frames. Each round only restores
+    // frames, so this ends.
+    let collapsed = loop {
+        let collapsed: Vec<Option<Vec<String>>> = scope
+            .regions
+            .iter()
+            .map(|r| {
+                (r.kind == RegionKind::Stack && !removed.contains(&r.segments))
+                    .then(|| kept_segments(&r.segments, &removed))
+            })
+            .collect();
+        let mut seen: HashMap<&[String], usize> = HashMap::new();
+        let mut clashing = Vec::new();
+        for (i, segments) in collapsed.iter().enumerate() {
+            let Some(segments) = segments else { continue };
+            if let Some(&first) = seen.get(segments.as_slice()) {
+                clashing.push((first, i));
+            } else {
+                seen.insert(segments, i);
+            }
+        }
+        if clashing.is_empty() {
+            break collapsed;
+        }
+        // Only the frames below where the two stacks part are restored: the chain they share
+        // above that says nothing that tells them apart.
+        let before = removed.len();
+        for (a, b) in clashing {
+            let (a, b) = (&scope.regions[a].segments, &scope.regions[b].segments);
+            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            for segments in [a, b] {
+                for k in common..segments.len() {
+                    removed.remove(&segments[..=k]);
+                }
+            }
+        }
+        assert!(
+            removed.len() < before,
+            "a clash restores at least one frame"
+        );
+    };
+    let mut index = 0;
+    scope.regions.retain(|r| {
+        index += 1;
+        r.kind != RegionKind::Stack || collapsed[index - 1].is_some()
+    });
+    let mut renamed = collapsed.into_iter().flatten();
     for r in &mut scope.regions {
         if r.kind != RegionKind::Stack {
             continue;
         }
+        let kept = renamed
+            .next()
+            .expect("one collapsed path per kept stack region");
         if is_frame(&r.segments) {
             r.origin = "stack_frames".to_string();
         }
-        if removed.is_empty() {
-            continue;
-        }
-        let kept: Vec<String> = (0..r.segments.len())
-            .filter(|&k| !removed.contains(&r.segments[..=k]))
-            .map(|k| r.segments[k].clone())
-            .collect();
         if kept.len() == r.segments.len() {
             continue;
         }
@@ -66,6 +109,14 @@ pub(super) fn collapse_frame_chains(
         r.depth = path.depth();
         r.segments = path.segments;
     }
+}
+
+/// A region's segments without the collapsed frames on its way.
+fn kept_segments(segments: &[String], removed: &HashSet<Vec<String>>) -> Vec<String> {
+    (0..segments.len())
+        .filter(|&k| !removed.contains(&segments[..=k]))
+        .map(|k| segments[k].clone())
+        .collect()
 }
 
 /// What `stack_frames` says about results without a call stack: none at all (the input cannot hold
