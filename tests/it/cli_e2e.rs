@@ -310,7 +310,7 @@ fn a_range_replay_that_ends_with_exit_9_says_the_likely_cause_and_what_to_run_in
             "ncu exited with code 9 and no results",
         ))
         .stderr(predicate::str::contains(
-            "`==WARNING== Skipping invalid capture range`",
+            "`==ERROR== Unsupported API during capture (cuKernelSetAttribute)`",
         ))
         .stderr(predicate::str::contains("backward pass"))
         .stderr(predicate::str::contains("replay_mode=kernel"))
