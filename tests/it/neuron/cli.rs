@@ -298,7 +298,7 @@ fn inspect_mode_runs_the_workload_views_each_core_and_reports() {
         "{md}"
     );
     assert!(
-        md.contains("| total\\_time | 38.00 µs | 40.00 µs | 64.00 µs |"),
+        md.contains("| Time | 38.00 µs | 40.00 µs | 64.00 µs |"),
         "{md}"
     );
     assert!(

@@ -79,8 +79,7 @@ pub fn metric_infos() -> Vec<MetricInfo> {
     region
         .chain(summary)
         .map(|(name, unit)| MetricInfo {
-            // Neuron's readable labels are the Neuron adapter's to give.
-            label: None,
+            label: crate::profiler::neuron::analysis::metrics::label(name).map(String::from),
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
             rollup: if SUMS.contains(&name) {
