@@ -8,6 +8,7 @@ mod compare;
 mod config;
 mod diff;
 mod flame;
+mod golden;
 mod gpt2_capture;
 mod gpu_rules;
 mod hardening;
