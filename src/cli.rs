@@ -23,7 +23,24 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(flatten)]
     pub profile: ProfileArgs,
+}
+
+/// Flags every command takes, before or after its name (`profile-run -q report X` and
+/// `profile-run report X -q` alike); [`Cli::resolve`] hands them to the command that uses them.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
+    #[arg(long = "config", short = 'c', value_name = "FILE", global = true)]
+    pub configs: Vec<PathBuf>,
+    /// No progress display; only errors and the final report path.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// `report` and `merge`: replace an existing report in the output directory (never done without it).
+    #[arg(long, global = true)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -45,8 +62,8 @@ pub enum Command {
 /// Configuration sources shared by every command.
 #[derive(Debug, Clone, Args)]
 pub struct ConfigArgs {
-    /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
-    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    /// The global `--config` files (see [`GlobalArgs`]).
+    #[arg(skip)]
     pub configs: Vec<PathBuf>,
     /// `dotted.key=value` overrides (value parsed as YAML), applied last.
     #[arg(value_name = "KEY=VALUE")]
@@ -60,8 +77,8 @@ pub struct ProfileArgs {
     /// Print the ncu command line and the run directory, run nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// No progress display; only errors and the final report path.
-    #[arg(long, short = 'q')]
+    /// The global `--quiet` (see [`GlobalArgs`]).
+    #[arg(skip)]
     pub quiet: bool,
     /// The workload to profile, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
@@ -92,8 +109,8 @@ pub struct DiffArgs {
     /// Also write the JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Preset used to render a run directory that has no report.json yet; repeatable.
-    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    /// The global `--config` files: used to render a run directory that has no report.json yet.
+    #[arg(skip)]
     pub configs: Vec<PathBuf>,
 }
 
@@ -114,12 +131,82 @@ pub struct ReportArgs {
     /// when it holds a report already; a fresh directory under output.root for a bare export).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replace an existing report.md / report.json in the output directory (never done without it).
-    #[arg(long)]
+    /// The global `--force` (see [`GlobalArgs`]).
+    #[arg(skip)]
     pub force: bool,
-    /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
-    #[arg(long = "config", short = 'c', value_name = "FILE")]
+    /// The global `--config` files.
+    #[arg(skip)]
     pub configs: Vec<PathBuf>,
+}
+
+impl Cli {
+    /// Parses the process's arguments, global flags before the command's name included.
+    pub fn from_env() -> Cli {
+        Cli::parse_from(global_flags_after_command(std::env::args_os().collect()))
+    }
+
+    /// Hands the global flags to the command given; `--force` where no command takes it is an
+    /// error (the message for exit 2).
+    pub fn resolve(mut self) -> Result<Cli, String> {
+        let GlobalArgs {
+            configs,
+            quiet,
+            force,
+        } = self.global.clone();
+        let takes_force = matches!(self.command, Some(Command::Report(_) | Command::Merge(_)));
+        if force && !takes_force {
+            return Err(
+                "--force applies to `report` and `merge` (a profiling run always writes a fresh run directory)"
+                    .into(),
+            );
+        }
+        match &mut self.command {
+            Some(Command::Report(args) | Command::Merge(args)) => {
+                args.configs = configs;
+                args.force = force;
+            }
+            Some(Command::Diff(args)) => args.configs = configs,
+            Some(Command::Config(ConfigCommand::Show { config, .. })) => config.configs = configs,
+            None => {
+                self.profile.config.configs = configs;
+                self.profile.quiet = quiet;
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// The command names, as typed.
+const COMMANDS: [&str; 5] = ["report", "merge", "diff", "config", "help"];
+
+/// Moves global flags typed before a command's name to just after it: `profile-run -q report X`
+/// becomes `profile-run report -q X`. The profiling command takes free `KEY=VALUE` arguments, so once
+/// a flag has been read at the top level clap takes `report` for one of them; after the name, the
+/// global flags are the command's own. Anything else is left exactly as typed.
+pub fn global_flags_after_command(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut flags = 0;
+    let mut i = 1;
+    while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
+        let width = match arg {
+            "-q" | "--quiet" | "--force" => 1,
+            "-c" | "--config" => 2,
+            _ if arg.starts_with("--config=") || (arg.starts_with("-c") && arg.len() > 2) => 1,
+            _ => break,
+        };
+        i += width;
+        flags += width;
+    }
+    match args.get(i).and_then(|a| a.to_str()) {
+        Some(name) if flags > 0 && COMMANDS.contains(&name) => {
+            let mut moved = Vec::with_capacity(args.len());
+            moved.push(args[0].clone());
+            moved.push(args[i].clone());
+            moved.extend_from_slice(&args[1..i]);
+            moved.extend_from_slice(&args[i + 1..]);
+            moved
+        }
+        _ => args,
+    }
 }
 
 impl ReportArgs {
@@ -147,6 +234,31 @@ mod tests {
     #[test]
     fn command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    fn moved(args: &[&str]) -> Vec<String> {
+        let args = args.iter().map(std::ffi::OsString::from).collect();
+        super::global_flags_after_command(args)
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn global_flags_before_a_command_move_after_its_name() {
+        assert_eq!(
+            moved(&["p", "-q", "-c", "ncu/memory", "report", "x", "--out", "d"]),
+            ["p", "report", "-q", "-c", "ncu/memory", "x", "--out", "d"]
+        );
+        assert_eq!(
+            moved(&["p", "--config=a.yaml", "--force", "merge", "r"]),
+            ["p", "merge", "--config=a.yaml", "--force", "r"]
+        );
+        // Profiling: nothing moves, `report` after an override is an override's business.
+        let profiling = ["p", "-q", "regions.include=[a]", "--", "python", "report"];
+        assert_eq!(moved(&profiling), profiling);
+        let plain = ["p", "report", "x", "-q"];
+        assert_eq!(moved(&plain), plain);
     }
 }
 

@@ -8,8 +8,6 @@ mod report;
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
 use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand};
 use crate::config::{self, ConfigSources, Loaded};
 use crate::console::err_line;
@@ -22,7 +20,7 @@ use profile::profile_command;
 use report::report_command;
 
 pub fn main() -> Result<i32> {
-    let cli = Cli::parse();
+    let cli = Cli::from_env().resolve().map_err(Error::Usage)?;
     match cli.command {
         Some(Command::Report(args)) => report_command(args),
         // `merge` is `report` given several captures: the same inputs, the same analysis.

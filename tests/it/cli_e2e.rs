@@ -509,3 +509,52 @@ fn config_mistakes_found_late_before_now_stop_the_run_before_ncu_starts() {
         );
     }
 }
+
+#[test]
+fn global_flags_work_before_or_after_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = fixture("ncu/h200-2025.3.1/manual_raw.csv");
+    let run = |args: &[&str], out: &str| {
+        Command::cargo_bin("profile-run")
+            .unwrap()
+            .args(
+                args.iter()
+                    .map(|a| a.replace("EXPORT", export.to_str().unwrap())),
+            )
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .assert()
+    };
+    // `-q` and `-c` before `report`: once read as overrides of the profiling command.
+    run(&["-q", "-c", "ncu/memory", "report", "EXPORT"], "before").success();
+    run(&["report", "EXPORT", "-q", "-c", "ncu/memory"], "after").success();
+    let before = read_json(&dir.path().join("before/report.json"));
+    let after = read_json(&dir.path().join("after/report.json"));
+    run(&["report", "EXPORT"], "plain").success();
+    let plain = read_json(&dir.path().join("plain/report.json"));
+    let fingerprint = |r: &Value| r["run"]["config_fingerprint"].clone();
+    assert_eq!(
+        fingerprint(&before),
+        fingerprint(&after),
+        "the preset applied both ways"
+    );
+    assert_ne!(
+        fingerprint(&before),
+        fingerprint(&plain),
+        "and it did apply"
+    );
+    // `--force` before the command replaces the report, as after it does.
+    run(&["report", "EXPORT"], "before")
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    run(&["--force", "report", "EXPORT"], "before").success();
+    // Where no command takes it, --force is refused by name.
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--force", "--dry-run", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--force applies to `report` and `merge`",
+        ));
+}
