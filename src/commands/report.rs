@@ -30,7 +30,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         let mut context = neuron.context.clone();
         context.config_fingerprint = loaded.fingerprint();
         let report = neuron::report::report(&loaded.config, &neuron.viewed, &context)?;
-        let out = out.into_dir(neuron.run_dir.as_deref())?;
+        let (out, _claim) = out.into_dir(neuron.run_dir.as_deref())?;
         let md = write_reports(&report, &plan, &out)?;
         print_stdout(&md.display().to_string())?;
         return Ok(exit::OK);
@@ -44,7 +44,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         analyze_report_files(&plan, &inputs.reports, &context)?
     };
     // Created only now, so a failed analysis leaves no empty directory behind.
-    let out = out.into_dir(inputs.run_dir.as_deref())?;
+    let (out, _claim) = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports(&report, &plan, &out)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;

@@ -1,5 +1,6 @@
 //! Where `report` / `merge` write: `--out`, else the run directory, else a fresh directory under
-//! `output.root`. An existing report is never replaced without `--force`.
+//! `output.root`. An existing report is never replaced without `--force`, and one directory is
+//! written by one command at a time ([`Claim`]).
 
 use std::path::{Path, PathBuf};
 
@@ -49,26 +50,107 @@ impl ReportOut {
     /// The directory report.md and report.json go to, created. `run_dir`: the run directory the first
     /// input belongs to. A run directory that already holds a report keeps it, and the new one goes
     /// into a fresh `report-…` sub-directory, unless `--force`.
-    pub fn into_dir(self, run_dir: Option<&Path>) -> Result<PathBuf> {
+    ///
+    /// The directory comes with its [`Claim`]: hold it until the report is written. The check for an
+    /// existing report is made again once the claim is held, so that "is there a report?" and "write
+    /// one" are one step for every command that writes there.
+    pub fn into_dir(self, run_dir: Option<&Path>) -> Result<(PathBuf, Claim)> {
         if let Some(out) = &self.out {
             check_out(out, self.force)?;
-            return create(out);
+            let dir = create(out)?;
+            let claim = Claim::take(&dir)?;
+            check_out(&dir, self.force)?;
+            return Ok((dir, claim));
         }
-        match (run_dir, self.made) {
-            (Some(run), _) if self.force || existing_report(run).is_none() => Ok(run.to_path_buf()),
-            (Some(run), _) => {
-                let fresh = fresh_dir(run, "report")?;
-                err_line(&format!(
-                    "note: {} already holds a report, kept as it is; writing into {} (--force replaces it in place)",
-                    run.display(),
-                    fresh.display()
-                ));
-                Ok(fresh)
+        if let Some(run) = run_dir {
+            let claim = Claim::take(run)?;
+            if self.force || existing_report(run).is_none() {
+                return Ok((run.to_path_buf(), claim));
             }
-            (None, Some(made)) => Ok(made),
-            (None, None) => fresh_dir(&self.root, "report"),
+            drop(claim);
+            let fresh = fresh_dir(run, "report")?;
+            err_line(&format!(
+                "note: {} already holds a report, kept as it is; writing into {} (--force replaces it in place)",
+                run.display(),
+                fresh.display()
+            ));
+            let claim = Claim::take(&fresh)?;
+            return Ok((fresh, claim));
+        }
+        let dir = match self.made {
+            Some(made) => made,
+            None => fresh_dir(&self.root, "report")?,
+        };
+        let claim = Claim::take(&dir)?;
+        Ok((dir, claim))
+    }
+}
+
+/// The file that says a command is writing a report into its directory.
+pub const CLAIM_FILE: &str = ".profile-run.lock";
+
+/// A directory claimed for writing a report: `.profile-run.lock`, made with `create_new` (so of two
+/// commands racing for one directory exactly one gets it) and holding the claimant's process id;
+/// removed when dropped. A claim whose process is gone (killed before it could remove it) is
+/// taken over.
+#[derive(Debug)]
+pub struct Claim {
+    path: PathBuf,
+}
+
+impl Claim {
+    pub fn take(dir: &Path) -> Result<Claim> {
+        let path = dir.join(CLAIM_FILE);
+        let mut took_over = false;
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    // The id is for taking over a dead claimant's claim; the file alone is the claim.
+                    let _ = writeln!(file, "{}", std::process::id());
+                    return Ok(Claim { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if !took_over && take_over_if_dead(&path) {
+                        took_over = true;
+                        continue;
+                    }
+                    return Err(Error::Usage(format!(
+                        "another profile-run is writing a report into {} (it holds {}); wait for it to finish, or choose another --out",
+                        dir.display(),
+                        path.display()
+                    )));
+                }
+                Err(source) => return Err(Error::Write { path, source }),
+            }
         }
     }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Removes a claim whose process no longer exists; false when it is alive, unreadable, or being
+/// written (no id yet).
+fn take_over_if_dead(path: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok())
+    else {
+        return false;
+    };
+    let gone = matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+        Err(nix::errno::Errno::ESRCH)
+    );
+    gone && std::fs::remove_file(path).is_ok()
 }
 
 fn create(out: &Path) -> Result<PathBuf> {

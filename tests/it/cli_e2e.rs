@@ -558,3 +558,106 @@ fn global_flags_work_before_or_after_the_command() {
             "--force applies to `report` and `merge`",
         ));
 }
+
+/// `report … --out DIR` started several times at once: `count` processes, their exit codes.
+fn racing_reports(out: &Path, force: bool, count: usize) -> Vec<(i32, String)> {
+    let capture = fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx.ncu-rep.gz");
+    let children: Vec<_> = (0..count)
+        .map(|_| {
+            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"));
+            cmd.arg("report").arg(&capture).arg("--out").arg(out);
+            if force {
+                cmd.arg("--force");
+            }
+            cmd.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            (
+                out.status.code().unwrap(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn writers_racing_for_one_out_directory_leave_one_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("same");
+    let results = racing_reports(&out, false, 4);
+    let winners = results.iter().filter(|(code, _)| *code == 0).count();
+    assert_eq!(winners, 1, "{results:?}");
+    for (code, stderr) in &results {
+        assert!(
+            *code == 0
+                || (*code == 2
+                    && (stderr.contains("another profile-run is writing a report into")
+                        || stderr.contains("already exists and is not replaced"))),
+            "{code}: {stderr}"
+        );
+    }
+    // With --force every writer may replace the report, but never two at once: the ones that found
+    // the directory claimed say so, and what is left is one whole report and no claim.
+    for _ in 0..3 {
+        let results = racing_reports(&out, true, 4);
+        for (code, stderr) in &results {
+            assert!(
+                *code == 0 || (*code == 2 && stderr.contains("another profile-run is writing")),
+                "{code}: {stderr}"
+            );
+        }
+        assert!(results.iter().any(|(code, _)| *code == 0));
+        read_json(&out.join("report.json"));
+        assert!(!out.join(".profile-run.lock").exists());
+    }
+}
+
+#[test]
+fn a_claim_left_by_a_dead_process_is_taken_over_and_a_live_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let export = fixture("ncu/h200-2025.3.1/manual_raw.csv");
+    // A live claimant: this test process.
+    std::fs::write(
+        out.join(".profile-run.lock"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&export)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(".profile-run.lock"));
+    assert!(
+        !out.join("report.md").exists(),
+        "nothing written beside a live claim"
+    );
+    // A claimant killed before it could remove its claim: a process that has exited.
+    let gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    let mut gone = gone;
+    gone.wait().unwrap();
+    std::fs::write(out.join(".profile-run.lock"), format!("{pid}\n")).unwrap();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&export)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.join("report.md").is_file());
+    assert!(!out.join(".profile-run.lock").exists());
+}
