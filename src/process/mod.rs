@@ -6,7 +6,7 @@ mod run;
 mod signals;
 mod tree;
 
-pub use run::{run_streaming, Finished};
+pub use run::{run_probe, run_streaming, Finished};
 pub use signals::SignalGuard;
 
 use std::path::PathBuf;

@@ -133,3 +133,53 @@ fn read_lines(reader: Arc<duct::ReaderHandle>) -> mpsc::Receiver<Vec<u8>> {
     });
     receive
 }
+
+/// How long a probe may take to end after a signal was forwarded to it before it is killed.
+const PROBE_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs a short probe (a profiler's `--version`) under the same signal handling as a profiler run and
+/// returns its output (stderr merged), `None` when it could not be run. A signal during it ends it
+/// (forwarded, then killed with everything it started), leaves no process behind, and is returned as
+/// `Err(signal)` so the caller exits 128+n instead of starting the profiler.
+pub fn run_probe(command: duct::Expression) -> Result<Option<Vec<u8>>, i32> {
+    let Ok(guard) = SignalGuard::install() else {
+        return Ok(command
+            .stdout_capture()
+            .unchecked()
+            .run()
+            .ok()
+            .map(|o| o.stdout));
+    };
+    let Ok(handle) = command
+        .stderr_to_stdout()
+        .stdout_capture()
+        .unchecked()
+        .start()
+    else {
+        return Ok(None);
+    };
+    let pids = handle.pids();
+    guard.watch(pids.clone());
+    let mut killed = false;
+    loop {
+        match handle.try_wait() {
+            Ok(Some(output)) => {
+                return match guard.received() {
+                    Some(signal) => Err(signal),
+                    None => Ok(Some(output.stdout.clone())),
+                };
+            }
+            Ok(None) => {}
+            Err(_) => return guard.received().map_or(Ok(None), Err),
+        }
+        if !killed
+            && guard
+                .first_received_at()
+                .is_some_and(|t| t.elapsed() >= PROBE_GRACE)
+        {
+            pids.iter().copied().for_each(tree::kill_tree);
+            killed = true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -661,3 +661,54 @@ fn a_claim_left_by_a_dead_process_is_taken_over_and_a_live_one_is_not() {
     assert!(out.join("report.md").is_file());
     assert!(!out.join(".profile-run.lock").exists());
 }
+
+#[test]
+fn a_signal_during_the_version_probe_ends_it_and_exits_128_plus_n() {
+    let env = Env::new();
+    let pid_file = env.dir.path().join("probe.pid");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"))
+        .current_dir(env.dir.path())
+        .env("FAKE_NCU_VERSION_SLEEP", "60")
+        .env("FAKE_NCU_VERSION_PID", &pid_file)
+        .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
+        .arg(format!("output.root={}", env.root().display()))
+        .args(["-q", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let probe = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the probe never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 2));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "not after the probe's 60 s"
+    );
+    // The probe ignored the signal, so it was killed; profile-run waited for it: no orphan.
+    assert_eq!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(probe), None),
+        Err(nix::errno::Errno::ESRCH),
+        "the probe (pid {probe}) is gone"
+    );
+    let argv = std::fs::read_to_string(env.argv_log()).unwrap_or_default();
+    assert!(argv.is_empty(), "the profiler never started: {argv}");
+}

@@ -122,7 +122,13 @@ pub fn capture(
         command: command(&deep.cli),
         ..PassRecord::default()
     });
-    record.profiler_version = export_pages::profiler_version(passes[0].cli.program());
+    record.profiler_version =
+        export_pages::profiler_version(passes[0].cli.program()).map_err(|signal| {
+            crate::error::Error::Interrupted {
+                signal,
+                run_dir: run.root().to_path_buf(),
+            }
+        })?;
     run.write_text("config.yaml", &loaded.to_yaml())?;
     let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
     run.write_text("command.txt", &(lines.join("\n") + "\n"))?;

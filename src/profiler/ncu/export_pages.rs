@@ -57,13 +57,16 @@ fn spawn_error(program: &str, source: std::io::Error) -> ProfilerError {
     }
 }
 
-/// `ncu --version`'s version number (`2025.3.1.0`), or `None` when it cannot be run or read.
-pub fn profiler_version(program: &str) -> Option<String> {
-    let output = cli::version_command(program).run().ok()?;
-    let text = String::from_utf8_lossy(&output.stdout);
-    text.lines().rev().find_map(|l| {
+/// `ncu --version`'s version number (`2025.3.1.0`), or `None` when it cannot be run or read;
+/// `Err(signal)` when a signal ended the probe (it is not left running).
+pub fn profiler_version(program: &str) -> Result<Option<String>, i32> {
+    let Some(stdout) = crate::process::run_probe(cli::version_command(program))? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&stdout);
+    Ok(text.lines().rev().find_map(|l| {
         l.trim()
             .strip_prefix("Version ")
             .map(|v| v.split_whitespace().next().unwrap_or(v).to_string())
-    })
+    }))
 }
