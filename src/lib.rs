@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod error;
+pub mod exit;
 pub mod fast_map;
 pub mod insights;
 pub mod parallel;

@@ -7,7 +7,7 @@ use figment::Figment;
 use serde_yaml::{Mapping, Value};
 
 use super::error::ConfigError;
-use super::layers::Layer;
+use super::origin::Layer;
 use super::origin::{dotted, flow, origin_of, Origin};
 use super::schema::Config;
 use super::suggest::{did_you_mean, get, key_path};

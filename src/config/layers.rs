@@ -12,13 +12,10 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use figment::value::{Dict, Map};
-use figment::{Metadata, Profile, Provider};
-use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
 
 use super::error::ConfigError;
-use super::origin::{flow, key_string, Origin};
+use super::origin::{flow, key_string, Layer, Origin};
 use super::suggest::did_you_mean;
 use super::{DEFAULT_PRESET, ENV_PREFIX};
 
@@ -40,27 +37,6 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ),
     ("neuron/neff", include_str!("../../conf/neuron/neff.yaml")),
 ];
-
-/// One source's data, its keys as strings.
-#[derive(Debug, Clone)]
-pub(crate) struct Layer {
-    pub origin: Origin,
-    pub data: Mapping,
-}
-
-impl Provider for Layer {
-    fn metadata(&self) -> Metadata {
-        Metadata::named(self.origin.to_string())
-    }
-
-    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
-        let value =
-            <figment::value::Value as Deserialize>::deserialize(Value::Mapping(self.data.clone()))
-                .map_err(|e| figment::Error::from(e.to_string()))?;
-        let dict = value.into_dict().unwrap_or_default();
-        Ok(Profile::Default.collect(dict))
-    }
-}
 
 pub(crate) fn embedded(name: &str) -> Option<&'static str> {
     let name = name.trim_end_matches(".yaml").trim_end_matches(".yml");

@@ -31,7 +31,8 @@ pub use error::ConfigError;
 pub use origin::Origin;
 pub use schema::*;
 
-use layers::{env_layer, override_layer, Layer, Resolver};
+use layers::{env_layer, override_layer, Resolver};
+use origin::Layer;
 
 /// The embedded default preset.
 pub const DEFAULT_PRESET: &str = include_str!("../../conf/ncu/default.yaml");

@@ -9,7 +9,30 @@ use std::path::PathBuf;
 
 use serde_yaml::{Mapping, Value};
 
-use super::layers::Layer;
+use figment::value::{Dict, Map};
+use figment::{Metadata, Profile, Provider};
+use serde::Deserialize;
+
+/// One source's data, its keys as strings.
+#[derive(Debug, Clone)]
+pub(crate) struct Layer {
+    pub origin: Origin,
+    pub data: Mapping,
+}
+
+impl Provider for Layer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.origin.to_string())
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        let value =
+            <figment::value::Value as Deserialize>::deserialize(Value::Mapping(self.data.clone()))
+                .map_err(|e| figment::Error::from(e.to_string()))?;
+        let dict = value.into_dict().unwrap_or_default();
+        Ok(Profile::Default.collect(dict))
+    }
+}
 
 /// One source of configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::error::exit;
+use crate::exit;
 
 #[derive(Debug, Error)]
 pub enum ProfilerError {

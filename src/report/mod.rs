@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
-use crate::error::exit;
+use crate::exit;
 
 #[derive(Debug, Error)]
 pub enum RenderError {
@@ -31,7 +31,7 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}", crate::error::write_message(path, source))]
+    #[error("{}", crate::exit::write_message(path, source))]
     Write {
         path: PathBuf,
         #[source]
@@ -43,7 +43,7 @@ impl RenderError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RenderError::Template { .. } | RenderError::TemplateRead { .. } => exit::USAGE,
-            RenderError::Write { source, .. } => crate::error::write_exit_code(source),
+            RenderError::Write { source, .. } => crate::exit::write_exit_code(source),
         }
     }
 }

@@ -33,6 +33,7 @@ mod framing;
 mod metrics;
 mod nvtx;
 mod nvtx_attributes;
+mod nvtx_names;
 mod record;
 mod result;
 mod rules;

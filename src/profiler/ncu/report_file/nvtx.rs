@@ -2,10 +2,12 @@
 //! open start/end ranges, and the domains with their registered strings. Names are resolved the way
 //! ncu prints them: a domain by its id, a range pushed with a registered message by its string.
 
+pub use super::nvtx_attributes::{NvtxAttributes, NvtxMessage, NvtxPayload};
+pub use super::nvtx_names::DEFAULT_DOMAIN;
+use super::nvtx_names::{decode_domain, Names};
 use super::wire::{Cursor, WireError};
 
 /// The name ncu gives the default domain (its id is `NvtxState.DefaultDomain`, 0 in practice).
-pub const DEFAULT_DOMAIN: &str = "<default domain>";
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct NvtxState {
@@ -68,46 +70,6 @@ pub struct StartEndRange {
     pub attributes: Option<NvtxAttributes>,
 }
 
-/// Event attributes given with a push or start (`nvtxEventAttributes_t`).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct NvtxAttributes {
-    pub category: u32,
-    /// ARGB when the color type is ARGB.
-    pub color: Option<u32>,
-    pub payload: Option<NvtxPayload>,
-    pub message: Option<NvtxMessage>,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NvtxPayload {
-    U64(u64),
-    I64(i64),
-    F64(f64),
-    U32(u32),
-    I32(i32),
-    F32(f32),
-    Json(String),
-    /// A registered JSON schema's handle.
-    JsonRegistered(u64),
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct NvtxMessage {
-    /// `ascii`, `unicode` or `registered`, as ncu's CSV `Msg_Type` shows (lower case).
-    pub kind: &'static str,
-    /// The text; for a registered message, the registered string it names (if the domain has it).
-    pub text: Option<String>,
-    pub handle: Option<u64>,
-}
-
-/// A domain's name and registered strings, needed to resolve names while decoding.
-struct Domain<'a> {
-    id: u64,
-    name: &'a str,
-    strings: Vec<(u64, &'a str)>,
-}
-
 pub(crate) fn decode(msg: Cursor<'_>) -> Result<NvtxState, WireError> {
     // Domains come first in ncu's files, but protobuf allows any order: collect them before resolving.
     let mut domains = Vec::new();
@@ -122,10 +84,7 @@ pub(crate) fn decode(msg: Cursor<'_>) -> Result<NvtxState, WireError> {
         }
         Ok(())
     })?;
-    let names = Names {
-        domains,
-        default_domain,
-    };
+    let names = Names::new(domains, default_domain);
     msg.for_each(|f| {
         match f.number {
             2 => state.threads.push(decode_thread(f.as_message()?, &names)?),
@@ -135,62 +94,6 @@ pub(crate) fn decode(msg: Cursor<'_>) -> Result<NvtxState, WireError> {
         Ok(())
     })?;
     Ok(state)
-}
-
-pub(crate) struct Names<'a> {
-    domains: Vec<Domain<'a>>,
-    default_domain: u64,
-}
-
-impl Names<'_> {
-    fn domain(&self, id: u64) -> Option<&Domain<'_>> {
-        self.domains.iter().find(|d| d.id == id)
-    }
-
-    fn domain_name(&self, id: u64) -> String {
-        match self.domain(id) {
-            Some(d) if !d.name.is_empty() => d.name.to_owned(),
-            _ if id == self.default_domain => DEFAULT_DOMAIN.to_owned(),
-            _ => id.to_string(),
-        }
-    }
-
-    pub(crate) fn registered(&self, domain: u64, handle: u64) -> Option<String> {
-        let d = self.domain(domain)?;
-        d.strings
-            .iter()
-            .find(|(id, _)| *id == handle)
-            .map(|(_, s)| (*s).to_owned())
-    }
-}
-
-fn decode_domain(msg: Cursor<'_>) -> Result<Domain<'_>, WireError> {
-    let mut d = Domain {
-        id: 0,
-        name: "",
-        strings: Vec::new(),
-    };
-    msg.for_each(|f| {
-        match f.number {
-            1 => d.id = f.as_u64()?,
-            2 => d.name = f.as_str()?,
-            3 => {
-                let (mut id, mut value) = (0, "");
-                f.as_message()?.for_each(|g| {
-                    match g.number {
-                        1 => id = g.as_u64()?,
-                        2 => value = g.as_str()?,
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
-                d.strings.push((id, value));
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
-    Ok(d)
 }
 
 fn decode_thread(msg: Cursor<'_>, names: &Names<'_>) -> Result<NvtxThread, WireError> {

@@ -1,7 +1,40 @@
 //! NVTX event attributes (category, color, payload, message) of a push/pop or start/end range.
 
-use super::nvtx::{Names, NvtxAttributes, NvtxMessage, NvtxPayload};
+use super::nvtx_names::Names;
 use super::wire::{Cursor, WireError};
+
+/// Event attributes given with a push or start (`nvtxEventAttributes_t`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct NvtxAttributes {
+    pub category: u32,
+    /// ARGB when the color type is ARGB.
+    pub color: Option<u32>,
+    pub payload: Option<NvtxPayload>,
+    pub message: Option<NvtxMessage>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NvtxPayload {
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    U32(u32),
+    I32(i32),
+    F32(f32),
+    Json(String),
+    /// A registered JSON schema's handle.
+    JsonRegistered(u64),
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NvtxMessage {
+    /// `ascii`, `unicode` or `registered`, as ncu's CSV `Msg_Type` shows (lower case).
+    pub kind: &'static str,
+    /// The text; for a registered message, the registered string it names (if the domain has it).
+    pub text: Option<String>,
+    pub handle: Option<u64>,
+}
 
 pub(crate) fn decode(
     msg: Cursor<'_>,
