@@ -125,6 +125,7 @@ pub(super) fn call_stack_note(
     regioner: &Regioner,
     with_stack: u64,
     results: u64,
+    no_call_stacks_hint: &str,
 ) -> Option<String> {
     if !matches!(regioner, Regioner::StackFrames { .. })
         || (with_stack > 0 && with_stack >= results)
@@ -133,9 +134,9 @@ pub(super) fn call_stack_note(
     }
     let without = results.saturating_sub(with_stack);
     Some(if with_stack == 0 {
-        "regions.auto.method is stack_frames, but no result carries a call stack: the regions need a report file \
-         captured with pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)."
-            .to_string()
+        format!(
+            "regions.auto.method is stack_frames, but no result carries a call stack: {no_call_stacks_hint}."
+        )
     } else if regioner.nests_frames() {
         format!(
             "{without} of {results} results carry no Python call stack: they stay in their range, in its self time \

@@ -106,6 +106,7 @@ pub fn analyze<O: Observations>(
         &plan.regioner,
         with_call_stack,
         reading.results,
+        &reading.no_call_stacks_hint,
     ));
     let (mut scopes, mut aggregate) = accumulator.finish_on(plan.aggregate, plan.threads);
     layers::cut(&plan.regioner, &mut scopes, aggregate.as_mut());
@@ -126,16 +127,8 @@ pub fn analyze<O: Observations>(
         stats.into_iter().enumerate().collect(),
         plan.threads,
         |(i, stats)| {
-            let mut scope = builder.scope(stats, has_aggregate && i == 0);
-            frames::collapse_frame_chains(&plan.regioner, &mut scope, &regioner_state.frames);
-            if plan.unrequested == Unrequested::Note {
-                set_aside_unrequested(&plan.requested, &mut scope);
-            }
-            add_requested_empty_regions(plan, &mut scope, &builder);
-            crate::insights::region::apply(&plan.rules, time, &mut scope);
-            crate::report::distribution::set_distributions(&mut scope, time);
-            crate::report::summary::fill(&mut scope, time);
-            scope
+            let scope = builder.scope(stats, has_aggregate && i == 0);
+            finish_scope(plan, &builder, &regioner_state.frames, time, scope)
         },
     );
     let aggregate = has_aggregate.then(|| finished.remove(0));
@@ -158,19 +151,7 @@ pub fn analyze<O: Observations>(
             config_fingerprint: context.config_fingerprint.clone(),
             sources: reading.sources.clone(),
         },
-        metrics: found
-            .specs
-            .iter()
-            .zip(&found.groups)
-            .enumerate()
-            .map(|(at, (spec, group))| MetricInfo {
-                label: found.labels.get(at).cloned().flatten(),
-                name: spec.name.clone(),
-                unit: spec.unit.clone(),
-                rollup: spec.rollup,
-                group: group.clone(),
-            })
-            .collect(),
+        metrics: metric_infos(&found),
         time_metric: found.has_time.then(|| plan.time_metric.clone()),
         kernel_selection: selection,
         scopes,
@@ -180,6 +161,43 @@ pub fn analyze<O: Observations>(
         sampling: reading.sampling.clone(),
         item_noun: Default::default(),
     })
+}
+
+/// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the
+/// rules' findings, distributions of same-named regions and the summary.
+fn finish_scope(
+    plan: &AnalysisPlan,
+    builder: &ScopeBuilder<'_>,
+    frames: &std::collections::HashSet<String>,
+    time: Option<&str>,
+    mut scope: Scope,
+) -> Scope {
+    frames::collapse_frame_chains(&plan.regioner, &mut scope, frames);
+    if plan.unrequested == Unrequested::Note {
+        set_aside_unrequested(&plan.requested, &mut scope);
+    }
+    add_requested_empty_regions(plan, &mut scope, builder);
+    crate::insights::region::apply(&plan.rules, time, &mut scope);
+    crate::report::distribution::set_distributions(&mut scope, time);
+    crate::report::summary::fill(&mut scope, time);
+    scope
+}
+
+/// The report's metric list: each metric with its label, unit, rollup and group.
+fn metric_infos(found: &MetricsFound) -> Vec<MetricInfo> {
+    found
+        .specs
+        .iter()
+        .zip(&found.groups)
+        .enumerate()
+        .map(|(at, (spec, group))| MetricInfo {
+            label: found.labels.get(at).cloned().flatten(),
+            name: spec.name.clone(),
+            unit: spec.unit.clone(),
+            rollup: spec.rollup,
+            group: group.clone(),
+        })
+        .collect()
 }
 
 /// What one reader thread accumulates.

@@ -42,6 +42,8 @@ pub struct Reading {
     pub no_results_hint: String,
     /// How to get range information when the inputs have none, in the profiler's terms.
     pub no_ranges_hint: String,
+    /// How to capture call stacks when `stack_frames` finds none, in the profiler's terms.
+    pub no_call_stacks_hint: String,
     /// The profiler's own findings per region.
     pub insights: InsightLookup,
     /// The method that made the regions, as the adapter names it (the program's own ranges, a

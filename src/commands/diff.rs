@@ -10,7 +10,6 @@ use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
 use crate::profiler::ncu::source::analyze_exports;
 use crate::report::diff::{self, Gate, RunReport, Verdict};
-use crate::run;
 
 use super::{load_config, print_stdout};
 
@@ -119,12 +118,16 @@ fn analyse_run_dir(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    let inputs = run::resolve_inputs(&[dir.to_path_buf()], &loaded.config, &mut || {
-        Err(Error::Usage(format!(
+    let inputs = crate::profiler::ncu::inputs::resolve_inputs(
+        &[dir.to_path_buf()],
+        &loaded.config,
+        &mut || {
+            Err(Error::Usage(format!(
             "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
             dir.display()
         )))
-    })
+        },
+    )
     .map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
         other => other,

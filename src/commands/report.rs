@@ -35,7 +35,10 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         print_stdout(&md.display().to_string())?;
         return Ok(exit::OK);
     }
-    let inputs = run::resolve_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
+    let inputs =
+        crate::profiler::ncu::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
+            out.bare_export_dir()
+        })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
     let report = if inputs.reports.is_empty() {

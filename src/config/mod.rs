@@ -18,6 +18,8 @@
 mod check;
 mod error;
 mod layers;
+pub mod neuron_pipeline;
+pub mod neuron_settings;
 mod origin;
 pub mod schema;
 mod suggest;

@@ -21,7 +21,7 @@ pub struct Config {
     pub output: Output,
     /// How Neuron profiles are cut into regions and judged (`neuron:`); read when
     /// `pipeline.profiler` is `neuron` or a Neuron profile is reported.
-    pub neuron: crate::profiler::neuron::settings::NeuronSettings,
+    pub neuron: super::neuron_settings::NeuronSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +31,7 @@ pub struct Pipeline {
     pub profiler: ProfilerKind,
     pub ncu: NcuPipeline,
     /// How a Neuron profile is captured and viewed (`pipeline.profiler: neuron`).
-    pub neuron: crate::profiler::neuron::capture::pipeline::NeuronPipeline,
+    pub neuron: super::neuron_pipeline::NeuronPipeline,
     /// Seconds the profiler may take to stop after profile-run received a signal, before it and every
     /// process it started are killed (SIGKILL).
     pub signal_grace_seconds: u64,

@@ -8,6 +8,7 @@
 mod coverage;
 mod filter;
 pub mod methods;
+mod path;
 mod regioner;
 mod rename;
 mod requested;

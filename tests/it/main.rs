@@ -1,6 +1,7 @@
 //! The integration tests, one binary organised by feature.
 
 mod advice;
+mod architecture;
 mod auto_regions;
 mod cli_e2e;
 mod common;

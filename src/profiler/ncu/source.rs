@@ -187,6 +187,9 @@ pub(super) fn ncu_reading(
         no_ranges_hint: "ncu ran without `--nvtx`: set pipeline.ncu.ncu_cli.nvtx.enabled=true \
             and mark regions with NVTX ranges."
             .into(),
+        no_call_stacks_hint: "the regions need a report file captured with \
+            pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)"
+            .into(),
         insights: Box::new(move |scope, path| advice.for_region(scope, path)),
         origin: "nvtx".into(),
         sampling: None,

@@ -18,7 +18,8 @@ pub mod error;
 pub mod model;
 pub mod readers;
 pub mod report;
-pub mod settings;
+/// The `neuron:` section's schema lives with every other section's, in the config layer.
+pub use crate::config::neuron_settings as settings;
 
 pub use error::{NeuronError, Result};
 pub use model::NeuronProfile;

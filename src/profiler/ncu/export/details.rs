@@ -349,6 +349,38 @@ fn regions_of(rec: &csv::ByteRecord, columns: &Columns, renames: &Renames) -> Ve
     regions
 }
 
+impl Columns {
+    /// The details page's columns, by name; a raw page given instead is named as such.
+    fn locate(headers: &[String], path: &Path) -> Result<Columns, ExportError> {
+        let find = |name: &str| find(headers, name);
+        let required = |name: &str| {
+            find(name).ok_or_else(|| ExportError::MissingColumn {
+                path: path.to_path_buf(),
+                column: name.to_string(),
+            })
+        };
+        if find("Metric Name").is_none() {
+            return Err(ExportError::WrongPage {
+                path: path.to_path_buf(),
+                found: "raw",
+                expected: "details",
+            });
+        }
+        Ok(Columns {
+            result: ResultColumns::locate(headers, path)?,
+            section: required("Section Name")?,
+            metric: required("Metric Name")?,
+            unit: required("Metric Unit")?,
+            value: required("Metric Value")?,
+            rule: required("Rule Name")?,
+            rule_type: required("Rule Type")?,
+            description: required("Rule Description")?,
+            speedup_type: find("Estimated Speedup Type"),
+            speedup: find("Estimated Speedup"),
+        })
+    }
+}
+
 /// Reads a details-page export into `index`. `rank` tags its scopes like the raw export's;
 /// `selects` applies the report's kernel selection to kernel names.
 pub fn read_details<R: BufRead>(
@@ -362,32 +394,7 @@ pub fn read_details<R: BufRead>(
     let rank = rank.map(|r| r.to_string()).unwrap_or_default();
     let (header, preamble) = find_header(&mut input, path)?;
     let (mut reader, headers) = csv_after_header(header, input, path, true)?;
-    let find = |name: &str| find(&headers, name);
-    let required = |name: &str| {
-        find(name).ok_or_else(|| ExportError::MissingColumn {
-            path: path.to_path_buf(),
-            column: name.to_string(),
-        })
-    };
-    if find("Metric Name").is_none() {
-        return Err(ExportError::WrongPage {
-            path: path.to_path_buf(),
-            found: "raw",
-            expected: "details",
-        });
-    }
-    let columns = Columns {
-        result: ResultColumns::locate(&headers, path)?,
-        section: required("Section Name")?,
-        metric: required("Metric Name")?,
-        unit: required("Metric Unit")?,
-        value: required("Metric Value")?,
-        rule: required("Rule Name")?,
-        rule_type: required("Rule Type")?,
-        description: required("Rule Description")?,
-        speedup_type: find("Estimated Speedup Type"),
-        speedup: find("Estimated Speedup"),
-    };
+    let columns = Columns::locate(&headers, path)?;
 
     let mut current: Option<Current> = None;
     let mut rec = csv::ByteRecord::new();

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
-use crate::fast_map::FastMap;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
@@ -14,13 +13,15 @@ use crate::profiler::ncu::{rollup, units};
 use crate::region::{Cell, MetricSpec, Observation, Renames, Rollup, ScopeKey};
 
 use super::number::{self, Number};
-use super::nvtx_cell::{parse_cell, rename_entries, stacks_by_domain, CellLayout};
+use super::nvtx_cell::CellLayout;
 use super::ExportError;
 
 mod fast;
 mod parallel;
 mod scan;
+mod stacks;
 pub use parallel::stream_files;
+use stacks::StackCache;
 
 pub use crate::analysis::MetricRequest;
 
@@ -278,52 +279,6 @@ fn text(raw: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(raw) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(raw),
-    }
-}
-
-/// One NVTX cell, parsed: one path per domain (the default domain's first, empty when it has no
-/// open range), and every entry's segment in cell order (what a start/end cell lists).
-#[derive(Default)]
-struct CellStacks {
-    stacks: Vec<Vec<String>>,
-    all: Vec<String>,
-}
-
-/// Caches parsed NVTX cells: a profile has few distinct stacks and many results, so each distinct
-/// cell is parsed once and later rows cost one hash lookup.
-#[derive(Default)]
-struct StackCache {
-    index: FastMap<Box<[u8]>, usize>,
-    stacks: Vec<CellStacks>,
-}
-
-impl StackCache {
-    fn get(&mut self, raw: &[u8], layout: CellLayout, renames: &Renames) -> &CellStacks {
-        static EMPTY: CellStacks = CellStacks {
-            stacks: Vec::new(),
-            all: Vec::new(),
-        };
-        if raw.is_empty() {
-            return &EMPTY;
-        }
-        let at = match self.index.get(raw) {
-            Some(&at) => at,
-            None => {
-                let cell = String::from_utf8_lossy(raw);
-                let mut entries = parse_cell(&cell, layout);
-                rename_entries(&mut entries, renames);
-                let by_domain = stacks_by_domain(&entries);
-                let mut stacks = vec![by_domain.default];
-                stacks.extend(by_domain.others);
-                self.stacks.push(CellStacks {
-                    stacks,
-                    all: entries.iter().map(|e| e.segment()).collect(),
-                });
-                self.index.insert(raw.into(), self.stacks.len() - 1);
-                self.stacks.len() - 1
-            }
-        };
-        &self.stacks[at]
     }
 }
 

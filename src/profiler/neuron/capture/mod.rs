@@ -5,7 +5,8 @@
 pub mod cli;
 pub mod inputs;
 pub mod inspect;
-pub mod pipeline;
+/// The `pipeline.neuron:` section's schema lives with every other section's, in the config layer.
+pub use crate::config::neuron_pipeline as pipeline;
 pub mod views;
 
 use std::path::{Path, PathBuf};

@@ -1,17 +1,17 @@
-//! Finding the captures again for `report` / `merge`: run directories (single or per-rank), raw CSV
+//! ncu's inputs to `report` / `merge`, found again: run directories (single or per-rank), raw CSV
 //! exports and `.ncu-rep` files, each capture read once however it is named. Under
 //! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
 //! is read as it is; under `csv` it is exported to CSV pages with ncu first.
 
 use std::path::{Path, PathBuf};
 
-use super::{RunRecord, REPORT_BASE};
+use super::export_pages::export_pages;
+use super::report_source::ReportInput;
+use super::source::ExportSet;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::profiler::ncu::export_pages::export_pages;
-use crate::profiler::ncu::report_source::ReportInput;
-use crate::profiler::ncu::source::ExportSet;
+use crate::run::{RunRecord, REPORT_BASE};
 
 /// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
 /// read natively, never both (one report reads one kind of source).
@@ -62,7 +62,7 @@ impl Claimed {
     /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
     /// `None` for a capture made in one pass.
     fn deep_sibling(&mut self, timing: &Path, argument: &Path) -> Result<Option<PathBuf>> {
-        let deep = crate::profiler::ncu::sampling::deep_sibling(timing);
+        let deep = super::sampling::deep_sibling(timing);
         if let Some(deep) = &deep {
             self.claim(deep, argument)?;
         }
