@@ -54,6 +54,11 @@ pub fn stage(
 }
 
 impl Staged {
+    /// Where the file goes.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
     /// Renames the file into place (replacing what was there) and makes the rename durable.
     pub fn commit(mut self) -> Result<(), RenderError> {
         std::fs::rename(&self.tmp, &self.target).map_err(|source| RenderError::Write {

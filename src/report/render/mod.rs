@@ -8,6 +8,7 @@ pub mod glance;
 pub mod html;
 pub mod json;
 pub mod layout;
+pub mod manifest;
 pub mod markdown;
 pub mod svg;
 pub mod trace;
@@ -55,9 +56,14 @@ pub fn write_all(
     for files in staged {
         all.extend(files?);
     }
+    let written: Vec<PathBuf> = all
+        .iter()
+        .filter_map(|f| f.target().strip_prefix(dir).ok().map(Path::to_path_buf))
+        .collect();
     for file in all {
         file.commit()?;
     }
+    manifest::replace(dir, &written)?;
     Ok(outputs.iter().map(|o| dir.join(o.file_name())).collect())
 }
 

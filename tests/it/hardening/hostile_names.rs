@@ -112,7 +112,10 @@ fn report_escapes_hostile_names_keeps_them_in_json_and_writes_only_its_two_files
         ["export.csv", "out"],
         "nothing outside --out"
     );
-    assert_eq!(entries(&r.out()), ["report.json", "report.md"]);
+    assert_eq!(
+        entries(&r.out()),
+        [".profile-run-outputs", "report.json", "report.md"]
+    );
 
     let json = r.json();
     let regions = json["scopes"][0]["regions"].as_array().unwrap();
@@ -158,6 +161,7 @@ fn a_profile_run_with_hostile_names_writes_only_the_run_files() {
     assert_eq!(
         entries(&runs[0]),
         [
+            ".profile-run-outputs",
             "command.txt",
             "config.yaml",
             "export_details.csv",

@@ -107,7 +107,7 @@ fn a_failed_render_leaves_the_previous_report_untouched() {
     );
     assert_eq!(
         entries(&first.out()),
-        ["report.json", "report.md"],
+        [".profile-run-outputs", "report.json", "report.md"],
         "no temporary left"
     );
 }

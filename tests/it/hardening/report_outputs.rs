@@ -348,6 +348,7 @@ fn a_bare_ncu_rep_is_exported_into_the_reports_directory_not_beside_it() {
     assert_eq!(
         entries(dir),
         [
+            ".profile-run-outputs",
             "export_details.csv",
             "export_raw.csv",
             "report.json",

@@ -53,7 +53,10 @@ fn the_default_writes_markdown_and_json_only() {
     let out = dir.path().join("out");
     let o = report(&out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(files(&out), ["report.json", "report.md"]);
+    assert_eq!(
+        files(&out),
+        [".profile-run-outputs", "report.json", "report.md"]
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(!md.contains("**Charts:**"));
 }
@@ -67,6 +70,7 @@ fn every_output_is_written_and_report_md_is_printed() {
     assert_eq!(
         files(&out),
         [
+            ".profile-run-outputs",
             "charts/scope-1-time.svg",
             "report.html",
             "report.json",
@@ -87,7 +91,10 @@ fn without_markdown_the_first_output_is_printed() {
     let out = dir.path().join("out");
     let o = report(&out, &["report.outputs=[html, trace]"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(files(&out), ["report.html", "trace.json"]);
+    assert_eq!(
+        files(&out),
+        [".profile-run-outputs", "report.html", "trace.json"]
+    );
     let printed = String::from_utf8(o.stdout).unwrap();
     assert_eq!(
         printed.trim_end(),
@@ -134,4 +141,27 @@ fn an_empty_list_is_a_config_error() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("report.outputs"), "{stderr}");
+}
+
+#[test]
+fn force_removes_what_an_earlier_render_wrote_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = report(&out, &["report.outputs=[md, json, html, svg, trace]"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(out.join("my-notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("charts/my-chart.svg"), "mine").unwrap();
+    let o = report(&out, &["--force"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The charts, report.html and trace.json of the earlier render are gone; the user's files stay.
+    assert_eq!(
+        files(&out),
+        [
+            ".profile-run-outputs",
+            "charts/my-chart.svg",
+            "my-notes.txt",
+            "report.json",
+            "report.md"
+        ]
+    );
 }
