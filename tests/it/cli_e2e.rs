@@ -712,3 +712,49 @@ fn a_signal_during_the_version_probe_ends_it_and_exits_128_plus_n() {
     let argv = std::fs::read_to_string(env.argv_log()).unwrap_or_default();
     assert!(argv.is_empty(), "the profiler never started: {argv}");
 }
+
+#[test]
+fn report_of_a_run_directory_uses_the_configuration_it_recorded() {
+    let env = Env::new();
+    env.cmd()
+        .args(["-q", "regions.include=[A]", "--", "true"])
+        .assert()
+        .success();
+    let run = env.run_dirs()[0].clone();
+    let paths = |report: &Value| -> Vec<String> {
+        report["scopes"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let profiled = paths(&read_json(&run.join("report.json")));
+    assert!(!profiled.contains(&"B".to_string()), "{profiled:?}");
+    // Re-rendered without repeating regions.include: the run's own choice still holds.
+    let again = env.dir.path().join("again");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(&again)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "using the configuration recorded in",
+        ));
+    assert_eq!(paths(&read_json(&again.join("report.json"))), profiled);
+    // An override on the command line goes on top of it.
+    let wider = env.dir.path().join("wider");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(&wider)
+        .arg("regions.include=[]")
+        .assert()
+        .success();
+    assert!(paths(&read_json(&wider.join("report.json"))).contains(&"B".to_string()));
+}
