@@ -136,7 +136,9 @@ pub fn analyze<O: Observations>(
 
     let (compare, compare_notes) =
         crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
-    notes.extend(compare_notes);
+    for note in compare_notes {
+        notes.push_loud(note);
+    }
 
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
@@ -144,23 +146,30 @@ pub fn analyze<O: Observations>(
     Ok(Report {
         schema_version: SCHEMA_VERSION,
         generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
-        run: RunInfo {
-            command: context.command.clone(),
-            profiler_command: context.profiler_command.clone(),
-            profiler: reading.profiler.clone(),
-            config_fingerprint: context.config_fingerprint.clone(),
-            sources: reading.sources.clone(),
-        },
+        run: run_info(context, &reading),
         metrics: metric_infos(&found),
         time_metric: found.has_time.then(|| plan.time_metric.clone()),
         kernel_selection: selection,
         scopes,
         aggregate,
-        notes,
+        notes: notes.all,
+        console_notes: notes.console,
         compare,
         sampling: reading.sampling.clone(),
         item_noun: Default::default(),
     })
+}
+
+/// How the run was made: the command and configuration from the run, the profiler and sources from
+/// what was read.
+fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
+    RunInfo {
+        command: context.command.clone(),
+        profiler_command: context.profiler_command.clone(),
+        profiler: reading.profiler.clone(),
+        config_fingerprint: context.config_fingerprint.clone(),
+        sources: reading.sources.clone(),
+    }
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the

@@ -4,14 +4,37 @@ use crate::region::KernelFilter;
 
 use super::{AnalysisPlan, MetricsFound, Reading};
 
+/// Report-wide notes, and those of them that are also said on stderr.
+#[derive(Debug, Default)]
+pub(super) struct Notes {
+    pub all: Vec<String>,
+    pub console: Vec<String>,
+}
+
+impl Notes {
+    pub fn push(&mut self, note: String) {
+        self.all.push(note);
+    }
+
+    /// A note that changes how the numbers read or says a setting did nothing: on stderr too.
+    pub fn push_loud(&mut self, note: String) {
+        self.console.push(note.clone());
+        self.all.push(note);
+    }
+
+    pub fn extend(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.all.extend(notes);
+    }
+}
+
 pub(super) fn report_notes(
     plan: &AnalysisPlan,
     found: &MetricsFound,
     reading: &Reading,
     filter: &KernelFilter,
     selected: u64,
-) -> Vec<String> {
-    let mut notes = Vec::new();
+) -> Notes {
+    let mut notes = Notes::default();
     if reading.results == 0 {
         notes.push(format!(
             "The input holds no results: {} profiled nothing, so no region-specific profiling was performed. {}",
@@ -32,7 +55,7 @@ pub(super) fn report_notes(
     }
     notes.extend(reading.notes.iter().cloned());
     if !found.missing.is_empty() {
-        notes.push(format!(
+        notes.push_loud(format!(
             "Not in the inputs, so not shown: {}. Collect them with the profiler (sections, metrics), or drop them from report.sections / report.metrics.",
             found
                 .missing
@@ -43,18 +66,18 @@ pub(super) fn report_notes(
         ));
     }
     if !found.has_time {
-        notes.push(format!(
+        notes.push_loud(format!(
             "The time metric `{}` is not in the inputs: means are per-result averages and regions have no time share. Collect it or set report.time_metric.",
             plan.time_metric
         ));
     }
     for (list, pattern) in filter.unmatched() {
-        notes.push(format!(
+        notes.push_loud(format!(
             "report.kernels.{list} pattern `{pattern}` matched no kernel name."
         ));
     }
     if reading.results > 0 && selected == 0 && !filter.is_all() {
-        notes.push(
+        notes.push_loud(
             "The kernel selection (report.kernels) left no result: every region shows zeroed metrics.".to_string(),
         );
     }

@@ -49,23 +49,10 @@ pub(crate) fn load_config(args: &ConfigArgs) -> Result<Loaded> {
     Ok(config::load(&sources)?)
 }
 
-/// The starts of the report notes that mean the numbers are not what was asked for: a requested metric
-/// missing from the export, a kernel pattern that matched nothing, a kernel selection that left no
-/// result. They are in report.md and report.json; these are repeated on stderr, where a user who does
-/// not open the report sees them.
-const STDERR_NOTES: &[&str] = &[
-    "Not in the inputs, so not shown:",
-    "The time metric `",
-    "report.kernels.",
-    "The kernel selection (report.kernels) left no result",
-    "report.compare: ",
-];
-
+/// The notes that change how the numbers read (`Report::console_notes`), repeated on stderr.
 pub(crate) fn print_selection_notes(report: &Report) {
-    for note in &report.notes {
-        if STDERR_NOTES.iter().any(|start| note.starts_with(start)) {
-            err_line(&format!("note: {}", note.replace('\n', " ")));
-        }
+    for note in &report.console_notes {
+        err_line(&format!("note: {}", note.replace('\n', " ")));
     }
 }
 

@@ -41,6 +41,12 @@ pub struct Report {
     /// the adapter, not written to report.json.
     #[serde(skip)]
     pub item_noun: ItemNoun,
+    /// The notes of `notes` that change how the numbers read or say a setting did nothing (metrics
+    /// missing, patterns that matched nothing, an unknown `report.compare` name): repeated on stderr,
+    /// where a user who does not open the report sees them. Chosen where each note is made; not
+    /// written to report.json.
+    #[serde(skip)]
+    pub console_notes: Vec<String>,
 }
 
 /// What one result is called: a kernel launch on GPU, an instruction on Neuron.

@@ -758,3 +758,34 @@ fn report_of_a_run_directory_uses_the_configuration_it_recorded() {
         .success();
     assert!(paths(&read_json(&wider.join("report.json"))).contains(&"B".to_string()));
 }
+
+#[test]
+fn notes_that_change_the_numbers_are_said_on_stderr_and_others_stay_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // Metrics the preset asks for but the export lacks: said on stderr as well as in the report.
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(fixture("ncu/h200-2025.3.1/manual_raw.csv"))
+        .arg("--out")
+        .arg(dir.path().join("memory"))
+        .args(["-c", "ncu/memory"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "note: Not in the inputs, so not shown:",
+        ));
+    // The sampled-run note explains the report; it is in report.json, not on stderr.
+    let out = dir.path().join("sampled");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(fixture("ncu/h100-2025.3.1-sampled/train.ncu-rep.gz"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("Sampled run").not());
+    let notes = read_json(&out.join("report.json"))["notes"].to_string();
+    assert!(notes.contains("Sampled run"), "{notes}");
+}

@@ -203,6 +203,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     Report {
         sampling: None,
         item_noun: Default::default(),
+        console_notes: Vec::new(),
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {

@@ -121,6 +121,7 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
             many: "instructions",
             listed: false,
         },
+        console_notes: Vec::new(),
     })
 }
 
