@@ -44,7 +44,13 @@ impl RegionPath {
             if i > 0 {
                 out.push('/');
             }
-            for ch in seg.chars() {
+            let mut chars = seg.chars().peekable();
+            while let Some(ch) = chars.next() {
+                // `\@` is already an escape (a default-domain name holding `@`): kept as it is.
+                if ch == '\\' && chars.peek() == Some(&'@') {
+                    out.push(ch);
+                    continue;
+                }
                 if ch == '/' || ch == '\\' {
                     out.push('\\');
                 }

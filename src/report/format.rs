@@ -163,6 +163,16 @@ pub fn share(share: Option<f64>) -> String {
     }
 }
 
+/// A region name as a reader sees it: the `\@` that keeps a default-domain range named `a@x` apart
+/// from range `x` of domain `a` in region paths is shown as the plain `@`.
+pub fn plain_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.contains("\\@") {
+        std::borrow::Cow::Owned(name.replace("\\@", "@"))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
 /// At most `max` characters, the last one an ellipsis when anything was cut.
 pub fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

@@ -444,7 +444,8 @@ fn report_on_a_bare_export_writes_into_out() {
         .iter()
         .map(|r| r["path"].as_str().unwrap())
         .collect();
-    assert_eq!(paths, ["LLM@prefill", "LLM@prefill/attn"]);
+    // A default-domain range named `LLM@prefill`, written as ncu's grammar escapes it (decisions.md).
+    assert_eq!(paths, [r"LLM\@prefill", r"LLM\@prefill/attn"]);
 }
 
 #[test]

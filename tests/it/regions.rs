@@ -73,7 +73,16 @@ fn independent_totals(export: &str) -> BTreeMap<(String, String), (u64, f64)> {
             .split('"')
             .skip(1)
             .step_by(2)
-            .map(|entry| entry.split(':').nth(1).unwrap().to_string())
+            .map(|entry| {
+                let mut fields = entry.split(':');
+                let (domain, name) = (fields.next().unwrap(), fields.next().unwrap());
+                // decisions.md: a default-domain name holding `@` is written `\@` in region paths.
+                assert_eq!(
+                    domain, "<default domain>",
+                    "these exports use the default domain"
+                );
+                name.replace('@', r"\@")
+            })
             .collect();
         for depth in 1..=names.len() {
             let path = names[..depth].join("/");

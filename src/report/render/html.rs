@@ -386,7 +386,7 @@ fn row<'a>(
         };
     Row {
         anchor,
-        name: format::shorten(&region.name, 80),
+        name: format::shorten(&format::plain_name(&region.name), 80),
         path: &region.path,
         indent: format!("{:.1}", 0.4 + 1.2 * region.depth.min(12) as f64),
         time: metric(&region.inclusive, time, unit),

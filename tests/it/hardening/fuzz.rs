@@ -286,7 +286,7 @@ proptest! {
         let parsed = parse_cell(&cell, layouts()[0]);
         let expected: Vec<String> = ranges
             .iter()
-            .map(|(d, n)| if d.is_empty() || d == DEFAULT_DOMAIN { n.clone() } else { format!("{d}@{n}") })
+            .map(|(d, n)| if d.is_empty() || d == DEFAULT_DOMAIN { n.replace('@', r"\@") } else { format!("{d}@{n}") })
             .collect();
         let segments: Vec<String> = parsed.iter().map(|e| e.segment()).collect();
         prop_assert_eq!(segments, expected, "{:?}", cell);

@@ -52,11 +52,19 @@ pub struct RangeEntry {
 impl RangeEntry {
     /// The region path segment: the name, prefixed with `domain@` outside the default domain.
     pub fn segment(&self) -> String {
-        if self.domain == DEFAULT_DOMAIN || self.domain.is_empty() {
-            self.name.clone()
-        } else {
-            format!("{}@{}", self.domain, self.name)
-        }
+        path_segment(&self.domain, &self.name)
+    }
+}
+
+/// A range's region path segment: `domain@name` outside the default domain; in the default domain
+/// the name with its `@` escaped (`a\@x`, as ncu's own grammar writes it), so that a default-domain
+/// range named `a@x` never merges with range `x` of domain `a`. Both readers (CSV pages and the
+/// report file) name segments here.
+pub fn path_segment(domain: &str, name: &str) -> String {
+    if domain == DEFAULT_DOMAIN || domain.is_empty() {
+        name.replace('@', "\\@")
+    } else {
+        format!("{domain}@{name}")
     }
 }
 
@@ -212,8 +220,18 @@ mod tests {
         let one = r#"1606  "<default domain>:decode:none:none:none:none:none:none" "#;
         assert_eq!(names(one, layout()), ["decode"]);
         let nested = r#"1955  "<default domain>:LLM@prefill:none:none:none:none:none:none"  "<default domain>:attn:none:none:none:none:none:none" "#;
-        assert_eq!(names(nested, layout()), ["LLM@prefill", "attn"]);
+        // A default-domain name holding `@` is escaped: it is not range `prefill` of domain `LLM`.
+        assert_eq!(names(nested, layout()), [r"LLM\@prefill", "attn"]);
         assert!(names("", layout()).is_empty());
+    }
+
+    #[test]
+    fn a_default_domain_name_with_at_never_merges_with_a_domains_range() {
+        let default = path_segment(DEFAULT_DOMAIN, "a@x");
+        let domain = path_segment("a", "x");
+        assert_eq!(default, r"a\@x");
+        assert_eq!(domain, "a@x");
+        assert_ne!(default, domain);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! its rule results as advice rows.
 
 use crate::profiler::ncu::export::details::Advice;
-use crate::profiler::ncu::export::nvtx_cell::{DEFAULT_DOMAIN, UNNAMED};
+use crate::profiler::ncu::export::nvtx_cell::{path_segment, DEFAULT_DOMAIN, UNNAMED};
 use crate::profiler::ncu::report_file::{NvtxRange, NvtxState, RuleResult};
 use crate::region::{RegionKind, Renames};
 
@@ -27,11 +27,7 @@ fn range_name(range: &NvtxRange, renames: &Renames) -> String {
 }
 
 fn segment(domain: &str, name: String) -> String {
-    if domain == DEFAULT_DOMAIN || domain.is_empty() {
-        name
-    } else {
-        format!("{domain}@{name}")
-    }
+    path_segment(domain, &name)
 }
 
 /// One path per NVTX domain (the default domain's first, then others in order of appearance), each

@@ -123,7 +123,7 @@ struct TotalsView<'a> {
 struct RegionView<'a> {
     path: &'a str,
     segments: &'a [String],
-    name: &'a str,
+    name: std::borrow::Cow<'a, str>,
     kind: RegionKind,
     origin: &'a str,
     parent: Option<&'a str>,
@@ -328,7 +328,7 @@ impl<'a> RegionView<'a> {
         RegionView {
             path: &region.path,
             segments: &region.segments,
-            name: &region.name,
+            name: format::plain_name(&region.name),
             kind: region.kind,
             origin: &region.origin,
             parent: region.parent.as_deref(),

@@ -130,7 +130,7 @@ pub(super) fn label(out: &mut String, region: &Region, y: f64) {
         "<text x=\"{}\" y=\"{}\" fill=\"#1a1a1a\">{}</text>",
         n(LABEL_X + 12.0 * depth as f64),
         n(y + 12.0),
-        esc(&format::shorten(&region.name, chars))
+        esc(&format::shorten(&format::plain_name(&region.name), chars))
     );
 }
 
