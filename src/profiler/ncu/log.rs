@@ -153,13 +153,22 @@ pub fn range_replay(
     if !failed && results != Some(0) {
         return None;
     }
-    let said: Vec<&str> = log
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("==ERROR==") || l.starts_with("==WARNING=="))
-        .filter(|l| !l.contains("returned an error code"))
-        .take(3)
-        .collect();
+    // ncu's errors say why; its warnings only when there is no error, and never the ones every run
+    // prints (unlocked clocks, the pointer to the documentation).
+    let lines = |prefix: &'static str| {
+        log.lines()
+            .map(str::trim)
+            .filter(move |l| l.starts_with(prefix))
+            .filter(|l| {
+                !l.contains("returned an error code")
+                    && !l.contains("unmodified GPU clocks")
+                    && !l.contains(" See https://")
+            })
+    };
+    let mut said: Vec<&str> = lines("==ERROR==").take(3).collect();
+    if said.is_empty() {
+        said = lines("==WARNING==").take(3).collect();
+    }
     let outcome = match (exit_code.filter(|c| *c != 0), results) {
         (Some(c), Some(0)) => format!("ncu exited with code {c} and no results"),
         (Some(c), _) => format!("ncu exited with code {c}"),
@@ -226,6 +235,18 @@ mod tests {
                 .contains("SYS_ADMIN")
         );
         assert!(diagnose("all good").is_empty());
+    }
+
+    #[test]
+    fn a_real_range_replay_of_a_backward_pass_is_explained_by_its_errors() {
+        // ncu 2025.3.1 on an H100, range replay of a GPT-2 training step (gpt2_captures.sh rangebw).
+        let log = include_str!("../../../tests/fixtures/ncu/h100-2025.3.1-gpt2/rangebw.ncu.log");
+        let d = range_replay(log, "range", Some(9), Some(0)).unwrap();
+        assert!(d
+            .cause
+            .contains("Unsupported API during capture (cuKernelSetAttribute)"));
+        assert!(!d.cause.contains("unmodified GPU clocks"), "{}", d.cause);
+        assert!(d.fix.contains("replay_mode=kernel"));
     }
 
     #[test]
