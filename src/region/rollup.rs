@@ -313,7 +313,7 @@ impl Acc {
         }
     }
 
-    /// Statistics over the single results (smallest, largest, plain mean), as ncu's per-range summary
+    /// Statistics over the single results (smallest, largest, plain mean), as a profiler's per-range summary
     /// shows them: a different view from [`Acc::value`], which is the region's total (or time-weighted
     /// rate). `None` for attributes, extremes, and when no result had a value.
     pub fn per_result(&self) -> Option<PerResult> {

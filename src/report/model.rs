@@ -161,7 +161,7 @@ pub struct ProfilerInfo {
 pub struct MetricInfo {
     /// The raw metric name, as the profiler records it.
     pub name: String,
-    /// The profiler's own display name for it (ncu's section label `Compute (SM) Throughput`),
+    /// The profiler's own display name for it (a section label such as `Compute (SM) Throughput`),
     /// given by the profiler's adapter; `null` where it has none, and tables show `name`.
     pub label: Option<String>,
     /// Base unit (`ns`, `byte`, `%`, `cycle`, …); empty for unitless metrics.
