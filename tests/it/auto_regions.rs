@@ -7,7 +7,7 @@ use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::model::Report;
 
-use crate::common::{analyze, fixture};
+use crate::common::{analyze, fixture, render_fixture_copy};
 
 fn report(export: &str, overrides: &[&str]) -> profile_run::error::Result<Report> {
     let config = load(&ConfigSources {
@@ -175,25 +175,10 @@ fn stack_frames_follow_the_python_lines_that_launched_the_kernels() {
     // the MSE loss (4), line 34 backward() (2 kernels launched from Python; the rest run on the
     // autograd thread, which has no Python stack), line 37 the optimizer step (2). 16 of the 36
     // results carry a Python stack.
-    let dir = tempfile::tempdir().unwrap();
-    let report_file = dir.path().join("rep_pystack.ncu-rep.gz");
-    std::fs::copy(
-        fixture("ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz"),
-        &report_file,
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .arg("report")
-        .arg(&report_file)
-        .arg("--out")
-        .arg(&out)
-        .args(["regions.auto.method=stack_frames", "regions.auto.depth=2"])
-        .assert()
-        .success();
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let (_dir, _out, report) = render_fixture_copy(
+        "ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz",
+        &["regions.auto.method=stack_frames", "regions.auto.depth=2"],
+    );
     let scope = &report["scopes"][0];
     let counts: BTreeMap<String, u64> = scope["regions"]
         .as_array()

@@ -12,6 +12,31 @@ pub fn fixture(rel: &str) -> PathBuf {
     repo().join("tests/fixtures").join(rel)
 }
 
+/// `profile-run report` of a copy of fixture `rel` (so nothing lands beside the committed file) with
+/// `overrides`, into a fresh directory: the directory (kept alive by the guard) and its report.json.
+pub fn render_fixture_copy(
+    rel: &str,
+    overrides: &[&str],
+) -> (tempfile::TempDir, PathBuf, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let name = std::path::Path::new(rel).file_name().unwrap();
+    let copy = dir.path().join(name);
+    std::fs::copy(fixture(rel), &copy).unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&copy)
+        .arg("--out")
+        .arg(&out)
+        .args(overrides)
+        .assert()
+        .success();
+    let report =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    (dir, out, report)
+}
+
 /// The report of raw exports (no details pages, no ranks) under `config`, as `profile-run report`
 /// builds it.
 pub fn analyze(

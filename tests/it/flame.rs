@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::fixture;
+use crate::common::render_fixture_copy;
 
 /// `(tooltip, x, y, width)` of every bar, in drawing order.
 fn bars(svg: &str) -> Vec<(String, f64, f64, f64)> {
@@ -26,30 +26,15 @@ fn bars(svg: &str) -> Vec<(String, f64, f64, f64)> {
 
 #[test]
 fn the_flame_graph_draws_gpu_time_by_python_call_stack() {
-    let dir = tempfile::tempdir().unwrap();
-    let report_file = dir.path().join("rep_pystack.ncu-rep.gz");
-    std::fs::copy(
-        fixture("ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz"),
-        &report_file,
-    )
-    .unwrap();
-    let out = dir.path().join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .arg("report")
-        .arg(&report_file)
-        .arg("--out")
-        .arg(&out)
-        .args([
+    let (_dir, out, report) = render_fixture_copy(
+        "ncu/h100-2025.3.1-pytorch/rep_pystack.ncu-rep.gz",
+        &[
             "regions.include=[train_step]",
             "regions.auto.method=stack_frames",
             "report.outputs=[md, json, html, svg]",
-        ])
-        .assert()
-        .success();
+        ],
+    );
     let svg = std::fs::read_to_string(out.join("charts/scope-1-flame.svg")).unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let scope = &report["scopes"][0];
     let time = |m: &serde_json::Value| m["gpu__time_duration.sum"]["value"].as_f64().unwrap();
     let total = time(&scope["total"]["metrics"]);
