@@ -31,7 +31,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     }
     let plan = Plan::new(config)?;
     let root = PathBuf::from(&config.output.root);
-    let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok());
+    let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok())?;
 
     if args.dry_run {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());

@@ -39,17 +39,33 @@ pub fn detect_rank(env: &dyn Fn(&str) -> Option<String>) -> Option<Rank> {
     })
 }
 
-/// A job id every rank of one launch shares, when the launcher provides one.
-fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+/// A job id every rank of one launch shares, when the launcher provides one, and the variables it
+/// came from.
+fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<(String, &'static str)> {
     if let Some(job) = env("SLURM_JOB_ID") {
-        let step = env("SLURM_STEP_ID")
-            .map(|s| format!(".{s}"))
-            .unwrap_or_default();
-        return Some(format!("slurm-{job}{step}"));
+        return Some(match env("SLURM_STEP_ID") {
+            Some(step) => (
+                format!("slurm-{job}.{step}"),
+                "SLURM_JOB_ID and SLURM_STEP_ID",
+            ),
+            None => (format!("slurm-{job}"), "SLURM_JOB_ID"),
+        });
     }
     env("TORCHELASTIC_RUN_ID")
         .filter(|id| id != "none" && !id.is_empty())
-        .map(|id| format!("torchrun-{id}"))
+        .map(|id| (format!("torchrun-{id}"), "TORCHELASTIC_RUN_ID"))
+}
+
+/// A run name is one directory name under `output.root`: a name holding `/`, or `..`, would put the
+/// run directory somewhere else, and an absolute one would ignore `output.root`.
+fn one_component(name: String, source: &str) -> Result<String> {
+    let plain = !name.is_empty() && !name.contains(['/', '\0']) && name != "." && name != "..";
+    if plain {
+        return Ok(name);
+    }
+    Err(Error::Usage(format!(
+        "the run name {name:?} (from {source}) is not one directory name: a run directory goes directly under output.root, so its name may not be empty, `.` or `..`, or hold `/`; set output.run_name=NAME to one plain name"
+    )))
 }
 
 fn timestamped_name() -> String {
@@ -63,16 +79,22 @@ fn timestamped_name() -> String {
 }
 
 /// The run name and rank for this process: `output.run_name` if set, else the launcher's job id when
-/// running as a rank, else a fresh timestamped name.
-pub fn name_for(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> (String, Option<Rank>) {
+/// running as a rank, else a fresh timestamped name. A name that is not one plain directory name
+/// (`../x`, `/abs`, `a/b`) is refused, naming the key or variable it came from.
+pub fn name_for(
+    config: &Config,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(String, Option<Rank>)> {
     let rank = detect_rank(env);
-    let name = config
-        .output
-        .run_name
-        .clone()
-        .or_else(|| rank.as_ref().and_then(|_| shared_job_id(env)))
-        .unwrap_or_else(timestamped_name);
-    (name, rank)
+    let name = match (&config.output.run_name, &rank) {
+        (Some(name), _) => one_component(name.clone(), "output.run_name")?,
+        (None, Some(_)) => match shared_job_id(env) {
+            Some((name, source)) => one_component(name, source)?,
+            None => timestamped_name(),
+        },
+        (None, None) => timestamped_name(),
+    };
+    Ok((name, rank))
 }
 
 pub fn planned_path(root: &Path, name: &str, rank: Option<&Rank>) -> PathBuf {
@@ -218,25 +240,58 @@ mod tests {
             ("SLURM_JOB_ID", "4242"),
             ("SLURM_STEP_ID", "0"),
         ];
-        let (name, rank) = name_for(&config(), &env_of(&slurm));
+        let (name, rank) = name_for(&config(), &env_of(&slurm)).unwrap();
         assert_eq!(name, "slurm-4242.0");
         let dir = planned_path(Path::new("out"), &name, rank.as_ref());
         assert_eq!(dir, Path::new("out/slurm-4242.0/rank1"));
 
         let torchrun = [("RANK", "0"), ("TORCHELASTIC_RUN_ID", "abc")];
-        assert_eq!(name_for(&config(), &env_of(&torchrun)).0, "torchrun-abc");
+        assert_eq!(
+            name_for(&config(), &env_of(&torchrun)).unwrap().0,
+            "torchrun-abc"
+        );
 
         let mut named = config();
         named.output.run_name = Some("mine".into());
-        assert_eq!(name_for(&named, &env_of(&torchrun)).0, "mine");
+        assert_eq!(name_for(&named, &env_of(&torchrun)).unwrap().0, "mine");
+    }
+
+    #[test]
+    fn a_run_name_is_one_directory_name_or_refused() {
+        let mut named = config();
+        for bad in ["../escape", "/tmp/abs", "a/b", "..", ".", ""] {
+            named.output.run_name = Some(bad.into());
+            let err = name_for(&named, &env_of(&[])).unwrap_err().to_string();
+            assert!(
+                err.contains("output.run_name") && err.contains("not one directory name"),
+                "{bad}: {err}"
+            );
+        }
+        let launchers: [&[(&str, &str)]; 3] = [
+            &[("RANK", "0"), ("TORCHELASTIC_RUN_ID", "x/../../../tmp")],
+            &[("RANK", "0"), ("SLURM_JOB_ID", "../../up")],
+            &[
+                ("RANK", "0"),
+                ("SLURM_JOB_ID", "1"),
+                ("SLURM_STEP_ID", "0/../.."),
+            ],
+        ];
+        for env in launchers {
+            let err = name_for(&config(), &env_of(env)).unwrap_err().to_string();
+            assert!(err.contains("not one directory name"), "{env:?}: {err}");
+            let var = env[1].0;
+            assert!(err.contains(var), "names {var}: {err}");
+        }
+        named.output.run_name = Some("run-1.ok".into());
+        assert_eq!(name_for(&named, &env_of(&[])).unwrap().0, "run-1.ok");
     }
 
     #[test]
     fn a_plain_run_gets_a_fresh_timestamped_name() {
-        let (a, rank) = name_for(&config(), &env_of(&[]));
+        let (a, rank) = name_for(&config(), &env_of(&[])).unwrap();
         assert!(rank.is_none());
         assert!(looks_timestamped(&a), "{a}");
-        let b = name_for(&config(), &env_of(&[])).0;
+        let b = name_for(&config(), &env_of(&[])).unwrap().0;
         assert_ne!(a, b, "two names never repeat (random id)");
     }
 
