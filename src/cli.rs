@@ -131,6 +131,11 @@ pub struct ReportArgs {
     /// when it holds a report already; a fresh directory under output.root for a bare export).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Read a run directory's recorded config.yaml whole: also the keys that name a program, its
+    /// arguments, a file or a directory (`pipeline.ncu.executable`, `report.template`, …), which are
+    /// otherwise left out. Only for run directories you made yourself.
+    #[arg(long)]
+    pub trust_run_config: bool,
     /// The global `--force` (see [`GlobalArgs`]).
     #[arg(skip)]
     pub force: bool,

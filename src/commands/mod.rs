@@ -45,8 +45,30 @@ pub(crate) fn print_stdout(text: &str) -> Result<()> {
 }
 
 pub(crate) fn load_config(args: &ConfigArgs) -> Result<Loaded> {
+    load_config_over(None, args)
+}
+
+/// The configuration with a run directory's recorded one beneath the command's own; each recorded
+/// value left out (it names a program or a file) is named on stderr.
+pub(crate) fn load_config_over(
+    recorded: Option<&config::Recorded>,
+    args: &ConfigArgs,
+) -> Result<Loaded> {
     let sources = ConfigSources::with_process_env(args.configs.clone(), args.overrides.clone());
-    Ok(config::load(&sources)?)
+    let loaded = config::load_over(recorded, &sources)?;
+    if let Some(recorded) = recorded {
+        for ignored in &loaded.ignored {
+            err_line(&format!(
+                "note: {} records {}: {} ({}); not used, since a run directory's configuration names no program or file: set it with --config or {}=VALUE, or pass --trust-run-config for a run directory of your own",
+                recorded.path.display(),
+                ignored.key,
+                ignored.recorded,
+                ignored.names,
+                ignored.key,
+            ));
+        }
+    }
+    Ok(loaded)
 }
 
 /// The notes that change how the numbers read (`Report::console_notes`), repeated on stderr.

@@ -1,7 +1,9 @@
 //! `profile-run report|merge INPUT...`: captures already on disk (run directories, exports, report
 //! files, Neuron profiles told apart by content) analysed again, into a fresh or `--force`d directory.
 //! A run directory is re-rendered with the configuration it recorded (`config.yaml`), with the
-//! command's own `--config` files and overrides on top; other inputs with the command's alone.
+//! command's own `--config` files and overrides on top; other inputs with the command's alone. The
+//! recorded configuration is data: what it says about programs and files is left out unless
+//! `--trust-run-config` (`config::trust`).
 
 use crate::cli::ReportArgs;
 use crate::error::{exit, Error, Result};
@@ -11,14 +13,15 @@ use crate::profiler::ncu::source::analyze_exports;
 use crate::profiler::neuron;
 use crate::run;
 
-use super::{load_config, print_selection_notes, print_stdout, write_reports};
+use super::{load_config_over, print_selection_notes, print_stdout, write_reports};
 
 pub fn report_command(args: ReportArgs) -> Result<i32> {
-    let (input_paths, mut config_args) = args.split();
-    if let Some(recorded) = recorded_config(&input_paths) {
-        config_args.configs.insert(0, recorded);
-    }
-    let loaded = load_config(&config_args)?;
+    let (input_paths, config_args) = args.split();
+    let recorded = recorded_config(&input_paths).map(|path| crate::config::Recorded {
+        path,
+        trusted: args.trust_run_config,
+    });
+    let loaded = load_config_over(recorded.as_ref(), &config_args)?;
     let plan = Plan::new(&loaded.config)?;
     if input_paths.is_empty() {
         return Err(Error::Usage(

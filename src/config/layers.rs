@@ -181,6 +181,28 @@ impl Resolver {
         self.expand(preset, true)
     }
 
+    /// A run directory's recorded `config.yaml`. Untrusted (the default), it is data: its
+    /// `defaults` are not followed and every key of [`super::trust::RECORDED_UNTRUSTED`] is taken
+    /// out (returned, to be named). Trusted, it is read like any `--config` file.
+    pub fn add_recorded(
+        &mut self,
+        path: &Path,
+        trusted: bool,
+    ) -> Result<Vec<(&'static str, &'static str, Value)>, ConfigError> {
+        if trusted {
+            self.add_config_arg(path)?;
+            return Ok(Vec::new());
+        }
+        let preset = Preset::file(path)?;
+        let mut data = parse_mapping(&preset.text, &preset.origin)?;
+        let removed = super::trust::strip_untrusted(&mut data);
+        self.layers.push(Layer {
+            origin: preset.origin,
+            data,
+        });
+        Ok(removed)
+    }
+
     /// Expands `preset` and its parents; `named` is true for a preset given on the command line, which
     /// is merged even when a preset with the same text already was.
     fn expand(&mut self, preset: Preset, named: bool) -> Result<(), ConfigError> {

@@ -1,7 +1,10 @@
 //! Configuration: layered YAML presets resolved into one [`Config`], remembering where each key came from.
 //!
 //! Precedence, later wins:
-//! 1. the embedded default preset (`conf/ncu/default.yaml`, compiled in; it sets every key);
+//! 1. the embedded default preset (`conf/ncu/default.yaml`, compiled in; it sets every key), then,
+//!    for `report` / `merge` of a run directory, the configuration it recorded (`config.yaml`) as
+//!    data: its `defaults` are not followed and the keys that name programs, their arguments, files
+//!    or directories ([`trust::RECORDED_UNTRUSTED`]) are left out, unless `--trust-run-config`;
 //! 2. each `--config FILE`, in command-line order. An argument that is not an existing path but names a
 //!    built-in preset (`ncu/memory`) loads that preset. A preset's `defaults: [name, …]` parents are
 //!    merged just before the preset itself, recursively; a name is looked up as
@@ -23,6 +26,7 @@ pub mod neuron_settings;
 mod origin;
 pub mod schema;
 mod suggest;
+pub mod trust;
 
 use std::path::PathBuf;
 
@@ -32,6 +36,7 @@ use serde_yaml::Value;
 pub use error::ConfigError;
 pub use origin::Origin;
 pub use schema::*;
+pub use trust::Ignored;
 
 use layers::{env_layer, override_layer, Resolver};
 use origin::Layer;
@@ -82,6 +87,14 @@ impl ConfigSources {
     }
 }
 
+/// A run directory's own `config.yaml`, read by `report` / `merge` under the command's sources.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: PathBuf,
+    /// `--trust-run-config`: read it whole, programs and files included.
+    pub trusted: bool,
+}
+
 /// A resolved configuration and the layers it came from.
 #[derive(Debug)]
 pub struct Loaded {
@@ -89,11 +102,26 @@ pub struct Loaded {
     /// All layers merged, for callers that want figment's own view.
     pub figment: Figment,
     layers: Vec<Layer>,
+    /// Values of a recorded configuration left out (see [`trust`]) that differ from those used.
+    pub ignored: Vec<Ignored>,
 }
 
 /// Resolve `sources` into one [`Config`]; see the module documentation for the order.
 pub fn load(sources: &ConfigSources) -> Result<Loaded, ConfigError> {
+    load_over(None, sources)
+}
+
+/// Like [`load`], with a run directory's recorded configuration as the lowest layer after the
+/// built-in default: the command's own `--config` files, environment and overrides apply on top.
+pub fn load_over(
+    recorded: Option<&Recorded>,
+    sources: &ConfigSources,
+) -> Result<Loaded, ConfigError> {
     let mut resolver = Resolver::new()?;
+    let removed = match recorded {
+        Some(recorded) => resolver.add_recorded(&recorded.path, recorded.trusted)?,
+        None => Vec::new(),
+    };
     for file in &sources.files {
         resolver.add_config_arg(file)?;
     }
@@ -120,10 +148,16 @@ pub fn load(sources: &ConfigSources) -> Result<Loaded, ConfigError> {
         .extract()
         .map_err(|e| check::describe_merged(e, &layers, &tree))?;
     check::check_values(&config, &layers)?;
+    let resolved = serde_yaml::to_value(&config).expect("config serialises");
+    let ignored = match &resolved {
+        Value::Mapping(resolved) => trust::ignored(removed, resolved),
+        _ => Vec::new(),
+    };
     Ok(Loaded {
         config,
         figment,
         layers,
+        ignored,
     })
 }
 

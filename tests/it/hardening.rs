@@ -10,6 +10,7 @@ mod fuzz;
 mod hostile_names;
 mod outputs;
 mod report_outputs;
+mod run_config;
 mod streams_signals;
 
 use std::path::{Path, PathBuf};
