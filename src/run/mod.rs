@@ -7,10 +7,12 @@
 //! `export_details.csv`), `report.md` and `report.json`. Under a launcher every rank writes the same
 //! files into `<output.root>/<run name>/rank<N>/`.
 
+mod claim;
 mod out;
 mod record;
 mod store;
 
+pub use claim::{Claim, CLAIM_FILE};
 pub use out::ReportOut;
 pub use record::{PassRecord, RunRecord};
 pub use store::{

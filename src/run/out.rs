@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::claim::Claim;
 use super::fresh_dir;
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -84,73 +85,6 @@ impl ReportOut {
         let claim = Claim::take(&dir)?;
         Ok((dir, claim))
     }
-}
-
-/// The file that says a command is writing a report into its directory.
-pub const CLAIM_FILE: &str = ".profile-run.lock";
-
-/// A directory claimed for writing a report: `.profile-run.lock`, made with `create_new` (so of two
-/// commands racing for one directory exactly one gets it) and holding the claimant's process id;
-/// removed when dropped. A claim whose process is gone (killed before it could remove it) is
-/// taken over.
-#[derive(Debug)]
-pub struct Claim {
-    path: PathBuf,
-}
-
-impl Claim {
-    pub fn take(dir: &Path) -> Result<Claim> {
-        let path = dir.join(CLAIM_FILE);
-        let mut took_over = false;
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    use std::io::Write;
-                    // The id is for taking over a dead claimant's claim; the file alone is the claim.
-                    let _ = writeln!(file, "{}", std::process::id());
-                    return Ok(Claim { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if !took_over && take_over_if_dead(&path) {
-                        took_over = true;
-                        continue;
-                    }
-                    return Err(Error::Usage(format!(
-                        "another profile-run is writing a report into {} (it holds {}); wait for it to finish, or choose another --out",
-                        dir.display(),
-                        path.display()
-                    )));
-                }
-                Err(source) => return Err(Error::Write { path, source }),
-            }
-        }
-    }
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// Removes a claim whose process no longer exists; false when it is alive, unreadable, or being
-/// written (no id yet).
-fn take_over_if_dead(path: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| text.trim().parse::<i32>().ok())
-    else {
-        return false;
-    };
-    let gone = matches!(
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-        Err(nix::errno::Errno::ESRCH)
-    );
-    gone && std::fs::remove_file(path).is_ok()
 }
 
 fn create(out: &Path) -> Result<PathBuf> {

@@ -599,7 +599,7 @@ fn writers_racing_for_one_out_directory_leave_one_winner() {
         assert!(
             *code == 0
                 || (*code == 2
-                    && (stderr.contains("another profile-run is writing a report into")
+                    && (stderr.contains("another profile-run (pid ")
                         || stderr.contains("already exists and is not replaced"))),
             "{code}: {stderr}"
         );
@@ -610,7 +610,7 @@ fn writers_racing_for_one_out_directory_leave_one_winner() {
         let results = racing_reports(&out, true, 4);
         for (code, stderr) in &results {
             assert!(
-                *code == 0 || (*code == 2 && stderr.contains("another profile-run is writing")),
+                *code == 0 || (*code == 2 && stderr.contains("another profile-run (pid ")),
                 "{code}: {stderr}"
             );
         }
@@ -626,12 +626,14 @@ fn a_claim_left_by_a_dead_process_is_taken_over_and_a_live_one_is_not() {
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     let export = fixture("ncu/h200-2025.3.1/manual_raw.csv");
-    // A live claimant: this test process.
+    // A live claimant: this test process, holding the claim's lock.
     std::fs::write(
         out.join(".profile-run.lock"),
-        format!("{}\n", std::process::id()),
+        format!("pid {} on here\n", std::process::id()),
     )
     .unwrap();
+    let live = std::fs::File::open(out.join(".profile-run.lock")).unwrap();
+    live.try_lock().unwrap();
     Command::cargo_bin("profile-run")
         .unwrap()
         .arg("report")
@@ -645,6 +647,7 @@ fn a_claim_left_by_a_dead_process_is_taken_over_and_a_live_one_is_not() {
         !out.join("report.md").exists(),
         "nothing written beside a live claim"
     );
+    drop(live);
     // A claimant killed before it could remove its claim: a process that has exited.
     let gone = std::process::Command::new("true").spawn().unwrap();
     let pid = gone.id();

@@ -4,6 +4,7 @@
 //! every case with its outcome.
 
 mod bad_exports;
+mod claims;
 mod config_cli;
 mod faults;
 mod fuzz;
