@@ -39,6 +39,16 @@ pub fn main() -> Result<i32> {
     }
 }
 
+/// The files `report.outputs` writes at the top of a report directory (report.md, report.json,
+/// report.html, trace.json), to check for before any input is read.
+pub fn planned_files(plan: &Plan) -> Vec<&'static str> {
+    render::outputs_for(&plan.outputs, &plan.markdown)
+        .iter()
+        .filter(|o| o.writes_main_file())
+        .map(|o| o.file_name())
+        .collect()
+}
+
 /// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
 pub(crate) fn print_stdout(text: &str) -> Result<()> {
     crate::console::out_text(text).map_err(|source| Error::Stdout { source })
@@ -79,11 +89,26 @@ pub(crate) fn print_selection_notes(report: &Report) {
 }
 
 /// Writes the outputs of `report.outputs` into `dir` (atomically, all or none) and returns the path
-/// to print: report.md's when it is among them, else the first output's.
+/// to print: report.md's when it is among them, else the first output's. No file already there is
+/// replaced.
 pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
+    write_reports_into(report, plan, dir, false)
+}
+
+/// [`write_reports`], replacing what is there when `replace` (`--force`).
+pub fn write_reports_into(
+    report: &Report,
+    plan: &Plan,
+    dir: &Path,
+    replace: bool,
+) -> Result<PathBuf> {
     let outputs = render::outputs_for(&plan.outputs, &plan.markdown);
     let refs: Vec<&dyn render::Output> = outputs.iter().map(|o| o.as_ref()).collect();
-    let written = render::write_all(report, &refs, dir, 2)?;
+    let written = if replace {
+        render::write_all_replacing(report, &refs, dir, 2)?
+    } else {
+        render::write_all(report, &refs, dir, 2)?
+    };
     let md = plan.outputs.iter().position(|f| *f == render::Format::Md);
     Ok(written[md.unwrap_or(0)].clone())
 }

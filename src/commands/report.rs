@@ -13,7 +13,9 @@ use crate::profiler::ncu::source::analyze_exports;
 use crate::profiler::neuron;
 use crate::run;
 
-use super::{load_config_over, print_selection_notes, print_stdout, write_reports};
+use super::{
+    load_config_over, planned_files, print_selection_notes, print_stdout, write_reports_into,
+};
 
 pub fn report_command(args: ReportArgs) -> Result<i32> {
     let (input_paths, config_args) = args.split();
@@ -28,7 +30,12 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
             "no input given; name a run directory, a `--page raw` CSV export, an .ncu-rep or a Neuron profile".into(),
         ));
     }
-    let mut out = run::ReportOut::new(args.out.clone(), args.force, &loaded.config.output.root)?;
+    let mut out = run::ReportOut::new(
+        args.out.clone(),
+        args.force,
+        &loaded.config.output.root,
+        planned_files(&plan),
+    )?;
     if let Some(neuron) =
         neuron::capture::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
             out.bare_export_dir()
@@ -38,7 +45,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         context.config_fingerprint = loaded.fingerprint();
         let report = neuron::report::report(&loaded.config, &neuron.viewed, &context)?;
         let (out, _claim) = out.into_dir(neuron.run_dir.as_deref())?;
-        let md = write_reports(&report, &plan, &out)?;
+        let md = write_reports_into(&report, &plan, &out, args.force)?;
         print_stdout(&md.display().to_string())?;
         return Ok(exit::OK);
     }
@@ -55,7 +62,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     };
     // Created only now, so a failed analysis leaves no empty directory behind.
     let (out, _claim) = out.into_dir(inputs.run_dir.as_deref())?;
-    let md = write_reports(&report, &plan, &out)?;
+    let md = write_reports_into(&report, &plan, &out, args.force)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
     Ok(exit::OK)

@@ -10,6 +10,7 @@ pub mod diff;
 pub mod distribution;
 pub mod empty_metrics;
 pub mod format;
+pub mod inside;
 pub mod model;
 pub mod render;
 pub mod summary;
@@ -37,12 +38,17 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
+    /// A path in the report directory that profile-run will not write through, replace or read.
+    #[error("{}: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
 }
 
 impl RenderError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            RenderError::Template { .. } | RenderError::TemplateRead { .. } => exit::USAGE,
+            RenderError::Template { .. }
+            | RenderError::TemplateRead { .. }
+            | RenderError::Refused { .. } => exit::USAGE,
             RenderError::Write { source, .. } => crate::exit::write_exit_code(source),
         }
     }

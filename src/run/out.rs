@@ -8,6 +8,8 @@ use super::claim::Claim;
 use super::fresh_dir;
 use crate::console::err_line;
 use crate::error::{Error, Result};
+use crate::report::inside::occupied;
+use crate::report::render::manifest::{self, MANIFEST};
 
 /// The output directory of one `report` command, decided in two steps: checked before any input is
 /// read, created once the analysis has succeeded (or earlier, when a bare `.ncu-rep` needs somewhere
@@ -17,21 +19,31 @@ pub struct ReportOut {
     force: bool,
     root: PathBuf,
     made: Option<PathBuf>,
+    /// The files the report writes at the top of its directory (`report.md`, `report.html`, …).
+    files: Vec<&'static str>,
 }
 
 impl ReportOut {
-    /// Checks `--out` at once: a file there, or a report without `--force`, stops before anything is
-    /// read.
-    pub fn new(out: Option<PathBuf>, force: bool, root: &str) -> Result<ReportOut> {
-        if let Some(out) = &out {
-            check_out(out, force)?;
-        }
-        Ok(ReportOut {
+    /// Checks `--out` at once: a file there, a report (any of `files`, or an earlier report's
+    /// manifest) without `--force`, or a manifest that is not a small regular file stops before
+    /// anything is read.
+    pub fn new(
+        out: Option<PathBuf>,
+        force: bool,
+        root: &str,
+        files: Vec<&'static str>,
+    ) -> Result<ReportOut> {
+        let report_out = ReportOut {
             out,
             force,
             root: PathBuf::from(root),
             made: None,
-        })
+            files,
+        };
+        if let Some(out) = &report_out.out {
+            report_out.check_out(out)?;
+        }
+        Ok(report_out)
     }
 
     /// The directory a bare `.ncu-rep` is exported into: the report's own (`--out`, or a fresh one
@@ -57,15 +69,16 @@ impl ReportOut {
     /// one" are one step for every command that writes there.
     pub fn into_dir(self, run_dir: Option<&Path>) -> Result<(PathBuf, Claim)> {
         if let Some(out) = &self.out {
-            check_out(out, self.force)?;
+            self.check_out(out)?;
             let dir = create(out)?;
             let claim = Claim::take(&dir)?;
-            check_out(&dir, self.force)?;
+            self.check_out(&dir)?;
             return Ok((dir, claim));
         }
         if let Some(run) = run_dir {
             let claim = Claim::take(run)?;
-            if self.force || existing_report(run).is_none() {
+            manifest::previous(run)?;
+            if self.force || self.existing_report(run).is_none() {
                 return Ok((run.to_path_buf(), claim));
             }
             drop(claim);
@@ -95,27 +108,41 @@ fn create(out: &Path) -> Result<PathBuf> {
     Ok(out.to_path_buf())
 }
 
-/// report.md or report.json in `dir`, whichever exists first.
-fn existing_report(dir: &Path) -> Option<PathBuf> {
-    ["report.md", "report.json"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|path| path.exists())
-}
-
-/// `--out` must be a directory (or not exist yet) without a report in it, unless `--force`.
-fn check_out(out: &Path, force: bool) -> Result<()> {
-    if out.exists() && !out.is_dir() {
-        return Err(Error::Usage(format!(
-            "--out {} is a file, not a directory; give a directory for report.md and report.json (it is created if missing)",
-            out.display()
-        )));
+impl ReportOut {
+    /// A file of an earlier report in `dir`: one this report would write, report.md or report.json
+    /// (whatever `report.outputs` says now), or the manifest of an earlier report's files.
+    fn existing_report(&self, dir: &Path) -> Option<PathBuf> {
+        let earlier = ["report.md", "report.json", MANIFEST];
+        self.files
+            .iter()
+            .chain(earlier.iter())
+            .map(|name| dir.join(name))
+            .find(|path| occupied(path))
     }
-    match existing_report(out).filter(|_| !force) {
-        Some(file) => Err(Error::Usage(format!(
-            "{} already exists and is not replaced; pass --force to replace it, or choose another --out",
-            file.display()
-        ))),
-        None => Ok(()),
+
+    /// `--out` must be a directory (or not exist yet) without a report in it, unless `--force`; its
+    /// manifest, if any, a small regular file.
+    fn check_out(&self, out: &Path) -> Result<()> {
+        if out.exists() && !out.is_dir() {
+            return Err(Error::Usage(format!(
+                "--out {} is a file, not a directory; give a directory for report.md and report.json (it is created if missing)",
+                out.display()
+            )));
+        }
+        if out.is_dir() {
+            manifest::previous(out)?;
+        }
+        match self.existing_report(out).filter(|_| !self.force) {
+            Some(file) if file.ends_with(MANIFEST) => Err(Error::Usage(format!(
+                "{} holds an earlier report (its files are listed in {}), which is not replaced; pass --force to replace it, or choose another --out",
+                out.display(),
+                file.display()
+            ))),
+            Some(file) => Err(Error::Usage(format!(
+                "{} already exists and is not replaced; pass --force to replace it, or choose another --out",
+                file.display()
+            ))),
+            None => Ok(()),
+        }
     }
 }

@@ -1,11 +1,13 @@
 //! Hardening: bad exports, fuzzed input, hostile names, profiler faults, interrupts, atomic outputs,
-//! configuration mistakes and shell metacharacters. Each case checks what the user sees (message and
+//! configuration mistakes, shell metacharacters, and run directories from strangers (a recorded
+//! configuration is data, nothing leaves `--out`, a claim is held once). Each case checks what the user sees (message and
 //! exit code) and that nothing is lost or written where it should not be. docs/reliability.md lists
 //! every case with its outcome.
 
 mod bad_exports;
 mod claims;
 mod config_cli;
+mod confinement;
 mod faults;
 mod fuzz;
 mod hostile_names;

@@ -5,21 +5,27 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::report::inside;
 use crate::report::write::write_atomic;
 use crate::report::RenderError;
 
 /// The manifest's name in the report directory.
 pub const MANIFEST: &str = ".profile-run-outputs";
 
-/// Records `written` as this render's files, after removing what the previous manifest listed and
-/// this render did not write again. Folders left empty by that (`charts/`, `scopes/`) go too.
-pub fn replace(dir: &Path, written: &[PathBuf]) -> Result<(), RenderError> {
-    for stale in previous(dir).iter().filter(|p| !written.contains(p)) {
-        let path = dir.join(stale);
-        if std::fs::remove_file(&path).is_ok() {
+/// The largest manifest read: one short line per file written, so far more than any report needs.
+pub const MANIFEST_LIMIT: u64 = 4 << 20;
+
+/// Records `written` as this render's files, after removing what the `previous` manifest listed and
+/// this render did not write again. Folders left empty by that (`charts/`, `scopes/`) go too. A
+/// stale entry is removed only where it is a file reached through real folders inside `dir`.
+pub fn replace(dir: &Path, previous: &[PathBuf], written: &[PathBuf]) -> Result<(), RenderError> {
+    for stale in previous.iter().filter(|p| !written.contains(p)) {
+        if inside::remove_file(dir, stale) {
             if let Some(parent) = stale.parent().filter(|p| !p.as_os_str().is_empty()) {
-                // Only an empty folder is removed (remove_dir refuses any other).
-                let _ = std::fs::remove_dir(dir.join(parent));
+                // Only an empty, real folder is removed (remove_dir refuses any other).
+                if std::fs::symlink_metadata(dir.join(parent)).is_ok_and(|m| m.is_dir()) {
+                    let _ = std::fs::remove_dir(dir.join(parent));
+                }
             }
         }
     }
@@ -31,18 +37,26 @@ pub fn replace(dir: &Path, written: &[PathBuf]) -> Result<(), RenderError> {
     write_atomic(&dir.join(MANIFEST), text.as_bytes())
 }
 
-/// The files the previous render recorded; entries that could name anything outside `dir` (absolute,
-/// `..`) are ignored, so an edited manifest cannot make a render delete elsewhere.
-fn previous(dir: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
-        return Vec::new();
+/// The files the previous render recorded, read before anything is written. Entries that could name
+/// anything outside `dir` (absolute, `..`) are ignored, so an edited manifest cannot make a render
+/// delete elsewhere; a manifest that is a link, a FIFO, a device or larger than [`MANIFEST_LIMIT`]
+/// is refused.
+pub fn previous(dir: &Path) -> Result<Vec<PathBuf>, RenderError> {
+    let Some(text) = inside::read_small(
+        &dir.join(MANIFEST),
+        MANIFEST_LIMIT,
+        "the list of files an earlier report wrote",
+    )?
+    else {
+        return Ok(Vec::new());
     };
-    text.lines()
+    Ok(text
+        .lines()
         .map(PathBuf::from)
         .filter(|p| {
             !p.as_os_str().is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)))
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -67,8 +81,8 @@ mod tests {
             .iter()
             .map(PathBuf::from)
             .collect();
-        replace(d, &first).unwrap();
-        replace(d, &[PathBuf::from("report.md")]).unwrap();
+        replace(d, &previous(d).unwrap(), &first).unwrap();
+        replace(d, &previous(d).unwrap(), &[PathBuf::from("report.md")]).unwrap();
         assert!(d.join("report.md").exists());
         assert!(
             d.join("notes.txt").exists(),
@@ -83,7 +97,7 @@ mod tests {
         let outside = tempfile::NamedTempFile::new().unwrap();
         let text = format!("../x\n{}\nreport.md\n", outside.path().display());
         std::fs::write(d.join(MANIFEST), text).unwrap();
-        replace(d, &[]).unwrap();
+        replace(d, &previous(d).unwrap(), &[]).unwrap();
         assert!(outside.path().exists());
     }
 }

@@ -16,6 +16,7 @@ pub mod trace;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::report::inside;
 use crate::report::model::Report;
 use crate::report::write::{stage, Staged};
 use crate::report::RenderError;
@@ -42,13 +43,36 @@ pub trait Output: Sync {
 
 /// Renders every output into `dir` and returns the path of each output's main file, in order (for an
 /// output without one, the folder its files go to).
-/// `threads` bounds how many outputs render at once (0: one per core).
+/// `threads` bounds how many outputs render at once (0: one per core). No file already in `dir` is
+/// replaced, whoever wrote it: when one is in the way, nothing is put in place.
 pub fn write_all(
     report: &Report,
     outputs: &[&dyn Output],
     dir: &Path,
     threads: usize,
 ) -> Result<Vec<PathBuf>, RenderError> {
+    write_outputs(report, outputs, dir, threads, false)
+}
+
+/// [`write_all`] for `--force`: files already in `dir` are replaced, and those an earlier report
+/// wrote (its manifest) and this one does not are removed.
+pub fn write_all_replacing(
+    report: &Report,
+    outputs: &[&dyn Output],
+    dir: &Path,
+    threads: usize,
+) -> Result<Vec<PathBuf>, RenderError> {
+    write_outputs(report, outputs, dir, threads, true)
+}
+
+fn write_outputs(
+    report: &Report,
+    outputs: &[&dyn Output],
+    dir: &Path,
+    threads: usize,
+    replace: bool,
+) -> Result<Vec<PathBuf>, RenderError> {
+    let previous = manifest::previous(dir)?;
     let staged = crate::parallel::map(outputs.to_vec(), threads, |output| {
         stage_output(report, output, dir)
     });
@@ -60,10 +84,18 @@ pub fn write_all(
         .iter()
         .filter_map(|f| f.target().strip_prefix(dir).ok().map(Path::to_path_buf))
         .collect();
+    if !replace {
+        if let Some(taken) = all.iter().find(|f| inside::occupied(f.target())) {
+            return Err(RenderError::Refused {
+                path: taken.target().to_path_buf(),
+                reason: "already exists and is not replaced; pass --force to replace it, or choose another --out".into(),
+            });
+        }
+    }
     for file in all {
         file.commit()?;
     }
-    manifest::replace(dir, &written)?;
+    manifest::replace(dir, &previous, &written)?;
     Ok(outputs.iter().map(|o| dir.join(o.file_name())).collect())
 }
 
@@ -100,13 +132,7 @@ fn stage_extra(
     mut staged: Vec<Staged>,
 ) -> Result<Vec<Staged>, RenderError> {
     for (rel, contents) in extra {
-        let path = dir.join(&rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| RenderError::Write {
-                path: parent.to_path_buf(),
-                source,
-            })?;
-        }
+        let path = inside::target(dir, &rel)?;
         staged.push(stage(&path, |out| out.write_all(&contents))?);
     }
     Ok(staged)
