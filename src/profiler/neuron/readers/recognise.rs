@@ -36,6 +36,19 @@ const PROFILE_KEYS: &[&str] = &[
     "stack_frame_function_name",
     "warnings",
     "profile_info",
+    // profiler 2.27's further keys, in no fixed order: any of them may come first
+    "summary_groups",
+    "summary_group_order",
+    "terminology",
+    "neff_header",
+    "neff_node",
+    "model_info",
+    "nc_mem_usage",
+    "dma_queues_info",
+    "dma_throughput",
+    "instruction_usage",
+    "pending_dma",
+    "ham",
 ];
 
 /// How much of a file is looked at: enough for the log lines and the first key.
@@ -71,8 +84,9 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
         cells.len() >= 5 && cells[1..4] == ["group", "name", "value"]
     });
     if let Some(start) = text.find('{') {
-        if let Some(key) = first_key(&text[start + 1..]) {
-            return Ok(if PROFILE_KEYS.contains(&key.as_str()) {
+        if let Some((key, value_is_list)) = first_key(&text[start + 1..]) {
+            // A summary-json maps profile ids to objects; a full profile's values are lists.
+            return Ok(if PROFILE_KEYS.contains(&key.as_str()) || value_is_list {
                 InputKind::ProfileJson
             } else {
                 InputKind::SummaryJson
@@ -94,8 +108,8 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
     })
 }
 
-/// The first object key after `{`, if the text starts with one.
-fn first_key(after_brace: &str) -> Option<String> {
+/// The first object key after `{`, if the text starts with one, and whether its value is a list.
+fn first_key(after_brace: &str) -> Option<(String, bool)> {
     let t = after_brace.trim_start();
     let body = t.strip_prefix('"')?;
     let mut escaped = false;
@@ -104,7 +118,9 @@ fn first_key(after_brace: &str) -> Option<String> {
         escaped = c == '\\' && !escaped;
         stop
     })?;
-    serde_json::from_str(&t[..end.0 + 2]).ok()
+    let key = serde_json::from_str(&t[..end.0 + 2]).ok()?;
+    let value = t[end.0 + 2..].trim_start().strip_prefix(':')?;
+    Some((key, value.trim_start().starts_with('[')))
 }
 
 fn recognise_dir(dir: &Path) -> Result<InputKind> {
