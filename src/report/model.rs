@@ -56,6 +56,10 @@ pub struct ItemNoun {
     pub many: &'static str,
     /// Whether the report lists them by name (GPU kernels); a Neuron region lists no instructions.
     pub listed: bool,
+    /// What the regions the profiler itself marks are called (`NVTX regions`, `regions`).
+    pub ranges: &'static str,
+    /// The heading of a count of results (`Launches`, `Count`).
+    pub count_heading: &'static str,
 }
 
 impl ItemNoun {
@@ -63,6 +67,8 @@ impl ItemNoun {
         one: "kernel",
         many: "kernels",
         listed: true,
+        ranges: "NVTX regions",
+        count_heading: "Launches",
     };
 }
 

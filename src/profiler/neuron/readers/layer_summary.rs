@@ -34,9 +34,8 @@ pub fn layers(path: &Path, v: &Value) -> Result<Vec<LayerNode>> {
             let Value::Object(m) = item else {
                 return Err(NeuronError::parse(path, at(), "expected an object"));
             };
-            layer(m).ok_or_else(|| {
-                NeuronError::parse(path, at(), "no `name`, `layer` or `node_name`")
-            })
+            layer(m)
+                .ok_or_else(|| NeuronError::parse(path, at(), "no `name`, `layer` or `node_name`"))
         })
         .collect()
 }

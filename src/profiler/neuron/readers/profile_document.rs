@@ -178,4 +178,3 @@ pub(super) struct RawActive {
     #[serde(default, deserialize_with = "opt_text")]
     pub(super) subgroup: Option<String>,
 }
-

@@ -63,11 +63,10 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
     if let Some(first) = doc.metadata.into_iter().next() {
         p.metadata = first.into_iter().map(|(k, v)| (k, text_of(v))).collect();
     }
-    if let Some(version) = doc
-        .profile_info
-        .as_ref()
-        .and_then(|v| v.pointer("/0/profiler_version").or_else(|| v.get("profiler_version")))
-    {
+    if let Some(version) = doc.profile_info.as_ref().and_then(|v| {
+        v.pointer("/0/profiler_version")
+            .or_else(|| v.get("profiler_version"))
+    }) {
         p.metadata
             .insert("profiler_version".into(), text_of(version.clone()));
     }
@@ -108,7 +107,10 @@ fn require_lists(path: &Path, doc: &Document) -> Result<()> {
 fn warning(v: &Value) -> String {
     match (v.get("category").and_then(Value::as_str), v.get("message")) {
         (Some(category), Some(message)) => {
-            format!("profiler warning ({category}): {}", text_of(message.clone()))
+            format!(
+                "profiler warning ({category}): {}",
+                text_of(message.clone())
+            )
         }
         _ => format!("profiler warning: {}", text_of(v.clone())),
     }
@@ -130,7 +132,12 @@ fn active_period(path: &Path, n: usize, r: RawActive) -> Result<ActivePeriod> {
     Ok(ActivePeriod {
         start_ns: start,
         end_ns: end.max(start),
-        engine: r.engine.or(r.subgroup).or(r.label).as_deref().map(Engine::parse),
+        engine: r
+            .engine
+            .or(r.subgroup)
+            .or(r.label)
+            .as_deref()
+            .map(Engine::parse),
     })
 }
 
