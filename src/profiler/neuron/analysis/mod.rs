@@ -106,6 +106,8 @@ pub struct Analysis {
     pub outside_count: usize,
     /// The instructions in no region by engine and opcode, longest first.
     pub outside_opcodes: Vec<OpcodeTime>,
+    /// Every instruction by engine and opcode, longest first.
+    pub opcodes: Vec<OpcodeTime>,
     /// Time (ns) covered by at least one region's windows.
     pub covered_ns: u64,
     pub notes: Vec<String>,
@@ -146,7 +148,15 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
         .collect();
     let mut notes = profile.notes.clone();
     notes.append(&mut generated.notes);
-    if !regions.is_empty() {
+    // Said only where a region lacks MFU: a layer record carries its own.
+    let mfu_missing = regions.iter().any(|r| {
+        r.metrics
+            .get("mfu_estimated_percent")
+            .copied()
+            .flatten()
+            .is_none()
+    });
+    if mfu_missing || peaks.peak_flops.is_some() {
         notes.extend(peaks.notes.iter().cloned());
     }
     let mut inside = vec![false; profile.instructions.len()];
@@ -170,6 +180,7 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
         instruction_count: inside.len(),
         outside_count: outside.len(),
         outside_opcodes: opcode_times(profile, &outside),
+        opcodes: opcode_times(profile, &(0..inside.len()).collect::<Vec<_>>()),
         covered_ns: length(&covered),
         source: profile.source.clone(),
         method: settings.regions.method,

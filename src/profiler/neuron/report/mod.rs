@@ -145,6 +145,7 @@ pub fn report_with_details(
             listed: true,
             ranges: "regions",
             count_heading: "Count",
+            own_totals: true,
         },
         console_notes: Vec::new(),
     };
@@ -201,6 +202,7 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
     main.outside_regions.kernels = region::opcode_list(&a.outside_opcodes, units);
+    main.total.kernels = region::opcode_list(&a.opcodes, units);
     // The scope's time no region covers: the same figure in every output.
     let outside_ns = total_ns.map(|t| (t - a.covered_ns as f64).max(0.0));
     if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {

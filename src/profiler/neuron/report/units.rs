@@ -132,6 +132,7 @@ pub fn metric_table(
                 .groups
                 .get(name)
                 .map_or_else(|| group(name).to_string(), String::clone),
+            description: layout.terminology.get(name).cloned(),
         })
         .collect();
     let units = rows

@@ -117,7 +117,7 @@ impl Peaks {
             Some(v)
         });
         if out.peak_flops.is_none() {
-            out.notes.push("peak FLOP/s unknown (no `neuron.hardware.peak_flops` and no MFU/HFU in the summary): MFU and HFU are not estimated".into());
+            out.notes.push("peak FLOP/s unknown (no `neuron.hardware.peak_flops` and no MFU/HFU in the summary): the regions' MFU and HFU are not estimated".into());
         }
         out
     }
