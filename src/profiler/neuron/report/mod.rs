@@ -2,6 +2,7 @@
 //! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
+pub mod aggregate;
 pub mod region;
 pub mod text;
 pub mod units;
@@ -98,11 +99,12 @@ pub fn report_with_details(
     let (compare, mut notes) =
         crate::report::compare::comparisons(&config.report.compare, &scopes, None);
     notes.extend(empty_note);
-    if config.report.aggregate && scopes.len() > 1 {
-        notes.push(
-            "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
-        );
-    }
+    // Each profile's own timeline: regions sharing a path (the same layer of a sweep) are one.
+    let aggregate = (config.report.aggregate && scopes.len() > 1).then(|| {
+        let mut a = aggregate::aggregate(&metrics, &scopes);
+        crate::report::summary::fill(&mut a, Some(TIME_METRIC));
+        a
+    });
     let report = Report {
         schema_version: SCHEMA_VERSION,
         generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
@@ -135,7 +137,7 @@ pub fn report_with_details(
             results_excluded: 0,
         },
         scopes,
-        aggregate: None,
+        aggregate,
         notes,
         compare,
         sampling: None,
