@@ -176,7 +176,10 @@ fn recognise_dir(dir: &Path) -> Result<InputKind> {
 
 /// A `.json` or `.txt` file that reads as a `view` output.
 fn is_view_output(path: &Path) -> bool {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
     ["json", "txt"].iter().any(|e| ext.eq_ignore_ascii_case(e))
         && matches!(
             recognise(path),
@@ -195,7 +198,10 @@ pub fn natural_key(name: &str) -> Vec<(String, u128)> {
             while let Some(d) = chars.next_if(char::is_ascii_digit) {
                 digits.push(d);
             }
-            out.push((std::mem::take(&mut text), digits.parse().unwrap_or(u128::MAX)));
+            out.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u128::MAX),
+            ));
         } else {
             text.push(c);
         }

@@ -68,7 +68,9 @@ fn combine(metrics: &[MetricInfo], parts: &[(&MetricMap, f64)]) -> MetricMap {
     }
     let sum = |name: &str| out.get(name).and_then(|v| v.value);
     let intensity = sum("hardware_flops").zip(
-        sum("hbm_read_bytes").zip(sum("hbm_write_bytes")).map(|(r, w)| r + w),
+        sum("hbm_read_bytes")
+            .zip(sum("hbm_write_bytes"))
+            .map(|(r, w)| r + w),
     );
     if let Some((_, v)) = out
         .0
@@ -152,10 +154,16 @@ fn regions(metrics: &[MetricInfo], scopes: &[Scope], total: f64) -> Vec<Region> 
 
 /// The aggregate scope of `scopes`.
 pub fn aggregate(metrics: &[MetricInfo], scopes: &[Scope]) -> Scope {
-    let total = totals(metrics, &scopes.iter().map(|s| &s.total).collect::<Vec<_>>());
+    let total = totals(
+        metrics,
+        &scopes.iter().map(|s| &s.total).collect::<Vec<_>>(),
+    );
     let outside = totals(
         metrics,
-        &scopes.iter().map(|s| &s.outside_regions).collect::<Vec<_>>(),
+        &scopes
+            .iter()
+            .map(|s| &s.outside_regions)
+            .collect::<Vec<_>>(),
     );
     let time = time_of(&total.metrics);
     Scope {
