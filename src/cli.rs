@@ -38,6 +38,10 @@ pub struct GlobalArgs {
     /// No progress display; only errors and the final report path.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+    /// `report` and `merge`: also say on stderr what was read but not used (a Neuron profile's
+    /// top-level keys profile-run has no use for).
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
     /// `report` and `merge`: replace an existing report in the output directory (never done without it).
     #[arg(long, global = true)]
     pub force: bool,
@@ -139,6 +143,9 @@ pub struct ReportArgs {
     /// The global `--force` (see [`GlobalArgs`]).
     #[arg(skip)]
     pub force: bool,
+    /// The global `--verbose` (see [`GlobalArgs`]).
+    #[arg(skip)]
+    pub verbose: bool,
     /// The global `--config` files.
     #[arg(skip)]
     pub configs: Vec<PathBuf>,
@@ -156,6 +163,7 @@ impl Cli {
         let GlobalArgs {
             configs,
             quiet,
+            verbose,
             force,
         } = self.global.clone();
         let takes_force = matches!(self.command, Some(Command::Report(_) | Command::Merge(_)));
@@ -169,6 +177,7 @@ impl Cli {
             Some(Command::Report(args) | Command::Merge(args)) => {
                 args.configs = configs;
                 args.force = force;
+                args.verbose = verbose;
             }
             Some(Command::Diff(args)) => args.configs = configs,
             Some(Command::Config(ConfigCommand::Show { config, .. })) => config.configs = configs,
@@ -193,7 +202,7 @@ pub fn global_flags_after_command(args: Vec<std::ffi::OsString>) -> Vec<std::ffi
     let mut i = 1;
     while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
         let width = match arg {
-            "-q" | "--quiet" | "--force" => 1,
+            "-q" | "--quiet" | "-v" | "--verbose" | "--force" => 1,
             "-c" | "--config" => 2,
             _ if arg.starts_with("--config=") || (arg.starts_with("-c") && arg.len() > 2) => 1,
             _ => break,

@@ -205,6 +205,7 @@ fn metric_infos(found: &MetricsFound) -> Vec<MetricInfo> {
             unit: spec.unit.clone(),
             rollup: spec.rollup,
             group: group.clone(),
+            description: None,
         })
         .collect()
 }

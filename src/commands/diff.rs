@@ -1,6 +1,7 @@
-//! `profile-run diff RUN_A RUN_B`: reads both runs' report.json (a run directory without one is
-//! analysed in memory from its capture, the way `report` would), compares them with
-//! `report::diff`, prints a table or JSON, and exits 6 when a regression gate failed.
+//! `profile-run diff RUN_A RUN_B`: reads both runs' report.json (a run directory without one, or a
+//! Neuron profile such as a `view --output-format json` file, is analysed in memory the way `report`
+//! would), compares them with `report::diff`, prints a table or JSON, and exits 6 when a regression
+//! gate failed.
 
 use std::path::{Path, PathBuf};
 
@@ -103,11 +104,50 @@ fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     }
     let text = std::fs::read_to_string(&file).map_err(|e| {
         Error::Usage(format!(
-            "cannot read {}: {e}; give a run directory or a report.json",
+            "cannot read {}: {e}; give a run directory, a report.json or a Neuron profile",
             file.display()
         ))
     })?;
-    RunReport::parse(&text).map_err(|e| Error::Usage(format!("{}: {e}", file.display())))
+    RunReport::parse(&text).or_else(|e| {
+        if crate::profiler::neuron::recognise(path).is_ok() {
+            return analyse_neuron_profile(path, configs);
+        }
+        Err(Error::Usage(format!("{}: {e}", file.display())))
+    })
+}
+
+/// A Neuron profile (not a report.json): analysed in memory as `profile-run report` would.
+fn analyse_neuron_profile(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
+    let loaded = load_config(&ConfigArgs {
+        configs: configs.to_vec(),
+        overrides: Vec::new(),
+    })?;
+    let inputs = crate::profiler::neuron::capture::inputs::resolve_inputs(
+        &[path.to_path_buf()],
+        &loaded.config,
+        &mut || {
+            Err(Error::Usage(format!(
+                "{} needs `neuron-explorer view` first; run `profile-run report` on it and diff the report",
+                path.display()
+            )))
+        },
+    )?
+    .ok_or_else(|| {
+        Error::Usage(format!(
+            "{} is neither a report.json nor a Neuron profile",
+            path.display()
+        ))
+    })?;
+    let mut context = inputs.context.clone();
+    context.config_fingerprint = loaded.fingerprint();
+    let report = crate::profiler::neuron::report::report(&loaded.config, &inputs.viewed, &context)?;
+    let value = serde_json::to_string(&report).map_err(|e| {
+        Error::Usage(format!(
+            "could not serialise the report of {}: {e}",
+            path.display()
+        ))
+    })?;
+    RunReport::parse(&value).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
 }
 
 /// A run directory without report.json (`output.render=false`): the same analysis `report` runs,

@@ -43,7 +43,13 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     {
         let mut context = neuron.context.clone();
         context.config_fingerprint = loaded.fingerprint();
-        let report = neuron::report::report(&loaded.config, &neuron.viewed, &context)?;
+        let (report, unused) =
+            neuron::report::report_with_details(&loaded.config, &neuron.viewed, &context)?;
+        if args.verbose {
+            for line in &unused {
+                crate::console::err_line(&format!("note: {line}"));
+            }
+        }
         let (out, _claim) = out.into_dir(neuron.run_dir.as_deref())?;
         let md = write_reports_into(&report, &plan, &out, args.force)?;
         print_stdout(&md.display().to_string())?;

@@ -56,6 +56,13 @@ pub struct ItemNoun {
     pub many: &'static str,
     /// Whether the report lists them by name (GPU kernels); a Neuron region lists no instructions.
     pub listed: bool,
+    /// What the regions the profiler itself marks are called (`NVTX regions`, `regions`).
+    pub ranges: &'static str,
+    /// The heading of a count of results (`Launches`, `Count`).
+    pub count_heading: &'static str,
+    /// The scope's totals are the profiler's own summary (Neuron), shown as a Totals table beside
+    /// the regions too, and only with the metrics the summary has.
+    pub own_totals: bool,
 }
 
 impl ItemNoun {
@@ -63,6 +70,9 @@ impl ItemNoun {
         one: "kernel",
         many: "kernels",
         listed: true,
+        ranges: "NVTX regions",
+        count_heading: "Launches",
+        own_totals: false,
     };
 }
 
@@ -169,6 +179,10 @@ pub struct MetricInfo {
     pub rollup: Rollup,
     /// The `report.sections` group that asked for it, or `metrics` for `report.metrics`.
     pub group: String,
+    /// The profiler's own description of the metric (AWS's `terminology` for a Neuron summary
+    /// field); absent where it gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -235,6 +235,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
                 unit: unit.to_string(),
                 rollup: *rollup,
                 group: "speed_of_light".to_string(),
+                description: None,
             })
             .collect(),
         time_metric: Some(TIME.to_string()),

@@ -118,8 +118,22 @@ struct ScopeView<'a> {
     details: Vec<Detail<'a>>,
     kernels: Vec<KernelRow<'a>>,
     hidden_kernels: usize,
+    /// Findings about the scope as a whole, as report.md lists them.
+    insights: Vec<InsightView<'a>>,
+    /// The Totals table report.md shows: without regions, or when the totals are the profiler's
+    /// own summary.
+    totals: Vec<TotalRow<'a>>,
     /// Where the time goes and what would save the most; `None` without a time metric.
     glance: Option<super::glance::Glance>,
+}
+
+#[derive(Serialize)]
+struct TotalRow<'a> {
+    label: &'a str,
+    name: &'a str,
+    /// The profiler's description of the metric, else its name (the row's tooltip).
+    title: &'a str,
+    value: String,
 }
 
 #[derive(Serialize)]
@@ -333,11 +347,32 @@ fn scope_view<'a>(
             })
             .collect(),
         hidden: scope.regions.len() - shown.len(),
+        insights: scope.insights.iter().map(|a| insight(a, total)).collect(),
+        totals: totals(report, scope),
         rows,
         details,
         hidden_kernels: scope.total.kernels.len().saturating_sub(kernels.len()),
         kernels,
     }
+}
+
+/// The scope's totals, as report.md's Totals table has them.
+fn totals<'a>(report: &'a Report, scope: &'a Scope) -> Vec<TotalRow<'a>> {
+    let own = report.item_noun.own_totals;
+    if !scope.regions.is_empty() && !own {
+        return Vec::new();
+    }
+    report
+        .metrics
+        .iter()
+        .filter(|m| !own || scope.total.metrics.get(&m.name).is_some())
+        .map(|m| TotalRow {
+            label: m.label.as_deref().unwrap_or(&m.name),
+            name: &m.name,
+            title: m.description.as_deref().unwrap_or(&m.name),
+            value: metric(&scope.total.metrics, Some(&m.name), &m.unit),
+        })
+        .collect()
 }
 
 fn unit_of(report: &Report) -> &str {

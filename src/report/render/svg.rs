@@ -4,7 +4,8 @@
 //!
 //! Written beside report.md as `charts/<scope>-time.svg`, `charts/<scope>-instances.svg` and, for
 //! regions from Python call stacks, `charts/<scope>-flame.svg` (a flame graph, [`flame`])
-//! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); report.html inlines the same charts.
+//! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); a report whose scopes are whole
+//! profiles gets `charts/sweep.svg` on its aggregate ([`sweep`]). report.html inlines the same charts.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use crate::report::RenderError;
 mod draw;
 mod flame;
 mod instances;
+mod sweep;
 
 use draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
 use instances::instances_chart;
@@ -29,6 +31,8 @@ pub enum ChartKind {
     Instances,
     /// GPU time by Python call stack (scopes with `stack_frames` regions).
     Flame,
+    /// Total time and MFU per profile, when the scopes are whole profiles (on the aggregate).
+    Sweep,
 }
 
 /// One rendered chart.
@@ -157,6 +161,16 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             });
         }
     }
+    if report.aggregate.is_some() && sweep::has_sweep(report, time) {
+        out.push(Planned {
+            scope: None,
+            kind: ChartKind::Sweep,
+            file: "charts/sweep.svg".to_string(),
+            title: "Sweep: total time and MFU per profile".to_string(),
+            rows: Vec::new(),
+            anchor: "sweep".to_string(),
+        });
+    }
     out
 }
 
@@ -194,6 +208,7 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
                     let id = format!("{}-flame", p.anchor);
                     flame::flame_chart(scope, time, unit, &id, &p.title)
                 }
+                ChartKind::Sweep => sweep::sweep_chart(report, time, unit, "sweep", &p.title),
             };
             Chart {
                 scope: p.scope,

@@ -4,6 +4,7 @@
 
 pub mod group_ratios;
 pub mod metrics;
+pub mod opcodes;
 pub mod regions;
 
 use std::path::PathBuf;
@@ -13,12 +14,14 @@ use serde::Serialize;
 use crate::insights::{Insight, RuleSet, RulesError};
 use crate::profiler::neuron::analysis::group_ratios::set_group_ratios;
 use crate::profiler::neuron::analysis::metrics::{
-    owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
+    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
 };
+use crate::profiler::neuron::model::intervals::{length, union};
 use crate::profiler::neuron::model::NeuronProfile;
 use crate::profiler::neuron::settings::InsightSettings;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
-use regions::RegionSpan;
+use opcodes::{opcode_times, OpcodeTime};
+use regions::{RegionSpan, Selection};
 
 /// The shipped rules, built in so that a default install needs no file.
 pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml");
@@ -75,6 +78,10 @@ pub struct Region {
     pub metrics: MetricMap,
     pub bound: Option<Bound>,
     pub insights: Vec<Insight>,
+    /// What the reader of this region should know (figures that disagree with each other).
+    pub notes: Vec<String>,
+    /// Its instructions by engine and opcode, longest first.
+    pub opcodes: Vec<OpcodeTime>,
 }
 
 /// One profile id's summary (whole profile), with the derived metrics and insights.
@@ -97,6 +104,12 @@ pub struct Analysis {
     /// Instructions in the profile, and those in no region.
     pub instruction_count: usize,
     pub outside_count: usize,
+    /// The instructions in no region by engine and opcode, longest first.
+    pub outside_opcodes: Vec<OpcodeTime>,
+    /// Every instruction by engine and opcode, longest first.
+    pub opcodes: Vec<OpcodeTime>,
+    /// Time (ns) covered by at least one region's windows.
+    pub covered_ns: u64,
     pub notes: Vec<String>,
 }
 
@@ -105,7 +118,7 @@ pub struct Analysis {
 pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
-    let generated = regions::generate(profile, &settings.regions);
+    let mut generated = regions::generate(profile, &settings.regions);
     let mut regions: Vec<Region> = generated
         .spans
         .iter()
@@ -134,8 +147,16 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
         })
         .collect();
     let mut notes = profile.notes.clone();
-    notes.extend(generated.notes);
-    if !regions.is_empty() {
+    notes.append(&mut generated.notes);
+    // Said only where a region lacks MFU: a layer record carries its own.
+    let mfu_missing = regions.iter().any(|r| {
+        r.metrics
+            .get("mfu_estimated_percent")
+            .copied()
+            .flatten()
+            .is_none()
+    });
+    if mfu_missing || peaks.peak_flops.is_some() {
         notes.extend(peaks.notes.iter().cloned());
     }
     let mut inside = vec![false; profile.instructions.len()];
@@ -144,9 +165,23 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
             inside[n] = true;
         }
     }
+    let outside: Vec<usize> = (0..inside.len()).filter(|&n| !inside[n]).collect();
+    let covered = union(
+        generated
+            .spans
+            .iter()
+            .flat_map(|s| match &s.selection {
+                Selection::Time(w) => w.clone(),
+                Selection::Instructions(_) => vec![(s.start_ns, s.end_ns)],
+            })
+            .collect(),
+    );
     Analysis {
         instruction_count: inside.len(),
-        outside_count: inside.iter().filter(|i| !**i).count(),
+        outside_count: outside.len(),
+        outside_opcodes: opcode_times(profile, &outside),
+        opcodes: opcode_times(profile, &(0..inside.len()).collect::<Vec<_>>()),
+        covered_ns: length(&covered),
         source: profile.source.clone(),
         method: settings.regions.method,
         peak_flops: peaks.peak_flops,
@@ -158,7 +193,12 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
 }
 
 fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
-    let metrics = region_metrics(profile, s, peaks);
+    let mut metrics = region_metrics(profile, s, peaks);
+    let notes = s
+        .layer
+        .and_then(|n| profile.layers.get(n))
+        .map(|layer| apply_layer_figures(&mut metrics, layer, profile))
+        .unwrap_or_default();
     Region {
         name: s.name.clone(),
         base: s.base.clone(),
@@ -168,7 +208,9 @@ fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
         end_ns: s.end_ns,
         instructions: owned_instructions(profile, s),
         bound: Bound::of(&metrics),
+        opcodes: opcode_times(profile, &owned_instructions(profile, s)),
         metrics,
         insights: Vec::new(),
+        notes,
     }
 }

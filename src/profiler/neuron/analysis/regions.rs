@@ -39,6 +39,9 @@ pub struct RegionSpan {
     pub start_ns: u64,
     pub end_ns: u64,
     pub selection: Selection,
+    /// The `layer_summary` record it stands for (index into `NeuronProfile::layers`), whose figures
+    /// are the region's own.
+    pub layer: Option<usize>,
 }
 
 /// The regions of one profile and why there are none, if so.
@@ -83,6 +86,7 @@ fn spans_of(
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
                 selection: selection(s.members),
+                layer: None,
             })
             .collect(),
         notes: spans.notes,
@@ -98,6 +102,16 @@ fn instructions(members: Members) -> Selection {
 
 fn by_collectives(profile: &NeuronProfile, settings: &RegionSettings) -> Regions {
     if profile.collectives.is_empty() {
+        // One note either way; a profile with the tool's own layer records is cut along them.
+        if has_layer_records(profile) {
+            let mut regions = by_layer_summary(profile, None);
+            regions.notes.push(
+                "no collectives in this profile (no `cc_ops` list or CcOp table): regions follow its \
+                 `layer_summary` paths instead, as `regions.auto.method=hierarchy` does"
+                    .to_string(),
+            );
+            return regions;
+        }
         return Regions {
             spans: Vec::new(),
             notes: vec![format!(
@@ -149,6 +163,9 @@ fn modules(path: &str) -> Vec<String> {
 }
 
 fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
+    if has_layer_records(profile) {
+        return by_layer_summary(profile, depth);
+    }
     let with_layer: Vec<(usize, &Instruction)> = profile
         .instructions
         .iter()
@@ -293,4 +310,50 @@ fn by_stack_frames(profile: &NeuronProfile, depth: usize) -> Regions {
         stack_frames::regions(&items, depth),
         instructions,
     )
+}
+
+/// Whether the profile has `layer_summary` records with a span to cut along.
+fn has_layer_records(profile: &NeuronProfile) -> bool {
+    profile.layers.iter().any(|l| l.start_ns.is_some())
+}
+
+/// One region per `layer_summary` record with a span (`/sg00`, `/sg00/_dot.3`): the tool's own cut,
+/// so its figures are the region's. The path is the record's name without the leading `/`; with
+/// `regions.auto.depth` set, paths deeper than it are left out.
+fn by_layer_summary(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
+    let mut spans: Vec<RegionSpan> = profile
+        .layers
+        .iter()
+        .enumerate()
+        .filter_map(|(n, l)| {
+            let (start_ns, end_ns) = (l.start_ns?, l.end_ns?);
+            let name = l.name.trim_matches('/').to_string();
+            let levels = name.split('/').count();
+            if name.is_empty() || depth.is_some_and(|d| levels > d) {
+                return None;
+            }
+            Some(RegionSpan {
+                base: base_name(&name),
+                index: 0,
+                method: RegionMethod::Hierarchy,
+                start_ns,
+                end_ns,
+                selection: Selection::Time(vec![(start_ns, end_ns.max(start_ns))]),
+                layer: Some(n),
+                name,
+            })
+        })
+        .collect();
+    // Parents before children, siblings in time order, as every region list is.
+    spans.sort_by(|a, b| (a.start_ns, a.name.len()).cmp(&(b.start_ns, b.name.len())));
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for s in &mut spans {
+        let count = seen.entry(s.base.clone()).or_default();
+        s.index = *count;
+        *count += 1;
+    }
+    Regions {
+        spans,
+        notes: Vec::new(),
+    }
 }

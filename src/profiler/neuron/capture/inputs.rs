@@ -25,6 +25,8 @@ pub struct NeuronInputs {
 enum Kind {
     RunDir(Vec<Viewed>),
     Readable,
+    /// A folder of `view` outputs, in natural name order.
+    Folder(Vec<PathBuf>),
     Inspect,
 }
 
@@ -40,6 +42,7 @@ fn kind(path: &Path) -> Result<Option<Kind>> {
     }
     Ok(match recognise(path) {
         Ok(InputKind::InspectDir) => Some(Kind::Inspect),
+        Ok(InputKind::ProfileFolder(files)) => Some(Kind::Folder(files)),
         Ok(_) => Some(Kind::Readable),
         Err(_) => None,
     })
@@ -89,14 +92,8 @@ pub fn resolve_inputs(
                 }
                 out.viewed.extend(viewed);
             }
-            Kind::Readable => out.viewed.push(Viewed {
-                label: path.display().to_string(),
-                rank: None,
-                process_id: None,
-                device: None,
-                output: path.clone(),
-                command: Vec::new(),
-            }),
+            Kind::Readable => out.viewed.push(as_viewed(path)),
+            Kind::Folder(files) => out.viewed.extend(files.iter().map(|f| as_viewed(f))),
             Kind::Inspect => {
                 let dir = dest()?;
                 out.viewed
@@ -111,6 +108,18 @@ pub fn resolve_inputs(
         }
     }
     Ok(Some(out))
+}
+
+/// A `view` output given as it is: its path is its label.
+fn as_viewed(path: &Path) -> Viewed {
+    Viewed {
+        label: path.display().to_string(),
+        rank: None,
+        process_id: None,
+        device: None,
+        output: path.to_path_buf(),
+        command: Vec::new(),
+    }
 }
 
 /// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).

@@ -160,6 +160,33 @@ pub struct LayerNode {
     pub children: Vec<String>,
     pub hfu: Option<f64>,
     pub mfu: Option<f64>,
+    /// Where the layer ran (`layer_summary`'s `start`/`end`, ns, rebased like every other time);
+    /// `None` where the source gives no times.
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+    /// Every number of its `layer_summary` record in the record's own units (times in ns,
+    /// `*_active_percent` as 0–1 fractions), by the record's field name.
+    pub figures: BTreeMap<String, f64>,
+}
+
+/// How the tool itself groups, orders and describes its summary metrics (the full JSON's
+/// `summary_groups`, `summary_group_order` and `terminology`); empty where the source has none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SummaryLayout {
+    /// Metric name → group (`overall_stats`, `tensor_engine`, …).
+    pub groups: BTreeMap<String, String>,
+    /// Group → its position in the tool's order.
+    pub group_order: BTreeMap<String, i64>,
+    /// Metric name → AWS's description of it.
+    pub terminology: BTreeMap<String, String>,
+}
+
+impl SummaryLayout {
+    /// The sort key of a metric in the tool's order: its group's position (unknown groups last).
+    pub fn position(&self, metric: &str) -> (i64, &str) {
+        let group = self.groups.get(metric).map_or("", String::as_str);
+        (*self.group_order.get(group).unwrap_or(&i64::MAX), group)
+    }
 }
 
 /// When a framework operation ran (`FrameworkInstruction`): its path and the intervals it covered.
@@ -196,6 +223,10 @@ pub struct NeuronProfile {
     pub metadata: BTreeMap<String, String>,
     /// Parquet `profile_schema_version`.
     pub schema_version: Option<String>,
+    /// The tool's grouping, order and wording of its summary metrics.
+    pub summary_layout: SummaryLayout,
+    /// Top-level keys the reader does not use (they vary by release), shown only with `-v`.
+    pub ignored_keys: Vec<String>,
     /// What the reader skipped or could not use, for the report's notes.
     pub notes: Vec<String>,
 }
@@ -234,6 +265,10 @@ impl NeuronProfile {
         for a in &mut self.active_periods {
             (a.start_ns, a.end_ns) = (r(a.start_ns), r(a.end_ns));
         }
+        for l in &mut self.layers {
+            l.start_ns = l.start_ns.map(r);
+            l.end_ns = l.end_ns.map(r);
+        }
         for l in &mut self.layer_spans {
             (l.start_ns, l.end_ns) = (r(l.start_ns), r(l.end_ns));
             for iv in &mut l.intervals {
@@ -254,7 +289,8 @@ impl NeuronProfile {
             .chain(self.collectives.iter().map(|c| c.start_ns))
             .chain(self.dma.iter().map(|d| d.start_ns))
             .chain(self.active_periods.iter().map(|a| a.start_ns))
-            .chain(self.layer_spans.iter().map(|l| l.start_ns));
+            .chain(self.layer_spans.iter().map(|l| l.start_ns))
+            .chain(self.layers.iter().filter_map(|l| l.start_ns));
         starts.min()
     }
 }

@@ -3,7 +3,9 @@
 //! Parquet directories (`parquet`), and `recognise`, which tells them apart by content.
 
 pub mod json_text;
+pub mod layer_summary;
 pub mod parquet;
+pub mod profile_document;
 pub mod profile_json;
 pub mod recognise;
 pub mod summary_json;

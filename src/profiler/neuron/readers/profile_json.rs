@@ -1,124 +1,23 @@
-//! `view --output-format json`: the full profile. Every top-level key is optional; times are
-//! nanoseconds and are rebased to the first timestamp. An output holding only `profile_info` means the
-//! NEFF and NTFF did not match and is an error. Unknown keys are ignored (they vary by release).
+//! `view --output-format json`: the full profile. Every top-level key is optional, except in a
+//! complete output (one with `summary_groups`, as profiler 2.27 writes), which must hold `summary`,
+//! `instruction` and `layer_summary`; times are nanoseconds and are rebased to the first timestamp.
+//! An output holding only `profile_info` means the NEFF and NTFF did not match and is an error.
+//! Unknown keys are skipped whatever their type (they vary by release) and listed for `-v`.
 
 use std::path::Path;
 
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::profiler::neuron::error::{NeuronError, Result};
 use crate::profiler::neuron::model::{
-    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, LayerNode, NeuronProfile,
-    StackFrame,
+    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, NeuronProfile, StackFrame,
 };
-use crate::profiler::neuron::readers::json_text::{
-    ids, opt_f64, opt_text, opt_u64, parse_after_log,
+use crate::profiler::neuron::readers::json_text::parse_after_log;
+use crate::profiler::neuron::readers::layer_summary::{layers, layout};
+use crate::profiler::neuron::readers::profile_document::{
+    Document, RawActive, RawCollective, RawInstruction,
 };
 use crate::profiler::neuron::readers::summary_json::summary;
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Document {
-    summary: Vec<Map<String, Value>>,
-    instruction: Vec<RawInstruction>,
-    cc_ops: Vec<RawCollective>,
-    dma: Vec<RawDma>,
-    active_time: Vec<RawActive>,
-    metadata: Vec<Map<String, Value>>,
-    layer_summary: Value,
-    stack_frame_function_name: Value,
-    warnings: Value,
-    profile_info: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct RawInstruction {
-    #[serde(deserialize_with = "opt_u64")]
-    timestamp: Option<u64>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    duration: Option<u64>,
-    #[serde(default, deserialize_with = "opt_text")]
-    label: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    subgroup: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    opcode: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    hlo_name: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    layer: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    nki_source_location: Option<String>,
-    #[serde(default, deserialize_with = "ids")]
-    stack_frame_ids: Vec<u64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    hbm_read_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    hbm_write_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    sbuf_read_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    sbuf_write_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    spill_save_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    spill_reload_bytes: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    dma_wait_time_ns: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    raw_flops: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    adjusted_flops: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    flops_transpose: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct RawCollective {
-    #[serde(deserialize_with = "opt_u64")]
-    timestamp: Option<u64>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    duration: Option<u64>,
-    #[serde(default, deserialize_with = "opt_text")]
-    operation: Option<String>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    cc_trigger: Option<u64>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    cc_trigger_start_delay: Option<u64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    input_size: Option<f64>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    output_size: Option<f64>,
-    #[serde(default, deserialize_with = "opt_text")]
-    replica_group: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    algorithm: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct RawDma {
-    #[serde(deserialize_with = "opt_u64")]
-    timestamp: Option<u64>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    duration: Option<u64>,
-    #[serde(default, deserialize_with = "opt_text")]
-    subgroup: Option<String>,
-    #[serde(default, deserialize_with = "opt_f64")]
-    transfer_size: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct RawActive {
-    #[serde(deserialize_with = "opt_u64")]
-    timestamp: Option<u64>,
-    #[serde(default, deserialize_with = "opt_u64")]
-    duration: Option<u64>,
-    #[serde(default, deserialize_with = "opt_text")]
-    label: Option<String>,
-    #[serde(default, deserialize_with = "opt_text")]
-    subgroup: Option<String>,
-}
 
 /// Read a full-JSON profile file.
 pub fn read(path: &Path) -> Result<NeuronProfile> {
@@ -132,11 +31,17 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
     if doc.profile_info.is_some() && holds_only_profile_info(&doc) {
         return Err(NeuronError::NeffMismatch { path: path.into() });
     }
+    if doc.is_complete_output() {
+        require_lists(path, &doc)?;
+    }
     let mut p = NeuronProfile {
         source: path.into(),
+        ignored_keys: doc.ignored,
         ..NeuronProfile::default()
     };
-    p.instructions = convert(doc.instruction, |n, r| instruction(path, n, r))?;
+    p.instructions = convert(doc.instruction.unwrap_or_default(), |n, r| {
+        instruction(path, n, r)
+    })?;
     p.collectives = convert(doc.cc_ops, |n, r| collective(path, n, r))?;
     p.dma = convert(doc.dma, |n, r| {
         let start = required(path, "dma", n, r.timestamp)?;
@@ -147,16 +52,10 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
             bytes: r.transfer_size.unwrap_or(0.0),
         })
     })?;
-    p.active_periods = convert(doc.active_time, |n, r| {
-        let start = required(path, "active_time", n, r.timestamp)?;
-        Ok(ActivePeriod {
-            start_ns: start,
-            end_ns: start.saturating_add(r.duration.unwrap_or(0)),
-            engine: r.subgroup.or(r.label).as_deref().map(Engine::parse),
-        })
-    })?;
+    p.active_periods = convert(doc.active_time, |n, r| active_period(path, n, r))?;
     p.summaries = doc
         .summary
+        .unwrap_or_default()
         .into_iter()
         .take(1)
         .map(|m| summary("summary".into(), m))
@@ -164,16 +63,82 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
     if let Some(first) = doc.metadata.into_iter().next() {
         p.metadata = first.into_iter().map(|(k, v)| (k, text_of(v))).collect();
     }
-    p.layers = layers(path, &doc.layer_summary)?;
+    if let Some(version) = doc.profile_info.as_ref().and_then(|v| {
+        v.pointer("/0/profiler_version")
+            .or_else(|| v.get("profiler_version"))
+    }) {
+        p.metadata
+            .insert("profiler_version".into(), text_of(version.clone()));
+    }
+    p.layers = layers(path, doc.layer_summary.as_ref().unwrap_or(&Value::Null))?;
+    p.summary_layout = layout(
+        &doc.summary_groups,
+        &doc.summary_group_order,
+        &doc.terminology,
+        &mut p.notes,
+    );
     p.stack_frames = frames(path, &doc.stack_frame_function_name)?;
     if let Value::Array(w) = &doc.warnings {
-        p.notes.extend(
-            w.iter()
-                .map(|v| format!("profiler warning: {}", text_of(v.clone()))),
-        );
+        p.notes.extend(w.iter().map(warning));
     }
     p.rebase();
     Ok(p)
+}
+
+/// A complete output without one of the lists a report is made of was cut short or edited: say which.
+fn require_lists(path: &Path, doc: &Document) -> Result<()> {
+    let missing = [
+        ("summary", doc.summary.is_none()),
+        ("instruction", doc.instruction.is_none()),
+        ("layer_summary", doc.layer_summary.is_none()),
+    ];
+    match missing.iter().find(|(_, m)| *m) {
+        Some((key, _)) => Err(NeuronError::parse(
+            path,
+            format!("key `{key}`"),
+            "missing: a complete `view --output-format json` output (it has `summary_groups`) holds \
+             `summary`, `instruction` and `layer_summary`; view the NTFF again",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `{category, message}` records (profiler 2.27) or plain text.
+fn warning(v: &Value) -> String {
+    match (v.get("category").and_then(Value::as_str), v.get("message")) {
+        (Some(category), Some(message)) => {
+            format!(
+                "profiler warning ({category}): {}",
+                text_of(message.clone())
+            )
+        }
+        _ => format!("profiler warning: {}", text_of(v.clone())),
+    }
+}
+
+/// `timestamp` + `duration` (documented) or `start_ts` + `end_ts`/`duration_ns` (profiler 2.27).
+fn active_period(path: &Path, n: usize, r: RawActive) -> Result<ActivePeriod> {
+    let start = r.start_ts.or(r.timestamp).ok_or_else(|| {
+        NeuronError::parse(
+            path,
+            format!("key `active_time[{n}]`"),
+            "no `start_ts` or `timestamp`: the period cannot be placed on the timeline",
+        )
+    })?;
+    let end = r
+        .end_ts
+        .or_else(|| Some(start.saturating_add(r.duration_ns.or(r.duration)?)))
+        .unwrap_or(start);
+    Ok(ActivePeriod {
+        start_ns: start,
+        end_ns: end.max(start),
+        engine: r
+            .engine
+            .or(r.subgroup)
+            .or(r.label)
+            .as_deref()
+            .map(Engine::parse),
+    })
 }
 
 /// Convert each entry of a list, with its index for error messages.
@@ -183,10 +148,10 @@ fn convert<R, T>(list: Vec<R>, f: impl Fn(usize, R) -> Result<T>) -> Result<Vec<
 
 /// `profile_info` and nothing with content beside it.
 fn holds_only_profile_info(doc: &Document) -> bool {
-    doc.instruction.is_empty()
+    doc.instruction.as_ref().is_none_or(Vec::is_empty)
         && doc.cc_ops.is_empty()
         && doc.dma.is_empty()
-        && doc.summary.is_empty()
+        && doc.summary.as_ref().is_none_or(Vec::is_empty)
         && doc.active_time.is_empty()
         && doc.metadata.is_empty()
 }
@@ -254,49 +219,6 @@ fn text_of(v: Value) -> String {
         Value::String(s) => s,
         other => other.to_string(),
     }
-}
-
-/// `layer_summary`: a list of objects, one per layer, named by `layer`, `name` or `node_name`, with an
-/// optional `parent`/`parent_name` and `hfu`/`mfu`. The shape is not documented; anything else is an error.
-fn layers(path: &Path, v: &Value) -> Result<Vec<LayerNode>> {
-    let items = match v {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        _ => {
-            return Err(NeuronError::parse(
-                path,
-                "key `layer_summary`",
-                "expected a list of layers",
-            ))
-        }
-    };
-    items
-        .iter()
-        .enumerate()
-        .map(|(n, item)| {
-            let at = || format!("key `layer_summary[{n}]`");
-            let Value::Object(m) = item else {
-                return Err(NeuronError::parse(path, at(), "expected an object"));
-            };
-            let name = ["layer", "name", "node_name"]
-                .iter()
-                .find_map(|k| m.get(*k).and_then(Value::as_str))
-                .ok_or_else(|| {
-                    NeuronError::parse(path, at(), "no `layer`, `name` or `node_name`")
-                })?;
-            let parent = ["parent", "parent_name"]
-                .iter()
-                .find_map(|k| m.get(*k).and_then(Value::as_str))
-                .map(str::to_string);
-            Ok(LayerNode {
-                name: name.to_string(),
-                parent,
-                children: Vec::new(),
-                hfu: m.get("hfu").and_then(Value::as_f64),
-                mfu: m.get("mfu").and_then(Value::as_f64),
-            })
-        })
-        .collect()
 }
 
 /// `stack_frame_function_name`: an object `{"<id>": "<function>"}` or a list of objects with

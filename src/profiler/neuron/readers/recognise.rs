@@ -21,6 +21,9 @@ pub enum InputKind {
     ParquetDir(PathBuf),
     /// `NEURON_RT_INSPECT_OUTPUT_DIR`: NEFF/NTFF pairs to `view` first.
     InspectDir,
+    /// A folder of `view` outputs (a sweep, say): each file one profile, in natural name order
+    /// (`x136` before `x1000`).
+    ProfileFolder(Vec<PathBuf>),
 }
 
 /// Top-level keys only the full profile has.
@@ -36,6 +39,19 @@ const PROFILE_KEYS: &[&str] = &[
     "stack_frame_function_name",
     "warnings",
     "profile_info",
+    // profiler 2.27's further keys, in no fixed order: any of them may come first
+    "summary_groups",
+    "summary_group_order",
+    "terminology",
+    "neff_header",
+    "neff_node",
+    "model_info",
+    "nc_mem_usage",
+    "dma_queues_info",
+    "dma_throughput",
+    "instruction_usage",
+    "pending_dma",
+    "ham",
 ];
 
 /// How much of a file is looked at: enough for the log lines and the first key.
@@ -71,8 +87,9 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
         cells.len() >= 5 && cells[1..4] == ["group", "name", "value"]
     });
     if let Some(start) = text.find('{') {
-        if let Some(key) = first_key(&text[start + 1..]) {
-            return Ok(if PROFILE_KEYS.contains(&key.as_str()) {
+        if let Some((key, value_is_list)) = first_key(&text[start + 1..]) {
+            // A summary-json maps profile ids to objects; a full profile's values are lists.
+            return Ok(if PROFILE_KEYS.contains(&key.as_str()) || value_is_list {
                 InputKind::ProfileJson
             } else {
                 InputKind::SummaryJson
@@ -94,8 +111,8 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
     })
 }
 
-/// The first object key after `{`, if the text starts with one.
-fn first_key(after_brace: &str) -> Option<String> {
+/// The first object key after `{`, if the text starts with one, and whether its value is a list.
+fn first_key(after_brace: &str) -> Option<(String, bool)> {
     let t = after_brace.trim_start();
     let body = t.strip_prefix('"')?;
     let mut escaped = false;
@@ -104,7 +121,9 @@ fn first_key(after_brace: &str) -> Option<String> {
         escaped = c == '\\' && !escaped;
         stop
     })?;
-    serde_json::from_str(&t[..end.0 + 2]).ok()
+    let key = serde_json::from_str(&t[..end.0 + 2]).ok()?;
+    let value = t[end.0 + 2..].trim_start().strip_prefix(':')?;
+    Some((key, value.trim_start().starts_with('[')))
 }
 
 fn recognise_dir(dir: &Path) -> Result<InputKind> {
@@ -128,6 +147,16 @@ fn recognise_dir(dir: &Path) -> Result<InputKind> {
     if let [one] = latest.as_slice() {
         return Ok(InputKind::ParquetDir((*one).clone()));
     }
+    // `view` outputs first: a sweep keeps each profile's NTFF beside its JSON.
+    let mut profiles: Vec<PathBuf> = entries
+        .iter()
+        .filter(|p| p.is_file() && is_view_output(p))
+        .cloned()
+        .collect();
+    if !profiles.is_empty() {
+        profiles.sort_by_key(|p| natural_key(&name(p)));
+        return Ok(InputKind::ProfileFolder(profiles));
+    }
     let inspect = entries.iter().any(|p| {
         let n = name(p);
         (p.is_dir() && n.contains("_pid_")) || n.ends_with(".ntff") || n.ends_with(".neff")
@@ -143,6 +172,42 @@ fn recognise_dir(dir: &Path) -> Result<InputKind> {
             if latest.len() > 1 { "ambiguous" } else { "not a Neuron profile" }
         ),
     })
+}
+
+/// A `.json` or `.txt` file that reads as a `view` output.
+fn is_view_output(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    ["json", "txt"].iter().any(|e| ext.eq_ignore_ascii_case(e))
+        && matches!(
+            recognise(path),
+            Ok(InputKind::ProfileJson | InputKind::SummaryJson | InputKind::SummaryText)
+        )
+}
+
+/// Runs of digits compare as numbers, the rest as text: `x136` < `x1000`.
+pub fn natural_key(name: &str) -> Vec<(String, u128)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut digits = c.to_string();
+            while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                digits.push(d);
+            }
+            out.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u128::MAX),
+            ));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, 0));
+    out
 }
 
 /// Read any recognised input that needs no `view` run.
@@ -164,6 +229,12 @@ pub fn load(path: &Path) -> Result<NeuronProfile> {
             })
         }
         InputKind::ParquetDir(dir) => parquet::read(&dir),
+        InputKind::ProfileFolder(_) => Err(NeuronError::Unrecognised {
+            path: path.into(),
+            message: "a folder of profiles is read one profile at a time: pass it to `profile-run \
+                      report`, which gives each profile its own scope"
+                .into(),
+        }),
         InputKind::InspectDir => Err(NeuronError::Unrecognised {
             path: path.into(),
             message: "an inspect output directory holds NEFF/NTFF pairs that need `neuron-explorer view` \

@@ -2,33 +2,33 @@
 //! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
+pub mod aggregate;
+pub mod region;
 pub mod text;
 pub mod units;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
 use crate::profiler::neuron::analysis::metrics::MetricMap as NMetrics;
-use crate::profiler::neuron::analysis::{
-    analyse, Analysis, Bound, ProfileSummary, Region as NRegion,
-};
+use crate::profiler::neuron::analysis::{analyse, Analysis, ProfileSummary};
 use crate::profiler::neuron::capture::views::Viewed;
-use crate::profiler::neuron::report::units::{metric_infos, metric_map, unit_table, UnitRow};
+use crate::profiler::neuron::model::SummaryLayout;
+use crate::profiler::neuron::report::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::settings::RegionMethod;
-use crate::region::RegionKind;
 use crate::report::model::{
-    Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Region, Report, RunInfo,
-    Scope, Totals, SCHEMA_VERSION,
+    Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Report, RunInfo, Scope,
+    Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
 pub const PROFILER_NAME: &str = "neuron-explorer";
 /// Who found the rules' insights.
-const INSIGHT_SOURCE: &str = "profile-run";
+pub(super) const INSIGHT_SOURCE: &str = "profile-run";
 /// The time metric: each region's length, which gives its time share.
-const TIME_METRIC: &str = "total_time";
+pub(super) const TIME_METRIC: &str = "total_time";
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
@@ -39,20 +39,45 @@ pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
 
 /// Loads and analyses every viewed profile and maps them onto one report.
 pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Result<Report> {
+    Ok(report_with_details(config, viewed, context)?.0)
+}
+
+/// [`report`], and what only `-v` shows: each profile's top-level keys that were not used.
+pub fn report_with_details(
+    config: &Config,
+    viewed: &[Viewed],
+    context: &RunContext,
+) -> Result<(Report, Vec<String>)> {
     // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
     let rules = rules(config)?;
     let mut neuron = config.neuron.clone();
     neuron.regions = config.neuron.regions.resolve(&config.regions.auto);
-    let units = unit_table();
-    let mut scopes = Vec::new();
     let mut version = None;
     let mut instructions = 0;
+    let mut layout = SummaryLayout::default();
+    let mut ignored = Vec::new();
+    let mut analyses = Vec::with_capacity(viewed.len());
     for v in viewed {
         let profile = crate::profiler::neuron::load(&v.output)?;
         version = version.or_else(|| tool_version(&profile));
+        if layout.groups.is_empty() {
+            layout = profile.summary_layout.clone();
+        }
+        if !profile.ignored_keys.is_empty() {
+            ignored.push(format!(
+                "{}: keys not used: {}",
+                v.output.display(),
+                profile.ignored_keys.join(", ")
+            ));
+        }
         let analysis = analyse(&profile, &neuron, &rules);
         instructions += analysis.instruction_count as u64;
-        scopes.extend(scopes_of(v, &analysis, &units, config));
+        analyses.push(analysis);
+    }
+    let (mut metrics, units) = metric_table(&field_names(&analyses), &layout);
+    let mut scopes = Vec::new();
+    for (v, analysis) in viewed.iter().zip(&analyses) {
+        scopes.extend(scopes_of(v, analysis, &units, config));
     }
     for scope in &mut scopes {
         crate::report::summary::fill(scope, Some(TIME_METRIC));
@@ -69,18 +94,18 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
             config.pipeline.neuron.view.format.as_arg().to_string(),
         );
     }
-    let mut metrics = metric_infos();
     let empty_note = crate::report::empty_metrics::leave_out_empty(&mut metrics, &mut scopes);
     // report.compare works on the mapped regions as on any profiler's.
     let (compare, mut notes) =
         crate::report::compare::comparisons(&config.report.compare, &scopes, None);
     notes.extend(empty_note);
-    if config.report.aggregate && scopes.len() > 1 {
-        notes.push(
-            "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
-        );
-    }
-    Ok(Report {
+    // Each profile's own timeline: regions sharing a path (the same layer of a sweep) are one.
+    let aggregate = (config.report.aggregate && scopes.len() > 1).then(|| {
+        let mut a = aggregate::aggregate(&metrics, &scopes);
+        crate::report::summary::fill(&mut a, Some(TIME_METRIC));
+        a
+    });
+    let report = Report {
         schema_version: SCHEMA_VERSION,
         generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
         run: RunInfo {
@@ -112,23 +137,45 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
             results_excluded: 0,
         },
         scopes,
-        aggregate: None,
+        aggregate,
         notes,
         compare,
         sampling: None,
         item_noun: ItemNoun {
             one: "instruction",
             many: "instructions",
-            listed: false,
+            listed: true,
+            ranges: "regions",
+            count_heading: "Count",
+            own_totals: true,
         },
         console_notes: Vec::new(),
-    })
+    };
+    Ok((report, ignored))
 }
 
-/// The tools' version as the profile records it: `tools_version` in the metadata, `sw_version` in a
-/// summary (the schema version is not the tools').
+/// Every metric name the analyses hold: the summaries' own fields and the regions' metrics.
+fn field_names(analyses: &[Analysis]) -> BTreeSet<String> {
+    analyses
+        .iter()
+        .flat_map(|a| {
+            let summaries = a.summaries.iter().flat_map(|s| s.metrics.keys());
+            let regions = a.regions.iter().flat_map(|r| r.metrics.keys());
+            summaries.chain(regions).cloned()
+        })
+        .collect()
+}
+
+/// The tools' version as the profile records it: `profiler_version` (the full JSON's
+/// `profile_info`), `tools_version` in the metadata, `sw_version` in a summary (the schema, NTFF and
+/// data versions are not the tools').
 fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
-    let is_tools = |k: &str| k.ends_with("version") && !k.contains("schema");
+    if let Some(v) = profile.metadata.get("profiler_version") {
+        return Some(v.clone());
+    }
+    let is_tools = |k: &str| {
+        k.ends_with("version") && !["schema", "ntff", "data"].iter().any(|w| k.contains(w))
+    };
     let from_metadata = profile
         .metadata
         .iter()
@@ -151,15 +198,25 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
-    let regions = a
-        .regions
-        .iter()
-        .map(|r| region(r, units, total_ns))
-        .collect();
+    let regions = region::regions(&a.regions, units, total_ns);
     let mut main = scope(v, first, units, a.summaries.len() > 1);
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
+    main.outside_regions.kernels = region::opcode_list(&a.outside_opcodes, units);
+    main.total.kernels = region::opcode_list(&a.opcodes, units);
+    // The scope's time no region covers: the same figure in every output.
+    let outside_ns = total_ns.map(|t| (t - a.covered_ns as f64).max(0.0));
+    if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {
+        main.outside_regions.metrics.0.push((
+            unit.0.clone(),
+            crate::report::model::MetricValue {
+                value: outside_ns,
+                unit: unit.1.clone(),
+                values: None,
+            },
+        ));
+    }
     main.distributions = crate::report::distribution::distributions(
         &main.regions,
         TIME_METRIC,
@@ -231,7 +288,7 @@ fn scope(
 
 /// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
 /// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
-fn insights(
+pub(super) fn insights(
     found: &[crate::insights::Insight],
     time_ns: Option<f64>,
     units: &[UnitRow],
@@ -250,73 +307,4 @@ fn insights(
             insight
         })
         .collect()
-}
-
-/// The path of a region: hierarchy names are layer paths already; other names are one segment, a
-/// `/` or `\` in them escaped.
-fn segments(r: &NRegion) -> (String, Vec<String>) {
-    if r.method == RegionMethod::Hierarchy {
-        let segments = r.name.split('/').map(str::to_string).collect();
-        return (r.name.clone(), segments);
-    }
-    let escaped = r.name.replace('\\', "\\\\").replace('/', "\\/");
-    (escaped, vec![r.name.clone()])
-}
-
-fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
-    let (path, segments) = segments(r);
-    let metrics = metric_map(&r.metrics, units);
-    let time_ns = r
-        .metrics
-        .get(TIME_METRIC)
-        .copied()
-        .flatten()
-        .map(|s| s * 1e9);
-    let mut notes = vec![format!(
-        "window {} ns – {} ns from the profile start",
-        r.start_ns, r.end_ns
-    )];
-    if let Some(bound) = r.bound {
-        let g = |k: &str| r.metrics.get(k).copied().flatten().unwrap_or(f64::NAN);
-        let (ai, ratio) = (
-            g("mm_arithmetic_intensity"),
-            g("peak_flops_bandwidth_ratio"),
-        );
-        notes.push(match bound {
-            Bound::Memory => format!(
-                "memory-bound: arithmetic intensity {ai:.1} FLOP/byte, below the machine balance of {ratio:.1}"
-            ),
-            Bound::Compute => format!(
-                "compute-bound: arithmetic intensity {ai:.1} FLOP/byte, at or above the machine balance of {ratio:.1}"
-            ),
-        });
-    }
-    Region {
-        coverage: None,
-        // The last segment, as a GPU region's name: `report.compare` finds a layer by it alone.
-        name: segments.last().cloned().unwrap_or_default(),
-        path,
-        depth: 0,
-        parent: None,
-        kind: if r.method == RegionMethod::Hierarchy {
-            RegionKind::Stack
-        } else {
-            RegionKind::Mark
-        },
-        origin: r.method.as_str().to_string(),
-        segments,
-        kernel_count: r.instructions.len() as u64,
-        self_kernel_count: r.instructions.len() as u64,
-        time_share: time_ns
-            .zip(total_ns)
-            .filter(|(_, t)| *t > 0.0)
-            .map(|(r, t)| r / t),
-        exclusive: metrics.clone(),
-        inclusive: metrics,
-        per_result: Default::default(),
-        kernels: Vec::new(),
-        instances: None,
-        insights: insights(&r.insights, time_ns, units),
-        notes,
-    }
 }

@@ -2,11 +2,13 @@
 //! analysis' unit (seconds → ns, 0–1 fractions → %), how it is derived (a sum over the region's
 //! events, or a per-region formula), the group it is shown under, and the conversion of a metric map.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::profiler::neuron::analysis::metrics::{
     MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
+use crate::profiler::neuron::model::SummaryLayout;
 use crate::region::Rollup;
 use crate::report::model::{MetricInfo, MetricMap, MetricValue};
 
@@ -22,16 +24,27 @@ fn report_unit(analysis_unit: &str) -> (&'static str, f64) {
         "FLOP" => ("flop", 1.0),
         "FLOP/byte" => ("flop/byte", 1.0),
         "×" => ("x", 1.0),
+        "ns" => ("ns", 1.0),
+        "cycle" => ("cycle", 1.0),
         _ => ("", 1.0),
     }
 }
 
-/// The analysis unit of a metric only the tool's summary has, from its name.
+/// The analysis unit of a metric only the tool's summary (or a `layer_summary` record) has, from its
+/// name as the tool spells it: the tool writes `*_percent` as 0–1 fractions and `*_time` in seconds.
 fn summary_only_unit(name: &str) -> &'static str {
     if name.ends_with("_bytes") {
         "B"
     } else if name.ends_with("_percent") {
         "0–1"
+    } else if name.ends_with("_ns") {
+        "ns"
+    } else if name.ends_with("_time") {
+        "s"
+    } else if name.ends_with("_flops") || name.ends_with("flop_count") {
+        "FLOP"
+    } else if name.ends_with("_cycles") || name.ends_with("cycle_count") {
+        "cycle"
     } else {
         ""
     }
@@ -72,13 +85,41 @@ fn group(name: &str) -> &'static str {
 
 /// Every metric the report shows, in report order, with its unit and how it is derived.
 pub fn metric_infos() -> Vec<MetricInfo> {
-    let region = REGION_METRICS.iter().map(|d| (d.name, d.unit));
-    let summary = SUMMARY_ONLY_METRICS
+    metric_table(&BTreeSet::new(), &SummaryLayout::default()).0
+}
+
+/// The report's metrics and their units: profile-run's own, then `extra` (fields the profiles'
+/// summaries and layer records carry under the tool's own names). With the tool's layout, the list
+/// follows `summary_group_order`, each metric under its `summary_groups` group; metrics the tool does
+/// not group (profile-run's derived ones) come last, in their own order.
+pub fn metric_table(
+    extra: &BTreeSet<String>,
+    layout: &SummaryLayout,
+) -> (Vec<MetricInfo>, Vec<UnitRow>) {
+    let known: Vec<(&str, &str)> = REGION_METRICS
         .iter()
-        .map(|n| (*n, summary_only_unit(n)));
-    region
-        .chain(summary)
-        .map(|(name, unit)| MetricInfo {
+        .map(|d| (d.name, d.unit))
+        .chain(
+            SUMMARY_ONLY_METRICS
+                .iter()
+                .map(|n| (*n, summary_only_unit(n))),
+        )
+        .collect();
+    let further = extra
+        .iter()
+        .filter(|n| !known.iter().any(|(k, _)| k == n))
+        .map(|n| (n.as_str(), summary_only_unit(n)));
+    let mut rows: Vec<(usize, &str, &str)> = known
+        .iter()
+        .copied()
+        .chain(further)
+        .enumerate()
+        .map(|(i, (n, u))| (i, n, u))
+        .collect();
+    rows.sort_by_key(|&(i, name, _)| (layout.position(name).0, i));
+    let infos = rows
+        .iter()
+        .map(|&(_, name, unit)| MetricInfo {
             label: crate::profiler::neuron::analysis::metrics::label(name).map(String::from),
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
@@ -87,9 +128,21 @@ pub fn metric_infos() -> Vec<MetricInfo> {
             } else {
                 Rollup::Derived
             },
-            group: group(name).to_string(),
+            group: layout
+                .groups
+                .get(name)
+                .map_or_else(|| group(name).to_string(), String::clone),
+            description: layout.terminology.get(name).cloned(),
         })
-        .collect()
+        .collect();
+    let units = rows
+        .iter()
+        .map(|&(_, name, unit)| {
+            let (u, f) = report_unit(unit);
+            (Arc::from(name), Arc::from(u), f)
+        })
+        .collect();
+    (infos, units)
 }
 
 /// Converts an analysis metric map into report units, in report order (absent metrics left out).
@@ -114,17 +167,7 @@ pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
 
 /// Name, report unit and factor of every metric, shared by every value.
 pub fn unit_table() -> Vec<UnitRow> {
-    let region = REGION_METRICS.iter().map(|d| (d.name, d.unit));
-    let summary = SUMMARY_ONLY_METRICS
-        .iter()
-        .map(|n| (*n, summary_only_unit(n)));
-    region
-        .chain(summary)
-        .map(|(name, unit)| {
-            let (u, f) = report_unit(unit);
-            (Arc::from(name), Arc::from(u), f)
-        })
-        .collect()
+    metric_table(&BTreeSet::new(), &SummaryLayout::default()).1
 }
 
 #[cfg(test)]

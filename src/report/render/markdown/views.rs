@@ -422,6 +422,7 @@ fn link_charts<'a>(
             crate::report::render::svg::ChartKind::Time => "region time breakdown",
             crate::report::render::svg::ChartKind::Instances => "instance times",
             crate::report::render::svg::ChartKind::Flame => "GPU time by Python call stack",
+            crate::report::render::svg::ChartKind::Sweep => "sweep: total time and MFU per profile",
         };
         let (view, prefix) = match chart.scope {
             Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),

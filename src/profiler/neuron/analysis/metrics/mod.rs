@@ -3,12 +3,14 @@
 //! instruction carries stays unknown. The formulas are listed in [`REGION_METRICS`] and docs/neuron.md.
 
 mod labels;
+mod layer;
 mod region;
 
 use crate::profiler::neuron::model::Summary;
 use crate::profiler::neuron::settings::HardwareSettings;
 
 pub use labels::{label, METRIC_LABELS};
+pub use layer::apply_layer_figures;
 pub use region::{owned_instructions, region_metrics};
 
 /// Metric name → value; `None` where the data cannot give it (the rules engine's map).
@@ -115,7 +117,7 @@ impl Peaks {
             Some(v)
         });
         if out.peak_flops.is_none() {
-            out.notes.push("peak FLOP/s unknown (no `neuron.hardware.peak_flops` and no MFU/HFU in the summary): MFU and HFU are not estimated".into());
+            out.notes.push("peak FLOP/s unknown (no `neuron.hardware.peak_flops` and no MFU/HFU in the summary): the regions' MFU and HFU are not estimated".into());
         }
         out
     }

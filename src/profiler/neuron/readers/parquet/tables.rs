@@ -136,6 +136,7 @@ pub(super) fn layers(ctx: &Ctx, t: &Table) -> Result<Vec<LayerNode>> {
             children: r.names(d.children_names)?,
             hfu: r.f64("hfu")?,
             mfu: r.f64("mfu")?,
+            ..LayerNode::default()
         });
         Ok(())
     })?;
