@@ -36,6 +36,19 @@ pub fn target(dir: &Path, rel: &Path) -> Result<PathBuf, RenderError> {
     Ok(dir.join(rel))
 }
 
+/// [`target`] for a file that a program other than profile-run writes (it would follow a link):
+/// refused also when `dir/rel` itself is a symbolic link.
+pub fn unlinked_target(dir: &Path, rel: &Path) -> Result<PathBuf, RenderError> {
+    let path = target(dir, rel)?;
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(RenderError::Refused {
+            path,
+            reason: "is a symbolic link: profile-run writes only inside the report directory and does not follow it; remove it, or choose another --out".into(),
+        }),
+        _ => Ok(path),
+    }
+}
+
 fn not_a_folder(path: &Path, meta: &std::fs::Metadata) -> RenderError {
     let what = if meta.file_type().is_symlink() {
         "is a symbolic link: profile-run writes only inside the report directory and does not follow it"
@@ -175,6 +188,10 @@ mod tests {
         assert_eq!(made, dir.path().join("scopes/a.md"));
         assert!(dir.path().join("scopes").is_dir());
         assert!(target(dir.path(), Path::new("../x")).is_err());
+        std::os::unix::fs::symlink("/tmp", dir.path().join("scopes/l")).unwrap();
+        assert!(target(dir.path(), Path::new("scopes/l")).is_ok());
+        let err = unlinked_target(dir.path(), Path::new("scopes/l")).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(target(dir.path(), Path::new("/etc/x")).is_err());
     }
 

@@ -122,13 +122,14 @@ pub fn view_one(
 ) -> Result<Viewed> {
     let path_env = std::env::var_os("PATH");
     let program = resolve_program(pipeline, path_env.as_deref())?;
-    let views = dir.join(VIEWS_DIR);
-    std::fs::create_dir_all(&views).map_err(|source| Error::Write {
-        path: views.clone(),
-        source,
-    })?;
+    // `view` writes wherever it is told, following links: its output and log are checked to lie
+    // inside `dir` through real folders, and not to be links themselves.
     let format = pipeline.view.format;
-    let out = views.join(format.file_name(stem));
+    let inside = |name: String| {
+        crate::report::inside::unlinked_target(dir, &Path::new(VIEWS_DIR).join(name))
+    };
+    let out = inside(format.file_name(stem))?;
+    let log = inside(format!("{stem}.log"))?;
     let home = std::env::var_os("HOME");
     let cli = NeuronCli::view(
         &program,
@@ -139,7 +140,6 @@ pub fn view_one(
         home.as_deref(),
         path_env.as_deref(),
     )?;
-    let log = views.join(format!("{stem}.log"));
     let name = program.to_string_lossy().into_owned();
     let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {})
         .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
