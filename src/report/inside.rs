@@ -98,13 +98,18 @@ fn split_plain(rel: &Path) -> Option<(Vec<&std::ffi::OsStr>, &std::ffi::OsStr)> 
     Some((names, last))
 }
 
-/// The text of a small file profile-run keeps in a report directory, or `None` when there is none.
-/// Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or longer
-/// than `limit` bytes.
-pub fn read_small(path: &Path, limit: u64, what: &str) -> Result<Option<String>, RenderError> {
+/// The text of a small file profile-run keeps in a report or run directory, or `None` when there is
+/// none. Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or
+/// longer than `limit` bytes; the refusal says it is not `what`, and `fix`.
+pub fn read_small(
+    path: &Path,
+    limit: u64,
+    what: &str,
+    fix: &str,
+) -> Result<Option<String>, RenderError> {
     let refused = |reason: String| RenderError::Refused {
         path: path.to_path_buf(),
-        reason: format!("{reason}, not {what}; remove it (profile-run makes it again)"),
+        reason: format!("{reason}, not {what}; {fix}"),
     };
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -213,15 +218,24 @@ mod tests {
     fn a_small_file_is_read_only_when_regular_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("list");
-        assert_eq!(read_small(&path, 10, "a list").unwrap(), None);
+        assert_eq!(read_small(&path, 10, "a list", "remove it").unwrap(), None);
         std::fs::write(&path, "a\nb\n").unwrap();
-        assert_eq!(read_small(&path, 10, "a list").unwrap().unwrap(), "a\nb\n");
+        assert_eq!(
+            read_small(&path, 10, "a list", "remove it")
+                .unwrap()
+                .unwrap(),
+            "a\nb\n"
+        );
         std::fs::write(&path, "0123456789ab").unwrap();
-        let err = read_small(&path, 10, "a list").unwrap_err().to_string();
+        let err = read_small(&path, 10, "a list", "remove it")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("12 bytes"), "{err}");
         std::fs::remove_file(&path).unwrap();
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let err = read_small(&path, 10, "a list").unwrap_err().to_string();
+        let err = read_small(&path, 10, "a list", "remove it")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is a FIFO"), "{err}");
     }
 }
