@@ -259,3 +259,36 @@ fn a_recorded_config_that_is_a_link_is_refused_without_quoting_what_it_points_at
     assert!(!stderr.contains("TOPSECRET"), "{stderr}");
     assert!(!hostile.out().exists(), "nothing written");
 }
+
+#[test]
+fn a_neuron_runs_list_of_views_names_nothing_outside_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(dir.path().join("secret.json"), "{\"TOPSECRET\": 1}").unwrap();
+    for output in ["../secret.json", "/etc/passwd"] {
+        let manifest = serde_json::json!({"profiles": [{
+            "label": "x", "rank": null, "process_id": null, "device": null,
+            "output": output, "command": []
+        }]});
+        std::fs::write(run.join("neuron-views.json"), manifest.to_string()).unwrap();
+        let (code, stderr) = code_and_stderr(
+            profile_run()
+                .arg("report")
+                .arg(&run)
+                .arg("--out")
+                .arg(dir.path().join("out")),
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "lists `{output}`, which is not inside the run directory"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains("TOPSECRET") && !stderr.contains("root:"),
+            "{stderr}"
+        );
+    }
+}

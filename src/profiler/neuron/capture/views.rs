@@ -68,6 +68,20 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Vec<Viewed>>> {
             e.line()
         ))
     })?;
+    // A run lists only its own `views/` outputs: an entry reaching outside the directory would read
+    // whatever file a stranger's directory names.
+    let outside = manifest.profiles.iter().find(|v| {
+        !v.output
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if let Some(v) = outside {
+        return Err(Error::Usage(format!(
+            "{}: lists `{}`, which is not inside the run directory; the file lists only a Neuron run's own `views/` outputs: restore it or report on those outputs directly",
+            path.display(),
+            v.output.display()
+        )));
+    }
     Ok(Some(
         manifest
             .profiles
