@@ -101,7 +101,7 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
         })
         .collect();
     let first = recorded.first()?.clone();
-    let text = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    let text = |p: &std::path::Path| crate::config::trust::read_recorded(p).unwrap_or_default();
     for other in recorded.iter().skip(1).filter(|p| text(p) != text(&first)) {
         crate::console::err_line(&format!(
             "note: {} differs from {}; the report uses the first (give --config or overrides to change it)",

@@ -16,6 +16,10 @@ pub enum ConfigError {
     )]
     MissingFile { path: PathBuf, presets: String },
 
+    /// A run directory's recorded configuration that is not a small regular file.
+    #[error("{}: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
+
     #[error("could not read config file `{}`", path.display())]
     Read {
         path: PathBuf,
@@ -110,6 +114,7 @@ impl ConfigError {
             | ConfigError::Invalid { origin, .. } => Some(origin),
             ConfigError::MissingFile { .. }
             | ConfigError::Read { .. }
+            | ConfigError::Refused { .. }
             | ConfigError::PresetCycle { .. }
             | ConfigError::OverrideWithoutEquals { .. } => None,
         }

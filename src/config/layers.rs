@@ -193,13 +193,10 @@ impl Resolver {
             self.add_config_arg(path)?;
             return Ok(Vec::new());
         }
-        let preset = Preset::file(path)?;
-        let mut data = parse_mapping(&preset.text, &preset.origin)?;
+        let origin = Origin::File(path.to_path_buf());
+        let mut data = parse_mapping(&super::trust::read_recorded(path)?, &origin)?;
         let removed = super::trust::strip_untrusted(&mut data);
-        self.layers.push(Layer {
-            origin: preset.origin,
-            data,
-        });
+        self.layers.push(Layer { origin, data });
         Ok(removed)
     }
 

@@ -6,8 +6,11 @@
 //! a unit test fails when the schema gains a key that looks like a path or a program and is not
 //! classified here.
 
+use std::path::Path;
+
 use serde_yaml::{Mapping, Value};
 
+use super::error::ConfigError;
 use super::origin::flow;
 use super::suggest::get;
 
@@ -45,6 +48,29 @@ pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
     ("output.root", "a directory to write into"),
     ("output.run_name", "a directory to write into"),
 ];
+
+/// The largest recorded configuration read: a resolved config.yaml is a few KiB.
+const RECORDED_LIMIT: u64 = 1 << 20;
+
+/// The text of a recorded config.yaml, read as data: a regular file of at most 1 MiB, not through a
+/// link (which could make the error quote a file of the user's), a FIFO or a device.
+pub fn read_recorded(path: &Path) -> Result<String, ConfigError> {
+    let refused = |reason: String| ConfigError::Refused {
+        path: path.to_path_buf(),
+        reason,
+    };
+    crate::report::inside::read_small(
+        path,
+        RECORDED_LIMIT,
+        "the configuration profile-run recorded",
+        "remove it, or pass --trust-run-config to read it as any --config file",
+    )
+    .map_err(|e| match e {
+        crate::report::RenderError::Refused { reason, .. } => refused(reason),
+        other => refused(other.to_string()),
+    })?
+    .ok_or_else(|| refused("does not exist".into()))
+}
 
 /// A recorded value left out, and why; said on stderr when it differs from the value used.
 #[derive(Debug, Clone, PartialEq)]

@@ -36,6 +36,19 @@ pub fn target(dir: &Path, rel: &Path) -> Result<PathBuf, RenderError> {
     Ok(dir.join(rel))
 }
 
+/// [`target`] for a file that a program other than profile-run writes (it would follow a link):
+/// refused also when `dir/rel` itself is a symbolic link.
+pub fn unlinked_target(dir: &Path, rel: &Path) -> Result<PathBuf, RenderError> {
+    let path = target(dir, rel)?;
+    match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(RenderError::Refused {
+            path,
+            reason: "is a symbolic link: profile-run writes only inside the report directory and does not follow it; remove it, or choose another --out".into(),
+        }),
+        _ => Ok(path),
+    }
+}
+
 fn not_a_folder(path: &Path, meta: &std::fs::Metadata) -> RenderError {
     let what = if meta.file_type().is_symlink() {
         "is a symbolic link: profile-run writes only inside the report directory and does not follow it"
@@ -85,13 +98,18 @@ fn split_plain(rel: &Path) -> Option<(Vec<&std::ffi::OsStr>, &std::ffi::OsStr)> 
     Some((names, last))
 }
 
-/// The text of a small file profile-run keeps in a report directory, or `None` when there is none.
-/// Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or longer
-/// than `limit` bytes.
-pub fn read_small(path: &Path, limit: u64, what: &str) -> Result<Option<String>, RenderError> {
+/// The text of a small file profile-run keeps in a report or run directory, or `None` when there is
+/// none. Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or
+/// longer than `limit` bytes; the refusal says it is not `what`, and `fix`.
+pub fn read_small(
+    path: &Path,
+    limit: u64,
+    what: &str,
+    fix: &str,
+) -> Result<Option<String>, RenderError> {
     let refused = |reason: String| RenderError::Refused {
         path: path.to_path_buf(),
-        reason: format!("{reason}, not {what}; remove it (profile-run makes it again)"),
+        reason: format!("{reason}, not {what}; {fix}"),
     };
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -175,6 +193,10 @@ mod tests {
         assert_eq!(made, dir.path().join("scopes/a.md"));
         assert!(dir.path().join("scopes").is_dir());
         assert!(target(dir.path(), Path::new("../x")).is_err());
+        std::os::unix::fs::symlink("/tmp", dir.path().join("scopes/l")).unwrap();
+        assert!(target(dir.path(), Path::new("scopes/l")).is_ok());
+        let err = unlinked_target(dir.path(), Path::new("scopes/l")).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(target(dir.path(), Path::new("/etc/x")).is_err());
     }
 
@@ -196,15 +218,24 @@ mod tests {
     fn a_small_file_is_read_only_when_regular_and_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("list");
-        assert_eq!(read_small(&path, 10, "a list").unwrap(), None);
+        assert_eq!(read_small(&path, 10, "a list", "remove it").unwrap(), None);
         std::fs::write(&path, "a\nb\n").unwrap();
-        assert_eq!(read_small(&path, 10, "a list").unwrap().unwrap(), "a\nb\n");
+        assert_eq!(
+            read_small(&path, 10, "a list", "remove it")
+                .unwrap()
+                .unwrap(),
+            "a\nb\n"
+        );
         std::fs::write(&path, "0123456789ab").unwrap();
-        let err = read_small(&path, 10, "a list").unwrap_err().to_string();
+        let err = read_small(&path, 10, "a list", "remove it")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("12 bytes"), "{err}");
         std::fs::remove_file(&path).unwrap();
         nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        let err = read_small(&path, 10, "a list").unwrap_err().to_string();
+        let err = read_small(&path, 10, "a list", "remove it")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("is a FIFO"), "{err}");
     }
 }

@@ -71,6 +71,58 @@ impl Staged {
     }
 }
 
+impl Staged {
+    /// Like [`Staged::commit`], but never replaces anything already at the target (a file, a link):
+    /// refused instead, atomically where the system can (`renameat2` with `RENAME_NOREPLACE`).
+    pub fn commit_new(mut self) -> Result<(), RenderError> {
+        rename_no_replace(&self.tmp, &self.target).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::AlreadyExists {
+                not_replaced(&self.target)
+            } else {
+                RenderError::Write {
+                    path: self.target.clone(),
+                    source,
+                }
+            }
+        })?;
+        self.committed = true;
+        sync_dir(&parent_of(&self.target));
+        Ok(())
+    }
+}
+
+/// The refusal to replace a file without `--force`.
+pub fn not_replaced(path: &Path) -> RenderError {
+    RenderError::Refused {
+        path: path.to_path_buf(),
+        reason: "already exists and is not replaced; pass --force to replace it, or choose another --out".into(),
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use nix::errno::Errno;
+    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
+    match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
+        Ok(()) => Ok(()),
+        // A file system without the flag: check, then rename.
+        Err(Errno::EINVAL | Errno::ENOSYS) => checked_rename(from, to),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    checked_rename(from, to)
+}
+
+fn checked_rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(std::io::ErrorKind::AlreadyExists.into());
+    }
+    std::fs::rename(from, to)
+}
+
 impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
@@ -126,6 +178,32 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new contents");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn commit_new_never_replaces_a_file_or_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.html");
+        std::fs::write(&path, "mine").unwrap();
+        let staged = stage(&path, |out| out.write_all(b"new")).unwrap();
+        let err = staged.commit_new().unwrap_err().to_string();
+        assert!(err.contains("already exists and is not replaced"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/nonexistent", &path).unwrap();
+        let staged = stage(&path, |out| out.write_all(b"new")).unwrap();
+        assert!(
+            staged.commit_new().is_err(),
+            "a dangling link is in the way too"
+        );
+        std::fs::remove_file(&path).unwrap();
+        stage(&path, |out| out.write_all(b"new"))
+            .unwrap()
+            .commit_new()
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary left");
     }
 
     #[test]

@@ -98,17 +98,7 @@ impl ReportOut {
         let claim = Claim::take(&dir)?;
         Ok((dir, claim))
     }
-}
 
-fn create(out: &Path) -> Result<PathBuf> {
-    std::fs::create_dir_all(out).map_err(|source| Error::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    Ok(out.to_path_buf())
-}
-
-impl ReportOut {
     /// A file of an earlier report in `dir`: one this report would write, report.md or report.json
     /// (whatever `report.outputs` says now), or the manifest of an earlier report's files.
     fn existing_report(&self, dir: &Path) -> Option<PathBuf> {
@@ -145,4 +135,12 @@ impl ReportOut {
             None => Ok(()),
         }
     }
+}
+
+fn create(out: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).map_err(|source| Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    Ok(out.to_path_buf())
 }

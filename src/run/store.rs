@@ -119,6 +119,14 @@ impl RunDir {
             Some(_) => root.join(name),
             None => root.to_path_buf(),
         };
+        // The shared directory of a launch's ranks may exist already (another rank made it); a link
+        // there would put every rank's directory outside output.root.
+        if rank.is_some() && std::fs::symlink_metadata(&parent).is_ok_and(|m| m.is_symlink()) {
+            return Err(Error::Usage(format!(
+                "{} is a symbolic link, and run directories are made only inside output.root; remove it, or choose another output.run_name",
+                parent.display()
+            )));
+        }
         std::fs::create_dir_all(&parent).map_err(|source| Error::Write {
             path: parent.clone(),
             source,
@@ -306,6 +314,23 @@ mod tests {
         assert!(first.root().ends_with("job/rank0"));
         let again = RunDir::create(root.path(), "job", Some(&rank));
         assert!(again.unwrap_err().to_string().contains("never overwritten"));
+    }
+
+    #[test]
+    fn a_shared_directory_that_is_a_link_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), root.path().join("job")).unwrap();
+        let rank = Rank {
+            rank: 0,
+            source: "RANK".into(),
+        };
+        let err = RunDir::create(root.path(), "job", Some(&rank)).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none());
     }
 
     #[test]

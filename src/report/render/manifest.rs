@@ -46,6 +46,7 @@ pub fn previous(dir: &Path) -> Result<Vec<PathBuf>, RenderError> {
         &dir.join(MANIFEST),
         MANIFEST_LIMIT,
         "the list of files an earlier report wrote",
+        "remove it (profile-run makes it again)",
     )?
     else {
         return Ok(Vec::new());

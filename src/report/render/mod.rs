@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::report::inside;
 use crate::report::model::Report;
-use crate::report::write::{stage, Staged};
+use crate::report::write::{not_replaced, stage, Staged};
 use crate::report::RenderError;
 
 /// One output format.
@@ -85,15 +85,18 @@ fn write_outputs(
         .filter_map(|f| f.target().strip_prefix(dir).ok().map(Path::to_path_buf))
         .collect();
     if !replace {
+        // All checked before any is put in place; each put in place without replacing (a file that
+        // appeared since is refused, not overwritten).
         if let Some(taken) = all.iter().find(|f| inside::occupied(f.target())) {
-            return Err(RenderError::Refused {
-                path: taken.target().to_path_buf(),
-                reason: "already exists and is not replaced; pass --force to replace it, or choose another --out".into(),
-            });
+            return Err(not_replaced(taken.target()));
         }
     }
     for file in all {
-        file.commit()?;
+        if replace {
+            file.commit()?;
+        } else {
+            file.commit_new()?;
+        }
     }
     manifest::replace(dir, &previous, &written)?;
     Ok(outputs.iter().map(|o| dir.join(o.file_name())).collect())

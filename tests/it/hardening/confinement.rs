@@ -1,7 +1,7 @@
 //! Everything stays inside `--out`: the manifest of an earlier report's files is read without
 //! following a link, as a small regular file, and never deletes outside the directory; no output is
-//! written through a link; no file is replaced without `--force`, whoever wrote it; run names are one
-//! directory name.
+//! written through a link (charts, Neuron views); no file is replaced without `--force`, whoever
+//! wrote it; run names are one directory name.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -235,4 +235,36 @@ fn run_names_that_are_not_one_directory_name_are_refused() {
         .assert()
         .success();
     assert_eq!(entries(&ws.root()), ["plain-1"]);
+}
+
+#[test]
+fn a_views_symlink_never_sends_a_neuron_view_outside_out() {
+    // An inspect output directory, viewed into `--out` whose `views` is a link to elsewhere.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let proc = d.join("inspect/i-1_pid_77");
+    std::fs::create_dir_all(&proc).unwrap();
+    std::fs::write(proc.join("neff_ab12.neff"), "n").unwrap();
+    std::fs::write(proc.join("ab12_instid_0_vnc_0.ntff"), "t").unwrap();
+    std::fs::create_dir_all(d.join("o")).unwrap();
+    std::fs::create_dir_all(d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", d.join("o/views")).unwrap();
+    let tool = crate::common::repo().join("tests/support/fake-neuron-explorer");
+    let (code, stderr) = code_and_stderr(
+        Command::cargo_bin("profile-run")
+            .unwrap()
+            .current_dir(d)
+            .env("HOME", d)
+            .env("FAKE_NEURON_ARGV_LOG", d.join("argv.log"))
+            .args(["report", "inspect", "--out", "o", "--force"])
+            .arg(format!("pipeline.neuron.executable={}", tool.display()))
+            .arg("pipeline.neuron.view.format=json"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("views") && stderr.contains("symbolic link"),
+        "{stderr}"
+    );
+    assert!(entries(&d.join("elsewhere")).is_empty(), "nothing written");
+    assert!(!d.join("argv.log").exists(), "the tool never ran");
 }

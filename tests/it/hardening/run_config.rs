@@ -233,3 +233,62 @@ fn diff_of_hostile_run_directories_runs_nothing_they_name() {
         "no report written into the run"
     );
 }
+
+#[test]
+fn a_recorded_config_that_is_a_link_is_refused_without_quoting_what_it_points_at() {
+    let hostile = Hostile::new();
+    // A one-line private file: read as YAML it is a string, which an error would quote.
+    std::fs::write(hostile.secret(), "TOPSECRET-token\n").unwrap();
+    let config = hostile.run().join("config.yaml");
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink(hostile.secret(), &config).unwrap();
+    let (code, stderr) = code_and_stderr(
+        profile_run()
+            .arg("report")
+            .arg(hostile.run())
+            .arg("--out")
+            .arg(hostile.out()),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "config.yaml: is a symbolic link, not the configuration profile-run recorded"
+        ) && stderr.contains("--trust-run-config"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("TOPSECRET"), "{stderr}");
+    assert!(!hostile.out().exists(), "nothing written");
+}
+
+#[test]
+fn a_neuron_runs_list_of_views_names_nothing_outside_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(dir.path().join("secret.json"), "{\"TOPSECRET\": 1}").unwrap();
+    for output in ["../secret.json", "/etc/passwd"] {
+        let manifest = serde_json::json!({"profiles": [{
+            "label": "x", "rank": null, "process_id": null, "device": null,
+            "output": output, "command": []
+        }]});
+        std::fs::write(run.join("neuron-views.json"), manifest.to_string()).unwrap();
+        let (code, stderr) = code_and_stderr(
+            profile_run()
+                .arg("report")
+                .arg(&run)
+                .arg("--out")
+                .arg(dir.path().join("out")),
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "lists `{output}`, which is not inside the run directory"
+            )),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains("TOPSECRET") && !stderr.contains("root:"),
+            "{stderr}"
+        );
+    }
+}

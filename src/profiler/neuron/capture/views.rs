@@ -68,6 +68,20 @@ pub fn read_manifest(dir: &Path) -> Result<Option<Vec<Viewed>>> {
             e.line()
         ))
     })?;
+    // A run lists only its own `views/` outputs: an entry reaching outside the directory would read
+    // whatever file a stranger's directory names.
+    let outside = manifest.profiles.iter().find(|v| {
+        !v.output
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if let Some(v) = outside {
+        return Err(Error::Usage(format!(
+            "{}: lists `{}`, which is not inside the run directory; the file lists only a Neuron run's own `views/` outputs: restore it or report on those outputs directly",
+            path.display(),
+            v.output.display()
+        )));
+    }
     Ok(Some(
         manifest
             .profiles
@@ -122,13 +136,14 @@ pub fn view_one(
 ) -> Result<Viewed> {
     let path_env = std::env::var_os("PATH");
     let program = resolve_program(pipeline, path_env.as_deref())?;
-    let views = dir.join(VIEWS_DIR);
-    std::fs::create_dir_all(&views).map_err(|source| Error::Write {
-        path: views.clone(),
-        source,
-    })?;
+    // `view` writes wherever it is told, following links: its output and log are checked to lie
+    // inside `dir` through real folders, and not to be links themselves.
     let format = pipeline.view.format;
-    let out = views.join(format.file_name(stem));
+    let inside = |name: String| {
+        crate::report::inside::unlinked_target(dir, &Path::new(VIEWS_DIR).join(name))
+    };
+    let out = inside(format.file_name(stem))?;
+    let log = inside(format!("{stem}.log"))?;
     let home = std::env::var_os("HOME");
     let cli = NeuronCli::view(
         &program,
@@ -139,7 +154,6 @@ pub fn view_one(
         home.as_deref(),
         path_env.as_deref(),
     )?;
-    let log = views.join(format!("{stem}.log"));
     let name = program.to_string_lossy().into_owned();
     let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {})
         .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
