@@ -97,7 +97,8 @@ pub struct DiffArgs {
     /// of visit times, when both reports know it).
     #[arg(long, value_name = "PCT")]
     pub fail_above: Option<String>,
-    /// Fail (exit 6) when a metric of a region grew by more than PCT percent; repeatable.
+    /// Fail (exit 6) when a metric of a region grew by more than PCT percent; NAME is the raw metric
+    /// name or the label report tables show (`"DRAM Throughput:5"`); repeatable.
     #[arg(long = "gate-metric", value_name = "NAME:PCT")]
     pub gate_metrics: Vec<String>,
     /// Compare runs whose recorded profiler, settings, metrics or devices differ (refused otherwise).
@@ -131,6 +132,10 @@ pub struct ReportArgs {
     /// when it holds a report already; a fresh directory under output.root for a bare export).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Merge inputs that look unrelated (different GPU models, or kernel sets that overlap less
+    /// than one workload's do), which is refused otherwise.
+    #[arg(long)]
+    pub allow_incomparable: bool,
     /// The global `--force` (see [`GlobalArgs`]).
     #[arg(skip)]
     pub force: bool,

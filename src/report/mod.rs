@@ -13,6 +13,7 @@ pub mod format;
 pub mod model;
 pub mod render;
 pub mod summary;
+pub mod workload;
 pub mod write;
 
 use std::path::PathBuf;

@@ -18,6 +18,7 @@ mod native_report;
 mod ncu_cli;
 mod neuron;
 mod parallel_read;
+mod provenance;
 mod pytorch_runs;
 mod readme;
 mod region_core;

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
-use crate::report::model::ProfilerInfo;
+use crate::report::model::{Platform, ProfilerInfo};
 
 use super::export::details::{read_details, AdviceIndex};
 use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
@@ -179,6 +179,7 @@ pub(super) fn ncu_reading(
         results_in_ranges: counts.iter().map(|c| c.results_in_ranges).sum(),
         has_ranges,
         profiler: profiler_info(context, counts),
+        platform: Platform::default(),
         sources,
         notes: ncu_notes(counts, nvtx_include),
         no_results_hint: "Check that the NVTX include patterns match ranges the program pushes \

@@ -19,8 +19,8 @@ use crate::profiler::neuron::report::units::{metric_infos, metric_map, unit_tabl
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::RegionKind;
 use crate::report::model::{
-    Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Region, Report, RunInfo,
-    Scope, Totals, SCHEMA_VERSION,
+    Insight, ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Region, Report,
+    RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
@@ -91,6 +91,7 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
                 version: context.profiler_version.clone().or(version),
                 settings,
             },
+            platform: Platform::default(),
             config_fingerprint: context.config_fingerprint.clone(),
             sources: viewed
                 .iter()
