@@ -15,6 +15,8 @@ use super::{load_config, print_selection_notes, print_stdout, write_reports};
 
 pub fn report_command(args: ReportArgs) -> Result<i32> {
     let (input_paths, mut config_args) = args.split();
+    // Before any directory is made: a refused input leaves nothing behind.
+    run::check_report_inputs(&input_paths)?;
     if let Some(recorded) = recorded_config(&input_paths) {
         config_args.configs.insert(0, recorded);
     }

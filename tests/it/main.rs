@@ -13,6 +13,7 @@ mod golden;
 mod gpt2_capture;
 mod gpu_rules;
 mod hardening;
+mod inputs;
 mod insights;
 mod native_report;
 mod ncu_cli;
