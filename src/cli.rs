@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  \
-        profile-run --config conf/ncu/default.yaml regions.include='[train_step]' -- python train.py\n  \
+        profile-run -c ncu/default regions.include='[train_step]' -- python train.py\n  \
         profile-run --dry-run pipeline.ncu.ncu_cli.replay_mode=range -- python train.py\n  \
         profile-run report profile-output/20261122-101500-3f9a2c\n  \
         profile-run config show --origin --config conf/ncu/memory.yaml\n\n\

@@ -37,6 +37,13 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());
         let line = profiler.dry_run(config, &plan, &dir, &args.workload);
         print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
+        // What the run would find out only after starting: the profiler, then the workload.
+        let found = profiler.check_starts(config)?;
+        crate::process::check_workload(&args.workload)
+            .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
+        err_line(&format!(
+            "checked: {found} runs; the workload's program was found"
+        ));
         return Ok(exit::OK);
     }
 

@@ -71,7 +71,7 @@ fn a_missing_file_is_named_as_missing_and_leaves_no_directory() {
         assert_eq!(code, 2, "{stderr}");
         assert_eq!(
             stderr.lines().next().unwrap(),
-            "error: X.ncu-rep: no such file or directory; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz) or a Neuron profile"
+            "error: X.ncu-rep does not exist; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz) or a Neuron profile"
         );
         only(dir.path(), &[]);
     }
@@ -79,7 +79,7 @@ fn a_missing_file_is_named_as_missing_and_leaves_no_directory() {
     let real = fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
     let (code, stderr) = report_in(dir.path(), &[real.to_str().unwrap(), "rank1.ncu-rep"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("rank1.ncu-rep: no such file"), "{stderr}");
+    assert!(stderr.contains("rank1.ncu-rep does not exist"), "{stderr}");
     only(dir.path(), &[]);
 }
 

@@ -8,6 +8,7 @@ mod common;
 mod compare;
 mod config;
 mod diff;
+mod first_run;
 mod flame;
 mod golden;
 mod gpt2_capture;

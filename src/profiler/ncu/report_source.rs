@@ -388,5 +388,7 @@ pub fn analyze_report_files(
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
     let source = ReportSource::open(&plan.analysis, inputs, context, &plan.nvtx.include)?;
-    crate::analysis::analyze(&plan.analysis, source, context)
+    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    super::hints::add_hints(&mut report);
+    Ok(report)
 }

@@ -291,5 +291,7 @@ pub fn analyze_exports(
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
     let source = CsvSource::open(&plan.analysis, sets, context, &plan.nvtx.include)?;
-    crate::analysis::analyze(&plan.analysis, source, context)
+    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    super::hints::add_hints(&mut report);
+    Ok(report)
 }
