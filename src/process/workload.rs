@@ -49,10 +49,15 @@ fn python_script(workload: &[String]) -> Option<&str> {
     if !version.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return None;
     }
-    for arg in &workload[1..] {
+    let mut args = workload[1..].iter();
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "-m" | "-c" | "-" => return None,
-            a if a.starts_with('-') => continue,
+            // Options whose value is the next argument.
+            "-W" | "-X" | "--check-hash-based-pycs" => {
+                args.next();
+            }
+            a if a.starts_with('-') => {}
             a => return a.ends_with(".py").then_some(a),
         }
     }

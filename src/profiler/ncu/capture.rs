@@ -153,6 +153,13 @@ pub fn capture(
     run.write_text("command.txt", &(lines.join("\n") + "\n"))?;
     run.write_record(record)?;
 
+    // A signal between the probe and now: do not start ncu at all.
+    if let Some(signal) = crate::process::received_signal() {
+        return Err(crate::error::Error::Interrupted {
+            signal,
+            run_dir: run.root().to_path_buf(),
+        });
+    }
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
     let first = run_pass(&passes[0], run, grace, &display)?;
