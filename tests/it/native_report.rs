@@ -199,6 +199,17 @@ fn check_same_report(name: &str, config: &Config) {
         ["NVIDIA H100 80GB HBM3"],
         "{name}"
     );
+    // The raw page names the same devices (its device columns); only the file knows the driver.
+    assert_eq!(
+        native.run.platform.devices, csv.run.platform.devices,
+        "{name}: devices"
+    );
+    assert_eq!(csv.run.platform.driver, None, "{name}");
+    assert_eq!(
+        native.run.platform.driver.as_deref(),
+        Some("CUDA 13.0"),
+        "{name}"
+    );
     assert_eq!(native.scopes.len(), csv.scopes.len(), "{name}: scopes");
     let regions: usize = csv.scopes.iter().map(|s| s.regions.len()).sum();
     assert!(regions > 0, "{name}: no region compared");

@@ -73,10 +73,45 @@ fn every_report_file_gives_gpu_driver_and_ncu_version_in_json_md_and_html() {
 }
 
 #[test]
-fn a_csv_export_records_no_platform_and_says_so() {
+fn a_csv_export_gives_the_gpu_model_and_no_driver() {
     let (_guard, out, report) = render_fixture_copy("ncu/h200-2025.3.1/manual_raw.csv", &[]);
-    assert_eq!(report["run"]["platform"]["devices"], serde_json::json!([]));
+    assert_eq!(
+        report["run"]["platform"]["devices"],
+        serde_json::json!([{ "id": "0", "model": "NVIDIA H200" }])
+    );
     assert_eq!(report["run"]["platform"]["driver"], Value::Null);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("- **Devices:** NVIDIA H200 (device 0); **driver:** not recorded"));
+    // A page exported without the device columns records nothing, and says so.
+    let text = std::fs::read_to_string(fixture("ncu/h200-2025.3.1/manual_raw.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|&i| &header[i] != "device__attribute_display_name")
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let stripped = dir.path().join("stripped_raw.csv");
+    let mut out_csv = csv::WriterBuilder::new()
+        .quote_style(csv::QuoteStyle::Always)
+        .from_path(&stripped)
+        .unwrap();
+    out_csv
+        .write_record(keep.iter().map(|&i| &header[i]))
+        .unwrap();
+    for row in rows.records() {
+        let row = row.unwrap();
+        out_csv.write_record(keep.iter().map(|&i| &row[i])).unwrap();
+    }
+    out_csv.flush().unwrap();
+    let out = dir.path().join("out");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&stripped)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("- **Devices:** not recorded in the inputs; **driver:** not recorded"));
 }

@@ -143,7 +143,7 @@ impl Observations for CsvSource<'_> {
             .flat_map(|set| std::iter::once(&set.raw).chain(&set.details))
             .map(|p| p.display().to_string())
             .collect();
-        let reading = ncu_reading(
+        let mut reading = ncu_reading(
             &self.context,
             &counts,
             summaries.iter().any(|s| s.has_nvtx),
@@ -151,6 +151,10 @@ impl Observations for CsvSource<'_> {
             &self.nvtx_include,
             advice,
         );
+        // The raw page names each device's model; it holds no driver version.
+        for (id, model) in summaries.iter().flat_map(|s| &s.devices) {
+            reading.platform.add_device(id.clone(), model.clone());
+        }
         Ok((state, reading))
     }
 }

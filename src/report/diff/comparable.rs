@@ -129,7 +129,7 @@ pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
             _ => "report B",
         };
         notes.push(format!(
-            "The GPU model is not recorded in {which} (it is read from .ncu-rep report files; CSV exports and reports written before schema 4 recorded it lack it), so whether both runs used the same GPU is unknown."
+            "The GPU model is not recorded in {which} (reports written before it was recorded, and CSV exports without the device__attribute_display_name column, lack it), so whether both runs used the same GPU is unknown."
         ));
     } else if ma != mb {
         warnings.push(format!(
@@ -152,8 +152,8 @@ pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
     (warnings, notes)
 }
 
-/// A note when matched scopes ran on different device indices whose models the reports do not tell
-/// apart (a different model is a run-wide warning already).
+/// A note when matched scopes ran on different device indices: with both models known it says them
+/// (a different model is a run-wide warning already), else that whether it is the same GPU is unknown.
 pub fn device_note(
     key: &str,
     a: (&RunReport, Option<&str>),
@@ -164,14 +164,19 @@ pub fn device_note(
     if da == db {
         return None;
     }
-    let known =
-        |r: &RunReport, d: Option<&str>| d.is_some_and(|d| r.run.platform.model_of(d).is_some());
-    if known(ra, da) && known(rb, db) {
-        return None;
-    }
-    Some(format!(
-        "`{key}` ran on device {} in A and device {} in B; the reports do not record both devices' models, so whether it is the same GPU is unknown.",
-        da.unwrap_or("unknown"),
-        db.unwrap_or("unknown")
-    ))
+    let model = |r: &RunReport, d: Option<&str>| {
+        d.and_then(|d| r.run.platform.model_of(d).map(str::to_string))
+    };
+    let (da, db) = (da.unwrap_or("unknown"), db.unwrap_or("unknown"));
+    Some(match (model(ra, a.1), model(rb, b.1)) {
+        (Some(ma), Some(mb)) if ma == mb => {
+            format!("`{key}` ran on device {da} in A and device {db} in B (both {ma}).")
+        }
+        (Some(ma), Some(mb)) => {
+            format!("`{key}` ran on device {da} ({ma}) in A and device {db} ({mb}) in B.")
+        }
+        _ => format!(
+            "`{key}` ran on device {da} in A and device {db} in B; the reports do not record both devices' models, so whether it is the same GPU is unknown."
+        ),
+    })
 }
