@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
     version,
     args_conflicts_with_subcommands = true,
     after_help = "Examples:\n  \
-        profile-run --config conf/ncu/default.yaml regions.include='[train_step]' -- python train.py\n  \
+        profile-run -c ncu/default regions.include='[train_step]' -- python train.py\n  \
         profile-run --dry-run pipeline.ncu.ncu_cli.replay_mode=range -- python train.py\n  \
         profile-run report profile-output/20261122-101500-3f9a2c\n  \
         profile-run config show --origin --config conf/ncu/memory.yaml\n\n\
@@ -101,7 +101,8 @@ pub struct DiffArgs {
     /// of visit times, when both reports know it).
     #[arg(long, value_name = "PCT")]
     pub fail_above: Option<String>,
-    /// Fail (exit 6) when a metric of a region grew by more than PCT percent; repeatable.
+    /// Fail (exit 6) when a metric of a region grew by more than PCT percent; NAME is the raw metric
+    /// name or the label report tables show (`"DRAM Throughput:5"`); repeatable.
     #[arg(long = "gate-metric", value_name = "NAME:PCT")]
     pub gate_metrics: Vec<String>,
     /// Compare runs whose recorded profiler, settings, metrics or devices differ (refused otherwise).
@@ -140,6 +141,10 @@ pub struct ReportArgs {
     /// otherwise left out. Only for run directories you made yourself.
     #[arg(long)]
     pub trust_run_config: bool,
+    /// Merge inputs that look unrelated (different GPU models, or kernel sets that overlap less
+    /// than one workload's do), which is refused otherwise.
+    #[arg(long)]
+    pub allow_incomparable: bool,
     /// The global `--force` (see [`GlobalArgs`]).
     #[arg(skip)]
     pub force: bool,

@@ -15,6 +15,20 @@ pub fn err_line(text: &str) {
     let _ = err.flush();
 }
 
+/// `text` with nothing a terminal could misread: control characters other than line breaks and
+/// tabs become `\u{..}` escapes, and the replacement character that a lossy decoding of foreign
+/// bytes leaves (`\u{fffd}`) becomes `?`, so an error about a garbage file prints as plain text.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            '\u{fffd}' => "?".to_string(),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 /// Writes `text` (plus a final newline if missing) to stdout. A closed pipe (`| head`) is a
 /// success; any other error (`> /dev/full`) is returned, since then the output was lost.
 pub fn out_text(text: &str) -> std::io::Result<()> {
@@ -50,5 +64,13 @@ mod tests {
             .unwrap();
         let err = write_text(&mut full, "report.md").unwrap_err();
         assert_eq!(err.raw_os_error(), Some(28), "ENOSPC: {err}");
+    }
+
+    #[test]
+    fn printable_keeps_line_breaks_and_escapes_what_a_terminal_would_misread() {
+        assert_eq!(
+            printable("bad \u{fffd}\u{fffd} start\n  caused by: \u{1b}[31m"),
+            "bad ?? start\n  caused by: \\u{1b}[31m"
+        );
     }
 }

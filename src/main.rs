@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use profile_run::console::err_line;
+use profile_run::console::{err_line, printable};
 
 fn main() -> ExitCode {
     // A panic is a bug in profile-run, not in the user's input: exit 1 (internal error), never 101.
@@ -15,13 +15,13 @@ fn main() -> ExitCode {
         Err(err) => {
             let code = err.exit_code();
             let message = err.to_string();
-            err_line(&format!("error: {message}"));
+            err_line(&format!("error: {}", printable(&message)));
             let mut source = std::error::Error::source(&err);
             while let Some(cause) = source {
                 // Most messages already quote their cause; repeat it only when it adds something.
                 let cause_text = cause.to_string();
                 if !message.contains(&cause_text) {
-                    err_line(&format!("  caused by: {cause_text}"));
+                    err_line(&format!("  caused by: {}", printable(&cause_text)));
                 }
                 source = cause.source();
             }

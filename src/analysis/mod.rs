@@ -167,6 +167,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         command: context.command.clone(),
         profiler_command: context.profiler_command.clone(),
         profiler: reading.profiler.clone(),
+        platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
         sources: reading.sources.clone(),
     }

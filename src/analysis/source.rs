@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation, RegionPath, ScopeKey};
-use crate::report::model::{Insight, ProfilerInfo, Sampling};
+use crate::report::model::{Insight, Platform, ProfilerInfo, Sampling};
 
 /// The requested metrics a source can give, known before any result is read.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +34,8 @@ pub struct Reading {
     pub has_ranges: bool,
     /// Which profiler made the inputs, its version and the settings that shape the numbers.
     pub profiler: ProfilerInfo,
+    /// The devices and driver the inputs record (empty where they record none).
+    pub platform: Platform,
     /// The files the numbers come from.
     pub sources: Vec<String>,
     /// Notes only the adapter can word (a profiler mode that changes what a result is, …).

@@ -15,10 +15,10 @@ use crate::report::diff::{self, Gate, RunReport, Verdict};
 use super::{load_config, print_stdout};
 
 pub fn diff_command(args: DiffArgs) -> Result<i32> {
-    let gates = gates(&args)?;
+    let mut gates = gates(&args)?;
     let a = read_side(&args.a, &args.configs)?;
     let b = read_side(&args.b, &args.configs)?;
-    check_gate_metrics(&gates, (&args.a, &a), (&args.b, &b))?;
+    resolve_gate_metrics(&mut gates, (&args.a, &a), (&args.b, &b))?;
     let result = diff::compare(
         (&args.a.display().to_string(), &a),
         (&args.b.display().to_string(), &b),
@@ -36,6 +36,10 @@ pub fn diff_command(args: DiffArgs) -> Result<i32> {
             args.b.display(),
             lines.join("\n")
         )));
+    }
+    // On stderr too: a CI job that keeps only the JSON or the verdict still shows them in its log.
+    for w in &result.warnings {
+        err_line(&format!("warning: {w}"));
     }
     let json = serde_json::to_string_pretty(&result)
         .map_err(|e| Error::Usage(format!("could not serialise the diff: {e}")))?;
@@ -67,27 +71,46 @@ fn gates(args: &DiffArgs) -> Result<Vec<Gate>> {
     Ok(gates)
 }
 
-/// A gate on a metric neither report collected would pass by measuring nothing: refuse it.
-fn check_gate_metrics(
-    gates: &[Gate],
+/// Each `--gate-metric` to the raw name both reports know it by (it may be given by the label the
+/// report tables show); a gate on a metric a report lacks would pass by measuring nothing: refused.
+fn resolve_gate_metrics(
+    gates: &mut [Gate],
     a: (&Path, &RunReport),
     b: (&Path, &RunReport),
 ) -> Result<()> {
-    for metric in gates.iter().filter_map(|g| g.metric.as_deref()) {
+    for gate in gates.iter_mut() {
+        let Some(given) = gate.metric.clone() else {
+            continue;
+        };
+        let mut raw = None;
         for (path, report) in [a, b] {
-            if !report.metrics.iter().any(|m| m.name == metric) {
+            let Some(name) = report.metric_named(&given) else {
                 return Err(Error::Usage(format!(
-                    "--gate-metric {metric}: {} has no metric `{metric}`; gate on one of its metrics ({})",
+                    "--gate-metric {given}: {} has no metric `{given}`; gate on one of its metrics, by name or label ({})",
                     path.display(),
                     report
                         .metrics
                         .iter()
-                        .map(|m| m.name.as_str())
+                        .map(|m| match &m.label {
+                            Some(label) => format!("{} = {label}", m.name),
+                            None => m.name.clone(),
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 )));
+            };
+            match raw {
+                Some(known) if known != name => {
+                    return Err(Error::Usage(format!(
+                        "--gate-metric {given}: the label means `{known}` in {} but `{name}` in {}; give the raw metric name",
+                        a.0.display(),
+                        path.display()
+                    )));
+                }
+                _ => raw = Some(name),
             }
         }
+        gate.metric = raw.map(str::to_string);
     }
     Ok(())
 }

@@ -37,6 +37,13 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());
         let line = profiler.dry_run(config, &plan, &dir, &args.workload);
         print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
+        // What the run would find out only after starting: the profiler, then the workload.
+        let found = profiler.check_starts(config)?;
+        crate::process::check_workload(&args.workload)
+            .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
+        err_line(&format!(
+            "checked: {found} runs; the workload's program was found"
+        ));
         return Ok(exit::OK);
     }
 
@@ -62,7 +69,12 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
             None => Ok(None),
         });
 
-    if let Some(signal) = finished.interrupted_by {
+    // A signal while the capture was exported or rendered (after ncu ended) still ends the run with
+    // 128+n once what was captured is written.
+    if let Some(signal) = finished
+        .interrupted_by
+        .or_else(crate::process::received_signal)
+    {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
         for note in profiler.interrupted_notes(config, &run, &finished) {

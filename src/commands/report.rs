@@ -19,6 +19,8 @@ use super::{
 
 pub fn report_command(args: ReportArgs) -> Result<i32> {
     let (input_paths, config_args) = args.split();
+    // Before any directory is made: a refused input leaves nothing behind.
+    run::check_report_inputs(&input_paths)?;
     let recorded = recorded_config(&input_paths).map(|path| crate::config::Recorded {
         path,
         trusted: args.trust_run_config,
@@ -66,12 +68,29 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
     } else {
         analyze_report_files(&plan, &inputs.reports, &context)?
     };
+    let captures = inputs.reports.len() + inputs.exports.len();
+    if captures > 1 && !args.allow_incomparable {
+        refuse_unrelated(&report)?;
+    }
     // Created only now, so a failed analysis leaves no empty directory behind.
     let (out, _claim) = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports_into(&report, &plan, &out, args.force)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
     Ok(exit::OK)
+}
+
+/// Several captures merged into one report must be one workload (the ranks of one job): captures on
+/// different GPU models, or whose kernels barely overlap, would add up to numbers about nothing.
+fn refuse_unrelated(report: &crate::report::model::Report) -> Result<()> {
+    let why = crate::report::workload::unrelated_scopes(report);
+    if why.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "these inputs look like unrelated runs, so one report of them would mix workloads:\n  {}\n  merge captures of one workload (the ranks of one job), or pass --allow-incomparable to merge them anyway",
+        why.join("\n  ")
+    )))
 }
 
 /// The configuration the first run directory among the inputs recorded (its own `config.yaml`, or

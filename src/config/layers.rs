@@ -46,6 +46,12 @@ pub(crate) fn embedded(name: &str) -> Option<&'static str> {
         .map(|(_, text)| *text)
 }
 
+/// `ncu/pytorch` for a path ending in `conf/ncu/pytorch.yaml` (any directory before `conf/`).
+fn builtin_name_of_path(path: &str) -> Option<&str> {
+    let at = path.rfind("conf/")?;
+    (at == 0 || path[..at].ends_with('/')).then(|| &path[at + "conf/".len()..])
+}
+
 pub(crate) fn preset_list() -> String {
     PRESETS
         .iter()
@@ -166,12 +172,20 @@ impl Resolver {
         })
     }
 
-    /// A `--config` argument: an existing file, else the name of a built-in preset.
+    /// A `--config` argument: an existing file, else the name of a built-in preset (`ncu/pytorch`),
+    /// also when written as the repository path of its file (`conf/ncu/pytorch.yaml`), so commands
+    /// copied from the docs work from any directory; a file that exists always wins.
     pub fn add_config_arg(&mut self, arg: &Path) -> Result<(), ConfigError> {
+        let name = arg
+            .to_str()
+            .map(|a| builtin_name_of_path(a).unwrap_or(a).to_string());
         let preset = if arg.exists() {
             Preset::file(arg)?
-        } else if let Some(text) = arg.to_str().and_then(embedded) {
-            Preset::embedded(arg.to_str().expect("checked above"), text)
+        } else if let Some((name, text)) = name
+            .as_deref()
+            .and_then(|n| embedded(n).map(|text| (n, text)))
+        {
+            Preset::embedded(name, text)
         } else {
             return Err(ConfigError::MissingFile {
                 path: arg.to_path_buf(),

@@ -5,9 +5,11 @@ pub mod progress;
 mod run;
 mod signals;
 mod tree;
+mod workload;
 
 pub use run::{run_probe, run_streaming, Finished};
-pub use signals::SignalGuard;
+pub use signals::{received_signal, SignalGuard};
+pub use workload::check_workload;
 
 use std::path::PathBuf;
 

@@ -5,92 +5,123 @@
 //! was ignored from the start (`nohup`). The last
 //! signal is remembered so the run can exit with 128+n once everything is written, and the time of
 //! the first one starts the grace period after which the profiler is killed.
+//!
+//! The handlers are installed once, by the first guard, and stay for the life of the process: every
+//! signal from then on is logged. A handler per guard would leave gaps: signal-hook keeps its
+//! low-level handler when a registration is dropped, so a signal between two guards (after the
+//! version probe, before the capture) or after the last one (while the capture is exported and
+//! rendered) was neither handled nor fatal, and the run went on to exit 0. A guard only says which
+//! processes receive forwarded signals and which signals arrived since it was installed;
+//! [`received_signal`] tells the command about any signal at all.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::Instant;
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::{Handle, Signals};
+use signal_hook::iterator::Signals;
 
-/// Installed for the duration of a profiler run.
+/// What the process-wide handler thread shares with the guards.
+#[derive(Default)]
+struct Shared {
+    /// Every signal received, in order, with when it arrived.
+    log: Mutex<Vec<(i32, Instant)>>,
+    /// The processes forwarded signals go to (the current guard's); empty between guards, so a
+    /// late signal never reaches a pid the system may have reused.
+    pids: Mutex<Vec<u32>>,
+}
+
+impl Shared {
+    fn log(&self) -> std::sync::MutexGuard<'_, Vec<(i32, Instant)>> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pids(&self) -> std::sync::MutexGuard<'_, Vec<u32>> {
+        self.pids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+static SHARED: OnceLock<Result<Arc<Shared>, String>> = OnceLock::new();
+
+/// The process-wide handler, installed on first use.
+fn shared() -> std::io::Result<Arc<Shared>> {
+    SHARED
+        .get_or_init(|| install_handlers().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(std::io::Error::other)
+}
+
+fn install_handlers() -> std::io::Result<Arc<Shared>> {
+    // Under `nohup` SIGHUP is ignored on purpose; catching it would undo that. Read before any
+    // handler of ours is installed.
+    let handled: &[i32] = if hangup_ignored() {
+        &[SIGINT, SIGTERM]
+    } else {
+        &[SIGINT, SIGTERM, SIGHUP]
+    };
+    let mut signals = Signals::new(handled)?;
+    let interactive = std::io::stdin().is_terminal();
+    let shared = Arc::new(Shared::default());
+    let state = Arc::clone(&shared);
+    thread::spawn(move || {
+        for signal in signals.forever() {
+            state.log().push((signal, Instant::now()));
+            // A terminal's Ctrl-C already reached the profiler (same process group); a second
+            // SIGINT could make it abort without writing its report.
+            if signal == SIGINT && interactive {
+                continue;
+            }
+            let forwarded = if signal == SIGHUP { SIGTERM } else { signal };
+            let Ok(sig) = Signal::try_from(forwarded) else {
+                continue;
+            };
+            for &pid in state.pids().iter() {
+                let _ = kill(Pid::from_raw(pid as i32), sig);
+            }
+        }
+    });
+    Ok(shared)
+}
+
+/// The last signal profile-run received, at any time since the first guard; `None` when none did.
+pub fn received_signal() -> Option<i32> {
+    let shared = SHARED.get()?.as_ref().ok()?;
+    shared.log().last().map(|(signal, _)| *signal)
+}
+
+/// Held for the duration of a profiler run (or probe).
 pub struct SignalGuard {
-    received: Arc<AtomicI32>,
-    pids: Arc<Mutex<Vec<u32>>>,
-    first_at: Arc<Mutex<Option<Instant>>>,
-    handle: Handle,
-    thread: Option<thread::JoinHandle<()>>,
+    shared: Arc<Shared>,
+    /// Signals logged before this guard (they belong to earlier steps).
+    since: usize,
 }
 
 impl SignalGuard {
     pub fn install() -> std::io::Result<SignalGuard> {
-        let received = Arc::new(AtomicI32::new(0));
-        let pids: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
-        let first_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
-        // Under `nohup` SIGHUP is ignored on purpose; catching it would undo that.
-        let handled: &[i32] = if hangup_ignored() {
-            &[SIGINT, SIGTERM]
-        } else {
-            &[SIGINT, SIGTERM, SIGHUP]
-        };
-        let mut signals = Signals::new(handled)?;
-        let handle = signals.handle();
-        let interactive = std::io::stdin().is_terminal();
-        let thread = {
-            let received = Arc::clone(&received);
-            let pids = Arc::clone(&pids);
-            let first_at = Arc::clone(&first_at);
-            thread::spawn(move || {
-                for signal in signals.forever() {
-                    received.store(signal, Ordering::SeqCst);
-                    first_at
-                        .lock()
-                        .expect("signal time")
-                        .get_or_insert_with(Instant::now);
-                    // A terminal's Ctrl-C already reached the profiler (same process group); a
-                    // second SIGINT could make it abort without writing its report.
-                    if signal == SIGINT && interactive {
-                        continue;
-                    }
-                    let forwarded = if signal == SIGHUP { SIGTERM } else { signal };
-                    let Ok(sig) = Signal::try_from(forwarded) else {
-                        continue;
-                    };
-                    for &pid in pids.lock().expect("pid list").iter() {
-                        let _ = kill(Pid::from_raw(pid as i32), sig);
-                    }
-                }
-            })
-        };
-        Ok(SignalGuard {
-            received,
-            pids,
-            first_at,
-            handle,
-            thread: Some(thread),
-        })
+        let shared = shared()?;
+        let since = shared.log().len();
+        Ok(SignalGuard { shared, since })
     }
 
     /// The processes to forward signals to.
     pub fn watch(&self, pids: Vec<u32>) {
-        *self.pids.lock().expect("pid list") = pids;
+        *self.shared.pids() = pids;
     }
 
-    /// When the first signal arrived, if one did: the start of the grace period.
+    /// When the first signal since this guard arrived, if one did: the start of the grace period.
     pub fn first_received_at(&self) -> Option<Instant> {
-        *self.first_at.lock().expect("signal time")
+        self.shared.log().get(self.since).map(|(_, at)| *at)
     }
 
-    /// The last signal received, if any.
+    /// The last signal received since this guard, if any.
     pub fn received(&self) -> Option<i32> {
-        match self.received.load(Ordering::SeqCst) {
-            0 => None,
-            n => Some(n),
-        }
+        let log = self.shared.log();
+        log[self.since.min(log.len())..]
+            .last()
+            .map(|(signal, _)| *signal)
     }
 }
 
@@ -107,9 +138,6 @@ fn hangup_ignored() -> bool {
 
 impl Drop for SignalGuard {
     fn drop(&mut self) {
-        self.handle.close();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.shared.pids().clear();
     }
 }

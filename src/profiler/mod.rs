@@ -50,6 +50,18 @@ impl Profiler {
         }
     }
 
+    /// What `--dry-run` checks of the profiler: it can be started (exit 3 otherwise) and, for ncu,
+    /// answers `--version`; returns what was found, for the dry run to print.
+    pub fn check_starts(self, config: &Config) -> Result<String> {
+        match self {
+            Profiler::Ncu => ncu::capture::check_starts(config),
+            Profiler::Neuron => {
+                neuron::capture::check_runnable(config)?;
+                Ok(format!("{} found", config.pipeline.neuron.executable))
+            }
+        }
+    }
+
     /// Fails (exit 3, with the fix) when the profiler cannot be started at all.
     pub fn check_runnable(self, config: &Config) -> Result<()> {
         match self {

@@ -14,6 +14,7 @@ pub mod inside;
 pub mod model;
 pub mod render;
 pub mod summary;
+pub mod workload;
 pub mod write;
 
 use std::path::PathBuf;

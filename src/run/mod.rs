@@ -1,5 +1,6 @@
 //! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
-//! and where a report is written (`out`). Each profiler finds its own captures again for `report` /
+//! where a report is written (`out`), and the inputs `report` refuses before touching anything
+//! (`inputs`). Each profiler finds its own captures again for `report` /
 //! `merge` (`profiler::ncu::inputs`, `profiler::neuron::capture::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
@@ -8,11 +9,13 @@
 //! files into `<output.root>/<run name>/rank<N>/`.
 
 mod claim;
+mod inputs;
 mod out;
 mod record;
 mod store;
 
 pub use claim::{Claim, CLAIM_FILE};
+pub use inputs::check_report_inputs;
 pub use out::ReportOut;
 pub use record::{PassRecord, RunRecord};
 pub use store::{

@@ -204,8 +204,11 @@ fn workload_arguments_reach_the_child_verbatim_never_through_a_shell() {
 fn dry_run_prints_escaped_nvtx_expressions_for_each_replay_mode() {
     for mode in ["kernel", "range", "app-range"] {
         let env = Env::new();
+        // --dry-run checks that the script exists.
+        std::fs::write(env.dir.path().join("train.py"), "").unwrap();
         let out = env
             .cmd()
+            .env("PATH", crate::common::path_with_python(env.dir.path()))
             .args([
                 "--dry-run",
                 &format!("pipeline.ncu.ncu_cli.replay_mode={mode}"),

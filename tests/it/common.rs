@@ -59,3 +59,21 @@ pub fn analyze_sets(
 }
 
 pub use profile_run::profiler::ncu::source::ExportSet;
+
+/// A `PATH` that finds `python` and `python3` (stubs written under `dir/bin`) before the system's,
+/// for `--dry-run` tests that name a Python workload on machines without Python.
+pub fn path_with_python(dir: &std::path::Path) -> std::ffi::OsString {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["python", "python3"] {
+        let stub = bin.join(name);
+        std::fs::write(&stub, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(paths).unwrap()
+}

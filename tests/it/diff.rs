@@ -87,7 +87,10 @@ fn two_ranks_of_one_step_pass_a_five_percent_gate() {
     assert_eq!(json["scopes"].as_array().unwrap().len(), 1);
     // Each run has one scope on another device: paired, and said so.
     let notes = json["notes"].to_string();
-    assert!(notes.contains("device 0 in A and device 1 in B"), "{notes}");
+    assert!(
+        notes.contains("device 0 in A and device 1 in B (both NVIDIA H200)"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -343,9 +346,15 @@ fn scopes_are_matched_by_rank_and_the_aggregate_is_compared_too() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0]["scope"], "rank 1");
     assert_eq!(findings[0]["region"], "train_step/forward");
-    assert!(json["notes"]
-        .to_string()
-        .contains("GPU model is not recorded"));
+    // Both raw pages name their GPU (device__attribute_display_name): nothing unknown, no warning.
+    assert!(
+        !json["notes"]
+            .to_string()
+            .contains("GPU model is not recorded"),
+        "{}",
+        json["notes"]
+    );
+    assert_eq!(json["warnings"], Value::Array(vec![]));
 }
 
 #[test]

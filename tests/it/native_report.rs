@@ -182,7 +182,34 @@ fn check_same_report(name: &str, config: &Config) {
     assert_eq!(metrics(&native), metrics(&csv), "{name}: metrics");
     assert_eq!(native.time_metric, csv.time_metric, "{name}");
     assert_eq!(native.notes, csv.notes, "{name}: notes");
-    assert_eq!(native.run.profiler, csv.run.profiler, "{name}: profiler");
+    assert_eq!(native.run.profiler.name, csv.run.profiler.name, "{name}");
+    assert_eq!(
+        native.run.profiler.settings, csv.run.profiler.settings,
+        "{name}: profiler settings"
+    );
+    // The report file knows more than its pages: the ncu that wrote it, and the GPU.
+    assert_eq!(csv.run.profiler.version, None, "{name}");
+    assert_eq!(
+        native.run.profiler.version.as_deref(),
+        Some("2025.3.1.0"),
+        "{name}"
+    );
+    assert_eq!(
+        native.run.platform.models(),
+        ["NVIDIA H100 80GB HBM3"],
+        "{name}"
+    );
+    // The raw page names the same devices (its device columns); only the file knows the driver.
+    assert_eq!(
+        native.run.platform.devices, csv.run.platform.devices,
+        "{name}: devices"
+    );
+    assert_eq!(csv.run.platform.driver, None, "{name}");
+    assert_eq!(
+        native.run.platform.driver.as_deref(),
+        Some("CUDA 13.0"),
+        "{name}"
+    );
     assert_eq!(native.scopes.len(), csv.scopes.len(), "{name}: scopes");
     let regions: usize = csv.scopes.iter().map(|s| s.regions.len()).sum();
     assert!(regions > 0, "{name}: no region compared");

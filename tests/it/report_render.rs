@@ -3,8 +3,8 @@
 
 use profile_run::region::{RegionKind, Rollup};
 use profile_run::report::model::{
-    Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, ProfilerInfo, Region, Report,
-    RunInfo, Scope, Totals, SCHEMA_VERSION,
+    DeviceModel, Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, Platform,
+    ProfilerInfo, Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 use profile_run::report::render::json::to_json;
 use profile_run::report::render::markdown::{render, MarkdownOptions};
@@ -223,6 +223,13 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
                 name: "ncu".to_string(),
                 version: Some("2025.3.1".to_string()),
                 settings: [("replay_mode".to_string(), "range".to_string())].into(),
+            },
+            platform: Platform {
+                devices: vec![DeviceModel {
+                    id: "0".to_string(),
+                    model: "NVIDIA H200".to_string(),
+                }],
+                driver: Some("CUDA 13.0".to_string()),
             },
             config_fingerprint: "0123456789abcdef".to_string(),
             sources: vec!["runs/1/raw.csv".to_string()],

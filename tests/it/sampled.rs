@@ -367,7 +367,9 @@ fn settings_that_defeat_the_join_exit_2_before_anything_runs() {
 #[test]
 fn dry_run_prints_both_command_lines() {
     let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("train.py"), "").unwrap();
     fake_sampled(tmp.path())
+        .env("PATH", crate::common::path_with_python(tmp.path()))
         .args(["--dry-run", "--", "python3", "train.py"])
         .assert()
         .success()

@@ -96,6 +96,25 @@ pub fn check_runnable(config: &Config) -> Result<()> {
     }
 }
 
+/// `--dry-run`'s check that ncu runs: it resolves (exit 3 otherwise) and `ncu --version` answers
+/// with a version (exit 3 with its path otherwise: an ncu that cannot start would fail the run).
+pub fn check_starts(config: &Config) -> Result<String> {
+    check_runnable(config)?;
+    let program = &config.pipeline.ncu.executable;
+    match export_pages::profiler_version(program) {
+        Ok(Some(version)) => Ok(format!("ncu {version} ({program})")),
+        Ok(None) => Err(ProfilerError::Spawn {
+            program: program.clone(),
+            source: std::io::Error::other("`--version` printed no version"),
+        }
+        .into()),
+        Err(signal) => Err(crate::error::Error::Interrupted {
+            signal,
+            run_dir: std::path::PathBuf::from("no directory (a dry run captures nothing)"),
+        }),
+    }
+}
+
 /// Runs the workload under ncu into `run`, keeping the run record up to date; returns how ncu ended.
 /// A sampled run runs it twice: the deep pass only after a timing pass that succeeded, and how the
 /// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
@@ -134,6 +153,13 @@ pub fn capture(
     run.write_text("command.txt", &(lines.join("\n") + "\n"))?;
     run.write_record(record)?;
 
+    // A signal between the probe and now: do not start ncu at all.
+    if let Some(signal) = crate::process::received_signal() {
+        return Err(crate::error::Error::Interrupted {
+            signal,
+            run_dir: run.root().to_path_buf(),
+        });
+    }
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
     let first = run_pass(&passes[0], run, grace, &display)?;

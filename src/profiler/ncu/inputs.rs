@@ -132,6 +132,9 @@ pub fn resolve_inputs(
                 None => bare_export_dir()?,
             };
             exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
+        } else if input.is_file() && is_compressed_csv(input) {
+            claimed.claim(input, input)?;
+            exports.push(decompressed_export(input, &bare_export_dir()?)?);
         } else if input.is_file() {
             claimed.claim(input, input)?;
             exports.push(ExportSet {
@@ -170,6 +173,56 @@ pub fn resolve_inputs(
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
+}
+
+/// `R_raw.csv.gz`: a gzip-compressed CSV export.
+pub fn is_compressed_csv(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".csv.gz"))
+}
+
+/// A gzip-compressed CSV export and its details page (compressed or not), decompressed into `dir`
+/// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
+/// which needs a file it can seek in.
+fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
+    let raw = gunzip_into(input, dir)?;
+    let details = match sibling_details(input) {
+        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir)?),
+        other => other,
+    };
+    Ok(ExportSet {
+        raw,
+        details,
+        rank: None,
+    })
+}
+
+/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`; a damaged stream is an error naming the file.
+fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
+    let name = input
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map_or("export.csv", |n| &n[..n.len() - ".gz".len()]);
+    let out = dir.join(name);
+    let io_error = |path: &Path, source: std::io::Error| {
+        Error::from(super::export::ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let file = std::fs::File::open(input).map_err(|e| io_error(input, e))?;
+    let mut reader = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+    let mut writer =
+        std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
+    std::io::copy(&mut reader, &mut writer).map_err(|e| {
+        let _ = std::fs::remove_file(&out);
+        io_error(
+            input,
+            std::io::Error::new(e.kind(), format!("not a readable gzip stream ({e})")),
+        )
+    })?;
+    Ok(out)
 }
 
 /// `R.ncu-rep` or `R.ncu-rep.gz`: what the native reader opens (plain or gzip-compressed).

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod diagnose;
 pub mod export;
 pub mod export_pages;
+pub mod hints;
 pub mod inputs;
 pub mod labels;
 pub mod log;

@@ -23,6 +23,7 @@ use super::source::ncu_reading;
 use super::{rollup, units};
 
 mod paths;
+mod provenance;
 mod reader;
 mod twins;
 
@@ -233,15 +234,18 @@ impl Observations for ReportSource<'_> {
                 deep_results: t.results,
                 coverage,
             });
-            Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined))
+            let session = report.session().clone();
+            Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined, session))
         });
         let mut state = None;
         let mut advice = AdviceIndex::default();
         let mut counts = Vec::with_capacity(read.len());
         let mut has_ranges = false;
         let mut joined = Vec::new();
+        let mut sessions = Vec::new();
         for file in read {
-            let (part, part_advice, part_counts, part_nvtx, part_joined) = file?;
+            let (part, part_advice, part_counts, part_nvtx, part_joined, session) = file?;
+            sessions.push(session);
             match state.as_mut() {
                 Some(state) => merge(state, part),
                 None => state = Some(part),
@@ -264,6 +268,7 @@ impl Observations for ReportSource<'_> {
             &self.nvtx_include,
             advice,
         );
+        provenance::apply(&sessions, &mut reading);
         if self.from_deep.iter().any(|d| *d) || !joined.is_empty() {
             let (sampling, notes) = sampling_info(&self, &joined);
             reading.sampling = Some(sampling);
@@ -383,5 +388,7 @@ pub fn analyze_report_files(
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
     let source = ReportSource::open(&plan.analysis, inputs, context, &plan.nvtx.include)?;
-    crate::analysis::analyze(&plan.analysis, source, context)
+    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    super::hints::add_hints(&mut report);
+    Ok(report)
 }

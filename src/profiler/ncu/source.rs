@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
-use crate::report::model::ProfilerInfo;
+use crate::report::model::{Platform, ProfilerInfo};
 
 use super::export::details::{read_details, AdviceIndex};
 use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
@@ -143,7 +143,7 @@ impl Observations for CsvSource<'_> {
             .flat_map(|set| std::iter::once(&set.raw).chain(&set.details))
             .map(|p| p.display().to_string())
             .collect();
-        let reading = ncu_reading(
+        let mut reading = ncu_reading(
             &self.context,
             &counts,
             summaries.iter().any(|s| s.has_nvtx),
@@ -151,6 +151,10 @@ impl Observations for CsvSource<'_> {
             &self.nvtx_include,
             advice,
         );
+        // The raw page names each device's model; it holds no driver version.
+        for (id, model) in summaries.iter().flat_map(|s| &s.devices) {
+            reading.platform.add_device(id.clone(), model.clone());
+        }
         Ok((state, reading))
     }
 }
@@ -179,6 +183,7 @@ pub(super) fn ncu_reading(
         results_in_ranges: counts.iter().map(|c| c.results_in_ranges).sum(),
         has_ranges,
         profiler: profiler_info(context, counts),
+        platform: Platform::default(),
         sources,
         notes: ncu_notes(counts, nvtx_include),
         no_results_hint: "Check that the NVTX include patterns match ranges the program pushes \
@@ -290,5 +295,7 @@ pub fn analyze_exports(
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
     let source = CsvSource::open(&plan.analysis, sets, context, &plan.nvtx.include)?;
-    crate::analysis::analyze(&plan.analysis, source, context)
+    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    super::hints::add_hints(&mut report);
+    Ok(report)
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::input::RunReport;
+use crate::report::workload::{KernelOverlap, MIN_KERNEL_OVERLAP};
 
 /// One recorded difference between the runs that changes what the numbers mean.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,20 +112,71 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
             }
         }
     }
-    notes.push(
-        "The GPU model is not recorded in report.json (a scope names its device by index), so whether both runs used the same GPU is unknown.".into(),
-    );
     (diffs, notes)
 }
 
-/// A note when matched scopes ran on different device indices: the index alone does not say whether
-/// the GPU model differs, so it is flagged, not refused.
-pub fn device_note(key: &str, a: Option<&str>, b: Option<&str>) -> Option<String> {
-    (a != b).then(|| {
-        format!(
-            "`{key}` ran on device {} in A and device {} in B; the reports do not record the GPU model, so whether it is the same is unknown.",
-            a.unwrap_or("unknown"),
-            b.unwrap_or("unknown")
-        )
+/// Warnings that the runs may not measure the same thing although they were recorded alike: another
+/// GPU model, or kernel sets that overlap too little to be one workload
+/// ([`crate::report::workload`]); and notes on what could not be checked.
+pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
+    let (ma, mb) = (a.run.platform.models(), b.run.platform.models());
+    if ma.is_empty() || mb.is_empty() {
+        let which = match (ma.is_empty(), mb.is_empty()) {
+            (true, true) => "either report",
+            (true, false) => "report A",
+            _ => "report B",
+        };
+        notes.push(format!(
+            "The GPU model is not recorded in {which} (reports written before it was recorded, and CSV exports without the device__attribute_display_name column, lack it), so whether both runs used the same GPU is unknown."
+        ));
+    } else if ma != mb {
+        warnings.push(format!(
+            "The runs ran on different GPUs (A: {} | B: {}): time and throughput differ by hardware, not only by code.",
+            ma.join(", "),
+            mb.join(", ")
+        ));
+    }
+    match KernelOverlap::of(a.kernel_names(), b.kernel_names()) {
+        Some(overlap) if overlap.is_low() => warnings.push(format!(
+            "The runs share only {}, below the {:.0}% that marks one workload: they look like different workloads, so their regions may not be comparable.",
+            overlap.describe(),
+            MIN_KERNEL_OVERLAP * 100.0
+        )),
+        Some(_) => {}
+        None => notes.push(
+            "One of the reports lists no kernels, so whether both ran the same workload could not be checked.".into(),
+        ),
+    }
+    (warnings, notes)
+}
+
+/// A note when matched scopes ran on different device indices: with both models known it says them
+/// (a different model is a run-wide warning already), else that whether it is the same GPU is unknown.
+pub fn device_note(
+    key: &str,
+    a: (&RunReport, Option<&str>),
+    b: (&RunReport, Option<&str>),
+) -> Option<String> {
+    let (ra, da) = a;
+    let (rb, db) = b;
+    if da == db {
+        return None;
+    }
+    let model = |r: &RunReport, d: Option<&str>| {
+        d.and_then(|d| r.run.platform.model_of(d).map(str::to_string))
+    };
+    let (da, db) = (da.unwrap_or("unknown"), db.unwrap_or("unknown"));
+    Some(match (model(ra, a.1), model(rb, b.1)) {
+        (Some(ma), Some(mb)) if ma == mb => {
+            format!("`{key}` ran on device {da} in A and device {db} in B (both {ma}).")
+        }
+        (Some(ma), Some(mb)) => {
+            format!("`{key}` ran on device {da} ({ma}) in A and device {db} ({mb}) in B.")
+        }
+        _ => format!(
+            "`{key}` ran on device {da} in A and device {db} in B; the reports do not record both devices' models, so whether it is the same GPU is unknown."
+        ),
     })
 }

@@ -41,6 +41,42 @@ pub struct SelectionSide {
 #[derive(Debug, Clone, Deserialize)]
 pub struct RunSide {
     pub profiler: ProfilerSide,
+    /// Devices and driver (schema 4 reports since provenance was recorded; empty before).
+    #[serde(default)]
+    pub platform: PlatformSide,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PlatformSide {
+    #[serde(default)]
+    pub devices: Vec<DeviceSide>,
+    #[serde(default)]
+    pub driver: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeviceSide {
+    pub id: String,
+    pub model: String,
+}
+
+impl PlatformSide {
+    /// The distinct models, sorted: what a comparison checks.
+    pub fn models(&self) -> Vec<&str> {
+        let mut models: Vec<&str> = self.devices.iter().map(|d| d.model.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        models
+    }
+
+    /// The model of device `id`, when listed once.
+    pub fn model_of(&self, id: &str) -> Option<&str> {
+        let mut of = self.devices.iter().filter(|d| d.id == id);
+        match (of.next(), of.next()) {
+            (Some(d), None) => Some(&d.model),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -54,6 +90,9 @@ pub struct ProfilerSide {
 #[derive(Debug, Clone, Deserialize)]
 pub struct MetricSide {
     pub name: String,
+    /// The profiler's display name that report tables show (schema 4); `--gate-metric` accepts it.
+    #[serde(default)]
+    pub label: Option<String>,
     #[serde(default)]
     pub unit: String,
     /// How the metric combined over a region's results; schema 4 sums counters that schema 3 took
@@ -70,6 +109,20 @@ pub struct ScopeSide {
     pub host: Option<String>,
     pub device: Option<String>,
     pub regions: Vec<RegionSide>,
+    /// Results outside every region; only its kernel names are read (the workload check).
+    #[serde(default)]
+    pub outside_regions: Option<TotalsSide>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TotalsSide {
+    #[serde(default)]
+    pub kernels: Vec<KernelSide>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct KernelSide {
+    pub name: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -78,6 +131,9 @@ pub struct RegionSide {
     pub kernel_count: u64,
     pub inclusive: BTreeMap<String, ValueSide>,
     pub instances: Option<InstancesSide>,
+    /// Only the kernel names are read (the workload check).
+    #[serde(default)]
+    pub kernels: Vec<KernelSide>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -145,6 +201,40 @@ impl RunReport {
             ));
         }
         Ok(report)
+    }
+
+    /// The names of every kernel of every scope, in its regions or outside them (the workload
+    /// check; names repeat).
+    pub fn kernel_names(&self) -> impl Iterator<Item = &str> {
+        self.scopes.iter().flat_map(|s| {
+            let outside = s.outside_regions.iter().flat_map(|t| &t.kernels);
+            s.regions
+                .iter()
+                .flat_map(|r| &r.kernels)
+                .chain(outside)
+                .map(|k| k.name.as_str())
+        })
+    }
+
+    /// The raw name of the metric that `--gate-metric` names, by raw name or by the label report
+    /// tables show (letter case and repeated spaces aside); `None` when the report has no such metric.
+    pub fn metric_named(&self, given: &str) -> Option<&str> {
+        let fold = |s: &str| {
+            s.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase()
+        };
+        let wanted = fold(given);
+        self.metrics
+            .iter()
+            .find(|m| m.name == given)
+            .or_else(|| {
+                self.metrics
+                    .iter()
+                    .find(|m| m.label.as_deref().is_some_and(|l| fold(l) == wanted))
+            })
+            .map(|m| m.name.as_str())
     }
 
     pub fn unit(&self, metric: &str) -> &str {

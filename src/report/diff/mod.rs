@@ -105,6 +105,9 @@ pub struct Diff {
     pub time_unit: String,
     /// Recorded differences that change numbers (refused unless `--allow-incomparable`).
     pub incomparable: Vec<Difference>,
+    /// Reasons the numbers may not mean the same in both runs although they were recorded alike
+    /// (another GPU model, a different workload): reported, not refused.
+    pub warnings: Vec<String>,
     pub notes: Vec<String>,
     pub gates: Vec<GateResult>,
     pub scopes: Vec<ScopeDiff>,
@@ -119,6 +122,8 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
     let (name_a, ra) = a;
     let (name_b, rb) = b;
     let (incomparable, mut notes) = comparable::check(ra, rb);
+    let (warnings, checked) = comparable::warnings(ra, rb);
+    notes.extend(checked);
     let (pairs, scopes_added, scopes_removed, pair_note) = match_scopes(ra, rb);
     notes.extend(pair_note);
     let mut scopes = Vec::new();
@@ -126,8 +131,8 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
         if key != "aggregate" {
             notes.extend(comparable::device_note(
                 &key,
-                sa.device.as_deref(),
-                sb.device.as_deref(),
+                (ra, sa.device.as_deref()),
+                (rb, sb.device.as_deref()),
             ));
         }
         scopes.push(scope_diff(ra, &key, sa, sb));
@@ -146,6 +151,7 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
             .map_or("", |t| ra.unit(t))
             .to_string(),
         incomparable,
+        warnings,
         notes,
         gates,
         scopes,

@@ -15,6 +15,9 @@ pub fn table(diff: &Diff) -> String {
     for d in &diff.incomparable {
         let _ = writeln!(out, "differs: {}: A {} | B {}", d.what, d.a, d.b);
     }
+    for w in &diff.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     for gate in &diff.gates {
         let status = format!("{:?}", gate.status).to_lowercase();
         let _ = writeln!(out, "gate {} — {status}: {}", gate.gate, gate.why);

@@ -89,6 +89,7 @@ struct Page<'a> {
     command: Option<String>,
     profiler: String,
     profiler_command: Option<String>,
+    platform: &'a crate::report::model::Platform,
     settings: Vec<(&'a String, &'a String)>,
     fingerprint: &'a str,
     sources: &'a [String],
@@ -241,6 +242,7 @@ impl<'a> Page<'a> {
             },
             profiler_command: (!run.profiler_command.is_empty())
                 .then(|| shell_words::join(&run.profiler_command)),
+            platform: &run.platform,
             settings: run.profiler.settings.iter().collect(),
             fingerprint: &run.config_fingerprint,
             sources: &run.sources,

@@ -150,6 +150,33 @@ fn sighup_is_handled_like_sigterm() {
     assert!(stderr.contains("interrupted by signal 1"), "{stderr}");
 }
 
+/// A signal after ncu has ended (here while its report is exported to CSV, the slowest step after a
+/// capture) is not lost: the report of the capture is still written, and the run exits 128+n. Before
+/// the signal handlers stayed installed for the whole run, such a signal fell between two handlers
+/// and was swallowed: exit 0, as in the flaky `sighup_is_handled_like_sigterm`.
+#[test]
+fn a_signal_after_the_capture_is_not_lost() {
+    let ws = Workspace::new();
+    let output = ws
+        .std_cmd_with(&super::fake_ncu())
+        .env("FAKE_NCU_IMPORT_SIGNAL", "HUP")
+        .args(["-q", "pipeline.ncu.export.pages=[raw]", "--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(128 + 1), "{stderr}");
+    assert!(stderr.contains("interrupted by signal 1"), "{stderr}");
+    let run = &ws.run_dirs()[0];
+    let record = read_json(&run.join("run.json"));
+    assert_eq!(record["profiler_exit_code"], 0, "ncu itself finished");
+    assert!(run.join("export_raw.csv").is_file());
+    assert!(
+        run.join("report.md").is_file(),
+        "what was captured was rendered"
+    );
+}
+
 #[test]
 fn a_profiler_ignoring_the_signal_is_killed_with_its_workload_after_the_grace() {
     let ws = Workspace::new();

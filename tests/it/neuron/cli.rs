@@ -397,8 +397,11 @@ fn neff_mode_captures_the_second_execution_then_views_it() {
 #[test]
 fn dry_runs_print_the_commands_and_start_nothing() {
     let env = Env::new();
+    // --dry-run checks that the script exists.
+    std::fs::write(env.path("train.py"), "").unwrap();
     let out = env
         .cmd("neuron/default")
+        .env("PATH", crate::common::path_with_python(&env.path("")))
         .args(["--dry-run", "--", "python", "train.py"])
         .assert()
         .success()

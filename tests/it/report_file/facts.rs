@@ -231,3 +231,27 @@ fn the_session_lists_the_device_and_every_result_names_its_thread() {
     assert_eq!(devices.len(), 1, "{devices:?}");
     assert_eq!(devices[0].name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
 }
+
+#[test]
+fn the_session_names_the_driver_and_the_ncu_that_wrote_the_file() {
+    for name in ["rep_kernel", "rep_multiproc", "emit_nvtx"] {
+        let mut report = ReportFile::open(&report_path(name)).unwrap();
+        report
+            .for_each_result(|_| Ok::<_, ReportFileError>(()))
+            .unwrap();
+        let session = report.session();
+        assert_eq!(session.version("CUDA Version"), Some("13.0"), "{name}");
+        let ncu = session.version("Nsight Compute Target").unwrap();
+        assert!(ncu.starts_with("2025.3.1.0 (build "), "{name}: {ncu}");
+        assert_eq!(
+            session
+                .versions
+                .iter()
+                .filter(|(c, _)| c == "CUDA Version")
+                .count(),
+            1,
+            "one entry per component: {:?}",
+            session.versions
+        );
+    }
+}

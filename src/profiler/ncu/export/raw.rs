@@ -57,6 +57,18 @@ pub struct RawSummary {
     pub results_in_ranges: u64,
     /// Lines of program output or profiler log skipped before the header.
     pub preamble_lines: u64,
+    /// (device id, model) of every device the results ran on, from the
+    /// `device__attribute_display_name` column when the page has it.
+    pub devices: Vec<(String, String)>,
+}
+
+impl RawSummary {
+    /// Adds a device unless it is already listed.
+    pub(crate) fn add_device(&mut self, device: (String, String)) {
+        if !device.1.is_empty() && !self.devices.contains(&device) {
+            self.devices.push(device);
+        }
+    }
 }
 
 /// Where each result's identity lives: the columns both the raw and the details page carry.
@@ -67,6 +79,8 @@ pub(crate) struct ResultColumns {
     pub process_name: Option<usize>,
     pub host: Option<usize>,
     pub device: Option<usize>,
+    /// The device's model (`device__attribute_display_name`).
+    pub device_model: Option<usize>,
     pub push_pop: Option<(usize, CellLayout)>,
     pub start_end: Option<(usize, CellLayout)>,
 }
@@ -87,6 +101,7 @@ impl ResultColumns {
             process_name: find(headers, "Process Name"),
             host: find(headers, "Host Name"),
             device: find(headers, "Device"),
+            device_model: find(headers, "device__attribute_display_name"),
             push_pop: find_layout(headers, "Push/Pop_Range"),
             start_end: find_layout(headers, "Start/Stop_Range"),
         })
@@ -294,6 +309,7 @@ struct RowReader<'c> {
     results: u64,
     range_results: u64,
     results_in_ranges: u64,
+    devices: Vec<(String, String)>,
 }
 
 impl<'c> RowReader<'c> {
@@ -312,6 +328,7 @@ impl<'c> RowReader<'c> {
             results: 0,
             range_results: 0,
             results_in_ranges: 0,
+            devices: Vec::new(),
         }
     }
 
@@ -339,6 +356,12 @@ impl<'c> RowReader<'c> {
                 device: text(field(columns.result.device)).trim().to_string(),
                 rank: columns.rank.clone(),
             };
+            // A scope change is rare: the device's model is looked at only then.
+            let model = text(field(columns.result.device_model)).trim().to_string();
+            let device = (scope.device.clone(), model);
+            if !device.1.is_empty() && !self.devices.contains(&device) {
+                self.devices.push(device);
+            }
         }
         let stacks: &[Vec<String>] = match columns.result.push_pop {
             Some((col, layout)) => {
@@ -400,6 +423,9 @@ impl<'c> RowReader<'c> {
         summary.results += self.results;
         summary.range_results += self.range_results;
         summary.results_in_ranges += self.results_in_ranges;
+        for device in &self.devices {
+            summary.add_device(device.clone());
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! Blocks: each `BlockHeader` says how many sources and results of each kind its payload holds, may
-//! extend the string table, names the process, and may carry session details (devices); the payload
+//! extend the string table, names the process, and may carry session details (devices, versions); the payload
 //! holds the length-prefixed `SourceData` messages (skipped) and then the results, kernels first, then
 //! ranges, command lists and graphs.
 
@@ -21,6 +21,26 @@ const MAX_FILE_HEADER: u32 = 1 << 16;
 pub struct DeviceInfo {
     pub id: u32,
     pub name: Option<String>,
+}
+
+/// What the session details say about where the report was made, merged over every block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// One entry per device id, in the order first listed.
+    pub devices: Vec<DeviceInfo>,
+    /// The `(component, version)` pairs ncu records (`CUDA Version` → `13.0`, `Nsight Compute
+    /// Target` → `2025.3.1.0 (build …)`, `PerfWorks`), in file order, one per component.
+    pub versions: Vec<(String, String)>,
+}
+
+impl SessionInfo {
+    /// The version ncu recorded for `component`.
+    pub fn version(&self, component: &str) -> Option<&str> {
+        self.versions
+            .iter()
+            .find(|(c, _)| c == component)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// Reads the length-prefixed `FileHeader` and returns its version.
@@ -68,7 +88,7 @@ pub(crate) struct BlockReader {
     counts: Counts,
     strings: StringTable,
     process: ProcessInfo,
-    devices: Vec<DeviceInfo>,
+    session: SessionInfo,
     next_index: u64,
 }
 
@@ -82,7 +102,7 @@ impl BlockReader {
             counts: Counts::default(),
             strings: StringTable::default(),
             process: ProcessInfo::default(),
-            devices: Vec::new(),
+            session: SessionInfo::default(),
             next_index: 0,
         }
     }
@@ -91,8 +111,8 @@ impl BlockReader {
         self.framed.path()
     }
 
-    pub fn devices(&self) -> &[DeviceInfo] {
-        &self.devices
+    pub fn session(&self) -> &SessionInfo {
+        &self.session
     }
 
     /// Reads the next block's header and payload; `false` at a clean end of file.
@@ -122,7 +142,7 @@ impl BlockReader {
             match f.number {
                 1 => c.sources = f.as_u32()?,
                 2 => c.kernels = f.as_u32()?,
-                3 => read_devices(f.as_message()?, &mut self.devices)?,
+                3 => read_session(f.as_message()?, &mut self.session)?,
                 4 => self.strings.extend(f.as_message()?)?,
                 5 => c.payload = f.as_u32()?,
                 6 => self.process = decode_process(f.as_message()?)?,
@@ -248,10 +268,28 @@ fn decode_process(msg: Cursor<'_>) -> Result<ProcessInfo, WireError> {
     Ok(p)
 }
 
-/// The devices of a `ReportSessionDetails` (field 6: id and name); the rest of the session is skipped.
-fn read_devices(msg: Cursor<'_>, out: &mut Vec<DeviceInfo>) -> Result<(), WireError> {
+/// The devices (field 6: id and name) and the versions (field 8: component and version) of a
+/// `ReportSessionDetails`; the rest of the session (host, settings, command line) is skipped.
+fn read_session(msg: Cursor<'_>, session: &mut SessionInfo) -> Result<(), WireError> {
     msg.for_each(|f| {
+        if f.number == 8 {
+            let (mut component, mut version) = (None, None);
+            f.as_message()?.for_each(|g| {
+                match g.number {
+                    1 => component = Some(g.as_str()?.to_owned()),
+                    2 => version = Some(g.as_str()?.to_owned()),
+                    _ => {}
+                }
+                Ok(())
+            })?;
+            if let (Some(c), Some(v)) = (component, version) {
+                if session.version(&c).is_none() {
+                    session.versions.push((c, v));
+                }
+            }
+        }
         if f.number == 6 {
+            let out = &mut session.devices;
             let mut d = DeviceInfo { id: 0, name: None };
             f.as_message()?.for_each(|g| {
                 match g.number {

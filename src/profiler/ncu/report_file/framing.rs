@@ -163,7 +163,9 @@ impl Framed {
             let found = if b.is_empty() {
                 "nothing (an empty file)".to_owned()
             } else {
-                format!("{:?}", String::from_utf8_lossy(&b))
+                // Escaped byte by byte: the start of a foreign file is rarely text, and an error
+                // must print as plain ASCII (never replacement characters).
+                format!("`{}`", b.escape_ascii())
             };
             return Err(ReportFileError::NotAReport {
                 path: self.path.clone(),

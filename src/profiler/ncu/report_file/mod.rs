@@ -45,7 +45,7 @@ mod wire;
 use std::io::Read;
 use std::path::Path;
 
-pub use block::DeviceInfo;
+pub use block::{DeviceInfo, SessionInfo};
 pub use error::{ReportFileError, KNOWN_VERSIONS};
 pub use metrics::{Metric, MetricIter, MetricValue};
 pub use nvtx::{
@@ -116,7 +116,13 @@ impl ReportFile {
     /// The devices listed in the session details read so far; complete after [`Self::for_each_result`]
     /// (ncu writes them in blocks between results).
     pub fn devices(&self) -> &[DeviceInfo] {
-        self.blocks.devices()
+        &self.blocks.session().devices
+    }
+
+    /// The session details read so far (devices, versions); complete after
+    /// [`Self::for_each_result`] (ncu 2025.3.1 writes them after the first result's block).
+    pub fn session(&self) -> &SessionInfo {
+        self.blocks.session()
     }
 
     /// Visits every result in file order. The visitor's error type only needs to absorb

@@ -32,7 +32,10 @@ enum Kind {
 
 fn kind(path: &Path) -> Result<Option<Kind>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ["ncu-rep", "csv"].contains(&ext) || is_ncu_csv(path) {
+    if ["ncu-rep", "csv"].contains(&ext)
+        || crate::profiler::ncu::inputs::is_compressed_csv(path)
+        || is_ncu_csv(path)
+    {
         return Ok(None);
     }
     if path.is_dir() {

@@ -19,8 +19,8 @@ use crate::profiler::neuron::model::SummaryLayout;
 use crate::profiler::neuron::report::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::report::model::{
-    Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Report, RunInfo, Scope,
-    Totals, SCHEMA_VERSION,
+    Insight, ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report,
+    RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.
@@ -116,6 +116,7 @@ pub fn report_with_details(
                 version: context.profiler_version.clone().or(version),
                 settings,
             },
+            platform: Platform::default(),
             config_fingerprint: context.config_fingerprint.clone(),
             sources: viewed
                 .iter()

@@ -39,6 +39,7 @@ impl Layout {
             columns.result.process_name,
             columns.result.host,
             columns.result.device,
+            columns.result.device_model,
             columns.result.push_pop.map(|(c, _)| c),
             columns.result.start_end.map(|(c, _)| c),
             columns.time.map(|(c, _)| c),

@@ -201,6 +201,9 @@ impl Counts {
         summary.results += self.0.results;
         summary.range_results += self.0.range_results;
         summary.results_in_ranges += self.0.results_in_ranges;
+        for device in &self.0.devices {
+            summary.add_device(device.clone());
+        }
     }
 }
 
