@@ -5,14 +5,35 @@
 use std::io::Write;
 
 /// Writes one line to stderr; any error (closed pipe, hung-up terminal) is ignored, never a panic
-/// (`eprintln!` panics on them).
+/// (`eprintln!` panics on them). Control characters are escaped ([`escape_controls`]): notes and
+/// errors quote names and values from inputs, which must not drive the terminal.
 pub fn err_line(text: &str) {
+    let text = escape_controls(text);
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     if !text.ends_with('\n') {
         let _ = err.write_all(b"\n");
     }
     let _ = err.flush();
+}
+
+/// `text` with every control character but line feed and tab (ESC, BEL, CR, backspace, DEL, the C1
+/// range) written as a visible `\u{1b}` escape, so a range name or a config value that holds a
+/// terminal sequence is shown, not obeyed.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_escaped = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(is_escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_escaped(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Writes `text` (plus a final newline if missing) to stdout. A closed pipe (`| head`) is a
@@ -38,6 +59,16 @@ fn write_text(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(escape_controls("plain\tname\n"), "plain\tname\n");
+        assert_eq!(
+            escape_controls("a\x1b[2Jb\x07\r"),
+            "a\\u{1b}[2Jb\\u{7}\\u{d}"
+        );
+        assert_eq!(escape_controls("\u{9b}31m"), "\\u{9b}31m");
+    }
 
     #[test]
     fn a_closed_pipe_is_a_success_and_a_full_device_an_error() {

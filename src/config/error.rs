@@ -31,6 +31,14 @@ pub enum ConfigError {
         message: String,
     },
 
+    #[error("{origin} nests {depth} levels deep at line {line}; at most {limit} levels are read (a configuration needs about 5): flatten the document or fix the unclosed brackets")]
+    TooDeep {
+        origin: Origin,
+        line: usize,
+        depth: usize,
+        limit: usize,
+    },
+
     #[error("{origin} must be a mapping of keys such as `pipeline:` or `report:`, found {found}")]
     NotAMapping { origin: Origin, found: String },
 
@@ -100,6 +108,7 @@ impl ConfigError {
     pub fn origin(&self) -> Option<&Origin> {
         match self {
             ConfigError::Yaml { origin, .. }
+            | ConfigError::TooDeep { origin, .. }
             | ConfigError::NotAMapping { origin, .. }
             | ConfigError::BadDefaults { origin }
             | ConfigError::UnknownPreset { origin, .. }

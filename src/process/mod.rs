@@ -5,6 +5,7 @@ pub mod progress;
 mod run;
 mod signals;
 mod tree;
+pub mod watchdog;
 
 pub use run::{run_probe, run_streaming, Finished};
 pub use signals::SignalGuard;

@@ -7,6 +7,7 @@
 //! `export_details.csv`), `report.md` and `report.json`. Under a launcher every rank writes the same
 //! files into `<output.root>/<run name>/rank<N>/`.
 
+pub mod kind;
 mod out;
 mod record;
 mod store;

@@ -127,6 +127,7 @@ pub fn capture(
             crate::error::Error::Interrupted {
                 signal,
                 run_dir: run.root().to_path_buf(),
+                captured: false,
             }
         })?;
     run.write_text("config.yaml", &loaded.to_yaml())?;
@@ -138,6 +139,8 @@ pub fn capture(
     let display = Display::new(quiet);
     let first = run_pass(&passes[0], run, grace, &display)?;
     record.finish(&first);
+    let log_text = std::fs::read_to_string(run.path(passes[0].log)).unwrap_or_default();
+    record.set_workload_exit(log::application_exit_code(&log_text));
     run.write_record(record)?;
     let Some(deep) = passes
         .get(1)

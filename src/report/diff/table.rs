@@ -75,7 +75,8 @@ fn pct(p: Option<f64>) -> String {
 fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
     let time = r.time.as_ref();
     let mut cells = vec![
-        r.path.clone(),
+        // Escaped here, not only when printed, so the columns line up with what is shown.
+        crate::console::escape_controls(&r.path).into_owned(),
         value(time.map(|t| t.a), unit),
         value(time.map(|t| t.b), unit),
         time.map_or("—".into(), |t| pct(t.delta_pct)),
@@ -96,7 +97,8 @@ fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
     cells
 }
 
-/// Left-aligned columns, two spaces apart, indented by two.
+/// Left-aligned columns, two spaces apart, indented by two. Padding is written out rather than
+/// asked of `format!`, whose width argument panics past 65,535 (a region path can be longer).
 fn align(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -106,7 +108,10 @@ fn align(rows: &[Vec<String>]) -> String {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
+            .map(|(cell, w)| {
+                let pad = w.saturating_sub(cell.chars().count());
+                format!("{cell}{}", " ".repeat(pad))
+            })
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
     }

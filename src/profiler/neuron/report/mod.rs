@@ -92,6 +92,7 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
                 settings,
             },
             config_fingerprint: context.config_fingerprint.clone(),
+            partial: context.partial.clone(),
             sources: viewed
                 .iter()
                 .map(|v| v.output.display().to_string())
