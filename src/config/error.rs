@@ -16,6 +16,9 @@ pub enum ConfigError {
     )]
     MissingFile { path: PathBuf, presets: String },
 
+    #[error("config file `{}` {kind}, not a YAML file; pass a regular file", path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+
     #[error("could not read config file `{}`", path.display())]
     Read {
         path: PathBuf,
@@ -119,6 +122,7 @@ impl ConfigError {
             | ConfigError::Invalid { origin, .. } => Some(origin),
             ConfigError::MissingFile { .. }
             | ConfigError::Read { .. }
+            | ConfigError::NotAFile { .. }
             | ConfigError::PresetCycle { .. }
             | ConfigError::OverrideWithoutEquals { .. } => None,
         }

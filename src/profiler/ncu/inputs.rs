@@ -233,7 +233,14 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+        let record = dir.join("run.json");
+        if let Some(kind) = crate::run::kind::not_a_file(&record) {
+            return Err(Error::Usage(format!(
+                "{} {kind}, not the run record profile-run writes; remove it, or give the capture files themselves",
+                record.display()
+            )));
+        }
+        if let Ok(text) = std::fs::read_to_string(&record) {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 if self.context.command.is_empty() {
