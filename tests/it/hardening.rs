@@ -8,7 +8,10 @@ mod config_cli;
 mod faults;
 mod fuzz;
 mod hostile_names;
+mod kinds_notes;
+mod limits;
 mod outputs;
+mod partial_runs;
 mod report_outputs;
 mod streams_signals;
 
