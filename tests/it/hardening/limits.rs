@@ -383,24 +383,29 @@ fn yaml_nested_100000_levels_is_refused_within_a_tenth_of_a_second() {
     assert!(stderr.contains("flow.yaml"), "{stderr}");
 }
 
-/// A shared run directory of `count` ranks (`rank<N>/profile.ncu-rep`), distinct copies of one
-/// small capture.
-fn ranks(root: &Path, count: usize) -> PathBuf {
-    let shared = root.join("shared");
-    let mut capture = report_head();
-    capture.clear();
-    std::io::Read::read_to_end(
-        &mut flate2::read::GzDecoder::new(
-            std::fs::File::open(fixture("ncu/h100-2025.3.1-pytorch/rep_apprange.ncu-rep.gz"))
-                .unwrap(),
-        ),
-        &mut capture,
-    )
-    .unwrap();
+/// A shared run directory of `count` ranks, each holding a distinct copy of one small capture:
+/// `rank<N>/profile.ncu-rep`, or (`csv`) `rank<N>/export_raw.csv`.
+fn ranks(root: &Path, count: usize, csv: bool) -> PathBuf {
+    let shared = root.join(if csv { "shared-csv" } else { "shared" });
+    let (name, capture) = if csv {
+        let raw = std::fs::read(fixture("ncu/h100-2025.3.1/kreplay_raw.csv")).unwrap();
+        ("export_raw.csv", raw)
+    } else {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(
+                std::fs::File::open(fixture("ncu/h100-2025.3.1-pytorch/rep_apprange.ncu-rep.gz"))
+                    .unwrap(),
+            ),
+            &mut plain,
+        )
+        .unwrap();
+        ("profile.ncu-rep", plain)
+    };
     for rank in 0..count {
         let dir = shared.join(format!("rank{rank}"));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("profile.ncu-rep"), &capture).unwrap();
+        std::fs::write(dir.join(name), &capture).unwrap();
     }
     shared
 }
@@ -408,20 +413,27 @@ fn ranks(root: &Path, count: usize) -> PathBuf {
 #[test]
 fn merge_of_1000_ranks_holds_no_descriptor_per_input() {
     let dir = tempfile::tempdir().unwrap();
-    let shared = ranks(dir.path(), 1_000);
-    let script = format!(
-        "ulimit -n 900 && exec '{}' merge shared --out out report.outputs=[json]",
-        assert_cmd::cargo::cargo_bin("profile-run").display()
-    );
-    let (code, stderr) = code_and_stderr(
-        Command::new("sh")
-            .current_dir(dir.path())
-            .args(["-c", &script]),
-    );
-    assert_eq!(code, 0, "{stderr}");
-    let json = super::read_json(&dir.path().join("out/report.json"));
-    assert_eq!(json["run"]["sources"].as_array().unwrap().len(), 1_000);
-    assert!(shared.join("rank999").is_dir());
+    for csv in [false, true] {
+        let shared = ranks(dir.path(), 1_000, csv);
+        let out = dir.path().join(if csv { "out-csv" } else { "out" });
+        let script = format!(
+            "ulimit -n 900 && exec '{}' merge '{}' --out '{}' report.outputs=[json]",
+            assert_cmd::cargo::cargo_bin("profile-run").display(),
+            shared.display(),
+            out.display()
+        );
+        let (code, stderr) = code_and_stderr(Command::new("sh").args(["-c", &script]));
+        assert_eq!(code, 0, "csv: {csv}: {stderr}");
+        let json = super::read_json(&out.join("report.json"));
+        assert_eq!(json["run"]["sources"].as_array().unwrap().len(), 1_000);
+        // Every rank's results are in: 1,000 copies of the capture's.
+        assert!(
+            json["kernel_selection"]["results_selected"]
+                .as_u64()
+                .unwrap()
+                >= 1_000
+        );
+    }
 }
 
 #[test]
