@@ -8,7 +8,13 @@ use std::io::Write;
 /// (`eprintln!` panics on them). Control characters are escaped ([`escape_controls`]): notes and
 /// errors quote names and values from inputs, which must not drive the terminal.
 pub fn err_line(text: &str) {
-    let text = escape_controls(text);
+    program_line(&escape_controls(text));
+}
+
+/// Writes one line of the profiled program's own output to stderr as it is: its colours and
+/// carriage-return progress bars are the program's, and reach the terminal as they would without
+/// profile-run (never a panic on a closed stream either).
+pub fn program_line(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     if !text.ends_with('\n') {

@@ -209,3 +209,26 @@ fn escape_and_bell_from_names_and_arguments_never_reach_the_terminal_raw() {
         );
     }
 }
+
+#[test]
+fn the_workloads_own_output_passes_through_as_it_is() {
+    // Colours and carriage returns are the program's own (a progress bar, say): only what profile-run
+    // itself says is escaped.
+    let ws = super::Workspace::new();
+    let output = ws
+        .cmd()
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "printf '\\033[31mred\\033[0m 50%%\\r100%%\\n'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("\u{1b}[31mred\u{1b}[0m 50%\r100%"),
+        "{stderr}"
+    );
+}
