@@ -266,6 +266,67 @@ fn a_header_followed_by_zeros_is_refused_not_read_as_an_empty_capture() {
     }
 }
 
+#[test]
+fn a_zero_filled_or_sparse_csv_export_is_refused_without_being_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = |name: &str, head: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, head).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(20_000_000_000)
+            .unwrap();
+    };
+    // Only zeros; the real header and units row followed by a 20 GB hole; a few zero bytes after a
+    // complete export (a partly written copy).
+    let records = fixture_records();
+    let mut head = to_csv(&records[..2]);
+    sparse("zeros.csv", b"");
+    sparse("hole.csv", &head);
+    head = to_csv(&records);
+    head.extend([0u8; 16]);
+    std::fs::write(dir.path().join("tail.csv"), &head).unwrap();
+    for (name, says) in [
+        ("zeros.csv", "zeros.csv: the file ends in zero bytes"),
+        ("hole.csv", "hole.csv: the file ends in zero bytes"),
+        ("tail.csv", "tail.csv: the file ends in zero bytes"),
+    ] {
+        let started = Instant::now();
+        let (code, stderr) = code_and_stderr(
+            Command::cargo_bin("profile-run")
+                .unwrap()
+                .current_dir(dir.path())
+                .args(["report", name, "--out", "out"]),
+        );
+        assert_eq!(code, 5, "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{name}");
+    }
+}
+
+#[test]
+fn a_csv_line_over_16_mib_before_the_header_is_refused_without_reading_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // 17 MiB without a line break, then a real export: the search for the header stops at 16 MiB.
+    let mut bytes = vec![b'x'; 17 << 20];
+    bytes.push(b'\n');
+    bytes.extend(to_csv(&fixture_records()));
+    std::fs::write(dir.path().join("long.csv"), bytes).unwrap();
+    let (code, stderr) = code_and_stderr(
+        Command::cargo_bin("profile-run")
+            .unwrap()
+            .current_dir(dir.path())
+            .args(["report", "long.csv", "--out", "out"]),
+    );
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("long.csv:1: a line of more than 16 MiB before any CSV header"),
+        "{stderr}"
+    );
+}
+
 /// A range (and kernel) name of `bytes` bytes.
 fn long_name_export(bytes: usize) -> (Vec<u8>, String) {
     let records = fixture_records();

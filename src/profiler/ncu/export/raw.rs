@@ -116,6 +116,9 @@ pub(crate) fn find_header<R: BufRead>(
     find_header_at(input, path).map(|(header, skipped, _)| (header, skipped))
 }
 
+/// The longest line read while looking for the header (ncu's longest header line is a few tens of KB).
+const MAX_LINE_BEFORE_DATA: u64 = 16 << 20;
+
 /// Finds the header line, skipping anything a live log printed before it. Returns the header line,
 /// the number of lines skipped and the byte offset of the header text in the input (after any
 /// preamble and byte order mark), from which file offsets of later rows follow.
@@ -129,12 +132,20 @@ fn find_header_at<R: BufRead>(
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = input
+        // Bounded: a zero-filled or sparse file is one endless "line", never read whole.
+        let n = std::io::Read::by_ref(input)
+            .take(MAX_LINE_BEFORE_DATA + 1)
             .read_until(b'\n', &mut line)
             .map_err(|source| ExportError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
+        if n as u64 > MAX_LINE_BEFORE_DATA {
+            return Err(ExportError::LineTooLong {
+                path: path.to_path_buf(),
+                line: skipped + 1,
+            });
+        }
         if n == 0 {
             let hint = if errors.is_empty() {
                 "; is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?"
