@@ -61,6 +61,10 @@ pub enum Command {
     /// Inspect the resolved configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Internal: kills profiler PID (started at STARTED, clock ticks since boot) and everything it
+    /// started when profile-run dies without standing the watcher down (src/process/watchdog.rs).
+    #[command(name = "__watch-profiler", hide = true)]
+    WatchProfiler { pid: u32, started: u64 },
 }
 
 /// Configuration sources shared by every command.
@@ -186,6 +190,7 @@ impl Cli {
             }
             Some(Command::Diff(args)) => args.configs = configs,
             Some(Command::Config(ConfigCommand::Show { config, .. })) => config.configs = configs,
+            Some(Command::WatchProfiler { .. }) => {}
             None => {
                 self.profile.config.configs = configs;
                 self.profile.quiet = quiet;

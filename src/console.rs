@@ -5,8 +5,16 @@
 use std::io::Write;
 
 /// Writes one line to stderr; any error (closed pipe, hung-up terminal) is ignored, never a panic
-/// (`eprintln!` panics on them).
+/// (`eprintln!` panics on them). Control characters are escaped ([`escape_controls`]): notes and
+/// errors quote names and values from inputs, which must not drive the terminal.
 pub fn err_line(text: &str) {
+    program_line(&escape_controls(text));
+}
+
+/// Writes one line of the profiled program's own output to stderr as it is: its colours and
+/// carriage-return progress bars are the program's, and reach the terminal as they would without
+/// profile-run (never a panic on a closed stream either).
+pub fn program_line(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     if !text.ends_with('\n') {
@@ -15,18 +23,25 @@ pub fn err_line(text: &str) {
     let _ = err.flush();
 }
 
-/// `text` with nothing a terminal could misread: control characters other than line breaks and
-/// tabs become `\u{..}` escapes, and the replacement character that a lossy decoding of foreign
-/// bytes leaves (`\u{fffd}`) becomes `?`, so an error about a garbage file prints as plain text.
-pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            '\u{fffd}' => "?".to_string(),
-            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
-            c => c.to_string(),
-        })
-        .collect()
+/// `text` with nothing a terminal could misread: every control character but line feed and tab
+/// (ESC, BEL, CR, backspace, DEL, the C1 range) written as a visible `\u{1b}` escape, so a range
+/// name or a config value that holds a terminal sequence is shown, not obeyed; and the replacement
+/// character that a lossy decoding of foreign bytes leaves (`\u{fffd}`) written as `?`, so an error
+/// about a garbage file prints as plain text.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_escaped = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{fffd}';
+    if !text.chars().any(is_escaped) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\u{fffd}' => out.push('?'),
+            c if is_escaped(c) => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Writes `text` (plus a final newline if missing) to stdout. A closed pipe (`| head`) is a
@@ -54,6 +69,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn control_characters_are_shown_not_obeyed() {
+        assert_eq!(escape_controls("plain\tname\n"), "plain\tname\n");
+        assert_eq!(
+            escape_controls("a\x1b[2Jb\x07\r"),
+            "a\\u{1b}[2Jb\\u{7}\\u{d}"
+        );
+        assert_eq!(escape_controls("\u{9b}31m"), "\\u{9b}31m");
+    }
+
+    #[test]
     fn a_closed_pipe_is_a_success_and_a_full_device_an_error() {
         let (mut writer, reader) = std::os::unix::net::UnixStream::pair().unwrap();
         drop(reader);
@@ -67,9 +92,9 @@ mod tests {
     }
 
     #[test]
-    fn printable_keeps_line_breaks_and_escapes_what_a_terminal_would_misread() {
+    fn escaped_text_keeps_line_breaks_and_escapes_what_a_terminal_would_misread() {
         assert_eq!(
-            printable("bad \u{fffd}\u{fffd} start\n  caused by: \u{1b}[31m"),
+            escape_controls("bad \u{fffd}\u{fffd} start\n  caused by: \u{1b}[31m"),
             "bad ?? start\n  caused by: \\u{1b}[31m"
         );
     }

@@ -44,8 +44,30 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("interrupted by signal {signal}; what was captured is kept in {run_dir}")]
-    Interrupted { signal: i32, run_dir: PathBuf },
+    #[error("a range stack in {sources} is {depth} levels deep, past regions.max_depth ({limit}); a stack that deep is usually a range pushed in a loop and never popped: fix the program's ranges, or raise the limit with regions.max_depth={depth} (memory grows with the square of the depth)")]
+    RegionsTooDeep {
+        depth: usize,
+        limit: usize,
+        sources: String,
+    },
+    #[error("{}", interrupted_message(*signal, run_dir, *captured))]
+    Interrupted {
+        signal: i32,
+        run_dir: PathBuf,
+        /// Whether anything was captured before the signal (a report of it is then in `run_dir`).
+        captured: bool,
+    },
+}
+
+fn interrupted_message(signal: i32, run_dir: &std::path::Path, captured: bool) -> String {
+    let dir = run_dir.display();
+    if captured {
+        format!("interrupted by signal {signal}; what was captured is kept in {dir}")
+    } else {
+        format!(
+            "interrupted by signal {signal} before anything was captured (nothing to report); run directory: {dir}"
+        )
+    }
 }
 
 impl Error {
@@ -53,7 +75,9 @@ impl Error {
         match self {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
-            Error::Export(_) | Error::ReportFile(_) => exit::EXPORT_UNREADABLE,
+            Error::Export(_) | Error::ReportFile(_) | Error::RegionsTooDeep { .. } => {
+                exit::EXPORT_UNREADABLE
+            }
             Error::Neuron(e) => neuron_exit_code(e),
             Error::Render(e) => e.exit_code(),
             Error::Write { source, .. } => write_exit_code(source),

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use profile_run::console::{err_line, printable};
+use profile_run::console::{err_line, escape_controls};
 
 fn main() -> ExitCode {
     // A panic is a bug in profile-run, not in the user's input: exit 1 (internal error), never 101.
@@ -15,13 +15,13 @@ fn main() -> ExitCode {
         Err(err) => {
             let code = err.exit_code();
             let message = err.to_string();
-            err_line(&format!("error: {}", printable(&message)));
+            err_line(&format!("error: {}", escape_controls(&message)));
             let mut source = std::error::Error::source(&err);
             while let Some(cause) = source {
                 // Most messages already quote their cause; repeat it only when it adds something.
                 let cause_text = cause.to_string();
                 if !message.contains(&cause_text) {
-                    err_line(&format!("  caused by: {}", printable(&cause_text)));
+                    err_line(&format!("  caused by: {}", escape_controls(&cause_text)));
                 }
                 source = cause.source();
             }

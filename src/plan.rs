@@ -22,6 +22,8 @@ pub struct Plan {
     pub markdown: MarkdownOptions,
     /// The files written for a report (`report.outputs`).
     pub outputs: Vec<crate::report::render::Format>,
+    /// `pipeline.ncu.max_block_mib` in bytes: the largest `.ncu-rep` block read.
+    pub max_block_bytes: u64,
 }
 
 impl Plan {
@@ -49,6 +51,7 @@ impl Plan {
             nvtx,
             markdown,
             outputs: config.report.outputs.clone(),
+            max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         })
     }
 }
@@ -85,6 +88,7 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
         threads: config.report.threads,
+        max_depth: config.regions.max_depth,
         rules: region_rules(config)?,
         compare: compare(config)?,
     })

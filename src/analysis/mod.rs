@@ -12,7 +12,7 @@ mod source;
 use std::sync::Mutex;
 
 use crate::config::Unrequested;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fast_map::FastMap;
 use crate::region::{
     KernelFilter, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner, RegionerState,
@@ -35,6 +35,8 @@ pub struct RunContext {
     pub config_fingerprint: String,
     /// The second profiler command of a sampled run (its deep pass); empty otherwise.
     pub deep_command: Vec<String>,
+    /// Why the run's capture is partial (`run.json`); `None` for a whole run or a bare export.
+    pub partial: Option<String>,
 }
 
 /// Everything the spine needs from the configuration, checked before any process starts
@@ -56,6 +58,8 @@ pub struct AnalysisPlan {
     pub regioner: Regioner,
     pub aggregate: bool,
     pub threads: usize,
+    /// `regions.max_depth`: the deepest range stack read.
+    pub max_depth: usize,
     /// `report.compare`: at most three region paths or names.
     pub compare: Vec<String>,
     /// Rules evaluated on every region (`report.rules`).
@@ -82,15 +86,16 @@ pub fn analyze<O: Observations>(
         threads,
         &filter,
         || ChunkState::new(&found.specs),
-        |state, obs| state.visit(obs, &plan.regioner, &filter),
-        |state, later| {
-            state.selected += later.selected;
-            state.excluded += later.excluded;
-            state.with_call_stack += later.with_call_stack;
-            state.regions.frames.extend(later.regions.frames);
-            state.accumulator.merge(later.accumulator);
-        },
+        |state, obs| state.visit(obs, plan, &filter),
+        ChunkState::merge,
     )?;
+    if state.deepest_refused > 0 {
+        return Err(Error::RegionsTooDeep {
+            depth: state.deepest_refused,
+            limit: plan.max_depth,
+            sources: reading.sources.join(", "),
+        });
+    }
     let filter = filter.into_inner().unwrap_or_else(|e| e.into_inner());
     let ChunkState {
         accumulator,
@@ -169,6 +174,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         profiler: reading.profiler.clone(),
         platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
+        partial: context.partial.clone(),
         sources: reading.sources.clone(),
     }
 }
@@ -222,6 +228,9 @@ struct ChunkState {
     regions: RegionerState,
     /// Results that carried a call stack (what `stack_frames` needs).
     with_call_stack: u64,
+    /// The deepest range stack past `regions.max_depth` (0: none); such results are not added, so
+    /// refusing them costs no more memory than reading one.
+    deepest_refused: usize,
 }
 
 impl ChunkState {
@@ -233,12 +242,28 @@ impl ChunkState {
             excluded: 0,
             regions: RegionerState::default(),
             with_call_stack: 0,
+            deepest_refused: 0,
         }
     }
 
-    fn visit(&mut self, obs: &Observation<'_>, regioner: &Regioner, filter: &Mutex<KernelFilter>) {
+    /// Folds in the state of the chunk that followed this one's.
+    fn merge(&mut self, later: ChunkState) {
+        self.deepest_refused = self.deepest_refused.max(later.deepest_refused);
+        self.selected += later.selected;
+        self.excluded += later.excluded;
+        self.with_call_stack += later.with_call_stack;
+        self.regions.frames.extend(later.regions.frames);
+        self.accumulator.merge(later.accumulator);
+    }
+
+    fn visit(&mut self, obs: &Observation<'_>, plan: &AnalysisPlan, filter: &Mutex<KernelFilter>) {
+        let depth = obs.stacks.iter().map(Vec::len).max().unwrap_or(0);
+        if depth > plan.max_depth {
+            self.deepest_refused = self.deepest_refused.max(depth);
+            return;
+        }
         self.with_call_stack += u64::from(obs.call_stack.is_some());
-        let obs = regioner.apply(obs, &mut self.regions);
+        let obs = plan.regioner.apply(obs, &mut self.regions);
         if selects(&mut self.decisions, obs.kernel, filter) {
             self.selected += 1;
             self.accumulator.add(&obs);

@@ -50,7 +50,10 @@ pub fn diff_command(args: DiffArgs) -> Result<i32> {
         })?;
     }
     match args.format {
-        DiffFormat::Table => print_stdout(&diff::table(&result))?,
+        DiffFormat::Table => {
+            // Region and scope names come from the inputs: shown, never sent to the terminal raw.
+            print_stdout(&crate::console::escape_controls(&diff::table(&result)))?
+        }
         DiffFormat::Json => print_stdout(&format!("{json}\n"))?,
     }
     if result.verdict == Verdict::Fail {

@@ -35,6 +35,9 @@ pub fn main() -> Result<i32> {
             })?;
             Ok(exit::OK)
         }
+        Some(Command::WatchProfiler { pid, started }) => {
+            Ok(crate::process::watchdog::watch(pid, started))
+        }
         None => profile_command(cli.profile),
     }
 }

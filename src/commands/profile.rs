@@ -88,6 +88,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         return Err(Error::Interrupted {
             signal,
             run_dir: run.root().to_path_buf(),
+            captured: !matches!(rendered, Ok(None)),
         });
     }
     let rendered = rendered?;

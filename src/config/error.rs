@@ -19,6 +19,8 @@ pub enum ConfigError {
     /// A run directory's recorded configuration that is not a small regular file.
     #[error("{}: {reason}", path.display())]
     Refused { path: PathBuf, reason: String },
+    #[error("config file `{}` {kind}, not a YAML file; pass a regular file", path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
 
     #[error("could not read config file `{}`", path.display())]
     Read {
@@ -33,6 +35,14 @@ pub enum ConfigError {
         line: usize,
         column: usize,
         message: String,
+    },
+
+    #[error("{origin} nests {depth} levels deep at line {line}; at most {limit} levels are read (a configuration needs about 5): flatten the document or fix the unclosed brackets")]
+    TooDeep {
+        origin: Origin,
+        line: usize,
+        depth: usize,
+        limit: usize,
     },
 
     #[error("{origin} must be a mapping of keys such as `pipeline:` or `report:`, found {found}")]
@@ -104,6 +114,7 @@ impl ConfigError {
     pub fn origin(&self) -> Option<&Origin> {
         match self {
             ConfigError::Yaml { origin, .. }
+            | ConfigError::TooDeep { origin, .. }
             | ConfigError::NotAMapping { origin, .. }
             | ConfigError::BadDefaults { origin }
             | ConfigError::UnknownPreset { origin, .. }
@@ -115,6 +126,7 @@ impl ConfigError {
             ConfigError::MissingFile { .. }
             | ConfigError::Read { .. }
             | ConfigError::Refused { .. }
+            | ConfigError::NotAFile { .. }
             | ConfigError::PresetCycle { .. }
             | ConfigError::OverrideWithoutEquals { .. } => None,
         }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::{Mapping, Value};
 
+use super::depth;
 use super::error::ConfigError;
 use super::origin::{flow, key_string, Layer, Origin};
 use super::suggest::did_you_mean;
@@ -73,7 +74,16 @@ pub(crate) fn parse_mapping(text: &str, origin: &Origin) -> Result<Mapping, Conf
 }
 
 /// Parse one YAML value, reporting syntax errors with their line and column.
+/// Nesting past [`depth::MAX_YAML_DEPTH`] is refused before the parser starts.
 pub(crate) fn parse_value(text: &str, origin: &Origin) -> Result<Value, ConfigError> {
+    if let Some((line, depth)) = depth::too_deep(text, depth::MAX_YAML_DEPTH) {
+        return Err(ConfigError::TooDeep {
+            origin: origin.clone(),
+            line,
+            depth,
+            limit: depth::MAX_YAML_DEPTH,
+        });
+    }
     serde_yaml::from_str::<Value>(text).map_err(|e| {
         let (line, column) = e
             .location()
@@ -129,6 +139,13 @@ impl Preset {
     }
 
     fn file(path: &Path) -> Result<Preset, ConfigError> {
+        // Told by kind before opening: a FIFO would block `open()`, a device read without end.
+        if let Some(kind) = crate::run::kind::not_a_file(path) {
+            return Err(ConfigError::NotAFile {
+                path: path.to_path_buf(),
+                kind,
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -344,6 +361,7 @@ pub(crate) fn override_layer(text: &str) -> Result<Layer, ConfigError> {
     not_defaults(&path, &origin)?;
     let value = match parse_value(value, &origin) {
         Ok(value) => value,
+        Err(e @ ConfigError::TooDeep { .. }) => return Err(e),
         Err(e) => bracketed_names(value).ok_or(e)?,
     };
     Ok(Layer {

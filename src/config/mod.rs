@@ -19,6 +19,7 @@
 //! wrote it. See docs/configuration.md.
 
 mod check;
+pub mod depth;
 mod error;
 mod layers;
 pub mod neuron_pipeline;
@@ -185,15 +186,31 @@ impl Loaded {
         origin::origin_of(&self.layers, &path)
     }
 
-    /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads` and
-    /// `pipeline.signal_grace_seconds`: they change how fast a report is made or how long an
-    /// interrupted run waits, never what a report says.
+    /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads`,
+    /// `pipeline.signal_grace_seconds` and the input limits (`regions.max_depth`,
+    /// `pipeline.ncu.max_block_mib`): they change how fast a report is made, how long an interrupted
+    /// run waits or what is refused, never what a report says.
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
         config.report.threads = 0;
         config.pipeline.signal_grace_seconds = 0;
-        let yaml = serde_yaml::to_string(&config).expect("config serialises");
+        let mut tree = serde_yaml::to_value(&config).expect("config serialises");
+        // Limits only refuse inputs, never change a result: left out, so fingerprints made before
+        // they existed still match.
+        for path in [
+            &["regions", "max_depth"][..],
+            &["pipeline", "ncu", "max_block_mib"],
+        ] {
+            let (last, parents) = path.split_last().expect("a key path");
+            let parent = parents
+                .iter()
+                .try_fold(&mut tree, |node, key| node.get_mut(*key));
+            if let Some(map) = parent.and_then(Value::as_mapping_mut) {
+                map.remove(*last);
+            }
+        }
+        let yaml = serde_yaml::to_string(&tree).expect("config serialises");
         let digest = Sha256::digest(yaml.as_bytes());
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }

@@ -56,6 +56,11 @@ impl fmt::Display for Origin {
             Origin::Embedded(name) => write!(f, "built-in preset `{name}`"),
             Origin::File(path) => write!(f, "{}", path.display()),
             Origin::Env(name) => write!(f, "env {name}"),
+            // A hostile override can be megabytes long; the start names it well enough.
+            Origin::Override(text) if text.chars().count() > 200 => {
+                let start: String = text.chars().take(199).collect();
+                write!(f, "override `{start}…`")
+            }
             Origin::Override(text) => write!(f, "override `{text}`"),
         }
     }

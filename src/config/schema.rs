@@ -62,6 +62,9 @@ pub struct NcuPipeline {
     /// Sampled profiling: a timing pass over every kernel joined with a deep pass over each distinct
     /// launch (conf/ncu/sampled.yaml).
     pub sampling: SamplingConfig,
+    /// The largest block of a `.ncu-rep` read, in MiB (after decompression); a longer block length
+    /// is refused before anything is reserved.
+    pub max_block_mib: u64,
 }
 
 /// `pipeline.ncu.sampling`: two ncu runs of the workload instead of one. The timing pass collects only
@@ -210,6 +213,9 @@ pub struct Regions {
     /// Automatic regions: a method that gives results their regions instead of the program's own
     /// ranges (`none` keeps them).
     pub auto: crate::region::AutoRegions,
+    /// Deepest range stack read (levels); a deeper one stops the report with an error, because the
+    /// region tree keeps every level's whole path.
+    pub max_depth: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -68,6 +68,12 @@ impl RuleSet {
             path: path.into(),
             message,
         };
+        use crate::config::depth::{too_deep, MAX_YAML_DEPTH};
+        if let Some((line, depth)) = too_deep(text, MAX_YAML_DEPTH) {
+            return Err(invalid(format!(
+                "line {line}: nests {depth} levels deep; at most {MAX_YAML_DEPTH} levels are read"
+            )));
+        }
         let file: RuleFile = serde_yaml::from_str(text).map_err(|e| {
             let at = e.location().map_or(String::new(), |l| {
                 format!("line {}, column {}: ", l.line(), l.column())

@@ -6,6 +6,7 @@ mod run;
 mod signals;
 mod tree;
 mod workload;
+pub mod watchdog;
 
 pub use run::{run_probe, run_streaming, Finished};
 pub use signals::{received_signal, SignalGuard};

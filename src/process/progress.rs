@@ -33,17 +33,20 @@ impl Display {
     pub fn passthrough(&self, line: &str) {
         match self {
             Display::Quiet => {}
-            Display::Plain => crate::console::err_line(line),
+            Display::Plain => crate::console::program_line(line),
             Display::Spinner(bar) => bar.println(line),
         }
     }
 
-    /// The current activity (`profiling reduce_kernel (#12)`).
+    /// The current activity (`profiling reduce_kernel (#12)`); kernel and range names in it are
+    /// shown with their control characters escaped.
     pub fn status(&self, message: String) {
         match self {
             Display::Quiet => {}
             Display::Plain => crate::console::err_line(&message),
-            Display::Spinner(bar) => bar.set_message(message),
+            Display::Spinner(bar) => {
+                bar.set_message(crate::console::escape_controls(&message).into_owned())
+            }
         }
     }
 

@@ -11,6 +11,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::watchdog::Watchdog;
 use super::{tree, ProfilerError, SignalGuard};
 
 /// How long output is still read after the kill: a process that cannot be killed (another user's,
@@ -63,6 +64,8 @@ pub fn run_streaming(
     let reader = Arc::new(reader);
     let pids = reader.pids();
     guard.watch(pids.clone());
+    // Killed with SIGKILL, profile-run cannot stop the profiler itself: the watcher does.
+    let watchdog = pids.first().and_then(|&pid| Watchdog::start(pid));
     let pipe = pids.first().and_then(|&pid| tree::stdout_pipe(pid));
     let lines = read_lines(Arc::clone(&reader));
     let mut killed_at: Option<Instant> = None;
@@ -101,6 +104,9 @@ pub fn run_streaming(
             Err(source) => return Err(spawn_error(source)),
         }
     };
+    if let Some(watchdog) = watchdog {
+        watchdog.stand_down();
+    }
     Ok(Finished {
         code: status.code(),
         killed_by: status.signal(),

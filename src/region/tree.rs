@@ -5,9 +5,8 @@
 //! results: each result is folded into its group's accumulators and dropped.
 
 pub use super::path::{RegionKind, RegionPath};
-use std::collections::BTreeMap;
-
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 use super::rollup::{Cell, Group, MetricSpec};
 use crate::fast_map::FastMap;
@@ -493,9 +492,8 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
     }
 
     let mut regions = Vec::with_capacity(nodes.len());
-    let roots = children.get(&None).cloned().unwrap_or_default();
-    for root in roots {
-        build_subtree(&root, &mut nodes, &children, specs, &mut regions);
+    for root in children.get(&None).into_iter().flatten() {
+        build_subtree(root, &mut nodes, &children, specs, &mut regions);
     }
     let mut instances = acc.instances;
     if !instances.is_empty() {
@@ -523,22 +521,61 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
 
 /// Children are folded in first, so a parent's inclusive values are its self values merged with its
 /// children's inclusive values; the parent's slot is pushed before them so `out` stays in pre-order.
-/// Returns the inclusive kernel map and excluded count for the parent to merge.
+/// An explicit stack, not recursion: a tree thousands of levels deep cannot overflow the thread's.
 fn build_subtree(
-    path: &RegionPath,
+    root: &RegionPath,
     nodes: &mut FastMap<RegionPath, Node>,
     children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
     specs: &[MetricSpec],
     out: &mut Vec<RegionStats>,
-) -> (KernelMap, u64) {
+) {
+    let mut open = vec![open_level(root, nodes, children, specs, out)];
+    while let Some(level) = open.last_mut() {
+        if let Some(child) = level.pending.pop() {
+            let child = open_level(child, nodes, children, specs, out);
+            open.push(child);
+            continue;
+        }
+        let Some(done) = open.pop() else { break };
+        let (excluded, kernels) = (done.excluded, done.kernels.clone());
+        let stats = &mut out[done.slot];
+        stats.inclusive = done.inclusive;
+        stats.exclusive = done.exclusive;
+        stats.kernels = sorted_kernels(done.kernels);
+        stats.excluded = excluded;
+        if let Some(parent) = open.last_mut() {
+            for (_, group) in by_name(&kernels) {
+                parent.inclusive.merge(group);
+            }
+            merge_owned_kernel_maps(&mut parent.kernels, kernels);
+            parent.excluded += excluded;
+        }
+    }
+}
+
+/// A region whose children are still being folded in.
+struct OpenLevel<'c> {
+    slot: usize,
+    exclusive: Group,
+    inclusive: Group,
+    kernels: KernelMap,
+    excluded: u64,
+    /// Children not yet visited, the next one last.
+    pending: Vec<&'c RegionPath>,
+}
+
+fn open_level<'c>(
+    path: &RegionPath,
+    nodes: &mut FastMap<RegionPath, Node>,
+    children: &'c BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
+    specs: &[MetricSpec],
+    out: &mut Vec<RegionStats>,
+) -> OpenLevel<'c> {
     let node = nodes.remove(path).expect("every path has a node");
     let mut exclusive = Group::new(specs);
     for (_, group) in by_name(&node.kernels) {
         exclusive.merge(group);
     }
-    let mut inclusive = exclusive.clone();
-    let mut kernels = node.kernels;
-    let mut excluded = node.excluded;
     let slot = out.len();
     out.push(RegionStats {
         path: path.clone(),
@@ -548,24 +585,16 @@ fn build_subtree(
         excluded: 0,
         instances: None,
     });
-    if let Some(kids) = children.get(&Some(path.clone())) {
-        for child in kids {
-            let (child_kernels, child_excluded) = build_subtree(child, nodes, children, specs, out);
-            for (_, group) in by_name(&child_kernels) {
-                inclusive.merge(group);
-            }
-            merge_kernel_maps(&mut kernels, &child_kernels);
-            excluded += child_excluded;
-        }
-    }
-    let returned = kernels.clone();
-    out[slot] = RegionStats {
-        path: path.clone(),
-        inclusive,
+    let pending = children
+        .get(&Some(path.clone()))
+        .map(|kids| kids.iter().rev().collect())
+        .unwrap_or_default();
+    OpenLevel {
+        slot,
+        inclusive: exclusive.clone(),
         exclusive,
-        kernels: sorted_kernels(kernels),
-        excluded,
-        instances: None,
-    };
-    (returned, excluded)
+        kernels: node.kernels,
+        excluded: node.excluded,
+        pending,
+    }
 }

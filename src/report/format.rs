@@ -183,11 +183,35 @@ pub fn shorten(text: &str, max: usize) -> String {
     out
 }
 
+/// The most characters of one text (a name, a path, a command) that report.md, report.html and the
+/// charts show; the rest is cut with a count, and report.json keeps the whole. A name of 50 MB would
+/// otherwise be copied into every table, heading and tooltip that mentions it.
+pub const MAX_SHOWN_CHARS: usize = 10_000;
+
+/// `text` cut to [`MAX_SHOWN_CHARS`] characters, followed by how much was left out.
+pub fn cut_long(text: &str) -> std::borrow::Cow<'_, str> {
+    // Bytes are at least characters: most texts are decided without counting.
+    if text.len() <= MAX_SHOWN_CHARS {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => {
+            let left_out = text[end..].chars().count();
+            std::borrow::Cow::Owned(format!(
+                "{}… ({left_out} more characters, in full in report.json)",
+                &text[..end]
+            ))
+        }
+    }
+}
+
 /// Escapes text for Markdown prose, headings and GFM table cells: Markdown punctuation gets a
 /// backslash, `<`, `>` and `&` become entities (so no HTML can be injected), line breaks and tabs
 /// become spaces and other control or bidi-override characters become visible `\u{…}` escapes, so
 /// a name can never end a table row or a heading.
 pub fn escape_md(text: &str) -> String {
+    let text = cut_long(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().enumerate().peekable();
     while let Some((i, ch)) = chars.next() {
@@ -228,8 +252,10 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// Line breaks and tabs as spaces, other control and bidi-override characters as visible `\u{…}`.
+/// Line breaks and tabs as spaces, other control and bidi-override characters as visible `\u{…}`;
+/// cut to [`MAX_SHOWN_CHARS`] characters.
 pub fn visible(text: &str) -> String {
+    let text = cut_long(text);
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -253,6 +279,7 @@ fn is_invisible_control(c: char) -> bool {
 /// inside, line breaks become spaces and control characters visible escapes. Not for table cells
 /// (GFM splits cells on `|` even inside code spans).
 pub fn code_span(text: &str) -> String {
+    let text = cut_long(text);
     let mut clean = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {

@@ -155,6 +155,10 @@ pub struct RunInfo {
     pub config_fingerprint: String,
     /// The export files the numbers come from.
     pub sources: Vec<String>,
+    /// Why the report covers only part of the run (the workload exited non-zero, the profiler was
+    /// killed, the run was interrupted), as `run.json` recorded it; `null` for a run that ended well
+    /// or when no run was recorded (a bare export).
+    pub partial: Option<String>,
 }
 
 /// The profiler that made the inputs, as its adapter describes it.

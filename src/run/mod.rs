@@ -10,6 +10,7 @@
 
 mod claim;
 mod inputs;
+pub mod kind;
 mod out;
 mod record;
 mod store;

@@ -19,6 +19,14 @@ pub struct RunRecord {
     pub finished: Option<String>,
     pub profiler_exit_code: Option<i32>,
     pub profiler_signal: Option<i32>,
+    /// The workload's own exit code, as the profiler reported it (ncu: `The application returned an
+    /// error code (N)`), 0 when the profiler ended well; `None` when unknown (the profiler was
+    /// killed, or did not say). Absent in runs recorded before it existed.
+    #[serde(default)]
+    pub workload_exit_code: Option<i32>,
+    /// The signal that ended the workload, where its exit code says so the shell way (128 + n).
+    #[serde(default)]
+    pub workload_signal: Option<i32>,
     pub interrupted_by: Option<i32>,
     /// The second ncu run of a sampled run (`pipeline.ncu.sampling`); absent for a single run, whose
     /// one command is `profiler_command` (a sampled run's timing pass).
@@ -40,6 +48,14 @@ impl PassRecord {
         self.finished = Some(now());
         self.exit_code = finished.code;
         self.signal = finished.killed_by;
+    }
+}
+
+/// `9 (SIGKILL)`, or the number alone for a signal this platform does not name.
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => format!("{signal} ({})", s.as_str()),
+        Err(_) => signal.to_string(),
     }
 }
 
@@ -66,6 +82,8 @@ impl RunRecord {
             finished: None,
             profiler_exit_code: None,
             profiler_signal: None,
+            workload_exit_code: None,
+            workload_signal: None,
             interrupted_by: None,
             deep_pass: None,
         }
@@ -84,7 +102,48 @@ impl RunRecord {
                 .as_ref()
                 .map(|p| p.command.clone())
                 .unwrap_or_default(),
+            partial: self.partial_reason(),
         }
+    }
+
+    /// Why the capture holds only part of the run, in the words report.md and report.json use;
+    /// `None` for a run that ended well (or has not ended: the record of a run still going).
+    pub fn partial_reason(&self) -> Option<String> {
+        if let Some(signal) = self.interrupted_by {
+            return Some(format!(
+                "the run was interrupted by signal {}",
+                signal_name(signal)
+            ));
+        }
+        if let Some(signal) = self.profiler_signal {
+            return Some(format!(
+                "the profiler was killed by signal {}",
+                signal_name(signal)
+            ));
+        }
+        if let Some(signal) = self.workload_signal {
+            return Some(format!(
+                "the workload was killed by signal {}",
+                signal_name(signal)
+            ));
+        }
+        match (self.workload_exit_code, self.profiler_exit_code) {
+            (Some(code), _) if code != 0 => Some(format!("the workload exited with code {code}")),
+            (_, Some(code)) if code != 0 => Some(format!("the profiler exited with code {code}")),
+            _ => None,
+        }
+    }
+
+    /// Records the workload's exit code the profiler reported (`None`: it did not say).
+    pub fn set_workload_exit(&mut self, code: Option<i32>) {
+        let code = code.or_else(|| {
+            let ended_well = self.profiler_exit_code == Some(0) && self.interrupted_by.is_none();
+            ended_well.then_some(0)
+        });
+        self.workload_exit_code = code;
+        self.workload_signal = code
+            .and_then(|c| c.checked_sub(128))
+            .filter(|s| (1..=64).contains(s));
     }
 
     pub fn finish(&mut self, finished: &Finished) {

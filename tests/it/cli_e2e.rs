@@ -718,6 +718,14 @@ fn a_signal_during_the_version_probe_ends_it_and_exits_128_plus_n() {
     );
     let argv = std::fs::read_to_string(env.argv_log()).unwrap_or_default();
     assert!(argv.is_empty(), "the profiler never started: {argv}");
+    // Nothing was captured, and the message does not pretend otherwise.
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("interrupted by signal 2 before anything was captured (nothing to report)")
+            && !stderr.contains("what was captured is kept"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -342,7 +342,14 @@ fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
         path: report_path(name),
         rank: None,
     };
-    let source = ReportSource::open(&plan.analysis, &[input], &RunContext::default(), &[]).unwrap();
+    let source = ReportSource::open(
+        &plan.analysis,
+        &[input],
+        &RunContext::default(),
+        &[],
+        plan.max_block_bytes,
+    )
+    .unwrap();
     let specs = source.metrics().specs.clone();
     let filter = Mutex::new(plan.analysis.filter.clone());
     let (acc, _) = source

@@ -207,6 +207,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {
+            partial: None,
             command: vec![
                 "python".into(),
                 "train.py".into(),

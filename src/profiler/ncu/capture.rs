@@ -111,6 +111,7 @@ pub fn check_starts(config: &Config) -> Result<String> {
         Err(signal) => Err(crate::error::Error::Interrupted {
             signal,
             run_dir: std::path::PathBuf::from("no directory (a dry run captures nothing)"),
+            captured: false,
         }),
     }
 }
@@ -146,6 +147,7 @@ pub fn capture(
             crate::error::Error::Interrupted {
                 signal,
                 run_dir: run.root().to_path_buf(),
+                captured: false,
             }
         })?;
     run.write_text("config.yaml", &loaded.to_yaml())?;
@@ -158,12 +160,15 @@ pub fn capture(
         return Err(crate::error::Error::Interrupted {
             signal,
             run_dir: run.root().to_path_buf(),
+            captured: false,
         });
     }
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
     let first = run_pass(&passes[0], run, grace, &display)?;
     record.finish(&first);
+    let log_text = std::fs::read_to_string(run.path(passes[0].log)).unwrap_or_default();
+    record.set_workload_exit(log::application_exit_code(&log_text));
     run.write_record(record)?;
     let Some(deep) = passes
         .get(1)

@@ -61,12 +61,23 @@ impl Claimed {
 
     /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
     /// `None` for a capture made in one pass.
+    /// A deep sibling that is not a regular file (a directory, a FIFO, a device) is named in a note
+    /// and left unread, so the capture is reported from its timing pass alone.
     fn deep_sibling(&mut self, timing: &Path, argument: &Path) -> Result<Option<PathBuf>> {
-        let deep = super::sampling::deep_sibling(timing);
-        if let Some(deep) = &deep {
-            self.claim(deep, argument)?;
-        }
-        Ok(deep)
+        let deep = match super::sampling::deep_sibling(timing) {
+            Some(super::sampling::Sibling::File(deep)) => deep,
+            Some(super::sampling::Sibling::NotAFile(deep, kind)) => {
+                crate::console::err_line(&format!(
+                    "note: {} {kind}, not a report file: its deep metrics are left out and {} is reported from its timing pass alone",
+                    crate::console::escape_controls(&deep.display().to_string()),
+                    crate::console::escape_controls(&timing.display().to_string()),
+                ));
+                return Ok(None);
+            }
+            None => return Ok(None),
+        };
+        self.claim(&deep, argument)?;
+        Ok(Some(deep))
     }
 }
 
@@ -108,6 +119,12 @@ pub fn resolve_inputs(
     let mut claimed = Claimed::default();
     let native = config.pipeline.ncu.reader == "native";
     for input in inputs {
+        if let Some(kind) = crate::run::kind::special_kind(input) {
+            return Err(Error::Usage(format!(
+                "{} {kind}, not a file profile-run can read; give a run directory, a `--page raw` CSV export or an .ncu-rep",
+                input.display()
+            )));
+        }
         if input.is_dir() {
             let mut found = RunDirInputs {
                 argument: input,
@@ -269,7 +286,14 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+        let record = dir.join("run.json");
+        if let Some(kind) = crate::run::kind::not_a_file(&record) {
+            return Err(Error::Usage(format!(
+                "{} {kind}, not the run record profile-run writes; remove it, or give the capture files themselves",
+                record.display()
+            )));
+        }
+        if let Ok(text) = std::fs::read_to_string(&record) {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 if self.context.command.is_empty() {

@@ -448,6 +448,7 @@ mod tests {
             rename: Vec::new(),
             unrequested: crate::config::Unrequested::Note,
             auto: crate::region::AutoRegions::default(),
+            max_depth: 256,
         }
     }
 

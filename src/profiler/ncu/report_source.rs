@@ -53,6 +53,8 @@ pub struct ReportSource<'p> {
     context: RunContext,
     /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.
     nvtx_include: Vec<String>,
+    /// The largest block of a report file read (`pipeline.ncu.max_block_mib`), in bytes.
+    max_block: u64,
 }
 
 impl<'p> ReportSource<'p> {
@@ -64,15 +66,16 @@ impl<'p> ReportSource<'p> {
         inputs: &[ReportInput],
         context: &RunContext,
         nvtx_include: &[String],
+        max_block: u64,
     ) -> Result<ReportSource<'p>> {
         let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
         let mut timing_names: Vec<String> = Vec::new();
         let mut labels: Vec<(String, String)> = Vec::new();
         for input in inputs {
-            let mut file_names = first_result_metrics(&input.path, &mut labels)?;
+            let mut file_names = first_result_metrics(&input.path, &mut labels, max_block)?;
             timing_names.extend(file_names.iter().cloned());
             if let Some(deep) = input.deep.as_ref().filter(|d| d.is_file()) {
-                file_names.extend(first_result_metrics(deep, &mut labels)?);
+                file_names.extend(first_result_metrics(deep, &mut labels, max_block)?);
                 file_names.sort_unstable();
                 file_names.dedup();
             }
@@ -119,6 +122,7 @@ impl<'p> ReportSource<'p> {
             time_factor: units::normalize(&units::base_unit_of(&plan.time_metric)).factor,
             context: context.clone(),
             nvtx_include: nvtx_include.to_vec(),
+            max_block,
         })
     }
 }
@@ -174,8 +178,9 @@ impl From<ReportFileError> for Peek {
 fn first_result_metrics(
     path: &std::path::Path,
     labels: &mut Vec<(String, String)>,
+    max_block: u64,
 ) -> Result<Vec<String>> {
-    let mut report = ReportFile::open(path)?;
+    let mut report = ReportFile::open_limited(path, max_block)?;
     let mut names = Vec::new();
     let pass = report.for_each_result(|r| {
         for m in r.metrics() {
@@ -225,7 +230,7 @@ impl Observations for ReportSource<'_> {
             let mut state = init();
             let mut advice = AdviceIndex::default();
             let mut reader = FileReader::new(&self, input.rank, filter, twins.as_ref());
-            let mut report = ReportFile::open(&input.path)?;
+            let mut report = ReportFile::open_limited(&input.path, self.max_block)?;
             report.for_each_result(|r| {
                 reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
             })?;
@@ -297,7 +302,8 @@ impl ReportSource<'_> {
         let mut builder = TwinIndexBuilder::default();
         if deep.is_file() {
             let mut reader = FileReader::new(self, rank, filter, None);
-            ReportFile::open(deep)?.for_each_result(|r| reader.deep_result(r, &mut builder))?;
+            ReportFile::open_limited(deep, self.max_block)?
+                .for_each_result(|r| reader.deep_result(r, &mut builder))?;
         }
         Ok(builder.finish())
     }
@@ -360,6 +366,12 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
             "The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run."
                 .to_string(),
         );
+    } else if by_coverage[0] + by_coverage[1] == 0 && by_coverage[2] > 0 {
+        notes.push(format!(
+            "The deep pass ({}) matches none of the {} timing results: none of its {deep_results} launches has a twin among them, so it is most likely the capture of another workload or run. Every result has its time and no deep metrics; put the deep capture of this run beside it (NAME.deep.ncu-rep), or remove the other one.",
+            deep_sources.join(", "),
+            by_coverage[2],
+        ));
     }
     let sampling = Sampling {
         deep_sources,
@@ -387,7 +399,13 @@ pub fn analyze_report_files(
     inputs: &[ReportInput],
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
-    let source = ReportSource::open(&plan.analysis, inputs, context, &plan.nvtx.include)?;
+    let source = ReportSource::open(
+        &plan.analysis,
+        inputs,
+        context,
+        &plan.nvtx.include,
+        plan.max_block_bytes,
+    )?;
     let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)

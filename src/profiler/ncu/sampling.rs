@@ -27,8 +27,16 @@ pub const DEEP_REPORT_BASE: &str = "profile.deep";
 /// The deep pass's log in the run directory.
 pub const DEEP_LOG: &str = "ncu.deep.log";
 
+/// A deep pass's report file found beside a timing pass's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sibling {
+    File(std::path::PathBuf),
+    /// Something by that name that is not a regular file, with what it is (`is a FIFO (named pipe)`).
+    NotAFile(std::path::PathBuf, &'static str),
+}
+
 /// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.
-pub fn deep_sibling(timing: &std::path::Path) -> Option<std::path::PathBuf> {
+pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
     let name = timing.file_name()?.to_str()?;
     let (stem, ext) = [".ncu-rep.gz", ".ncu-rep"]
         .iter()
@@ -37,7 +45,10 @@ pub fn deep_sibling(timing: &std::path::Path) -> Option<std::path::PathBuf> {
         return None;
     }
     let deep = timing.with_file_name(format!("{stem}.deep{ext}"));
-    deep.is_file().then_some(deep)
+    if let Some(kind) = crate::run::kind::not_a_file(&deep) {
+        return Some(Sibling::NotAFile(deep, kind));
+    }
+    deep.is_file().then_some(Sibling::File(deep))
 }
 
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
@@ -244,11 +255,18 @@ mod tests {
         assert_eq!(deep_sibling(&timing), None);
         let deep = dir.path().join("step.deep.ncu-rep.gz");
         std::fs::write(&deep, b"x").unwrap();
-        assert_eq!(deep_sibling(&timing), Some(deep.clone()));
+        assert_eq!(deep_sibling(&timing), Some(Sibling::File(deep.clone())));
         assert_eq!(
             deep_sibling(&deep),
             None,
             "a deep capture has no deep sibling"
+        );
+        std::fs::remove_file(&deep).unwrap();
+        std::fs::create_dir(&deep).unwrap();
+        assert_eq!(
+            deep_sibling(&timing),
+            Some(Sibling::NotAFile(deep.clone(), "is a directory")),
+            "a directory in its place is named, not skipped"
         );
     }
 }

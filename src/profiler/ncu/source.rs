@@ -10,7 +10,7 @@ use crate::region::{KernelFilter, Observation};
 use crate::report::model::{Platform, ProfilerInfo};
 
 use super::export::details::{read_details, AdviceIndex};
-use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
+use super::export::raw::{open_raw_file, stream_files, RawFile, RawPlan};
 use super::export::ExportError;
 
 /// The exports of one capture: its raw page, optionally its details page (ncu's rule results), and
@@ -36,7 +36,7 @@ impl ExportSet {
 pub struct CsvSource<'p> {
     plan: &'p AnalysisPlan,
     sets: Vec<ExportSet>,
-    exports: Vec<RawExport<std::io::BufReader<std::fs::File>>>,
+    exports: Vec<RawFile>,
     found: MetricsFound,
     context: RunContext,
     /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.

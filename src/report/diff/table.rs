@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::{Diff, GateStatus, RegionDiff};
-use crate::report::format::value;
+use crate::report::format::{cut_long, value};
 
 pub fn table(diff: &Diff) -> String {
     let mut out = String::new();
@@ -53,10 +53,10 @@ pub fn table(diff: &Diff) -> String {
         );
         out.push_str(&align(&rows));
         for path in &scope.added {
-            let _ = writeln!(out, "  + {path} (only in B)");
+            let _ = writeln!(out, "  + {} (only in B)", cut_long(path));
         }
         for path in &scope.removed {
-            let _ = writeln!(out, "  - {path} (only in A)");
+            let _ = writeln!(out, "  - {} (only in A)", cut_long(path));
         }
     }
     for key in &diff.scopes_added {
@@ -78,7 +78,9 @@ fn pct(p: Option<f64>) -> String {
 fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
     let time = r.time.as_ref();
     let mut cells = vec![
-        r.path.clone(),
+        // Cut and escaped here, not only when printed, so the columns line up with what is shown;
+        // the diff's JSON keeps the whole path.
+        crate::console::escape_controls(&cut_long(&r.path)).into_owned(),
         value(time.map(|t| t.a), unit),
         value(time.map(|t| t.b), unit),
         time.map_or("—".into(), |t| pct(t.delta_pct)),
@@ -99,7 +101,8 @@ fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
     cells
 }
 
-/// Left-aligned columns, two spaces apart, indented by two.
+/// Left-aligned columns, two spaces apart, indented by two. Padding is written out rather than
+/// asked of `format!`, whose width argument panics past 65,535 (a region path can be longer).
 fn align(rows: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -109,9 +112,30 @@ fn align(rows: &[Vec<String>]) -> String {
         let line: Vec<String> = r
             .iter()
             .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}"))
+            .map(|(cell, w)| {
+                let pad = w.saturating_sub(cell.chars().count());
+                format!("{cell}{}", " ".repeat(pad))
+            })
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_wider_than_a_format_width_is_padded_without_panicking() {
+        let wide = "p".repeat(70_000);
+        let rows = vec![
+            vec!["region".to_string(), "time".to_string()],
+            vec![wide.clone(), "1 ns".to_string()],
+        ];
+        let text = align(&rows);
+        let header = text.lines().next().unwrap();
+        assert_eq!(header, format!("  region{}  time", " ".repeat(70_000 - 6)));
+        assert!(text.contains(&format!("  {wide}  1 ns")));
+    }
 }

@@ -93,6 +93,8 @@ struct Page<'a> {
     settings: Vec<(&'a String, &'a String)>,
     fingerprint: &'a str,
     sources: &'a [String],
+    /// Why the report covers only part of the run (`run.partial`).
+    partial: Option<&'a str>,
     time_metric: Option<&'a str>,
     selection: String,
     /// What one result is called (`kernel`, `instruction`).
@@ -245,6 +247,7 @@ impl<'a> Page<'a> {
             platform: &run.platform,
             settings: run.profiler.settings.iter().collect(),
             fingerprint: &run.config_fingerprint,
+            partial: run.partial.as_deref(),
             sources: &run.sources,
             time_metric: time,
             selection: selection_text(ks, report.item_noun.many),

@@ -551,6 +551,11 @@ fn a_failing_workload_is_exit_4_with_its_log() {
         env.invocations().is_empty(),
         "nothing is viewed after a failed workload"
     );
+    // In inspect mode the program run is the workload itself: its exit code is recorded as such.
+    let text = std::fs::read_to_string(env.run_dir().join("run.json")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(record["workload_exit_code"], 7);
+    assert_eq!(record["workload_signal"], serde_json::Value::Null);
 }
 
 #[test]

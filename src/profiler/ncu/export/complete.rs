@@ -14,7 +14,8 @@ use super::ExportError;
 /// How far from the end to look for the start of the last row; ncu rows are a few KiB.
 const TAIL: u64 = 1 << 20;
 
-/// Fails when `path`'s last row ends inside a quoted field, naming the row's line.
+/// Fails when `path`'s last row ends inside a quoted field, naming the row's line, or when the file
+/// ends in zero bytes.
 pub fn check_last_row(path: &Path) -> Result<(), ExportError> {
     let io_error = |source| ExportError::Io {
         path: path.to_path_buf(),
@@ -27,6 +28,13 @@ pub fn check_last_row(path: &Path) -> Result<(), ExportError> {
     file.seek(SeekFrom::Start(start)).map_err(io_error)?;
     let mut tail = Vec::with_capacity((len - start) as usize);
     file.read_to_end(&mut tail).map_err(io_error)?;
+    // CSV text never holds a NUL byte: a file ending in one is pre-allocated, sparse or partly
+    // written, and reading it row by row would scan gigabytes of zeros.
+    if tail.last() == Some(&0) {
+        return Err(ExportError::ZeroFilled {
+            path: path.to_path_buf(),
+        });
+    }
     let Some(row) = last_row_start(&tail, start == 0) else {
         return Ok(());
     };

@@ -29,6 +29,10 @@ pub enum ExportError {
         lines: u64,
         hint: String,
     },
+    #[error("{path}:{line}: a line of more than 16 MiB before any CSV header (a zero-filled, sparse or binary file?); is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?")]
+    LineTooLong { path: PathBuf, line: u64 },
+    #[error("{path}: the file ends in zero bytes, which no CSV export holds (a pre-allocated, sparse or partly written file); re-export it with `ncu --import REPORT.ncu-rep --csv --page raw --print-units base`")]
+    ZeroFilled { path: PathBuf },
     #[error("{path}: the header is incomplete: the file ends inside its header line after {bytes} bytes (a truncated or partly copied export); re-export it with `ncu --import REPORT.ncu-rep --csv --page raw --print-units base`")]
     IncompleteHeader { path: PathBuf, bytes: usize },
     #[error("{path}: this is a `--page {found}` export, expected `--page {expected}`; export it with `ncu --import REPORT.ncu-rep --csv --page {expected} --print-units base`")]

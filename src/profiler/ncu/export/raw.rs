@@ -18,6 +18,7 @@ use super::ExportError;
 
 mod fast;
 mod parallel;
+mod parked;
 mod scan;
 mod stacks;
 pub use parallel::stream_files;
@@ -130,6 +131,9 @@ pub(crate) fn find_header<R: BufRead>(
     find_header_at(input, path).map(|(header, skipped, _)| (header, skipped))
 }
 
+/// The longest line read while looking for the header (ncu's longest header line is a few tens of KB).
+const MAX_LINE_BEFORE_DATA: u64 = 16 << 20;
+
 /// Finds the header line, skipping anything a live log printed before it. Returns the header line,
 /// the number of lines skipped and the byte offset of the header text in the input (after any
 /// preamble and byte order mark), from which file offsets of later rows follow.
@@ -143,12 +147,20 @@ fn find_header_at<R: BufRead>(
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = input
+        // Bounded: a zero-filled or sparse file is one endless "line", never read whole.
+        let n = std::io::Read::by_ref(input)
+            .take(MAX_LINE_BEFORE_DATA + 1)
             .read_until(b'\n', &mut line)
             .map_err(|source| ExportError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
+        if n as u64 > MAX_LINE_BEFORE_DATA {
+            return Err(ExportError::LineTooLong {
+                path: path.to_path_buf(),
+                line: skipped + 1,
+            });
+        }
         if n == 0 {
             let hint = if errors.is_empty() {
                 "; is this an ncu CSV export (`ncu --import R.ncu-rep --csv --page raw`)?"
@@ -570,15 +582,22 @@ impl<R: BufRead> RawExport<R> {
     }
 }
 
-/// Opens a raw export on disk (header and units row read).
-pub fn open_raw_file(
-    path: &Path,
-    plan: &RawPlan<'_>,
-) -> Result<RawExport<std::io::BufReader<std::fs::File>>, ExportError> {
+/// A raw export on disk whose file is closed between reads ([`parked::ParkedFile`]).
+pub type RawFile = RawExport<std::io::BufReader<parked::ParkedFile>>;
+
+/// Opens a raw export on disk (header and units row read); its file is closed again until the
+/// results are read, so many exports waiting their turn hold no descriptor.
+pub fn open_raw_file(path: &Path, plan: &RawPlan<'_>) -> Result<RawFile, ExportError> {
     let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
         path: PathBuf::from(path),
         source,
     })?;
     super::complete::check_last_row(path)?;
-    RawExport::open(std::io::BufReader::with_capacity(1 << 20, file), path, plan)
+    let file = parked::ParkedFile::new(file, path.to_path_buf());
+    // 64 KiB, not more: the buffer is filled (and so resident) for each export while its header is
+    // read, and a merge holds every rank's export at once.
+    let input = std::io::BufReader::with_capacity(64 << 10, file);
+    let mut export = RawExport::open(input, path, plan)?;
+    export.reader.get_mut().get_mut().1.get_mut().park();
+    Ok(export)
 }

@@ -16,6 +16,11 @@ use super::ReadSummary;
 /// The file header is one small message (its version); anything larger is not a header.
 const MAX_FILE_HEADER: u32 = 1 << 16;
 
+/// The largest block header or payload read unless the caller sets another
+/// (`pipeline.ncu.max_block_mib`). ncu writes blocks of a few tens of KB; a length far past that is a
+/// damaged or hostile file, refused before a byte of it is reserved or decompressed.
+pub const DEFAULT_MAX_BLOCK_BYTES: u64 = 256 << 20;
+
 /// A device as the session details list it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceInfo {
@@ -82,6 +87,8 @@ struct Counts {
 
 pub(crate) struct BlockReader {
     framed: Framed,
+    /// The largest block header or payload read, in bytes.
+    max_block: u64,
     header: Vec<u8>,
     payload: Vec<u8>,
     payload_at: u64,
@@ -93,9 +100,10 @@ pub(crate) struct BlockReader {
 }
 
 impl BlockReader {
-    pub fn new(framed: Framed) -> BlockReader {
+    pub fn new(framed: Framed, max_block: u64) -> BlockReader {
         BlockReader {
             framed,
+            max_block,
             header: Vec::new(),
             payload: Vec::new(),
             payload_at: 0,
@@ -121,6 +129,16 @@ impl BlockReader {
             return Ok(false);
         };
         let at = self.framed.pos();
+        // ncu never writes an empty block header; zeros where a block should start are a
+        // pre-allocated or zero-filled file, which must not read as a report with no results.
+        if len == 0 {
+            return Err(self.framed.malformed(
+                at,
+                "a block header of 0 bytes (zeros where a block should start: a damaged, \
+                 pre-allocated or zero-filled file); capture again or copy the report anew",
+            ));
+        }
+        self.check_size(u64::from(len), "a block header", at)?;
         self.framed
             .read_exact_into(u64::from(len), "a block header", &mut self.header)?;
         let header = std::mem::take(&mut self.header);
@@ -128,12 +146,29 @@ impl BlockReader {
         self.header = header;
         self.counts = decoded.map_err(|e| ReportFileError::malformed(self.framed.path(), e))?;
         self.payload_at = self.framed.pos();
+        self.check_size(u64::from(self.counts.payload), "a block payload", at)?;
         self.framed.read_exact_into(
             u64::from(self.counts.payload),
             "a block payload",
             &mut self.payload,
         )?;
         Ok(true)
+    }
+
+    /// Refuses a length past the block limit before anything is reserved or decompressed.
+    /// A length past the end of a plain file is left to the read, whose message says so.
+    fn check_size(&self, n: u64, what: &str, at: u64) -> Result<(), ReportFileError> {
+        if n <= self.max_block || self.framed.left().is_some_and(|left| n > left) {
+            return Ok(());
+        }
+        Err(self.framed.malformed(
+            at,
+            format!(
+                "{what} of {n} bytes is past the limit of {} MiB (ncu writes blocks of a few tens of KB): \
+                 the file is damaged; if it is a genuine report, raise pipeline.ncu.max_block_mib",
+                self.max_block >> 20
+            ),
+        ))
     }
 
     fn decode_header(&mut self, msg: Cursor<'_>) -> Result<Counts, WireError> {

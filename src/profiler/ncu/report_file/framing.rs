@@ -79,6 +79,11 @@ impl Framed {
         self.pos
     }
 
+    /// Bytes left in a plain file; `None` when the length is unknown (compressed or streamed).
+    pub fn left(&self) -> Option<u64> {
+        self.len.map(|len| len.saturating_sub(self.pos))
+    }
+
     pub fn malformed(&self, offset: u64, what: impl Into<String>) -> ReportFileError {
         ReportFileError::malformed(&self.path, WireError::new(offset, what))
     }

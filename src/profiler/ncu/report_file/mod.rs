@@ -45,7 +45,7 @@ mod wire;
 use std::io::Read;
 use std::path::Path;
 
-pub use block::{DeviceInfo, SessionInfo};
+pub use block::{DeviceInfo, SessionInfo, DEFAULT_MAX_BLOCK_BYTES};
 pub use error::{ReportFileError, KNOWN_VERSIONS};
 pub use metrics::{Metric, MetricIter, MetricValue};
 pub use nvtx::{
@@ -79,7 +79,13 @@ impl ReportFile {
     /// Opens a report and reads its file header. A file that is not a report, or whose version this
     /// reader does not know, is an error here, before any result is read.
     pub fn open(path: &Path) -> Result<ReportFile, ReportFileError> {
-        ReportFile::start(Framed::open(path)?)
+        ReportFile::open_limited(path, block::DEFAULT_MAX_BLOCK_BYTES)
+    }
+
+    /// [`Self::open`], refusing any block header or payload longer than `max_block` bytes before it
+    /// is read (decompressed blocks included).
+    pub fn open_limited(path: &Path, max_block: u64) -> Result<ReportFile, ReportFileError> {
+        ReportFile::start(Framed::open(path)?, max_block)
     }
 
     /// Reads a report from any byte stream (plain or gzip-compressed); `name` is what errors call it.
@@ -88,10 +94,13 @@ impl ReportFile {
         name: &Path,
         reader: impl Read + Send + 'static,
     ) -> Result<ReportFile, ReportFileError> {
-        ReportFile::start(Framed::new(name, reader, None)?)
+        ReportFile::start(
+            Framed::new(name, reader, None)?,
+            block::DEFAULT_MAX_BLOCK_BYTES,
+        )
     }
 
-    fn start(mut framed: Framed) -> Result<ReportFile, ReportFileError> {
+    fn start(mut framed: Framed, max_block: u64) -> Result<ReportFile, ReportFileError> {
         let path = framed.path().to_path_buf();
         framed.read_magic()?;
         let version = block::read_file_header(&mut framed)?;
@@ -100,7 +109,7 @@ impl ReportFile {
         }
         Ok(ReportFile {
             version,
-            blocks: BlockReader::new(framed),
+            blocks: BlockReader::new(framed, max_block),
         })
     }
 

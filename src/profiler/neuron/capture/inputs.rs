@@ -127,8 +127,12 @@ fn as_viewed(path: &Path) -> Viewed {
 
 /// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).
 fn run_context(dir: &Path) -> RunContext {
-    let record: Option<RunRecord> = std::fs::read_to_string(dir.join("run.json"))
-        .ok()
+    let path = dir.join("run.json");
+    // Only a regular file is read: a FIFO in its place would block `open()`.
+    let record: Option<RunRecord> = path
+        .is_file()
+        .then(|| std::fs::read_to_string(&path).ok())
+        .flatten()
         .and_then(|t| serde_json::from_str(&t).ok());
     record.map_or_else(RunContext::default, |r| {
         r.context(r.config_fingerprint.clone())

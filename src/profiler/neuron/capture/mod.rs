@@ -192,6 +192,11 @@ pub fn capture(
     display.finish();
     let finished = finished?;
     record.finish(&finished);
+    // In inspect mode the program run is the workload itself (NEFF mode runs `capture`).
+    if pipeline.mode == CaptureMode::Inspect {
+        record.workload_exit_code = finished.code;
+        record.workload_signal = finished.killed_by;
+    }
     run.write_record(record)?;
     if !finished.success() || finished.interrupted_by.is_some() {
         return Ok(finished);

@@ -118,6 +118,7 @@ pub fn report_with_details(
             },
             platform: Platform::default(),
             config_fingerprint: context.config_fingerprint.clone(),
+            partial: context.partial.clone(),
             sources: viewed
                 .iter()
                 .map(|v| v.output.display().to_string())

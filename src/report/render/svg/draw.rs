@@ -56,7 +56,8 @@ pub(super) fn open(out: &mut String, id: &str, title: &str, desc: &str, height: 
 pub(super) fn axis(out: &mut String, extent: f64, unit: &str, bottom: f64) {
     let (factor, label) = axis_unit(extent, unit);
     let step = nice_step(extent / factor / 5.0);
-    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    // Clamped: a zero or subnormal step must not ask `format!` for a precision it panics on.
+    let decimals = (-step.log10().floor()).clamp(0.0, 12.0) as usize;
     let y = TOP - 10.0;
     let _ = writeln!(
         out,

@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use crate::region::Observation;
 
 use super::fast::{read_range, Layout};
-use super::{open_raw_file, Columns, ExportError, RawExport, RawPlan, RawSummary, RowReader};
+use super::{open_raw_file, Columns, ExportError, RawFile, RawPlan, RawSummary, RowReader};
 
 /// Target size of one work unit. Fixed (not derived from the core count) so that floating-point
 /// sums are added in the same order on every machine.
@@ -45,7 +45,7 @@ struct Unit {
 /// split into fixed units, each read into its own state on `threads` threads (0: one per available
 /// core), one thread included, so the result does not depend on the thread count.
 pub fn stream_files<S, I, V, M>(
-    exports: Vec<RawExport<BufReader<File>>>,
+    exports: Vec<RawFile>,
     plan: &RawPlan<'_>,
     threads: usize,
     init: I,
@@ -128,7 +128,7 @@ where
 }
 
 fn stream_sequential<S>(
-    exports: Vec<RawExport<BufReader<File>>>,
+    exports: Vec<RawFile>,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
 ) -> Result<(S, Vec<RawSummary>), ExportError> {
@@ -143,7 +143,7 @@ fn stream_sequential<S>(
 /// One pass in input order with the row scanner into a single state, as [`stream_sequential`]
 /// would make it; `None` when some row needs the CSV reader (nothing has been consumed then).
 fn scan_sequential<S>(
-    exports: &[RawExport<BufReader<File>>],
+    exports: &[RawFile],
     layouts: &[Layout],
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
@@ -171,7 +171,7 @@ fn scan_sequential<S>(
 
 /// Reads one unit with the row scanner into a fresh state.
 fn scan_unit<S>(
-    export: &RawExport<BufReader<File>>,
+    export: &RawFile,
     layout: &Layout,
     unit: &Unit,
     init: &dyn Fn() -> S,
@@ -208,7 +208,7 @@ impl Counts {
 }
 
 fn read_unit<S>(
-    export: &RawExport<BufReader<File>>,
+    export: &RawFile,
     unit: &Unit,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
@@ -238,7 +238,7 @@ fn read_unit<S>(
 }
 
 /// The work units of all exports, in input order.
-fn plan_units(exports: &[RawExport<BufReader<File>>]) -> std::io::Result<Vec<Unit>> {
+fn plan_units(exports: &[RawFile]) -> std::io::Result<Vec<Unit>> {
     let mut units = Vec::new();
     for (file, export) in exports.iter().enumerate() {
         let len = std::fs::metadata(&export.path)?.len();

@@ -1,0 +1,66 @@
+//! A file that holds a descriptor only while it is read. `merge` opens every rank's export up front
+//! to check that their headers agree, then reads them one after another; a thousand open files
+//! would exceed a common descriptor limit, so each export's file is parked (closed) after its header
+//! and reopened where it left off when its turn comes.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+pub struct ParkedFile {
+    path: PathBuf,
+    /// Bytes handed out so far: where a reopened file continues.
+    pos: u64,
+    file: Option<File>,
+}
+
+impl ParkedFile {
+    pub fn new(file: File, path: PathBuf) -> ParkedFile {
+        ParkedFile {
+            path,
+            pos: 0,
+            file: Some(file),
+        }
+    }
+
+    /// Closes the file; the next read reopens it at the same position.
+    pub fn park(&mut self) {
+        self.file = None;
+    }
+}
+
+impl Read for ParkedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => {
+                let mut file = File::open(&self.path)?;
+                file.seek(SeekFrom::Start(self.pos))?;
+                self.file.insert(file)
+            }
+        };
+        let n = file.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parked_file_reads_on_where_it_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut parked = ParkedFile::new(File::open(&path).unwrap(), path);
+        let mut head = [0u8; 4];
+        parked.read_exact(&mut head).unwrap();
+        parked.park();
+        assert!(parked.file.is_none());
+        let mut rest = String::new();
+        parked.read_to_string(&mut rest).unwrap();
+        assert_eq!((&head[..], rest.as_str()), (&b"0123"[..], "456789"));
+    }
+}
