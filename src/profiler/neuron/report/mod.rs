@@ -132,6 +132,7 @@ pub fn report_with_details(
             listed: true,
             ranges: "regions",
             count_heading: "Count",
+            across: "all profiles",
             own_totals: true,
         },
         console_notes: Vec::new(),
