@@ -60,6 +60,8 @@ pub struct ItemNoun {
     pub ranges: &'static str,
     /// The heading of a count of results (`Launches`, `Count`).
     pub count_heading: &'static str,
+    /// What the aggregate spans (`all processes and devices`, `all profiles`).
+    pub across: &'static str,
     /// The scope's totals are the profiler's own summary (Neuron), shown as a Totals table beside
     /// the regions too, and only with the metrics the summary has.
     pub own_totals: bool,
@@ -72,6 +74,7 @@ impl ItemNoun {
         listed: true,
         ranges: "NVTX regions",
         count_heading: "Launches",
+        across: "all processes and devices",
         own_totals: false,
     };
 }

@@ -337,7 +337,7 @@ fn scope_view<'a>(
         glance: super::glance::glance(&scope.summary, &anchors, unit),
         anchor,
         title: if aggregate {
-            "Aggregate across all processes and devices".to_string()
+            format!("Aggregate across {}", report.item_noun.across)
         } else {
             scope.label.clone()
         },

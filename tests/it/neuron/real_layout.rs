@@ -218,6 +218,9 @@ fn layer_summary_records_are_nested_regions_with_the_records_figures() {
         .any(|k| k["name"].as_str().unwrap().contains("EVENT_SEMAPHORE")));
 }
 
+/// A change made to a profile's top-level object.
+type Edit = fn(&mut serde_json::Map<String, Value>);
+
 /// A copy of a sweep fixture with its object edited by `edit`.
 fn edited(
     env: &Env,
@@ -260,7 +263,7 @@ fn unused_keys_are_skipped_whatever_their_type_and_listed_only_with_v() {
 #[test]
 fn a_needed_key_missing_or_of_the_wrong_shape_is_named() {
     let env = Env::new();
-    let cases: [(&str, fn(&mut serde_json::Map<String, Value>), &[&str]); 3] = [
+    let cases: [(&str, Edit, &[&str]); 3] = [
         (
             "no-layers.json",
             |d| drop(d.remove("layer_summary")),

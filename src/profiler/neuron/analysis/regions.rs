@@ -345,7 +345,7 @@ fn by_layer_summary(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
         })
         .collect();
     // Parents before children, siblings in time order, as every region list is.
-    spans.sort_by(|a, b| (a.start_ns, a.name.len()).cmp(&(b.start_ns, b.name.len())));
+    spans.sort_by_key(|s| (s.start_ns, s.name.len()));
     let mut seen: HashMap<String, usize> = HashMap::new();
     for s in &mut spans {
         let count = seen.entry(s.base.clone()).or_default();

@@ -87,13 +87,18 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
         cells.len() >= 5 && cells[1..4] == ["group", "name", "value"]
     });
     if let Some(start) = text.find('{') {
-        if let Some((key, value_is_list)) = first_key(&text[start + 1..]) {
-            // A summary-json maps profile ids to objects; a full profile's values are lists.
-            return Ok(if PROFILE_KEYS.contains(&key.as_str()) || value_is_list {
-                InputKind::ProfileJson
-            } else {
-                InputKind::SummaryJson
-            });
+        if let Some((key, value)) = first_key(&text[start + 1..]) {
+            // A key of a later release may come first: its list beside the lists a profile is made of.
+            if PROFILE_KEYS.contains(&key.as_str())
+                || (value == Some('[') && has_profile_lists(&text[start..]))
+            {
+                return Ok(InputKind::ProfileJson);
+            }
+            // A summary-json maps profile ids to objects of metrics; JSON whose first value is
+            // anything else (profile-run's own report.json and run.json) is no Neuron profile.
+            if value == Some('{') {
+                return Ok(InputKind::SummaryJson);
+            }
         }
         if text[start + 1..].trim_start().starts_with('}') {
             return Ok(InputKind::ProfileJson); // `{}`: an empty profile
@@ -111,8 +116,18 @@ pub fn recognise(path: &Path) -> Result<InputKind> {
     })
 }
 
-/// The first object key after `{`, if the text starts with one, and whether its value is a list.
-fn first_key(after_brace: &str) -> Option<(String, bool)> {
+/// Whether the head of a document names `summary`, `instruction` or `layer_summary` as a key.
+fn has_profile_lists(text: &str) -> bool {
+    ["\"summary\"", "\"instruction\"", "\"layer_summary\""]
+        .iter()
+        .any(|key| {
+            text.match_indices(key)
+                .any(|(at, k)| text[at + k.len()..].trim_start().starts_with(':'))
+        })
+}
+
+/// The first object key after `{`, if the text starts with one, and the first character of its value.
+fn first_key(after_brace: &str) -> Option<(String, Option<char>)> {
     let t = after_brace.trim_start();
     let body = t.strip_prefix('"')?;
     let mut escaped = false;
@@ -123,7 +138,7 @@ fn first_key(after_brace: &str) -> Option<(String, bool)> {
     })?;
     let key = serde_json::from_str(&t[..end.0 + 2]).ok()?;
     let value = t[end.0 + 2..].trim_start().strip_prefix(':')?;
-    Some((key, value.trim_start().starts_with('[')))
+    Some((key, value.trim_start().chars().next()))
 }
 
 fn recognise_dir(dir: &Path) -> Result<InputKind> {

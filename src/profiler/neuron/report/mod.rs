@@ -52,28 +52,13 @@ pub fn report_with_details(
     let rules = rules(config)?;
     let mut neuron = config.neuron.clone();
     neuron.regions = config.neuron.regions.resolve(&config.regions.auto);
-    let mut version = None;
-    let mut instructions = 0;
-    let mut layout = SummaryLayout::default();
-    let mut ignored = Vec::new();
-    let mut analyses = Vec::with_capacity(viewed.len());
-    for v in viewed {
-        let profile = crate::profiler::neuron::load(&v.output)?;
-        version = version.or_else(|| tool_version(&profile));
-        if layout.groups.is_empty() {
-            layout = profile.summary_layout.clone();
-        }
-        if !profile.ignored_keys.is_empty() {
-            ignored.push(format!(
-                "{}: keys not used: {}",
-                v.output.display(),
-                profile.ignored_keys.join(", ")
-            ));
-        }
-        let analysis = analyse(&profile, &neuron, &rules);
-        instructions += analysis.instruction_count as u64;
-        analyses.push(analysis);
-    }
+    let Analysed {
+        analyses,
+        version,
+        layout,
+        ignored,
+    } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (mut metrics, units) = metric_table(&field_names(&analyses), &layout);
     let mut scopes = Vec::new();
     for (v, analysis) in viewed.iter().zip(&analyses) {
@@ -149,11 +134,63 @@ pub fn report_with_details(
             listed: true,
             ranges: "regions",
             count_heading: "Count",
+            across: "all profiles",
             own_totals: true,
         },
         console_notes: Vec::new(),
     };
     Ok((report, ignored))
+}
+
+/// Every profile analysed, with what the report takes from the profiles themselves.
+struct Analysed {
+    analyses: Vec<Analysis>,
+    version: Option<String>,
+    layout: SummaryLayout,
+    /// `-v`'s lines: each profile's top-level keys that were not used.
+    ignored: Vec<String>,
+}
+
+/// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
+fn analyse_all(
+    viewed: &[Viewed],
+    neuron: &crate::profiler::neuron::settings::NeuronSettings,
+    rules: &crate::insights::RuleSet,
+    threads: usize,
+) -> Result<Analysed> {
+    let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
+        let profile = crate::profiler::neuron::load(&v.output)?;
+        let ignored = (!profile.ignored_keys.is_empty()).then(|| {
+            format!(
+                "{}: keys not used: {}",
+                v.output.display(),
+                profile.ignored_keys.join(", ")
+            )
+        });
+        let analysis = analyse(&profile, neuron, rules);
+        Ok::<_, crate::error::Error>((
+            tool_version(&profile),
+            profile.summary_layout,
+            ignored,
+            analysis,
+        ))
+    });
+    let mut out = Analysed {
+        analyses: Vec::with_capacity(viewed.len()),
+        version: None,
+        layout: SummaryLayout::default(),
+        ignored: Vec::new(),
+    };
+    for result in loaded {
+        let (version, layout, ignored, analysis) = result?;
+        out.version = out.version.or(version);
+        if out.layout.groups.is_empty() {
+            out.layout = layout;
+        }
+        out.ignored.extend(ignored);
+        out.analyses.push(analysis);
+    }
+    Ok(out)
 }
 
 /// Every metric name the analyses hold: the summaries' own fields and the regions' metrics.

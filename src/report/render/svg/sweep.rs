@@ -17,6 +17,9 @@ const PANEL: f64 = 180.0;
 const GAP: f64 = 64.0;
 const FIRST: f64 = 56.0;
 
+/// What a panel draws: the value of a point, its unit and the panel's name.
+type Series<'a> = (fn(&Point) -> Option<f64>, &'a str, &'a str);
+
 /// One profile of the sweep.
 struct Point {
     x: f64,
@@ -150,7 +153,7 @@ fn panel(
     out: &mut String,
     pts: &[Point],
     px: &dyn Fn(f64) -> f64,
-    (get, unit, what): (fn(&Point) -> Option<f64>, &str, &str),
+    (get, unit, what): Series,
     top: f64,
     colour: &str,
 ) {
