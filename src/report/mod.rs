@@ -11,6 +11,7 @@ pub mod distribution;
 pub mod empty_metrics;
 pub mod format;
 pub mod model;
+pub mod over_peak;
 pub mod render;
 pub mod summary;
 pub mod write;
