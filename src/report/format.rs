@@ -85,6 +85,13 @@ pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
         .map(|v| match (v, step) {
             (None, _) => MISSING.to_string(),
             (Some(v), _) if !v.is_finite() => format!("{v}"),
+            // A value that would read 0.00 in the row's unit carries its own (never `0.00 ms`
+            // for 2.7 µs).
+            (Some(v), Some((threshold, _)))
+                if *v != 0.0 && (v * factor / threshold).abs() < 0.005 =>
+            {
+                value(Some(*v), unit)
+            }
             (Some(v), Some((threshold, _))) => fixed(v * factor / threshold, 2),
             (Some(v), None) => count(v * factor),
         })
@@ -203,7 +210,8 @@ pub fn shorten(text: &str, max: usize) -> String {
 }
 
 /// Escapes text for Markdown prose, headings and GFM table cells: Markdown punctuation gets a
-/// backslash, `<`, `>` and `&` become entities (so no HTML can be injected), line breaks and tabs
+/// backslash, `<`, `>` and `&` too (a backslash-escaped character is literal text, so no HTML can be
+/// injected, and the plain text carries no entities), line breaks and tabs
 /// become spaces and other control or bidi-override characters become visible `\u{…}` escapes, so
 /// a name can never end a table row or a heading.
 pub fn escape_md(text: &str) -> String {
@@ -213,14 +221,11 @@ pub fn escape_md(text: &str) -> String {
         match ch {
             // A CRLF line break is one break.
             '\r' if matches!(chars.peek(), Some((_, '\n'))) => {}
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '<' | '>' | '&' => {
                 out.push('\\');
                 out.push(ch);
             }
             '#' if i == 0 => out.push_str("\\#"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
             '\n' | '\r' | '\t' => out.push(' '),
             c if is_invisible_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
@@ -378,6 +383,13 @@ mod tests {
             ("cycle".into(), vec!["12,000,000".into(), "750,000".into()])
         );
         assert_eq!(
+            row(&[Some(8e6), Some(2_700.0), Some(0.0)], "ns"),
+            (
+                "ms".into(),
+                vec!["8.00".into(), "2.70 µs".into(), "0.00".into()]
+            )
+        );
+        assert_eq!(
             row(&[Some(0.0), Some(0.0)], "byte"),
             ("B".into(), vec!["0".into(), "0".into()])
         );
@@ -397,7 +409,8 @@ mod tests {
     #[test]
     fn escaping_neutralises_markdown_and_html() {
         assert_eq!(escape_md("a|b"), "a\\|b");
-        assert_eq!(escape_md("<script>"), "&lt;script&gt;");
+        assert_eq!(escape_md("<script>"), "\\<script\\>");
+        assert_eq!(escape_md("a&amp;b"), "a\\&amp;b");
         assert_eq!(escape_md("#h\nx"), "\\#h x");
         assert_eq!(escape_md("a\r\nb"), "a b");
         assert_eq!(escape_md("a\u{1b}b"), "a\\u{1b}b");

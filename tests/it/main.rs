@@ -19,6 +19,7 @@ mod ncu_cli;
 mod neuron;
 mod parallel_read;
 mod pytorch_runs;
+mod readable;
 mod readme;
 mod region_core;
 mod regions;

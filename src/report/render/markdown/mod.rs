@@ -353,12 +353,14 @@ fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Erro
     Ok(minijinja::context! { unit => unit, cells => cells })
 }
 
-/// Indentation for a region at `depth` in a summary table: non-breaking spaces and a tree corner.
+/// Indentation for a region at `depth` in a summary table: no-break space characters (U+00A0, which
+/// a table cell keeps where it would trim plain spaces) and a tree corner; no HTML entities, so the
+/// plain text reads as it renders.
 fn tree_prefix(depth: usize) -> String {
     if depth == 0 {
         return String::new();
     }
-    format!("{}└─&nbsp;", "&nbsp;&nbsp;&nbsp;".repeat(depth - 1))
+    format!("{}└─\u{a0}", "\u{a0}\u{a0}\u{a0}".repeat(depth - 1))
 }
 
 /// A minijinja error as [`RenderError::Template`], naming the template and line where it happened
