@@ -3,6 +3,7 @@
 mod advice;
 mod architecture;
 mod auto_regions;
+mod charts;
 mod cli_e2e;
 mod common;
 mod compare;
