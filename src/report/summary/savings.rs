@@ -2,7 +2,7 @@
 //! finding for it; a finding whose kernels all count under better ones is listed as overlapping, and
 //! one with no estimate as not quantified, with the reason.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::region::RegionKind;
 use crate::report::model::{Insight, NotQuantified, Region, Scope, SummaryInsight};
@@ -74,18 +74,27 @@ pub fn allocate(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Findings {
             .then(b.saving.total_cmp(&a.saving))
             .then(a.candidate.cmp(&b.candidate))
     });
-    let mut taken: Vec<&Claim> = Vec::new();
+    // Claims already counted, by kernel (`None`: a whole region's), so each claim is checked only
+    // against those that could hold the same time.
+    let mut taken: HashMap<Option<&str>, Vec<&Claim>> = HashMap::new();
     for claim in &claims {
         let region = candidates[claim.candidate].region;
-        let holder = taken.iter().find(|t| {
-            let same_kernel =
-                t.kernel.is_none() || claim.kernel.is_none() || t.kernel == claim.kernel;
-            same_kernel && overlap(candidates[t.candidate].region, region)
-        });
+        let rivals = match claim.kernel {
+            Some(_) => [claim.kernel, None]
+                .iter()
+                .filter_map(|k| taken.get(k))
+                .flatten()
+                .copied()
+                .collect::<Vec<&Claim>>(),
+            None => taken.values().flatten().copied().collect(),
+        };
+        let holder = rivals
+            .into_iter()
+            .find(|t| overlap(candidates[t.candidate].region, region));
         match holder {
             None => {
                 candidates[claim.candidate].counted += claim.saving;
-                taken.push(claim);
+                taken.entry(claim.kernel).or_default().push(claim);
             }
             Some(t) if t.candidate != claim.candidate => {
                 let by = candidates[t.candidate].insight;
