@@ -266,6 +266,7 @@ fn environment() -> Environment<'static> {
     }
     env.add_filter("fmt_value", fmt_value);
     env.add_filter("fmt_count", |v: f64| format::count(v));
+    env.add_filter("fmt_number", |v: f64| format::number(v));
     env.add_filter("pct", |v: Option<f64>| format::escape_md(&format::share(v)));
     env.add_filter("md", |text: String| format::escape_md(&text));
     env.add_filter("code", |text: String| format::code_span(&text));
