@@ -286,3 +286,61 @@ fn throughput_over_peak_is_called_a_measurement_artefact() {
         .iter()
         .all(|n| !n.as_str().unwrap().contains("measurement artefact")));
 }
+
+/// The real rep_kernel scope, analysed once.
+fn rep_kernel_scope() -> &'static Scope {
+    static SCOPE: std::sync::OnceLock<Scope> = std::sync::OnceLock::new();
+    SCOPE.get_or_init(|| pytorch("rep_kernel").scopes[0].clone())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever findings claim on the real regions and kernels of rep_kernel (each at most a
+    /// kernel's own time in its region, several rules on the same kernels, in nested regions), the
+    /// summary's counted savings never exceed the scope's time, nor any finding its own estimate.
+    #[test]
+    fn counted_savings_never_exceed_the_scope_whatever_the_findings_claim(
+        claims in proptest::collection::vec(
+            (0usize..3, 0usize..6, 0usize..8, 0.0f64..=1.0, proptest::bool::ANY),
+            1..24,
+        )
+    ) {
+        let mut scope = rep_kernel_scope().clone();
+        for (region_at, rule, kernel_at, fraction, launch) in claims {
+            let regions = scope.regions.len();
+            let region = &mut scope.regions[region_at % regions];
+            let Some(kernel) = region.kernels.get(kernel_at % region.kernels.len().max(1)) else {
+                continue;
+            };
+            let (name, time) = (kernel.name.clone(), kernel_time(kernel));
+            let rule = format!("rule{rule}");
+            let at = region.insights.iter().position(|i| i.rule == rule);
+            let at = at.unwrap_or_else(|| {
+                let mut insight = region.insights[0].clone();
+                insight.rule = rule;
+                insight.saving_by_kernel.clear();
+                insight.evidence.labels.clear();
+                if launch {
+                    insight
+                        .evidence
+                        .labels
+                        .insert("saving_formula".into(), "launch_overhead".into());
+                }
+                region.insights.push(insight);
+                region.insights.len() - 1
+            });
+            let insight = &mut region.insights[at];
+            insight.saving_by_kernel.insert(name, time * fraction);
+            insight.estimated_saving_ns = Some(insight.saving_by_kernel.values().sum());
+        }
+        profile_run::report::summary::fill(&mut scope, Some(TIME));
+        let summary = &scope.summary;
+        let total = summary.time.unwrap();
+        let counted: f64 = summary.top_insights.iter().map(|i| i.estimated_saving_ns).sum();
+        proptest::prop_assert!(counted <= total * (1.0 + 1e-9), "{counted} > {total}");
+        for i in summary.top_insights.iter().chain(&summary.overlapping) {
+            proptest::prop_assert!(i.estimated_saving_ns <= i.own_saving_ns * (1.0 + 1e-9));
+        }
+    }
+}
