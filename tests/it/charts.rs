@@ -3,7 +3,7 @@
 //! only where a readable part of it fits, instance charts leave out regions visited once, and the
 //! summary's cells wrap inside their column.
 
-use crate::common::render_fixture_copy;
+use crate::common::{fixture, render_fixture_copy};
 
 /// The text of every `<text>` element of an SVG, tags inside it (`<tspan>`) removed.
 fn texts(svg: &str) -> Vec<String> {
@@ -132,4 +132,76 @@ fn the_html_summary_wraps_inside_its_column_and_lists_overlapping_and_unquantifi
     assert!(glance.contains(
         "<li>SOLBottleneck (ncu) in B: ncu gives no estimated speedup for this rule</li>"
     ));
+}
+
+#[test]
+fn report_html_groups_a_scopes_kernels_by_function_as_the_summary_does() {
+    // The GPT-2 step runs three cutlass SGEMM variants and thirteen vectorized elementwise ones.
+    let (_dir, out, report) = render_fixture_copy(
+        "ncu/h100-2025.3.1-gpt2/gpt2_pystack.ncu-rep.gz",
+        &["report.outputs=[md, json, html]"],
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let summary = &report["scopes"][0]["summary"]["top_kernels"];
+    let kernel2 = summary
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["function"] == "cutlass::Kernel2")
+        .expect("cutlass::Kernel2 named with its scope, not a bare Kernel2");
+    assert_eq!(kernel2["variants"], 3);
+    // One row for the function, with its variant count, never one per variant.
+    assert_eq!(
+        html.matches(">cutlass::Kernel2 (3 variants)</td>").count(),
+        1
+    );
+    assert!(!html.contains(">Kernel2</td>"));
+    assert!(!html.contains(">cutlass::Kernel2</td>"));
+}
+
+#[test]
+fn report_html_of_a_scope_without_regions_lists_kernels_by_function() {
+    // The manual capture with its NVTX columns removed, as an export made without --nvtx looks:
+    // no region, so report.html shows the scope's own kernel table.
+    let text = std::fs::read_to_string(fixture("ncu/h200-2025.3.1/manual_raw.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let keep: Vec<usize> = (0..headers.len())
+        .filter(|&i| !headers[i].contains("_Range"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no_nvtx_raw.csv");
+    let mut writer = csv::Writer::from_path(&path).unwrap();
+    writer
+        .write_record(keep.iter().map(|&i| &headers[i]))
+        .unwrap();
+    for row in reader.records() {
+        let row = row.unwrap();
+        writer.write_record(keep.iter().map(|&i| &row[i])).unwrap();
+    }
+    writer.flush().unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("report")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .arg("report.outputs=[md, json, html]")
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let kernels = report["scopes"][0]["outside_regions"]["kernels"]
+        .as_array()
+        .unwrap();
+    let variants = kernels
+        .iter()
+        .filter(|k| k["function"] == "vectorized_elementwise_kernel")
+        .count();
+    assert!(variants > 1, "{variants}");
+    let row = format!(">vectorized_elementwise_kernel ({variants} variants)</td>");
+    assert!(html.matches(&row).count() >= 1, "{row}");
+    assert!(!html.contains(">vectorized_elementwise_kernel</td>"));
 }

@@ -116,7 +116,7 @@ struct ScopeView<'a> {
     rows: Vec<Row<'a>>,
     hidden: usize,
     details: Vec<Detail<'a>>,
-    kernels: Vec<KernelRow<'a>>,
+    kernels: Vec<KernelRow>,
     hidden_kernels: usize,
     /// Where the time goes and what would save the most; `None` without a time metric.
     glance: Option<super::glance::Glance>,
@@ -181,9 +181,10 @@ struct MetricHead<'a> {
 }
 
 #[derive(Serialize)]
-struct KernelRow<'a> {
+struct KernelRow {
     function: String,
-    name: &'a str,
+    /// The row's full names (up to five), one per line, for the tooltip.
+    name: String,
     count: String,
     time: String,
     share: String,
@@ -309,7 +310,8 @@ fn scope_view<'a>(
         ));
         details.extend(detail);
     }
-    let kernels = kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
+    let (kernels, hidden_kernels) =
+        kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
     let anchors = rows
         .iter()
         .filter_map(|r| Some((r.path, r.anchor.clone()?)))
@@ -335,7 +337,7 @@ fn scope_view<'a>(
         hidden: scope.regions.len() - shown.len(),
         rows,
         details,
-        hidden_kernels: scope.total.kernels.len().saturating_sub(kernels.len()),
+        hidden_kernels,
         kernels,
     }
 }
@@ -478,25 +480,37 @@ fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
     }
 }
 
-fn kernel_rows<'a>(
-    kernels: &'a [Kernel],
+/// The scope's kernels grouped by function, as report.md and the summary group them: one row per
+/// function with its variant count, the full names in the tooltip; and how many functions are left
+/// out.
+fn kernel_rows(
+    kernels: &[Kernel],
     time: Option<&str>,
     unit: &str,
     total: Option<f64>,
     max: usize,
-) -> Vec<KernelRow<'a>> {
-    kernels
-        .iter()
-        .take(max)
-        .map(|k| {
-            let t = time.map(|t| time_of(&k.metrics, t));
+) -> (Vec<KernelRow>, usize) {
+    let list = super::markdown::KernelList::new(kernels, time, total, max);
+    let rows = list
+        .shown
+        .into_iter()
+        .map(|row| {
+            let function = format::shorten(row.function, 100);
             KernelRow {
-                function: format::shorten(&k.function, 100),
-                name: &k.name,
-                count: format::count(k.count as f64),
-                time: format::value(t, unit),
-                share: format::share(ratio(t, total)),
+                function: if row.variants > 1 {
+                    format!(
+                        "{function} ({} variants)",
+                        format::count(row.variants as f64)
+                    )
+                } else {
+                    function
+                },
+                name: row.names.join("\n"),
+                count: format::count(row.count as f64),
+                time: format::value(row.time.and_then(|t| t.value), unit),
+                share: format::share(row.share),
             }
         })
-        .collect()
+        .collect();
+    (rows, list.hidden)
 }

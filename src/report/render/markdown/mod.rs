@@ -19,6 +19,7 @@ mod kernels;
 mod matrix;
 mod views;
 
+pub(in crate::report::render) use kernels::KernelList;
 pub(crate) use views::shown_regions;
 use views::Context;
 
