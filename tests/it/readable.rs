@@ -59,6 +59,26 @@ fn start_end_ranges_are_marked_as_overlapping_and_named_in_the_summary() {
 }
 
 #[test]
+fn report_html_says_when_start_end_ranges_overlap_and_only_then() {
+    let overlap = "their results are counted again in them";
+    let (_dir, out, _) = render_fixture_copy(
+        "ncu/h100-2025.3.1-pytorch/rep_start_end.ncu-rep.gz",
+        &["report.outputs=[md, json, html]"],
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(overlap));
+    // rep_kernel has push/pop ranges only: nothing to say.
+    let (_dir, out, _) = render_fixture_copy(
+        "ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz",
+        &["report.outputs=[md, json, html]"],
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!html.contains(overlap));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!md.contains("start/end, overlaps"));
+}
+
+#[test]
 fn report_md_of_real_captures_is_plain_text_with_units_on_every_value() {
     // A value shown as zero in a larger unit, or two different values both given as 0.00.
     let zero_in_large_unit = Regex::new(r"\b0\.00 (ms|s|µs)\b").unwrap();

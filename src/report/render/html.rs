@@ -115,6 +115,9 @@ struct ScopeView<'a> {
     charts: Vec<ChartView>,
     rows: Vec<Row<'a>>,
     hidden: usize,
+    /// Some results count in more than one top-level region: the flat (start/end) ranges overlap
+    /// the others, and the shares do not add up to 100 %.
+    overlapping: bool,
     details: Vec<Detail<'a>>,
     kernels: Vec<KernelRow>,
     hidden_kernels: usize,
@@ -335,11 +338,27 @@ fn scope_view<'a>(
             })
             .collect(),
         hidden: scope.regions.len() - shown.len(),
+        overlapping: overlapping(scope),
         rows,
         details,
         hidden_kernels,
         kernels,
     }
+}
+
+/// Whether some results count in more than one top-level region (flat ranges across the others).
+fn overlapping(scope: &Scope) -> bool {
+    let has_flat = scope
+        .regions
+        .iter()
+        .any(|r| r.kind == crate::region::RegionKind::Mark);
+    let top: u64 = scope
+        .regions
+        .iter()
+        .filter(|r| r.depth == 0)
+        .map(|r| r.kernel_count)
+        .sum();
+    has_flat && top + scope.outside_regions.kernel_count > scope.total.kernel_count
 }
 
 fn unit_of(report: &Report) -> &str {
