@@ -271,7 +271,7 @@ fn findings_without_an_estimate_are_listed_with_the_reason() {
 #[test]
 fn throughput_over_peak_is_called_a_measurement_artefact() {
     // The GPT-2 step's backward pass has results whose L1/TEX throughput reads over 100 % of peak.
-    let (_dir, _out, report) =
+    let (_dir, out, report) =
         render_fixture_copy("ncu/h100-2025.3.1-gpt2/gpt2_pystack.ncu-rep.gz", &[]);
     let notes: Vec<&str> = report["notes"]
         .as_array()
@@ -289,6 +289,16 @@ fn throughput_over_peak_is_called_a_measurement_artefact() {
         "{}",
         over[0]
     );
+    // The metric table flags the row where it happens.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let flagged: Vec<&str> = md
+        .lines()
+        .filter(|l| l.contains("over peak: a measurement artefact"))
+        .collect();
+    assert!(!flagged.is_empty());
+    assert!(flagged
+        .iter()
+        .all(|l| l.starts_with("| L1/TEX Cache Throughput |")));
     // rep_kernel has none over 100 %: no such note.
     let (_dir, _out, plain) =
         render_fixture_copy("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz", &[]);
