@@ -366,3 +366,42 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_saving_formula_with_a_typo_or_an_unknown_metric_is_a_load_error_naming_file_and_line() {
+    let rule = |saving: &str| {
+        format!(
+            "rules:\n  - id: slow\n    severity: medium\n    when: {{ lt: [kernel_count, 5] }}\n    \
+             message: m\n    cause: c\n    action: a\n    saving: {saving}\n"
+        )
+    };
+    let vocabulary: Vec<&str> = DERIVED.to_vec();
+    let path = Path::new("conf/custom.yaml");
+    let err = RuleSet::parse(
+        path,
+        &rule("{ launch_overhed: { below_ns: 5000 } }"),
+        &vocabulary,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("conf/custom.yaml: line "), "{err}");
+    assert!(err.contains("launch_overhed"), "{err}");
+    let err = RuleSet::parse(
+        path,
+        &rule("{ busy_below: { metrics: [sm_busy], target: 40 } }"),
+        &vocabulary,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        err,
+        "conf/custom.yaml: rule `slow`: unknown metric `sm_busy`"
+    );
+    // A well-formed formula loads.
+    assert!(RuleSet::parse(
+        path,
+        &rule("{ launch_overhead: { below_ns: 5000 } }"),
+        &vocabulary
+    )
+    .is_ok());
+}
