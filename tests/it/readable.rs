@@ -138,3 +138,18 @@ fn a_sampled_run_explains_itself_once() {
     assert_eq!(md.matches("come from the timing pass").count(), 1);
     assert_eq!(md.matches("come from the deep pass").count(), 1);
 }
+
+#[test]
+fn what_saves_means_is_explained_once_however_many_scopes_and_regions() {
+    // Two processes and their aggregate, each with regions and findings.
+    let (md, _) = report_md("ncu/h100-2025.3.1-pytorch/rep_multiproc.ncu-rep.gz");
+    assert_eq!(
+        md.matches("\"Saves\" is the time a finding would save")
+            .count(),
+        1
+    );
+    assert!(md.matches("**What would save the most**").count() >= 2);
+    assert!(md.matches("**Insights** for this region").count() >= 4);
+    assert!(!md.contains("Saves: the estimated time saved"));
+    assert!(!md.contains("summed over the kernels the finding covers"));
+}
