@@ -145,6 +145,8 @@ pub fn analyze<O: Observations>(
         notes.push_loud(note);
     }
 
+    let metrics = metric_infos(&found);
+    notes.extend(crate::report::over_peak::notes(&metrics, &scopes));
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
     selection.results_excluded = excluded;
@@ -152,7 +154,7 @@ pub fn analyze<O: Observations>(
         schema_version: SCHEMA_VERSION,
         generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
         run: run_info(context, &reading),
-        metrics: metric_infos(&found),
+        metrics,
         time_metric: found.has_time.then(|| plan.time_metric.clone()),
         kernel_selection: selection,
         scopes,

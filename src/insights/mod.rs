@@ -18,13 +18,14 @@
 mod condition;
 pub mod region;
 mod rules;
+pub mod saving;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 pub use condition::{Condition, Operand};
-pub use rules::{format_number, Rule, RuleSet, RulesError};
+pub use rules::{Rule, RuleSet, RulesError};
 
 /// The shipped GPU rules (`report.rules: null`), built in so that a default install needs no file.
 pub const GPU_RULES: &str = include_str!("../../conf/rules/gpu.yaml");
@@ -46,6 +47,9 @@ pub fn load_region_rules(path: Option<&str>, metrics: &[&str]) -> Result<RuleSet
 
 /// Metric name → value (`None`: unknown).
 pub type Metrics = BTreeMap<String, Option<f64>>;
+
+/// Metric name → unit its values are in (`ns`, `%`, …); a metric without one is a plain number.
+pub type Units = BTreeMap<String, String>;
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
@@ -76,6 +80,9 @@ pub struct Insight {
     pub cause: String,
     pub action: String,
     pub evidence: Vec<Evidence>,
+    /// The rule's saving formula, `None` when it has none.
+    #[serde(skip)]
+    pub saving: Option<saving::Saving>,
 }
 
 impl Insight {
@@ -95,6 +102,15 @@ impl Insight {
             format!("{:?}", self.severity).to_lowercase(),
         );
         labels.insert("priority".to_string(), self.priority.to_string());
+        if let Some(saving) = &self.saving {
+            labels.insert("saving_formula".to_string(), saving.name().to_string());
+        }
+        let not_quantified = match (&self.saving, self.severity) {
+            (_, Severity::Info) => None,
+            (Some(saving::Saving::NotQuantified(reason)), _) => Some(reason.clone()),
+            (None, _) => Some("the rule has no saving formula".to_string()),
+            (Some(_), _) => None,
+        };
         ReportInsight {
             source: source.to_string(),
             rule: self.rule,
@@ -104,6 +120,8 @@ impl Insight {
             action: Some(self.action).filter(|a| !a.is_empty()),
             estimated_speedup: None,
             estimated_saving_ns: None,
+            saving_by_kernel: BTreeMap::new(),
+            not_quantified,
             evidence: ReportEvidence {
                 results: 0,
                 time: 0.0,

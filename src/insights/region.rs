@@ -5,7 +5,8 @@
 
 use std::cmp::Ordering;
 
-use super::{Metrics, RuleSet};
+use super::saving::{self, RegionTimes};
+use super::{Metrics, RuleSet, Units};
 use crate::report::model::{Insight as ReportInsight, Region, Scope, Severity as ReportSeverity};
 
 /// Who profile-run's own findings are from.
@@ -41,20 +42,68 @@ pub fn apply(rules: &RuleSet, time_metric: Option<&str>, scope: &mut Scope) {
         let time = time_metric.and_then(|t| region.inclusive.get(t)?.value);
         cap_savings(&mut region.insights, time);
         let metrics = region_metrics(region, time_metric);
+        let units = region_units(region, time_metric);
         // The profiler's findings are all kept; profile-run adds its own up to the cap, and at least
         // two when that many fire, so a region with many profiler findings still gets a diagnosis.
         let room = MAX_PER_REGION.saturating_sub(region.insights.len()).max(2);
-        let ours = rules.evaluate(&metrics, room).into_iter().map(|i| {
-            let mut insight = i.into_report(SOURCE);
-            insight.evidence.results = region.kernel_count;
-            insight.evidence.time = time.unwrap_or(0.0);
-            insight
-        });
+        let fired = rules.evaluate(&metrics, &units, room);
+        let mut ours: Vec<ReportInsight> = fired
+            .into_iter()
+            .map(|i| {
+                let formula = i.saving.clone();
+                let mut insight = i.into_report(SOURCE);
+                insight.evidence.results = region.kernel_count;
+                insight.evidence.time = time.unwrap_or(0.0);
+                if let (Some(formula), Some(times)) = (formula, region_times(region, time_metric)) {
+                    let by_kernel = saving::by_kernel(&formula, region, times);
+                    if !matches!(formula, saving::Saving::NotQuantified(_)) {
+                        insight.estimated_saving_ns = Some(by_kernel.values().sum());
+                    }
+                    insight.saving_by_kernel = by_kernel;
+                }
+                insight
+            })
+            .collect();
+        cap_savings(&mut ours, time);
         let mut merged: Vec<ReportInsight> = std::mem::take(&mut region.insights);
         merged.extend(ours);
         rank(&mut merged, time);
         region.insights = merged;
     }
+}
+
+/// What the saving formulas read of a region besides its kernels; `None` without a time metric or
+/// results with a time.
+fn region_times<'a>(region: &Region, time_metric: Option<&'a str>) -> Option<RegionTimes<'a>> {
+    let metric = time_metric?;
+    let floor = region
+        .per_result
+        .0
+        .iter()
+        .find(|(name, _)| &**name == metric)
+        .map(|(_, v)| v.min)?;
+    // No trace of the run is read yet: launch overhead is bounded by the region's time alone.
+    Some(RegionTimes {
+        metric,
+        floor,
+        idle: None,
+    })
+}
+
+/// The unit of each value a rule message may show: the region's metrics' own, the time metric's
+/// for the mean kernel duration, percent for the profiler's speedup.
+pub fn region_units(region: &Region, time_metric: Option<&str>) -> Units {
+    let mut units: Units = region
+        .inclusive
+        .0
+        .iter()
+        .map(|(name, v)| (name.to_string(), v.unit.to_string()))
+        .collect();
+    if let Some(unit) = time_metric.and_then(|t| region.inclusive.get(t)) {
+        units.insert("mean_kernel_duration".into(), unit.unit.to_string());
+    }
+    units.insert("profiler_speedup".into(), "%".into());
+    units
 }
 
 /// A region's inclusive metrics and the derived values.
@@ -99,12 +148,17 @@ fn matmul_share(region: &Region, time_metric: Option<&str>, time: Option<f64>) -
 }
 
 /// A finding cannot save more than the region's time: savings of one rule over many results add up,
-/// but each is an estimate, and together they may claim more than there is.
+/// but each is an estimate, and together they may claim more than there is. The per-kernel savings
+/// shrink in proportion, so they still add up to the finding's saving.
 pub fn cap_savings(insights: &mut [ReportInsight], time: Option<f64>) {
     if let Some(time) = time {
         for i in insights {
             if let Some(saving) = i.estimated_saving_ns.as_mut() {
-                *saving = saving.min(time);
+                if *saving > time && *saving > 0.0 {
+                    let scale = time / *saving;
+                    i.saving_by_kernel.values_mut().for_each(|v| *v *= scale);
+                    *saving = time;
+                }
             }
         }
     }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::{Condition, Evidence, Insight, Metrics, Severity};
+use super::saving::Saving;
+use super::{Condition, Evidence, Insight, Metrics, Severity, Units};
+use crate::report::format;
 
 #[derive(Debug, Error)]
 pub enum RulesError {
@@ -34,6 +36,10 @@ pub struct Rule {
     pub message: String,
     pub cause: String,
     pub action: String,
+    /// How the time acting on it would save is estimated (`null`: not at all, for a reason
+    /// the report gives as "no saving formula for this rule").
+    #[serde(default, with = "serde_yaml::with::singleton_map_recursive")]
+    pub saving: Option<Saving>,
 }
 
 fn default_priority() -> u32 {
@@ -95,7 +101,8 @@ impl RuleSet {
                 .when
                 .metrics()
                 .into_iter()
-                .chain(placeholders(&rule.message).into_iter().map(|(n, _)| n));
+                .chain(placeholders(&rule.message).into_iter().map(|(n, _)| n))
+                .chain(rule.saving.iter().flat_map(Saving::metrics));
             for metric in named {
                 if !vocabulary.contains(&metric) {
                     return Err(invalid(format!(
@@ -112,14 +119,15 @@ impl RuleSet {
         })
     }
 
-    /// The fired rules, most important first (severity, then priority, then file order), at most `max`.
-    pub fn evaluate(&self, metrics: &Metrics, max: usize) -> Vec<Insight> {
+    /// The fired rules, most important first (severity, then priority, then file order), at most
+    /// `max`; message values are shown in their `units` (a metric without one as a plain number).
+    pub fn evaluate(&self, metrics: &Metrics, units: &Units, max: usize) -> Vec<Insight> {
         let mut fired: Vec<(usize, Insight)> = self
             .rules
             .iter()
             .enumerate()
             .filter(|(_, r)| r.when.eval(metrics) == Some(true))
-            .map(|(n, r)| (n, insight(r, metrics)))
+            .map(|(n, r)| (n, insight(r, metrics, units)))
             .collect();
         fired.sort_by(|(na, a), (nb, b)| {
             (b.severity, b.priority)
@@ -130,7 +138,7 @@ impl RuleSet {
     }
 }
 
-fn insight(rule: &Rule, metrics: &Metrics) -> Insight {
+fn insight(rule: &Rule, metrics: &Metrics, units: &Units) -> Insight {
     let evidence = rule
         .when
         .metrics()
@@ -146,10 +154,11 @@ fn insight(rule: &Rule, metrics: &Metrics) -> Insight {
         rule: rule.id.clone(),
         severity: rule.severity,
         priority: rule.priority,
-        message: render(&rule.message, metrics),
+        message: render(&rule.message, metrics, units),
         cause: rule.cause.clone(),
         action: rule.action.clone(),
         evidence,
+        saving: rule.saving.clone(),
     }
 }
 
@@ -171,15 +180,17 @@ fn placeholders(message: &str) -> Vec<(&str, bool)> {
     out
 }
 
-/// Fill placeholders: a percent with one decimal, other values with 4 significant digits, `—` if unknown.
-fn render(message: &str, metrics: &Metrics) -> String {
+/// Fill placeholders in the report's one number format: a value in its unit (`2.74 µs`, `5.51%`),
+/// `{name:%}` as a share of 0–1 (`12.3%`), `—` if unknown.
+fn render(message: &str, metrics: &Metrics, units: &Units) -> String {
     let mut out = message.to_string();
     for (name, pct) in placeholders(message) {
         let v = metrics.get(name).copied().flatten();
-        let text = match (v, pct) {
-            (None, _) => "—".to_string(),
-            (Some(x), true) => format!("{:.1} %", x * 100.0),
-            (Some(x), false) => format_number(x),
+        let unit = units.get(name).map_or("", String::as_str);
+        let text = if pct {
+            format::share(v)
+        } else {
+            format::value(v, unit)
         };
         let token = if pct {
             format!("{{{name}:%}}")
@@ -189,23 +200,6 @@ fn render(message: &str, metrics: &Metrics) -> String {
         out = out.replace(&token, &text);
     }
     out
-}
-
-/// A number for messages and tables: 4 significant digits, scientific outside 1e-3 ≤ |x| < 1e6.
-pub fn format_number(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    if !(1e-3..1e6).contains(&x.abs()) {
-        return format!("{x:.3e}");
-    }
-    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 fn suggest(name: &str, vocabulary: &[&str]) -> String {
@@ -222,10 +216,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_render_with_four_significant_digits() {
-        assert_eq!(format_number(102.7027), "102.7");
-        assert_eq!(format_number(0.15), "0.15");
-        assert_eq!(format_number(2621440.0), "2.621e6");
-        assert_eq!(format_number(0.0), "0");
+    fn messages_show_values_in_the_report_number_format() {
+        let metrics: Metrics = [
+            ("n".to_string(), Some(400.0)),
+            ("d".to_string(), Some(2_741.3)),
+            ("p".to_string(), Some(0.007859)),
+            ("s".to_string(), Some(0.25)),
+        ]
+        .into_iter()
+        .collect();
+        let units: Units = [("d", "ns"), ("p", "%")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(
+            render(
+                "{n} kernels of {d}, {p} busy, {s:%} share, {x}",
+                &metrics,
+                &units
+            ),
+            "400 kernels of 2.74 µs, 0.01% busy, 25.0% share, —"
+        );
     }
 }

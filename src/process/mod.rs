@@ -5,8 +5,8 @@ pub mod progress;
 mod run;
 mod signals;
 mod tree;
-mod workload;
 pub mod watchdog;
+mod workload;
 
 pub use run::{run_probe, run_streaming, Finished};
 pub use signals::{received_signal, SignalGuard};

@@ -169,17 +169,58 @@ pub fn function_name(demangled: &str) -> &str {
             _ => {}
         }
     }
-    let name = head[start.min(name_end)..name_end].trim();
+    let start = start.min(name_end);
+    let name = head[start..name_end].trim();
     if name.is_empty() {
-        demangled
-    } else {
-        name
+        return demangled;
     }
+    if is_generic(name) {
+        // `gemvx::kernel`, `cutlass::Kernel2`: the scope is what tells such a kernel apart.
+        if let Some(scope) = head[..start].strip_suffix("::") {
+            let from = scope
+                .rfind([' ', ':'])
+                .map_or(0, |i| i + 1)
+                .min(scope.len());
+            if from < scope.len() && !scope[from..].contains(['<', '>']) {
+                return head[from..name_end].trim();
+            }
+        }
+    }
+    name
+}
+
+/// A function name that says nothing of what the kernel does (`kernel`, `Kernel2`, `device_kernel`).
+fn is_generic(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let stem = lower.trim_end_matches(|c: char| c.is_ascii_digit());
+    matches!(
+        stem,
+        "kernel" | "device_kernel" | "global_kernel" | "kernel_"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generic_kernel_names_keep_their_scope() {
+        assert_eq!(
+            function_name("void gemvx::kernel<int, int, float, float, float, float, false, true, true, false, 7, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<float>, float>>(T13, T6, T6)"),
+            "gemvx::kernel"
+        );
+        assert_eq!(
+            function_name(
+                "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(T1::Params)"
+            ),
+            "cutlass::Kernel2"
+        );
+        assert_eq!(function_name("void kernel<4>(int)"), "kernel");
+        assert_eq!(
+            function_name("void at::native::reduce_kernel<128, 4>(T3)"),
+            "reduce_kernel"
+        );
+    }
 
     #[test]
     fn function_names_of_real_pytorch_kernels() {

@@ -1,4 +1,4 @@
-//! Human formatting for report.md: scaled numbers with units, percentages, and Markdown escaping of
+//! The report's one number format (report.md, report.html, charts, insight messages, gates): scaled numbers with units, percentages, and Markdown escaping of
 //! text the user or the workload controls (range names, kernel names, commands).
 //!
 //! Pure string functions; `markdown` registers them as template filters. report.json never goes through
@@ -85,6 +85,13 @@ pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
         .map(|v| match (v, step) {
             (None, _) => MISSING.to_string(),
             (Some(v), _) if !v.is_finite() => format!("{v}"),
+            // A value that would read 0.00 in the row's unit carries its own (never `0.00 ms`
+            // for 2.7 µs).
+            (Some(v), Some((threshold, _)))
+                if *v != 0.0 && (v * factor / threshold).abs() < 0.005 =>
+            {
+                value(Some(*v), unit)
+            }
             (Some(v), Some((threshold, _))) => fixed(v * factor / threshold, 2),
             (Some(v), None) => count(v * factor),
         })
@@ -110,7 +117,28 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
     format!("{} {base}", count(v))
 }
 
-/// Integers with thousands separators; fractions with up to 2 decimals (trailing zeros dropped).
+/// A bare number with no unit to scale by (a ratio, a factor, a delta): four significant digits,
+/// thousands separators, no exponent (`2,621,440`, `102.7`, `0.0004735`); the one format messages,
+/// gates and tables share.
+pub fn number(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let decimals = (3 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    group_thousands(text)
+}
+
+/// Integers with thousands separators; fractions with 2 decimals, so that a column of them lines up
+/// (`1,404,946.30` beside `115,612.54`).
 pub fn count(v: f64) -> String {
     if !v.is_finite() {
         return format!("{v}");
@@ -118,9 +146,7 @@ pub fn count(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e18 {
         return group_thousands(&format!("{}", v as i64));
     }
-    let text = format!("{v:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    group_thousands(text)
+    fixed(v, 2)
 }
 
 /// Fixed decimals, thousands separators on the integer part.
@@ -207,7 +233,8 @@ pub fn cut_long(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Escapes text for Markdown prose, headings and GFM table cells: Markdown punctuation gets a
-/// backslash, `<`, `>` and `&` become entities (so no HTML can be injected), line breaks and tabs
+/// backslash, `<`, `>` and `&` too (a backslash-escaped character is literal text, so no HTML can be
+/// injected, and the plain text carries no entities), line breaks and tabs
 /// become spaces and other control or bidi-override characters become visible `\u{…}` escapes, so
 /// a name can never end a table row or a heading.
 pub fn escape_md(text: &str) -> String {
@@ -218,14 +245,11 @@ pub fn escape_md(text: &str) -> String {
         match ch {
             // A CRLF line break is one break.
             '\r' if matches!(chars.peek(), Some((_, '\n'))) => {}
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '<' | '>' | '&' => {
                 out.push('\\');
                 out.push(ch);
             }
             '#' if i == 0 => out.push_str("\\#"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
             '\n' | '\r' | '\t' => out.push(' '),
             c if is_invisible_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
@@ -336,6 +360,16 @@ mod tests {
     }
 
     #[test]
+    fn bare_numbers_keep_four_significant_digits_and_no_exponent() {
+        assert_eq!(number(102.7027), "102.7");
+        assert_eq!(number(0.15), "0.15");
+        assert_eq!(number(2_621_440.0), "2,621,440");
+        assert_eq!(number(0.0004734848), "0.0004735");
+        assert_eq!(number(-1234.6), "-1,235");
+        assert_eq!(number(0.0), "0");
+    }
+
+    #[test]
     fn values_scale_to_human_units() {
         assert_eq!(value(Some(850.0), "ns"), "850 ns");
         assert_eq!(value(Some(12_345.0), "ns"), "12.35 µs");
@@ -346,7 +380,8 @@ mod tests {
         assert_eq!(value(Some(45.678), "%"), "45.7%");
         assert_eq!(value(Some(4.5678), "%"), "4.57%");
         assert_eq!(value(Some(1_234_567.0), ""), "1,234,567");
-        assert_eq!(value(Some(1234.5), "cycle"), "1,234.5 cycle");
+        assert_eq!(value(Some(1234.5), "cycle"), "1,234.50 cycle");
+        assert_eq!(count(1_404_946.3), "1,404,946.30");
         assert_eq!(value(None, "byte"), MISSING);
         assert_eq!(count(-1234.0), "-1,234");
     }
@@ -375,6 +410,13 @@ mod tests {
             ("cycle".into(), vec!["12,000,000".into(), "750,000".into()])
         );
         assert_eq!(
+            row(&[Some(8e6), Some(2_700.0), Some(0.0)], "ns"),
+            (
+                "ms".into(),
+                vec!["8.00".into(), "2.70 µs".into(), "0.00".into()]
+            )
+        );
+        assert_eq!(
             row(&[Some(0.0), Some(0.0)], "byte"),
             ("B".into(), vec!["0".into(), "0".into()])
         );
@@ -394,7 +436,8 @@ mod tests {
     #[test]
     fn escaping_neutralises_markdown_and_html() {
         assert_eq!(escape_md("a|b"), "a\\|b");
-        assert_eq!(escape_md("<script>"), "&lt;script&gt;");
+        assert_eq!(escape_md("<script>"), "\\<script\\>");
+        assert_eq!(escape_md("a&amp;b"), "a\\&amp;b");
         assert_eq!(escape_md("#h\nx"), "\\#h x");
         assert_eq!(escape_md("a\r\nb"), "a b");
         assert_eq!(escape_md("a\u{1b}b"), "a\\u{1b}b");

@@ -12,6 +12,7 @@ pub mod empty_metrics;
 pub mod format;
 pub mod inside;
 pub mod model;
+pub mod over_peak;
 pub mod render;
 pub mod summary;
 pub mod workload;

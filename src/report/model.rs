@@ -11,6 +11,9 @@ use serde::{Serialize, Serializer};
 
 use crate::region::{RegionKind, Rollup};
 
+mod summary;
+pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
+
 /// Version of the report.json layout.
 pub const SCHEMA_VERSION: u32 = 4;
 
@@ -284,66 +287,6 @@ pub struct Scope {
     pub notes: Vec<String>,
 }
 
-/// A scope at a glance: the regions with the most self time, the kernels with the most time, and the
-/// findings that would save the most time in the scope. Times in the time metric's base unit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Summary {
-    /// The scope's total time (`null` without a time metric).
-    pub time: Option<f64>,
-    /// Regions by self time (the results directly in them), most first.
-    pub top_regions: Vec<SummaryRegion>,
-    /// Kernels by total time over the whole scope, most first.
-    pub top_kernels: Vec<SummaryKernel>,
-    /// Findings by `estimated_saving_ns`, most first; one per (source, rule), from the innermost region
-    /// with that saving.
-    pub top_insights: Vec<SummaryInsight>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryRegion {
-    pub path: String,
-    pub self_time: f64,
-    /// Self time over the scope's time, 0..1.
-    pub self_time_share: Option<f64>,
-    /// Inclusive time over the scope's time, 0..1.
-    pub time_share: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryKernel {
-    pub name: String,
-    pub function: String,
-    pub count: u64,
-    pub time: f64,
-    /// Over the scope's time, 0..1.
-    pub time_share: Option<f64>,
-    /// The innermost region that runs at least half of this kernel's time, where to look at it;
-    /// `null` when no region does.
-    pub mostly_in: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryInsight {
-    /// The path of the region whose finding this is.
-    pub region: String,
-    pub source: String,
-    pub rule: String,
-    pub severity: Severity,
-    pub message: String,
-    pub kernel: Option<String>,
-    /// Kernel-local, of the shown result (see the insight's field).
-    pub estimated_speedup: Option<f64>,
-    /// Time acting on it would save, in ns.
-    pub estimated_saving_ns: f64,
-    /// That saving over the scope's time, 0..1.
-    pub saving_share: Option<f64>,
-    /// The innermost region nested in `region` that holds at least half of this saving (the same
-    /// rule's saving there), where to look first; `null` when no nested region does.
-    pub mostly_in: Option<String>,
-    /// The saving in `mostly_in`, in ns.
-    pub mostly_in_saving_ns: Option<f64>,
-}
-
 /// How the durations of the regions sharing a base name spread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Distribution {
@@ -442,6 +385,11 @@ pub struct Insight {
     /// each result's estimated speedup times that result's own time, capped by the region's time
     /// (`null` when no result had an estimate). What findings are ranked by.
     pub estimated_saving_ns: Option<f64>,
+    /// `estimated_saving_ns` kernel by kernel (name → ns; empty without an estimate): what lets the
+    /// summary count each kernel's time under one finding only.
+    pub saving_by_kernel: std::collections::BTreeMap<String, f64>,
+    /// Why the finding has no estimated saving (`null` when it has one, or for information).
+    pub not_quantified: Option<String>,
     pub evidence: Evidence,
 }
 

@@ -84,7 +84,7 @@ fn many_short_kernels_fire_launch_overhead_first_then_the_profilers_finding() {
     let first = &a.insights[0];
     assert_eq!(
         first.message,
-        "61 kernels averaging 4027 ns each: launch overhead dominates"
+        "61 kernels averaging 4.03 µs each: launch overhead dominates"
     );
     assert_eq!(first.evidence.metrics["kernel_count"], 61.0);
     assert!((first.evidence.metrics["mean_kernel_duration"] - 245664.0 / 61.0).abs() < 1e-9);
@@ -134,7 +134,7 @@ fn high_memory_throughput_against_low_compute_is_memory_bound() {
         .unwrap();
     assert_eq!(
         i.message,
-        "Memory-bound: memory throughput 80 % of peak, compute 30 %"
+        "Memory-bound: memory throughput 80.0% of peak, compute 30.0%"
     );
     assert_eq!(i.evidence.metrics[MEM], 80.0);
     assert_eq!(i.evidence.metrics[SM], 30.0);
@@ -164,7 +164,7 @@ fn achieved_occupancy_well_below_theoretical_fires_only_when_both_are_known() {
         .unwrap();
     assert_eq!(
         i.message,
-        "Achieved occupancy 20 % against a theoretical 50 %"
+        "Achieved occupancy 20.0% against a theoretical 50.0%"
     );
     assert_eq!(i.evidence.metrics[warps], 20.0);
     let near = changed("B", &[(warps, 45.0), (max, 50.0)]);
@@ -193,7 +193,7 @@ fn idle_tensor_pipes_under_gemm_kernels_fire_and_rank_by_severity() {
     assert!(share > 0.5 && share <= 1.0, "{share}");
     assert!(
         i.message
-            .ends_with("tensor pipes are active 0.5 % of cycles"),
+            .ends_with("tensor pipes are active 0.50% of cycles"),
         "{}",
         i.message
     );

@@ -60,7 +60,7 @@ fn fired_rules_come_most_important_first_with_their_evidence() {
         ("count", Some(5000.0)),
         ("size", Some(4096.0)),
     ]);
-    let got = rules().evaluate(&m, 4);
+    let got = rules().evaluate(&m, &Default::default(), 4);
     let ids: Vec<&str> = got.iter().map(|i| i.rule.as_str()).collect();
     // high first; among mediums priority 70 before 60; the low rule before info, but max is 4
     assert_eq!(
@@ -75,8 +75,8 @@ fn fired_rules_come_most_important_first_with_their_evidence() {
         .map(|e| (e.metric.as_str(), e.value))
         .collect();
     assert_eq!(ev, [("reload", 30.0), ("read", 100.0)]);
-    assert_eq!(got[2].message, "busy 40.0 %");
-    assert_eq!(rules().evaluate(&m, 2).len(), 2);
+    assert_eq!(got[2].message, "busy 40.0%");
+    assert_eq!(rules().evaluate(&m, &Default::default(), 2).len(), 2);
 }
 
 #[test]
@@ -89,11 +89,11 @@ fn unknown_values_fire_nothing_and_boundaries_are_strict() {
     ]);
     // busy = 0.7 is not < 0.7; ratio over a zero read is unknown; `any` with one unknown and one false is
     // unknown; not(busy >= 0.5) is false
-    assert!(rules().evaluate(&m, 4).is_empty());
+    assert!(rules().evaluate(&m, &Default::default(), 4).is_empty());
     let m = metrics(&[("busy", Some(0.05)), ("wait", None)]);
     // `any` is true as soon as one branch is true, even with the other unknown
     let ids: Vec<String> = rules()
-        .evaluate(&m, 4)
+        .evaluate(&m, &Default::default(), 4)
         .into_iter()
         .map(|i| i.rule)
         .collect();

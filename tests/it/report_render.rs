@@ -415,14 +415,23 @@ fn hostile_names_cannot_break_tables_or_inject_html() {
     let text = md(&hostile_report());
     assert_tables_well_formed(&text);
     insta::assert_snapshot!(text);
-    assert!(!text.contains("<script"), "raw <script> in report.md");
-    assert!(!text.contains("<img"), "raw <img> in report.md");
-    assert!(!text.contains("<b>"), "raw <b> in report.md");
-    assert!(text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // A tag opens only at a `<` without a backslash before it.
+    let raw = |tag: &str| {
+        text.match_indices(tag)
+            .any(|(at, _)| at == 0 || text.as_bytes()[at - 1] != b'\\')
+    };
+    assert!(!raw("<script"), "raw <script> in report.md");
+    assert!(!raw("<img"), "raw <img> in report.md");
+    assert!(!raw("<b>"), "raw <b> in report.md");
+    assert!(text.contains("\\<script\\>alert(1)\\</script\\>"));
+    // Plain text with no HTML entities: escapes are backslashes, indentation no-break spaces.
+    for entity in ["&lt;", "&gt;", "&nbsp;", "&amp;lt;"] {
+        assert!(!text.contains(entity), "{entity} in report.md");
+    }
     assert!(text.contains("a\\|b\\|c"));
     assert!(text.contains("前向き\\\\/パス"), "non-Latin names are kept");
     // The only HTML is ours: anchors and the collapsed kernel-name lists.
-    for line in text.lines().filter(|l| l.contains('<')) {
+    for line in text.lines().filter(|l| l.replace("\\<", "").contains('<')) {
         assert!(
             line.starts_with("<a id=\"") || line.starts_with("<details>") || line == "</details>",
             "unexpected HTML: {line}"

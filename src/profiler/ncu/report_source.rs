@@ -340,7 +340,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .map(|p| p.display().to_string())
         .collect();
     let mut notes = vec![format!(
-        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated) and {} had no twin (no deep values).",
+        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
         if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
         match launch_count {
             Some(1) | None => "one launch".to_string(),

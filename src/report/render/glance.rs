@@ -14,6 +14,12 @@ pub struct Glance {
     pub regions: Vec<GlanceRow>,
     pub kernels: Vec<GlanceRow>,
     pub insights: Vec<GlanceInsight>,
+    /// Findings whose kernels all count under a better one: `rule (source) in region: …`.
+    pub overlapping: Vec<String>,
+    /// Findings with no estimate, and why.
+    pub not_quantified: Vec<String>,
+    /// Start/end ranges left out of the region list because they overlap it.
+    pub overlapping_regions: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +43,8 @@ pub struct GlanceInsight {
     pub region: String,
     pub anchor: Option<String>,
     pub saves: String,
+    /// `of 89.02 µs; the rest counts under …` when some of its kernels count under another finding.
+    pub overlap: Option<String>,
     pub share: String,
     /// `train_step/backward (90 µs)`: the nested region holding most of the saving.
     pub mostly_in: Option<String>,
@@ -68,7 +76,15 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
             .top_kernels
             .iter()
             .map(|k| GlanceRow {
-                name: format::shorten(&k.function, 80),
+                name: if k.variants > 1 {
+                    format!(
+                        "{} ({} variants)",
+                        format::shorten(&k.function, 80),
+                        format::count(k.variants as f64)
+                    )
+                } else {
+                    format::shorten(&k.function, 80)
+                },
                 title: k.name.clone(),
                 anchor: None,
                 home: k.mostly_in.as_deref().map(|p| format::shorten(p, 100)),
@@ -87,6 +103,13 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
                 region: format::shorten(&i.region, 100),
                 anchor: anchors.get(i.region.as_str()).cloned(),
                 saves: format::value(Some(i.estimated_saving_ns), "ns"),
+                overlap: (!i.overlaps.is_empty()).then(|| {
+                    format!(
+                        "of {}; the rest counts under {}",
+                        format::value(Some(i.own_saving_ns), "ns"),
+                        i.overlaps.join(", ")
+                    )
+                }),
                 share: format::share(i.saving_share),
                 mostly_in: i.mostly_in.as_ref().map(|p| {
                     format!(
@@ -100,5 +123,62 @@ pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) ->
                 message: format::shorten(&i.message, 240),
             })
             .collect(),
+        overlapping: overlapping(summary),
+        not_quantified: not_quantified(summary),
+        overlapping_regions: overlapping_regions(summary, unit),
     })
+}
+
+/// `rule (source) in region: 245.88 µs, counted under …` for each overlapping finding.
+fn overlapping(summary: &Summary) -> Vec<String> {
+    summary
+        .overlapping
+        .iter()
+        .map(|i| {
+            format!(
+                "{} ({}) in {}: {}, counted under {}",
+                i.rule,
+                i.source,
+                format::shorten(&i.region, 100),
+                format::value(Some(i.own_saving_ns), "ns"),
+                i.overlaps.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// `rule (source) in region: reason` for each finding without an estimate.
+fn not_quantified(summary: &Summary) -> Vec<String> {
+    summary
+        .not_quantified
+        .iter()
+        .map(|n| {
+            let region = format::shorten(&n.region, 100);
+            format!("{} ({}) in {region}: {}", n.rule, n.source, n.reason)
+        })
+        .collect()
+}
+
+/// The sentence naming the start/end ranges the region list leaves out, if any.
+fn overlapping_regions(summary: &Summary, unit: &str) -> Option<String> {
+    if summary.overlapping_regions.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = summary
+        .overlapping_regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({}, {} of the scope)",
+                format::shorten(&r.path, 100),
+                format::value(Some(r.self_time), unit),
+                format::share(r.self_time_share)
+            )
+        })
+        .collect();
+    Some(format!(
+        "Start/end ranges overlap the ranges above in time, so they are not in that list and their \
+         shares do not add up with them: {}.",
+        listed.join(", ")
+    ))
 }

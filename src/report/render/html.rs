@@ -118,8 +118,11 @@ struct ScopeView<'a> {
     charts: Vec<ChartView>,
     rows: Vec<Row<'a>>,
     hidden: usize,
+    /// Some results count in more than one top-level region: the flat (start/end) ranges overlap
+    /// the others, and the shares do not add up to 100 %.
+    overlapping: bool,
     details: Vec<Detail<'a>>,
-    kernels: Vec<KernelRow<'a>>,
+    kernels: Vec<KernelRow>,
     hidden_kernels: usize,
     /// Findings about the scope as a whole, as report.md lists them.
     insights: Vec<InsightView<'a>>,
@@ -198,9 +201,10 @@ struct MetricHead<'a> {
 }
 
 #[derive(Serialize)]
-struct KernelRow<'a> {
+struct KernelRow {
     function: String,
-    name: &'a str,
+    /// The row's full names (up to five), one per line, for the tooltip.
+    name: String,
     count: String,
     time: String,
     share: String,
@@ -328,7 +332,8 @@ fn scope_view<'a>(
         ));
         details.extend(detail);
     }
-    let kernels = kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
+    let (kernels, hidden_kernels) =
+        kernel_rows(&scope.total.kernels, time, unit, total, options.max_kernels);
     let anchors = rows
         .iter()
         .filter_map(|r| Some((r.path, r.anchor.clone()?)))
@@ -354,9 +359,10 @@ fn scope_view<'a>(
         hidden: scope.regions.len() - shown.len(),
         insights: scope.insights.iter().map(|a| insight(a, total)).collect(),
         totals: totals(report, scope),
+        overlapping: overlapping(scope),
         rows,
         details,
-        hidden_kernels: scope.total.kernels.len().saturating_sub(kernels.len()),
+        hidden_kernels,
         kernels,
     }
 }
@@ -378,6 +384,21 @@ fn totals<'a>(report: &'a Report, scope: &'a Scope) -> Vec<TotalRow<'a>> {
             value: metric(&scope.total.metrics, Some(&m.name), &m.unit),
         })
         .collect()
+}
+
+/// Whether some results count in more than one top-level region (flat ranges across the others).
+fn overlapping(scope: &Scope) -> bool {
+    let has_flat = scope
+        .regions
+        .iter()
+        .any(|r| r.kind == crate::region::RegionKind::Mark);
+    let top: u64 = scope
+        .regions
+        .iter()
+        .filter(|r| r.depth == 0)
+        .map(|r| r.kernel_count)
+        .sum();
+    has_flat && top + scope.outside_regions.kernel_count > scope.total.kernel_count
 }
 
 fn unit_of(report: &Report) -> &str {
@@ -518,25 +539,37 @@ fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
     }
 }
 
-fn kernel_rows<'a>(
-    kernels: &'a [Kernel],
+/// The scope's kernels grouped by function, as report.md and the summary group them: one row per
+/// function with its variant count, the full names in the tooltip; and how many functions are left
+/// out.
+fn kernel_rows(
+    kernels: &[Kernel],
     time: Option<&str>,
     unit: &str,
     total: Option<f64>,
     max: usize,
-) -> Vec<KernelRow<'a>> {
-    kernels
-        .iter()
-        .take(max)
-        .map(|k| {
-            let t = time.map(|t| time_of(&k.metrics, t));
+) -> (Vec<KernelRow>, usize) {
+    let list = super::markdown::KernelList::new(kernels, time, total, max);
+    let rows = list
+        .shown
+        .into_iter()
+        .map(|row| {
+            let function = format::shorten(row.function, 100);
             KernelRow {
-                function: format::shorten(&k.function, 100),
-                name: &k.name,
-                count: format::count(k.count as f64),
-                time: format::value(t, unit),
-                share: format::share(ratio(t, total)),
+                function: if row.variants > 1 {
+                    format!(
+                        "{function} ({} variants)",
+                        format::count(row.variants as f64)
+                    )
+                } else {
+                    function
+                },
+                name: row.names.join("\n"),
+                count: format::count(row.count as f64),
+                time: format::value(row.time.and_then(|t| t.value), unit),
+                share: format::share(row.share),
             }
         })
-        .collect()
+        .collect();
+    (rows, list.hidden)
 }

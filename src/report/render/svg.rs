@@ -21,7 +21,9 @@ mod flame;
 mod instances;
 mod sweep;
 
-use draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
+use draw::{
+    axis, colour, label, legend, legend_extra, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X,
+};
 use instances::instances_chart;
 
 /// Which chart of a scope.
@@ -81,6 +83,10 @@ pub fn svg_file(svg: &str) -> String {
     format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n")
 }
 
+/// Rows a chart draws at most: the longest regions with their ancestors; the rest are summed up in
+/// one line ("others") below them, and listed in report.md and report.json.
+pub const CHART_ROWS: usize = 40;
+
 /// The scopes that get charts, with their anchors: every scope, and the aggregate when there are
 /// several scopes (with one it equals that scope).
 pub fn chart_scopes(report: &Report) -> Vec<(Option<usize>, String, &Scope)> {
@@ -111,7 +117,7 @@ pub struct Planned {
 }
 
 /// The charts of a report, scope by scope: a time chart where the scope has regions and the report a
-/// time metric, an instances chart where a shown region knows its instances' times.
+/// time metric, an instances chart where a shown region has more than one visit with a time.
 pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
     let Some(time) = report.time_metric.as_deref() else {
         return Vec::new();
@@ -121,7 +127,8 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
         if scope.regions.is_empty() {
             continue;
         }
-        let shown = super::markdown::shown_regions(&scope.regions, Some(time), max_regions);
+        let rows = max_regions.min(CHART_ROWS);
+        let shown = super::markdown::shown_regions(&scope.regions, Some(time), rows);
         let name = if index.is_none() {
             "the aggregate".to_string()
         } else {
@@ -130,7 +137,8 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
         let with_instances: Vec<usize> = shown
             .iter()
             .copied()
-            .filter(|&i| instances(&scope.regions[i]).is_some())
+            // A region visited once has no spread to draw.
+            .filter(|&i| instances(&scope.regions[i]).is_some_and(|(inst, _)| inst.count > 1))
             .collect();
         out.push(Planned {
             scope: index,
@@ -242,7 +250,9 @@ fn time_chart(
 ) -> String {
     let spans = layout::spans(&scope.regions, time);
     let extent = layout::extent(scope, &spans, time);
-    let height = TOP + ROW * shown.len() as f64 + 48.0;
+    let others = others(scope, shown, time);
+    let rows = shown.len() + usize::from(others.is_some());
+    let height = TOP + ROW * rows as f64 + 48.0 + legend_extra(TIME_LEGEND);
     let total = time_of(&scope.total.metrics, time);
     let desc = format!(
         "Each region's inclusive time as a bar on one {} timeline ({} in the scope), nested regions \
@@ -255,7 +265,7 @@ fn time_chart(
     );
     let mut out = String::new();
     open(&mut out, id, title, &desc, height);
-    let bottom = TOP + ROW * shown.len() as f64;
+    let bottom = TOP + ROW * rows as f64;
     axis(&mut out, extent, unit, bottom);
     for (row, &i) in shown.iter().enumerate() {
         let y = TOP + ROW * row as f64;
@@ -267,15 +277,47 @@ fn time_chart(
             (time, unit, noun),
         );
     }
-    legend(
-        &mut out,
-        bottom + 24.0,
-        "Light: time in nested regions · solid: self time · dashed outline: flat (start/end) \
-         range · colour: depth. Laid end to end, each NVTX domain and the flat ranges from 0: the \
-         report holds totals, not timestamps.",
-    );
+    if let Some((count, others_time)) = others {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" fill=\"#555555\">others: {} more regions, {} \
+             (report.md and report.json list them)</text>",
+            n(8.0),
+            n(TOP + ROW * shown.len() as f64 + 12.0),
+            format::count(count as f64),
+            esc(&value(others_time, unit)),
+        );
+    }
+    legend(&mut out, bottom + 24.0, TIME_LEGEND);
     out.push_str("</svg>");
     out
+}
+
+const TIME_LEGEND: &str =
+    "Light: time in nested regions · solid: self time · dashed outline: flat \
+     (start/end) range · colour: depth. Laid end to end, each NVTX domain and the flat ranges from \
+     0: the report holds totals, not timestamps.";
+
+/// The regions a chart leaves out, and the inclusive time of those whose parent it draws (a left-out
+/// region's children are in its time already); `None` when it draws them all.
+fn others(scope: &Scope, shown: &[usize], time: &str) -> Option<(usize, f64)> {
+    let hidden = scope
+        .regions
+        .len()
+        .checked_sub(shown.len())
+        .filter(|h| *h > 0)?;
+    let drawn: std::collections::HashSet<&str> = shown
+        .iter()
+        .map(|&i| scope.regions[i].path.as_str())
+        .collect();
+    let time: f64 = scope
+        .regions
+        .iter()
+        .filter(|r| !drawn.contains(r.path.as_str()))
+        .filter(|r| r.parent.as_deref().is_none_or(|p| drawn.contains(p)))
+        .map(|r| time_of(&r.inclusive, time))
+        .sum();
+    Some((hidden, time))
 }
 
 fn time_row(

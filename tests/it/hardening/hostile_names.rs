@@ -89,7 +89,11 @@ fn assert_markdown_is_safe(md: &str) {
             i += 1;
         }
     }
-    assert!(!md.contains("<script"), "HTML passes through");
+    // A `<` opens a tag only without a backslash before it.
+    assert!(
+        !md.replace("\\<", "").contains("<script"),
+        "HTML passes through"
+    );
     assert!(!md.contains("\u{202e}"), "bidi override passes through");
     assert!(
         !md.chars().any(|c| c.is_control() && c != '\n'),

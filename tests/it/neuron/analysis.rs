@@ -147,7 +147,7 @@ fn insights_fire_on_the_hand_computed_values() {
         ["dma_wait", "memory_bound", "low_mfu_while_active"]
     );
     let dma = &a.regions[0].insights[0];
-    assert_eq!(dma.message, "Engines wait on DMA for 31.6 % of the time");
+    assert_eq!(dma.message, "Engines wait on DMA for 31.6% of the time");
     assert_eq!(dma.evidence.len(), 1);
     assert_close!(dma.evidence[0].value, 12.0 / 38.0);
     // MLP[3] (336–400 µs): DMA wait 12/64 = 18.75 %; memory-bound; MFU = 1.4e9/(peak × 64 µs) = 0.230

@@ -155,7 +155,7 @@ pub(super) fn assert_mlp_scope(scope: &Value) {
     );
     let dma = &r0["insights"][0];
     assert_eq!(dma["source"], "profile-run");
-    assert_eq!(dma["message"], "Engines wait on DMA for 31.6 % of the time");
+    assert_eq!(dma["message"], "Engines wait on DMA for 31.6% of the time");
     assert!(close(
         dma["evidence"]["metrics"]["dma_wait_percent"]
             .as_f64()

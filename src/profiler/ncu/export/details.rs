@@ -74,6 +74,8 @@ impl Advice {
             action: None,
             estimated_speedup: self.estimated_speedup,
             estimated_saving_ns: None,
+            saving_by_kernel: BTreeMap::new(),
+            not_quantified: None,
             evidence: Evidence {
                 results: self.results,
                 time: self.time,
@@ -84,6 +86,9 @@ impl Advice {
         }
     }
 }
+
+/// Why an ncu finding without an estimate has none.
+const NO_ESTIMATE: &str = "ncu gives no estimated speedup for this rule";
 
 /// One rule's findings while they are gathered: the advice so far, plus how it ranks the single
 /// result whose description, kernel and estimate it carries. Those four always come from one result,
@@ -99,6 +104,8 @@ struct Finding {
     /// estimated speedup times its own duration (`None` when no result had an estimate). Kernel-local
     /// percentages never add up; these times do.
     total_saving: Option<f64>,
+    /// `total_saving` kernel by kernel.
+    by_kernel: BTreeMap<String, f64>,
 }
 
 impl Finding {
@@ -107,9 +114,14 @@ impl Finding {
         advice.results = 1;
         advice.time = duration;
         let saving = advice.estimated_speedup.map(|s| duration * s / 100.0);
+        let by_kernel = saving
+            .map(|s| (advice.kernel.clone(), s))
+            .into_iter()
+            .collect();
         Finding {
             saving,
             total_saving: saving,
+            by_kernel,
             duration,
             advice,
         }
@@ -121,6 +133,9 @@ impl Finding {
             (Some(x), Some(y)) => Some(x + y),
             (x, y) => x.or(y),
         };
+        for (kernel, saving) in &other.by_kernel {
+            *self.by_kernel.entry(kernel.clone()).or_default() += saving;
+        }
         let (a, b) = (&mut self.advice, &other.advice);
         a.results += b.results;
         a.time += b.time;
@@ -211,6 +226,10 @@ impl AdviceIndex {
             .map(|f| {
                 let mut insight = f.advice.into_insight();
                 insight.estimated_saving_ns = f.total_saving;
+                insight.saving_by_kernel = f.by_kernel;
+                if f.total_saving.is_none() && insight.severity != Severity::Info {
+                    insight.not_quantified = Some(NO_ESTIMATE.to_string());
+                }
                 insight
             })
             .collect()

@@ -22,6 +22,7 @@ mod parked;
 mod scan;
 mod stacks;
 pub use parallel::stream_files;
+pub use parked::{open_raw_file, RawFile};
 use stacks::StackCache;
 
 pub use crate::analysis::MetricRequest;
@@ -580,24 +581,4 @@ impl<R: BufRead> RawExport<R> {
         rows.finish(&mut summary);
         Ok(summary)
     }
-}
-
-/// A raw export on disk whose file is closed between reads ([`parked::ParkedFile`]).
-pub type RawFile = RawExport<std::io::BufReader<parked::ParkedFile>>;
-
-/// Opens a raw export on disk (header and units row read); its file is closed again until the
-/// results are read, so many exports waiting their turn hold no descriptor.
-pub fn open_raw_file(path: &Path, plan: &RawPlan<'_>) -> Result<RawFile, ExportError> {
-    let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
-        path: PathBuf::from(path),
-        source,
-    })?;
-    super::complete::check_last_row(path)?;
-    let file = parked::ParkedFile::new(file, path.to_path_buf());
-    // 64 KiB, not more: the buffer is filled (and so resident) for each export while its header is
-    // read, and a merge holds every rank's export at once.
-    let input = std::io::BufReader::with_capacity(64 << 10, file);
-    let mut export = RawExport::open(input, path, plan)?;
-    export.reader.get_mut().get_mut().1.get_mut().park();
-    Ok(export)
 }

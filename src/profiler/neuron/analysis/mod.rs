@@ -131,7 +131,7 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
             .collect::<Vec<_>>(),
     );
     for r in &mut regions {
-        r.insights = rules.evaluate(&r.metrics, max);
+        r.insights = rules.evaluate(&r.metrics, &crate::insights::Units::new(), max);
     }
     let summaries = profile
         .summaries
@@ -141,7 +141,7 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
             ProfileSummary {
                 profile_id: s.profile_id.clone(),
                 bound: Bound::of(&metrics),
-                insights: rules.evaluate(&metrics, max),
+                insights: rules.evaluate(&metrics, &crate::insights::Units::new(), max),
                 metrics,
             }
         })

@@ -19,8 +19,8 @@ use crate::profiler::neuron::model::SummaryLayout;
 use crate::profiler::neuron::report::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::report::model::{
-    Insight, ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report,
-    RunInfo, Scope, Totals, SCHEMA_VERSION,
+    Insight, ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo,
+    Scope, Totals, SCHEMA_VERSION,
 };
 
 /// The name the report gives the profiler.

@@ -13,32 +13,32 @@ use crate::report::model::{Kernel, MetricValue};
 const NAMES_PER_ROW: usize = 5;
 
 #[derive(Serialize)]
-pub(super) struct KernelList<'a> {
-    pub(super) shown: Vec<KernelRow<'a>>,
+pub(in crate::report::render) struct KernelList<'a> {
+    pub(in crate::report::render) shown: Vec<KernelRow<'a>>,
     /// Rows (function names) not shown.
-    pub(super) hidden: usize,
+    pub(in crate::report::render) hidden: usize,
     /// True when a shown row's full names say more than its function name.
-    pub(super) has_long_names: bool,
+    pub(in crate::report::render) has_long_names: bool,
 }
 
 #[derive(Serialize)]
-pub(super) struct KernelRow<'a> {
+pub(in crate::report::render) struct KernelRow<'a> {
     /// The function name shared by the row's kernels.
-    pub(super) function: &'a str,
+    pub(in crate::report::render) function: &'a str,
     /// The full name of the row's longest kernel.
-    pub(super) name: &'a str,
+    pub(in crate::report::render) name: &'a str,
     /// Up to five full names, longest kernel first.
-    pub(super) names: Vec<&'a str>,
+    pub(in crate::report::render) names: Vec<&'a str>,
     /// Distinct full names in the row (1 when nothing was grouped).
-    pub(super) variants: usize,
+    pub(in crate::report::render) variants: usize,
     /// Results of all the row's kernels.
-    pub(super) count: u64,
+    pub(in crate::report::render) count: u64,
     /// The row's kernels as report.json has them, longest first.
-    pub(super) kernels: Vec<&'a Kernel>,
+    pub(in crate::report::render) kernels: Vec<&'a Kernel>,
     /// Summed time metric value, `none` without a time metric.
-    pub(super) time: Option<MetricValue>,
+    pub(in crate::report::render) time: Option<MetricValue>,
     /// That time over the enclosing region's (or scope's) time, 0..1.
-    pub(super) share: Option<f64>,
+    pub(in crate::report::render) share: Option<f64>,
 }
 
 struct Group<'a> {
@@ -53,7 +53,7 @@ struct Group<'a> {
 impl<'a> KernelList<'a> {
     /// Groups `kernels` by function name and keeps the `max` longest groups. Only shown groups become
     /// rows: a scope may have thousands of kernels.
-    pub(super) fn new(
+    pub(in crate::report::render) fn new(
         kernels: &'a [Kernel],
         time: Option<&str>,
         base_time: Option<f64>,

@@ -19,6 +19,7 @@ mod kernels;
 mod matrix;
 mod views;
 
+pub(in crate::report::render) use kernels::KernelList;
 pub(crate) use views::shown_regions;
 use views::Context;
 
@@ -266,6 +267,7 @@ fn environment() -> Environment<'static> {
     }
     env.add_filter("fmt_value", fmt_value);
     env.add_filter("fmt_count", |v: f64| format::count(v));
+    env.add_filter("fmt_number", |v: f64| format::number(v));
     env.add_filter("pct", |v: Option<f64>| format::escape_md(&format::share(v)));
     env.add_filter("md", |text: String| format::escape_md(&text));
     env.add_filter("code", |text: String| format::code_span(&text));
@@ -353,12 +355,14 @@ fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Erro
     Ok(minijinja::context! { unit => unit, cells => cells })
 }
 
-/// Indentation for a region at `depth` in a summary table: non-breaking spaces and a tree corner.
+/// Indentation for a region at `depth` in a summary table: no-break space characters (U+00A0, which
+/// a table cell keeps where it would trim plain spaces) and a tree corner; no HTML entities, so the
+/// plain text reads as it renders.
 fn tree_prefix(depth: usize) -> String {
     if depth == 0 {
         return String::new();
     }
-    format!("{}└─&nbsp;", "&nbsp;&nbsp;&nbsp;".repeat(depth - 1))
+    format!("{}└─\u{a0}", "\u{a0}\u{a0}\u{a0}".repeat(depth - 1))
 }
 
 /// A minijinja error as [`RenderError::Template`], naming the template and line where it happened

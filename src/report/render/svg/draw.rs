@@ -135,18 +135,63 @@ pub(super) fn label(out: &mut String, region: &Region, y: f64) {
     );
 }
 
+/// Characters of an 11 px legend line that fit the chart's width.
+const LEGEND_CHARS: usize = 170;
+/// The distance between two legend lines.
+const LEGEND_LINE: f64 = 14.0;
+
+/// The legend, wrapped at word boundaries to the chart's width (never cut off at its right edge).
 pub(super) fn legend(out: &mut String, y: f64, text: &str) {
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "<text x=\"{LABEL_X}\" y=\"{}\" fill=\"#555555\" font-size=\"11\">{}</text>",
-        n(y),
-        esc(text)
+        "<text x=\"{LABEL_X}\" y=\"{}\" fill=\"#555555\" font-size=\"11\">",
+        n(y)
     );
+    for (i, line) in legend_lines(text).iter().enumerate() {
+        let dy = if i == 0 { 0.0 } else { LEGEND_LINE };
+        let _ = write!(
+            out,
+            "<tspan x=\"{LABEL_X}\" dy=\"{}\">{}</tspan>",
+            n(dy),
+            esc(line)
+        );
+    }
+    out.push_str("</text>\n");
+}
+
+/// The height the legend's lines past the first take.
+pub(super) fn legend_extra(text: &str) -> f64 {
+    LEGEND_LINE * legend_lines(text).len().saturating_sub(1) as f64
+}
+
+fn legend_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > LEGEND_CHARS {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{axis_unit, nice_step};
+    use super::{axis_unit, legend_lines, nice_step, LEGEND_CHARS};
+
+    #[test]
+    fn legends_wrap_at_words_within_the_width() {
+        let text = "word ".repeat(80);
+        let lines = legend_lines(text.trim());
+        assert_eq!(lines.len(), 3);
+        assert!(lines.iter().all(|l| l.chars().count() <= LEGEND_CHARS));
+        assert_eq!(lines.join(" "), text.trim());
+    }
 
     #[test]
     fn axis_steps_are_round_in_a_scaled_unit() {

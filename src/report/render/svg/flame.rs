@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::draw::{legend, n, open, value, TOP};
+use super::draw::{legend, legend_extra, n, open, value, TOP};
 use super::time_of;
 use crate::region::RegionKind;
 use crate::report::format::{self, escape_html as esc};
@@ -22,6 +22,13 @@ const BAR: f64 = 18.0;
 const CHAR: f64 = 7.0;
 const FRAME_COLOURS: [&str; 3] = ["#E69F00", "#D55E00", "#F0C05A"];
 const RANGE_COLOUR: &str = "#56B4E9";
+
+const LEGEND: &str = "Width: inclusive GPU time · orange: Python frame (single-child chains \
+     collapsed into the innermost frame) · blue: range · hover for the full path; a bar too narrow \
+     for a readable name shows none. Children are laid end to end: the report holds totals, not \
+     timestamps.";
+/// The fewest characters of a name worth showing in a bar: fewer read as noise (`fo…`).
+const MIN_LABEL: usize = 8;
 
 /// Whether a scope has call-stack regions to draw.
 pub(super) fn has_frames(scope: &Scope) -> bool {
@@ -77,7 +84,7 @@ pub(super) fn flame_chart(scope: &Scope, time: &str, unit: &str, id: &str, title
     let bars = bars(scope, time);
     let levels = bars.iter().map(|b| b.level).max().unwrap_or(0);
     let base = TOP + BAR * levels as f64;
-    let height = base + BAR + 48.0;
+    let height = base + BAR + 48.0 + legend_extra(LEGEND);
     let desc = format!(
         "GPU time by Python call stack: the scope ({}) at the bottom, each region above the one it \
          ran in, its width its inclusive time; orange bars are Python frames, blue ones ranges; the \
@@ -117,13 +124,7 @@ pub(super) fn flame_chart(scope: &Scope, time: &str, unit: &str, id: &str, title
             &r.name,
         );
     }
-    legend(
-        &mut out,
-        base + BAR + 24.0,
-        "Width: inclusive GPU time · orange: Python frame (single-child chains collapsed into the \
-         innermost frame) · blue: range · hover for the full path. Children are laid end to end: the \
-         report holds totals, not timestamps.",
-    );
+    legend(&mut out, base + BAR + 24.0, LEGEND);
     out.push_str("</svg>");
     out
 }
@@ -140,14 +141,14 @@ fn bar(out: &mut String, (x, y, w): (f64, f64, f64), colour: &str, tip: &str, na
         n(w.max(0.5)),
         n(BAR - 1.0)
     );
-    let fits = ((w - 6.0) / CHAR).floor();
-    if fits >= 3.0 {
+    let fits = ((w - 6.0) / CHAR).floor().max(0.0) as usize;
+    if fits >= name.chars().count() || fits >= MIN_LABEL {
         let _ = writeln!(
             out,
             "<text x=\"{}\" y=\"{}\" fill=\"#1a1a1a\">{}</text>",
             n(x + 3.0),
             n(y + 13.0),
-            esc(&format::shorten(name, fits as usize))
+            esc(&format::shorten(name, fits))
         );
     }
     out.push_str("</g>\n");

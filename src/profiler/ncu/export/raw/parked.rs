@@ -5,7 +5,9 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use super::{ExportError, RawExport, RawPlan};
 
 pub struct ParkedFile {
     path: PathBuf,
@@ -63,4 +65,24 @@ mod tests {
         parked.read_to_string(&mut rest).unwrap();
         assert_eq!((&head[..], rest.as_str()), (&b"0123"[..], "456789"));
     }
+}
+
+/// A raw export on disk whose file is closed between reads ([`ParkedFile`]).
+pub type RawFile = RawExport<std::io::BufReader<ParkedFile>>;
+
+/// Opens a raw export on disk (header and units row read); its file is closed again until the
+/// results are read, so many exports waiting their turn hold no descriptor.
+pub fn open_raw_file(path: &Path, plan: &RawPlan<'_>) -> Result<RawFile, ExportError> {
+    let file = std::fs::File::open(path).map_err(|source| ExportError::Io {
+        path: PathBuf::from(path),
+        source,
+    })?;
+    super::super::complete::check_last_row(path)?;
+    let file = ParkedFile::new(file, path.to_path_buf());
+    // 64 KiB, not more: the buffer is filled (and so resident) for each export while its header is
+    // read, and a merge holds every rank's export at once.
+    let input = std::io::BufReader::with_capacity(64 << 10, file);
+    let mut export = RawExport::open(input, path, plan)?;
+    export.reader.get_mut().get_mut().1.get_mut().park();
+    Ok(export)
 }
