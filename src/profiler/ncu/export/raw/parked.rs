@@ -47,26 +47,6 @@ impl Read for ParkedFile {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_parked_file_reads_on_where_it_stopped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x");
-        std::fs::write(&path, b"0123456789").unwrap();
-        let mut parked = ParkedFile::new(File::open(&path).unwrap(), path);
-        let mut head = [0u8; 4];
-        parked.read_exact(&mut head).unwrap();
-        parked.park();
-        assert!(parked.file.is_none());
-        let mut rest = String::new();
-        parked.read_to_string(&mut rest).unwrap();
-        assert_eq!((&head[..], rest.as_str()), (&b"0123"[..], "456789"));
-    }
-}
-
 /// A raw export on disk whose file is closed between reads ([`ParkedFile`]).
 pub type RawFile = RawExport<std::io::BufReader<ParkedFile>>;
 
@@ -85,4 +65,24 @@ pub fn open_raw_file(path: &Path, plan: &RawPlan<'_>) -> Result<RawFile, ExportE
     let mut export = RawExport::open(input, path, plan)?;
     export.reader.get_mut().get_mut().1.get_mut().park();
     Ok(export)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parked_file_reads_on_where_it_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut parked = ParkedFile::new(File::open(&path).unwrap(), path);
+        let mut head = [0u8; 4];
+        parked.read_exact(&mut head).unwrap();
+        parked.park();
+        assert!(parked.file.is_none());
+        let mut rest = String::new();
+        parked.read_to_string(&mut rest).unwrap();
+        assert_eq!((&head[..], rest.as_str()), (&b"0123"[..], "456789"));
+    }
 }
