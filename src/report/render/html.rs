@@ -347,13 +347,41 @@ fn scope_view<'a>(
             })
             .collect(),
         hidden: scope.regions.len() - shown.len(),
-        insights: scope.insights.iter().map(|a| insight(a, total)).collect(),
+        insights: scope
+            .insights
+            .iter()
+            .map(|a| InsightView {
+                evidence: metric_evidence(report, a),
+                ..insight(a, total)
+            })
+            .collect(),
         totals: totals(report, scope),
         rows,
         details,
         hidden_kernels: scope.total.kernels.len().saturating_sub(kernels.len()),
         kernels,
     }
+}
+
+/// A scope finding's evidence: the values its rule compared, each with its report unit.
+fn metric_evidence(report: &Report, a: &Insight) -> String {
+    a.evidence
+        .metrics
+        .iter()
+        .map(|(name, value)| {
+            let unit = report
+                .metrics
+                .iter()
+                .find(|m| &m.name == name)
+                .map_or("", |m| m.unit.as_str());
+            // Rounded and printed as report.md's template prints it (`60.78`, `37748736.0`).
+            let rounded = (value * 1e4).round() / 1e4;
+            format!("{name} = {rounded:?} {unit}")
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The scope's totals, as report.md's Totals table has them.
