@@ -216,6 +216,24 @@ fn layer_summary_records_are_nested_regions_with_the_records_figures() {
     assert!(!kernels
         .iter()
         .any(|k| k["name"].as_str().unwrap().contains("EVENT_SEMAPHORE")));
+    // the hierarchy method cuts along the same records, `regions.auto.depth` keeping the shallower
+    let out = run_report(
+        &env,
+        &[&file],
+        "depth1",
+        &["regions.auto.method=hierarchy", "regions.auto.depth=1"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report = report_json(&env.path("depth1"));
+    let scope = &report["scopes"][0];
+    let paths: Vec<&str> = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["sg00"]);
+    assert!(!scope["notes"].to_string().contains("no collectives"));
 }
 
 /// A change made to a profile's top-level object.
