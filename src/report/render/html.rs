@@ -10,12 +10,15 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+mod totals;
+
 use super::layout::time_of;
 use super::markdown::{shown_regions, MarkdownOptions};
 use super::svg::{self, Chart};
 use crate::report::format;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
+use totals::{totals, TotalRow};
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
 const NAME: &str = "report.html.j2";
@@ -131,15 +134,6 @@ struct ScopeView<'a> {
     totals: Vec<TotalRow<'a>>,
     /// Where the time goes and what would save the most; `None` without a time metric.
     glance: Option<super::glance::Glance>,
-}
-
-#[derive(Serialize)]
-struct TotalRow<'a> {
-    label: &'a str,
-    name: &'a str,
-    /// The profiler's description of the metric, else its name (the row's tooltip).
-    title: &'a str,
-    value: String,
 }
 
 #[derive(Serialize)]
@@ -357,7 +351,14 @@ fn scope_view<'a>(
             })
             .collect(),
         hidden: scope.regions.len() - shown.len(),
-        insights: scope.insights.iter().map(|a| insight(a, total)).collect(),
+        insights: scope
+            .insights
+            .iter()
+            .map(|a| InsightView {
+                evidence: metric_evidence(report, a),
+                ..insight(a, total)
+            })
+            .collect(),
         totals: totals(report, scope),
         overlapping: overlapping(scope),
         rows,
@@ -367,23 +368,25 @@ fn scope_view<'a>(
     }
 }
 
-/// The scope's totals, as report.md's Totals table has them.
-fn totals<'a>(report: &'a Report, scope: &'a Scope) -> Vec<TotalRow<'a>> {
-    let own = report.item_noun.own_totals;
-    if !scope.regions.is_empty() && !own {
-        return Vec::new();
-    }
-    report
+/// A scope finding's evidence: the values its rule compared, each with its report unit.
+fn metric_evidence(report: &Report, a: &Insight) -> String {
+    a.evidence
         .metrics
         .iter()
-        .filter(|m| !own || scope.total.metrics.get(&m.name).is_some())
-        .map(|m| TotalRow {
-            label: m.label.as_deref().unwrap_or(&m.name),
-            name: &m.name,
-            title: m.description.as_deref().unwrap_or(&m.name),
-            value: metric(&scope.total.metrics, Some(&m.name), &m.unit),
+        .map(|(name, value)| {
+            let unit = report
+                .metrics
+                .iter()
+                .find(|m| &m.name == name)
+                .map_or("", |m| m.unit.as_str());
+            // Rounded and printed as report.md's template prints it (`60.78`, `37748736.0`).
+            let rounded = (value * 1e4).round() / 1e4;
+            format!("{name} = {rounded:?} {unit}")
+                .trim_end()
+                .to_string()
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether some results count in more than one top-level region (flat ranges across the others).

@@ -216,6 +216,24 @@ fn layer_summary_records_are_nested_regions_with_the_records_figures() {
     assert!(!kernels
         .iter()
         .any(|k| k["name"].as_str().unwrap().contains("EVENT_SEMAPHORE")));
+    // the hierarchy method cuts along the same records, `regions.auto.depth` keeping the shallower
+    let out = run_report(
+        &env,
+        &[&file],
+        "depth1",
+        &["regions.auto.method=hierarchy", "regions.auto.depth=1"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let report = report_json(&env.path("depth1"));
+    let scope = &report["scopes"][0];
+    let paths: Vec<&str> = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["sg00"]);
+    assert!(!scope["notes"].to_string().contains("no collectives"));
 }
 
 /// A change made to a profile's top-level object.
@@ -295,4 +313,41 @@ fn a_needed_key_missing_or_of_the_wrong_shape_is_named() {
         }
         assert!(stderr.contains(name), "{name}: {stderr}");
     }
+}
+
+#[test]
+fn a_folder_of_view_outputs_is_read_in_natural_order_and_a_run_directory_is_not_one() {
+    use profile_run::profiler::neuron::{recognise, InputKind};
+    let InputKind::ProfileFolder(files) = recognise(&fixture("neuron/matmul_sweep")).unwrap()
+    else {
+        panic!("the sweep folder is a folder of profiles");
+    };
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "profile_128x128x256.json",
+            "profile_128x128x512.json",
+            "profile_128x128x1024.json"
+        ]
+    );
+    // profile-run's own report.json and run.json are JSON, not Neuron profiles
+    let env = Env::new();
+    let dir = env.path("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("report.json"),
+        "{\"schema_version\": 4, \"scopes\": []}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run.json"),
+        "{\"workload\": [\"python3\"], \"rank\": 0}",
+    )
+    .unwrap();
+    assert!(recognise(&dir).is_err());
+    assert!(recognise(&dir.join("run.json")).is_err());
 }

@@ -88,6 +88,14 @@ fn md_html_and_json_tell_one_story() {
             );
         }
         assert!(md.contains("### Totals") && html.contains("<h3>Totals</h3>"));
+        // each insight's evidence says its unit, in md and html alike
+        let evidence = md
+            .split("tensor\\_engine\\_active\\_time\\_percent = ")
+            .nth(1)
+            .and_then(|rest| rest.split(" |").next())
+            .expect("the tensor engine rule's evidence");
+        assert!(evidence.ends_with(" %"), "{evidence}");
+        assert!(html.contains(&format!("tensor_engine_active_time_percent = {evidence})")));
         assert!(html.contains("title=\"total_time\">Time</td>") || html.contains(">Time</td>"));
         // MFU is estimated everywhere here: no note may say otherwise
         assert!(!md.contains("not estimated") && !html.contains("not estimated"));

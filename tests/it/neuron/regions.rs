@@ -198,3 +198,29 @@ fn method_none_gives_no_regions_and_no_note() {
     );
     assert!(r.spans.is_empty() && r.notes.is_empty());
 }
+
+#[test]
+fn hierarchy_without_layer_paths_cuts_along_hlo_instruction_names() {
+    let mut p = profile_json::read(&decoder_json()).unwrap();
+    for ins in &mut p.instructions {
+        ins.layer = None;
+    }
+    let settings = RegionSettings {
+        method: RegionMethod::Hierarchy,
+        ..RegionSettings::default()
+    };
+    let r = generate(&p, &settings);
+    // 7 of each layer's 11 instructions carry an HLO line (not the semaphores, not the NKI ones)
+    assert_eq!(r.spans.len(), 28, "{:?}", r.notes);
+    let find = |name: &str| r.spans.iter().find(|s| s.name == name).unwrap();
+    assert_eq!((find("dot.1").start_ns, find("dot.1").end_ns), (0, 16_000));
+    // layer 3's slow down projection, `%dot.37 = dot(%act, %wd)`: 36 µs from S+74 µs
+    assert_eq!(
+        (find("dot.37").start_ns, find("dot.37").end_ns),
+        (362_000, 398_000)
+    );
+    assert!(r
+        .spans
+        .iter()
+        .all(|s| matches!(&s.selection, Selection::Instructions(i) if i.len() == 1)));
+}

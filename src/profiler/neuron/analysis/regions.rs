@@ -151,6 +151,12 @@ fn by_collectives(profile: &NeuronProfile, settings: &RegionSettings) -> Regions
     )
 }
 
+/// The instruction an HLO line names: `dot.11` for `%dot.11 = dot(%p0, %w)`.
+fn hlo_instruction(hlo: &str) -> Option<String> {
+    let name = hlo.split(" = ").next()?.trim().trim_start_matches('%');
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 /// Module path components of a layer path; the last part is the operation, not a module.
 fn modules(path: &str) -> Vec<String> {
     let mut parts: Vec<String> = path
@@ -166,27 +172,39 @@ fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
     if has_layer_records(profile) {
         return by_layer_summary(profile, depth);
     }
-    let with_layer: Vec<(usize, &Instruction)> = profile
+    // Layer paths where instructions carry them, else Parquet's layer spans (below), else the
+    // instructions' HLO instruction names (one level).
+    let mut stacks: Vec<(usize, Vec<String>)> = profile
         .instructions
         .iter()
         .enumerate()
-        .filter(|(_, i)| i.layer.is_some())
+        .filter_map(|(n, i)| Some((n, modules(i.layer.as_deref()?))))
         .collect();
-    if !with_layer.is_empty() {
-        let items: Vec<Item> = with_layer
+    let mut depth = depth;
+    if stacks.is_empty() && profile.layer_spans.is_empty() {
+        stacks = profile
+            .instructions
             .iter()
-            .map(|(_, ins)| Item {
-                start_ns: ins.start_ns,
-                end_ns: ins.end_ns,
-                stack: modules(ins.layer.as_deref().unwrap_or_default()),
+            .enumerate()
+            .filter_map(|(n, i)| Some((n, vec![hlo_instruction(i.hlo_name.as_deref()?)?])))
+            .collect();
+        depth = depth.or(Some(1));
+    }
+    if !stacks.is_empty() {
+        let items: Vec<Item> = stacks
+            .iter()
+            .map(|(n, stack)| Item {
+                start_ns: profile.instructions[*n].start_ns,
+                end_ns: profile.instructions[*n].end_ns,
+                stack: stack.clone(),
                 collective: None,
             })
             .collect();
         let (spans, _) = hierarchy::regions(&items, depth);
-        // Items are the instructions with a layer path: map back to profile indices.
+        // Items are the instructions with a path: map back to profile indices.
         return spans_of(RegionMethod::Hierarchy, spans, |m| match m {
             Members::Items(idx) => {
-                Selection::Instructions(idx.into_iter().map(|n| with_layer[n].0).collect())
+                Selection::Instructions(idx.into_iter().map(|n| stacks[n].0).collect())
             }
             Members::Time(w) => Selection::Time(w),
         });
@@ -195,8 +213,8 @@ fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
         return Regions {
             spans: Vec::new(),
             notes: vec![format!(
-                "no layer paths in {}: instructions carry no `layer` and there is no FrameworkInstruction \
-                 table. Compile with XLA_IR_DEBUG=1 XLA_HLO_DEBUG=1 to record them",
+                "no layer paths in {}: instructions carry no `layer` or `hlo_name` and there is no \
+                 FrameworkInstruction table. Compile with XLA_IR_DEBUG=1 XLA_HLO_DEBUG=1 to record them",
                 profile.source.display()
             )],
         };
