@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub use condition::{Condition, Operand};
-pub use rules::{format_number, Rule, RuleSet, RulesError};
+pub use rules::{Rule, RuleSet, RulesError};
 
 /// The shipped GPU rules (`report.rules: null`), built in so that a default install needs no file.
 pub const GPU_RULES: &str = include_str!("../../conf/rules/gpu.yaml");

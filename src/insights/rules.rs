@@ -8,6 +8,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::{Condition, Evidence, Insight, Metrics, Severity};
+use crate::report::format::significant as format_number;
 
 #[derive(Debug, Error)]
 pub enum RulesError {
@@ -185,23 +186,6 @@ fn render(message: &str, metrics: &Metrics) -> String {
     out
 }
 
-/// A number for messages and tables: 4 significant digits, scientific outside 1e-3 ≤ |x| < 1e6.
-pub fn format_number(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    if !(1e-3..1e6).contains(&x.abs()) {
-        return format!("{x:.3e}");
-    }
-    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{x:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
 fn suggest(name: &str, vocabulary: &[&str]) -> String {
     vocabulary
         .iter()
@@ -209,17 +193,4 @@ fn suggest(name: &str, vocabulary: &[&str]) -> String {
         .filter(|(s, _)| *s > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map_or(String::new(), |(_, v)| format!(" (did you mean `{v}`?)"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_render_with_four_significant_digits() {
-        assert_eq!(format_number(102.7027), "102.7");
-        assert_eq!(format_number(0.15), "0.15");
-        assert_eq!(format_number(2621440.0), "2.621e6");
-        assert_eq!(format_number(0.0), "0");
-    }
 }

@@ -294,9 +294,35 @@ pub fn slug(text: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+/// A bare number for messages (rule messages, diff gates) and tables: 4 significant digits,
+/// scientific outside 1e-3 ≤ |x| < 1e6. The one formatter of bare numbers in profile-run.
+pub fn significant(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e6).contains(&x.abs()) {
+        return format!("{x:.3e}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_render_with_four_significant_digits() {
+        assert_eq!(significant(102.7027), "102.7");
+        assert_eq!(significant(0.15), "0.15");
+        assert_eq!(significant(2621440.0), "2.621e6");
+        assert_eq!(significant(0.0), "0");
+    }
 
     #[test]
     fn long_attribute_numbers_show_four_significant_digits() {

@@ -3,9 +3,18 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::store::Rank;
+use super::store::{Rank, RunDir};
 use crate::analysis::RunContext;
+use crate::error::Result;
 use crate::process::Finished;
+
+impl RunDir {
+    /// Writes `run.json` (the record lives here, so that the directory never imports its record).
+    pub fn write_record(&self, record: &RunRecord) -> Result<()> {
+        let json = serde_json::to_string_pretty(record).expect("run record serialises");
+        self.write_text("run.json", &(json + "\n"))
+    }
+}
 
 /// What a run records about itself in `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunRecord;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::report::write::write_atomic;
@@ -139,11 +138,6 @@ impl RunDir {
 
     pub fn write_text(&self, file: &str, text: &str) -> Result<()> {
         Ok(write_atomic(&self.path(file), text.as_bytes())?)
-    }
-
-    pub fn write_record(&self, record: &RunRecord) -> Result<()> {
-        let json = serde_json::to_string_pretty(record).expect("run record serialises");
-        self.write_text("run.json", &(json + "\n"))
     }
 }
 

@@ -15,13 +15,11 @@ use crate::report::model::Report;
 use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
 use super::cli::NcuCli;
+use super::log::{self, LOG};
 use super::report_file::{ReportFile, ReportFileError};
 use super::report_source::{analyze_report_files, ReportInput};
 use super::source::{analyze_exports, ExportSet};
-use super::{diagnose, export_pages, log, sampling};
-
-/// The log file ncu's output goes to, in the run directory.
-pub const LOG: &str = "ncu.log";
+use super::{diagnose, export_pages, sampling};
 
 /// One ncu run of a profiling run: the only one, or a pass of a sampled run.
 struct Pass {

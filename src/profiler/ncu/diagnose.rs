@@ -76,7 +76,7 @@ pub fn failure(
 /// The notes a report of a range or app-range replay gets when ncu failed or profiled nothing: the
 /// likely cause and what to run instead (empty otherwise).
 pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<String> {
-    let log_text = std::fs::read_to_string(run.path(super::capture::LOG)).unwrap_or_default();
+    let log_text = std::fs::read_to_string(run.path(log::LOG)).unwrap_or_default();
     log::range_replay(&log_text, &replay_mode(run), exit_code, Some(results))
         .map(|d| vec![format!("{} Fix: {}.", d.cause, d.fix)])
         .unwrap_or_default()

@@ -1,6 +1,9 @@
 //! Reading ncu's live log: `==PROF==` progress lines and the known failure messages, each turned into
 //! a cause and a fix the user can act on.
 
+/// The log file ncu's output goes to, in the run directory.
+pub const LOG: &str = "ncu.log";
+
 /// What a `==PROF==` line tells about progress.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {

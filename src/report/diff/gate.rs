@@ -128,12 +128,12 @@ fn finding_why(status: GateStatus, change: &Change, noise: Option<f64>, limit: f
     match (status, noise) {
         (GateStatus::WithinNoise, Some(n)) => format!(
             "{basis} grew {by} (limit {limit}%), but the change {} is within the runs' spread p90 − min = {}",
-            crate::insights::format_number(change.delta),
-            crate::insights::format_number(n)
+            crate::report::format::significant(change.delta),
+            crate::report::format::significant(n)
         ),
         (_, Some(n)) => format!(
             "{basis} grew {by} (limit {limit}%), beyond the runs' spread p90 − min = {}",
-            crate::insights::format_number(n)
+            crate::report::format::significant(n)
         ),
         _ => format!("{basis} grew {by} (limit {limit}%); no visit spread is known to judge noise"),
     }

@@ -11,7 +11,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::layout::time_of;
-use super::markdown::{shown_regions, MarkdownOptions};
+use super::markdown::MarkdownOptions;
+use super::shown::shown_regions;
 use super::svg::{self, Chart};
 use crate::report::format;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};

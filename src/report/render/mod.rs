@@ -10,12 +10,14 @@ pub mod json;
 pub mod layout;
 pub mod manifest;
 pub mod markdown;
+pub mod shown;
 pub mod svg;
 pub mod trace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use crate::config::Format;
 use crate::report::model::Report;
 use crate::report::write::{stage, Staged};
 use crate::report::RenderError;
@@ -110,22 +112,6 @@ fn stage_extra(
         staged.push(stage(&path, |out| out.write_all(&contents))?);
     }
     Ok(staged)
-}
-
-/// The formats `report.outputs` may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// report.md (and `scopes/*.md` with many scopes).
-    Md,
-    /// report.json.
-    Json,
-    /// report.html, charts inline.
-    Html,
-    /// `charts/<scope>-time.svg`, `charts/<scope>-instances.svg`.
-    Svg,
-    /// trace.json (Chrome trace events, for ui.perfetto.dev).
-    Trace,
 }
 
 /// The outputs for `formats`, in that order (a format named twice is written once). report.md and

@@ -117,7 +117,7 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
         if scope.regions.is_empty() {
             continue;
         }
-        let shown = super::markdown::shown_regions(&scope.regions, Some(time), max_regions);
+        let shown = super::shown::shown_regions(&scope.regions, Some(time), max_regions);
         let name = if index.is_none() {
             "the aggregate".to_string()
         } else {

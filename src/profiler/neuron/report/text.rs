@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::insights::format_number;
 use crate::profiler::neuron::analysis::metrics::MetricMap;
 use crate::profiler::neuron::analysis::{Analysis, Bound, Region};
+use crate::report::format::significant as format_number;
 
 fn g(m: &MetricMap, k: &str) -> Option<f64> {
     m.get(k).copied().flatten()

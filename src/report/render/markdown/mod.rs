@@ -19,7 +19,6 @@ mod kernels;
 mod matrix;
 mod views;
 
-pub(crate) use views::shown_regions;
 use views::Context;
 
 /// The built-in templates, by the name templates include them with.
