@@ -6,19 +6,18 @@
 use std::path::PathBuf;
 
 use crate::analysis::{self, AnalysisPlan};
-use crate::config::{Config, KernelNameBase, ProfilerKind};
+use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
-use crate::profiler::ncu::nvtx::{self, NvtxPlan};
-use crate::region::{KernelFilter, Regioner, Renames, RequestedRegions};
+use crate::profiler::{Profiler, ProfilerPlan};
+use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
 use crate::report::render::markdown::{self, MarkdownOptions};
 
 /// What a run will do, fully checked.
 #[derive(Debug)]
 pub struct Plan {
-    pub analysis: AnalysisPlan,
-    /// The NVTX expressions handed to ncu.
-    pub nvtx: NvtxPlan,
+    /// What the profiler is handed: the analysis plan and its own part (ncu's NVTX expressions).
+    pub profiler: ProfilerPlan,
     pub markdown: MarkdownOptions,
     /// The files written for a report (`report.outputs`).
     pub outputs: Vec<crate::report::render::Format>,
@@ -26,8 +25,6 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(config: &Config) -> Result<Plan> {
-        let nvtx = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
-            .map_err(|e| Error::Usage(e.to_string()))?;
         let markdown = MarkdownOptions {
             template: config.report.template.as_ref().map(PathBuf::from),
             max_regions: config.report.max_regions,
@@ -38,15 +35,9 @@ impl Plan {
         if let Some(path) = &markdown.template {
             markdown::check_template(path)?;
         }
-        if let Some(why) = crate::profiler::ncu::sampling::refusal(config) {
-            return Err(Error::Usage(why));
-        }
-        if config.pipeline.profiler == ProfilerKind::Neuron {
-            crate::profiler::neuron::capture::check_config(config)?;
-        }
+        let profiler = Profiler::of(config).plan(config, analysis_plan(config)?)?;
         Ok(Plan {
-            analysis: analysis_plan(config)?,
-            nvtx,
+            profiler,
             markdown,
             outputs: config.report.outputs.clone(),
         })
@@ -156,7 +147,7 @@ fn requested_regions(config: &Config) -> Result<RequestedRegions> {
         .iter()
         .enumerate()
         .map(|(i, pattern)| {
-            nvtx::level_regexes(pattern, domain).map_err(|e| {
+            pattern::level_regexes(pattern, domain).map_err(|e| {
                 Error::Usage(format!(
                     "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
                 ))
@@ -174,7 +165,7 @@ fn requested_paths(config: &Config) -> Vec<(String, Vec<String>)> {
         .include
         .iter()
         .filter_map(|pattern| {
-            let levels = nvtx::literal_levels(pattern)?;
+            let levels = pattern::literal_levels(pattern)?;
             let segments = levels
                 .into_iter()
                 .map(|s| match &config.regions.domain {

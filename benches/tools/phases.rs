@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let plan = Plan::new(&loaded.config)?;
     let sets: Vec<ExportSet> = files.into_iter().map(ExportSet::raw_only).collect();
-    let report = analyze_exports(&plan, &sets, &RunContext::default())?;
+    let report = analyze_exports(&plan.profiler, &sets, &RunContext::default())?;
     let analyzed = start.elapsed();
     let analyze_hwm = peak_rss_mib();
     let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();

@@ -8,7 +8,7 @@ use crate::cli::{ConfigArgs, DiffArgs, DiffFormat};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::ncu::source::analyze_exports;
+use crate::profiler::Profiler;
 use crate::report::diff::{self, Gate, RunReport, Verdict};
 
 use super::{load_config, print_stdout};
@@ -118,23 +118,17 @@ fn analyse_run_dir(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    let inputs = crate::profiler::ncu::inputs::resolve_inputs(
-        &[dir.to_path_buf()],
-        &loaded.config,
-        &mut || {
-            Err(Error::Usage(format!(
+    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut || {
+        Err(Error::Usage(format!(
             "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
             dir.display()
         )))
-        },
-    )
+    })
     .map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
         other => other,
     })?;
-    let mut context = inputs.context.clone();
-    context.config_fingerprint = loaded.fingerprint();
-    let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    let report = inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?;
     let value = serde_json::to_string(&report).map_err(|e| {
         Error::Usage(format!(
             "could not serialise the report of {}: {e}",

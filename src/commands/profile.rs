@@ -35,7 +35,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
 
     if args.dry_run {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());
-        let line = profiler.dry_run(config, &plan, &dir, &args.workload);
+        let line = profiler.dry_run(config, &plan.profiler, &dir, &args.workload);
         print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
         return Ok(exit::OK);
     }
@@ -45,14 +45,14 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
     let finished = profiler.capture(
         &loaded,
-        &plan,
+        &plan.profiler,
         &run,
         &mut record,
         &args.workload,
         args.quiet,
     )?;
     let rendered = profiler
-        .report(&loaded, &plan, &run, &record, args.quiet)
+        .report(&loaded, &plan.profiler, &run, &record, args.quiet)
         .and_then(|report| match report {
             Some(report) => {
                 let md = write_reports(&report, &plan, run.root())?;

@@ -3,17 +3,22 @@
 //! [`crate::analysis::Observations`] contract; nothing outside this folder names a profiler's own
 //! vocabulary.
 
+mod error;
 pub mod ncu;
 pub mod neuron;
+mod plan;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded, ProfilerKind};
-use crate::error::Result;
-use crate::plan::Plan;
+use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
+
+pub use error::ReadError;
+pub use plan::ProfilerPlan;
 
 /// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
 /// stay the same whichever runs.
@@ -34,6 +39,38 @@ impl Profiler {
         }
     }
 
+    /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and the
+    /// plan it is handed: ncu's NVTX expressions, sampling refused where it cannot work, Neuron's
+    /// settings and rules file.
+    pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
+        let nvtx = ncu::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        if let Some(why) = ncu::sampling::refusal(config) {
+            return Err(Error::Usage(why));
+        }
+        if self == Profiler::Neuron {
+            neuron::capture::check_config(config)?;
+        }
+        Ok(ProfilerPlan { analysis, nvtx })
+    }
+
+    /// Captures on disk named by `report`, `merge` or `diff` arguments, found again by the profiler
+    /// that made them (told apart by content): Neuron's profiles and run directories, else ncu's
+    /// run directories, report files and CSV exports. A report file outside a run directory is
+    /// exported into `bare_export_dir()`.
+    pub fn find_inputs(
+        paths: &[PathBuf],
+        config: &Config,
+        bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+    ) -> Result<Inputs> {
+        if let Some(found) =
+            neuron::capture::inputs::resolve_inputs(paths, config, bare_export_dir)?
+        {
+            return Ok(Inputs::Neuron(found));
+        }
+        ncu::inputs::resolve_inputs(paths, config, bare_export_dir).map(Inputs::Ncu)
+    }
+
     /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
     pub fn needs_workload(self, config: &Config) -> bool {
         match self {
@@ -43,7 +80,13 @@ impl Profiler {
     }
 
     /// The command line a run in `dir` would start (`--dry-run`).
-    pub fn dry_run(self, config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+    pub fn dry_run(
+        self,
+        config: &Config,
+        plan: &ProfilerPlan,
+        dir: &Path,
+        workload: &[String],
+    ) -> String {
         match self {
             Profiler::Ncu => ncu::capture::dry_run(config, plan, dir, workload),
             Profiler::Neuron => neuron::capture::dry_run(config, dir, workload),
@@ -62,7 +105,7 @@ impl Profiler {
     pub fn capture(
         self,
         loaded: &Loaded,
-        plan: &Plan,
+        plan: &ProfilerPlan,
         run: &RunDir,
         record: &mut RunRecord,
         workload: &[String],
@@ -78,7 +121,7 @@ impl Profiler {
     pub fn report(
         self,
         loaded: &Loaded,
-        plan: &Plan,
+        plan: &ProfilerPlan,
         run: &RunDir,
         record: &RunRecord,
         quiet: bool,
@@ -124,5 +167,63 @@ impl Profiler {
             Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
             Profiler::Neuron => neuron::capture::failure(config, run, finished),
         }
+    }
+}
+
+/// Captures found again for `report`, `merge` and `diff` ([`Profiler::find_inputs`]).
+#[derive(Debug, Clone)]
+pub enum Inputs {
+    Ncu(ncu::inputs::Inputs),
+    Neuron(neuron::capture::inputs::NeuronInputs),
+}
+
+impl Inputs {
+    /// The run directory the first input belongs to; `None` for a bare export or profile.
+    pub fn run_dir(&self) -> Option<&Path> {
+        match self {
+            Inputs::Ncu(found) => found.run_dir.as_deref(),
+            Inputs::Neuron(found) => found.run_dir.as_deref(),
+        }
+    }
+
+    /// The report of these captures under `plan`, recorded with the configuration's `fingerprint`.
+    pub fn analyze(
+        &self,
+        config: &Config,
+        plan: &ProfilerPlan,
+        fingerprint: String,
+    ) -> Result<Report> {
+        match self {
+            Inputs::Ncu(found) => {
+                let mut context = found.context.clone();
+                context.config_fingerprint = fingerprint;
+                found.analyze(plan, &context)
+            }
+            Inputs::Neuron(found) => {
+                let mut context = found.context.clone();
+                context.config_fingerprint = fingerprint;
+                neuron::report::report(config, &found.viewed, &context)
+            }
+        }
+    }
+}
+
+// Each profiler's own errors join the crate's error through [`ReadError`], so that `?` works in the
+// adapters and nothing outside `src/profiler/` names them.
+impl From<ncu::export::ExportError> for Error {
+    fn from(e: ncu::export::ExportError) -> Self {
+        Error::Read(e.into())
+    }
+}
+
+impl From<ncu::report_file::ReportFileError> for Error {
+    fn from(e: ncu::report_file::ReportFileError) -> Self {
+        Error::Read(e.into())
+    }
+}
+
+impl From<neuron::NeuronError> for Error {
+    fn from(e: neuron::NeuronError) -> Self {
+        Error::Read(e.into())
     }
 }

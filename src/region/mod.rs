@@ -9,6 +9,7 @@ mod coverage;
 mod filter;
 pub mod methods;
 mod path;
+pub mod pattern;
 mod regioner;
 mod rename;
 mod requested;

@@ -54,7 +54,7 @@ fn native_report(name: &str, config: &Config) -> Report {
         path: report_path(name),
         rank: None,
     };
-    analyze_report_files(&plan, &[input], &RunContext::default()).unwrap()
+    analyze_report_files(&plan.profiler, &[input], &RunContext::default()).unwrap()
 }
 
 /// The CSV prints fractional values with two decimals: each result's value may be off by 0.005.
@@ -315,9 +315,15 @@ fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
         path: report_path(name),
         rank: None,
     };
-    let source = ReportSource::open(&plan.analysis, &[input], &RunContext::default(), &[]).unwrap();
+    let source = ReportSource::open(
+        &plan.profiler.analysis,
+        &[input],
+        &RunContext::default(),
+        &[],
+    )
+    .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -368,14 +374,14 @@ fn csv_exports_give_no_instances() {
     let plan = Plan::new(&config).unwrap();
     let set = ExportSet::raw_only(fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv"));
     let source = profile_run::profiler::ncu::source::CsvSource::open(
-        &plan.analysis,
+        &plan.profiler.analysis,
         &[set],
         &RunContext::default(),
         &[],
     )
     .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -448,7 +454,7 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
     for threads in ["1", "2"] {
         let config = config(&[&format!("report.threads={threads}")]);
         let plan = Plan::new(&config).unwrap();
-        let native = analyze_report_files(&plan, &inputs, &RunContext::default()).unwrap();
+        let native = analyze_report_files(&plan.profiler, &inputs, &RunContext::default()).unwrap();
         let csv = analyze_sets(&config, &sets, &RunContext::default()).unwrap();
         assert_eq!(native.scopes.len(), 3, "one scope of rank 0, two of rank 1");
         assert_eq!(native.scopes.len(), csv.scopes.len());

@@ -6,19 +6,20 @@ use std::path::Path;
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
-use crate::plan::Plan;
 use crate::process::progress::Display;
 use crate::process::{
     resolve_program, run_streaming, Failure, Finished, ProfilerError, Unrunnable,
 };
+use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
 use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
 use super::cli::NcuCli;
+use super::inputs::Inputs;
 use super::log::{self, LOG};
 use super::report_file::{ReportFile, ReportFileError};
-use super::report_source::{analyze_report_files, ReportInput};
-use super::source::{analyze_exports, ExportSet};
+use super::report_source::ReportInput;
+use super::source::ExportSet;
 use super::{diagnose, export_pages, sampling};
 
 /// One ncu run of a profiling run: the only one, or a pass of a sampled run.
@@ -32,7 +33,7 @@ struct Pass {
 
 /// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
 /// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
-fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<Pass> {
+fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> Vec<Pass> {
     let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
     let ncu = &config.pipeline.ncu;
     if !ncu.sampling.enabled {
@@ -59,7 +60,7 @@ fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<
 }
 
 /// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run.
-pub fn dry_run(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> String {
     let passes = passes(config, plan, dir, workload);
     for warning in passes[0].cli.warnings() {
         err_line(&format!("warning: {warning}"));
@@ -99,7 +100,7 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 /// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
 pub fn capture(
     loaded: &Loaded,
-    plan: &Plan,
+    plan: &ProfilerPlan,
     run: &RunDir,
     record: &mut RunRecord,
     workload: &[String],
@@ -196,7 +197,7 @@ fn run_pass(
 /// native`, the raw and details pages under `csv`.
 pub fn report(
     loaded: &Loaded,
-    plan: &Plan,
+    plan: &ProfilerPlan,
     run: &RunDir,
     record: &RunRecord,
     quiet: bool,
@@ -223,19 +224,23 @@ pub fn report(
     };
     let rank = record.rank.as_ref().map(|r| r.rank);
     let context = record.context(loaded.fingerprint());
-    let report = if config.pipeline.ncu.reader == "csv" {
+    let inputs = if config.pipeline.ncu.reader == "csv" {
         let raw = page("raw").ok_or_else(|| {
             Error::Usage(
                 "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
                     .into(),
             )
         })?;
-        let set = ExportSet {
-            details: page("details"),
-            raw,
-            rank,
-        };
-        analyze_exports(plan, &[set], &context)?
+        Inputs {
+            exports: vec![ExportSet {
+                details: page("details"),
+                raw,
+                rank,
+            }],
+            reports: Vec::new(),
+            context,
+            run_dir: None,
+        }
     } else {
         let input = ReportInput {
             deep: config
@@ -247,9 +252,14 @@ pub fn report(
             path: report_file,
             rank,
         };
-        analyze_report_files(plan, &[input], &context)?
+        Inputs {
+            exports: Vec::new(),
+            reports: vec![input],
+            context,
+            run_dir: None,
+        }
     };
-    let mut report = report;
+    let mut report = inputs.analyze(plan, &inputs.context)?;
     let results =
         report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
     let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);

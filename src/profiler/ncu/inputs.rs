@@ -6,11 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use super::export_pages::export_pages;
-use super::report_source::ReportInput;
-use super::source::ExportSet;
+use super::report_source::{analyze_report_files, ReportInput};
+use super::source::{analyze_exports, ExportSet};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::ProfilerPlan;
+use crate::report::model::Report;
 use crate::run::{RunRecord, REPORT_BASE};
 
 /// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
@@ -23,6 +25,18 @@ pub struct Inputs {
     /// The run directory the first input belongs to (the input itself, or the directory of an export
     /// that holds a `run.json`); `None` for a bare export.
     pub run_dir: Option<PathBuf>,
+}
+
+impl Inputs {
+    /// The report of these captures: the one place that chooses ncu's reader. Report files are
+    /// read as they are (`pipeline.ncu.reader: native` put them here), CSV pages otherwise.
+    pub fn analyze(&self, plan: &ProfilerPlan, context: &RunContext) -> Result<Report> {
+        if self.reports.is_empty() {
+            analyze_exports(plan, &self.exports, context)
+        } else {
+            analyze_report_files(plan, &self.reports, context)
+        }
+    }
 }
 
 /// The files already taken by earlier arguments, by file identity (device and inode), so the same

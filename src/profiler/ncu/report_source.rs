@@ -378,7 +378,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
 
 /// The report of one or more captures' report files, under a checked plan.
 pub fn analyze_report_files(
-    plan: &crate::plan::Plan,
+    plan: &crate::profiler::ProfilerPlan,
     inputs: &[ReportInput],
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {

@@ -285,7 +285,7 @@ fn read_details_file(
 
 /// The report of one or more captures' CSV exports, under a checked plan.
 pub fn analyze_exports(
-    plan: &crate::plan::Plan,
+    plan: &crate::profiler::ProfilerPlan,
     sets: &[ExportSet],
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
