@@ -14,7 +14,7 @@ use profile_run::analysis::RunContext;
 use profile_run::commands::write_reports;
 use profile_run::config::{self, ConfigSources};
 use profile_run::plan::Plan;
-use profile_run::profiler::ncu::source::{analyze_exports, ExportSet};
+use profile_run::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -4,8 +4,8 @@
 
 use thiserror::Error;
 
-use super::ncu::export::ExportError;
-use super::ncu::report_file::ReportFileError;
+use super::ncu::readers::export::ExportError;
+use super::ncu::readers::report_file::ReportFileError;
 use super::neuron::NeuronError;
 use crate::exit;
 

@@ -43,9 +43,9 @@ impl Profiler {
     /// plan it is handed: ncu's NVTX expressions, sampling refused where it cannot work, Neuron's
     /// settings and rules file.
     pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
-        let nvtx = ncu::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+        let nvtx = ncu::capture::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
             .map_err(|e| Error::Usage(e.to_string()))?;
-        if let Some(why) = ncu::sampling::refusal(config) {
+        if let Some(why) = ncu::capture::sampling::refusal(config) {
             return Err(Error::Usage(why));
         }
         if self == Profiler::Neuron {
@@ -68,7 +68,7 @@ impl Profiler {
         {
             return Ok(Inputs::Neuron(found));
         }
-        ncu::inputs::resolve_inputs(paths, config, bare_export_dir).map(Inputs::Ncu)
+        ncu::capture::inputs::resolve_inputs(paths, config, bare_export_dir).map(Inputs::Ncu)
     }
 
     /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
@@ -173,7 +173,7 @@ impl Profiler {
 /// Captures found again for `report`, `merge` and `diff` ([`Profiler::find_inputs`]).
 #[derive(Debug, Clone)]
 pub enum Inputs {
-    Ncu(ncu::inputs::Inputs),
+    Ncu(ncu::capture::inputs::Inputs),
     Neuron(neuron::capture::inputs::NeuronInputs),
 }
 
@@ -202,7 +202,7 @@ impl Inputs {
             Inputs::Neuron(found) => {
                 let mut context = found.context.clone();
                 context.config_fingerprint = fingerprint;
-                neuron::report::report(config, &found.viewed, &context)
+                neuron::observe::report::report(config, &found.viewed, &context)
             }
         }
     }
@@ -210,14 +210,14 @@ impl Inputs {
 
 // Each profiler's own errors join the crate's error through [`ReadError`], so that `?` works in the
 // adapters and nothing outside `src/profiler/` names them.
-impl From<ncu::export::ExportError> for Error {
-    fn from(e: ncu::export::ExportError) -> Self {
+impl From<ncu::readers::export::ExportError> for Error {
+    fn from(e: ncu::readers::export::ExportError) -> Self {
         Error::Read(e.into())
     }
 }
 
-impl From<ncu::report_file::ReportFileError> for Error {
-    fn from(e: ncu::report_file::ReportFileError) -> Self {
+impl From<ncu::readers::report_file::ReportFileError> for Error {
+    fn from(e: ncu::readers::report_file::ReportFileError) -> Self {
         Error::Read(e.into())
     }
 }

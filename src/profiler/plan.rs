@@ -2,7 +2,7 @@
 //! (ncu's NVTX expressions from `regions.include`). `crate::plan` builds it through
 //! [`super::Profiler::plan`]; the profilers never see the rest of the plan (outputs, templates).
 
-use super::ncu::nvtx::NvtxPlan;
+use super::ncu::capture::nvtx::NvtxPlan;
 use crate::analysis::AnalysisPlan;
 
 #[derive(Debug)]

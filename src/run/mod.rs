@@ -1,6 +1,6 @@
 //! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
 //! and where a report is written (`out`). Each profiler finds its own captures again for `report` /
-//! `merge` (`profiler::ncu::inputs`, `profiler::neuron::capture::inputs`).
+//! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
 //! (`ncu.log`), `command.txt`, `config.yaml`, `run.json`, the exports (`export_raw.csv`,

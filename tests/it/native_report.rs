@@ -9,9 +9,11 @@ use std::sync::Mutex;
 use profile_run::analysis::{Observations, RunContext};
 use profile_run::config::{load, Config, ConfigSources};
 use profile_run::plan::Plan;
-use profile_run::profiler::ncu::report_file::ReportFile;
-use profile_run::profiler::ncu::report_source::{analyze_report_files, ReportInput, ReportSource};
-use profile_run::profiler::ncu::units::base_unit_of;
+use profile_run::profiler::ncu::observe::report_source::{
+    analyze_report_files, ReportInput, ReportSource,
+};
+use profile_run::profiler::ncu::observe::units::base_unit_of;
+use profile_run::profiler::ncu::readers::report_file::ReportFile;
 use profile_run::region::{RegionAccumulator, RegionKind, ScopeStats};
 use profile_run::report::model::{MetricMap, Report, Scope};
 
@@ -288,7 +290,7 @@ fn derived_units_are_the_raw_pages_units_for_every_metric_of_every_fixture() {
                 for m in r.metrics() {
                     in_file.insert(m.map_err(|e| r.err(e))?.name.to_owned());
                 }
-                Ok::<_, profile_run::profiler::ncu::report_file::ReportFileError>(())
+                Ok::<_, profile_run::profiler::ncu::readers::report_file::ReportFileError>(())
             })
             .unwrap();
         for (column, unit) in header.iter().zip(units.iter()) {
@@ -373,7 +375,7 @@ fn csv_exports_give_no_instances() {
     let config = config(&[]);
     let plan = Plan::new(&config).unwrap();
     let set = ExportSet::raw_only(fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv"));
-    let source = profile_run::profiler::ncu::source::CsvSource::open(
+    let source = profile_run::profiler::ncu::observe::source::CsvSource::open(
         &plan.profiler.analysis,
         &[set],
         &RunContext::default(),

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use profile_run::config::{Config, ReplayMode, DEFAULT_PRESET};
-use profile_run::profiler::ncu::{cli, nvtx};
+use profile_run::profiler::ncu::capture::{cli, nvtx};
 
 fn default_config() -> Config {
     serde_yaml::from_str(DEFAULT_PRESET).expect("default preset parses")

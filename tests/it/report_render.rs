@@ -230,7 +230,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         metrics: METRICS
             .iter()
             .map(|(name, unit, rollup)| MetricInfo {
-                label: profile_run::profiler::ncu::labels::label(name, &[]),
+                label: profile_run::profiler::ncu::observe::labels::label(name, &[]),
                 name: name.to_string(),
                 unit: unit.to_string(),
                 rollup: *rollup,

@@ -12,15 +12,13 @@
 //!
 //! `settings` is the `neuron:` config section; `error` its errors.
 
-pub mod analysis;
 pub mod capture;
 pub mod error;
-pub mod model;
+pub mod observe;
 pub mod readers;
-pub mod report;
 /// The `neuron:` section's schema lives with every other section's, in the config layer.
 pub use crate::config::neuron_settings as settings;
 
 pub use error::{NeuronError, Result};
-pub use model::NeuronProfile;
+pub use readers::model::NeuronProfile;
 pub use readers::recognise::{load, recognise, InputKind};

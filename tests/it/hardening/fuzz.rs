@@ -15,9 +15,13 @@ use proptest::sample::Index;
 use crate::common::analyze;
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::profiler::ncu::export::nvtx_cell::{parse_cell, CellLayout, DEFAULT_DOMAIN};
-use profile_run::profiler::ncu::export::raw::{MetricRequest, RawExport, RawPlan, RawSummary};
-use profile_run::profiler::ncu::export::ExportError;
+use profile_run::profiler::ncu::readers::export::nvtx_cell::{
+    parse_cell, CellLayout, DEFAULT_DOMAIN,
+};
+use profile_run::profiler::ncu::readers::export::raw::{
+    MetricRequest, RawExport, RawPlan, RawSummary,
+};
+use profile_run::profiler::ncu::readers::export::ExportError;
 use profile_run::region::RegionKind;
 use profile_run::report::model::Report;
 use profile_run::report::render::markdown::{render, MarkdownOptions};

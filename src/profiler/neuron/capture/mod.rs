@@ -51,7 +51,7 @@ pub fn check_config(config: &Config) -> Result<()> {
         }
     }
     // The rules file is loaded (and checked against the metric vocabulary) before anything starts.
-    crate::profiler::neuron::report::rules(config)?;
+    crate::profiler::neuron::observe::report::rules(config)?;
     let factor = config.neuron.distribution.outlier_factor;
     if !(factor.is_finite() && factor >= 1.0) {
         return Err(Error::Usage(format!(
@@ -348,7 +348,7 @@ pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Optio
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::report::report(&loaded.config, &viewed, &context).map(Some)
+    crate::profiler::neuron::observe::report::report(&loaded.config, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

@@ -1,8 +1,10 @@
-//! Readers of every `neuron-explorer view` output into the one profile model: full JSON
+//! Readers of every `neuron-explorer view` output into the one profile model (`model`, with its
+//! interval arithmetic): full JSON
 //! (`profile_json`, with the log-tolerant JSON helpers of `json_text`), summary JSON and summary text,
 //! Parquet directories (`parquet`), and `recognise`, which tells them apart by content.
 
 pub mod json_text;
+pub mod model;
 pub mod parquet;
 pub mod profile_json;
 pub mod recognise;

@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::{
-    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, LayerNode, NeuronProfile,
-    StackFrame,
-};
 use crate::profiler::neuron::readers::json_text::{
     ids, opt_f64, opt_text, opt_u64, parse_after_log,
+};
+use crate::profiler::neuron::readers::model::{
+    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, LayerNode, NeuronProfile,
+    StackFrame,
 };
 use crate::profiler::neuron::readers::summary_json::summary;
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::NeuronProfile;
+use crate::profiler::neuron::readers::model::NeuronProfile;
 use schema::{Dialect, SchemaVersion};
 use table::Table;
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::profiler::neuron::analysis::metrics::MetricMap;
-use crate::profiler::neuron::analysis::{Analysis, Bound, Region};
+use crate::profiler::neuron::observe::metrics::MetricMap;
+use crate::profiler::neuron::observe::{Analysis, Bound, Region};
 use crate::report::format::significant as format_number;
 
 fn g(m: &MetricMap, k: &str) -> Option<f64> {

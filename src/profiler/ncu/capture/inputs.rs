@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use super::export_pages::export_pages;
-use super::report_source::{analyze_report_files, ReportInput};
-use super::source::{analyze_exports, ExportSet};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
+use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
 use crate::run::{RunRecord, REPORT_BASE};

@@ -12,10 +12,12 @@ use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKe
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
 use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilder};
 use super::ReportSource;
-use crate::profiler::ncu::export::details::{Advice, AdviceIndex};
-use crate::profiler::ncu::export::raw::parse_number;
-use crate::profiler::ncu::report_file::{MetricValue, ReportFileError, ResultKind, ResultRecord};
-use crate::profiler::ncu::source::ResultCounts;
+use crate::profiler::ncu::observe::source::ResultCounts;
+use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
+use crate::profiler::ncu::readers::export::raw::parse_number;
+use crate::profiler::ncu::readers::report_file::{
+    MetricValue, ReportFileError, ResultKind, ResultRecord,
+};
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -339,7 +341,7 @@ fn launch_key<'r>(r: &ResultRecord<'r>, numbers: &Numbers<'_>) -> Option<(&'r st
 
 /// A Python stack as region segments, outermost frame first: `function (file:line)`, the file by its
 /// name only, so two call sites of one function stay apart and paths stay short.
-fn python_frames(frames: &[crate::profiler::ncu::report_file::StackFrame]) -> Vec<String> {
+fn python_frames(frames: &[crate::profiler::ncu::readers::report_file::StackFrame]) -> Vec<String> {
     frames
         .iter()
         .rev()

@@ -1,6 +1,14 @@
 //! A profiling run under ncu: its command line, the run's files (config, command, record, log), the
 //! live progress read from ncu's `==PROF==` lines, and afterwards the report of what was captured.
 
+pub mod cli;
+pub mod diagnose;
+pub mod export_pages;
+pub mod inputs;
+pub mod log;
+pub mod nvtx;
+pub mod sampling;
+
 use std::path::Path;
 
 use crate::config::{Config, Loaded};
@@ -14,13 +22,12 @@ use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
 use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
-use super::cli::NcuCli;
-use super::inputs::Inputs;
-use super::log::{self, LOG};
-use super::report_file::{ReportFile, ReportFileError};
-use super::report_source::ReportInput;
-use super::source::ExportSet;
-use super::{diagnose, export_pages, sampling};
+use self::cli::NcuCli;
+use self::inputs::Inputs;
+use self::log::LOG;
+use super::observe::report_source::ReportInput;
+use super::observe::source::ExportSet;
+use super::readers::report_file::{ReportFile, ReportFileError};
 
 /// One ncu run of a profiling run: the only one, or a pass of a sampled run.
 struct Pass {

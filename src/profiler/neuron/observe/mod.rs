@@ -5,17 +5,20 @@
 pub mod group_ratios;
 pub mod metrics;
 pub mod regions;
+pub mod report;
+pub mod text;
+pub mod units;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::insights::{Insight, RuleSet, RulesError};
-use crate::profiler::neuron::analysis::group_ratios::set_group_ratios;
-use crate::profiler::neuron::analysis::metrics::{
+use crate::profiler::neuron::observe::group_ratios::set_group_ratios;
+use crate::profiler::neuron::observe::metrics::{
     owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
 };
-use crate::profiler::neuron::model::NeuronProfile;
+use crate::profiler::neuron::readers::model::NeuronProfile;
 use crate::profiler::neuron::settings::InsightSettings;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
 use regions::RegionSpan;
@@ -26,7 +29,7 @@ pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml
 /// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
 /// metric vocabulary either way.
 pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
-    let vocabulary = crate::profiler::neuron::analysis::metrics::vocabulary();
+    let vocabulary = crate::profiler::neuron::observe::metrics::vocabulary();
     match &settings.rules {
         Some(path) => RuleSet::load(path, &vocabulary),
         None => RuleSet::parse(

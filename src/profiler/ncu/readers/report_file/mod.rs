@@ -17,14 +17,14 @@
 //! rule rows → [`ResultRecord::rule_results`] with [`RuleMessage::plain_text`].
 //!
 //! ```no_run
-//! use profile_run::profiler::ncu::report_file::ReportFile;
+//! use profile_run::profiler::ncu::readers::report_file::ReportFile;
 //! let mut report = ReportFile::open("profile.ncu-rep".as_ref())?;
 //! let mut total_ns = 0.0;
 //! report.for_each_result(|r| {
 //!     total_ns += r.metric_f64("gpu__time_duration.sum")?.unwrap_or(0.0);
-//!     Ok::<_, profile_run::profiler::ncu::report_file::ReportFileError>(())
+//!     Ok::<_, profile_run::profiler::ncu::readers::report_file::ReportFileError>(())
 //! })?;
-//! # Ok::<_, profile_run::profiler::ncu::report_file::ReportFileError>(())
+//! # Ok::<_, profile_run::profiler::ncu::readers::report_file::ReportFileError>(())
 //! ```
 
 mod block;

@@ -2,20 +2,17 @@
 //! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
-pub mod text;
-pub mod units;
-
 use std::collections::BTreeMap;
 
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
-use crate::profiler::neuron::analysis::metrics::MetricMap as NMetrics;
-use crate::profiler::neuron::analysis::{
+use crate::profiler::neuron::capture::views::Viewed;
+use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::observe::units::{metric_infos, metric_map, unit_table, UnitRow};
+use crate::profiler::neuron::observe::{
     analyse, Analysis, Bound, ProfileSummary, Region as NRegion,
 };
-use crate::profiler::neuron::capture::views::Viewed;
-use crate::profiler::neuron::report::units::{metric_infos, metric_map, unit_table, UnitRow};
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::RegionKind;
 use crate::report::model::{
@@ -33,7 +30,7 @@ const TIME_METRIC: &str = "total_time";
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
 pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
-    crate::profiler::neuron::analysis::load_rules(&config.neuron.insights)
+    crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
         .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
 }
 

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::profiler::neuron::model::intervals::union;
-use crate::profiler::neuron::model::{Instruction, NeuronProfile};
+use crate::profiler::neuron::readers::model::intervals::union;
+use crate::profiler::neuron::readers::model::{Instruction, NeuronProfile};
 use crate::profiler::neuron::settings::{RegionMethod, RegionSettings};
 use crate::region::methods::{self, collectives, hierarchy, stack_frames, Item, Members, Spans};
 

@@ -17,10 +17,10 @@ use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation};
 use crate::report::model::Sampling;
 
-use super::export::details::AdviceIndex;
-use super::report_file::{ReportFile, ReportFileError};
 use super::source::ncu_reading;
 use super::{rollup, units};
+use crate::profiler::ncu::readers::export::details::AdviceIndex;
+use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 
 mod paths;
 mod reader;

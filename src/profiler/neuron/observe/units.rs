@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::profiler::neuron::analysis::metrics::{
+use crate::profiler::neuron::observe::metrics::{
     MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
 use crate::region::Rollup;
@@ -79,7 +79,7 @@ pub fn metric_infos() -> Vec<MetricInfo> {
     region
         .chain(summary)
         .map(|(name, unit)| MetricInfo {
-            label: crate::profiler::neuron::analysis::metrics::label(name).map(String::from),
+            label: crate::profiler::neuron::observe::metrics::label(name).map(String::from),
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
             rollup: if SUMS.contains(&name) {

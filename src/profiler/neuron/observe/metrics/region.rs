@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{derived_bytes, div, sum2, MetricMap, Peaks};
-use crate::profiler::neuron::analysis::regions::{RegionSpan, Selection};
-use crate::profiler::neuron::model::intervals::{clip, contains, length, union};
-use crate::profiler::neuron::model::{Instruction, NeuronProfile};
+use crate::profiler::neuron::observe::regions::{RegionSpan, Selection};
+use crate::profiler::neuron::readers::model::intervals::{clip, contains, length, union};
+use crate::profiler::neuron::readers::model::{Instruction, NeuronProfile};
 
 const NS: f64 = 1e-9;
 const ENGINES: [&str; 5] = ["tensor", "vector", "scalar", "gpsimd", "sync"];

@@ -3,9 +3,9 @@
 //! prefixed `domain@`, every listed thread's stack chained per domain, start/end ranges as marks; and
 //! its rule results as advice rows.
 
-use crate::profiler::ncu::export::details::Advice;
-use crate::profiler::ncu::export::nvtx_cell::{path_segment, DEFAULT_DOMAIN, UNNAMED};
-use crate::profiler::ncu::report_file::{NvtxRange, NvtxState, RuleResult};
+use crate::profiler::ncu::readers::export::details::Advice;
+use crate::profiler::ncu::readers::export::nvtx_cell::{path_segment, DEFAULT_DOMAIN, UNNAMED};
+use crate::profiler::ncu::readers::report_file::{NvtxRange, NvtxState, RuleResult};
 use crate::region::{RegionKind, Renames};
 
 /// A range's name as the CSV cell gives it: the name, else its message, else `<unnamed>`; renamed.

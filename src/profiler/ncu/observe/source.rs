@@ -9,9 +9,9 @@ use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
 use crate::report::model::ProfilerInfo;
 
-use super::export::details::{read_details, AdviceIndex};
-use super::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
-use super::export::ExportError;
+use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
+use crate::profiler::ncu::readers::export::raw::{open_raw_file, stream_files, RawExport, RawPlan};
+use crate::profiler::ncu::readers::export::ExportError;
 
 /// The exports of one capture: its raw page, optionally its details page (ncu's rule results), and
 /// the launcher rank that made it, when known.

@@ -5,7 +5,7 @@
 //! the same order.
 
 use crate::fast_map::FastMap;
-use crate::profiler::ncu::export::details::Advice;
+use crate::profiler::ncu::readers::export::details::Advice;
 use crate::region::Cell;
 
 /// A launch's configuration: with the mangled kernel name, what makes two launches twins.

@@ -5,7 +5,7 @@
 mod labels;
 mod region;
 
-use crate::profiler::neuron::model::Summary;
+use crate::profiler::neuron::readers::model::Summary;
 use crate::profiler::neuron::settings::HardwareSettings;
 
 pub use labels::{label, METRIC_LABELS};
