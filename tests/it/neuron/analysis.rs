@@ -4,7 +4,6 @@
 
 use profile_run::insights::RuleSet;
 use profile_run::profiler::neuron::observe::metrics::vocabulary;
-use profile_run::profiler::neuron::observe::text;
 use profile_run::profiler::neuron::observe::{analyse, load_rules, Analysis, Bound, Region};
 use profile_run::profiler::neuron::readers::model::NeuronProfile;
 use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json};
@@ -239,14 +238,6 @@ fn parquet_gives_the_same_regions_as_json() {
     let from_pq = analyse(&pq, &settings, &shipped_rules());
     let from_js = mlp_analysis(&settings);
     assert_eq!(from_pq.regions, from_js.regions);
-}
-
-#[test]
-fn text_rendering_of_the_mlp_blocks() {
-    let p = profile_json::read(&decoder_json()).unwrap();
-    let mut a = analyse(&p, &mlp_settings(), &shipped_rules());
-    a.source = "llama_tp_decoder.json".into();
-    insta::assert_snapshot!("neuron_mlp_text", text::render(&a));
 }
 
 #[test]

@@ -6,7 +6,6 @@ pub mod group_ratios;
 pub mod metrics;
 pub mod regions;
 pub mod report;
-pub mod text;
 pub mod units;
 
 use std::path::PathBuf;
