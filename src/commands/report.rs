@@ -43,7 +43,7 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
         .iter()
         .filter(|p| p.is_dir())
         .filter_map(|dir| {
-            let own = dir.join("config.yaml");
+            let own = dir.join(run::CONFIG_FILE);
             if own.is_file() {
                 return Some(own);
             }
@@ -54,11 +54,11 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
                     p.file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| n.starts_with("rank"))
-                        && p.join("config.yaml").is_file()
+                        && p.join(run::CONFIG_FILE).is_file()
                 })
                 .collect();
             ranks.sort();
-            ranks.first().map(|r| r.join("config.yaml"))
+            ranks.first().map(|r| r.join(run::CONFIG_FILE))
         })
         .collect();
     let first = recorded.first()?.clone();

@@ -204,7 +204,7 @@ fn run_dir_of(input: &Path) -> Option<PathBuf> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     parent
-        .join("run.json")
+        .join(crate::run::RECORD_FILE)
         .is_file()
         .then(|| parent.to_path_buf())
 }
@@ -230,7 +230,7 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        if let Ok(text) = std::fs::read_to_string(dir.join("run.json")) {
+        if let Ok(text) = std::fs::read_to_string(dir.join(crate::run::RECORD_FILE)) {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 if self.context.command.is_empty() {

@@ -1,8 +1,7 @@
 //! Reading ncu's live log: `==PROF==` progress lines and the known failure messages, each turned into
 //! a cause and a fix the user can act on.
 
-/// The log file ncu's output goes to, in the run directory.
-pub const LOG: &str = "ncu.log";
+pub use crate::run::NCU_LOG as LOG;
 
 /// What a `==PROF==` line tells about progress.
 #[derive(Debug, Clone, PartialEq)]

@@ -135,10 +135,8 @@ pub fn capture(
                 run_dir: run.root().to_path_buf(),
             }
         })?;
-    run.write_text("config.yaml", &loaded.to_yaml())?;
     let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
-    run.write_text("command.txt", &(lines.join("\n") + "\n"))?;
-    run.write_record(record)?;
+    run.write_start(&loaded.to_yaml(), &lines, record)?;
 
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);

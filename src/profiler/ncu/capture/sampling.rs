@@ -21,11 +21,7 @@ pub const KEY_METRICS: [&str; 5] = [
     "launch__shared_mem_per_block_dynamic",
 ];
 
-/// The deep pass's `-o` value in the run directory; ncu appends `.ncu-rep`.
-pub const DEEP_REPORT_BASE: &str = "profile.deep";
-
-/// The deep pass's log in the run directory.
-pub const DEEP_LOG: &str = "ncu.deep.log";
+pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
 
 /// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.
 pub fn deep_sibling(timing: &std::path::Path) -> Option<std::path::PathBuf> {

@@ -115,7 +115,7 @@ pub fn resolve_inputs(
 
 /// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).
 fn run_context(dir: &Path) -> RunContext {
-    let record: Option<RunRecord> = std::fs::read_to_string(dir.join("run.json"))
+    let record: Option<RunRecord> = std::fs::read_to_string(dir.join(crate::run::RECORD_FILE))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     record.map_or_else(RunContext::default, |r| {

@@ -26,12 +26,9 @@ use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
 
-/// The log the workload's (or `capture`'s) output goes to, in the run directory.
-pub const LOG: &str = "neuron.log";
-/// `NEURON_RT_INSPECT_OUTPUT_DIR`, under the run directory.
-pub const INSPECT_DIR: &str = "inspect";
-/// The session file `capture -s` is given, in the run directory.
-pub const SESSION: &str = "profile.ntff";
+pub use crate::run::{
+    NEURON_INSPECT_DIR as INSPECT_DIR, NEURON_LOG as LOG, NEURON_SESSION as SESSION,
+};
 
 /// The checks that need only the configuration (run by [`Plan::new`]): NEFF mode names a NEFF that
 /// exists; the outlier factor is a factor.
@@ -179,9 +176,7 @@ pub fn capture(
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
     let (program, expression, line) = capture_command(config, run, workload)?;
     record.profiler_command = shell_words::split(&line).unwrap_or_default();
-    run.write_text("config.yaml", &loaded.to_yaml())?;
-    run.write_text("command.txt", &format!("{line}\n"))?;
-    run.write_record(record)?;
+    run.write_start(&loaded.to_yaml(), std::slice::from_ref(&line), record)?;
 
     let display = Display::new(quiet);
     display.status(format!("starting {program}"));
