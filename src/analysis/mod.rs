@@ -19,9 +19,9 @@ use crate::region::{
     RequestedRegions,
 };
 use crate::report::build::ScopeBuilder;
-use crate::report::model::{
-    KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
-};
+use crate::report::distribution::OUTLIER_FACTOR;
+use crate::report::finish::Finishing;
+use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
@@ -134,30 +134,26 @@ pub fn analyze<O: Observations>(
     let aggregate = has_aggregate.then(|| finished.remove(0));
     let scopes = finished;
 
-    let (compare, compare_notes) =
-        crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
-    for note in compare_notes {
-        notes.push_loud(note);
-    }
-
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
     selection.results_excluded = excluded;
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
-        run: run_info(context, &reading),
-        metrics: metric_infos(&found),
-        time_metric: found.has_time.then(|| plan.time_metric.clone()),
-        kernel_selection: selection,
+    let mut report = Report::new(
+        run_info(context, &reading),
+        metric_infos(&found),
+        found.has_time.then(|| plan.time_metric.clone()),
+        selection,
         scopes,
         aggregate,
-        notes: notes.all,
-        console_notes: notes.console,
-        compare,
-        sampling: reading.sampling.clone(),
-        item_noun: Default::default(),
-    })
+    );
+    report.sampling = reading.sampling.clone();
+    report.notes = notes.all;
+    report.console_notes = notes.console;
+    report.finish(&Finishing {
+        compare: &plan.compare,
+        outlier_factor: OUTLIER_FACTOR,
+        threads: plan.threads,
+    });
+    Ok(report)
 }
 
 /// How the run was made: the command and configuration from the run, the profiler and sources from
@@ -173,7 +169,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the
-/// rules' findings, distributions of same-named regions and the summary.
+/// rules' findings (distributions and the summary come in the shared finishing step).
 fn finish_scope(
     plan: &AnalysisPlan,
     builder: &ScopeBuilder<'_>,
@@ -187,8 +183,6 @@ fn finish_scope(
     }
     add_requested_empty_regions(plan, &mut scope, builder);
     crate::insights::region::apply(&plan.rules, time, &mut scope);
-    crate::report::distribution::set_distributions(&mut scope, time);
-    crate::report::summary::fill(&mut scope, time);
     scope
 }
 

@@ -15,9 +15,10 @@ use crate::profiler::neuron::observe::{
 };
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::RegionKind;
+use crate::report::finish::Finishing;
 use crate::report::model::{
     Insight, ItemNoun, KernelSelectionInfo, MetricMap, ProfilerInfo, Region, Report, RunInfo,
-    Scope, Totals, SCHEMA_VERSION,
+    Scope, Totals,
 };
 
 /// The name the report gives the profiler.
@@ -49,10 +50,7 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
         version = version.or_else(|| tool_version(&profile));
         let analysis = analyse(&profile, &neuron, &rules);
         instructions += analysis.instruction_count as u64;
-        scopes.extend(scopes_of(v, &analysis, &units, config));
-    }
-    for scope in &mut scopes {
-        crate::report::summary::fill(scope, Some(TIME_METRIC));
+        scopes.extend(scopes_of(v, &analysis, &units));
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -66,60 +64,57 @@ pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Resul
             config.pipeline.neuron.view.format.as_arg().to_string(),
         );
     }
-    let mut metrics = metric_infos();
-    let empty_note = crate::report::empty_metrics::leave_out_empty(&mut metrics, &mut scopes);
+    let run = RunInfo {
+        command: context.command.clone(),
+        profiler_command: context.profiler_command.clone(),
+        profiler: ProfilerInfo {
+            name: PROFILER_NAME.to_string(),
+            version: context.profiler_version.clone().or(version),
+            settings,
+        },
+        config_fingerprint: context.config_fingerprint.clone(),
+        sources: viewed
+            .iter()
+            .map(|v| v.output.display().to_string())
+            .collect(),
+    };
+    // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
+    let selection = KernelSelectionInfo {
+        include: config.report.kernels.include.clone(),
+        exclude: config.report.kernels.exclude.clone(),
+        name_base: match config.report.kernels.name_base {
+            crate::config::KernelNameBase::Demangled => "demangled",
+            crate::config::KernelNameBase::Function => "function",
+        }
+        .to_string(),
+        results_selected: instructions,
+        results_excluded: 0,
+    };
+    let mut report = Report::new(
+        run,
+        metric_infos(),
+        Some(TIME_METRIC.to_string()),
+        selection,
+        scopes,
+        None,
+    );
+    report.item_noun = ItemNoun {
+        one: "instruction",
+        many: "instructions",
+        listed: false,
+    };
     // report.compare works on the mapped regions as on any profiler's.
-    let (compare, mut notes) =
-        crate::report::compare::comparisons(&config.report.compare, &scopes, None);
-    notes.extend(empty_note);
-    if config.report.aggregate && scopes.len() > 1 {
-        notes.push(
+    report.finish(&Finishing {
+        compare: &config.report.compare,
+        outlier_factor: config.neuron.distribution.outlier_factor,
+        threads: config.report.threads,
+    });
+    if config.report.aggregate && report.scopes.len() > 1 {
+        report.notes.push(
             "No aggregate across Neuron profiles: each profile's regions are cut from its own timeline, so regions of different profiles are not the same work.".to_string(),
         );
     }
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
-        run: RunInfo {
-            command: context.command.clone(),
-            profiler_command: context.profiler_command.clone(),
-            profiler: ProfilerInfo {
-                name: PROFILER_NAME.to_string(),
-                version: context.profiler_version.clone().or(version),
-                settings,
-            },
-            config_fingerprint: context.config_fingerprint.clone(),
-            sources: viewed
-                .iter()
-                .map(|v| v.output.display().to_string())
-                .collect(),
-        },
-        metrics,
-        time_metric: Some(TIME_METRIC.to_string()),
-        // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
-        kernel_selection: KernelSelectionInfo {
-            include: config.report.kernels.include.clone(),
-            exclude: config.report.kernels.exclude.clone(),
-            name_base: match config.report.kernels.name_base {
-                crate::config::KernelNameBase::Demangled => "demangled",
-                crate::config::KernelNameBase::Function => "function",
-            }
-            .to_string(),
-            results_selected: instructions,
-            results_excluded: 0,
-        },
-        scopes,
-        aggregate: None,
-        notes,
-        compare,
-        sampling: None,
-        item_noun: ItemNoun {
-            one: "instruction",
-            many: "instructions",
-            listed: false,
-        },
-        console_notes: Vec::new(),
-    })
+    Ok(report)
 }
 
 /// The tools' version as the profile records it: `tools_version` in the metadata, `sw_version` in a
@@ -143,7 +138,7 @@ fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<Stri
 
 /// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Vec<Scope> {
+fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
     let first = a.summaries.first();
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
@@ -157,11 +152,6 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow], config: &Config) -> Ve
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
-    main.distributions = crate::report::distribution::distributions(
-        &main.regions,
-        TIME_METRIC,
-        config.neuron.distribution.outlier_factor,
-    );
     main.notes = a.notes.clone();
     if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
         main.notes.push(format!(
