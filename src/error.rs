@@ -3,6 +3,9 @@
 //!
 //! Each domain keeps its own error type; this enum folds them together and decides the exit code, so
 //! `main` only prints the message chain and exits.
+//!
+//! Floor: ground. Imports nothing above it, except each domain's `*Error` type that it folds in.
+//! (docs/architecture.md, checked by tests/it/architecture.rs)
 
 use std::path::PathBuf;
 

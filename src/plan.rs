@@ -2,6 +2,10 @@
 //! preset exits 2 without profiling (NVTX patterns, metric groups and rollups, kernel patterns,
 //! rename rules, the report template, `report.compare`; a Neuron run's own checks, its rules file
 //! included, are the Neuron adapter's, asked for here only when Neuron runs).
+//!
+//! Floor: plan. May import the profiler seam (`crate::profiler`, never `profiler::ncu` /
+//! `profiler::neuron`) and every floor below it. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 use std::path::PathBuf;
 

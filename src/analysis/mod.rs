@@ -2,6 +2,9 @@
 //! region core, and come out as the report model with the notes a user needs to read the numbers right
 //! (no regions, patterns that matched nothing, metrics the inputs lack). Nothing here knows which
 //! profiler ran: adapters implement [`Observations`].
+//!
+//! Floor: analysis. May import insights, report, config, region and the ground floor; never a
+//! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
 mod frames;
 mod layers;

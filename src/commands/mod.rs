@@ -1,6 +1,10 @@
 //! The commands: `profile` (the default), `report`, `merge`, `diff` and `config show`. Each is thin: it turns
 //! parsed arguments into a checked plan and hands the work to the run, profiler, analysis and report
 //! modules; nothing here parses profiler output or builds a profiler's flags.
+//!
+//! Floor: entry (with `lib.rs` and `cli.rs`). May import every floor below; names no profiler
+//! module (profilers through `enum Profiler`). (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 mod diff;
 mod profile;

@@ -1,7 +1,13 @@
 //! The profilers profile-run drives and reads. Each is a folder that knows its tool (command line,
 //! logs, export formats) and hands the neutral spine ([`crate::analysis`]) observations through the
 //! [`crate::analysis::Observations`] contract; nothing outside this folder names a profiler's own
-//! vocabulary.
+//! vocabulary. The rest of the crate goes through this seam only: [`Profiler`] (plan, capture,
+//! find inputs, failure), [`Inputs`] (captures found again, analysed), [`ProfilerPlan`] and
+//! [`ReadError`]. Each profiler has the same rooms: `capture/`, `readers/`, `observe/`.
+//!
+//! Floor: profiler. May import run, process, analysis, insights, report, config, region and the
+//! ground floor; only `src/profiler/` names `ncu` or `neuron`. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 mod error;
 pub mod ncu;

@@ -4,6 +4,9 @@
 //! whole (`Report::new`, then `Report::finish`); `render` holds one output per file format; `write`
 //! puts files in place atomically (temporary file, then rename) so a crash never leaves a half-written
 //! report.
+//!
+//! Floor: report. May import config, region and the ground floor; never insights, analysis or a
+//! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
 pub mod build;
 pub mod compare;

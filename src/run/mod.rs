@@ -6,6 +6,9 @@
 //! (`ncu.log`), `command.txt`, `config.yaml`, `run.json`, the exports (`export_raw.csv`,
 //! `export_details.csv`), `report.md` and `report.json`. Under a launcher every rank writes the same
 //! files into `<output.root>/<run name>/rank<N>/`.
+//!
+//! Floor: run. May import process, analysis, report, config, region and the ground floor.
+//! (docs/architecture.md, checked by tests/it/architecture.rs)
 
 mod out;
 mod record;
