@@ -15,34 +15,34 @@ use crate::error::{Error, Result};
 use crate::profiler::{Profiler, ProfilerPlan};
 use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
-use crate::report::render::markdown::{self, MarkdownOptions};
+use crate::report::render::{markdown, RenderOptions};
 
 /// What a run will do, fully checked.
 #[derive(Debug)]
 pub struct Plan {
     /// What the profiler is handed: the analysis plan and its own part (ncu's NVTX expressions).
     pub profiler: ProfilerPlan,
-    pub markdown: MarkdownOptions,
+    pub render: RenderOptions,
     /// The files written for a report (`report.outputs`).
     pub outputs: Vec<crate::report::render::Format>,
 }
 
 impl Plan {
     pub fn new(config: &Config) -> Result<Plan> {
-        let markdown = MarkdownOptions {
+        let render = RenderOptions {
             template: config.report.template.as_ref().map(PathBuf::from),
             max_regions: config.report.max_regions,
             max_kernels: config.report.max_kernels,
             threads: config.report.threads,
             charts: false,
         };
-        if let Some(path) = &markdown.template {
+        if let Some(path) = &render.template {
             markdown::check_template(path)?;
         }
         let profiler = Profiler::of(config).plan(config, analysis_plan(config)?)?;
         Ok(Plan {
             profiler,
-            markdown,
+            render,
             outputs: config.report.outputs.clone(),
         })
     }

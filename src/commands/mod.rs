@@ -63,7 +63,7 @@ pub(crate) fn print_selection_notes(report: &Report) {
 /// Writes the outputs of `report.outputs` into `dir` (atomically, all or none) and returns the path
 /// to print: report.md's when it is among them, else the first output's.
 pub fn write_reports(report: &Report, plan: &Plan, dir: &Path) -> Result<PathBuf> {
-    let outputs = render::outputs_for(&plan.outputs, &plan.markdown);
+    let outputs = render::outputs_for(&plan.outputs, &plan.render);
     let refs: Vec<&dyn render::Output> = outputs.iter().map(|o| o.as_ref()).collect();
     let written = render::write_all(report, &refs, dir, 2)?;
     let md = plan.outputs.iter().position(|f| *f == render::Format::Md);

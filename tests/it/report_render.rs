@@ -7,7 +7,8 @@ use profile_run::report::model::{
     RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 use profile_run::report::render::json::to_json;
-use profile_run::report::render::markdown::{render, MarkdownOptions};
+use profile_run::report::render::markdown::render;
+use profile_run::report::render::RenderOptions;
 use profile_run::report::write::write_atomic;
 use profile_run::report::RenderError;
 
@@ -273,7 +274,7 @@ pub(crate) fn two_scopes(aggregate: bool) -> Report {
 }
 
 pub(crate) fn md(report: &Report) -> String {
-    render(report, &MarkdownOptions::default()).unwrap()
+    render(report, &RenderOptions::default()).unwrap()
 }
 
 /// Cells of a GFM table row: splits on `|` not escaped by a backslash.
@@ -493,7 +494,7 @@ fn json_is_deterministic_and_ends_with_a_newline() {
 
 #[test]
 fn truncation_keeps_the_longest_regions_and_their_ancestors() {
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: None,
         max_regions: 3,
         max_kernels: 1,
@@ -525,7 +526,7 @@ fn a_child_is_shown_only_with_its_ancestors() {
     // next longest regions are shown instead of an orphan.
     let layer0 = &mut report.scopes[0].regions[2];
     layer0.inclusive = metrics(90_000_000.0);
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: None,
         max_regions: 2,
         max_kernels: 10,
@@ -551,9 +552,9 @@ fn user_template_renders_with_the_same_context_and_filters() {
         "{% for s in scopes %}{% for r in s.shown_regions %}{{ r.path | md }} {{ r.time | fmt_value }} {{ r.time_share | pct }}\n{% endfor %}{% endfor %}",
     )
     .unwrap();
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: Some(path),
-        ..MarkdownOptions::default()
+        ..RenderOptions::default()
     };
     let text = render(&two_scopes(false), &options).unwrap();
     assert!(text.starts_with("train\\_step 8.00 ms 80.0%\n"), "{text}");
@@ -564,9 +565,9 @@ fn template_errors_name_the_template_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.md.j2");
     std::fs::write(&path, "# title\n\n{{ report.no_such_field }}\n").unwrap();
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: Some(path.clone()),
-        ..MarkdownOptions::default()
+        ..RenderOptions::default()
     };
     match render(&two_scopes(false), &options) {
         Err(RenderError::Template { name, message }) => {
@@ -578,9 +579,9 @@ fn template_errors_name_the_template_and_line() {
     std::fs::write(&path, "{% for x in %}\n").unwrap();
     let err = render(&two_scopes(false), &options).unwrap_err();
     assert!(err.to_string().contains("line 1: syntax error"), "{err}");
-    let missing = MarkdownOptions {
+    let missing = RenderOptions {
         template: Some(dir.path().join("nope.md.j2")),
-        ..MarkdownOptions::default()
+        ..RenderOptions::default()
     };
     assert!(matches!(
         render(&two_scopes(false), &missing),

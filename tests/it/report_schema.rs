@@ -2,7 +2,8 @@
 //! limits and threads, over the reports built in [`crate::report_render`].
 
 use profile_run::report::render::json::to_json;
-use profile_run::report::render::markdown::{render, MarkdownOptions};
+use profile_run::report::render::markdown::render;
+use profile_run::report::render::RenderOptions;
 
 use crate::report_render::{
     assert_tables_well_formed, hostile_report, kernel, report, scope, two_scopes,
@@ -52,7 +53,7 @@ fn the_schema_rejects_what_the_model_never_emits() {
 
 #[test]
 fn zero_limits_still_say_what_was_left_out() {
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: None,
         max_regions: 0,
         max_kernels: 0,
@@ -105,7 +106,7 @@ fn templates_see_every_model_field_but_the_unbounded_lists() {
          same: {{ s.anchor == scopes[0].anchor and report.aggregate.anchor == aggregate.anchor }}\n",
     )
     .unwrap();
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: Some(path),
         max_regions: 1,
         max_kernels: 0,
@@ -144,11 +145,11 @@ fn templates_see_every_model_field_but_the_unbounded_lists() {
 fn scope_sections_rendered_on_several_threads_give_the_same_text() {
     for aggregate in [true, false] {
         let report = two_scopes(aggregate);
-        let one = render(&report, &MarkdownOptions::default()).unwrap();
+        let one = render(&report, &RenderOptions::default()).unwrap();
         for threads in [2, 3, 8] {
-            let options = MarkdownOptions {
+            let options = RenderOptions {
                 threads,
-                ..MarkdownOptions::default()
+                ..RenderOptions::default()
             };
             assert_eq!(render(&report, &options).unwrap(), one, "{threads} threads");
         }

@@ -11,9 +11,9 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::layout::time_of;
-use super::markdown::MarkdownOptions;
 use super::shown::shown_regions;
 use super::svg::{self, Chart};
+use super::RenderOptions;
 use crate::report::format;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
@@ -25,7 +25,7 @@ const KEY_METRICS: usize = 4;
 
 /// report.html, with the same truncation limits as report.md.
 pub struct Html {
-    pub options: MarkdownOptions,
+    pub options: RenderOptions,
 }
 
 impl super::Output for Html {
@@ -48,7 +48,7 @@ impl super::Output for Html {
     }
 }
 
-pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+pub fn render(report: &Report, options: &RenderOptions) -> Result<String, RenderError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_trim_blocks(true);
@@ -191,7 +191,7 @@ struct KernelRow<'a> {
 }
 
 impl<'a> Page<'a> {
-    fn new(report: &'a Report, options: &MarkdownOptions) -> Page<'a> {
+    fn new(report: &'a Report, options: &RenderOptions) -> Page<'a> {
         let time = report.time_metric.as_deref();
         let keys: Vec<(&str, &str)> = report
             .metrics
@@ -279,7 +279,7 @@ fn scope_view<'a>(
     aggregate: bool,
     charts: &[&Chart],
     keys: &[(&str, &str)],
-    options: &MarkdownOptions,
+    options: &RenderOptions,
 ) -> ScopeView<'a> {
     let time = report.time_metric.as_deref();
     let unit = unit_of(report);

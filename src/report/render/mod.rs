@@ -114,12 +114,37 @@ fn stage_extra(
     Ok(staged)
 }
 
+/// How a report is rendered, for every output (report.md, report.html, the SVG charts): the limits of
+/// what tables show, the template, threads, and whether the charts are among the outputs.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// A user template (`report.template`); `None` uses the built-in one.
+    pub template: Option<PathBuf>,
+    /// Regions in each scope's summary table (the rest are only in report.json).
+    pub max_regions: usize,
+    /// Kernels listed per region or scope.
+    pub max_kernels: usize,
+    /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
+    pub threads: usize,
+    /// The SVG charts are among the outputs: each scope section links its charts.
+    pub charts: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            template: None,
+            max_regions: 200,
+            max_kernels: 10,
+            threads: 1,
+            charts: false,
+        }
+    }
+}
+
 /// The outputs for `formats`, in that order (a format named twice is written once). report.md and
 /// report.html link the SVG chart files when they are among them.
-pub fn outputs_for(
-    formats: &[Format],
-    markdown: &markdown::MarkdownOptions,
-) -> Vec<Box<dyn Output>> {
+pub fn outputs_for(formats: &[Format], options: &RenderOptions) -> Vec<Box<dyn Output>> {
     let mut seen = Vec::new();
     let mut outputs: Vec<Box<dyn Output>> = Vec::new();
     for &format in formats {
@@ -129,22 +154,22 @@ pub fn outputs_for(
         seen.push(format);
         outputs.push(match format {
             Format::Md => Box::new(markdown::Markdown {
-                options: markdown::MarkdownOptions {
+                options: RenderOptions {
                     charts: formats.contains(&Format::Svg),
-                    ..markdown.clone()
+                    ..options.clone()
                 },
             }),
             Format::Json => Box::new(json::Json {
-                threads: markdown.threads,
+                threads: options.threads,
             }),
             Format::Html => Box::new(html::Html {
-                options: markdown::MarkdownOptions {
+                options: RenderOptions {
                     charts: formats.contains(&Format::Svg),
-                    ..markdown.clone()
+                    ..options.clone()
                 },
             }),
             Format::Svg => Box::new(svg::Svg {
-                max_regions: markdown.max_regions,
+                max_regions: options.max_regions,
             }),
             Format::Trace => Box::new(trace::Trace),
         });

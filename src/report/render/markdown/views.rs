@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::kernels::KernelList;
 use super::matrix::{self, Matrix, RowKey};
-use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
+use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
@@ -17,6 +17,7 @@ use crate::report::model::{
     Summary, Totals,
 };
 use crate::report::render::shown::shown_regions;
+use crate::report::render::RenderOptions;
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
 /// with 100,000 regions would become gigabytes of template values, while report.md shows at most
@@ -150,7 +151,7 @@ struct RegionView<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub(super) fn new(report: &'a Report, options: &MarkdownOptions) -> Context<'a> {
+    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> Context<'a> {
         let time = report.time_metric.as_deref();
         let summary_metrics = report
             .metrics
@@ -222,7 +223,7 @@ impl<'a> ScopeView<'a> {
         anchor: String,
         is_aggregate: bool,
         time: Option<&str>,
-        options: &MarkdownOptions,
+        options: &RenderOptions,
     ) -> ScopeView<'a> {
         let shown = shown_regions(&scope.regions, time, options.max_regions);
         let scope_time = number(&scope.total.metrics, time);
@@ -324,7 +325,7 @@ impl<'a> RegionView<'a> {
         scope_anchor: &str,
         used: &mut HashSet<String>,
         time: Option<&str>,
-        options: &MarkdownOptions,
+        options: &RenderOptions,
     ) -> RegionView<'a> {
         RegionView {
             path: &region.path,
@@ -413,7 +414,7 @@ fn ratio(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
 /// (one folder down) when split.
 fn link_charts<'a>(
     report: &Report,
-    options: &MarkdownOptions,
+    options: &RenderOptions,
     split: bool,
     scopes: &mut [ScopeView<'a>],
     mut aggregate: Option<&mut ScopeView<'a>>,
