@@ -8,7 +8,7 @@ use crate::cli::ProfileArgs;
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::Profiler;
+use crate::profiler::{Capture, Profiler};
 use crate::run::{self, RunDir, RunRecord};
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
@@ -44,12 +44,14 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
     let finished = profiler.capture(
-        &loaded,
         &plan.profiler,
-        &run,
-        &mut record,
-        &args.workload,
-        args.quiet,
+        Capture {
+            loaded: &loaded,
+            run: &run,
+            record: &mut record,
+            workload: &args.workload,
+            quiet: args.quiet,
+        },
     )?;
     let rendered = profiler
         .report(&loaded, &plan.profiler, &run, &record, args.quiet)

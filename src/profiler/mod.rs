@@ -24,7 +24,7 @@ use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 
 pub use error::ReadError;
-pub use plan::ProfilerPlan;
+pub use plan::{Capture, ProfilerPlan};
 
 /// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
 /// stay the same whichever runs.
@@ -107,19 +107,12 @@ impl Profiler {
         }
     }
 
-    /// Runs the workload under the profiler into `run`, keeping `record` up to date.
-    pub fn capture(
-        self,
-        loaded: &Loaded,
-        plan: &ProfilerPlan,
-        run: &RunDir,
-        record: &mut RunRecord,
-        workload: &[String],
-        quiet: bool,
-    ) -> Result<Finished> {
+    /// Runs the workload under the profiler into the capture's run directory, keeping its record up
+    /// to date.
+    pub fn capture(self, plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
         match self {
-            Profiler::Ncu => ncu::capture::capture(loaded, plan, run, record, workload, quiet),
-            Profiler::Neuron => neuron::capture::capture(loaded, run, record, workload, quiet),
+            Profiler::Ncu => ncu::capture::capture(plan, capture),
+            Profiler::Neuron => neuron::capture::capture(capture),
         }
     }
 

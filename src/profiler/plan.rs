@@ -4,6 +4,8 @@
 
 use super::ncu::capture::nvtx::NvtxPlan;
 use crate::analysis::AnalysisPlan;
+use crate::config::Loaded;
+use crate::run::{RunDir, RunRecord};
 
 #[derive(Debug)]
 pub struct ProfilerPlan {
@@ -11,4 +13,15 @@ pub struct ProfilerPlan {
     /// The NVTX expressions handed to ncu (built for every profiler: `regions.include` is checked
     /// the same way whichever runs).
     pub nvtx: NvtxPlan,
+}
+
+/// One capture a profiler is asked to make, whichever profiler: the loaded configuration, the run
+/// directory and its record (kept up to date), the workload after `--`, and whether progress is
+/// shown.
+pub struct Capture<'a> {
+    pub loaded: &'a Loaded,
+    pub run: &'a RunDir,
+    pub record: &'a mut RunRecord,
+    pub workload: &'a [String],
+    pub quiet: bool,
 }

@@ -18,7 +18,7 @@ use crate::process::progress::Display;
 use crate::process::{
     resolve_program, run_streaming, Failure, Finished, ProfilerError, Unrunnable,
 };
-use crate::profiler::ProfilerPlan;
+use crate::profiler::{Capture, ProfilerPlan};
 use crate::report::model::Report;
 use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
 
@@ -105,14 +105,14 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 /// Runs the workload under ncu into `run`, keeping the run record up to date; returns how ncu ended.
 /// A sampled run runs it twice: the deep pass only after a timing pass that succeeded, and how the
 /// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
-pub fn capture(
-    loaded: &Loaded,
-    plan: &ProfilerPlan,
-    run: &RunDir,
-    record: &mut RunRecord,
-    workload: &[String],
-    quiet: bool,
-) -> Result<Finished> {
+pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
+    let Capture {
+        loaded,
+        run,
+        record,
+        workload,
+        quiet,
+    } = capture;
     let config = &loaded.config;
     let passes = passes(config, plan, run.root(), workload);
     for warning in passes[0].cli.warnings() {

@@ -22,6 +22,7 @@ use crate::profiler::neuron::capture::cli::{
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
+use crate::profiler::Capture;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
@@ -164,21 +165,16 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 
 /// Runs the capture into `run` (inspect mode: the workload; NEFF mode: `capture`), then `view`s every
 /// profile it wrote and lists them in the run's manifest; returns how the capture ended.
-pub fn capture(
-    loaded: &Loaded,
-    run: &RunDir,
-    record: &mut RunRecord,
-    workload: &[String],
-    quiet: bool,
-) -> Result<Finished> {
-    let config = &loaded.config;
+pub fn capture(job: Capture<'_>) -> Result<Finished> {
+    let (run, record) = (job.run, job.record);
+    let config = &job.loaded.config;
     let pipeline = &config.pipeline.neuron;
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
-    let (program, expression, line) = capture_command(config, run, workload)?;
+    let (program, expression, line) = capture_command(config, run, job.workload)?;
     record.profiler_command = shell_words::split(&line).unwrap_or_default();
-    run.write_start(&loaded.to_yaml(), std::slice::from_ref(&line), record)?;
+    run.write_start(&job.loaded.to_yaml(), std::slice::from_ref(&line), record)?;
 
-    let display = Display::new(quiet);
+    let display = Display::new(job.quiet);
     display.status(format!("starting {program}"));
     let finished = run_streaming(&program, expression, &run.path(LOG), grace, &mut |l| {
         display.passthrough(l)
@@ -198,7 +194,7 @@ pub fn capture(
         }
         CaptureMode::Neff => view_sessions(pipeline, run, grace)?,
     };
-    if !quiet {
+    if !job.quiet {
         for v in &viewed {
             err_line(&format!("viewed {}", v.output.display()));
         }
