@@ -27,6 +27,12 @@ pub struct Inputs {
     pub run_dir: Option<PathBuf>,
 }
 
+/// Whether ncu's report files are read as they are (`pipeline.ncu.reader: native`) rather than
+/// exported to CSV pages first: the one place the setting is read.
+pub fn reads_report_files(config: &Config) -> bool {
+    config.pipeline.ncu.reader == "native"
+}
+
 impl Inputs {
     /// The report of these captures: the one place that chooses ncu's reader. Report files are
     /// read as they are (`pipeline.ncu.reader: native` put them here), CSV pages otherwise.
@@ -120,7 +126,7 @@ pub fn resolve_inputs(
     let mut reports = Vec::new();
     let mut context = RunContext::default();
     let mut claimed = Claimed::default();
-    let native = config.pipeline.ncu.reader == "native";
+    let native = reads_report_files(config);
     for input in inputs {
         if input.is_dir() {
             let mut found = RunDirInputs {
@@ -241,7 +247,7 @@ impl RunDirInputs<'_> {
         }
         // The native reader prefers the report file itself; an export made earlier is the same
         // capture and is read only when the report file is gone.
-        if self.config.pipeline.ncu.reader == "native" && report.is_file() {
+        if reads_report_files(self.config) && report.is_file() {
             let deep = self.claimed.deep_sibling(&report, self.argument)?;
             self.reports.push(ReportInput {
                 path: report,

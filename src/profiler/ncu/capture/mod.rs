@@ -229,7 +229,7 @@ pub fn report(
     };
     let rank = record.rank.as_ref().map(|r| r.rank);
     let context = record.context(loaded.fingerprint());
-    let inputs = if config.pipeline.ncu.reader == "csv" {
+    let inputs = if !inputs::reads_report_files(config) {
         let raw = page("raw").ok_or_else(|| {
             Error::Usage(
                 "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
