@@ -125,6 +125,35 @@ fn no_arrow_runs_up_a_floor() {
     );
 }
 
+/// Every folder's `//!` header names its floor (`Floor: report`), so a reader of any folder knows
+/// what it may import without opening docs/architecture.md.
+#[test]
+fn every_folder_names_its_floor() {
+    let krate = krate();
+    let mut silent = Vec::new();
+    for (module, file) in &krate.files {
+        let is_folder = file.ends_with("mod.rs") || file.with_extension("").is_dir();
+        if module.is_empty() || !is_folder {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let header: String = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let floor = FLOORS[floor_of(module)].0;
+        if !header.contains(&format!("Floor: {floor}")) {
+            silent.push(format!("{} (floor: {floor})", display(&krate, module)));
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "folders whose //! header does not name their floor (`Floor: NAME`):\n{}",
+        silent.join("\n")
+    );
+}
+
 /// Whether one module declares the other (`mod.rs` re-exporting a child's items while the child
 /// uses the types its parent defines is how one Rust module is put together, not a loop between two
 /// rooms). A loop through a third file, or through a re-export to a sibling, still counts.

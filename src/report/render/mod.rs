@@ -3,6 +3,8 @@
 //! output renders the same [`Report`]; [`write_all`] renders them side by side into temporary files
 //! and puts them in place only once all of them rendered, so a failing template never leaves a
 //! report.json newer than its report.md.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 pub mod glance;
 pub mod html;

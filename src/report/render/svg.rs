@@ -5,6 +5,8 @@
 //! Written beside report.md as `charts/<scope>-time.svg`, `charts/<scope>-instances.svg` and, for
 //! regions from Python call stacks, `charts/<scope>-flame.svg` (a flame graph, [`flame`])
 //! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); report.html inlines the same charts.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

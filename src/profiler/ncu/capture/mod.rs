@@ -1,5 +1,8 @@
 //! A profiling run under ncu: its command line, the run's files (config, command, record, log), the
 //! live progress read from ncu's `==PROF==` lines, and afterwards the report of what was captured.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod cli;
 pub mod diagnose;

@@ -8,6 +8,9 @@
 //! record's NVTX state, and the same grouping by domain (`export::nvtx_cell::stacks_by_domain`)
 //! follows (`paths.rs`). Units, which the file does not store, come from the metric names
 //! ([`units::base_unit_of`]) and go through the same normalisation as the CSV's units row.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::path::PathBuf;
 use std::sync::Mutex;

@@ -1,6 +1,9 @@
 //! A profiling run under Neuron: a framework workload run with the runtime's inspect environment (then
 //! `view` for each NEFF/NTFF pair it wrote), or `capture` of one NEFF (then `view`); the run's files
 //! (config, command, record, log, `views/`, the manifest), `--dry-run`, and the report afterwards.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod cli;
 pub mod inputs;

@@ -1,6 +1,9 @@
 //! The Neuron analysis: regions from the shared region methods, what only Neuron can compute over them
 //! (engine busy fractions, counters, group ratios), their insights, and the whole-profile summaries with
 //! their insights. Distributions and `report.compare` are the report's, over the mapped regions.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod group_ratios;
 pub mod metrics;

@@ -2,6 +2,9 @@
 //! interval arithmetic): full JSON
 //! (`profile_json`, with the log-tolerant JSON helpers of `json_text`), summary JSON and summary text,
 //! Parquet directories (`parquet`), and `recognise`, which tells them apart by content.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod json_text;
 pub mod model;

@@ -5,6 +5,8 @@
 //! Templates come only from the built-in set compiled in from templates/ or from the one path in
 //! `report.template`; a user template may include or import the built-in partials by name. Number
 //! formatting and escaping are filters (see [`crate::report::format`]) so a template never formats by hand.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::path::PathBuf;
 

@@ -3,6 +3,9 @@
 //! The reader streams: it finds the header (skipping program output and `==PROF==` lines a live log
 //! may hold before it), indexes the columns it needs by name, reads the units row, and hands one
 //! [`crate::region::Observation`] per result to a sink. Nothing is kept per row.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod complete;
 pub mod details;

@@ -1,5 +1,8 @@
 //! The `--page raw` reader: one row per result (kernel, or range instance under range replay), one
 //! column per metric, a units row under the header.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

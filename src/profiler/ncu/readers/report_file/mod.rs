@@ -26,6 +26,9 @@
 //! })?;
 //! # Ok::<_, profile_run::profiler::ncu::readers::report_file::ReportFileError>(())
 //! ```
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod block;
 mod error;

@@ -1,6 +1,9 @@
 //! Per-region and whole-profile metrics, named like the tool's summary metrics so one rule set applies
 //! to both. Units: seconds, bytes, FLOPs, fractions 0–1. Unknown is `None`, never 0: a counter no
 //! instruction carries stays unknown. The formulas are listed in [`REGION_METRICS`] and docs/neuron.md.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod labels;
 mod region;

@@ -1,5 +1,8 @@
 //! The Neuron profile model: one shape for everything the readers understand (full JSON, Parquet,
 //! summary JSON and text), with times in nanoseconds rebased to the profile's first timestamp.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod intervals;
 
