@@ -12,8 +12,8 @@ use profile_run::plan::Plan;
 use profile_run::profiler::ncu::observe::report_source::{
     analyze_report_files, ReportInput, ReportSource,
 };
-use profile_run::profiler::ncu::observe::units::base_unit_of;
 use profile_run::profiler::ncu::readers::report_file::ReportFile;
+use profile_run::profiler::ncu::readers::units::base_unit_of;
 use profile_run::region::{RegionAccumulator, RegionKind, ScopeStats};
 use profile_run::report::model::{MetricMap, Report, Scope};
 

@@ -21,9 +21,9 @@ use crate::region::{KernelFilter, MetricSpec, Observation};
 use crate::report::model::Sampling;
 
 use super::source::ncu_reading;
-use super::{rollup, units};
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use crate::profiler::ncu::readers::{rollup, units};
 
 mod paths;
 mod reader;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::Path;
 
-use crate::profiler::ncu::observe::units;
+use crate::profiler::ncu::readers::units;
 use crate::region::{RegionKind, RegionPath, ScopeKey};
 use serde::Serialize;
 

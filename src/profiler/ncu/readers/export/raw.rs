@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
-use crate::profiler::ncu::observe::{rollup, units};
+use crate::profiler::ncu::readers::{rollup, units};
 use crate::region::{Cell, MetricSpec, Observation, Renames, Rollup, ScopeKey};
 
 use super::number::{self, Number};
