@@ -2,8 +2,8 @@
 //! separates levels (`train_step/forward`); `\X` is a literal `X` (`a\/b` is one level named
 //! `a/b`); `*` and `?` inside a level are glob wildcards; `regex:…` is the user's own regex, levels
 //! split at unescaped `/`. Region paths are matched level by level ([`level_regexes`]); a pattern
-//! naming exactly one region gives its names ([`literal_levels`]). ncu's `--nvtx-include`
-//! expressions are built from the same pieces in the ncu adapter.
+//! naming exactly one region gives its names ([`literal_levels`]). A profiler's own filter
+//! expressions are built from the same pieces in its adapter.
 
 /// One character of a user pattern level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub fn literal_levels(pattern: &str) -> Option<Vec<String>> {
 }
 
 /// One anchored regex per level of a user pattern, matching region path segments as profile-run writes
-/// them (`domain@name` outside the default domain): the same ranges the pattern's ncu expression
+/// them (`domain@name` outside the default domain): the same ranges the pattern's profiler expression
 /// selects. A level that fails to compile is an error.
 pub fn level_regexes(
     pattern: &str,
@@ -88,7 +88,7 @@ fn split_unescaped_slash(body: &str) -> Vec<String> {
 }
 
 /// Splits a user pattern at unescaped `/`; `\X` is a literal `X`. One trailing `/` is tolerated (the
-/// user already wrote ncu's push/pop form).
+/// user already wrote the profiler's push/pop form).
 pub fn split_levels(pattern: &str) -> Vec<Vec<Piece>> {
     let mut levels = vec![Vec::new()];
     let mut chars = pattern.chars();

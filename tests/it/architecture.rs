@@ -125,6 +125,31 @@ fn no_arrow_runs_up_a_floor() {
     );
 }
 
+/// The neutral folders speak of no profiler, in code or comments: `grep -rliw ncu` over them finds
+/// nothing (docs/architecture.md says so).
+#[test]
+fn neutral_folders_never_say_ncu() {
+    let mut files = Vec::new();
+    for folder in ["analysis", "region", "report", "insights"] {
+        rust_files(&repo().join("src").join(folder), &mut files);
+    }
+    let says_ncu = |text: &str| {
+        text.to_lowercase()
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == "ncu")
+    };
+    let wrong: Vec<String> = files
+        .iter()
+        .filter(|f| says_ncu(&std::fs::read_to_string(f).unwrap()))
+        .map(|f| f.strip_prefix(repo()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "neutral files naming ncu:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// Every folder's `//!` header names its floor (`Floor: report`), so a reader of any folder knows
 /// what it may import without opening docs/architecture.md.
 #[test]
