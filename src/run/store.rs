@@ -24,6 +24,15 @@ pub const NCU_LOG: &str = "ncu.log";
 /// A sampled run's deep pass: its `-o` value (ncu appends `.ncu-rep`) and its log.
 pub const NCU_DEEP_REPORT_BASE: &str = "profile.deep";
 pub const NCU_DEEP_LOG: &str = "ncu.deep.log";
+/// The report file ncu writes for an `-o` value ([`REPORT_BASE`], [`NCU_DEEP_REPORT_BASE`]).
+pub fn ncu_report_file(base: &str) -> String {
+    format!("{base}.ncu-rep")
+}
+/// Where ncu's `--page PAGE` CSV export goes: `export_PAGE.csv` (`export_PAGE.N.csv` beside an
+/// existing one, see [`fresh_path`]).
+pub fn ncu_export_stem(page: &str) -> String {
+    format!("export_{page}")
+}
 /// The log the Neuron workload's (or `capture`'s) output goes to.
 pub const NEURON_LOG: &str = "neuron.log";
 /// `NEURON_RT_INSPECT_OUTPUT_DIR` of an inspect-mode run.
@@ -155,7 +164,7 @@ impl RunDir {
     }
 
     pub fn report_file(&self) -> PathBuf {
-        self.root.join(format!("{REPORT_BASE}.ncu-rep"))
+        self.root.join(ncu_report_file(REPORT_BASE))
     }
 
     pub fn write_text(&self, file: &str, text: &str) -> Result<()> {

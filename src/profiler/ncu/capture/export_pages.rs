@@ -20,7 +20,7 @@ pub fn export_pages(
     let program = &config.pipeline.ncu.executable;
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
-        let target = crate::run::fresh_path(out_dir, &format!("export_{page}"), "csv");
+        let target = crate::run::fresh_path(out_dir, &crate::run::ncu_export_stem(page), "csv");
         let output = cli::import_command(config, report, page)
             .run()
             .map_err(|source| spawn_error(program, source))?;

@@ -227,8 +227,8 @@ struct RunDirInputs<'a> {
 
 impl RunDirInputs<'_> {
     fn collect(&mut self, dir: &Path) -> Result<()> {
-        let raw = dir.join("export_raw.csv");
-        let report = dir.join(format!("{REPORT_BASE}.ncu-rep"));
+        let raw = dir.join(format!("{}.csv", crate::run::ncu_export_stem("raw")));
+        let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
         // The run's .ncu-rep is the same capture as its export: either given again is refused.
         for file in [&raw, &report] {
             if file.is_file() {

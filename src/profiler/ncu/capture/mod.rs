@@ -232,41 +232,40 @@ pub fn report(
     };
     let rank = record.rank.as_ref().map(|r| r.rank);
     let context = record.context(loaded.fingerprint());
-    let inputs = if !inputs::reads_report_files(config) {
-        let raw = page("raw").ok_or_else(|| {
-            Error::Usage(
+    let inputs =
+        if !inputs::reads_report_files(config) {
+            let raw = page("raw").ok_or_else(|| {
+                Error::Usage(
                 "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
                     .into(),
             )
-        })?;
-        Inputs {
-            exports: vec![ExportSet {
-                details: page("details"),
-                raw,
-                rank,
-            }],
-            reports: Vec::new(),
-            context,
-            run_dir: None,
-        }
-    } else {
-        let input = ReportInput {
-            deep: config
-                .pipeline
-                .ncu
-                .sampling
-                .enabled
-                .then(|| run.path(&format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE))),
-            path: report_file,
-            rank,
+            })?;
+            Inputs {
+                exports: vec![ExportSet {
+                    details: page("details"),
+                    raw,
+                    rank,
+                }],
+                reports: Vec::new(),
+                context,
+                run_dir: None,
+            }
+        } else {
+            let input =
+                ReportInput {
+                    deep: config.pipeline.ncu.sampling.enabled.then(|| {
+                        run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))
+                    }),
+                    path: report_file,
+                    rank,
+                };
+            Inputs {
+                exports: Vec::new(),
+                reports: vec![input],
+                context,
+                run_dir: None,
+            }
         };
-        Inputs {
-            exports: Vec::new(),
-            reports: vec![input],
-            context,
-            run_dir: None,
-        }
-    };
     let mut report = inputs.analyze(plan, &inputs.context)?;
     let results =
         report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
@@ -312,7 +311,7 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         interrupted_by: None,
         killed_after_grace: false,
     };
-    let report = run.path(&format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE));
+    let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
     if !finished.success() || !report.is_file() {
         let partial = !finished.success();
         let log = (log_text.as_str(), log_path);
