@@ -5,7 +5,8 @@
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
 //! (`ncu.log`), `command.txt`, `config.yaml`, `run.json`, the exports (`export_raw.csv`,
 //! `export_details.csv`), `report.md` and `report.json`. Under a launcher every rank writes the same
-//! files into `<output.root>/<run name>/rank<N>/`.
+//! files into `<output.root>/<run name>/rank<N>/`. Every one of these names is declared once, in
+//! `store` (the profilers name them through it).
 //!
 //! Floor: run. May import process, analysis, report, config, region and the ground floor.
 //! (docs/architecture.md, checked by tests/it/architecture.rs)
