@@ -1,6 +1,9 @@
 //! Writing to the terminal streams without ever failing a run: a closed stderr (`2>&1 | head -2`) or
 //! a hung-up terminal must not stop profile-run while the profiler still holds a capture, and a closed
 //! stdout is a silent success (as in ripgrep), while a full disk on stdout is an error.
+//!
+//! Floor: ground. Imports nothing above it. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 use std::io::Write;
 

@@ -3,6 +3,9 @@
 //!
 //! Each domain keeps its own error type; this enum folds them together and decides the exit code, so
 //! `main` only prints the message chain and exits.
+//!
+//! Floor: ground. Imports nothing above it, except each domain's `*Error` type that it folds in.
+//! (docs/architecture.md, checked by tests/it/architecture.rs)
 
 use std::path::PathBuf;
 
@@ -10,9 +13,7 @@ use thiserror::Error;
 
 use crate::config::ConfigError;
 use crate::process::ProfilerError;
-use crate::profiler::ncu::export::ExportError;
-use crate::profiler::ncu::report_file::ReportFileError;
-use crate::profiler::neuron::NeuronError;
+use crate::profiler::ReadError;
 use crate::report::RenderError;
 
 pub use crate::exit::{self, write_exit_code, write_message};
@@ -24,11 +25,7 @@ pub enum Error {
     #[error(transparent)]
     Profiler(#[from] ProfilerError),
     #[error(transparent)]
-    Export(#[from] ExportError),
-    #[error(transparent)]
-    ReportFile(#[from] ReportFileError),
-    #[error(transparent)]
-    Neuron(#[from] NeuronError),
+    Read(#[from] ReadError),
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error("{0}")]
@@ -75,10 +72,8 @@ impl Error {
         match self {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
-            Error::Export(_) | Error::ReportFile(_) | Error::RegionsTooDeep { .. } => {
-                exit::EXPORT_UNREADABLE
-            }
-            Error::Neuron(e) => neuron_exit_code(e),
+            Error::Read(e) => e.exit_code(),
+            Error::RegionsTooDeep { .. } => exit::EXPORT_UNREADABLE,
             Error::Render(e) => e.exit_code(),
             Error::Write { source, .. } => write_exit_code(source),
             Error::Stdout { .. } => exit::INTERNAL,
@@ -88,20 +83,6 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// A Neuron profile that cannot be read is exit 5 like an unreadable export; a missing tool is exit 3;
-/// a wrong input, region name or environment is a usage error.
-fn neuron_exit_code(e: &NeuronError) -> i32 {
-    match e {
-        NeuronError::Io { .. }
-        | NeuronError::Parse { .. }
-        | NeuronError::NeffMismatch { .. }
-        | NeuronError::UnsupportedSchema { .. }
-        | NeuronError::MissingColumn { .. } => exit::EXPORT_UNREADABLE,
-        NeuronError::ToolNotFound { .. } => exit::PROFILER_NOT_STARTED,
-        NeuronError::NoHome | NeuronError::Unrecognised { .. } => exit::USAGE,
-    }
-}
 
 #[cfg(test)]
 mod tests {

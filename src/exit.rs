@@ -1,5 +1,8 @@
 //! The one table of exit codes (docs/running.md), and the words and code for a file that could not be
 //! written. At the bottom of the crate: it imports nothing of it, so every module may use it.
+//!
+//! Floor: ground. Imports nothing of the crate. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 // Keep in sync with the table in docs/running.md.
 pub const OK: i32 = 0;

@@ -14,6 +14,7 @@ pub mod console;
 pub mod error;
 pub mod exit;
 pub mod fast_map;
+pub mod file_kind;
 pub mod insights;
 pub mod parallel;
 pub mod plan;

@@ -1,5 +1,8 @@
 //! An order-preserving parallel map on scoped threads, for the per-scope work after reading
 //! (finishing region trees, building report scopes), and the thread count every parallel step uses.
+//!
+//! Floor: ground. Imports nothing above it. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 use std::sync::Mutex;
 

@@ -2,56 +2,48 @@
 //! preset exits 2 without profiling (NVTX patterns, metric groups and rollups, kernel patterns,
 //! rename rules, the report template, `report.compare`; a Neuron run's own checks, its rules file
 //! included, are the Neuron adapter's, asked for here only when Neuron runs).
+//!
+//! Floor: plan. May import the profiler seam (`crate::profiler`, never `profiler::ncu` /
+//! `profiler::neuron`) and every floor below it. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 use std::path::PathBuf;
 
 use crate::analysis::{self, AnalysisPlan};
-use crate::config::{Config, KernelNameBase, ProfilerKind};
+use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
-use crate::profiler::ncu::nvtx::{self, NvtxPlan};
-use crate::region::{KernelFilter, Regioner, Renames, RequestedRegions};
+use crate::profiler::{Profiler, ProfilerPlan};
+use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
 use crate::report::model::KernelSelectionInfo;
-use crate::report::render::markdown::{self, MarkdownOptions};
+use crate::report::render::{markdown, RenderOptions};
 
 /// What a run will do, fully checked.
 #[derive(Debug)]
 pub struct Plan {
-    pub analysis: AnalysisPlan,
-    /// The NVTX expressions handed to ncu.
-    pub nvtx: NvtxPlan,
-    pub markdown: MarkdownOptions,
+    /// What the profiler is handed: the analysis plan and its own part (ncu's NVTX expressions).
+    pub profiler: ProfilerPlan,
+    pub render: RenderOptions,
     /// The files written for a report (`report.outputs`).
     pub outputs: Vec<crate::report::render::Format>,
-    /// `pipeline.ncu.max_block_mib` in bytes: the largest `.ncu-rep` block read.
-    pub max_block_bytes: u64,
 }
 
 impl Plan {
     pub fn new(config: &Config) -> Result<Plan> {
-        let nvtx = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
-            .map_err(|e| Error::Usage(e.to_string()))?;
-        let markdown = MarkdownOptions {
+        let render = RenderOptions {
             template: config.report.template.as_ref().map(PathBuf::from),
             max_regions: config.report.max_regions,
             max_kernels: config.report.max_kernels,
             threads: config.report.threads,
             charts: false,
         };
-        if let Some(path) = &markdown.template {
+        if let Some(path) = &render.template {
             markdown::check_template(path)?;
         }
-        if let Some(why) = crate::profiler::ncu::sampling::refusal(config) {
-            return Err(Error::Usage(why));
-        }
-        if config.pipeline.profiler == ProfilerKind::Neuron {
-            crate::profiler::neuron::capture::check_config(config)?;
-        }
+        let profiler = Profiler::of(config).plan(config, analysis_plan(config)?)?;
         Ok(Plan {
-            analysis: analysis_plan(config)?,
-            nvtx,
-            markdown,
+            profiler,
+            render,
             outputs: config.report.outputs.clone(),
-            max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         })
     }
 }
@@ -160,7 +152,7 @@ fn requested_regions(config: &Config) -> Result<RequestedRegions> {
         .iter()
         .enumerate()
         .map(|(i, pattern)| {
-            nvtx::level_regexes(pattern, domain).map_err(|e| {
+            pattern::level_regexes(pattern, domain).map_err(|e| {
                 Error::Usage(format!(
                     "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
                 ))
@@ -178,7 +170,7 @@ fn requested_paths(config: &Config) -> Vec<(String, Vec<String>)> {
         .include
         .iter()
         .filter_map(|pattern| {
-            let levels = nvtx::literal_levels(pattern)?;
+            let levels = pattern::literal_levels(pattern)?;
             let segments = levels
                 .into_iter()
                 .map(|s| match &config.regions.domain {

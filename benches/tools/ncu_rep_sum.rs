@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use profile_run::profiler::ncu::report_file::{ReportFile, ReportFileError};
+use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);

@@ -2,6 +2,9 @@
 //! region core, and come out as the report model with the notes a user needs to read the numbers right
 //! (no regions, patterns that matched nothing, metrics the inputs lack). Nothing here knows which
 //! profiler ran: adapters implement [`Observations`].
+//!
+//! Floor: analysis. May import insights, report, config, region and the ground floor; never a
+//! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
 mod frames;
 mod layers;
@@ -19,9 +22,9 @@ use crate::region::{
     RequestedRegions,
 };
 use crate::report::build::ScopeBuilder;
-use crate::report::model::{
-    KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION,
-};
+use crate::report::distribution::OUTLIER_FACTOR;
+use crate::report::finish::Finishing;
+use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
@@ -139,32 +142,28 @@ pub fn analyze<O: Observations>(
     let aggregate = has_aggregate.then(|| finished.remove(0));
     let scopes = finished;
 
-    let (compare, compare_notes) =
-        crate::report::compare::comparisons(&plan.compare, &scopes, aggregate.as_ref());
-    for note in compare_notes {
-        notes.push_loud(note);
-    }
-
     let metrics = metric_infos(&found);
     notes.extend(crate::report::over_peak::notes(&metrics, &scopes));
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
     selection.results_excluded = excluded;
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
-        run: run_info(context, &reading),
+    let mut report = Report::new(
+        run_info(context, &reading),
         metrics,
-        time_metric: found.has_time.then(|| plan.time_metric.clone()),
-        kernel_selection: selection,
+        found.has_time.then(|| plan.time_metric.clone()),
+        selection,
         scopes,
         aggregate,
-        notes: notes.all,
-        console_notes: notes.console,
-        compare,
-        sampling: reading.sampling.clone(),
-        item_noun: Default::default(),
-    })
+    );
+    report.sampling = reading.sampling.clone();
+    report.notes = notes.all;
+    report.console_notes = notes.console;
+    report.finish(&Finishing {
+        compare: &plan.compare,
+        outlier_factor: OUTLIER_FACTOR,
+        threads: plan.threads,
+    });
+    Ok(report)
 }
 
 /// How the run was made: the command and configuration from the run, the profiler and sources from
@@ -182,7 +181,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the
-/// rules' findings, distributions of same-named regions and the summary.
+/// rules' findings (distributions and the summary come in the shared finishing step).
 fn finish_scope(
     plan: &AnalysisPlan,
     builder: &ScopeBuilder<'_>,
@@ -196,8 +195,6 @@ fn finish_scope(
     }
     add_requested_empty_regions(plan, &mut scope, builder);
     crate::insights::region::apply(&plan.rules, time, &mut scope);
-    crate::report::distribution::set_distributions(&mut scope, time);
-    crate::report::summary::fill(&mut scope, time);
     scope
 }
 

@@ -9,7 +9,7 @@ use crate::cli::{ConfigArgs, DiffArgs, DiffFormat};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::ncu::source::analyze_exports;
+use crate::profiler::Profiler;
 use crate::report::diff::{self, Gate, RunReport, Verdict};
 
 use super::{load_config, print_stdout};
@@ -126,7 +126,7 @@ fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         path.to_path_buf()
     };
     if path.is_dir() && !file.exists() {
-        return analyse_run_dir(path, configs);
+        return analyse_capture(path, configs);
     }
     let text = std::fs::read_to_string(&file).map_err(|e| {
         Error::Usage(format!(
@@ -135,72 +135,34 @@ fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         ))
     })?;
     RunReport::parse(&text).or_else(|e| {
-        if crate::profiler::neuron::recognise(path).is_ok() {
-            return analyse_neuron_profile(path, configs);
+        if Profiler::reads_as_capture(path) {
+            return analyse_capture(path, configs);
         }
         Err(Error::Usage(format!("{}: {e}", file.display())))
     })
 }
 
-/// A Neuron profile (not a report.json): analysed in memory as `profile-run report` would.
-fn analyse_neuron_profile(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
-    let loaded = load_config(&ConfigArgs {
-        configs: configs.to_vec(),
-        overrides: Vec::new(),
-    })?;
-    let inputs = crate::profiler::neuron::capture::inputs::resolve_inputs(
-        &[path.to_path_buf()],
-        &loaded.config,
-        &mut || {
-            Err(Error::Usage(format!(
-                "{} needs `neuron-explorer view` first; run `profile-run report` on it and diff the report",
-                path.display()
-            )))
-        },
-    )?
-    .ok_or_else(|| {
-        Error::Usage(format!(
-            "{} is neither a report.json nor a Neuron profile",
-            path.display()
-        ))
-    })?;
-    let mut context = inputs.context.clone();
-    context.config_fingerprint = loaded.fingerprint();
-    let report = crate::profiler::neuron::report::report(&loaded.config, &inputs.viewed, &context)?;
-    let value = serde_json::to_string(&report).map_err(|e| {
-        Error::Usage(format!(
-            "could not serialise the report of {}: {e}",
-            path.display()
-        ))
-    })?;
-    RunReport::parse(&value).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
-}
-
-/// A run directory without report.json (`output.render=false`): the same analysis `report` runs,
-/// kept in memory; nothing is written into the run directory.
-fn analyse_run_dir(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
+/// A run directory without report.json (`output.render=false`) or a capture file a profiler reads by
+/// itself (a Neuron profile): the same analysis `report` runs, kept in memory; nothing is written.
+fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     let loaded = load_config(&ConfigArgs {
         configs: configs.to_vec(),
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    let inputs = crate::profiler::ncu::inputs::resolve_inputs(
-        &[dir.to_path_buf()],
-        &loaded.config,
-        &mut || {
-            Err(Error::Usage(format!(
+    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut || {
+        Err(Error::Usage(format!(
             "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
             dir.display()
         )))
-        },
-    )
+    })
     .map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
         other => other,
     })?;
-    let mut context = inputs.context.clone();
-    context.config_fingerprint = loaded.fingerprint();
-    let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    let report = inputs
+        .analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?
+        .report;
     let value = serde_json::to_string(&report).map_err(|e| {
         Error::Usage(format!(
             "could not serialise the report of {}: {e}",

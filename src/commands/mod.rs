@@ -1,6 +1,10 @@
 //! The commands: `profile` (the default), `report`, `merge`, `diff` and `config show`. Each is thin: it turns
 //! parsed arguments into a checked plan and hands the work to the run, profiler, analysis and report
 //! modules; nothing here parses profiler output or builds a profiler's flags.
+//!
+//! Floor: entry (with `lib.rs` and `cli.rs`). May import every floor below; names no profiler
+//! module (profilers through `enum Profiler`). (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 mod diff;
 mod profile;
@@ -45,7 +49,7 @@ pub fn main() -> Result<i32> {
 /// The files `report.outputs` writes at the top of a report directory (report.md, report.json,
 /// report.html, trace.json), to check for before any input is read.
 pub fn planned_files(plan: &Plan) -> Vec<&'static str> {
-    render::outputs_for(&plan.outputs, &plan.markdown)
+    render::outputs_for(&plan.outputs, &plan.render)
         .iter()
         .filter(|o| o.writes_main_file())
         .map(|o| o.file_name())
@@ -105,7 +109,7 @@ pub fn write_reports_into(
     dir: &Path,
     replace: bool,
 ) -> Result<PathBuf> {
-    let outputs = render::outputs_for(&plan.outputs, &plan.markdown);
+    let outputs = render::outputs_for(&plan.outputs, &plan.render);
     let refs: Vec<&dyn render::Output> = outputs.iter().map(|o| o.as_ref()).collect();
     let written = if replace {
         render::write_all_replacing(report, &refs, dir, 2)?

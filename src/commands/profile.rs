@@ -8,7 +8,7 @@ use crate::cli::ProfileArgs;
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::Profiler;
+use crate::profiler::{Capture, Profiler};
 use crate::run::{self, RunDir, RunRecord};
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
@@ -35,7 +35,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
 
     if args.dry_run {
         let dir = run::planned_path(&root, &run_name, rank.as_ref());
-        let line = profiler.dry_run(config, &plan, &dir, &args.workload);
+        let line = profiler.dry_run(config, &plan.profiler, &dir, &args.workload);
         print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
         // What the run would find out only after starting: the profiler, then the workload.
         let found = profiler.check_starts(config)?;
@@ -51,15 +51,17 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
     let finished = profiler.capture(
-        &loaded,
-        &plan,
-        &run,
-        &mut record,
-        &args.workload,
-        args.quiet,
+        &plan.profiler,
+        Capture {
+            loaded: &loaded,
+            run: &run,
+            record: &mut record,
+            workload: &args.workload,
+            quiet: args.quiet,
+        },
     )?;
     let rendered = profiler
-        .report(&loaded, &plan, &run, &record, args.quiet)
+        .report(&loaded, &plan.profiler, &run, &record, args.quiet)
         .and_then(|report| match report {
             Some(report) => {
                 let md = write_reports(&report, &plan, run.root())?;

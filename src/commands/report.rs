@@ -8,9 +8,7 @@
 use crate::cli::ReportArgs;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::ncu::report_source::analyze_report_files;
-use crate::profiler::ncu::source::analyze_exports;
-use crate::profiler::neuron;
+use crate::profiler::{Analysed, Profiler};
 use crate::run;
 
 use super::{
@@ -38,42 +36,20 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         &loaded.config.output.root,
         planned_files(&plan),
     )?;
-    if let Some(neuron) =
-        neuron::capture::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
-            out.bare_export_dir()
-        })?
-    {
-        let mut context = neuron.context.clone();
-        context.config_fingerprint = loaded.fingerprint();
-        let (report, unused) =
-            neuron::report::report_with_details(&loaded.config, &neuron.viewed, &context)?;
-        if args.verbose {
-            for line in &unused {
-                crate::console::err_line(&format!("note: {line}"));
-            }
-        }
-        let (out, _claim) = out.into_dir(neuron.run_dir.as_deref())?;
-        let md = write_reports_into(&report, &plan, &out, args.force)?;
-        print_stdout(&md.display().to_string())?;
-        return Ok(exit::OK);
-    }
     let inputs =
-        crate::profiler::ncu::inputs::resolve_inputs(&input_paths, &loaded.config, &mut || {
-            out.bare_export_dir()
-        })?;
-    let mut context = inputs.context.clone();
-    context.config_fingerprint = loaded.fingerprint();
-    let report = if inputs.reports.is_empty() {
-        analyze_exports(&plan, &inputs.exports, &context)?
-    } else {
-        analyze_report_files(&plan, &inputs.reports, &context)?
-    };
-    let captures = inputs.reports.len() + inputs.exports.len();
-    if captures > 1 && !args.allow_incomparable {
+        Profiler::find_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
+    let Analysed { report, details } =
+        inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?;
+    if args.verbose {
+        for line in &details {
+            crate::console::err_line(&format!("note: {line}"));
+        }
+    }
+    if inputs.merges_captures() && !args.allow_incomparable {
         refuse_unrelated(&report)?;
     }
     // Created only now, so a failed analysis leaves no empty directory behind.
-    let (out, _claim) = out.into_dir(inputs.run_dir.as_deref())?;
+    let (out, _claim) = out.into_dir(inputs.run_dir())?;
     let md = write_reports_into(&report, &plan, &out, args.force)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;
@@ -101,7 +77,7 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
         .iter()
         .filter(|p| p.is_dir())
         .filter_map(|dir| {
-            let own = dir.join("config.yaml");
+            let own = dir.join(run::CONFIG_FILE);
             if own.is_file() {
                 return Some(own);
             }
@@ -112,11 +88,11 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
                     p.file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| n.starts_with("rank"))
-                        && p.join("config.yaml").is_file()
+                        && p.join(run::CONFIG_FILE).is_file()
                 })
                 .collect();
             ranks.sort();
-            ranks.first().map(|r| r.join("config.yaml"))
+            ranks.first().map(|r| r.join(run::CONFIG_FILE))
         })
         .collect();
     let first = recorded.first()?.clone();

@@ -140,7 +140,7 @@ impl Preset {
 
     fn file(path: &Path) -> Result<Preset, ConfigError> {
         // Told by kind before opening: a FIFO would block `open()`, a device read without end.
-        if let Some(kind) = crate::run::kind::not_a_file(path) {
+        if let Some(kind) = crate::file_kind::not_a_file(path) {
             return Err(ConfigError::NotAFile {
                 path: path.to_path_buf(),
                 kind,

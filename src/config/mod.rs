@@ -17,6 +17,9 @@
 //! Maps merge key by key; lists and scalars are replaced. Every layer is validated on its own against
 //! the schema, so an unknown key or a wrong type is reported with the file, variable or override that
 //! wrote it. See docs/configuration.md.
+//!
+//! Floor: config. May import region and the ground floor. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
 mod check;
 pub mod depth;

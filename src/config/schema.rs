@@ -242,7 +242,7 @@ pub struct ReportConfig {
     /// Add a section aggregated across all processes and devices.
     pub aggregate: bool,
     /// The files written for a report, in this order: `md`, `json`, `html`, `svg`, `trace`.
-    pub outputs: Vec<crate::report::render::Format>,
+    pub outputs: Vec<Format>,
     /// A minijinja template for report.md; `null` uses the built-in `templates/report.md.j2`.
     pub template: Option<String>,
     /// Markdown truncation: regions in the summary table, by inclusive time.
@@ -286,4 +286,20 @@ pub struct Output {
     pub run_name: Option<String>,
     /// Write report.md / report.json after a run.
     pub render: bool,
+}
+
+/// The formats `report.outputs` may name (each rendered by its `Output` in `report::render`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// report.md (and `scopes/*.md` with many scopes).
+    Md,
+    /// report.json.
+    Json,
+    /// report.html, charts inline.
+    Html,
+    /// `charts/<scope>-time.svg`, `charts/<scope>-instances.svg`.
+    Svg,
+    /// trace.json (Chrome trace events, for ui.perfetto.dev).
+    Trace,
 }

@@ -13,6 +13,7 @@ use serde_yaml::{Mapping, Value};
 use super::error::ConfigError;
 use super::origin::flow;
 use super::suggest::get;
+use crate::file_kind::SmallFileError;
 
 /// Keys a recorded configuration never sets (without `--trust-run-config`), and what each one names.
 pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
@@ -59,15 +60,15 @@ pub fn read_recorded(path: &Path) -> Result<String, ConfigError> {
         path: path.to_path_buf(),
         reason,
     };
-    crate::report::inside::read_small(
+    crate::file_kind::read_small(
         path,
         RECORDED_LIMIT,
         "the configuration profile-run recorded",
         "remove it, or pass --trust-run-config to read it as any --config file",
     )
     .map_err(|e| match e {
-        crate::report::RenderError::Refused { reason, .. } => refused(reason),
-        other => refused(other.to_string()),
+        SmallFileError::Refused { reason } => refused(reason),
+        SmallFileError::Io { source } => refused(source.to_string()),
     })?
     .ok_or_else(|| refused("does not exist".into()))
 }

@@ -14,6 +14,9 @@
 //!     cause: "…"
 //!     action: "…"
 //! ```
+//!
+//! Floor: insights. May import report, config, region and the ground floor. (docs/architecture.md,
+//! checked by tests/it/architecture.rs)
 
 mod condition;
 pub mod region;

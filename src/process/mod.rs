@@ -1,5 +1,8 @@
 //! Running the profiler: spawning it without a shell, streaming its log line by line, forwarding
 //! signals, and telling "could not start" apart from "ran and failed".
+//!
+//! Floor: process. May import analysis, insights, report, config, region and the ground floor
+//! (today: the ground floor only). (docs/architecture.md, checked by tests/it/architecture.rs)
 
 pub mod progress;
 mod run;

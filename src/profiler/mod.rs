@@ -1,19 +1,30 @@
 //! The profilers profile-run drives and reads. Each is a folder that knows its tool (command line,
 //! logs, export formats) and hands the neutral spine ([`crate::analysis`]) observations through the
 //! [`crate::analysis::Observations`] contract; nothing outside this folder names a profiler's own
-//! vocabulary.
+//! vocabulary. The rest of the crate goes through this seam only: [`Profiler`] (plan, capture,
+//! find inputs, failure), [`Inputs`] (captures found again, analysed), [`ProfilerPlan`] and
+//! [`ReadError`]. Each profiler has the same rooms: `capture/`, `readers/`, `observe/`.
+//!
+//! Floor: profiler. May import run, process, analysis, insights, report, config, region and the
+//! ground floor; only `src/profiler/` names `ncu` or `neuron`. (docs/architecture.md, checked by
+//! tests/it/architecture.rs)
 
+mod error;
 pub mod ncu;
 pub mod neuron;
+mod plan;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded, ProfilerKind};
-use crate::error::Result;
-use crate::plan::Plan;
+use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
+
+pub use error::ReadError;
+pub use plan::{Capture, ProfilerPlan};
 
 /// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
 /// stay the same whichever runs.
@@ -34,6 +45,48 @@ impl Profiler {
         }
     }
 
+    /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and the
+    /// plan it is handed: ncu's NVTX expressions, sampling refused where it cannot work, Neuron's
+    /// settings and rules file.
+    pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
+        let nvtx = ncu::capture::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        if let Some(why) = ncu::capture::sampling::refusal(config) {
+            return Err(Error::Usage(why));
+        }
+        if self == Profiler::Neuron {
+            neuron::capture::check_config(config)?;
+        }
+        Ok(ProfilerPlan {
+            analysis,
+            nvtx,
+            max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
+        })
+    }
+
+    /// Captures on disk named by `report`, `merge` or `diff` arguments, found again by the profiler
+    /// that made them (told apart by content): Neuron's profiles and run directories, else ncu's
+    /// run directories, report files and CSV exports. A report file outside a run directory is
+    /// exported into `bare_export_dir()`.
+    pub fn find_inputs(
+        paths: &[PathBuf],
+        config: &Config,
+        bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+    ) -> Result<Inputs> {
+        if let Some(found) =
+            neuron::capture::inputs::resolve_inputs(paths, config, bare_export_dir)?
+        {
+            return Ok(Inputs::Neuron(found));
+        }
+        ncu::capture::inputs::resolve_inputs(paths, config, bare_export_dir).map(Inputs::Ncu)
+    }
+
+    /// Whether `path` is a capture file that a profiler reads by itself, with no run directory around
+    /// it (a Neuron `view` output), so `diff` can take it in place of a report.json.
+    pub fn reads_as_capture(path: &Path) -> bool {
+        neuron::recognise(path).is_ok()
+    }
+
     /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
     pub fn needs_workload(self, config: &Config) -> bool {
         match self {
@@ -43,7 +96,13 @@ impl Profiler {
     }
 
     /// The command line a run in `dir` would start (`--dry-run`).
-    pub fn dry_run(self, config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
+    pub fn dry_run(
+        self,
+        config: &Config,
+        plan: &ProfilerPlan,
+        dir: &Path,
+        workload: &[String],
+    ) -> String {
         match self {
             Profiler::Ncu => ncu::capture::dry_run(config, plan, dir, workload),
             Profiler::Neuron => neuron::capture::dry_run(config, dir, workload),
@@ -70,19 +129,12 @@ impl Profiler {
         }
     }
 
-    /// Runs the workload under the profiler into `run`, keeping `record` up to date.
-    pub fn capture(
-        self,
-        loaded: &Loaded,
-        plan: &Plan,
-        run: &RunDir,
-        record: &mut RunRecord,
-        workload: &[String],
-        quiet: bool,
-    ) -> Result<Finished> {
+    /// Runs the workload under the profiler into the capture's run directory, keeping its record up
+    /// to date.
+    pub fn capture(self, plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
         match self {
-            Profiler::Ncu => ncu::capture::capture(loaded, plan, run, record, workload, quiet),
-            Profiler::Neuron => neuron::capture::capture(loaded, run, record, workload, quiet),
+            Profiler::Ncu => ncu::capture::capture(plan, capture),
+            Profiler::Neuron => neuron::capture::capture(capture),
         }
     }
 
@@ -90,7 +142,7 @@ impl Profiler {
     pub fn report(
         self,
         loaded: &Loaded,
-        plan: &Plan,
+        plan: &ProfilerPlan,
         run: &RunDir,
         record: &RunRecord,
         quiet: bool,
@@ -136,5 +188,84 @@ impl Profiler {
             Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
             Profiler::Neuron => neuron::capture::failure(config, run, finished),
         }
+    }
+}
+
+/// A report of captures found again, and what only `-v` shows of how they were read (a Neuron
+/// profile's top-level keys that were not used).
+pub struct Analysed {
+    pub report: Report,
+    pub details: Vec<String>,
+}
+
+/// Captures found again for `report`, `merge` and `diff` ([`Profiler::find_inputs`]).
+#[derive(Debug, Clone)]
+pub enum Inputs {
+    Ncu(ncu::capture::inputs::Inputs),
+    Neuron(neuron::capture::inputs::NeuronInputs),
+}
+
+impl Inputs {
+    /// The run directory the first input belongs to; `None` for a bare export or profile.
+    pub fn run_dir(&self) -> Option<&Path> {
+        match self {
+            Inputs::Ncu(found) => found.run_dir.as_deref(),
+            Inputs::Neuron(found) => found.run_dir.as_deref(),
+        }
+    }
+
+    /// Whether several captures are merged into one report (the ranks of one job), so they must be
+    /// of one workload; several Neuron profiles are each a scope of their own, never merged.
+    pub fn merges_captures(&self) -> bool {
+        match self {
+            Inputs::Ncu(found) => found.reports.len() + found.exports.len() > 1,
+            Inputs::Neuron(_) => false,
+        }
+    }
+
+    /// The report of these captures under `plan`, recorded with the configuration's `fingerprint`.
+    pub fn analyze(
+        &self,
+        config: &Config,
+        plan: &ProfilerPlan,
+        fingerprint: String,
+    ) -> Result<Analysed> {
+        match self {
+            Inputs::Ncu(found) => {
+                let mut context = found.context.clone();
+                context.config_fingerprint = fingerprint;
+                Ok(Analysed {
+                    report: found.analyze(plan, &context)?,
+                    details: Vec::new(),
+                })
+            }
+            Inputs::Neuron(found) => {
+                let mut context = found.context.clone();
+                context.config_fingerprint = fingerprint;
+                let (report, details) =
+                    neuron::observe::report::report_with_details(config, &found.viewed, &context)?;
+                Ok(Analysed { report, details })
+            }
+        }
+    }
+}
+
+// Each profiler's own errors join the crate's error through [`ReadError`], so that `?` works in the
+// adapters and nothing outside `src/profiler/` names them.
+impl From<ncu::readers::export::ExportError> for Error {
+    fn from(e: ncu::readers::export::ExportError) -> Self {
+        Error::Read(e.into())
+    }
+}
+
+impl From<ncu::readers::report_file::ReportFileError> for Error {
+    fn from(e: ncu::readers::report_file::ReportFileError) -> Self {
+        Error::Read(e.into())
+    }
+}
+
+impl From<neuron::NeuronError> for Error {
+    fn from(e: neuron::NeuronError) -> Self {
+        Error::Read(e.into())
     }
 }

@@ -4,11 +4,15 @@
 //! Nothing here knows which profiler ran or does I/O: a profiler adapter (under `crate::profiler`)
 //! feeds [`Observation`]s through the analysis spine and gets [`ScopeStats`] back. The attribution
 //! rules implemented here are the ones written down in docs/attribution.md.
+//!
+//! Floor: region (the pure core). May import the ground floor only. (docs/architecture.md, checked
+//! by tests/it/architecture.rs)
 
 mod coverage;
 mod filter;
 pub mod methods;
 mod path;
+pub mod pattern;
 mod regioner;
 mod rename;
 mod requested;

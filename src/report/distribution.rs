@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Distribution, DistributionEntry, Region, Scope};
+use super::model::{Distribution, DistributionEntry, Region};
 use crate::region::methods::base_name;
 
 /// The outlier factor where no setting gives one (GPU reports; Neuron's is
@@ -64,12 +64,4 @@ pub fn distributions(regions: &[Region], metric: &str, factor: f64) -> Vec<Distr
             })
         })
         .collect()
-}
-
-/// A GPU scope's distributions over `time` (none without a time metric), outlier factor
-/// [`OUTLIER_FACTOR`].
-pub fn set_distributions(scope: &mut Scope, time: Option<&str>) {
-    if let Some(time) = time {
-        scope.distributions = distributions(&scope.regions, time, OUTLIER_FACTOR);
-    }
 }

@@ -4,12 +4,10 @@
 //! small list file there (the manifest) is read only as a regular file of bounded size, so a FIFO,
 //! a device or a huge sparse file can neither hang a report nor exhaust its memory.
 
-use std::fs::OpenOptions;
-use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use super::RenderError;
+use crate::file_kind::SmallFileError;
 
 /// `dir/rel`, its folders created as needed. Refused when `rel` is not a plain relative path or a
 /// folder on the way is a symbolic link or not a folder (the file would land outside `dir`).
@@ -98,84 +96,23 @@ fn split_plain(rel: &Path) -> Option<(Vec<&std::ffi::OsStr>, &std::ffi::OsStr)> 
     Some((names, last))
 }
 
-/// The text of a small file profile-run keeps in a report or run directory, or `None` when there is
-/// none. Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or
-/// longer than `limit` bytes; the refusal says it is not `what`, and `fix`.
+/// [`crate::file_kind::read_small`] with its refusal as a [`RenderError`] naming `path`.
 pub fn read_small(
     path: &Path,
     limit: u64,
     what: &str,
     fix: &str,
 ) -> Result<Option<String>, RenderError> {
-    let refused = |reason: String| RenderError::Refused {
-        path: path.to_path_buf(),
-        reason: format!("{reason}, not {what}; {fix}"),
-    };
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(RenderError::Write {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-    };
-    if let Some(kind) = odd_kind(&meta) {
-        return Err(refused(format!("is {kind}")));
-    }
-    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits())
-        .open(path)
-        .map_err(|source| RenderError::Write {
+    crate::file_kind::read_small(path, limit, what, fix).map_err(|e| match e {
+        SmallFileError::Refused { reason } => RenderError::Refused {
+            path: path.to_path_buf(),
+            reason,
+        },
+        SmallFileError::Io { source } => RenderError::Write {
             path: path.to_path_buf(),
             source,
-        })?;
-    // Checked again on what was opened: the path may have been swapped since.
-    let opened = file.metadata().map_err(|source| RenderError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if let Some(kind) = odd_kind(&opened) {
-        return Err(refused(format!("is {kind}")));
-    }
-    if opened.len() > limit {
-        return Err(refused(format!(
-            "holds {} bytes (at most {limit} expected)",
-            opened.len()
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| RenderError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if bytes.len() as u64 > limit {
-        return Err(refused(format!("holds more than {limit} bytes")));
-    }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-}
-
-/// What a path is when it is not a regular file: `a FIFO`, `a device`, ….
-fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        None
-    } else if kind.is_symlink() {
-        Some("a symbolic link")
-    } else if kind.is_fifo() {
-        Some("a FIFO")
-    } else if kind.is_char_device() || kind.is_block_device() {
-        Some("a device")
-    } else if kind.is_dir() {
-        Some("a directory")
-    } else {
-        Some("not a regular file")
-    }
+        },
+    })
 }
 
 #[cfg(test)]

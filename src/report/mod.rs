@@ -1,14 +1,19 @@
 //! Reports: one model ([`model::Report`]) rendered as report.json and report.md.
 //!
-//! `build` turns region statistics into the model; `render` holds one output per file format; `write`
+//! `build` turns region statistics into the model; `finish` is the one way every report is made
+//! whole (`Report::new`, then `Report::finish`); `render` holds one output per file format; `write`
 //! puts files in place atomically (temporary file, then rename) so a crash never leaves a half-written
 //! report.
+//!
+//! Floor: report. May import config, region and the ground floor; never insights, analysis or a
+//! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
 pub mod build;
 pub mod compare;
 pub mod diff;
 pub mod distribution;
 pub mod empty_metrics;
+pub mod finish;
 pub mod format;
 pub mod inside;
 pub mod model;

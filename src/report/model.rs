@@ -3,6 +3,8 @@
 //! Profiler-neutral: regions, kernels and metrics, with every metric's unit named. The JSON form is
 //! versioned by [`SCHEMA_VERSION`] and documented in docs/report-schema.md and
 //! docs/report.schema.json; bump the version on any incompatible change.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::sync::Arc;
 

@@ -1,6 +1,8 @@
 //! Each scope's opening: where its time goes (regions by self time, kernels by function and time)
 //! and what would save the most (findings by the time they save that no better finding claims),
 //! computed from the finished scope.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 mod savings;
 

@@ -1,16 +1,19 @@
 //! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
 //! where a report is written (`out`), and the inputs `report` refuses before touching anything
 //! (`inputs`). Each profiler finds its own captures again for `report` /
-//! `merge` (`profiler::ncu::inputs`, `profiler::neuron::capture::inputs`).
+//! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
 //! (`ncu.log`), `command.txt`, `config.yaml`, `run.json`, the exports (`export_raw.csv`,
 //! `export_details.csv`), `report.md` and `report.json`. Under a launcher every rank writes the same
-//! files into `<output.root>/<run name>/rank<N>/`.
+//! files into `<output.root>/<run name>/rank<N>/`. Every one of these names is declared once, in
+//! `store` (the profilers name them through it).
+//!
+//! Floor: run. May import process, analysis, report, config, region and the ground floor.
+//! (docs/architecture.md, checked by tests/it/architecture.rs)
 
 mod claim;
 mod inputs;
-pub mod kind;
 mod out;
 mod record;
 mod store;
@@ -20,5 +23,8 @@ pub use inputs::check_report_inputs;
 pub use out::ReportOut;
 pub use record::{PassRecord, RunRecord};
 pub use store::{
-    detect_rank, fresh_dir, fresh_path, name_for, planned_path, Rank, RunDir, REPORT_BASE,
+    detect_rank, fresh_dir, fresh_path, name_for, ncu_export_stem, ncu_report_file, planned_path,
+    Rank, RunDir, COMMAND_FILE, CONFIG_FILE, NCU_DEEP_LOG, NCU_DEEP_REPORT_BASE, NCU_LOG,
+    NEURON_INSPECT_DIR, NEURON_LOG, NEURON_SESSION, NEURON_VIEWS_DIR, NEURON_VIEWS_MANIFEST,
+    RECORD_FILE, REPORT_BASE,
 };

@@ -5,13 +5,43 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunRecord;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::report::write::write_atomic;
 
 /// ncu's `-o` value; ncu appends `.ncu-rep`.
 pub const REPORT_BASE: &str = "profile";
+
+// Every file name in a run directory is declared here, once (the profilers name them through these).
+/// The configuration the run was made with (`report` of the directory starts from it).
+pub const CONFIG_FILE: &str = "config.yaml";
+/// The profiler's command lines, one a line, as a shell would take them.
+pub const COMMAND_FILE: &str = "command.txt";
+/// The run record ([`super::RunRecord`]).
+pub const RECORD_FILE: &str = "run.json";
+/// ncu's log.
+pub const NCU_LOG: &str = "ncu.log";
+/// A sampled run's deep pass: its `-o` value (ncu appends `.ncu-rep`) and its log.
+pub const NCU_DEEP_REPORT_BASE: &str = "profile.deep";
+pub const NCU_DEEP_LOG: &str = "ncu.deep.log";
+/// The report file ncu writes for an `-o` value ([`REPORT_BASE`], [`NCU_DEEP_REPORT_BASE`]).
+pub fn ncu_report_file(base: &str) -> String {
+    format!("{base}.ncu-rep")
+}
+/// Where ncu's `--page PAGE` CSV export goes: `export_PAGE.csv` (`export_PAGE.N.csv` beside an
+/// existing one, see [`fresh_path`]).
+pub fn ncu_export_stem(page: &str) -> String {
+    format!("export_{page}")
+}
+/// The log the Neuron workload's (or `capture`'s) output goes to.
+pub const NEURON_LOG: &str = "neuron.log";
+/// `NEURON_RT_INSPECT_OUTPUT_DIR` of an inspect-mode run.
+pub const NEURON_INSPECT_DIR: &str = "inspect";
+/// The session file Neuron's `capture -s` is given.
+pub const NEURON_SESSION: &str = "profile.ntff";
+/// The list of viewed Neuron profiles, and where `view` writes them.
+pub const NEURON_VIEWS_MANIFEST: &str = "neuron-views.json";
+pub const NEURON_VIEWS_DIR: &str = "views";
 
 /// Launcher variables that carry the global rank, in order of preference.
 const RANK_VARS: &[&str] = &[
@@ -164,16 +194,11 @@ impl RunDir {
     }
 
     pub fn report_file(&self) -> PathBuf {
-        self.root.join(format!("{REPORT_BASE}.ncu-rep"))
+        self.root.join(ncu_report_file(REPORT_BASE))
     }
 
     pub fn write_text(&self, file: &str, text: &str) -> Result<()> {
         Ok(write_atomic(&self.path(file), text.as_bytes())?)
-    }
-
-    pub fn write_record(&self, record: &RunRecord) -> Result<()> {
-        let json = serde_json::to_string_pretty(record).expect("run record serialises");
-        self.write_text("run.json", &(json + "\n"))
     }
 }
 

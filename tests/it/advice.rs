@@ -8,7 +8,8 @@ use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::model::{Insight, Report};
-use profile_run::report::render::markdown::{render, MarkdownOptions};
+use profile_run::report::render::markdown::render;
+use profile_run::report::render::RenderOptions;
 
 use crate::common::fixture;
 
@@ -135,7 +136,7 @@ fn the_1_block_finding_keeps_its_own_speedup_beside_the_128_block_one() {
     );
     assert_eq!(launch.evidence.results, 50);
 
-    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let text = render(&report, &RenderOptions::default()).unwrap();
     let row = text
         .lines()
         .find(|l| l.starts_with("| LaunchConfiguration | ncu | opportunity | 50 |"))

@@ -1,258 +1,202 @@
-//! The shape of src/, checked over the sources (docs/architecture.md): data flows one way, files do
-//! not import each other in loops, and files and functions stay small.
+//! The shape of src/, checked over the sources (docs/architecture.md): the floors of the house,
+//! data flowing one way down them, no loops between files, no neutral file naming a profiler, and
+//! small files and functions (tests included).
 //!
-//! An import is any `crate::…`, `super::…` or `self::…` path in a file (in `use` items, brace groups
-//! expanded, and in code), resolved to the file of the longest module prefix. Two edges are not
-//! counted: a module importing its own sub-modules, and a sub-module importing the module that
-//! declares it (`mod.rs` re-exporting a child's items while the child uses the parent's types is how
-//! a Rust module is put together, not a loop between two rooms). Every other cycle between files is.
+//! Imports are read by [`imports`]: every `use` form and every path in code, followed through
+//! re-exports to the file that defines the name. Every arrow between two files counts, a module's
+//! `pub use` of its own child included; declaring a child (`mod x;`) is not an arrow.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::common::repo;
 
-/// The neutral layers: none of them may name a profiler's module.
-const NEUTRAL: [&str; 6] = ["config", "run", "region", "analysis", "insights", "report"];
+mod imports;
+
+use imports::Crate;
+
+/// The floors of src/, top to bottom: a file may import its own floor and the floors below it,
+/// never one above. `error.rs` folds every domain's error type into one, so its arrows to names
+/// ending in `Error` are the one way up (a loop through them still fails).
+const FLOORS: [(&str, &[&str]); 11] = [
+    ("entry", &["", "cli", "commands"]),
+    ("plan", &["plan"]),
+    ("profiler", &["profiler"]),
+    ("run", &["run"]),
+    ("process", &["process"]),
+    ("analysis", &["analysis"]),
+    ("insights", &["insights"]),
+    ("report", &["report"]),
+    ("config", &["config"]),
+    ("region", &["region"]),
+    (
+        "ground",
+        &[
+            "error",
+            "exit",
+            "console",
+            "fast_map",
+            "file_kind",
+            "parallel",
+        ],
+    ),
+];
+
+/// The profilers' own modules, which only `src/profiler/` may name.
+const PROFILER_MODULES: [&str; 2] = ["profiler::ncu", "profiler::neuron"];
 
 const MAX_FILE_LINES: usize = 600;
 const MAX_FN_LINES: usize = 100;
 
-/// Module path (`report::render::svg`) → file, for every file under src/.
-fn modules() -> BTreeMap<String, PathBuf> {
-    let src = repo().join("src");
-    let mut files = Vec::new();
-    collect(&src, &mut files);
-    files
-        .into_iter()
-        .filter_map(|file| {
-            let rel = file.strip_prefix(&src).unwrap().with_extension("");
-            let mut parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
-                parts.pop();
-            }
-            if parts == ["main"] {
-                return None;
-            }
-            Some((parts.join("::"), file))
+fn krate() -> Crate {
+    Crate::read(&repo().join("src"))
+}
+
+fn floor_of(module: &str) -> usize {
+    let top = module.split("::").next().unwrap_or("");
+    FLOORS
+        .iter()
+        .position(|(_, tops)| tops.contains(&top))
+        .unwrap_or_else(|| {
+            panic!("src/{top} is on no floor: add it to FLOORS and docs/architecture.md")
         })
-        .collect()
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// The text without comments and string literals (so a path in a doc comment or a message is no
-/// import).
-fn code_of(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let bytes: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], bytes.get(i + 1)) {
-            ('/', Some('/')) => {
-                while i < bytes.len() && bytes[i] != '\n' {
-                    i += 1;
-                }
-            }
-            ('/', Some('*')) => {
-                while i + 1 < bytes.len() && !(bytes[i] == '*' && bytes[i + 1] == '/') {
-                    i += 1;
-                }
-                i += 2;
-            }
-            ('"', _) => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != '"' {
-                    if bytes[i] == '\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-                out.push_str("\"\"");
-            }
-            ('\'', _) if bytes.get(i + 2) == Some(&'\'') => {
-                i += 3;
-            }
-            ('\'', Some('\\')) => {
-                while i < bytes.len() && !(bytes[i] == '\'' && bytes[i - 1] != '\\' && i > 0) {
-                    i += 1;
-                }
-                i += 1;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
-/// Every module path a file's code names from a root (`crate`, `super`, `self`), brace groups
-/// expanded: `use crate::a::{b, c::{d, e}}` gives `a::b`, `a::c::d`, `a::c::e`.
-fn paths_in(code: &str, module: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let chars: Vec<char> = code.chars().collect();
-    let starts_ident = |i: usize| {
-        i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == ':')
-    };
-    let mut i = 0;
-    while i < chars.len() {
-        for root in ["crate::", "super::", "self::"] {
-            let matches = chars[i..].iter().take(root.len()).copied().eq(root.chars());
-            if matches && starts_ident(i) {
-                let base = match root {
-                    "crate::" => String::new(),
-                    "super::" => parent(module),
-                    _ => module.to_string(),
-                };
-                let (paths, end) = tree(&chars, i + root.len(), &base);
-                found.extend(paths);
-                i = end;
-                break;
-            }
-        }
-        i += 1;
-    }
-    found
-}
-
-fn parent(module: &str) -> String {
-    module
-        .rsplit_once("::")
-        .map_or(String::new(), |(p, _)| p.to_string())
-}
-
-fn join(base: &str, part: &str) -> String {
-    if base.is_empty() {
-        part.to_string()
-    } else {
-        format!("{base}::{part}")
-    }
-}
-
-/// One use-tree at `i`: `a::b::{…}` or `a::b`; returns the paths and where it ended.
-fn tree(chars: &[char], mut i: usize, base: &str) -> (Vec<String>, usize) {
-    let mut path = base.to_string();
-    loop {
-        let start = i;
-        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-            i += 1;
-        }
-        let ident: String = chars[start..i].iter().collect();
-        if ident == "super" {
-            path = parent(&path);
-        } else if !ident.is_empty() && ident != "self" {
-            path = join(&path, &ident);
-        }
-        if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
-            i += 2;
-            if chars.get(i) == Some(&'{') {
-                let mut paths = Vec::new();
-                i += 1;
-                loop {
-                    while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ',') {
-                        i += 1;
-                    }
-                    if i >= chars.len() || chars[i] == '}' {
-                        return (paths, i + 1);
-                    }
-                    let (inner, end) = tree(chars, i, &path);
-                    paths.extend(inner);
-                    // Skip `as name` and anything up to the next item.
-                    i = end;
-                    while i < chars.len() && chars[i] != ',' && chars[i] != '}' {
-                        i += 1;
-                    }
-                }
-            }
-            continue;
-        }
-        return (vec![path], i);
-    }
-}
-
-/// The file of the longest module prefix of `path`.
-fn file_of<'a>(
-    path: &str,
-    modules: &'a BTreeMap<String, PathBuf>,
-) -> Option<(&'a str, &'a PathBuf)> {
-    let mut prefix = path.to_string();
-    loop {
-        if let Some((name, file)) = modules.get_key_value(&prefix) {
-            return Some((name.as_str(), file));
-        }
-        prefix = prefix.rsplit_once("::")?.0.to_string();
-    }
-}
-
-/// Whether `a` declares `b` or `b` declares `a` (one is the other's direct parent module).
-fn parent_and_child(a: &str, b: &str) -> bool {
-    (!b.is_empty() && parent(b) == a) || (!a.is_empty() && parent(a) == b)
-}
-
-/// File → the files it imports (module names), parent/child edges left out.
-fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let modules = modules();
-    let mut graph = BTreeMap::new();
-    for (module, file) in &modules {
-        let code = code_of(&std::fs::read_to_string(file).unwrap());
-        let targets: BTreeSet<String> = paths_in(&code, module)
-            .iter()
-            .filter_map(|p| file_of(p, &modules))
-            .map(|(name, _)| name.to_string())
-            .filter(|t| t != module && !t.is_empty() && !parent_and_child(module, t))
-            .collect();
-        graph.insert(module.clone(), targets);
-    }
-    graph
-}
-
-fn display(module: &str) -> String {
-    let modules = modules();
-    modules[module]
+fn display(krate: &Crate, module: &str) -> String {
+    krate.files[module]
         .strip_prefix(repo())
         .unwrap()
         .display()
         .to_string()
 }
 
+fn within(module: &str, prefix: &str) -> bool {
+    module == prefix || module.starts_with(&format!("{prefix}::"))
+}
+
 #[test]
-fn neutral_layers_import_no_profiler() {
+fn no_file_outside_the_profilers_names_one() {
+    let krate = krate();
     let mut wrong = Vec::new();
-    for (module, targets) in imports() {
-        let layer = module.split("::").next().unwrap_or("");
-        if !NEUTRAL.contains(&layer) {
+    for (module, targets) in krate.imports() {
+        if within(&module, "profiler") {
             continue;
         }
-        for target in targets.iter().filter(|t| t.starts_with("profiler")) {
-            wrong.push(format!("{} -> {}", display(&module), display(target)));
+        for (target, names) in &targets {
+            if PROFILER_MODULES.iter().any(|p| within(target, p)) {
+                wrong.push(format!(
+                    "{} -> {} ({})",
+                    display(&krate, &module),
+                    display(&krate, target),
+                    names.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
         }
     }
     assert!(
         wrong.is_empty(),
-        "neutral files import a profiler:\n{}",
+        "files outside src/profiler/ name a profiler's module (go through `enum Profiler`):\n{}",
         wrong.join("\n")
     );
 }
 
 #[test]
+fn no_arrow_runs_up_a_floor() {
+    let krate = krate();
+    let mut wrong = Vec::new();
+    for (module, targets) in krate.imports() {
+        for (target, names) in &targets {
+            if floor_of(target) >= floor_of(&module) {
+                continue;
+            }
+            let up: Vec<&String> = names
+                .iter()
+                .filter(|n| !(module == "error" && n.ends_with("Error")))
+                .collect();
+            if !up.is_empty() {
+                wrong.push(format!(
+                    "{} ({}) -> {} ({}): {}",
+                    display(&krate, &module),
+                    FLOORS[floor_of(&module)].0,
+                    display(&krate, target),
+                    FLOORS[floor_of(target)].0,
+                    up.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports running up a floor:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The neutral folders speak of no profiler, in code or comments: `grep -rliw ncu` over them finds
+/// nothing (docs/architecture.md says so).
+#[test]
+fn neutral_folders_never_say_ncu() {
+    let mut files = Vec::new();
+    for folder in ["analysis", "region", "report", "insights"] {
+        rust_files(&repo().join("src").join(folder), &mut files);
+    }
+    let says_ncu = |text: &str| {
+        text.to_lowercase()
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == "ncu")
+    };
+    let wrong: Vec<String> = files
+        .iter()
+        .filter(|f| says_ncu(&std::fs::read_to_string(f).unwrap()))
+        .map(|f| f.strip_prefix(repo()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "neutral files naming ncu:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Every folder's `//!` header names its floor (`Floor: report`), so a reader of any folder knows
+/// what it may import without opening docs/architecture.md.
+#[test]
+fn every_folder_names_its_floor() {
+    let krate = krate();
+    let mut silent = Vec::new();
+    for (module, file) in &krate.files {
+        let is_folder = file.ends_with("mod.rs") || file.with_extension("").is_dir();
+        if module.is_empty() || !is_folder {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let header: String = text
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let floor = FLOORS[floor_of(module)].0;
+        if !header.contains(&format!("Floor: {floor}")) {
+            silent.push(format!("{} (floor: {floor})", display(&krate, module)));
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "folders whose //! header does not name their floor (`Floor: NAME`):\n{}",
+        silent.join("\n")
+    );
+}
+
+/// Whether one module declares the other (`mod.rs` re-exporting a child's items while the child
+/// uses the types its parent defines is how one Rust module is put together, not a loop between two
+/// rooms). A loop through a third file, or through a re-export to a sibling, still counts.
+fn parent_and_child(a: &str, b: &str) -> bool {
+    (!b.is_empty() && imports::parent(b) == a) || (!a.is_empty() && imports::parent(a) == b)
+}
+
+#[test]
 fn no_two_files_import_each_other_in_a_loop() {
-    let graph = imports();
-    // Strongly connected components (Tarjan); any of more than one file is a loop.
+    let krate = krate();
+    let graph = krate.imports();
     let names: Vec<&String> = graph.keys().collect();
     let index_of: BTreeMap<&str, usize> = names
         .iter()
@@ -263,16 +207,18 @@ fn no_two_files_import_each_other_in_a_loop() {
         .iter()
         .map(|n| {
             graph[*n]
-                .iter()
+                .keys()
+                .filter(|t| !parent_and_child(n, t))
                 .filter_map(|t| index_of.get(t.as_str()).copied())
                 .collect()
         })
         .collect();
+    // Strongly connected components (Tarjan); any of more than one file is a loop.
     let loops = components(&edges)
         .into_iter()
         .filter(|c| c.len() > 1)
         .map(|c| {
-            let files: Vec<String> = c.iter().map(|&i| display(names[i])).collect();
+            let files: Vec<String> = c.iter().map(|&i| display(&krate, names[i])).collect();
             files.join(" <-> ")
         })
         .collect::<Vec<_>>();
@@ -339,17 +285,57 @@ fn components(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
     s.out
 }
 
+/// The reader sees what the old one missed: a `use super::{…}` group, a loop closed through a
+/// re-export, nested groups, `self::` and a child module named without a root.
+#[test]
+fn the_import_reader_follows_groups_and_re_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |rel: &str, text: &str| {
+        let path = src.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "pub mod a;\npub mod b;\n");
+    write(
+        "a/mod.rs",
+        "mod x;\nmod y;\npub use x::Shown;\npub struct Model;\n",
+    );
+    write(
+        "a/x.rs",
+        "use super::{y::{self, Deep}, Model};\npub fn Shown() {}\n",
+    );
+    write("a/y.rs", "// use crate::b::Nothing;\npub struct Deep;\nfn f() { let _ = \"crate::b::Nope\"; crate::b::call(); }\n");
+    write(
+        "b/mod.rs",
+        "use crate::a::Shown;\npub fn call() {}\nmod tests { use super::*; }\n",
+    );
+    let graph = Crate::read(src).imports();
+    let targets = |m: &str| graph[m].keys().cloned().collect::<Vec<_>>();
+    // `use super::{y::{self, Deep}, Model}` names a/y.rs and a/mod.rs.
+    assert_eq!(targets("a::x"), ["a", "a::y"]);
+    // A comment and a string are no import; a path in code is.
+    assert_eq!(targets("a::y"), ["b"]);
+    // `crate::a::Shown` lands where it is defined, through the re-export; `super::*` of an inline
+    // module is its own file.
+    assert_eq!(targets("b"), ["a::x"]);
+    assert_eq!(targets("a"), ["a::x"]);
+}
+
 #[test]
 fn files_and_functions_stay_small() {
     let mut large = Vec::new();
-    for file in modules().values() {
+    let mut files: Vec<PathBuf> = krate().files.into_values().collect();
+    files.push(repo().join("src/main.rs"));
+    rust_files(&repo().join("tests"), &mut files);
+    for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         let name = file.strip_prefix(repo()).unwrap().display().to_string();
         let lines = text.lines().count();
         if lines > MAX_FILE_LINES {
             large.push(format!("{name}: {lines} lines (at most {MAX_FILE_LINES})"));
         }
-        for (function, length) in functions(&code_of(&text)) {
+        for (function, length) in functions(&imports::code_of(&text)) {
             if length > MAX_FN_LINES {
                 large.push(format!(
                     "{name}: fn {function} is {length} lines (at most {MAX_FN_LINES})"
@@ -358,6 +344,17 @@ fn files_and_functions_stay_small() {
         }
     }
     assert!(large.is_empty(), "too large:\n{}", large.join("\n"));
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
 }
 
 /// (name, lines from `fn` to its closing brace) for every function with a body.

@@ -55,10 +55,10 @@ pub fn analyze_sets(
     context: &profile_run::analysis::RunContext,
 ) -> profile_run::error::Result<profile_run::report::model::Report> {
     let plan = profile_run::plan::Plan::new(config)?;
-    profile_run::profiler::ncu::source::analyze_exports(&plan, sets, context)
+    profile_run::profiler::ncu::observe::source::analyze_exports(&plan.profiler, sets, context)
 }
 
-pub use profile_run::profiler::ncu::source::ExportSet;
+pub use profile_run::profiler::ncu::observe::source::ExportSet;
 
 /// A `PATH` that finds `python` and `python3` (stubs written under `dir/bin`) before the system's,
 /// for `--dry-run` tests that name a Python workload on machines without Python.

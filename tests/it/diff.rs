@@ -391,3 +391,46 @@ fn a_gate_that_compared_no_region_fails_and_a_different_kernel_selection_is_refu
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("kernel selection"), "{stderr}");
 }
+
+/// Two runs profiled with `output.render=false` (the fake ncu writes a real report file; the
+/// default native reader reads it): `diff` analyses both run directories the way `report` would,
+/// through the same reader, instead of failing for want of CSV exports.
+#[test]
+fn two_run_directories_made_without_rendering_are_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("out");
+    for name in ["a", "b"] {
+        Command::cargo_bin("profile-run")
+            .unwrap()
+            .current_dir(dir.path())
+            .env_remove("FAKE_NCU_MODE")
+            .arg(format!(
+                "pipeline.ncu.executable={}",
+                crate::common::repo()
+                    .join("tests/support/fake-ncu")
+                    .display()
+            ))
+            .arg(format!("output.root={}", root.display()))
+            .arg(format!("output.run_name={name}"))
+            .arg("output.render=false")
+            .args(["--", "true"])
+            .assert()
+            .success();
+        assert!(!root.join(name).join("report.json").exists());
+    }
+    let (code, json, stderr) = diff(&root.join("a"), &root.join("b"), &["--fail-above", "5"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json = json.unwrap();
+    let regions = json["scopes"][0]["regions"].as_array().unwrap();
+    assert!(!regions.is_empty(), "{json}");
+    // The same capture on both sides: every region's time is unchanged.
+    for region in regions {
+        assert_eq!(region["time"]["delta_pct"].as_f64(), Some(0.0), "{region}");
+    }
+    for name in ["a", "b"] {
+        assert!(
+            !root.join(name).join("report.json").exists(),
+            "nothing is written into the run directories"
+        );
+    }
+}

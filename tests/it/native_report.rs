@@ -9,9 +9,11 @@ use std::sync::Mutex;
 use profile_run::analysis::{Observations, RunContext};
 use profile_run::config::{load, Config, ConfigSources};
 use profile_run::plan::Plan;
-use profile_run::profiler::ncu::report_file::ReportFile;
-use profile_run::profiler::ncu::report_source::{analyze_report_files, ReportInput, ReportSource};
-use profile_run::profiler::ncu::units::base_unit_of;
+use profile_run::profiler::ncu::observe::report_source::{
+    analyze_report_files, ReportInput, ReportSource,
+};
+use profile_run::profiler::ncu::readers::report_file::ReportFile;
+use profile_run::profiler::ncu::readers::units::base_unit_of;
 use profile_run::region::{RegionAccumulator, RegionKind, ScopeStats};
 use profile_run::report::model::{MetricMap, Report, Scope};
 
@@ -54,7 +56,7 @@ fn native_report(name: &str, config: &Config) -> Report {
         path: report_path(name),
         rank: None,
     };
-    analyze_report_files(&plan, &[input], &RunContext::default()).unwrap()
+    analyze_report_files(&plan.profiler, &[input], &RunContext::default()).unwrap()
 }
 
 /// The CSV prints fractional values with two decimals: each result's value may be off by 0.005.
@@ -315,7 +317,7 @@ fn derived_units_are_the_raw_pages_units_for_every_metric_of_every_fixture() {
                 for m in r.metrics() {
                     in_file.insert(m.map_err(|e| r.err(e))?.name.to_owned());
                 }
-                Ok::<_, profile_run::profiler::ncu::report_file::ReportFileError>(())
+                Ok::<_, profile_run::profiler::ncu::readers::report_file::ReportFileError>(())
             })
             .unwrap();
         for (column, unit) in header.iter().zip(units.iter()) {
@@ -343,15 +345,15 @@ fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
         rank: None,
     };
     let source = ReportSource::open(
-        &plan.analysis,
+        &plan.profiler.analysis,
         &[input],
         &RunContext::default(),
         &[],
-        plan.max_block_bytes,
+        plan.profiler.max_block_bytes,
     )
     .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -401,15 +403,15 @@ fn csv_exports_give_no_instances() {
     let config = config(&[]);
     let plan = Plan::new(&config).unwrap();
     let set = ExportSet::raw_only(fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv"));
-    let source = profile_run::profiler::ncu::source::CsvSource::open(
-        &plan.analysis,
+    let source = profile_run::profiler::ncu::observe::source::CsvSource::open(
+        &plan.profiler.analysis,
         &[set],
         &RunContext::default(),
         &[],
     )
     .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -482,7 +484,7 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
     for threads in ["1", "2"] {
         let config = config(&[&format!("report.threads={threads}")]);
         let plan = Plan::new(&config).unwrap();
-        let native = analyze_report_files(&plan, &inputs, &RunContext::default()).unwrap();
+        let native = analyze_report_files(&plan.profiler, &inputs, &RunContext::default()).unwrap();
         let csv = analyze_sets(&config, &sets, &RunContext::default()).unwrap();
         assert_eq!(native.scopes.len(), 3, "one scope of rank 0, two of rank 1");
         assert_eq!(native.scopes.len(), csv.scopes.len());

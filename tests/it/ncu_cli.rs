@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use profile_run::config::{Config, ReplayMode, DEFAULT_PRESET};
-use profile_run::profiler::ncu::{cli, nvtx};
+use profile_run::profiler::ncu::capture::{cli, nvtx};
 
 fn default_config() -> Config {
     serde_yaml::from_str(DEFAULT_PRESET).expect("default preset parses")
@@ -73,8 +73,8 @@ fn kernel_replay_argv_from_the_default_preset() {
     assert!(ncu.warnings().is_empty(), "{:?}", ncu.warnings());
 }
 
-#[test]
-fn range_replay_argv_with_every_flag_set() {
+/// Range replay with every ncu_cli setting given a value.
+fn every_flag_set() -> Config {
     let mut config = default_config();
     config.regions.include = strings(&["LLM@prefill"]);
     config.regions.exclude = strings(&["warmup"]);
@@ -111,6 +111,12 @@ fn range_replay_argv_with_every_flag_set() {
     c.apply_rules = Some(false);
     c.check_exit_code = Some(false);
     c.extra_args = strings(&["--verbose"]);
+    config
+}
+
+#[test]
+fn range_replay_argv_with_every_flag_set() {
+    let config = every_flag_set();
     let ncu = build(&config, &["./app"]);
     assert_eq!(
         ncu.argv(),

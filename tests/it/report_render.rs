@@ -1,5 +1,5 @@
-//! report.md and report.json rendering: layout snapshots, escaping of hostile names, truncation,
-//! template errors, and report.json against docs/report.schema.json.
+//! report.md and report.json rendering: layout snapshots, escaping of hostile names, truncation and
+//! template errors (report.json against its schema: `report_schema`).
 
 use profile_run::region::{RegionKind, Rollup};
 use profile_run::report::model::{
@@ -7,9 +7,8 @@ use profile_run::report::model::{
     ProfilerInfo, Region, Report, RunInfo, Scope, Totals, SCHEMA_VERSION,
 };
 use profile_run::report::render::json::to_json;
-use profile_run::report::render::markdown::{render, MarkdownOptions};
-use profile_run::report::write::write_atomic;
-use profile_run::report::RenderError;
+use profile_run::report::render::markdown::render;
+use profile_run::report::render::RenderOptions;
 
 const TIME: &str = "gpu__time_duration.sum";
 
@@ -28,7 +27,7 @@ const METRICS: &[(&str, &str, Rollup)] = &[
 ];
 
 /// A metric map whose time is `ns` and whose other metrics derive from it.
-fn metrics(ns: f64) -> MetricMap {
+pub(crate) fn metrics(ns: f64) -> MetricMap {
     MetricMap(
         METRICS
             .iter()
@@ -57,7 +56,7 @@ fn metrics(ns: f64) -> MetricMap {
     )
 }
 
-fn kernel(name: &str, function: &str, count: u64, ns: f64) -> Kernel {
+pub(crate) fn kernel(name: &str, function: &str, count: u64, ns: f64) -> Kernel {
     Kernel {
         name: name.to_string(),
         function: function.to_string(),
@@ -67,7 +66,7 @@ fn kernel(name: &str, function: &str, count: u64, ns: f64) -> Kernel {
 }
 
 /// A push/pop region from its segments; `self_ns` is the exclusive time, `ns` the inclusive one.
-fn region(
+pub(crate) fn region(
     segments: &[&str],
     counts: (u64, u64),
     ns: f64,
@@ -110,7 +109,7 @@ fn region(
     }
 }
 
-fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> Scope {
+pub(crate) fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Kernel>) -> Scope {
     let outside_ns: f64 = outside
         .iter()
         .map(|k| k.metrics.get(TIME).unwrap().value.unwrap())
@@ -186,7 +185,7 @@ fn nested_regions() -> Vec<Region> {
     ]
 }
 
-fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
+pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     let aggregate = aggregate.then(|| {
         let mut all = scope(
             "aggregate",
@@ -238,7 +237,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         metrics: METRICS
             .iter()
             .map(|(name, unit, rollup)| MetricInfo {
-                label: profile_run::profiler::ncu::labels::label(name, &[]),
+                label: profile_run::profiler::ncu::observe::labels::label(name, &[]),
                 name: name.to_string(),
                 unit: unit.to_string(),
                 rollup: *rollup,
@@ -261,7 +260,7 @@ fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     }
 }
 
-fn two_scopes(aggregate: bool) -> Report {
+pub(crate) fn two_scopes(aggregate: bool) -> Report {
     report(
         vec![
             scope(
@@ -281,8 +280,8 @@ fn two_scopes(aggregate: bool) -> Report {
     )
 }
 
-fn md(report: &Report) -> String {
-    render(report, &MarkdownOptions::default()).unwrap()
+pub(crate) fn md(report: &Report) -> String {
+    render(report, &RenderOptions::default()).unwrap()
 }
 
 /// Cells of a GFM table row: splits on `|` not escaped by a backslash.
@@ -303,7 +302,7 @@ fn cells(row: &str) -> usize {
 }
 
 /// Every table row has as many unescaped pipes as its table's header.
-fn assert_tables_well_formed(text: &str) {
+pub(crate) fn assert_tables_well_formed(text: &str) {
     let mut header: Option<usize> = None;
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('|') {
@@ -375,7 +374,7 @@ fn hostile_names() -> Vec<String> {
     ]
 }
 
-fn hostile_report() -> Report {
+pub(crate) fn hostile_report() -> Report {
     let names = hostile_names();
     let mut regions = Vec::new();
     for (i, name) in names.iter().enumerate() {
@@ -511,7 +510,7 @@ fn json_is_deterministic_and_ends_with_a_newline() {
 
 #[test]
 fn truncation_keeps_the_longest_regions_and_their_ancestors() {
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: None,
         max_regions: 3,
         max_kernels: 1,
@@ -543,7 +542,7 @@ fn a_child_is_shown_only_with_its_ancestors() {
     // next longest regions are shown instead of an orphan.
     let layer0 = &mut report.scopes[0].regions[2];
     layer0.inclusive = metrics(90_000_000.0);
-    let options = MarkdownOptions {
+    let options = RenderOptions {
         template: None,
         max_regions: 2,
         max_kernels: 10,
@@ -558,206 +557,4 @@ fn a_child_is_shown_only_with_its_ancestors() {
     );
     assert!(scope.contains("(#scope-1-train-step)"));
     assert!(scope.contains("(#scope-1-train-step-forward)"));
-}
-
-#[test]
-fn user_template_renders_with_the_same_context_and_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mine.md.j2");
-    std::fs::write(
-        &path,
-        "{% for s in scopes %}{% for r in s.shown_regions %}{{ r.path | md }} {{ r.time | fmt_value }} {{ r.time_share | pct }}\n{% endfor %}{% endfor %}",
-    )
-    .unwrap();
-    let options = MarkdownOptions {
-        template: Some(path),
-        ..MarkdownOptions::default()
-    };
-    let text = render(&two_scopes(false), &options).unwrap();
-    assert!(text.starts_with("train\\_step 8.00 ms 80.0%\n"), "{text}");
-}
-
-#[test]
-fn template_errors_name_the_template_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("broken.md.j2");
-    std::fs::write(&path, "# title\n\n{{ report.no_such_field }}\n").unwrap();
-    let options = MarkdownOptions {
-        template: Some(path.clone()),
-        ..MarkdownOptions::default()
-    };
-    match render(&two_scopes(false), &options) {
-        Err(RenderError::Template { name, message }) => {
-            assert_eq!(name, path.display().to_string());
-            assert!(message.starts_with("line 3: undefined value"), "{message}");
-        }
-        other => panic!("expected a template error, got {other:?}"),
-    }
-    std::fs::write(&path, "{% for x in %}\n").unwrap();
-    let err = render(&two_scopes(false), &options).unwrap_err();
-    assert!(err.to_string().contains("line 1: syntax error"), "{err}");
-    let missing = MarkdownOptions {
-        template: Some(dir.path().join("nope.md.j2")),
-        ..MarkdownOptions::default()
-    };
-    assert!(matches!(
-        render(&two_scopes(false), &missing),
-        Err(RenderError::TemplateRead { .. })
-    ));
-}
-
-#[test]
-fn rendered_files_are_written_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("report.json");
-    let text = to_json(&two_scopes(true));
-    write_atomic(&path, text.as_bytes()).unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
-}
-
-pub(crate) fn schema() -> (boon::Schemas, boon::SchemaIndex) {
-    let path = crate::common::repo().join("docs/report.schema.json");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut schemas = boon::Schemas::new();
-    let mut compiler = boon::Compiler::new();
-    let url = "file:///report.schema.json";
-    compiler.add_resource(url, value).unwrap();
-    let index = compiler
-        .compile(url, &mut schemas)
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    (schemas, index)
-}
-
-#[test]
-fn report_json_matches_the_published_schema() {
-    let (schemas, index) = schema();
-    let mut without_time = two_scopes(false);
-    without_time.time_metric = None;
-    for region in &mut without_time.scopes[0].regions {
-        region.time_share = None;
-    }
-    without_time.scopes[1].process_id = None;
-    for report in [two_scopes(true), without_time, hostile_report()] {
-        let value: serde_json::Value = serde_json::from_str(&to_json(&report)).unwrap();
-        if let Err(e) = schemas.validate(&value, index) {
-            panic!("report.json does not match docs/report.schema.json:\n{e:#}");
-        }
-    }
-}
-
-#[test]
-fn the_schema_rejects_what_the_model_never_emits() {
-    let (schemas, index) = schema();
-    let mut value: serde_json::Value = serde_json::from_str(&to_json(&two_scopes(true))).unwrap();
-    value["scopes"][0]["regions"][0]["kind"] = "nested".into();
-    assert!(schemas.validate(&value, index).is_err());
-    let mut value: serde_json::Value = serde_json::from_str(&to_json(&two_scopes(true))).unwrap();
-    value["scopes"][0]["unexpected"] = 1.into();
-    assert!(schemas.validate(&value, index).is_err());
-}
-
-#[test]
-fn zero_limits_still_say_what_was_left_out() {
-    let options = MarkdownOptions {
-        template: None,
-        max_regions: 0,
-        max_kernels: 0,
-        threads: 1,
-        charts: false,
-    };
-    let text = render(&two_scopes(false), &options).unwrap();
-    assert!(text.contains("… 5 more regions not shown"), "{text}");
-    assert!(
-        !text.contains("### train"),
-        "no region sections without shown regions"
-    );
-    assert_tables_well_formed(&text);
-
-    let baseline = report(
-        vec![scope(
-            "p",
-            1,
-            Vec::new(),
-            vec![kernel("memset", "memset", 1, 10.0)],
-        )],
-        false,
-    );
-    let text = render(&baseline, &options).unwrap();
-    assert!(text.contains("… 1 more kernel functions"), "{text}");
-    assert!(!text.contains("No kernels."));
-}
-
-/// Keys of a JSON object.
-fn keys(value: &serde_json::Value) -> Vec<String> {
-    value.as_object().unwrap().keys().cloned().collect()
-}
-
-/// The template views leave out only the bulk (every region, every kernel) and keep every other
-/// field of the model, so a field added to the model must be added to the views too.
-/// `report.scopes` holds the same views as `scopes`.
-#[test]
-fn templates_see_every_model_field_but_the_unbounded_lists() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("keys.md.j2");
-    std::fs::write(
-        &path,
-        // `trim_blocks` drops a line break after a block tag, hence the `;` line ends.
-        "{% set s = report.scopes[0] %}\
-         report:{% for k in report %} {{ k }}{% endfor %};\
-         scope:{% for k in s %} {{ k }}{% endfor %};\
-         total:{% for k in s.total %} {{ k }}{% endfor %};\
-         region:{% for k in s.shown_regions[0] %} {{ k }}{% endfor %};\
-         hidden: {{ s.hidden_regions }} of {{ s.region_count }};\
-         same: {{ s.anchor == scopes[0].anchor and report.aggregate.anchor == aggregate.anchor }}\n",
-    )
-    .unwrap();
-    let options = MarkdownOptions {
-        template: Some(path),
-        max_regions: 1,
-        max_kernels: 0,
-        threads: 4,
-        charts: false,
-    };
-    let report = two_scopes(true);
-    let text = render(&report, &options).unwrap();
-    let line = |name: &str| -> Vec<String> {
-        let prefix = format!("{name}:");
-        let line = text.split(';').find(|l| l.starts_with(&prefix)).unwrap();
-        line[prefix.len()..]
-            .split_whitespace()
-            .map(String::from)
-            .collect()
-    };
-    let json: serde_json::Value = serde_json::from_str(&to_json(&report)).unwrap();
-    let expect = |value: &serde_json::Value, left_out: &[&str], seen: &[String]| {
-        for key in keys(value) {
-            if left_out.contains(&key.as_str()) {
-                assert!(!seen.contains(&key), "{key} is in the view");
-            } else {
-                assert!(seen.contains(&key), "{key} missing from the view: {seen:?}");
-            }
-        }
-    };
-    expect(&json, &[], &line("report"));
-    let scope = &json["scopes"][0];
-    expect(scope, &["regions"], &line("scope"));
-    expect(&scope["total"], &["kernels"], &line("total"));
-    expect(&scope["regions"][0], &["kernels"], &line("region"));
-    assert!(text.contains("hidden: 4 of 5;same: True"), "{text}");
-}
-
-#[test]
-fn scope_sections_rendered_on_several_threads_give_the_same_text() {
-    for aggregate in [true, false] {
-        let report = two_scopes(aggregate);
-        let one = render(&report, &MarkdownOptions::default()).unwrap();
-        for threads in [2, 3, 8] {
-            let options = MarkdownOptions {
-                threads,
-                ..MarkdownOptions::default()
-            };
-            assert_eq!(render(&report, &options).unwrap(), one, "{threads} threads");
-        }
-    }
 }

@@ -9,7 +9,8 @@ use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::format;
 use profile_run::report::model::{Region, Report, Scope};
-use profile_run::report::render::markdown::{render, render_pages, MarkdownOptions, SPLIT_ABOVE};
+use profile_run::report::render::markdown::{render, render_pages, SPLIT_ABOVE};
+use profile_run::report::render::RenderOptions;
 
 use crate::common::fixture;
 
@@ -56,7 +57,7 @@ fn two_ranks_get_contents_and_a_region_by_rank_table() {
         ("ncu/h200x2-2025.3.1/ddp_rank1_raw.csv", Some(1)),
     ]);
     assert_eq!(report.scopes.len(), 2);
-    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let text = render(&report, &RenderOptions::default()).unwrap();
     let contents = text.find("## Contents").unwrap();
     let table = text.find("## Regions by scope").unwrap();
     let first_scope = text.find("<a id=\"scope-1\"></a>").unwrap();
@@ -95,7 +96,7 @@ fn two_ranks_get_contents_and_a_region_by_rank_table() {
     assert!(text.contains("- [python3.12 (pid "));
     assert!(text.contains("](#scope-2)"));
     assert!(text.contains("<a id=\"aggregate\"></a>"));
-    assert!(render_pages(&report, &MarkdownOptions::default())
+    assert!(render_pages(&report, &RenderOptions::default())
         .unwrap()
         .scopes
         .is_empty());
@@ -105,7 +106,7 @@ fn two_ranks_get_contents_and_a_region_by_rank_table() {
 fn two_processes_of_one_capture_are_told_apart_by_pid() {
     let report = analyze(&[("ncu/h200-2025.3.1/multiproc_raw.csv", None)]);
     assert_eq!(report.scopes.len(), 2);
-    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let text = render(&report, &RenderOptions::default()).unwrap();
     let pids: Vec<String> = report
         .scopes
         .iter()
@@ -145,9 +146,9 @@ fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
     assert_eq!(report.scopes.len(), 10);
     assert!(report.scopes.len() > SPLIT_ABOVE);
     for threads in [1, 4] {
-        let options = MarkdownOptions {
+        let options = RenderOptions {
             threads,
-            ..MarkdownOptions::default()
+            ..RenderOptions::default()
         };
         let pages = render_pages(&report, &options).unwrap();
         let main = &pages.main;
@@ -178,9 +179,9 @@ fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
     }
     // Written beside report.md, under scopes/.
     let dir = tempfile::tempdir().unwrap();
-    let pages = render_pages(&report, &MarkdownOptions::default()).unwrap();
+    let pages = render_pages(&report, &RenderOptions::default()).unwrap();
     let markdown = profile_run::report::render::markdown::Markdown {
-        options: MarkdownOptions::default(),
+        options: RenderOptions::default(),
     };
     profile_run::report::render::write_all(&report, &[&markdown], dir.path(), 1).unwrap();
     assert_eq!(
@@ -213,7 +214,7 @@ fn one_scope_is_not_repeated_as_the_aggregate() {
     let report = analyze(&[("ncu/h200-2025.3.1/manual_raw.csv", None)]);
     assert_eq!(report.scopes.len(), 1);
     assert!(report.aggregate.is_some(), "report.json keeps it");
-    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let text = render(&report, &RenderOptions::default()).unwrap();
     assert!(!text.contains("<a id=\"aggregate\"></a>"));
     assert!(text.contains("With one scope the aggregate is that scope"));
     assert!(!text.contains("## Contents") && !text.contains("## Regions by scope"));
@@ -224,7 +225,7 @@ fn one_scope_is_not_repeated_as_the_aggregate() {
 fn regions_show_share_of_parent_self_time_grouped_kernels_and_row_units() {
     let report = analyze(&[("ncu/h200-2025.3.1/manual_raw.csv", None)]);
     let scope = &report.scopes[0];
-    let text = render(&report, &MarkdownOptions::default()).unwrap();
+    let text = render(&report, &RenderOptions::default()).unwrap();
     let (a, a1) = (region(scope, "A"), region(scope, "A/A1"));
 
     // Regions table: A1's share of A, and its self time.

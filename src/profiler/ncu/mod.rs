@@ -1,19 +1,11 @@
-//! Nsight Compute: the command-line builder, NVTX expressions, the CSV export reader, the native
-//! report-file reader and metric rollups.
+//! Nsight Compute, in the same rooms as every profiler: `capture/` (the command line, the run, its
+//! log and diagnosis, sampled runs, finding captures again), `readers/` (ncu's CSV pages and its
+//! `.ncu-rep` report file, units and rollup rules) and `observe/` (what was read → the shared
+//! observations, with metric labels).
+//!
+//! Floor: profiler. May import the floors below (run, process, analysis, insights, report, config,
+//! region, ground) and `crate::profiler`'s own files; nothing outside `src/profiler/` imports it.
 
 pub mod capture;
-pub mod cli;
-pub mod diagnose;
-pub mod export;
-pub mod export_pages;
-pub mod hints;
-pub mod inputs;
-pub mod labels;
-pub mod log;
-pub mod nvtx;
-pub mod report_file;
-pub mod report_source;
-pub mod rollup;
-pub mod sampling;
-pub mod source;
-pub mod units;
+pub mod observe;
+pub mod readers;

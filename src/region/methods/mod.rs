@@ -7,6 +7,8 @@
 //! one result at a time through [`super::Regioner`] ([`hierarchy::cut`], [`collectives::Position`],
 //! [`stack_frames::key`]). Names follow Neuron Explorer's Region Highlighter: `segment[0]`, `MLP[3]`,
 //! `model/Layer[1]`.
+//!
+//! Floor: region (see `crate::region`): imports the ground floor only.
 
 pub mod collectives;
 pub mod hierarchy;

@@ -2,6 +2,8 @@
 //! with their time and metric changes, the regions only one run has, and regression gates with a
 //! verdict. Pure: it takes two parsed report.json files and returns a [`Diff`]; `commands::diff` reads
 //! the files and prints.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 mod comparable;
 mod gate;

@@ -3,6 +3,8 @@
 //! Rendered by minijinja from templates/report.html.j2 with HTML autoescaping; the views below hold
 //! numbers already formatted, so the template only lays them out. Every user- or workload-controlled
 //! string goes through the escaping formatter, which also makes control and bidi characters visible.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::path::PathBuf;
 
@@ -13,8 +15,9 @@ use serde::Serialize;
 mod totals;
 
 use super::layout::time_of;
-use super::markdown::{shown_regions, MarkdownOptions};
+use super::shown::shown_regions;
 use super::svg::{self, Chart};
+use super::RenderOptions;
 use crate::report::format;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
@@ -27,7 +30,7 @@ const KEY_METRICS: usize = 4;
 
 /// report.html, with the same truncation limits as report.md.
 pub struct Html {
-    pub options: MarkdownOptions,
+    pub options: RenderOptions,
 }
 
 impl super::Output for Html {
@@ -50,7 +53,7 @@ impl super::Output for Html {
     }
 }
 
-pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+pub fn render(report: &Report, options: &RenderOptions) -> Result<String, RenderError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_trim_blocks(true);
@@ -205,7 +208,7 @@ struct KernelRow {
 }
 
 impl<'a> Page<'a> {
-    fn new(report: &'a Report, options: &MarkdownOptions) -> Page<'a> {
+    fn new(report: &'a Report, options: &RenderOptions) -> Page<'a> {
         let time = report.time_metric.as_deref();
         let keys: Vec<(&str, &str)> = report
             .metrics
@@ -295,7 +298,7 @@ fn scope_view<'a>(
     aggregate: bool,
     charts: &[&Chart],
     keys: &[(&str, &str)],
-    options: &MarkdownOptions,
+    options: &RenderOptions,
 ) -> ScopeView<'a> {
     let time = report.time_metric.as_deref();
     let unit = unit_of(report);

@@ -3,6 +3,8 @@
 //! output renders the same [`Report`]; [`write_all`] renders them side by side into temporary files
 //! and puts them in place only once all of them rendered, so a failing template never leaves a
 //! report.json newer than its report.md.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 pub mod glance;
 pub mod html;
@@ -10,12 +12,14 @@ pub mod json;
 pub mod layout;
 pub mod manifest;
 pub mod markdown;
+pub mod shown;
 pub mod svg;
 pub mod trace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use crate::config::Format;
 use crate::report::inside;
 use crate::report::model::Report;
 use crate::report::write::{not_replaced, stage, Staged};
@@ -141,28 +145,37 @@ fn stage_extra(
     Ok(staged)
 }
 
-/// The formats `report.outputs` may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// report.md (and `scopes/*.md` with many scopes).
-    Md,
-    /// report.json.
-    Json,
-    /// report.html, charts inline.
-    Html,
-    /// `charts/<scope>-time.svg`, `charts/<scope>-instances.svg`.
-    Svg,
-    /// trace.json (Chrome trace events, for ui.perfetto.dev).
-    Trace,
+/// How a report is rendered, for every output (report.md, report.html, the SVG charts): the limits of
+/// what tables show, the template, threads, and whether the charts are among the outputs.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    /// A user template (`report.template`); `None` uses the built-in one.
+    pub template: Option<PathBuf>,
+    /// Regions in each scope's summary table (the rest are only in report.json).
+    pub max_regions: usize,
+    /// Kernels listed per region or scope.
+    pub max_kernels: usize,
+    /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
+    pub threads: usize,
+    /// The SVG charts are among the outputs: each scope section links its charts.
+    pub charts: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            template: None,
+            max_regions: 200,
+            max_kernels: 10,
+            threads: 1,
+            charts: false,
+        }
+    }
 }
 
 /// The outputs for `formats`, in that order (a format named twice is written once). report.md and
 /// report.html link the SVG chart files when they are among them.
-pub fn outputs_for(
-    formats: &[Format],
-    markdown: &markdown::MarkdownOptions,
-) -> Vec<Box<dyn Output>> {
+pub fn outputs_for(formats: &[Format], options: &RenderOptions) -> Vec<Box<dyn Output>> {
     let mut seen = Vec::new();
     let mut outputs: Vec<Box<dyn Output>> = Vec::new();
     for &format in formats {
@@ -172,22 +185,22 @@ pub fn outputs_for(
         seen.push(format);
         outputs.push(match format {
             Format::Md => Box::new(markdown::Markdown {
-                options: markdown::MarkdownOptions {
+                options: RenderOptions {
                     charts: formats.contains(&Format::Svg),
-                    ..markdown.clone()
+                    ..options.clone()
                 },
             }),
             Format::Json => Box::new(json::Json {
-                threads: markdown.threads,
+                threads: options.threads,
             }),
             Format::Html => Box::new(html::Html {
-                options: markdown::MarkdownOptions {
+                options: RenderOptions {
                     charts: formats.contains(&Format::Svg),
-                    ..markdown.clone()
+                    ..options.clone()
                 },
             }),
             Format::Svg => Box::new(svg::Svg {
-                max_regions: markdown.max_regions,
+                max_regions: options.max_regions,
             }),
             Format::Trace => Box::new(trace::Trace),
         });

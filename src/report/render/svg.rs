@@ -6,6 +6,8 @@
 //! regions from Python call stacks, `charts/<scope>-flame.svg` (a flame graph, [`flame`])
 //! (`<scope>` is the scope's anchor: `scope-1`, …, `aggregate`); a report whose scopes are whole
 //! profiles gets `charts/sweep.svg` on its aggregate ([`sweep`]). report.html inlines the same charts.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -128,7 +130,7 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             continue;
         }
         let rows = max_regions.min(CHART_ROWS);
-        let shown = super::markdown::shown_regions(&scope.regions, Some(time), rows);
+        let shown = super::shown::shown_regions(&scope.regions, Some(time), rows);
         let name = if index.is_none() {
             "the aggregate".to_string()
         } else {

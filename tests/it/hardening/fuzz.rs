@@ -15,12 +15,17 @@ use proptest::sample::Index;
 use crate::common::analyze;
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::profiler::ncu::export::nvtx_cell::{parse_cell, CellLayout, DEFAULT_DOMAIN};
-use profile_run::profiler::ncu::export::raw::{MetricRequest, RawExport, RawPlan, RawSummary};
-use profile_run::profiler::ncu::export::ExportError;
+use profile_run::profiler::ncu::readers::export::nvtx_cell::{
+    parse_cell, CellLayout, DEFAULT_DOMAIN,
+};
+use profile_run::profiler::ncu::readers::export::raw::{
+    MetricRequest, RawExport, RawPlan, RawSummary,
+};
+use profile_run::profiler::ncu::readers::export::ExportError;
 use profile_run::region::RegionKind;
 use profile_run::report::model::Report;
-use profile_run::report::render::markdown::{render, MarkdownOptions};
+use profile_run::report::render::markdown::render;
+use profile_run::report::render::RenderOptions;
 
 use super::fixture_bytes;
 
@@ -148,7 +153,7 @@ fn check_pipeline(bytes: &[u8]) -> Result<(), TestCaseError> {
     match analyze(&config, &[path], &RunContext::default()) {
         Ok(report) => {
             check_counts(&report)?;
-            prop_assert!(render(&report, &MarkdownOptions::default()).is_ok());
+            prop_assert!(render(&report, &RenderOptions::default()).is_ok());
             let json = profile_run::report::render::json::to_json(&report);
             prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
         }

@@ -172,7 +172,7 @@ fn gzip_with_huge_block() -> Vec<u8> {
 
 #[test]
 fn a_4_gib_block_length_in_a_gzip_report_is_refused_within_a_tenth_of_a_second() {
-    use profile_run::profiler::ncu::report_file::{ReportFile, ReportFileError};
+    use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
     let bytes = gzip_with_huge_block();
     let started = Instant::now();
     let mut report =

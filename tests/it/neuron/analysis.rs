@@ -3,11 +3,10 @@
 //! arithmetic is in the comments.
 
 use profile_run::insights::RuleSet;
-use profile_run::profiler::neuron::analysis::metrics::vocabulary;
-use profile_run::profiler::neuron::analysis::{analyse, load_rules, Analysis, Bound, Region};
-use profile_run::profiler::neuron::model::NeuronProfile;
+use profile_run::profiler::neuron::observe::metrics::vocabulary;
+use profile_run::profiler::neuron::observe::{analyse, load_rules, Analysis, Bound, Region};
+use profile_run::profiler::neuron::readers::model::NeuronProfile;
 use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json};
-use profile_run::profiler::neuron::report::text;
 use profile_run::profiler::neuron::settings::{
     CollectiveRegions, InsightSettings, NeuronSettings, RegionMethod,
 };
@@ -242,17 +241,9 @@ fn parquet_gives_the_same_regions_as_json() {
 }
 
 #[test]
-fn text_rendering_of_the_mlp_blocks() {
-    let p = profile_json::read(&decoder_json()).unwrap();
-    let mut a = analyse(&p, &mlp_settings(), &shipped_rules());
-    a.source = "llama_tp_decoder.json".into();
-    insta::assert_snapshot!("neuron_mlp_text", text::render(&a));
-}
-
-#[test]
 fn the_docs_list_every_metric_and_every_shipped_rule() {
     let doc = std::fs::read_to_string(repo().join("docs/neuron.md")).unwrap();
-    for d in profile_run::profiler::neuron::analysis::metrics::REGION_METRICS {
+    for d in profile_run::profiler::neuron::observe::metrics::REGION_METRICS {
         assert!(
             doc.contains(&format!("| `{}` | {} | {} |", d.name, d.unit, d.formula)),
             "{}",

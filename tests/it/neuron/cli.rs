@@ -35,7 +35,7 @@ impl Env {
     }
 
     /// profile-run with the fake tool, a private output root and the argument/environment logs.
-    fn cmd(&self, preset: &str) -> Command {
+    pub(super) fn cmd(&self, preset: &str) -> Command {
         let mut cmd = Command::cargo_bin("profile-run").unwrap();
         cmd.current_dir(self.dir.path())
             .env("HOME", self.dir.path())
@@ -54,7 +54,7 @@ impl Env {
         cmd
     }
 
-    fn run_dir(&self) -> PathBuf {
+    pub(super) fn run_dir(&self) -> PathBuf {
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.path("out"))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -74,14 +74,14 @@ impl Env {
     }
 }
 
-fn strings(v: &[&str]) -> Vec<String> {
+pub(super) fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
 pub(super) fn report_json(dir: &Path) -> Value {
     let value: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    let (schemas, index) = crate::report_render::schema();
+    let (schemas, index) = crate::report_schema::schema();
     if let Err(e) = schemas.validate(&value, index) {
         panic!("report.json does not match docs/report.schema.json:\n{e:#}");
     }
@@ -271,6 +271,33 @@ fn inspect_mode_runs_the_workload_views_each_core_and_reports() {
     for scope in scopes {
         assert_mlp_scope(scope);
     }
+    assert_mlp_blocks_compared(&report, &run);
+    assert!(run.join("run.json").is_file() && run.join("neuron.log").is_file());
+    assert!(std::fs::read_to_string(run.join("neuron.log"))
+        .unwrap()
+        .contains("training step 1"));
+
+    // the run directory reports again, under another region method
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["report", "--force"])
+        .arg(&run)
+        .arg("neuron.regions.method=hierarchy")
+        .assert()
+        .success();
+    let again = report_json(&run);
+    let r = &again["scopes"][0]["regions"][1];
+    assert_eq!(r["path"], "NeuronLlamaModel/NeuronLlamaDecoderLayer[1]");
+    assert_eq!(
+        (r["kind"].as_str(), r["origin"].as_str()),
+        (Some("stack"), Some("hierarchy"))
+    );
+    assert_eq!(again["run"]["command"][1], "--steps=2");
+}
+
+/// report.compare of three MLP blocks, in report.json and report.md, with the blocks' distribution
+/// and its outlier.
+fn assert_mlp_blocks_compared(report: &Value, run: &Path) {
     // report.compare: the regions side by side, as for any profiler.
     let compared = &report["compare"][0];
     assert_eq!(compared["scope"], "pid 4242, NeuronCore 0");
@@ -311,27 +338,6 @@ fn inspect_mode_runs_the_workload_views_each_core_and_reports() {
         md.contains("| **MLP\\[3\\]** (outlier) | MLP | 64.00 µs | 1.641× |"),
         "{md}"
     );
-    assert!(run.join("run.json").is_file() && run.join("neuron.log").is_file());
-    assert!(std::fs::read_to_string(run.join("neuron.log"))
-        .unwrap()
-        .contains("training step 1"));
-
-    // the run directory reports again, under another region method
-    Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["report", "--force"])
-        .arg(&run)
-        .arg("neuron.regions.method=hierarchy")
-        .assert()
-        .success();
-    let again = report_json(&run);
-    let r = &again["scopes"][0]["regions"][1];
-    assert_eq!(r["path"], "NeuronLlamaModel/NeuronLlamaDecoderLayer[1]");
-    assert_eq!(
-        (r["kind"].as_str(), r["origin"].as_str()),
-        (Some("stack"), Some("hierarchy"))
-    );
-    assert_eq!(again["run"]["command"][1], "--steps=2");
 }
 
 #[test]
@@ -575,59 +581,4 @@ fn a_workload_that_cannot_start_says_which_and_where_it_is_named() {
     );
     assert!(stderr.contains("check the command after `--`"), "{stderr}");
     assert!(!stderr.contains("pipeline.ncu"), "{stderr}");
-}
-
-#[test]
-fn several_workers_give_one_scope_per_rank() {
-    let env = Env::new();
-    let neff = env.path("model.neff");
-    std::fs::write(&neff, "fake neff").unwrap();
-    env.cmd("neuron/neff")
-        .args(MLP)
-        .arg(format!("pipeline.neuron.neff={}", neff.display()))
-        .args([
-            "pipeline.neuron.capture.workers_per_node=2",
-            "pipeline.neuron.view.format=json",
-        ])
-        .assert()
-        .success();
-    let run = env.run_dir();
-    let calls = env.invocations();
-    assert_eq!(calls.len(), 3, "{calls:?}");
-    assert_eq!(
-        calls[0][5..9],
-        strings(&["--profile-nth-exec", "2", "-r", "2"])
-    );
-    for (rank, call) in calls[1..].iter().enumerate() {
-        let ntff = run.join(format!("profile_rank_{rank}_exec_2.ntff"));
-        assert_eq!(call[4], ntff.display().to_string());
-    }
-    let report = report_json(&run);
-    let scopes = report["scopes"].as_array().unwrap();
-    assert_eq!(scopes.len(), 2);
-    for (rank, scope) in scopes.iter().enumerate() {
-        assert_eq!(scope["rank"], rank);
-        assert!(scope["label"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("rank {rank}")));
-        assert_mlp_scope(scope);
-    }
-}
-
-#[test]
-fn view_without_home_is_a_usage_error_naming_home() {
-    let env = Env::new();
-    let output = env
-        .cmd("neuron/default")
-        .env_remove("HOME")
-        .arg("--")
-        .arg(repo().join("tests/support/fake-neuron-workload"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("needs HOME set"), "{stderr}");
-    assert!(env.invocations().is_empty());
 }

@@ -255,22 +255,33 @@ fn capture_then_view_against_the_fake_tool() {
     assert!(runs[1].contains(&format!("-s\n{}\n", ntffs[1].display())));
     assert!(runs[1].contains(&format!("HOME={}\n", tmp.path().display())));
 
+    parquet_views_are_found_and_read(&program, &p, &input, tmp.path(), path.as_deref());
+}
+
+/// A Parquet view of `input`: the fake copies a generated directory, found where the tool wrote it
+/// and read.
+fn parquet_views_are_found_and_read(
+    program: &Path,
+    p: &NeuronPipeline,
+    input: &ViewInput,
+    tmp: &Path,
+    path: Option<&OsStr>,
+) {
     // Parquet: the fake copies a generated directory; recognised by content and read.
-    let pq = tmp.path().join("generated@latest");
+    let pq = tmp.join("generated@latest");
     generate(&decoder_json(), &pq, &GenOptions::default());
     let out = tmp
-        .path()
         .join("view-out")
         .join(ViewFormat::Parquet.file_name("rank1"));
     fs::create_dir_all(out.parent().unwrap()).unwrap();
     let view = NeuronCli::view(
-        &program,
-        &p,
-        &input,
+        program,
+        p,
+        input,
         ViewFormat::Parquet,
         &out,
-        Some(tmp.path().as_os_str()),
-        path.as_deref(),
+        Some(tmp.as_os_str()),
+        path,
     )
     .unwrap();
     view.expression()
@@ -295,7 +306,7 @@ fn capture_then_view_against_the_fake_tool() {
         .run()
         .unwrap();
     let written = view_output(&out).unwrap();
-    assert_eq!(written, tmp.path().join("view-out/rank1@latest"));
+    assert_eq!(written, tmp.join("view-out/rank1@latest"));
     assert_eq!(
         recognise(out.parent().unwrap()).unwrap(),
         InputKind::ParquetDir(written.clone())

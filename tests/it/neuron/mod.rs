@@ -4,6 +4,7 @@
 mod analysis;
 mod cli;
 mod cli_report;
+mod cli_workers;
 mod driver;
 mod parquet;
 mod parquet_gen;

@@ -130,7 +130,7 @@ fn a_directory_without_metadata_says_what_it_expected() {
 
 #[test]
 fn framework_tables_drive_the_hierarchy_without_instruction_layers() {
-    use profile_run::profiler::neuron::analysis::regions::{generate as regions, Selection};
+    use profile_run::profiler::neuron::observe::regions::{generate as regions, Selection};
     use profile_run::profiler::neuron::settings::{RegionMethod, RegionSettings};
     let tmp = dir_with(&GenOptions::default());
     let mut p = parquet::read(&tmp.path().join("profile@latest")).unwrap();

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use profile_run::profiler::neuron::model::Engine;
+use profile_run::profiler::neuron::readers::model::Engine;
 use profile_run::profiler::neuron::readers::{profile_json, summary_json, summary_text};
 use profile_run::profiler::neuron::NeuronError;
 

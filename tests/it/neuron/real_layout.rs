@@ -216,7 +216,13 @@ fn layer_summary_records_are_nested_regions_with_the_records_figures() {
     assert!(!kernels
         .iter()
         .any(|k| k["name"].as_str().unwrap().contains("EVENT_SEMAPHORE")));
-    // the hierarchy method cuts along the same records, `regions.auto.depth` keeping the shallower
+}
+
+#[test]
+fn the_hierarchy_method_cuts_along_layer_summary_records_at_a_depth() {
+    let env = Env::new();
+    let file = sweep_file(1024);
+    // `regions.auto.depth` keeps the shallower of the records
     let out = run_report(
         &env,
         &[&file],

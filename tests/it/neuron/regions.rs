@@ -3,7 +3,7 @@
 //! S+40..48 µs, triggered at S+38 µs on layers 0 and 2; its MLP AllReduce S+88..96 µs, triggered at
 //! S+86 µs on layers 0 and 2; layer 3's MLP runs 24 µs longer).
 
-use profile_run::profiler::neuron::analysis::regions::{generate, Selection};
+use profile_run::profiler::neuron::observe::regions::{generate, Selection};
 use profile_run::profiler::neuron::readers::profile_json;
 use profile_run::profiler::neuron::settings::{CollectiveRegions, RegionMethod, RegionSettings};
 

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use profile_run::profiler::neuron::analysis::regions::generate;
-use profile_run::profiler::neuron::model::intervals::{length, union};
-use profile_run::profiler::neuron::model::{Collective, Instruction, NeuronProfile};
+use profile_run::profiler::neuron::observe::regions::generate;
+use profile_run::profiler::neuron::readers::model::intervals::{length, union};
+use profile_run::profiler::neuron::readers::model::{Collective, Instruction, NeuronProfile};
 use profile_run::profiler::neuron::readers::{profile_json, summary_json, summary_text};
 use profile_run::profiler::neuron::settings::{RegionMethod, RegionSettings};
 

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use profile_run::profiler::ncu::export::nvtx_cell::{parse_cell, CellLayout};
-use profile_run::profiler::ncu::report_file::ResultKind;
+use profile_run::profiler::ncu::readers::export::nvtx_cell::{parse_cell, CellLayout};
+use profile_run::profiler::ncu::readers::report_file::ResultKind;
 
 use super::{decode, Decoded, Val};
 use crate::common::fixture;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use profile_run::profiler::ncu::report_file::{ReportFile, ReportFileError, ResultKind};
+use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, ResultKind};
 
 use super::{decode, report_path, Decoded, FIXTURES};
 

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use profile_run::profiler::ncu::report_file::{ReportFile, ReportFileError};
+use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 use proptest::prelude::*;
 
 use super::report_path;

@@ -10,7 +10,7 @@ mod ncu_report;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use profile_run::profiler::ncu::report_file::{
+use profile_run::profiler::ncu::readers::report_file::{
     MetricValue, NvtxState, ReportFile, ReportFileError, ResultKind, RuleResult, StackFrame,
 };
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{decode, report_path, Decoded, Val, FIXTURES};
 use crate::common::repo;
-use profile_run::profiler::ncu::report_file::ResultKind;
+use profile_run::profiler::ncu::readers::report_file::ResultKind;
 
 fn dump(name: &str) -> Vec<Value> {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());

@@ -7,13 +7,13 @@ use std::process::Command;
 
 use profile_run::report::format;
 use profile_run::report::render::html::render;
-use profile_run::report::render::markdown::MarkdownOptions;
+use profile_run::report::render::RenderOptions;
 use profile_run::report::render::{outputs_for, write_all, Format};
 
 use super::{hostile, manual, ranks, time, HOSTILE};
 
 fn html(report: &profile_run::report::model::Report) -> String {
-    render(report, &MarkdownOptions::default()).unwrap()
+    render(report, &RenderOptions::default()).unwrap()
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn write_all_puts_every_configured_output_in_place() {
         Format::Svg,
         Format::Trace,
     ];
-    let options = MarkdownOptions::default();
+    let options = RenderOptions::default();
     let outputs = outputs_for(&formats, &options);
     let refs: Vec<&dyn profile_run::report::render::Output> =
         outputs.iter().map(|o| o.as_ref()).collect();

@@ -202,10 +202,10 @@ fn the_same_report_gives_the_same_bytes() {
 
 #[test]
 fn report_md_links_each_scopes_charts_also_from_split_scope_pages() {
-    use profile_run::report::render::markdown::{render_pages, MarkdownOptions};
-    let options = MarkdownOptions {
+    use profile_run::report::render::{markdown::render_pages, RenderOptions};
+    let options = RenderOptions {
         charts: true,
-        ..MarkdownOptions::default()
+        ..RenderOptions::default()
     };
     // Two ranks: each section and the aggregate link their own chart.
     let pages = render_pages(&ranks(), &options).unwrap();
@@ -231,6 +231,6 @@ fn report_md_links_each_scopes_charts_also_from_split_scope_pages() {
     let files: Vec<String> = charts(&many, 200).into_iter().map(|c| c.file).collect();
     assert!(files.contains(&"charts/scope-9-time.svg".to_string()));
     // Off unless the charts are written.
-    let plain = render_pages(&ranks(), &MarkdownOptions::default()).unwrap();
+    let plain = render_pages(&ranks(), &RenderOptions::default()).unwrap();
     assert!(!plain.main.contains("**Charts:**"));
 }

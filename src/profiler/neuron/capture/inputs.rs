@@ -33,7 +33,7 @@ enum Kind {
 fn kind(path: &Path) -> Result<Option<Kind>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ["ncu-rep", "csv"].contains(&ext)
-        || crate::profiler::ncu::inputs::is_compressed_csv(path)
+        || crate::profiler::ncu::capture::inputs::is_compressed_csv(path)
         || is_ncu_csv(path)
     {
         return Ok(None);
@@ -127,7 +127,7 @@ fn as_viewed(path: &Path) -> Viewed {
 
 /// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).
 fn run_context(dir: &Path) -> RunContext {
-    let path = dir.join("run.json");
+    let path = dir.join(crate::run::RECORD_FILE);
     // Only a regular file is read: a FIFO in its place would block `open()`.
     let record: Option<RunRecord> = path
         .is_file()

@@ -1,6 +1,9 @@
 //! A profiling run under Neuron: a framework workload run with the runtime's inspect environment (then
 //! `view` for each NEFF/NTFF pair it wrote), or `capture` of one NEFF (then `view`); the run's files
 //! (config, command, record, log, `views/`, the manifest), `--dry-run`, and the report afterwards.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod cli;
 pub mod inputs;
@@ -22,16 +25,14 @@ use crate::profiler::neuron::capture::cli::{
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
+use crate::profiler::Capture;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
 
-/// The log the workload's (or `capture`'s) output goes to, in the run directory.
-pub const LOG: &str = "neuron.log";
-/// `NEURON_RT_INSPECT_OUTPUT_DIR`, under the run directory.
-pub const INSPECT_DIR: &str = "inspect";
-/// The session file `capture -s` is given, in the run directory.
-pub const SESSION: &str = "profile.ntff";
+pub use crate::run::{
+    NEURON_INSPECT_DIR as INSPECT_DIR, NEURON_LOG as LOG, NEURON_SESSION as SESSION,
+};
 
 /// The checks that need only the configuration (run by [`Plan::new`]): NEFF mode names a NEFF that
 /// exists; the outlier factor is a factor.
@@ -51,7 +52,7 @@ pub fn check_config(config: &Config) -> Result<()> {
         }
     }
     // The rules file is loaded (and checked against the metric vocabulary) before anything starts.
-    crate::profiler::neuron::report::rules(config)?;
+    crate::profiler::neuron::observe::report::rules(config)?;
     let factor = config.neuron.distribution.outlier_factor;
     if !(factor.is_finite() && factor >= 1.0) {
         return Err(Error::Usage(format!(
@@ -167,23 +168,16 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 
 /// Runs the capture into `run` (inspect mode: the workload; NEFF mode: `capture`), then `view`s every
 /// profile it wrote and lists them in the run's manifest; returns how the capture ended.
-pub fn capture(
-    loaded: &Loaded,
-    run: &RunDir,
-    record: &mut RunRecord,
-    workload: &[String],
-    quiet: bool,
-) -> Result<Finished> {
-    let config = &loaded.config;
+pub fn capture(job: Capture<'_>) -> Result<Finished> {
+    let (run, record) = (job.run, job.record);
+    let config = &job.loaded.config;
     let pipeline = &config.pipeline.neuron;
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
-    let (program, expression, line) = capture_command(config, run, workload)?;
+    let (program, expression, line) = capture_command(config, run, job.workload)?;
     record.profiler_command = shell_words::split(&line).unwrap_or_default();
-    run.write_text("config.yaml", &loaded.to_yaml())?;
-    run.write_text("command.txt", &format!("{line}\n"))?;
-    run.write_record(record)?;
+    run.write_start(&job.loaded.to_yaml(), std::slice::from_ref(&line), record)?;
 
-    let display = Display::new(quiet);
+    let display = Display::new(job.quiet);
     display.status(format!("starting {program}"));
     let finished = run_streaming(&program, expression, &run.path(LOG), grace, &mut |l| {
         display.passthrough(l)
@@ -208,7 +202,7 @@ pub fn capture(
         }
         CaptureMode::Neff => view_sessions(pipeline, run, grace)?,
     };
-    if !quiet {
+    if !job.quiet {
         for v in &viewed {
             err_line(&format!("viewed {}", v.output.display()));
         }
@@ -353,7 +347,7 @@ pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Optio
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::report::report(&loaded.config, &viewed, &context).map(Some)
+    crate::profiler::neuron::observe::report::report(&loaded.config, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

@@ -13,10 +13,7 @@ use crate::profiler::neuron::capture::cli::{resolve_program, view_output, Neuron
 use crate::profiler::neuron::capture::inspect::CapturePair;
 use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
 
-/// The list of viewed profiles in a run directory.
-pub const MANIFEST: &str = "neuron-views.json";
-/// Where `view` writes, under a run or report directory.
-pub const VIEWS_DIR: &str = "views";
+pub use crate::run::{NEURON_VIEWS_DIR as VIEWS_DIR, NEURON_VIEWS_MANIFEST as MANIFEST};
 
 /// One readable profile and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::{LayerNode, SummaryLayout};
+use crate::profiler::neuron::readers::model::{LayerNode, SummaryLayout};
 
 /// `layer_summary`: a list of objects, one per layer, named by `name`, `layer` or `node_name`, with
 /// an optional `parent`/`parent_name`, `hfu`/`mfu` (`tensor_engine_hfu`/`tensor_engine_mfu` in

@@ -9,11 +9,11 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::{
-    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, NeuronProfile, StackFrame,
-};
 use crate::profiler::neuron::readers::json_text::parse_after_log;
 use crate::profiler::neuron::readers::layer_summary::{layers, layout};
+use crate::profiler::neuron::readers::model::{
+    ActivePeriod, Collective, DmaTransfer, Engine, Instruction, NeuronProfile, StackFrame,
+};
 use crate::profiler::neuron::readers::profile_document::{
     Document, RawActive, RawCollective, RawInstruction,
 };

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{parquet, profile_json, summary_json, summary_text};
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::NeuronProfile;
+use crate::profiler::neuron::readers::model::NeuronProfile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputKind {

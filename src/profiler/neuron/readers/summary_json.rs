@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::Summary;
 use crate::profiler::neuron::readers::json_text::parse_after_log;
+use crate::profiler::neuron::readers::model::Summary;
 
 /// Read a summary-json file.
 pub fn read(path: &Path) -> Result<Vec<Summary>> {

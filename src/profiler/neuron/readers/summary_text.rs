@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::Summary;
+use crate::profiler::neuron::readers::model::Summary;
 
 /// The summary and what could not be converted (unknown units are kept as text, with a note).
 #[derive(Debug, Clone, PartialEq)]

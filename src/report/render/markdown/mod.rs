@@ -5,12 +5,15 @@
 //! Templates come only from the built-in set compiled in from templates/ or from the one path in
 //! `report.template`; a user template may include or import the built-in partials by name. Number
 //! formatting and escaping are filters (see [`crate::report::format`]) so a template never formats by hand.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::path::PathBuf;
 
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior};
 
+use super::RenderOptions;
 use crate::report::format;
 use crate::report::model::Report;
 use crate::report::RenderError;
@@ -20,7 +23,6 @@ mod matrix;
 mod views;
 
 pub(in crate::report::render) use kernels::KernelList;
-pub(crate) use views::shown_regions;
 use views::Context;
 
 /// The built-in templates, by the name templates include them with.
@@ -60,32 +62,6 @@ const SUMMARY_METRICS: usize = 4;
 /// report.md of tens of megabytes helps no one. report.json keeps everything either way.
 pub const SPLIT_ABOVE: usize = 8;
 
-#[derive(Debug, Clone)]
-pub struct MarkdownOptions {
-    /// A user template (`report.template`); `None` uses the built-in one.
-    pub template: Option<PathBuf>,
-    /// Regions in each scope's summary table (the rest are only in report.json).
-    pub max_regions: usize,
-    /// Kernels listed per region or scope.
-    pub max_kernels: usize,
-    /// Threads rendering the built-in template's scope sections (0: one per core, 1: none apart).
-    pub threads: usize,
-    /// The SVG charts are among the outputs: each scope section links its charts.
-    pub charts: bool,
-}
-
-impl Default for MarkdownOptions {
-    fn default() -> Self {
-        MarkdownOptions {
-            template: None,
-            max_regions: 200,
-            max_kernels: 10,
-            threads: 1,
-            charts: false,
-        }
-    }
-}
-
 /// Loads and compiles a user template, so a missing file or a syntax error is found before profiling.
 pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
     let source = std::fs::read_to_string(path).map_err(|source| RenderError::TemplateRead {
@@ -108,7 +84,7 @@ pub struct Pages {
 
 /// report.md, and its scope pages when the report has more than [`SPLIT_ABOVE`] scopes.
 pub struct Markdown {
-    pub options: MarkdownOptions,
+    pub options: RenderOptions,
 }
 
 impl super::Output for Markdown {
@@ -136,11 +112,11 @@ impl super::Output for Markdown {
 }
 
 /// report.md only; see [`render_pages`] for the scope pages of a report with many scopes.
-pub fn render(report: &Report, options: &MarkdownOptions) -> Result<String, RenderError> {
+pub fn render(report: &Report, options: &RenderOptions) -> Result<String, RenderError> {
     render_pages(report, options).map(|pages| pages.main)
 }
 
-pub fn render_pages(report: &Report, options: &MarkdownOptions) -> Result<Pages, RenderError> {
+pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, RenderError> {
     let mut env = environment();
     let main = match &options.template {
         None => MAIN.to_string(),

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::kernels::KernelList;
 use super::matrix::{self, Matrix, RowKey};
-use super::{MarkdownOptions, SPLIT_ABOVE, SUMMARY_METRICS};
+use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
@@ -16,6 +16,8 @@ use crate::report::model::{
     MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope,
     Summary, Totals,
 };
+use crate::report::render::shown::shown_regions;
+use crate::report::render::RenderOptions;
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
 /// with 100,000 regions would become gigabytes of template values, while report.md shows at most
@@ -149,7 +151,7 @@ struct RegionView<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub(super) fn new(report: &'a Report, options: &MarkdownOptions) -> Context<'a> {
+    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> Context<'a> {
         let time = report.time_metric.as_deref();
         let summary_metrics = report
             .metrics
@@ -221,7 +223,7 @@ impl<'a> ScopeView<'a> {
         anchor: String,
         is_aggregate: bool,
         time: Option<&str>,
-        options: &MarkdownOptions,
+        options: &RenderOptions,
     ) -> ScopeView<'a> {
         let shown = shown_regions(&scope.regions, time, options.max_regions);
         let scope_time = number(&scope.total.metrics, time);
@@ -323,7 +325,7 @@ impl<'a> RegionView<'a> {
         scope_anchor: &str,
         used: &mut HashSet<String>,
         time: Option<&str>,
-        options: &MarkdownOptions,
+        options: &RenderOptions,
     ) -> RegionView<'a> {
         RegionView {
             path: &region.path,
@@ -412,7 +414,7 @@ fn ratio(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
 /// (one folder down) when split.
 fn link_charts<'a>(
     report: &Report,
-    options: &MarkdownOptions,
+    options: &RenderOptions,
     split: bool,
     scopes: &mut [ScopeView<'a>],
     mut aggregate: Option<&mut ScopeView<'a>>,
@@ -435,49 +437,6 @@ fn link_charts<'a>(
             });
         }
     }
-}
-
-/// Indices of the regions for the summary table: the longest `max` by inclusive time (kernel count
-/// without a time metric), each taken with its ancestors while they fit, returned in tree order.
-pub(crate) fn shown_regions(regions: &[Region], time: Option<&str>, max: usize) -> Vec<usize> {
-    if regions.len() <= max {
-        return (0..regions.len()).collect();
-    }
-    let index: HashMap<(_, &str), usize> = regions
-        .iter()
-        .enumerate()
-        .map(|(i, r)| ((r.kind, r.path.as_str()), i))
-        .collect();
-    // Keys looked up once: a metric lookup is a scan of the region's metric map.
-    let mut order: Vec<(f64, u64, usize)> = regions
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (number(&r.inclusive, time).unwrap_or(0.0), r.kernel_count, i))
-        .collect();
-    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let mut chosen = vec![false; regions.len()];
-    let mut count = 0;
-    for (_, _, i) in order {
-        if count == max {
-            break;
-        }
-        let mut chain = Vec::new();
-        let mut next = Some(i);
-        while let Some(j) = next.filter(|&j| !chosen[j]) {
-            chain.push(j);
-            next = regions[j]
-                .parent
-                .as_deref()
-                .and_then(|p| index.get(&(regions[j].kind, p)).copied());
-        }
-        if count + chain.len() <= max {
-            count += chain.len();
-            for j in chain {
-                chosen[j] = true;
-            }
-        }
-    }
-    (0..regions.len()).filter(|&i| chosen[i]).collect()
 }
 
 /// `scope-1-train-step-forward`; a clash or a name without ASCII letters gets the region's index.

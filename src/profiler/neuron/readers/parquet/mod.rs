@@ -2,6 +2,9 @@
 //! (`Instruction.parquet`, `CcOp.parquet`, parts `Name_0.parquet`, `Name_1.parquet`), a table present
 //! only when the profile has that activity. The schema version comes from `Metadata`
 //! (`profile_schema_version`) and picks the column names ([`schema`]).
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod schema;
 pub mod table;
@@ -11,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::NeuronProfile;
+use crate::profiler::neuron::readers::model::NeuronProfile;
 use schema::{Dialect, SchemaVersion};
 use table::Table;
 

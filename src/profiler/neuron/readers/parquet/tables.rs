@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::table::{RowView, Table};
 use super::Ctx;
 use crate::profiler::neuron::error::{NeuronError, Result};
-use crate::profiler::neuron::model::{
+use crate::profiler::neuron::readers::model::{
     Collective, DmaTransfer, Engine, Instruction, LayerNode, LayerSpan, StackFrame, Summary,
 };
 

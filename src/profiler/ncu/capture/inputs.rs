@@ -1,0 +1,378 @@
+//! ncu's inputs to `report` / `merge`, found again: run directories (single or per-rank), raw CSV
+//! exports and `.ncu-rep` files, each capture read once however it is named. Under
+//! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
+//! is read as it is; under `csv` it is exported to CSV pages with ncu first.
+
+use std::path::{Path, PathBuf};
+
+use super::export_pages::export_pages;
+use crate::analysis::RunContext;
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
+use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
+use crate::profiler::ProfilerPlan;
+use crate::report::model::Report;
+use crate::run::{RunRecord, REPORT_BASE};
+
+/// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
+/// read natively, never both (one report reads one kind of source).
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub exports: Vec<ExportSet>,
+    pub reports: Vec<ReportInput>,
+    pub context: RunContext,
+    /// The run directory the first input belongs to (the input itself, or the directory of an export
+    /// that holds a `run.json`); `None` for a bare export.
+    pub run_dir: Option<PathBuf>,
+}
+
+/// Whether ncu's report files are read as they are (`pipeline.ncu.reader: native`) rather than
+/// exported to CSV pages first: the one place the setting is read.
+pub fn reads_report_files(config: &Config) -> bool {
+    config.pipeline.ncu.reader == "native"
+}
+
+impl Inputs {
+    /// The report of these captures: the one place that chooses ncu's reader. Report files are
+    /// read as they are (`pipeline.ncu.reader: native` put them here), CSV pages otherwise.
+    pub fn analyze(&self, plan: &ProfilerPlan, context: &RunContext) -> Result<Report> {
+        if self.reports.is_empty() {
+            analyze_exports(plan, &self.exports, context)
+        } else {
+            analyze_report_files(plan, &self.reports, context)
+        }
+    }
+}
+
+/// The files already taken by earlier arguments, by file identity (device and inode), so the same
+/// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
+/// of counted twice.
+#[derive(Default)]
+struct Claimed {
+    files: Vec<((u64, u64), String)>,
+}
+
+impl Claimed {
+    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    fn claim(&mut self, file: &Path, argument: &Path) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(file) else {
+            return Ok(());
+        };
+        let id = (meta.dev(), meta.ino());
+        let argument = argument.display().to_string();
+        if let Some((_, earlier)) = self.files.iter().find(|(seen, _)| *seen == id) {
+            let how = if *earlier == argument {
+                format!("`{argument}` is given twice")
+            } else {
+                format!(
+                    "`{earlier}` and `{argument}` name the same capture ({})",
+                    file.display()
+                )
+            };
+            return Err(Error::Usage(format!(
+                "{how}, so its results would be counted twice; give each capture once"
+            )));
+        }
+        self.files.push((id, argument));
+        Ok(())
+    }
+
+    /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
+    /// `None` for a capture made in one pass.
+    /// A deep sibling that is not a regular file (a directory, a FIFO, a device) is named in a note
+    /// and left unread, so the capture is reported from its timing pass alone.
+    fn deep_sibling(&mut self, timing: &Path, argument: &Path) -> Result<Option<PathBuf>> {
+        let deep = match super::sampling::deep_sibling(timing) {
+            Some(super::sampling::Sibling::File(deep)) => deep,
+            Some(super::sampling::Sibling::NotAFile(deep, kind)) => {
+                crate::console::err_line(&format!(
+                    "note: {} {kind}, not a report file: its deep metrics are left out and {} is reported from its timing pass alone",
+                    crate::console::escape_controls(&deep.display().to_string()),
+                    crate::console::escape_controls(&timing.display().to_string()),
+                ));
+                return Ok(None);
+            }
+            None => return Ok(None),
+        };
+        self.claim(&deep, argument)?;
+        Ok(Some(deep))
+    }
+}
+
+/// The capture made of exported pages (needs `raw`; `details` is optional).
+fn set_from_pages(pages: Vec<(String, PathBuf)>, rank: Option<u32>) -> Option<ExportSet> {
+    let page = |name: &str| {
+        pages
+            .iter()
+            .find(|(p, _)| p == name)
+            .map(|(_, path)| path.clone())
+    };
+    Some(ExportSet {
+        raw: page("raw")?,
+        details: page("details"),
+        rank,
+    })
+}
+
+/// The details export that belongs to a raw one: the same name with its last `raw` replaced by
+/// `details` (`export_raw.csv` → `export_details.csv`, `manual_raw.csv` → `manual_details.csv`).
+pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
+    let name = raw.file_name()?.to_str()?;
+    let at = name.rfind("raw")?;
+    let details = raw.with_file_name(format!("{}details{}", &name[..at], &name[at + 3..]));
+    details.is_file().then_some(details)
+}
+
+/// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files. An `.ncu-rep`
+/// in a run directory is exported into it; any other is exported into `bare_export_dir()` (the
+/// report's directory), never beside the input, which may lie in a source tree.
+pub fn resolve_inputs(
+    inputs: &[PathBuf],
+    config: &Config,
+    bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+) -> Result<Inputs> {
+    let mut exports = Vec::new();
+    let mut reports = Vec::new();
+    let mut context = RunContext::default();
+    let mut claimed = Claimed::default();
+    let native = reads_report_files(config);
+    for input in inputs {
+        if let Some(kind) = crate::file_kind::special_kind(input) {
+            return Err(Error::Usage(format!(
+                "{} {kind}, not a file profile-run can read; give a run directory, a `--page raw` CSV export or an .ncu-rep",
+                input.display()
+            )));
+        }
+        if input.is_dir() {
+            let mut found = RunDirInputs {
+                argument: input,
+                config,
+                exports: &mut exports,
+                reports: &mut reports,
+                context: &mut context,
+                claimed: &mut claimed,
+            };
+            found.collect(input)?;
+        } else if native && input.is_file() && is_report_file(input) {
+            claimed.claim(input, input)?;
+            reports.push(ReportInput {
+                deep: claimed.deep_sibling(input, input)?,
+                path: input.clone(),
+                rank: None,
+            });
+        } else if input.extension().is_some_and(|e| e == "ncu-rep") {
+            claimed.claim(input, input)?;
+            let dir = match run_dir_of(input) {
+                Some(run) => run,
+                None => bare_export_dir()?,
+            };
+            exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
+        } else if input.is_file() && is_compressed_csv(input) {
+            claimed.claim(input, input)?;
+            exports.push(decompressed_export(input, &bare_export_dir()?)?);
+        } else if input.is_file() {
+            claimed.claim(input, input)?;
+            exports.push(ExportSet {
+                raw: input.clone(),
+                details: sibling_details(input),
+                rank: None,
+            });
+        } else {
+            let override_hint = if input.to_string_lossy().contains('/') {
+                ""
+            } else {
+                " (an override is written `dotted.key=value`)"
+            };
+            return Err(Error::Usage(format!(
+                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep{override_hint}",
+                input.display()
+            )));
+        }
+    }
+    if exports.is_empty() && reports.is_empty() {
+        return Err(Error::Usage(format!(
+            "no report file or raw export found in {}; a run directory holds profile.ncu-rep (or export_raw.csv)",
+            inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if !exports.is_empty() && !reports.is_empty() {
+        return Err(Error::Usage(format!(
+            "these inputs mix report files ({}) and CSV exports ({}), which one report cannot combine; give only one kind, or set pipeline.ncu.reader=csv to export the report files with ncu first",
+            reports[0].path.display(),
+            exports[0].raw.display()
+        )));
+    }
+    Ok(Inputs {
+        exports,
+        reports,
+        context,
+        run_dir: run_dir_of(&inputs[0]),
+    })
+}
+
+/// `R_raw.csv.gz`: a gzip-compressed CSV export.
+pub fn is_compressed_csv(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".csv.gz"))
+}
+
+/// A gzip-compressed CSV export and its details page (compressed or not), decompressed into `dir`
+/// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
+/// which needs a file it can seek in.
+fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
+    let raw = gunzip_into(input, dir)?;
+    let details = match sibling_details(input) {
+        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir)?),
+        other => other,
+    };
+    Ok(ExportSet {
+        raw,
+        details,
+        rank: None,
+    })
+}
+
+/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`; a damaged stream is an error naming the file.
+fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
+    let name = input
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map_or("export.csv", |n| &n[..n.len() - ".gz".len()]);
+    let out = dir.join(name);
+    let io_error = |path: &Path, source: std::io::Error| {
+        Error::from(crate::profiler::ncu::readers::export::ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let file = std::fs::File::open(input).map_err(|e| io_error(input, e))?;
+    let mut reader = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+    let mut writer =
+        std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
+    std::io::copy(&mut reader, &mut writer).map_err(|e| {
+        let _ = std::fs::remove_file(&out);
+        io_error(
+            input,
+            std::io::Error::new(e.kind(), format!("not a readable gzip stream ({e})")),
+        )
+    })?;
+    Ok(out)
+}
+
+/// `R.ncu-rep` or `R.ncu-rep.gz`: what the native reader opens (plain or gzip-compressed).
+fn is_report_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".ncu-rep") || n.ends_with(".ncu-rep.gz"))
+}
+
+/// The run directory `input` is or lies in: a directory given as input, or the directory of a file
+/// beside a `run.json`.
+fn run_dir_of(input: &Path) -> Option<PathBuf> {
+    if input.is_dir() {
+        return Some(input.to_path_buf());
+    }
+    let parent = input
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent
+        .join(crate::run::RECORD_FILE)
+        .is_file()
+        .then(|| parent.to_path_buf())
+}
+
+/// The exports of one run-directory argument (a run, or a shared directory of `rank*` runs).
+struct RunDirInputs<'a> {
+    argument: &'a Path,
+    config: &'a Config,
+    exports: &'a mut Vec<ExportSet>,
+    reports: &'a mut Vec<ReportInput>,
+    context: &'a mut RunContext,
+    claimed: &'a mut Claimed,
+}
+
+impl RunDirInputs<'_> {
+    fn collect(&mut self, dir: &Path) -> Result<()> {
+        let raw = dir.join(format!("{}.csv", crate::run::ncu_export_stem("raw")));
+        let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
+        // The run's .ncu-rep is the same capture as its export: either given again is refused.
+        for file in [&raw, &report] {
+            if file.is_file() {
+                self.claimed.claim(file, self.argument)?;
+            }
+        }
+        let mut rank = None;
+        let record = dir.join(crate::run::RECORD_FILE);
+        if let Some(kind) = crate::file_kind::not_a_file(&record) {
+            return Err(Error::Usage(format!(
+                "{} {kind}, not the run record profile-run writes; remove it, or give the capture files themselves",
+                record.display()
+            )));
+        }
+        if let Ok(text) = std::fs::read_to_string(&record) {
+            if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
+                rank = record.rank.as_ref().map(|r| r.rank);
+                if self.context.command.is_empty() {
+                    let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
+                    *self.context = record.context(fingerprint);
+                }
+            }
+        }
+        // The native reader prefers the report file itself; an export made earlier is the same
+        // capture and is read only when the report file is gone.
+        if reads_report_files(self.config) && report.is_file() {
+            let deep = self.claimed.deep_sibling(&report, self.argument)?;
+            self.reports.push(ReportInput {
+                path: report,
+                rank,
+                deep,
+            });
+            return Ok(());
+        }
+        if raw.is_file() {
+            self.exports.push(ExportSet {
+                details: sibling_details(&raw),
+                raw,
+                rank,
+            });
+            return Ok(());
+        }
+        if report.is_file() {
+            let pages = export_pages(self.config, &report, dir)?;
+            self.exports.extend(set_from_pages(pages, rank));
+            return Ok(());
+        }
+        for rank_dir in rank_dirs(dir)? {
+            self.collect(&rank_dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// The subdirectories `rank<N>` of a shared run directory, in rank order.
+fn rank_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Usage(format!("could not read directory {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
+        })
+        .collect();
+    ranks.sort_by_key(|p| {
+        p.file_name()
+            .and_then(|n| {
+                n.to_string_lossy()
+                    .trim_start_matches("rank")
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(u64::MAX)
+    });
+    Ok(ranks)
+}

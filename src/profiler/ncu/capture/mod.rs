@@ -1,0 +1,380 @@
+//! A profiling run under ncu: its command line, the run's files (config, command, record, log), the
+//! live progress read from ncu's `==PROF==` lines, and afterwards the report of what was captured.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+pub mod cli;
+pub mod diagnose;
+pub mod export_pages;
+pub mod inputs;
+pub mod log;
+pub mod nvtx;
+pub mod sampling;
+
+use std::path::Path;
+
+use crate::config::{Config, Loaded};
+use crate::console::err_line;
+use crate::error::{Error, Result};
+use crate::process::progress::Display;
+use crate::process::{
+    resolve_program, run_streaming, Failure, Finished, ProfilerError, Unrunnable,
+};
+use crate::profiler::{Capture, ProfilerPlan};
+use crate::report::model::Report;
+use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
+
+use self::cli::NcuCli;
+use self::inputs::Inputs;
+use self::log::LOG;
+use super::observe::report_source::ReportInput;
+use super::observe::source::ExportSet;
+use super::readers::report_file::{ReportFile, ReportFileError};
+
+/// One ncu run of a profiling run: the only one, or a pass of a sampled run.
+struct Pass {
+    /// How messages name it.
+    name: &'static str,
+    cli: NcuCli,
+    /// Its log, in the run directory.
+    log: &'static str,
+}
+
+/// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
+/// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
+fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> Vec<Pass> {
+    let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
+    let ncu = &config.pipeline.ncu;
+    if !ncu.sampling.enabled {
+        return vec![Pass {
+            name: "ncu",
+            cli,
+            log: LOG,
+        }];
+    }
+    let timing = sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric);
+    let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+    vec![
+        Pass {
+            name: "ncu's timing pass",
+            cli: cli.clone().with_flags(timing, &dir.join(REPORT_BASE)),
+            log: LOG,
+        },
+        Pass {
+            name: "ncu's deep pass",
+            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
+            log: sampling::DEEP_LOG,
+        },
+    ]
+}
+
+/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run.
+pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> String {
+    let passes = passes(config, plan, dir, workload);
+    for warning in passes[0].cli.warnings() {
+        err_line(&format!("warning: {warning}"));
+    }
+    if passes.len() == 1 {
+        return passes[0].cli.shell_line();
+    }
+    passes
+        .iter()
+        .map(|p| format!("# {}\n{}", p.name, p.cli.shell_line()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Fails with exit 3 and the fix when the configured ncu cannot be started.
+pub fn check_runnable(config: &Config) -> Result<()> {
+    let program = &config.pipeline.ncu.executable;
+    match resolve_program(program) {
+        Ok(_) => Ok(()),
+        Err(Unrunnable::Missing(why)) => Err(ProfilerError::NotFound {
+            program: program.clone(),
+            hint: format!(
+                " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
+            ),
+        }
+        .into()),
+        Err(Unrunnable::NotRunnable(why)) => Err(ProfilerError::NotRunnable {
+            program: program.clone(),
+            why,
+        }
+        .into()),
+    }
+}
+
+/// `--dry-run`'s check that ncu runs: it resolves (exit 3 otherwise) and `ncu --version` answers
+/// with a version (exit 3 with its path otherwise: an ncu that cannot start would fail the run).
+pub fn check_starts(config: &Config) -> Result<String> {
+    check_runnable(config)?;
+    let program = &config.pipeline.ncu.executable;
+    match export_pages::profiler_version(program) {
+        Ok(Some(version)) => Ok(format!("ncu {version} ({program})")),
+        Ok(None) => Err(ProfilerError::Spawn {
+            program: program.clone(),
+            source: std::io::Error::other("`--version` printed no version"),
+        }
+        .into()),
+        Err(signal) => Err(crate::error::Error::Interrupted {
+            signal,
+            run_dir: std::path::PathBuf::from("no directory (a dry run captures nothing)"),
+            captured: false,
+        }),
+    }
+}
+
+/// Runs the workload under ncu into `run`, keeping the run record up to date; returns how ncu ended.
+/// A sampled run runs it twice: the deep pass only after a timing pass that succeeded, and how the
+/// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
+pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
+    let Capture {
+        loaded,
+        run,
+        record,
+        workload,
+        quiet,
+    } = capture;
+    let config = &loaded.config;
+    let passes = passes(config, plan, run.root(), workload);
+    for warning in passes[0].cli.warnings() {
+        err_line(&format!("warning: {warning}"));
+    }
+    let command = |cli: &NcuCli| -> Vec<String> {
+        std::iter::once(cli.program().to_string())
+            .chain(cli.argv())
+            .collect()
+    };
+    record.profiler_command = command(&passes[0].cli);
+    record.deep_pass = passes.get(1).map(|deep| PassRecord {
+        command: command(&deep.cli),
+        ..PassRecord::default()
+    });
+    record.profiler_version =
+        export_pages::profiler_version(passes[0].cli.program()).map_err(|signal| {
+            crate::error::Error::Interrupted {
+                signal,
+                run_dir: run.root().to_path_buf(),
+                captured: false,
+            }
+        })?;
+    let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
+    run.write_start(&loaded.to_yaml(), &lines, record)?;
+
+    // A signal between the probe and now: do not start ncu at all.
+    if let Some(signal) = crate::process::received_signal() {
+        return Err(crate::error::Error::Interrupted {
+            signal,
+            run_dir: run.root().to_path_buf(),
+            captured: false,
+        });
+    }
+    let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
+    let display = Display::new(quiet);
+    let first = run_pass(&passes[0], run, grace, &display)?;
+    record.finish(&first);
+    let log_text = std::fs::read_to_string(run.path(passes[0].log)).unwrap_or_default();
+    record.set_workload_exit(log::application_exit_code(&log_text));
+    run.write_record(record)?;
+    let Some(deep) = passes
+        .get(1)
+        .filter(|_| first.success() && first.interrupted_by.is_none())
+    else {
+        display.finish();
+        return Ok(first);
+    };
+    let finished = run_pass(deep, run, grace, &display)?;
+    display.finish();
+    if let Some(pass) = record.deep_pass.as_mut() {
+        pass.finish(&finished);
+    }
+    record.interrupted_by = finished.interrupted_by;
+    run.write_record(record)?;
+    Ok(if finished.interrupted_by.is_some() {
+        finished
+    } else {
+        first
+    })
+}
+
+/// Runs one pass, showing ncu's progress lines as status and passing everything else through.
+fn run_pass(
+    pass: &Pass,
+    run: &RunDir,
+    grace: std::time::Duration,
+    display: &Display,
+) -> Result<Finished> {
+    let cli = &pass.cli;
+    display.status(format!("starting {}", pass.name));
+    let mut profiled = 0u64;
+    Ok(run_streaming(
+        cli.program(),
+        cli.expression(),
+        &run.path(pass.log),
+        grace,
+        &mut |line| match log::parse_prof(line) {
+            Some(log::Progress::Profiling { name, index }) => {
+                profiled += 1;
+                display.status(format!(
+                    "{}: profiling {name} (#{index}, {profiled} so far)",
+                    pass.name
+                ));
+            }
+            Some(log::Progress::Connected { process }) => {
+                display.status(format!("{}: connected to {process}", pass.name))
+            }
+            Some(_) => {}
+            None => display.passthrough(line),
+        },
+    )?)
+}
+
+/// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
+/// (the capture and the exports are then the result). Exports the CSV pages
+/// `pipeline.ncu.export.pages` lists; analyses the report file itself under `pipeline.ncu.reader:
+/// native`, the raw and details pages under `csv`.
+pub fn report(
+    loaded: &Loaded,
+    plan: &ProfilerPlan,
+    run: &RunDir,
+    record: &RunRecord,
+    quiet: bool,
+) -> Result<Option<Report>> {
+    let report_file = run.report_file();
+    if !report_file.exists() {
+        return Ok(None);
+    }
+    let config = &loaded.config;
+    let pages = export_pages::export_pages(config, &report_file, run.root())?;
+    if !quiet {
+        for (_, path) in &pages {
+            err_line(&format!("exported {}", path.display()));
+        }
+    }
+    if !config.output.render {
+        return Ok(None);
+    }
+    let page = |name: &str| {
+        pages
+            .iter()
+            .find(|(page, _)| page == name)
+            .map(|(_, path)| path.clone())
+    };
+    let rank = record.rank.as_ref().map(|r| r.rank);
+    let context = record.context(loaded.fingerprint());
+    let inputs =
+        if !inputs::reads_report_files(config) {
+            let raw = page("raw").ok_or_else(|| {
+                Error::Usage(
+                "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
+                    .into(),
+            )
+            })?;
+            Inputs {
+                exports: vec![ExportSet {
+                    details: page("details"),
+                    raw,
+                    rank,
+                }],
+                reports: Vec::new(),
+                context,
+                run_dir: None,
+            }
+        } else {
+            let input =
+                ReportInput {
+                    deep: config.pipeline.ncu.sampling.enabled.then(|| {
+                        run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))
+                    }),
+                    path: report_file,
+                    rank,
+                };
+            Inputs {
+                exports: Vec::new(),
+                reports: vec![input],
+                context,
+                run_dir: None,
+            }
+        };
+    let mut report = inputs.analyze(plan, &inputs.context)?;
+    let results =
+        report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
+    let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
+    report.notes.extend(notes);
+    Ok(Some(report))
+}
+
+/// What to tell a user whose run was interrupted: why it may have needed it, from the log.
+pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> Vec<String> {
+    let mut notes = Vec::new();
+    if finished.killed_after_grace {
+        notes.push(format!(
+            "{} and the processes holding its output had not all ended {} s after the signal (pipeline.signal_grace_seconds); those left were killed",
+            config.pipeline.ncu.executable, config.pipeline.signal_grace_seconds
+        ));
+    }
+    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    for diagnosis in log::diagnose(&log_text) {
+        notes.push(format!("{}\n  fix: {}", diagnosis.cause, diagnosis.fix));
+    }
+    notes
+}
+
+/// Why a run that did not succeed failed, with the fix.
+pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    let log = (log_text.as_str(), run.path(LOG));
+    diagnose::failure("profiling", finished, log, run, partial_report)
+}
+
+/// A sampled run whose timing pass succeeded but whose deep pass failed or profiled no kernel: the
+/// report of the timing pass stands (every time exact, no deep metrics, with a note), and the run
+/// still fails (exit 4) with why and what to do. `None` for any other run.
+pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
+    let deep = record.deep_pass.as_ref().filter(|d| d.finished.is_some())?;
+    let what = "the deep pass of sampled profiling";
+    let log_path = run.path(sampling::DEEP_LOG);
+    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let finished = Finished {
+        code: deep.exit_code,
+        killed_by: deep.signal,
+        interrupted_by: None,
+        killed_after_grace: false,
+    };
+    let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
+    if !finished.success() || !report.is_file() {
+        let partial = !finished.success();
+        let log = (log_text.as_str(), log_path);
+        return Some(diagnose::failure(what, &finished, log, run, partial));
+    }
+    if result_count(&report) != Some(0) {
+        return None;
+    }
+    Some(ProfilerError::Failed(Box::new(Failure {
+        what: what.into(),
+        code: format!(
+            "; the timing pass's report (times, no deep metrics) is in {}",
+            run.root().display()
+        ),
+        cause: "it profiled no kernel in the regions, though the timing pass did".into(),
+        fix: "the workload must launch the same kernels when run a second time: make its first run \
+              do no one-off work (downloads, compilation caches) inside the regions, or profile without \
+              sampling (drop --config ncu/sampled)"
+            .into(),
+        log: log_path,
+        tail: diagnose::log_tail(&log_text),
+    })))
+}
+
+/// The results a report file holds; `None` when it cannot be read.
+fn result_count(report: &Path) -> Option<u64> {
+    let mut n = 0u64;
+    let mut file = ReportFile::open(report).ok()?;
+    file.for_each_result(|_| {
+        n += 1;
+        Ok::<(), ReportFileError>(())
+    })
+    .ok()?;
+    Some(n)
+}

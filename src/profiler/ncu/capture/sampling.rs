@@ -1,0 +1,268 @@
+//! Sampled profiling (`pipeline.ncu.sampling`): the two ncu passes a sampled run makes, the settings
+//! that would make joining them impossible (refused before anything runs), and where each pass keeps
+//! its files in the run directory. The join itself is in `report_source::twins`.
+//!
+//! The timing pass collects the time metric and the launch attributes that key a launch, one cheap
+//! pass per kernel, so every kernel in every requested region has its exact time, count, range
+//! instance and thread. The deep pass collects the configured sections, metrics or set once per
+//! distinct launch (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`:
+//! with ncu's default `function` name base, launches of one template with other arguments would
+//! share one deep result).
+
+use crate::config::{Config, NcuCliConfig, ReplayMode};
+
+/// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
+/// They come from the launch itself, so collecting them adds no replay pass.
+pub const KEY_METRICS: [&str; 5] = [
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+];
+
+pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
+
+/// A deep pass's report file found beside a timing pass's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sibling {
+    File(std::path::PathBuf),
+    /// Something by that name that is not a regular file, with what it is (`is a FIFO (named pipe)`).
+    NotAFile(std::path::PathBuf, &'static str),
+}
+
+/// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.
+pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
+    let name = timing.file_name()?.to_str()?;
+    let (stem, ext) = [".ncu-rep.gz", ".ncu-rep"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext).map(|stem| (stem, *ext)))?;
+    if stem.ends_with(".deep") {
+        return None;
+    }
+    let deep = timing.with_file_name(format!("{stem}.deep{ext}"));
+    if let Some(kind) = crate::file_kind::not_a_file(&deep) {
+        return Some(Sibling::NotAFile(deep, kind));
+    }
+    deep.is_file().then_some(Sibling::File(deep))
+}
+
+/// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
+/// (or sampling is off).
+pub fn refusal(config: &Config) -> Option<String> {
+    let ncu = &config.pipeline.ncu;
+    if !ncu.sampling.enabled {
+        return None;
+    }
+    let cli = &ncu.ncu_cli;
+    if matches!(cli.replay_mode, ReplayMode::Range | ReplayMode::AppRange) {
+        return Some(format!(
+            "pipeline.ncu.sampling needs one result per kernel launch, but pipeline.ncu.ncu_cli.replay_mode is `{}` (one result per range instance, nothing to join by launch); set replay_mode=kernel, or sampling.enabled=false",
+            cli.replay_mode.as_ncu()
+        ));
+    }
+    if ncu.sampling.launch_count == 0 {
+        return Some(
+            "pipeline.ncu.sampling.launch_count is 0: the deep pass would profile nothing; set it to 1 or more"
+                .into(),
+        );
+    }
+    if ncu.reader != "native" {
+        return Some(format!(
+            "pipeline.ncu.sampling joins the passes by mangled kernel name, which only the report file holds, but pipeline.ncu.reader is `{}`; set pipeline.ncu.reader=native",
+            ncu.reader
+        ));
+    }
+    if cli.graph_profiling.as_deref() == Some("graph") {
+        return Some(
+            "pipeline.ncu.sampling joins kernel launches, but pipeline.ncu.ncu_cli.graph_profiling is `graph` (one result per CUDA graph, with no launch configuration); set it to node (or null)"
+                .into(),
+        );
+    }
+    let owned = [
+        ("filter_mode", cli.filter_mode.is_some()),
+        ("launch_count", cli.launch_count.is_some()),
+        ("launch_skip", cli.launch_skip.is_some()),
+        (
+            "launch_skip_before_match",
+            cli.launch_skip_before_match.is_some(),
+        ),
+        ("kernel_id", cli.kernel_id.is_some()),
+    ];
+    if let Some((key, _)) = owned.iter().find(|(_, set)| *set) {
+        return Some(format!(
+            "pipeline.ncu.ncu_cli.{key} is set, but with pipeline.ncu.sampling the deep pass sets the launch filter itself (--filter-mode per-launch-config --launch-count K) and the timing pass must see every launch its twin stands for; set {key}=null (choose kernels with report.kernels, deep results per launch with sampling.launch_count)"
+        ));
+    }
+    match (cli.kernel_name.is_some(), cli.kernel_name_base.as_deref()) {
+        (_, Some(base)) if base != "mangled" => Some(format!(
+            "pipeline.ncu.ncu_cli.kernel_name_base is `{base}`, but the deep pass of pipeline.ncu.sampling needs `mangled` (with `function`, launches of one template with other arguments share one deep result); set kernel_name_base=null, and write any kernel_name pattern against mangled names"
+        )),
+        (true, None) => Some(
+            "pipeline.ncu.ncu_cli.kernel_name is set without kernel_name_base: the deep pass of pipeline.ncu.sampling matches kernel names in mangled form, so the pattern would mean something else in each pass; set kernel_name_base=mangled and write the pattern against mangled names, or choose kernels with report.kernels"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+/// The timing pass's flags: the configured ones without sections, set or metrics, collecting only
+/// the time metric and the launch key. Its results need neither ncu's rules (the twins' rule results
+/// stand for them) nor the kernels' SASS (it holds no source-level metric), so both are left out:
+/// each costs time per kernel, and the timing pass profiles every kernel.
+pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
+    let mut timing = cli.clone();
+    timing.set = None;
+    timing.sections = Vec::new();
+    timing.metrics = std::iter::once(time_metric)
+        .chain(KEY_METRICS)
+        .map(String::from)
+        .collect();
+    timing.apply_rules = Some(false);
+    timing.import_source = None;
+    if !timing.extra_args.iter().any(|a| a == "--import-sass") {
+        timing
+            .extra_args
+            .extend(["--import-sass".into(), "no".into()]);
+    }
+    timing
+}
+
+/// The deep pass's flags: the configured ones, the launch key added to the metrics, and one deep
+/// result per `launch_count` launches of each distinct launch. Python call stacks are left out: the
+/// regions come from the timing pass.
+pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32) -> NcuCliConfig {
+    let mut deep = cli.clone();
+    for key in KEY_METRICS {
+        if !deep.metrics.iter().any(|m| m == key) {
+            deep.metrics.push(key.to_string());
+        }
+    }
+    deep.filter_mode = Some("per-launch-config".into());
+    deep.launch_count = Some(u64::from(launch_count));
+    deep.kernel_name_base = Some("mangled".into());
+    deep.call_stack = false;
+    deep.call_stack_type = Vec::new();
+    deep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.sampling.enabled = true;
+        config
+    }
+
+    /// A change to the configuration and the refusal it must give.
+    type Case = (Box<dyn Fn(&mut Config)>, &'static str);
+
+    #[test]
+    fn settings_that_defeat_the_join_are_refused_with_the_key() {
+        assert_eq!(refusal(&config()), None);
+        let cases: Vec<Case> = vec![
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Range),
+                "replay_mode is `range`",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::AppRange),
+                "replay_mode is `app-range`",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.reader = "csv".into()),
+                "pipeline.ncu.reader=native",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.filter_mode = Some("global".into())),
+                "ncu_cli.filter_mode is set",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.launch_skip = Some(3)),
+                "ncu_cli.launch_skip is set",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.kernel_name_base = Some("function".into())),
+                "kernel_name_base is `function`",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.kernel_name = Some("regex:gemm".into())),
+                "kernel_name is set without kernel_name_base",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.ncu_cli.graph_profiling = Some("graph".into())),
+                "graph_profiling is `graph`",
+            ),
+            (
+                Box::new(|c| c.pipeline.ncu.sampling.launch_count = 0),
+                "launch_count is 0",
+            ),
+        ];
+        for (change, expected) in cases {
+            let mut c = config();
+            change(&mut c);
+            let why = refusal(&c).expect(expected);
+            assert!(why.contains(expected), "{why}");
+        }
+        let mut mangled = config();
+        mangled.pipeline.ncu.ncu_cli.kernel_name = Some("regex:^_Z.*gemm".into());
+        mangled.pipeline.ncu.ncu_cli.kernel_name_base = Some("mangled".into());
+        assert_eq!(refusal(&mangled), None);
+        let mut off = config();
+        off.pipeline.ncu.sampling.enabled = false;
+        off.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Range;
+        assert_eq!(refusal(&off), None);
+    }
+
+    #[test]
+    fn the_passes_split_the_metrics_and_own_the_launch_filter() {
+        let mut cli = config().pipeline.ncu.ncu_cli;
+        cli.set = Some("full".into());
+        cli.metrics = vec!["launch__grid_size".into(), "dram__bytes_read.sum".into()];
+        cli.call_stack = true;
+        let timing = timing_flags(&cli, "gpu__time_duration.sum");
+        assert_eq!(timing.set, None);
+        assert!(timing.sections.is_empty());
+        assert_eq!(timing.metrics[0], "gpu__time_duration.sum");
+        assert_eq!(timing.metrics.len(), 1 + KEY_METRICS.len());
+        assert!(timing.call_stack, "regions come from the timing pass");
+        assert_eq!(timing.apply_rules, Some(false));
+        assert_eq!(timing.extra_args, ["--import-sass", "no"]);
+
+        let deep = deep_flags(&cli, 2);
+        assert_eq!(deep.set.as_deref(), Some("full"));
+        assert_eq!(deep.sections, cli.sections);
+        // The user's metrics first, each key metric once.
+        assert_eq!(deep.metrics[..2], cli.metrics[..]);
+        assert_eq!(deep.metrics.len(), 2 + KEY_METRICS.len() - 1);
+        assert_eq!(deep.filter_mode.as_deref(), Some("per-launch-config"));
+        assert_eq!(deep.launch_count, Some(2));
+        assert_eq!(deep.kernel_name_base.as_deref(), Some("mangled"));
+        assert!(!deep.call_stack);
+    }
+
+    #[test]
+    fn a_deep_capture_lies_beside_its_timing_capture() {
+        let dir = tempfile::tempdir().unwrap();
+        let timing = dir.path().join("step.ncu-rep.gz");
+        std::fs::write(&timing, b"x").unwrap();
+        assert_eq!(deep_sibling(&timing), None);
+        let deep = dir.path().join("step.deep.ncu-rep.gz");
+        std::fs::write(&deep, b"x").unwrap();
+        assert_eq!(deep_sibling(&timing), Some(Sibling::File(deep.clone())));
+        assert_eq!(
+            deep_sibling(&deep),
+            None,
+            "a deep capture has no deep sibling"
+        );
+        std::fs::remove_file(&deep).unwrap();
+        std::fs::create_dir(&deep).unwrap();
+        assert_eq!(
+            deep_sibling(&timing),
+            Some(Sibling::NotAFile(deep.clone(), "is a directory")),
+            "a directory in its place is named, not skipped"
+        );
+    }
+}

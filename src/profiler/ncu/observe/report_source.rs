@@ -1,0 +1,415 @@
+//! ncu's report files (`.ncu-rep`, plain or gzip) as a source of observations, read natively (no ncu
+//! needed): each result becomes the observation the CSV pages give for it (same scope, region paths,
+//! marks, renames and metric values in the same base units), plus the NVTX range instance ids the CSV
+//! cells drop, and its rule results feed the same per-region advice as the details page.
+//!
+//! How a result maps to what the CSV reader (`export::raw`) makes of a row: the push/pop cell lists
+//! every thread with an open range, in file order, each thread's domains in file order; so does the
+//! record's NVTX state, and the same grouping by domain (`export::nvtx_cell::stacks_by_domain`)
+//! follows (`paths.rs`). Units, which the file does not store, come from the metric names
+//! ([`units::base_unit_of`]) and go through the same normalisation as the CSV's units row.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::error::Result;
+use crate::region::{KernelFilter, MetricSpec, Observation};
+use crate::report::model::Sampling;
+
+use super::source::ncu_reading;
+use crate::profiler::ncu::readers::export::details::AdviceIndex;
+use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use crate::profiler::ncu::readers::{rollup, units};
+
+mod paths;
+mod provenance;
+mod reader;
+mod twins;
+
+use reader::FileReader;
+use twins::{TwinIndex, TwinIndexBuilder};
+
+/// One capture's report file and the launcher rank that made it, when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportInput {
+    pub path: PathBuf,
+    pub rank: Option<u32>,
+    /// The deep pass of a sampled capture (`path` is then its timing pass): its results give every
+    /// result of `path` with the same launch key its deep metrics.
+    pub deep: Option<PathBuf>,
+}
+
+/// Report files whose metrics are known, ready to read.
+pub struct ReportSource<'p> {
+    plan: &'p AnalysisPlan,
+    inputs: Vec<ReportInput>,
+    found: MetricsFound,
+    /// The unit factor of each spec (same order), and of the time metric.
+    factors: Vec<f64>,
+    /// Per spec: whether its values come from the deep pass of a sampled capture.
+    from_deep: Vec<bool>,
+    time_factor: f64,
+    context: RunContext,
+    /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.
+    nvtx_include: Vec<String>,
+    /// The largest block of a report file read (`pipeline.ncu.max_block_mib`), in bytes.
+    max_block: u64,
+}
+
+impl<'p> ReportSource<'p> {
+    /// Opens every report and reads the metric names of its first result: ncu collects the same
+    /// sections and metrics for every result of a run, so those are the metrics the report holds (the
+    /// raw page's columns).
+    pub fn open(
+        plan: &'p AnalysisPlan,
+        inputs: &[ReportInput],
+        context: &RunContext,
+        nvtx_include: &[String],
+        max_block: u64,
+    ) -> Result<ReportSource<'p>> {
+        let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
+        let mut timing_names: Vec<String> = Vec::new();
+        let mut labels: Vec<(String, String)> = Vec::new();
+        for input in inputs {
+            let mut file_names = first_result_metrics(&input.path, &mut labels, max_block)?;
+            timing_names.extend(file_names.iter().cloned());
+            if let Some(deep) = input.deep.as_ref().filter(|d| d.is_file()) {
+                file_names.extend(first_result_metrics(deep, &mut labels, max_block)?);
+                file_names.sort_unstable();
+                file_names.dedup();
+            }
+            names.push(file_names);
+        }
+        if inputs.is_empty() {
+            return Err(crate::error::Error::Usage("no report file to read".into()));
+        }
+        let with_results: Vec<(usize, &Vec<String>)> = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty())
+            .collect();
+        let reference: &[String] = with_results.first().map_or(&[], |(_, n)| n.as_slice());
+        let requested = |n: &[String]| -> Vec<bool> {
+            plan.requests.iter().map(|r| n.contains(&r.name)).collect()
+        };
+        for (at, n) in with_results.iter().skip(1) {
+            if requested(n) != requested(reference) {
+                return Err(crate::error::Error::Usage(format!(
+                    "{} and {} hold different metrics; profile every rank with the same sections and metrics",
+                    inputs[with_results[0].0].path.display(),
+                    inputs[*at].path.display()
+                )));
+            }
+        }
+        let (found, factors) = metrics_found(plan, reference, &labels);
+        let found = MetricsFound {
+            has_time: names.iter().all(|n| n.contains(&plan.time_metric)),
+            ..found
+        };
+        let sampled = inputs.iter().any(|i| i.deep.is_some());
+        let from_deep = found
+            .specs
+            .iter()
+            .map(|s| sampled && !timing_names.contains(&s.name))
+            .collect();
+        Ok(ReportSource {
+            plan,
+            inputs: inputs.to_vec(),
+            found,
+            factors,
+            from_deep,
+            time_factor: units::normalize(&units::base_unit_of(&plan.time_metric)).factor,
+            context: context.clone(),
+            nvtx_include: nvtx_include.to_vec(),
+            max_block,
+        })
+    }
+}
+
+/// The requested metrics among `names`, with units and rollups as the CSV reader gives them, ncu's
+/// labels (the file's sections' where given), and the factor that brings each value to its base unit.
+fn metrics_found(
+    plan: &AnalysisPlan,
+    names: &[String],
+    labels: &[(String, String)],
+) -> (MetricsFound, Vec<f64>) {
+    let mut found = MetricsFound::default();
+    let mut factors = Vec::new();
+    for request in &plan.requests {
+        if !names.contains(&request.name) {
+            found.missing.push(request.name.clone());
+            continue;
+        }
+        let norm = units::normalize(&units::base_unit_of(&request.name));
+        let rollup = plan
+            .rollups
+            .get(&request.name)
+            .copied()
+            .unwrap_or_else(|| rollup::infer(&request.name, &norm.unit));
+        found.specs.push(MetricSpec {
+            name: request.name.clone(),
+            unit: norm.unit,
+            rollup,
+        });
+        found.groups.push(request.group.clone());
+        found
+            .labels
+            .push(super::labels::label(&request.name, labels));
+        factors.push(norm.factor);
+    }
+    (found, factors)
+}
+
+/// Stops a pass after the first result.
+enum Peek {
+    Done,
+    File(ReportFileError),
+}
+
+impl From<ReportFileError> for Peek {
+    fn from(e: ReportFileError) -> Peek {
+        Peek::File(e)
+    }
+}
+
+/// The metric names of the report's first result (none when it holds no result); the labels its
+/// sections give are added to `labels` (a name already there keeps its label).
+fn first_result_metrics(
+    path: &std::path::Path,
+    labels: &mut Vec<(String, String)>,
+    max_block: u64,
+) -> Result<Vec<String>> {
+    let mut report = ReportFile::open_limited(path, max_block)?;
+    let mut names = Vec::new();
+    let pass = report.for_each_result(|r| {
+        for m in r.metrics() {
+            names.push(m.map_err(|e| r.err(e))?.name.to_owned());
+        }
+        for (name, label) in r.section_labels()? {
+            if !labels.iter().any(|(n, _)| *n == name) {
+                labels.push((name, label));
+            }
+        }
+        Err(Peek::Done)
+    });
+    match pass {
+        Ok(_) | Err(Peek::Done) => Ok(names),
+        Err(Peek::File(e)) => Err(e.into()),
+    }
+}
+
+impl Observations for ReportSource<'_> {
+    fn metrics(&self) -> &MetricsFound {
+        &self.found
+    }
+
+    /// Reads each file on its own thread (decompressing and decoding one file is sequential; up to
+    /// `threads` files at once, 0: one per core) into its own state and advice, then folds them
+    /// together in input order, so the report does not depend on the thread count.
+    fn read<S, I, V, M>(
+        self,
+        threads: usize,
+        filter: &Mutex<KernelFilter>,
+        init: I,
+        visit: V,
+        mut merge: M,
+    ) -> Result<(S, Reading)>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        V: Fn(&mut S, &Observation<'_>) + Sync,
+        M: FnMut(&mut S, S),
+    {
+        let inputs: Vec<&ReportInput> = self.inputs.iter().collect();
+        let read = crate::parallel::map(inputs, threads, |input| {
+            let twins = match &input.deep {
+                Some(deep) => Some(self.twins(deep, input.rank, filter)?),
+                None => None,
+            };
+            let mut state = init();
+            let mut advice = AdviceIndex::default();
+            let mut reader = FileReader::new(&self, input.rank, filter, twins.as_ref());
+            let mut report = ReportFile::open_limited(&input.path, self.max_block)?;
+            report.for_each_result(|r| {
+                reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
+            })?;
+            let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
+            let joined = twins.map(|t| Joined {
+                deep_results: t.results,
+                coverage,
+            });
+            let session = report.session().clone();
+            Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined, session))
+        });
+        let mut state = None;
+        let mut advice = AdviceIndex::default();
+        let mut counts = Vec::with_capacity(read.len());
+        let mut has_ranges = false;
+        let mut joined = Vec::new();
+        let mut sessions = Vec::new();
+        for file in read {
+            let (part, part_advice, part_counts, part_nvtx, part_joined, session) = file?;
+            sessions.push(session);
+            match state.as_mut() {
+                Some(state) => merge(state, part),
+                None => state = Some(part),
+            }
+            advice.merge(part_advice);
+            counts.push(part_counts);
+            has_ranges |= part_nvtx;
+            joined.extend(part_joined);
+        }
+        let sources = self
+            .inputs
+            .iter()
+            .map(|i| i.path.display().to_string())
+            .collect();
+        let mut reading = ncu_reading(
+            &self.context,
+            &counts,
+            has_ranges,
+            sources,
+            &self.nvtx_include,
+            advice,
+        );
+        provenance::apply(&sessions, &mut reading);
+        if self.from_deep.iter().any(|d| *d) || !joined.is_empty() {
+            let (sampling, notes) = sampling_info(&self, &joined);
+            reading.sampling = Some(sampling);
+            reading.notes.extend(notes);
+        }
+        Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+/// What joining one sampled capture found.
+struct Joined {
+    deep_results: u64,
+    /// Timing results measured, estimated, unmatched.
+    coverage: [u64; 3],
+}
+
+impl ReportSource<'_> {
+    /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
+    /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
+    fn twins(
+        &self,
+        deep: &std::path::Path,
+        rank: Option<u32>,
+        filter: &Mutex<KernelFilter>,
+    ) -> Result<TwinIndex> {
+        let mut builder = TwinIndexBuilder::default();
+        if deep.is_file() {
+            let mut reader = FileReader::new(self, rank, filter, None);
+            ReportFile::open_limited(deep, self.max_block)?
+                .for_each_result(|r| reader.deep_result(r, &mut builder))?;
+        }
+        Ok(builder.finish())
+    }
+}
+
+/// The report's account of a sampled reading, and the notes that say what was estimated and how.
+fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec<String>) {
+    let deep_metrics: Vec<String> = source
+        .found
+        .specs
+        .iter()
+        .zip(&source.from_deep)
+        .filter(|(_, deep)| **deep)
+        .map(|(s, _)| s.name.clone())
+        .collect();
+    let mut by_coverage = [0u64; 3];
+    for j in joined {
+        for (total, n) in by_coverage.iter_mut().zip(j.coverage) {
+            *total += n;
+        }
+    }
+    let deep_results = joined.iter().map(|j| j.deep_results).sum();
+    let launch_count = source
+        .context
+        .deep_command
+        .iter()
+        .skip_while(|a| *a != "--launch-count")
+        .nth(1)
+        .and_then(|v| v.parse().ok());
+    let deep_sources: Vec<String> = source
+        .inputs
+        .iter()
+        .filter_map(|i| i.deep.as_ref())
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut notes = vec![format!(
+        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
+        if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
+        match launch_count {
+            Some(1) | None => "one launch".to_string(),
+            Some(k) => format!("{k} launches (averaged)"),
+        },
+        by_coverage.iter().sum::<u64>(),
+        by_coverage[0],
+        by_coverage[1],
+        by_coverage[2],
+    )];
+    if let Some(missing) = source
+        .inputs
+        .iter()
+        .filter_map(|i| i.deep.as_ref())
+        .find(|d| !d.is_file())
+    {
+        notes.push(format!(
+            "The deep pass wrote no report file ({} is missing): every result has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            missing.display()
+        ));
+    } else if deep_results == 0 {
+        notes.push(
+            "The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run."
+                .to_string(),
+        );
+    } else if by_coverage[0] + by_coverage[1] == 0 && by_coverage[2] > 0 {
+        notes.push(format!(
+            "The deep pass ({}) matches none of the {} timing results: none of its {deep_results} launches has a twin among them, so it is most likely the capture of another workload or run. Every result has its time and no deep metrics; put the deep capture of this run beside it (NAME.deep.ncu-rep), or remove the other one.",
+            deep_sources.join(", "),
+            by_coverage[2],
+        ));
+    }
+    let sampling = Sampling {
+        deep_sources,
+        join_key: vec![
+            "mangled kernel name".into(),
+            "grid".into(),
+            "block".into(),
+            "registers per thread".into(),
+            "static shared memory per block".into(),
+            "dynamic shared memory per block".into(),
+        ],
+        launch_count,
+        deep_metrics,
+        deep_results,
+        measured_results: by_coverage[0],
+        estimated_results: by_coverage[1],
+        unmatched_results: by_coverage[2],
+    };
+    (sampling, notes)
+}
+
+/// The report of one or more captures' report files, under a checked plan.
+pub fn analyze_report_files(
+    plan: &crate::profiler::ProfilerPlan,
+    inputs: &[ReportInput],
+    context: &RunContext,
+) -> Result<crate::report::model::Report> {
+    let source = ReportSource::open(
+        &plan.analysis,
+        inputs,
+        context,
+        &plan.nvtx.include,
+        plan.max_block_bytes,
+    )?;
+    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    super::hints::add_hints(&mut report);
+    Ok(report)
+}

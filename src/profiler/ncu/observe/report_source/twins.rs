@@ -1,0 +1,234 @@
+//! The join of a sampled run (docs/attribution.md, "Sampled runs"): the deep pass's results indexed
+//! by launch key, so that every timing-pass result can take the deep metrics of its twins, the deep
+//! results of launches with the same mangled name, grid, block, registers per thread and static and
+//! dynamic shared memory. The key never uses launch order: two runs of a workload need not launch in
+//! the same order.
+
+use crate::fast_map::FastMap;
+use crate::profiler::ncu::readers::export::details::Advice;
+use crate::region::Cell;
+
+/// A launch's configuration: with the mangled kernel name, what makes two launches twins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Shape {
+    pub grid: [u64; 3],
+    pub block: [u64; 3],
+    pub registers: u64,
+    pub shared_static: u64,
+    pub shared_dynamic: u64,
+}
+
+/// Which process (id, device) of one capture a result ran in.
+pub(super) type Process = (u32, Option<u64>);
+
+/// One deep result as the index takes it.
+pub(super) struct DeepResult<'a> {
+    pub mangled: &'a str,
+    pub shape: Shape,
+    pub process: Process,
+    /// One cell per spec of the source.
+    pub cells: &'a [Cell<'a>],
+    pub advice: Vec<Advice>,
+}
+
+/// A deep metric value, averaged over a key's twins.
+#[derive(Debug, Clone, PartialEq)]
+enum TwinCell {
+    Num(f64),
+    Text(String),
+    Missing,
+}
+
+/// The deep values every launch with one key takes.
+#[derive(Debug)]
+pub(super) struct Twins {
+    cells: Vec<TwinCell>,
+    /// Deep results of this key in one process (the most any process had): the first this many
+    /// launches of the key in a process of the timing pass are the launches the deep pass measured.
+    pub per_process: u32,
+    /// ncu's rule results on the first twin, standing for every launch of the key.
+    pub advice: Vec<Advice>,
+}
+
+impl Twins {
+    /// The deep value of spec `at`, borrowed from the index.
+    pub fn cell(&self, at: usize) -> Cell<'_> {
+        match &self.cells[at] {
+            TwinCell::Num(v) => Cell::Num(*v),
+            TwinCell::Text(t) => Cell::Text(t),
+            TwinCell::Missing => Cell::Missing,
+        }
+    }
+}
+
+/// The deep pass's results of one capture, by launch key.
+#[derive(Debug, Default)]
+pub(super) struct TwinIndex {
+    by_name: FastMap<String, Vec<(Shape, usize)>>,
+    twins: Vec<Twins>,
+    /// Deep results read.
+    pub results: u64,
+}
+
+impl TwinIndex {
+    /// The twins of a launch, with an id that tells keys apart, if the deep pass saw its key.
+    pub fn find(&self, mangled: &str, shape: &Shape) -> Option<(usize, &Twins)> {
+        let at = self
+            .by_name
+            .get(mangled)?
+            .iter()
+            .find(|(s, _)| s == shape)?
+            .1;
+        Some((at, &self.twins[at]))
+    }
+}
+
+/// Sums per key while the deep results stream in.
+#[derive(Default)]
+pub(super) struct TwinIndexBuilder {
+    by_name: FastMap<String, Vec<(Shape, usize)>>,
+    groups: Vec<Pending>,
+    results: u64,
+}
+
+struct Pending {
+    /// Per spec: sum and count of numbers, or the first text.
+    sums: Vec<(f64, u32)>,
+    texts: Vec<Option<String>>,
+    per_process: FastMap<Process, u32>,
+    advice: Option<Vec<Advice>>,
+}
+
+impl TwinIndexBuilder {
+    pub fn add(&mut self, result: DeepResult<'_>) {
+        self.results += 1;
+        let shapes = self.by_name.entry(result.mangled.to_string()).or_default();
+        let at = match shapes.iter().find(|(s, _)| *s == result.shape) {
+            Some((_, at)) => *at,
+            None => {
+                let specs = result.cells.len();
+                self.groups.push(Pending {
+                    sums: vec![(0.0, 0); specs],
+                    texts: vec![None; specs],
+                    per_process: FastMap::default(),
+                    advice: None,
+                });
+                shapes.push((result.shape, self.groups.len() - 1));
+                self.groups.len() - 1
+            }
+        };
+        let group = &mut self.groups[at];
+        for ((sum, text), cell) in group
+            .sums
+            .iter_mut()
+            .zip(&mut group.texts)
+            .zip(result.cells)
+        {
+            match cell {
+                Cell::Num(v) => {
+                    sum.0 += v;
+                    sum.1 += 1;
+                }
+                Cell::Text(t) if text.is_none() => *text = Some(t.to_string()),
+                _ => {}
+            }
+        }
+        *group.per_process.entry(result.process).or_default() += 1;
+        group.advice.get_or_insert(result.advice);
+    }
+
+    /// Averages each key's twins.
+    pub fn finish(self) -> TwinIndex {
+        let twins = self
+            .groups
+            .into_iter()
+            .map(|g| Twins {
+                cells: g
+                    .sums
+                    .into_iter()
+                    .zip(g.texts)
+                    .map(|((sum, n), text)| match (n, text) {
+                        (0, Some(t)) => TwinCell::Text(t),
+                        (0, None) => TwinCell::Missing,
+                        (n, _) => TwinCell::Num(sum / f64::from(n)),
+                    })
+                    .collect(),
+                per_process: g.per_process.values().copied().max().unwrap_or(0),
+                advice: g.advice.unwrap_or_default(),
+            })
+            .collect();
+        TwinIndex {
+            by_name: self.by_name,
+            twins,
+            results: self.results,
+        }
+    }
+}
+
+/// Counts each key's launches per process in a timing pass, in the order they come: the first
+/// `per_process` of them are the launches the deep pass measured.
+#[derive(Default)]
+pub(super) struct LaunchOrdinals {
+    seen: FastMap<(Process, usize), u32>,
+}
+
+impl LaunchOrdinals {
+    /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.
+    pub fn measured(&mut self, process: Process, id: usize, twins: &Twins) -> bool {
+        let n = self.seen.entry((process, id)).or_default();
+        *n += 1;
+        *n <= twins.per_process
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(grid: u64) -> Shape {
+        Shape {
+            grid: [grid, 1, 1],
+            block: [128, 1, 1],
+            registers: 32,
+            shared_static: 0,
+            shared_dynamic: 0,
+        }
+    }
+
+    fn deep<'a>(name: &'a str, grid: u64, process: u32, cells: &'a [Cell<'a>]) -> DeepResult<'a> {
+        DeepResult {
+            mangled: name,
+            shape: shape(grid),
+            process: (process, Some(0)),
+            cells,
+            advice: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn twins_are_found_by_name_and_shape_and_averaged() {
+        let mut b = TwinIndexBuilder::default();
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(10.0), Cell::Text("a")]));
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(30.0), Cell::Text("b")]));
+        b.add(deep("_Z4gemm", 16, 1, &[Cell::Missing, Cell::Missing]));
+        b.add(deep("_Z4gemm", 8, 2, &[Cell::Num(50.0), Cell::Missing]));
+        let index = b.finish();
+        assert_eq!(index.results, 4);
+        let (id, twins) = index.find("_Z4gemm", &shape(8)).unwrap();
+        assert_eq!(twins.cell(0), Cell::Num(30.0));
+        assert_eq!(twins.cell(1), Cell::Text("a"));
+        assert_eq!(twins.per_process, 2);
+        let (other, twins16) = index.find("_Z4gemm", &shape(16)).unwrap();
+        assert_ne!(id, other);
+        assert_eq!(twins16.cell(0), Cell::Missing);
+        assert!(index.find("_Z4gemm", &shape(32)).is_none());
+        assert!(index.find("_Z4gemv", &shape(8)).is_none());
+
+        let mut ordinals = LaunchOrdinals::default();
+        let measured: Vec<bool> = (0..3)
+            .map(|_| ordinals.measured((7, Some(0)), id, twins))
+            .collect();
+        assert_eq!(measured, [true, true, false]);
+        assert!(ordinals.measured((8, Some(0)), id, twins), "per process");
+    }
+}

@@ -1,0 +1,223 @@
+//! The Neuron analysis: regions from the shared region methods, what only Neuron can compute over them
+//! (engine busy fractions, counters, group ratios), their insights, and the whole-profile summaries with
+//! their insights. Distributions and `report.compare` are the report's, over the mapped regions.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+pub mod aggregate;
+pub mod group_ratios;
+pub mod metrics;
+pub mod opcodes;
+pub mod regions;
+pub mod report;
+pub mod report_region;
+pub mod units;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::insights::{Insight, RuleSet, RulesError};
+use crate::profiler::neuron::observe::group_ratios::set_group_ratios;
+use crate::profiler::neuron::observe::metrics::{
+    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
+};
+use crate::profiler::neuron::readers::model::intervals::{length, union};
+use crate::profiler::neuron::readers::model::NeuronProfile;
+use crate::profiler::neuron::settings::InsightSettings;
+use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use opcodes::{opcode_times, OpcodeTime};
+use regions::{RegionSpan, Selection};
+
+/// The shipped rules, built in so that a default install needs no file.
+pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml");
+
+/// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
+/// metric vocabulary either way.
+pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
+    let vocabulary = crate::profiler::neuron::observe::metrics::vocabulary();
+    match &settings.rules {
+        Some(path) => RuleSet::load(path, &vocabulary),
+        None => RuleSet::parse(
+            std::path::Path::new("conf/neuron/rules.yaml"),
+            DEFAULT_RULES,
+            &vocabulary,
+        ),
+    }
+}
+
+/// Whether a region's arithmetic intensity is below (memory) or at/above (compute) the machine balance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    Memory,
+    Compute,
+}
+
+impl Bound {
+    pub fn of(metrics: &MetricMap) -> Option<Bound> {
+        let g = |k: &str| metrics.get(k).copied().flatten();
+        let (ai, ratio) = (
+            g("mm_arithmetic_intensity")?,
+            g("peak_flops_bandwidth_ratio")?,
+        );
+        Some(if ai < ratio {
+            Bound::Memory
+        } else {
+            Bound::Compute
+        })
+    }
+}
+
+/// One region with its metrics and insights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    pub name: String,
+    pub base: String,
+    pub index: usize,
+    pub method: RegionMethod,
+    /// Rebased to the profile's first timestamp.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The instructions it owns (indices into the profile's instructions).
+    pub instructions: Vec<usize>,
+    pub metrics: MetricMap,
+    pub bound: Option<Bound>,
+    pub insights: Vec<Insight>,
+    /// What the reader of this region should know (figures that disagree with each other).
+    pub notes: Vec<String>,
+    /// Its instructions by engine and opcode, longest first.
+    pub opcodes: Vec<OpcodeTime>,
+}
+
+/// One profile id's summary (whole profile), with the derived metrics and insights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileSummary {
+    pub profile_id: String,
+    pub metrics: MetricMap,
+    pub bound: Option<Bound>,
+    pub insights: Vec<Insight>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    pub source: PathBuf,
+    pub method: RegionMethod,
+    pub peak_flops: Option<f64>,
+    pub peak_bandwidth: Option<f64>,
+    pub summaries: Vec<ProfileSummary>,
+    pub regions: Vec<Region>,
+    /// Instructions in the profile, and those in no region.
+    pub instruction_count: usize,
+    pub outside_count: usize,
+    /// The instructions in no region by engine and opcode, longest first.
+    pub outside_opcodes: Vec<OpcodeTime>,
+    /// Every instruction by engine and opcode, longest first.
+    pub opcodes: Vec<OpcodeTime>,
+    /// Time (ns) covered by at least one region's windows.
+    pub covered_ns: u64,
+    pub notes: Vec<String>,
+}
+
+/// Analyse a profile: regions by `settings.regions` (already resolved against `regions.auto`, see
+/// [`crate::profiler::neuron::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
+pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
+    let max = settings.insights.max;
+    let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
+    let mut generated = regions::generate(profile, &settings.regions);
+    let mut regions: Vec<Region> = generated
+        .spans
+        .iter()
+        .map(|s| region(profile, s, &peaks))
+        .collect();
+    set_group_ratios(
+        &mut regions
+            .iter_mut()
+            .map(|r| (r.base.as_str(), &mut r.metrics))
+            .collect::<Vec<_>>(),
+    );
+    for r in &mut regions {
+        r.insights = rules.evaluate(&r.metrics, &crate::insights::Units::new(), max);
+    }
+    let summaries = profile
+        .summaries
+        .iter()
+        .map(|s| {
+            let metrics = summary_metrics(s);
+            ProfileSummary {
+                profile_id: s.profile_id.clone(),
+                bound: Bound::of(&metrics),
+                insights: rules.evaluate(&metrics, &crate::insights::Units::new(), max),
+                metrics,
+            }
+        })
+        .collect();
+    let mut notes = profile.notes.clone();
+    notes.append(&mut generated.notes);
+    // Said only where a region lacks MFU: a layer record carries its own.
+    let mfu_missing = regions.iter().any(|r| {
+        r.metrics
+            .get("mfu_estimated_percent")
+            .copied()
+            .flatten()
+            .is_none()
+    });
+    if mfu_missing || peaks.peak_flops.is_some() {
+        notes.extend(peaks.notes.iter().cloned());
+    }
+    let mut inside = vec![false; profile.instructions.len()];
+    for r in &regions {
+        for &n in &r.instructions {
+            inside[n] = true;
+        }
+    }
+    let outside: Vec<usize> = (0..inside.len()).filter(|&n| !inside[n]).collect();
+    let covered = union(
+        generated
+            .spans
+            .iter()
+            .flat_map(|s| match &s.selection {
+                Selection::Time(w) => w.clone(),
+                Selection::Instructions(_) => vec![(s.start_ns, s.end_ns)],
+            })
+            .collect(),
+    );
+    Analysis {
+        instruction_count: inside.len(),
+        outside_count: outside.len(),
+        outside_opcodes: opcode_times(profile, &outside),
+        opcodes: opcode_times(profile, &(0..inside.len()).collect::<Vec<_>>()),
+        covered_ns: length(&covered),
+        source: profile.source.clone(),
+        method: settings.regions.method,
+        peak_flops: peaks.peak_flops,
+        peak_bandwidth: peaks.peak_bandwidth,
+        summaries,
+        regions,
+        notes,
+    }
+}
+
+fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
+    let mut metrics = region_metrics(profile, s, peaks);
+    let notes = s
+        .layer
+        .and_then(|n| profile.layers.get(n))
+        .map(|layer| apply_layer_figures(&mut metrics, layer, profile))
+        .unwrap_or_default();
+    Region {
+        name: s.name.clone(),
+        base: s.base.clone(),
+        index: s.index,
+        method: s.method,
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        instructions: owned_instructions(profile, s),
+        bound: Bound::of(&metrics),
+        opcodes: opcode_times(profile, &owned_instructions(profile, s)),
+        metrics,
+        insights: Vec::new(),
+        notes,
+    }
+}

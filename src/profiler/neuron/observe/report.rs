@@ -1,0 +1,305 @@
+//! Neuron analyses mapped onto the shared report model: one scope per profile (and per further
+//! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
+//! the rules' findings and the duration distributions (report.compare works on the mapped regions).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analysis::RunContext;
+use crate::config::Config;
+use crate::error::Result;
+use crate::profiler::neuron::capture::views::Viewed;
+use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::observe::report_region::{insights, TIME_METRIC};
+use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
+use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
+use crate::profiler::neuron::readers::model::SummaryLayout;
+use crate::profiler::neuron::settings::RegionMethod;
+use crate::report::finish::Finishing;
+use crate::report::model::{
+    ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo, Scope,
+    Totals,
+};
+
+/// The name the report gives the profiler.
+pub const PROFILER_NAME: &str = "neuron-explorer";
+
+/// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
+/// the metric vocabulary. Loaded only for Neuron runs and reports.
+pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
+    crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
+        .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
+}
+
+/// Loads and analyses every viewed profile and maps them onto one report.
+pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Result<Report> {
+    Ok(report_with_details(config, viewed, context)?.0)
+}
+
+/// [`report`], and what only `-v` shows: each profile's top-level keys that were not used.
+pub fn report_with_details(
+    config: &Config,
+    viewed: &[Viewed],
+    context: &RunContext,
+) -> Result<(Report, Vec<String>)> {
+    // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
+    let rules = rules(config)?;
+    let mut neuron = config.neuron.clone();
+    neuron.regions = config.neuron.regions.resolve(&config.regions.auto);
+    let Analysed {
+        analyses,
+        version,
+        layout,
+        ignored,
+    } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
+    let (metrics, units) = metric_table(&field_names(&analyses), &layout);
+    let mut scopes = Vec::new();
+    for (v, analysis) in viewed.iter().zip(&analyses) {
+        scopes.extend(scopes_of(v, analysis, &units));
+    }
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "method".to_string(),
+        neuron.regions.method.as_str().to_string(),
+    );
+    // Only what this report's inputs went through: a profile given as is was viewed by someone else.
+    if viewed.iter().any(|v| !v.command.is_empty()) {
+        settings.insert(
+            "view_format".to_string(),
+            config.pipeline.neuron.view.format.as_arg().to_string(),
+        );
+    }
+    // Each profile's own timeline: regions sharing a path (the same layer of a sweep) are one.
+    let aggregate = (config.report.aggregate && scopes.len() > 1)
+        .then(|| super::aggregate::aggregate(&metrics, &scopes));
+    let run = RunInfo {
+        command: context.command.clone(),
+        profiler_command: context.profiler_command.clone(),
+        profiler: ProfilerInfo {
+            name: PROFILER_NAME.to_string(),
+            version: context.profiler_version.clone().or(version),
+            settings,
+        },
+        platform: Platform::default(),
+        config_fingerprint: context.config_fingerprint.clone(),
+        partial: context.partial.clone(),
+        sources: viewed
+            .iter()
+            .map(|v| v.output.display().to_string())
+            .collect(),
+    };
+    // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
+    let selection = KernelSelectionInfo {
+        include: config.report.kernels.include.clone(),
+        exclude: config.report.kernels.exclude.clone(),
+        name_base: match config.report.kernels.name_base {
+            crate::config::KernelNameBase::Demangled => "demangled",
+            crate::config::KernelNameBase::Function => "function",
+        }
+        .to_string(),
+        results_selected: instructions,
+        results_excluded: 0,
+    };
+    let mut report = Report::new(
+        run,
+        metrics,
+        Some(TIME_METRIC.to_string()),
+        selection,
+        scopes,
+        aggregate,
+    );
+    report.item_noun = ItemNoun {
+        one: "instruction",
+        many: "instructions",
+        listed: true,
+        ranges: "regions",
+        count_heading: "Count",
+        across: "all profiles",
+        own_totals: true,
+    };
+    // report.compare works on the mapped regions as on any profiler's.
+    report.finish(&Finishing {
+        compare: &config.report.compare,
+        outlier_factor: config.neuron.distribution.outlier_factor,
+        threads: config.report.threads,
+    });
+    Ok((report, ignored))
+}
+
+/// Every profile analysed, with what the report takes from the profiles themselves.
+struct Analysed {
+    analyses: Vec<Analysis>,
+    version: Option<String>,
+    layout: SummaryLayout,
+    /// `-v`'s lines: each profile's top-level keys that were not used.
+    ignored: Vec<String>,
+}
+
+/// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
+fn analyse_all(
+    viewed: &[Viewed],
+    neuron: &crate::profiler::neuron::settings::NeuronSettings,
+    rules: &crate::insights::RuleSet,
+    threads: usize,
+) -> Result<Analysed> {
+    let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
+        let profile = crate::profiler::neuron::load(&v.output)?;
+        let ignored = (!profile.ignored_keys.is_empty()).then(|| {
+            format!(
+                "{}: keys not used: {}",
+                v.output.display(),
+                profile.ignored_keys.join(", ")
+            )
+        });
+        let analysis = analyse(&profile, neuron, rules);
+        Ok::<_, crate::error::Error>((
+            tool_version(&profile),
+            profile.summary_layout,
+            ignored,
+            analysis,
+        ))
+    });
+    let mut out = Analysed {
+        analyses: Vec::with_capacity(viewed.len()),
+        version: None,
+        layout: SummaryLayout::default(),
+        ignored: Vec::new(),
+    };
+    for result in loaded {
+        let (version, layout, ignored, analysis) = result?;
+        out.version = out.version.or(version);
+        if out.layout.groups.is_empty() {
+            out.layout = layout;
+        }
+        out.ignored.extend(ignored);
+        out.analyses.push(analysis);
+    }
+    Ok(out)
+}
+
+/// Every metric name the analyses hold: the summaries' own fields and the regions' metrics.
+fn field_names(analyses: &[Analysis]) -> BTreeSet<String> {
+    analyses
+        .iter()
+        .flat_map(|a| {
+            let summaries = a.summaries.iter().flat_map(|s| s.metrics.keys());
+            let regions = a.regions.iter().flat_map(|r| r.metrics.keys());
+            summaries.chain(regions).cloned()
+        })
+        .collect()
+}
+
+/// The tools' version as the profile records it: `profiler_version` (the full JSON's
+/// `profile_info`), `tools_version` in the metadata, `sw_version` in a summary (the schema, NTFF and
+/// data versions are not the tools').
+fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
+    if let Some(v) = profile.metadata.get("profiler_version") {
+        return Some(v.clone());
+    }
+    let is_tools = |k: &str| {
+        k.ends_with("version") && !["schema", "ntff", "data"].iter().any(|w| k.contains(w))
+    };
+    let from_metadata = profile
+        .metadata
+        .iter()
+        .find(|(k, _)| is_tools(k))
+        .map(|(_, v)| v.clone());
+    from_metadata.or_else(|| {
+        profile.summaries.iter().find_map(|s| {
+            s.text
+                .iter()
+                .find(|(k, _)| is_tools(k))
+                .map(|(_, v)| v.clone())
+        })
+    })
+}
+
+/// The scope of a profile (its regions and distributions, its first summary), then one
+/// scope for each further summary (another subgraph of the same profile).
+fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
+    let first = a.summaries.first();
+    let total_ns = first
+        .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
+        .map(|s| s * 1e9);
+    let regions = super::report_region::regions(&a.regions, units, total_ns);
+    let mut main = scope(v, first, units, a.summaries.len() > 1);
+    main.regions = regions;
+    main.total.kernel_count = a.instruction_count as u64;
+    main.outside_regions.kernel_count = a.outside_count as u64;
+    main.outside_regions.kernels = super::report_region::opcode_list(&a.outside_opcodes, units);
+    main.total.kernels = super::report_region::opcode_list(&a.opcodes, units);
+    // The scope's time no region covers: the same figure in every output.
+    let outside_ns = total_ns.map(|t| (t - a.covered_ns as f64).max(0.0));
+    if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {
+        main.outside_regions.metrics.0.push((
+            unit.0.clone(),
+            crate::report::model::MetricValue {
+                value: outside_ns,
+                unit: unit.1.clone(),
+                values: None,
+            },
+        ));
+    }
+    main.notes = a.notes.clone();
+    if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
+        main.notes.push(format!(
+            "No `{}` regions in this profile.",
+            a.method.as_str()
+        ));
+    }
+    let mut scopes = vec![main];
+    scopes.extend(
+        a.summaries
+            .iter()
+            .skip(1)
+            .map(|s| scope(v, Some(s), units, true)),
+    );
+    scopes
+}
+
+/// A scope carrying one summary as its total and that summary's findings.
+fn scope(
+    v: &Viewed,
+    summary: Option<&ProfileSummary>,
+    units: &[UnitRow],
+    name_summary: bool,
+) -> Scope {
+    let label = match summary {
+        Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
+        _ => v.label.clone(),
+    };
+    let empty = NMetrics::default();
+    Scope {
+        label,
+        rank: v.rank,
+        process_id: v.process_id,
+        process_name: None,
+        host: None,
+        device: v.device.clone(),
+        summary: Default::default(),
+        total: Totals {
+            kernel_count: 0,
+            coverage: None,
+            metrics: metric_map(summary.map_or(&empty, |s| &s.metrics), units),
+            kernels: Vec::new(),
+        },
+        outside_regions: Totals {
+            kernel_count: 0,
+            coverage: None,
+            metrics: MetricMap::default(),
+            kernels: Vec::new(),
+        },
+        regions: Vec::new(),
+        insights: summary.map_or_else(Vec::new, |s| {
+            let time_ns = s
+                .metrics
+                .get(TIME_METRIC)
+                .copied()
+                .flatten()
+                .map(|t| t * 1e9);
+            insights(&s.insights, time_ns, units)
+        }),
+        distributions: Vec::new(),
+        notes: Vec::new(),
+    }
+}

@@ -1,0 +1,198 @@
+//! Neuron regions as report regions: their paths, the layer hierarchy (a `layer_summary` path's
+//! parent is the region of its prefix; its self time and instructions are its own less its
+//! children's), their notes and their instructions by engine and opcode.
+
+use std::collections::HashMap;
+
+use super::units::{metric_map, UnitRow};
+use crate::profiler::neuron::observe::opcodes::OpcodeTime;
+use crate::profiler::neuron::observe::{Bound, Region as NRegion};
+use crate::profiler::neuron::settings::RegionMethod;
+use crate::region::RegionKind;
+use crate::report::model::{Insight, Kernel, MetricMap, MetricValue, Region};
+
+/// Who found the rules' insights.
+pub(super) const INSIGHT_SOURCE: &str = "profile-run";
+/// The time metric: each region's length, which gives its time share.
+pub(super) const TIME_METRIC: &str = "total_time";
+
+/// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
+/// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
+pub(super) fn insights(
+    found: &[crate::insights::Insight],
+    time_ns: Option<f64>,
+    units: &[UnitRow],
+) -> Vec<Insight> {
+    found
+        .iter()
+        .cloned()
+        .map(|i| {
+            let mut insight = i.into_report(INSIGHT_SOURCE);
+            insight.evidence.time = time_ns.unwrap_or(0.0);
+            for (name, value) in &mut insight.evidence.metrics {
+                if let Some((_, _, factor)) = units.iter().find(|u| &*u.0 == name.as_str()) {
+                    *value *= factor;
+                }
+            }
+            insight
+        })
+        .collect()
+}
+
+/// Every region of one profile, nested where a hierarchy path extends another region's path.
+pub fn regions(found: &[NRegion], units: &[UnitRow], total_ns: Option<f64>) -> Vec<Region> {
+    let mut out: Vec<Region> = found.iter().map(|r| region(r, units, total_ns)).collect();
+    nest(&mut out);
+    out
+}
+
+/// Parent and depth from the paths of hierarchy regions; each parent's exclusive time and self
+/// instruction count then lose what its children hold.
+fn nest(regions: &mut [Region]) {
+    let index: HashMap<String, usize> = regions
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.kind == RegionKind::Stack)
+        .map(|(i, r)| (r.path.clone(), i))
+        .collect();
+    let parents: Vec<Option<usize>> = regions
+        .iter()
+        .map(|r| {
+            if r.kind != RegionKind::Stack {
+                return None;
+            }
+            (1..r.segments.len())
+                .rev()
+                .find_map(|n| index.get(&r.segments[..n].join("/")).copied())
+        })
+        .collect();
+    for i in 0..regions.len() {
+        let mut depth = 0;
+        let mut up = parents[i];
+        while let Some(p) = up {
+            depth += 1;
+            up = parents[p];
+        }
+        regions[i].depth = depth;
+        regions[i].parent = parents[i].map(|p| regions[p].path.clone());
+    }
+    for (child, parent) in parents.iter().enumerate() {
+        let Some(p) = *parent else { continue };
+        let time = regions[child]
+            .inclusive
+            .get(TIME_METRIC)
+            .and_then(|v| v.value);
+        let count = regions[child].kernel_count;
+        let own = &mut regions[p];
+        own.self_kernel_count = own.self_kernel_count.saturating_sub(count);
+        if let Some((_, v)) = own
+            .exclusive
+            .0
+            .iter_mut()
+            .find(|(n, _)| &**n == TIME_METRIC)
+        {
+            v.value = v.value.zip(time).map(|(o, c)| (o - c).max(0.0));
+        }
+    }
+}
+
+/// A region's (or the outside's) instructions by engine and opcode, as the report's list of results.
+pub fn opcode_list(opcodes: &[OpcodeTime], units: &[UnitRow]) -> Vec<Kernel> {
+    let unit = units
+        .iter()
+        .find(|u| &*u.0 == TIME_METRIC)
+        .map(|u| u.1.clone());
+    opcodes
+        .iter()
+        .map(|o| {
+            let name = format!("{} {}", o.engine, o.opcode);
+            let mut metrics = MetricMap::default();
+            if let Some(unit) = &unit {
+                metrics.0.push((
+                    TIME_METRIC.into(),
+                    MetricValue {
+                        value: Some(o.time_ns as f64),
+                        unit: unit.clone(),
+                        values: None,
+                    },
+                ));
+            }
+            Kernel {
+                function: name.clone(),
+                name,
+                count: o.count,
+                metrics,
+            }
+        })
+        .collect()
+}
+
+/// The path of a region: hierarchy names are layer paths already; other names are one segment, a
+/// `/` or `\` in them escaped.
+fn segments(r: &NRegion) -> (String, Vec<String>) {
+    if r.method == RegionMethod::Hierarchy {
+        let segments = r.name.split('/').map(str::to_string).collect();
+        return (r.name.clone(), segments);
+    }
+    let escaped = r.name.replace('\\', "\\\\").replace('/', "\\/");
+    (escaped, vec![r.name.clone()])
+}
+
+pub fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
+    let (path, segments) = segments(r);
+    let metrics = metric_map(&r.metrics, units);
+    let time_ns = r
+        .metrics
+        .get(TIME_METRIC)
+        .copied()
+        .flatten()
+        .map(|s| s * 1e9);
+    let mut notes = vec![format!(
+        "window {} ns – {} ns from the profile start",
+        r.start_ns, r.end_ns
+    )];
+    notes.extend(r.notes.iter().cloned());
+    if let Some(bound) = r.bound {
+        let g = |k: &str| r.metrics.get(k).copied().flatten().unwrap_or(f64::NAN);
+        let (ai, ratio) = (
+            g("mm_arithmetic_intensity"),
+            g("peak_flops_bandwidth_ratio"),
+        );
+        notes.push(match bound {
+            Bound::Memory => format!(
+                "memory-bound: arithmetic intensity {ai:.1} FLOP/byte, below the machine balance of {ratio:.1}"
+            ),
+            Bound::Compute => format!(
+                "compute-bound: arithmetic intensity {ai:.1} FLOP/byte, at or above the machine balance of {ratio:.1}"
+            ),
+        });
+    }
+    Region {
+        coverage: None,
+        // The last segment, as a GPU region's name: `report.compare` finds a layer by it alone.
+        name: segments.last().cloned().unwrap_or_default(),
+        path,
+        depth: 0,
+        parent: None,
+        kernels: opcode_list(&r.opcodes, units),
+        kind: if r.method == RegionMethod::Hierarchy {
+            RegionKind::Stack
+        } else {
+            RegionKind::Mark
+        },
+        origin: r.method.as_str().to_string(),
+        segments,
+        kernel_count: r.instructions.len() as u64,
+        self_kernel_count: r.instructions.len() as u64,
+        time_share: time_ns
+            .zip(total_ns)
+            .filter(|(_, t)| *t > 0.0)
+            .map(|(r, t)| r / t),
+        exclusive: metrics.clone(),
+        inclusive: metrics,
+        per_result: Default::default(),
+        instances: None,
+        insights: insights(&r.insights, time_ns, units),
+        notes,
+    }
+}

@@ -1,0 +1,86 @@
+//! One way to build a report, whichever profiler read the capture: [`Report::new`] from the run, the
+//! metrics and the scopes, then [`Report::finish`], the one finishing step: each scope's
+//! distributions of same-named regions and its summary, metrics with no value anywhere left out
+//! (with a note), and `report.compare` (its notes repeated on stderr).
+
+use super::compare::comparisons;
+use super::distribution::distributions;
+use super::empty_metrics::leave_out_empty;
+use super::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION};
+use super::summary;
+
+/// What the finishing step needs of the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Finishing<'a> {
+    /// `report.compare`: the regions shown side by side.
+    pub compare: &'a [String],
+    /// How far from the median of same-named regions a region's time is an outlier.
+    pub outlier_factor: f64,
+    /// Threads finishing scopes (0: one per core).
+    pub threads: usize,
+}
+
+impl Report {
+    /// A report of `scopes` (and the `aggregate` across them), before [`Report::finish`]: no notes,
+    /// comparisons, distributions or summaries yet, every result profiled in full, results called
+    /// kernels.
+    pub fn new(
+        run: RunInfo,
+        metrics: Vec<MetricInfo>,
+        time_metric: Option<String>,
+        kernel_selection: KernelSelectionInfo,
+        scopes: Vec<Scope>,
+        aggregate: Option<Scope>,
+    ) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            generator: format!("profile-run {}", env!("CARGO_PKG_VERSION")),
+            run,
+            metrics,
+            time_metric,
+            kernel_selection,
+            scopes,
+            aggregate,
+            notes: Vec::new(),
+            compare: Vec::new(),
+            sampling: None,
+            item_noun: Default::default(),
+            console_notes: Vec::new(),
+        }
+    }
+
+    /// The finishing step every report goes through once its scopes hold their regions and the
+    /// rules' findings: distributions and summary per scope, empty metrics left out, comparisons.
+    /// Its notes follow the notes already made.
+    pub fn finish(&mut self, finishing: &Finishing<'_>) {
+        let time = self.time_metric.clone();
+        let finish_scope = |mut scope: Scope| {
+            if let Some(time) = time.as_deref() {
+                scope.distributions = distributions(&scope.regions, time, finishing.outlier_factor);
+            }
+            summary::fill(&mut scope, time.as_deref());
+            scope
+        };
+        // The aggregate (the largest) first, each scope on its own thread.
+        let has_aggregate = self.aggregate.is_some();
+        let all: Vec<Scope> = self
+            .aggregate
+            .take()
+            .into_iter()
+            .chain(std::mem::take(&mut self.scopes))
+            .collect();
+        let mut all = crate::parallel::map(all, finishing.threads, finish_scope);
+        let empty_note = leave_out_empty(&mut self.metrics, &mut all);
+        if has_aggregate {
+            self.aggregate = Some(all.remove(0));
+        }
+        self.scopes = all;
+
+        let (compare, notes) =
+            comparisons(finishing.compare, &self.scopes, self.aggregate.as_ref());
+        self.compare = compare;
+        self.console_notes.extend(notes.iter().cloned());
+        self.notes.extend(notes);
+        self.notes.extend(empty_note);
+    }
+}
