@@ -9,7 +9,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::cli_e2e::{fake_ncu, read_json, Env};
-use crate::common::fixture;
+use crate::common::{fixture, refused_as_claimed};
 
 /// `report … --out DIR` started several times at once: `count` processes, their exit codes.
 fn racing_reports(out: &Path, force: bool, count: usize) -> Vec<(i32, String)> {
@@ -50,7 +50,7 @@ fn writers_racing_for_one_out_directory_leave_one_winner() {
         assert!(
             *code == 0
                 || (*code == 2
-                    && (stderr.contains("another profile-run (pid ")
+                    && (refused_as_claimed(stderr)
                         || stderr.contains("already exists and is not replaced"))),
             "{code}: {stderr}"
         );
@@ -61,7 +61,7 @@ fn writers_racing_for_one_out_directory_leave_one_winner() {
         let results = racing_reports(&out, true, 4);
         for (code, stderr) in &results {
             assert!(
-                *code == 0 || (*code == 2 && stderr.contains("another profile-run (pid ")),
+                *code == 0 || (*code == 2 && refused_as_claimed(stderr)),
                 "{code}: {stderr}"
             );
         }

@@ -77,3 +77,10 @@ pub fn path_with_python(dir: &std::path::Path) -> std::ffi::OsString {
     ));
     std::env::join_paths(paths).unwrap()
 }
+
+/// Whether a racing writer's refusal says the report directory is claimed by another profile-run.
+/// The holder may not have written its `pid N on HOST` line yet when the loser reads the claim, so
+/// the refusal then names "a writer that has not yet said who it is"; both are the same refusal.
+pub fn refused_as_claimed(stderr: &str) -> bool {
+    stderr.contains("another profile-run (")
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::read_json;
-use crate::common::fixture;
+use crate::common::{fixture, refused_as_claimed};
 
 const CLAIM: &str = ".profile-run.lock";
 const MANUAL: &str = "ncu/h200-2025.3.1/manual_raw.csv";
@@ -176,7 +176,7 @@ fn forty_racing_takeovers_of_a_dead_writers_claim_never_make_two_holders() {
             assert!(
                 *code == 0
                     || (*code == 2
-                        && (stderr.contains("another profile-run (pid ")
+                        && (refused_as_claimed(stderr)
                             || stderr.contains("already exists and is not replaced")
                             || stderr.contains("holds an earlier report"))),
                 "trial {trial}: {code}: {stderr}"
