@@ -28,6 +28,8 @@ pub enum Error {
     #[error(transparent)]
     ReportFile(#[from] ReportFileError),
     #[error(transparent)]
+    Trace(#[from] crate::profiler::ncu::trace::file::TraceError),
+    #[error(transparent)]
     Neuron(#[from] NeuronError),
     #[error(transparent)]
     Render(#[from] RenderError),
@@ -53,7 +55,7 @@ impl Error {
         match self {
             Error::Config(_) | Error::Usage(_) => exit::USAGE,
             Error::Profiler(e) => e.exit_code(),
-            Error::Export(_) | Error::ReportFile(_) => exit::EXPORT_UNREADABLE,
+            Error::Export(_) | Error::ReportFile(_) | Error::Trace(_) => exit::EXPORT_UNREADABLE,
             Error::Neuron(e) => neuron_exit_code(e),
             Error::Render(e) => e.exit_code(),
             Error::Write { source, .. } => write_exit_code(source),

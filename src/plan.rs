@@ -41,6 +41,9 @@ impl Plan {
         if let Some(why) = crate::profiler::ncu::sampling::refusal(config) {
             return Err(Error::Usage(why));
         }
+        if let Some(why) = crate::profiler::ncu::trace::capture::refusal(config) {
+            return Err(Error::Usage(why));
+        }
         if config.pipeline.profiler == ProfilerKind::Neuron {
             crate::profiler::neuron::capture::check_config(config)?;
         }

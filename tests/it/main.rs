@@ -27,4 +27,5 @@ mod report_render;
 mod report_scopes;
 mod rollups;
 mod sampled;
+mod trace;
 mod visual;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::config::{Config, Loaded};
+use crate::config::{Config, Loaded, TimingSource};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
@@ -18,7 +18,7 @@ use super::cli::NcuCli;
 use super::report_file::{ReportFile, ReportFileError};
 use super::report_source::{analyze_report_files, ReportInput};
 use super::source::{analyze_exports, ExportSet};
-use super::{diagnose, export_pages, log, sampling};
+use super::{diagnose, export_pages, log, sampling, trace};
 
 /// The log file ncu's output goes to, in the run directory.
 pub const LOG: &str = "ncu.log";
@@ -34,9 +34,22 @@ struct Pass {
 
 /// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
 /// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
+/// Under `timing: trace` the trace pass stands for the timing pass: only a sampled run's deep pass
+/// runs under ncu.
 fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<Pass> {
     let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
     let ncu = &config.pipeline.ncu;
+    if traced(config) {
+        if !ncu.sampling.enabled {
+            return Vec::new();
+        }
+        let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+        return vec![Pass {
+            name: "ncu's deep pass",
+            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
+            log: sampling::DEEP_LOG,
+        }];
+    }
     if !ncu.sampling.enabled {
         return vec![Pass {
             name: "ncu",
@@ -60,24 +73,46 @@ fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<
     ]
 }
 
-/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run.
+/// Whether kernel times come from the CUPTI trace (`pipeline.ncu.timing: trace`).
+fn traced(config: &Config) -> bool {
+    config.pipeline.ncu.timing == TimingSource::Trace
+}
+
+/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run (the
+/// trace pass's line first under `timing: trace`).
 pub fn dry_run(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> String {
     let passes = passes(config, plan, dir, workload);
-    for warning in passes[0].cli.warnings() {
-        err_line(&format!("warning: {warning}"));
+    if let Some(first) = passes.first() {
+        for warning in first.cli.warnings() {
+            err_line(&format!("warning: {warning}"));
+        }
     }
-    if passes.len() == 1 {
-        return passes[0].cli.shell_line();
+    let mut lines: Vec<(&str, String)> = Vec::new();
+    if traced(config) {
+        lines.push((
+            "the trace pass",
+            trace::capture::shell_line(config, dir, workload),
+        ));
     }
-    passes
+    lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
+    if lines.len() == 1 {
+        return lines.remove(0).1;
+    }
+    lines
         .iter()
-        .map(|p| format!("# {}\n{}", p.name, p.cli.shell_line()))
+        .map(|(name, line)| format!("# {name}\n{line}"))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started.
 pub fn check_runnable(config: &Config) -> Result<()> {
+    if traced(config) {
+        trace::capture::check_library(config)?;
+        if !config.pipeline.ncu.sampling.enabled {
+            return Ok(());
+        }
+    }
     let program = &config.pipeline.ncu.executable;
     match resolve_program(program) {
         Ok(_) => Ok(()),
@@ -108,41 +143,62 @@ pub fn capture(
     quiet: bool,
 ) -> Result<Finished> {
     let config = &loaded.config;
+    let traced = traced(config);
     let passes = passes(config, plan, run.root(), workload);
-    for warning in passes[0].cli.warnings() {
-        err_line(&format!("warning: {warning}"));
+    if let Some(first) = passes.first() {
+        for warning in first.cli.warnings() {
+            err_line(&format!("warning: {warning}"));
+        }
     }
     let command = |cli: &NcuCli| -> Vec<String> {
         std::iter::once(cli.program().to_string())
             .chain(cli.argv())
             .collect()
     };
-    record.profiler_command = command(&passes[0].cli);
-    record.deep_pass = passes.get(1).map(|deep| PassRecord {
+    let (timing, deep) = match (traced, passes.as_slice()) {
+        (true, [deep]) => (None, Some(deep)),
+        (true, _) => (None, None),
+        (false, [timing, deep]) => (Some(timing), Some(deep)),
+        (false, [only]) => (Some(only), None),
+        (false, _) => (None, None),
+    };
+    record.profiler_command = match timing {
+        Some(pass) => command(&pass.cli),
+        None => trace_command(config, run.root(), workload),
+    };
+    record.deep_pass = deep.map(|deep| PassRecord {
         command: command(&deep.cli),
         ..PassRecord::default()
     });
-    record.profiler_version =
-        export_pages::profiler_version(passes[0].cli.program()).map_err(|signal| {
-            crate::error::Error::Interrupted {
-                signal,
-                run_dir: run.root().to_path_buf(),
-            }
-        })?;
+    if let Some(ncu) = passes.first() {
+        record.profiler_version =
+            export_pages::profiler_version(ncu.cli.program()).map_err(|signal| {
+                crate::error::Error::Interrupted {
+                    signal,
+                    run_dir: run.root().to_path_buf(),
+                }
+            })?;
+    }
     run.write_text("config.yaml", &loaded.to_yaml())?;
-    let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
+    let mut lines: Vec<String> = Vec::new();
+    if traced {
+        let dir = run.path(trace::capture::TRACE_DIR);
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Write { path: dir, source })?;
+        lines.push(trace::capture::shell_line(config, run.root(), workload));
+    }
+    lines.extend(passes.iter().map(|p| p.cli.shell_line()));
     run.write_text("command.txt", &(lines.join("\n") + "\n"))?;
     run.write_record(record)?;
 
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
-    let first = run_pass(&passes[0], run, grace, &display)?;
+    let first = match timing {
+        Some(pass) => run_pass(pass, run, grace, &display)?,
+        None => run_trace(config, run, workload, grace, &display)?,
+    };
     record.finish(&first);
     run.write_record(record)?;
-    let Some(deep) = passes
-        .get(1)
-        .filter(|_| first.success() && first.interrupted_by.is_none())
-    else {
+    let Some(deep) = deep.filter(|_| first.success() && first.interrupted_by.is_none()) else {
         display.finish();
         return Ok(first);
     };
@@ -158,6 +214,37 @@ pub fn capture(
     } else {
         first
     })
+}
+
+/// The trace pass's command as run.json records it: the environment, then the workload.
+fn trace_command(config: &Config, dir: &Path, workload: &[String]) -> Vec<String> {
+    let mut command = vec!["env".to_string()];
+    command.extend(
+        trace::capture::environment(config, dir)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    command.extend(workload.iter().cloned());
+    command
+}
+
+/// Runs the workload under the CUPTI trace, passing its output through.
+fn run_trace(
+    config: &Config,
+    run: &RunDir,
+    workload: &[String],
+    grace: std::time::Duration,
+    display: &Display,
+) -> Result<Finished> {
+    display.status("starting the trace pass".to_string());
+    let (program, expression) = trace::capture::expression(config, run.root(), workload);
+    Ok(run_streaming(
+        &program,
+        expression,
+        &run.path(trace::capture::LOG),
+        grace,
+        &mut |line| display.passthrough(line),
+    )?)
 }
 
 /// Runs one pass, showing ncu's progress lines as status and passing everything else through.
@@ -203,11 +290,22 @@ pub fn report(
     record: &RunRecord,
     quiet: bool,
 ) -> Result<Option<Report>> {
+    let config = &loaded.config;
+    if traced(config) && !config.pipeline.ncu.sampling.enabled {
+        let rank = record.rank.as_ref().map(|r| r.rank);
+        let inputs = trace::capture::traces(run, rank)?;
+        if !config.output.render {
+            return Ok(None);
+        }
+        let context = record.context(loaded.fingerprint());
+        return Ok(Some(trace::source::analyze_traces(
+            plan, config, &inputs, &context,
+        )?));
+    }
     let report_file = run.report_file();
     if !report_file.exists() {
         return Ok(None);
     }
-    let config = &loaded.config;
     let pages = export_pages::export_pages(config, &report_file, run.root())?;
     if !quiet {
         for (_, path) in &pages {

@@ -15,4 +15,5 @@ pub mod report_source;
 pub mod rollup;
 pub mod sampling;
 pub mod source;
+pub mod trace;
 pub mod units;

@@ -1,0 +1,285 @@
+//! Trace files as a source of observations: every traced kernel in the requested regions, with its
+//! in-place time and the regions [`super::attribute`] gives it, one scope per process and device.
+//! `regions.include` / `regions.exclude` select kernels as ncu's NVTX filter would (a kernel counts
+//! when a push/pop range the pattern names is open at its launch), since no ncu ran to filter them.
+
+use std::sync::Mutex;
+
+use regex::Regex;
+
+use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::error::Result;
+use crate::profiler::ncu::{rollup, units};
+use crate::region::{
+    Cell, Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey,
+};
+use crate::report::model::ProfilerInfo;
+
+use super::attribute::{attribute, Attributed, PushPopScope};
+use super::file::{self, ProcessTrace, TraceInput};
+
+/// What report.json's `time_source` setting says of a trace's times.
+pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
+
+/// One run's trace files, with what decides which kernels count.
+pub struct TraceSource<'p> {
+    plan: &'p AnalysisPlan,
+    traces: Vec<(ProcessTrace, Option<u32>)>,
+    found: MetricsFound,
+    scope: PushPopScope,
+    exclude: RequestedRegions,
+}
+
+impl<'p> TraceSource<'p> {
+    /// Reads every trace. `exclude` holds `regions.exclude` as level matchers.
+    pub fn open(
+        plan: &'p AnalysisPlan,
+        inputs: &[TraceInput],
+        scope: PushPopScope,
+        exclude: Vec<Vec<Regex>>,
+    ) -> Result<TraceSource<'p>> {
+        let mut traces = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            traces.push((file::read(&input.path)?, input.rank));
+        }
+        let mut found = MetricsFound {
+            has_time: true,
+            ..MetricsFound::default()
+        };
+        // The time metric is the one a trace has: each kernel's in-place duration, in ns.
+        for request in &plan.requests {
+            if request.name != plan.time_metric {
+                found.missing.push(request.name.clone());
+                continue;
+            }
+            let unit = units::normalize(&units::base_unit_of(&request.name)).unit;
+            let rollup = plan
+                .rollups
+                .get(&request.name)
+                .copied()
+                .unwrap_or_else(|| rollup::infer(&request.name, &unit));
+            found.specs.push(MetricSpec {
+                name: request.name.clone(),
+                unit,
+                rollup,
+            });
+            found.groups.push(request.group.clone());
+            found.labels.push(None);
+        }
+        Ok(TraceSource {
+            plan,
+            traces,
+            found,
+            scope,
+            exclude: RequestedRegions::new(exclude),
+        })
+    }
+
+    /// Whether a kernel is in the requested regions: some push/pop range an include pattern names is
+    /// open (every kernel when none is given), and none an exclude pattern names.
+    fn wanted(&self, a: &Attributed<'_>) -> bool {
+        let prefixes = || {
+            a.stacks
+                .iter()
+                .flat_map(|path| (1..=path.len()).map(move |depth| &path[..depth]))
+        };
+        let included = self.plan.requested.is_empty()
+            || prefixes().any(|prefix| self.plan.requested.names(prefix));
+        included
+            && (self.exclude.is_empty() || !prefixes().any(|prefix| self.exclude.names(prefix)))
+    }
+}
+
+/// A mangled name as C++ reads it (`void gemm<float>(float*)`); the mangled name where it does not
+/// demangle (C kernels, names of other languages).
+fn demangle(mangled: &str) -> String {
+    cpp_demangle::Symbol::new(mangled)
+        .ok()
+        .and_then(|s| s.demangle().ok())
+        .unwrap_or_else(|| mangled.to_string())
+}
+
+/// What one trace gave.
+#[derive(Default)]
+struct Counts {
+    results: u64,
+    in_ranges: u64,
+    unlaunched: u64,
+    has_ranges: bool,
+}
+
+impl Observations for TraceSource<'_> {
+    fn metrics(&self) -> &MetricsFound {
+        &self.found
+    }
+
+    /// Reads each process's trace on its own thread, folded in input order.
+    fn read<S, I, V, M>(
+        self,
+        threads: usize,
+        _filter: &Mutex<KernelFilter>,
+        init: I,
+        visit: V,
+        mut merge: M,
+    ) -> Result<(S, Reading)>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        V: Fn(&mut S, &Observation<'_>) + Sync,
+        M: FnMut(&mut S, S),
+    {
+        let renames = &self.plan.renames;
+        let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
+        let parts = crate::parallel::map(traces, threads, |(trace, rank)| {
+            let mut state = init();
+            let mut counts = Counts {
+                has_ranges: !trace.ranges.is_empty(),
+                ..Counts::default()
+            };
+            let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
+            let mut scope = ScopeKey::default();
+            for a in attribute(trace, self.scope, renames) {
+                if !self.wanted(&a) {
+                    continue;
+                }
+                counts.results += 1;
+                counts.unlaunched += u64::from(!a.launched);
+                if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
+                    counts.in_ranges += 1;
+                }
+                let time = a.kernel.duration_ns();
+                let values = [Cell::Num(time)];
+                let device = a.kernel.device.to_string();
+                if scope.device != device || scope.process_id.is_empty() {
+                    scope = ScopeKey {
+                        host: trace.host.clone(),
+                        process_id: trace.pid.to_string(),
+                        process_name: trace.process_name.clone(),
+                        device,
+                        rank: rank.map(|r| r.to_string()).unwrap_or_default(),
+                    };
+                }
+                visit(
+                    &mut state,
+                    &Observation {
+                        scope: &scope,
+                        stacks: &a.stacks,
+                        instances: Some(&a.ids),
+                        marks: &a.marks,
+                        call_stack: None,
+                        kernel: &names[a.kernel.name],
+                        time: Some(time),
+                        values: &values[..self.found.specs.len()],
+                        coverage: Coverage::Measured,
+                    },
+                );
+            }
+            (state, counts)
+        });
+        let mut state = None;
+        let mut total = Counts::default();
+        for (part, counts) in parts {
+            match state.as_mut() {
+                Some(state) => merge(state, part),
+                None => state = Some(part),
+            }
+            total.results += counts.results;
+            total.in_ranges += counts.in_ranges;
+            total.unlaunched += counts.unlaunched;
+            total.has_ranges |= counts.has_ranges;
+        }
+        let reading = self.reading(&total);
+        Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+impl TraceSource<'_> {
+    fn reading(&self, total: &Counts) -> Reading {
+        let mut settings = std::collections::BTreeMap::new();
+        settings.insert("time_source".to_string(), TIME_SOURCE.to_string());
+        let scope = match self.scope {
+            PushPopScope::Process => "process",
+            PushPopScope::Thread => "thread",
+        };
+        settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
+        let libcupti: Vec<&str> = self
+            .traces
+            .iter()
+            .map(|(t, _)| t.libcupti.as_str())
+            .collect();
+        let mut notes = vec![format!(
+            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\"). No deep metric was collected."
+        )];
+        if total.unlaunched > 0 {
+            notes.push(format!(
+                "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
+                total.unlaunched
+            ));
+        }
+        Reading {
+            results: total.results,
+            results_in_ranges: total.in_ranges,
+            has_ranges: total.has_ranges,
+            profiler: ProfilerInfo {
+                name: "cupti".into(),
+                version: libcupti.first().map(|l| l.to_string()).filter(|l| !l.is_empty()),
+                settings,
+            },
+            sources: self
+                .traces
+                .iter()
+                .map(|(t, _)| t.path.display().to_string())
+                .collect(),
+            notes,
+            no_results_hint: "Check that regions.include names push/pop ranges the program pushes, and that the workload launches kernels.".into(),
+            no_ranges_hint: "The trace holds no NVTX range: mark regions with NVTX ranges (torch.cuda.nvtx.range_push/pop).".into(),
+            no_call_stacks_hint: "a trace records no call stacks; profile with ncu (pipeline.ncu.timing=ncu) and pipeline.ncu.ncu_cli.call_stack=true".into(),
+            insights: Box::new(|_, _| Vec::new()),
+            origin: "nvtx".into(),
+            sampling: None,
+        }
+    }
+}
+
+/// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
+/// unset is ncu's default, thread).
+pub fn scope_of(config: &crate::config::Config) -> PushPopScope {
+    match config.pipeline.ncu.ncu_cli.nvtx.push_pop_scope {
+        Some(crate::config::PushPopScope::Process) => PushPopScope::Process,
+        _ => PushPopScope::Thread,
+    }
+}
+
+/// `regions.exclude` as level matchers, as `regions.include` is read.
+pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
+    let domain = config.regions.domain.as_deref();
+    config
+        .regions
+        .exclude
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| {
+            crate::profiler::ncu::nvtx::level_regexes(pattern, domain).map_err(|e| {
+                crate::error::Error::Usage(format!(
+                    "regions.exclude[{i}] {pattern:?} is not a valid pattern: {e}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The report of a run's traces, under a checked plan.
+pub fn analyze_traces(
+    plan: &crate::plan::Plan,
+    config: &crate::config::Config,
+    inputs: &[TraceInput],
+    context: &RunContext,
+) -> Result<crate::report::model::Report> {
+    let source = TraceSource::open(
+        &plan.analysis,
+        inputs,
+        scope_of(config),
+        exclude_of(config)?,
+    )?;
+    crate::analysis::analyze(&plan.analysis, source, context)
+}
