@@ -49,6 +49,10 @@ pub struct Observation<'a> {
     pub kernel: &'a str,
     /// Duration of the result in the time metric's unit, if the export has it.
     pub time: Option<f64>,
+    /// The duration that weighs rate and percentage metrics, when it is not `time`: a trace-timed
+    /// sampled run's deep values were measured over the deep pass's serialized duration, so that
+    /// duration weighs them, as in full replay. `None`: `time`.
+    pub weight: Option<f64>,
     /// One cell per [`MetricSpec`], in the same order.
     pub values: &'a [Cell<'a>],
     /// Whether the deep metrics among `values` were measured on this launch (always, unless the
@@ -359,7 +363,7 @@ impl RegionAccumulator {
 
 /// Folds one result's values, time and coverage into a group.
 fn add_result(group: &mut Group, obs: &Observation<'_>) {
-    group.add(obs.values, obs.time);
+    group.add(obs.values, obs.weight.or(obs.time));
     group.coverage.add(obs.coverage, obs.time);
 }
 

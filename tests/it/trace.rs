@@ -304,3 +304,120 @@ fn dry_run_prints_the_traced_workload() {
         .stdout(predicate::str::contains("python3 train.py"))
         .stdout(predicate::str::contains("ncu").not());
 }
+
+/// A sampled run timed by the trace, with the fake ncu for the deep pass: the trace of
+/// `tests/manual/ncu/train_step.py 2 3` (H100) joined with the sampled fixture's deep pass of the
+/// same workload (another run, as the two passes always are), set against full replay of it.
+fn sampled_with_trace(tmp: &Path) -> Value {
+    let sampled = fixture("ncu/h100-2025.3.1-sampled");
+    let ncu = format!(
+        "pipeline.ncu.executable={}",
+        repo().join("tests/support/fake-ncu").display()
+    );
+    // What `--config ncu/sampled pipeline.ncu.timing=trace` sets on top of the trace preset.
+    let overrides = [
+        "pipeline.ncu.sampling.enabled=true",
+        "report.sections=[time, speed_of_light, launch]",
+        "regions.include=[train_step]",
+        &ncu,
+    ];
+    trace_run(tmp, "train", &overrides)
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            sampled.join("train.deep.ncu-rep.gz"),
+        )
+        .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
+        .assert()
+        .success();
+    read_json(&tmp.join("runs/run/report.json"))
+}
+
+#[test]
+fn a_sampled_run_timed_by_the_trace_runs_ncu_once_and_joins_every_kernel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = sampled_with_trace(tmp.path());
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).unwrap();
+    let ncu_runs: Vec<&str> = argv
+        .split("--END--\n")
+        .filter(|b| b.lines().any(|l| l == "-o"))
+        .collect();
+    assert_eq!(ncu_runs.len(), 1, "only the deep pass runs under ncu");
+    assert!(ncu_runs[0].contains("per-launch-config"));
+    let sampling = &report["sampling"];
+    assert_eq!(sampling["deep_results"], 13);
+    assert_eq!(
+        sampling["unmatched_results"], 0,
+        "every launch key met its twin"
+    );
+    assert_eq!(sampling["measured_results"], 13);
+    assert_eq!(sampling["estimated_results"], 41);
+    assert_eq!(
+        report["run"]["profiler"]["settings"]["time_source"],
+        "in-place (CUPTI trace)"
+    );
+    let labels: Vec<&str> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "gpu__time_duration.sum")
+        .filter_map(|m| m["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["Duration, serialized (deep pass)"]);
+    let md = std::fs::read_to_string(tmp.path().join("runs/run/report.md")).unwrap();
+    assert!(md.contains("Sampled run timed by the trace"), "{md}");
+    let command = std::fs::read_to_string(tmp.path().join("runs/run/command.txt")).unwrap();
+    assert_eq!(
+        command.lines().count(),
+        2,
+        "the trace pass, then the deep pass: {command}"
+    );
+}
+
+/// The accuracy bar of docs/performance.md on the fixtures: every region's kernel count equals full
+/// replay's, and every deep metric lies within 5% of it.
+#[test]
+fn trace_timed_deep_values_agree_with_full_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = sampled_with_trace(tmp.path());
+    let out = tmp.path().join("full");
+    profile_run()
+        .arg("report")
+        .arg(fixture("ncu/h100-2025.3.1-sampled/train_full.ncu-rep.gz"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let full = read_json(&out.join("report.json"));
+    let regions = |r: &Value| r["scopes"][0]["regions"].as_array().unwrap().clone();
+    let full_regions = regions(&full);
+    let deep_metrics = report["sampling"]["deep_metrics"].as_array().unwrap();
+    let mut compared = 0;
+    for region in regions(&report) {
+        let twin = full_regions
+            .iter()
+            .find(|r| r["path"] == region["path"])
+            .unwrap();
+        assert_eq!(
+            region["kernel_count"], twin["kernel_count"],
+            "{}",
+            region["path"]
+        );
+        for metric in deep_metrics {
+            let metric = metric.as_str().unwrap();
+            let value = |r: &Value| r["inclusive"][metric]["value"].as_f64();
+            let (Some(s), Some(f)) = (value(&region), value(twin)) else {
+                continue;
+            };
+            if f == 0.0 {
+                continue;
+            }
+            assert!(
+                (s / f - 1.0).abs() < 0.05,
+                "{} {metric}: trace-timed sampled {s}, full {f}",
+                region["path"]
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 30, "compared {compared} values");
+}

@@ -291,16 +291,22 @@ pub fn report(
     quiet: bool,
 ) -> Result<Option<Report>> {
     let config = &loaded.config;
-    if traced(config) && !config.pipeline.ncu.sampling.enabled {
+    if traced(config) {
         let rank = record.rank.as_ref().map(|r| r.rank);
         let inputs = trace::capture::traces(run, rank)?;
         if !config.output.render {
             return Ok(None);
         }
         let context = record.context(loaded.fingerprint());
-        return Ok(Some(trace::source::analyze_traces(
-            plan, config, &inputs, &context,
-        )?));
+        let deep = config
+            .pipeline
+            .ncu
+            .sampling
+            .enabled
+            .then(|| run.path(&format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE)));
+        let report =
+            trace::source::analyze_traces(plan, config, &inputs, deep.as_deref(), &context)?;
+        return Ok(Some(report));
     }
     let report_file = run.report_file();
     if !report_file.exists() {

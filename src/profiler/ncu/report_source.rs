@@ -24,7 +24,7 @@ use super::{rollup, units};
 
 mod paths;
 mod reader;
-mod twins;
+pub(crate) mod twins;
 
 use reader::FileReader;
 use twins::{TwinIndex, TwinIndexBuilder};
@@ -283,7 +283,7 @@ struct Joined {
 impl ReportSource<'_> {
     /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
     /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
-    fn twins(
+    pub(crate) fn twins(
         &self,
         deep: &std::path::Path,
         rank: Option<u32>,

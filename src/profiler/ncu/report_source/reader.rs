@@ -163,6 +163,7 @@ impl<'s> FileReader<'s> {
             call_stack: call_stack.as_deref(),
             kernel,
             time: numbers.time,
+            weight: None,
             values: &numbers.values,
             coverage,
         });

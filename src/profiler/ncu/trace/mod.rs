@@ -5,5 +5,6 @@
 
 pub mod attribute;
 pub mod capture;
+pub mod deep;
 pub mod file;
 pub mod source;

@@ -16,7 +16,9 @@ use crate::region::{
 use crate::report::model::ProfilerInfo;
 
 use super::attribute::{attribute, Attributed, PushPopScope};
+use super::deep::{self, DeepJoin};
 use super::file::{self, ProcessTrace, TraceInput};
+use crate::profiler::ncu::report_source::twins::{LaunchOrdinals, TwinIndex};
 
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
@@ -28,6 +30,17 @@ pub struct TraceSource<'p> {
     found: MetricsFound,
     scope: PushPopScope,
     exclude: RequestedRegions,
+    sampled: Option<Sampled<'p>>,
+}
+
+/// A sampled run's deep pass, when the trace times one.
+pub struct Sampled<'p> {
+    /// `None` when the deep pass wrote no report file.
+    pub deep: Option<DeepJoin<'p>>,
+    /// The deep pass's report file, where it was expected.
+    pub path: std::path::PathBuf,
+    /// Deep results per distinct launch (`--launch-count`).
+    pub launch_count: Option<u32>,
 }
 
 impl<'p> TraceSource<'p> {
@@ -37,6 +50,7 @@ impl<'p> TraceSource<'p> {
         inputs: &[TraceInput],
         scope: PushPopScope,
         exclude: Vec<Vec<Regex>>,
+        sampled: Option<Sampled<'p>>,
     ) -> Result<TraceSource<'p>> {
         let mut traces = Vec::with_capacity(inputs.len());
         for input in inputs {
@@ -66,12 +80,16 @@ impl<'p> TraceSource<'p> {
             found.groups.push(request.group.clone());
             found.labels.push(None);
         }
+        if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
+            found = deep.metrics(&plan.time_metric);
+        }
         Ok(TraceSource {
             plan,
             traces,
             found,
             scope,
             exclude: RequestedRegions::new(exclude),
+            sampled,
         })
     }
 
@@ -103,6 +121,8 @@ fn demangle(mangled: &str) -> String {
 #[derive(Default)]
 struct Counts {
     results: u64,
+    /// Results measured, estimated, unmatched (a sampled run).
+    coverage: [u64; 3],
     in_ranges: u64,
     unlaunched: u64,
     has_ranges: bool,
@@ -117,7 +137,7 @@ impl Observations for TraceSource<'_> {
     fn read<S, I, V, M>(
         self,
         threads: usize,
-        _filter: &Mutex<KernelFilter>,
+        filter: &Mutex<KernelFilter>,
         init: I,
         visit: V,
         mut merge: M,
@@ -129,6 +149,14 @@ impl Observations for TraceSource<'_> {
         M: FnMut(&mut S, S),
     {
         let renames = &self.plan.renames;
+        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
+        let index = deep.map(|d| d.index(filter)).transpose()?;
+        let specs = self.found.specs.len();
+        let time_spec = self
+            .found
+            .specs
+            .iter()
+            .position(|s| s.name == self.plan.time_metric);
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
         let parts = crate::parallel::map(traces, threads, |(trace, rank)| {
             let mut state = init();
@@ -136,6 +164,7 @@ impl Observations for TraceSource<'_> {
                 has_ranges: !trace.ranges.is_empty(),
                 ..Counts::default()
             };
+            let mut ordinals = LaunchOrdinals::default();
             let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
             let mut scope = ScopeKey::default();
             for a in attribute(trace, self.scope, renames) {
@@ -148,7 +177,16 @@ impl Observations for TraceSource<'_> {
                     counts.in_ranges += 1;
                 }
                 let time = a.kernel.duration_ns();
-                let values = [Cell::Num(time)];
+                let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                let mangled = &trace.names[a.kernel.name];
+                let (coverage, values, weight) = cells(
+                    index.as_ref().map(|i| (i, &mut ordinals)),
+                    process,
+                    mangled,
+                    a.kernel,
+                    (specs, time_spec),
+                );
+                counts.coverage[coverage as usize] += 1;
                 let device = a.kernel.device.to_string();
                 if scope.device != device || scope.process_id.is_empty() {
                     scope = ScopeKey {
@@ -169,8 +207,9 @@ impl Observations for TraceSource<'_> {
                         call_stack: None,
                         kernel: &names[a.kernel.name],
                         time: Some(time),
-                        values: &values[..self.found.specs.len()],
-                        coverage: Coverage::Measured,
+                        weight,
+                        values: &values,
+                        coverage,
                     },
                 );
             }
@@ -187,14 +226,18 @@ impl Observations for TraceSource<'_> {
             total.in_ranges += counts.in_ranges;
             total.unlaunched += counts.unlaunched;
             total.has_ranges |= counts.has_ranges;
+            for (sum, n) in total.coverage.iter_mut().zip(counts.coverage) {
+                *sum += n;
+            }
         }
-        let reading = self.reading(&total);
+        let deep_results = index.as_ref().map_or(0, |i| i.results);
+        let reading = self.reading(&total, deep_results);
         Ok((state.unwrap_or_else(init), reading))
     }
 }
 
 impl TraceSource<'_> {
-    fn reading(&self, total: &Counts) -> Reading {
+    fn reading(&self, total: &Counts, deep_results: u64) -> Reading {
         let mut settings = std::collections::BTreeMap::new();
         settings.insert("time_source".to_string(), TIME_SOURCE.to_string());
         let scope = match self.scope {
@@ -207,9 +250,24 @@ impl TraceSource<'_> {
             .iter()
             .map(|(t, _)| t.libcupti.as_str())
             .collect();
-        let mut notes = vec![format!(
-            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\"). No deep metric was collected."
-        )];
+        let mut notes = vec![
+            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\")."
+                .to_string(),
+        ];
+        let sampling = self.sampled.as_ref().map(|sampled| {
+            notes.extend(sampled_notes(sampled, total, deep_results));
+            let (path, launch_count) = (&sampled.path, sampled.launch_count);
+            deep::sampling(
+                &self.found,
+                path,
+                deep_results,
+                total.coverage,
+                launch_count,
+            )
+        });
+        if sampling.is_none() {
+            notes.push("No deep metric was collected (a time-only run).".to_string());
+        }
         if total.unlaunched > 0 {
             notes.push(format!(
                 "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
@@ -236,9 +294,53 @@ impl TraceSource<'_> {
             no_call_stacks_hint: "a trace records no call stacks; profile with ncu (pipeline.ncu.timing=ncu) and pipeline.ncu.ncu_cli.call_stack=true".into(),
             insights: Box::new(|_, _| Vec::new()),
             origin: "nvtx".into(),
-            sampling: None,
+            sampling,
         }
     }
+}
+
+/// A kernel's cells, coverage and weight: its in-place time alone, or (a sampled run) its twins' deep
+/// values, weighed by the deep pass's serialized duration they were measured over (`specs`: how many
+/// cells, and which is the time metric's).
+fn cells<'i>(
+    deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
+    process: (u32, Option<u64>),
+    mangled: &str,
+    kernel: &super::file::Kernel,
+    (specs, time_spec): (usize, Option<usize>),
+) -> (Coverage, Vec<Cell<'i>>, Option<f64>) {
+    let Some((index, ordinals)) = deep else {
+        let time = [Cell::Num(kernel.duration_ns())];
+        return (Coverage::Measured, time[..specs].to_vec(), None);
+    };
+    let (coverage, twins) = deep::join(index, ordinals, process, mangled, kernel);
+    let values: Vec<Cell<'i>> = (0..specs)
+        .map(|at| twins.map_or(Cell::Missing, |t| t.cell(at)))
+        .collect();
+    let weight = time_spec.and_then(|at| match values[at] {
+        Cell::Num(serialized) => Some(serialized),
+        _ => None,
+    });
+    (coverage, values, weight)
+}
+
+/// What a sampled run's notes say of the join.
+fn sampled_notes(sampled: &Sampled<'_>, total: &Counts, deep_results: u64) -> Vec<String> {
+    let [measured, estimated, unmatched] = total.coverage;
+    let mut notes = vec![format!(
+        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as `{}` (ncu's serialized replay).",
+        total.results,
+        deep::SERIALIZED_LABEL
+    )];
+    if sampled.deep.is_none() {
+        notes.push(format!(
+            "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            sampled.path.display()
+        ));
+    } else if deep_results == 0 {
+        notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
+    }
+    notes
 }
 
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
@@ -268,18 +370,33 @@ pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
         .collect()
 }
 
-/// The report of a run's traces, under a checked plan.
+/// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
 pub fn analyze_traces(
     plan: &crate::plan::Plan,
     config: &crate::config::Config,
     inputs: &[TraceInput],
+    deep: Option<&std::path::Path>,
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {
+    let sampled = match deep {
+        Some(path) => Some(Sampled {
+            deep: DeepJoin::open(
+                &plan.analysis,
+                path,
+                inputs.first().and_then(|i| i.rank),
+                context,
+            )?,
+            path: path.to_path_buf(),
+            launch_count: Some(config.pipeline.ncu.sampling.launch_count),
+        }),
+        None => None,
+    };
     let source = TraceSource::open(
         &plan.analysis,
         inputs,
         scope_of(config),
         exclude_of(config)?,
+        sampled,
     )?;
     crate::analysis::analyze(&plan.analysis, source, context)
 }
