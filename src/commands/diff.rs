@@ -8,7 +8,6 @@ use crate::cli::{ConfigArgs, DiffArgs, DiffFormat};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::ncu::source::analyze_exports;
 use crate::report::diff::{self, Gate, RunReport, Verdict};
 
 use super::{load_config, print_stdout};
@@ -134,7 +133,8 @@ fn analyse_run_dir(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
-    let report = analyze_exports(&plan, &inputs.exports, &context)?;
+    let report =
+        crate::profiler::ncu::inputs::analyze_inputs(&plan, &loaded.config, &inputs, &context)?;
     let value = serde_json::to_string(&report).map_err(|e| {
         Error::Usage(format!(
             "could not serialise the report of {}: {e}",

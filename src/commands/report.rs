@@ -6,8 +6,6 @@
 use crate::cli::ReportArgs;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::profiler::ncu::report_source::analyze_report_files;
-use crate::profiler::ncu::source::analyze_exports;
 use crate::profiler::neuron;
 use crate::run;
 
@@ -45,11 +43,8 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         })?;
     let mut context = inputs.context.clone();
     context.config_fingerprint = loaded.fingerprint();
-    let report = if inputs.reports.is_empty() {
-        analyze_exports(&plan, &inputs.exports, &context)?
-    } else {
-        analyze_report_files(&plan, &inputs.reports, &context)?
-    };
+    let report =
+        crate::profiler::ncu::inputs::analyze_inputs(&plan, &loaded.config, &inputs, &context)?;
     // Created only now, so a failed analysis leaves no empty directory behind.
     let (out, _claim) = out.into_dir(inputs.run_dir.as_deref())?;
     let md = write_reports(&report, &plan, &out)?;

@@ -421,3 +421,66 @@ fn trace_timed_deep_values_agree_with_full_replay() {
     }
     assert!(compared >= 30, "compared {compared} values");
 }
+
+#[test]
+fn report_re_renders_a_traced_run_from_its_traces_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let profiled = sampled_with_trace(tmp.path());
+    let run = tmp.path().join("runs/run");
+    let out = tmp.path().join("again");
+    profile_run()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .env("PATH", "/nonexistent")
+        .assert()
+        .success();
+    let again = read_json(&out.join("report.json"));
+    assert_eq!(counts(&again), counts(&profiled));
+    assert_eq!(
+        again["sampling"], profiled["sampling"],
+        "the deep pass is joined again"
+    );
+    assert_eq!(
+        again["scopes"][0]["regions"],
+        profiled["scopes"][0]["regions"]
+    );
+
+    // Beside an ncu capture: refused, the times were measured differently.
+    profile_run()
+        .arg("report")
+        .arg(&run)
+        .arg(fixture(&format!("{DIR}/graph.ncu-rep.gz")))
+        .arg("--out")
+        .arg(tmp.path().join("mixed"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "mix runs timed by the CUPTI trace",
+        ));
+}
+
+#[test]
+fn a_malformed_trace_names_its_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    trace_run(tmp.path(), "graph", &[]).assert().success();
+    let run = tmp.path().join("runs/run");
+    let trace = std::fs::read_dir(run.join("trace"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let broken = text.replacen("\nkernel\t", "\nkernel\tx", 1);
+    std::fs::write(&trace, broken).unwrap();
+    profile_run()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(tmp.path().join("again"))
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(format!("{}:", trace.display())))
+        .stderr(predicate::str::contains("(correlation id)"));
+}

@@ -86,16 +86,20 @@ pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, 
     (program, expression)
 }
 
-/// The traces a run wrote, in process-id order; an error when a process could not load CUPTI or no
-/// process wrote a trace.
-pub fn traces(
-    run: &RunDir,
-    rank: Option<u32>,
-) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
-    let dir = run.path(TRACE_DIR);
+/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run).
+pub fn traces_in(dir: &Path, rank: Option<u32>) -> Vec<TraceInput> {
+    let (traces, _) = listing(&dir.join(TRACE_DIR));
+    traces
+        .into_iter()
+        .map(|(_, path)| TraceInput { path, rank })
+        .collect()
+}
+
+/// The trace files (pid, path) and error files of a trace directory, each sorted.
+fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
     let mut traces = Vec::new();
     let mut errors = Vec::new();
-    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         let pid = |suffix: &str| -> Option<u64> {
@@ -112,6 +116,17 @@ pub fn traces(
     }
     traces.sort();
     errors.sort();
+    (traces, errors)
+}
+
+/// The traces a run wrote, in process-id order; an error when a process could not load CUPTI or no
+/// process wrote a trace.
+pub fn traces(
+    run: &RunDir,
+    rank: Option<u32>,
+) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
+    let dir = run.path(TRACE_DIR);
+    let (traces, errors) = listing(&dir);
     let failure = |cause: String, log: PathBuf| {
         ProfilerError::Failed(Box::new(Failure {
             what: "the CUPTI trace".into(),
