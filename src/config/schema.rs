@@ -102,6 +102,10 @@ pub struct SamplingConfig {
     pub enabled: bool,
     /// K: deep results per distinct launch (`--launch-count`); twins are averaged.
     pub launch_count: u32,
+    /// Skip each distinct launch's first launch in the deep pass (`--launch-skip 1`, per
+    /// configuration): its cold start biases stall reasons; a configuration launched once then has
+    /// no deep result.
+    pub skip_cold_start: bool,
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

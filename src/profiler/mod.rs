@@ -121,7 +121,7 @@ impl Profiler {
         partial_report: bool,
     ) -> ProfilerError {
         match self {
-            Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
+            Profiler::Ncu => ncu::capture::failure(config, run, finished, partial_report),
             Profiler::Neuron => neuron::capture::failure(config, run, finished),
         }
     }

@@ -309,6 +309,10 @@ fn dry_run_prints_the_traced_workload() {
 /// `tests/manual/ncu/train_step.py 2 3` (H100) joined with the sampled fixture's deep pass of the
 /// same workload (another run, as the two passes always are), set against full replay of it.
 fn sampled_with_trace(tmp: &Path) -> Value {
+    sampled_with_trace_and(tmp, &[])
+}
+
+fn sampled_with_trace_and(tmp: &Path, more: &[&str]) -> Value {
     let sampled = fixture("ncu/h100-2025.3.1-sampled");
     let ncu = format!(
         "pipeline.ncu.executable={}",
@@ -321,6 +325,11 @@ fn sampled_with_trace(tmp: &Path) -> Value {
         "regions.include=[train_step]",
         &ncu,
     ];
+    let overrides: Vec<&str> = overrides
+        .iter()
+        .copied()
+        .chain(more.iter().copied())
+        .collect();
     trace_run(tmp, "train", &overrides)
         .env(
             "FAKE_NCU_DEEP_REPORT",
@@ -483,4 +492,42 @@ fn a_malformed_trace_names_its_file_and_line() {
         .code(5)
         .stderr(predicate::str::contains(format!("{}:", trace.display())))
         .stderr(predicate::str::contains("(correlation id)"));
+}
+
+#[test]
+fn skipping_cold_starts_profiles_each_launchs_second_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report =
+        sampled_with_trace_and(tmp.path(), &["pipeline.ncu.sampling.skip_cold_start=true"]);
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).unwrap();
+    assert!(argv.contains("--launch-skip\n1\n"), "{argv}");
+    // Every key of train_step.py repeats (3 steps): its second launch is the measured one.
+    assert_eq!(report["sampling"]["measured_results"], 13);
+    assert_eq!(report["sampling"]["estimated_results"], 41);
+    let run = tmp.path().join("runs/run");
+    let trace = read_json(&run.join("report.json"));
+    let first_kernels_estimated = trace["scopes"][0]["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["coverage"]["estimated"] == true);
+    assert!(
+        first_kernels_estimated,
+        "no region is measured on its cold first launches alone"
+    );
+}
+
+#[test]
+fn a_failing_workload_is_named_as_such_with_its_own_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    trace_run(tmp.path(), "graph", &[])
+        .env("FAKE_TRACE_MODE", "fail")
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains(
+            "the traced run failed (workload exit code 3): the workload exited with an error",
+        ))
+        .stderr(predicate::str::contains("trace.log"))
+        .stderr(predicate::str::contains("CUDA out of memory"))
+        .stderr(predicate::str::contains("ncu").not());
 }

@@ -43,7 +43,11 @@ fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<
         if !ncu.sampling.enabled {
             return Vec::new();
         }
-        let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+        let deep = sampling::deep_flags(
+            &ncu.ncu_cli,
+            ncu.sampling.launch_count,
+            ncu.sampling.skip_cold_start,
+        );
         return vec![Pass {
             name: "ncu's deep pass",
             cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
@@ -58,7 +62,11 @@ fn passes(config: &Config, plan: &Plan, dir: &Path, workload: &[String]) -> Vec<
         }];
     }
     let timing = sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric);
-    let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+    let deep = sampling::deep_flags(
+        &ncu.ncu_cli,
+        ncu.sampling.launch_count,
+        ncu.sampling.skip_cold_start,
+    );
     vec![
         Pass {
             name: "ncu's timing pass",
@@ -293,7 +301,12 @@ pub fn report(
     let config = &loaded.config;
     if traced(config) {
         let rank = record.rank.as_ref().map(|r| r.rank);
-        let inputs = trace::capture::traces(run, rank)?;
+        let inputs = match trace::capture::traces(run, rank) {
+            Ok(inputs) => inputs,
+            // A workload that failed explains itself (`failure`); its missing traces do not.
+            Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
         if !config.output.render {
             return Ok(None);
         }
@@ -380,7 +393,15 @@ pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> 
 }
 
 /// Why a run that did not succeed failed, with the fix.
-pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+pub fn failure(
+    config: &Config,
+    run: &RunDir,
+    finished: &Finished,
+    partial_report: bool,
+) -> ProfilerError {
+    if traced(config) {
+        return trace::capture::failure(run, finished, partial_report);
+    }
     let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
     let log = (log_text.as_str(), run.path(LOG));
     diagnose::failure("profiling", finished, log, run, partial_report)

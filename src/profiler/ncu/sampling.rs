@@ -24,6 +24,17 @@ pub const KEY_METRICS: [&str; 5] = [
 /// The deep pass's `-o` value in the run directory; ncu appends `.ncu-rep`.
 pub const DEEP_REPORT_BASE: &str = "profile.deep";
 
+/// How many launches of each distinct launch the deep pass skipped, from its command line
+/// (`--launch-skip N`; 0 when absent).
+pub fn skipped(deep_command: &[String]) -> u32 {
+    deep_command
+        .iter()
+        .skip_while(|a| *a != "--launch-skip")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The deep pass's log in the run directory.
 pub const DEEP_LOG: &str = "ncu.deep.log";
 
@@ -122,9 +133,10 @@ pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
 }
 
 /// The deep pass's flags: the configured ones, the launch key added to the metrics, and one deep
-/// result per `launch_count` launches of each distinct launch. Python call stacks are left out: the
+/// result per `launch_count` launches of each distinct launch, after its first when
+/// `skip_cold_start`. Python call stacks are left out: the
 /// regions come from the timing pass.
-pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32) -> NcuCliConfig {
+pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) -> NcuCliConfig {
     let mut deep = cli.clone();
     for key in KEY_METRICS {
         if !deep.metrics.iter().any(|m| m == key) {
@@ -133,6 +145,8 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32) -> NcuCliConfig {
     }
     deep.filter_mode = Some("per-launch-config".into());
     deep.launch_count = Some(u64::from(launch_count));
+    // With per-launch-config, ncu applies --launch-skip to each configuration.
+    deep.launch_skip = skip_cold_start.then_some(1);
     deep.kernel_name_base = Some("mangled".into());
     deep.call_stack = false;
     deep.call_stack_type = Vec::new();
@@ -224,7 +238,13 @@ mod tests {
         assert_eq!(timing.apply_rules, Some(false));
         assert_eq!(timing.extra_args, ["--import-sass", "no"]);
 
-        let deep = deep_flags(&cli, 2);
+        let deep = deep_flags(&cli, 2, false);
+        assert_eq!(deep.launch_skip, None);
+        assert_eq!(
+            deep_flags(&cli, 2, true).launch_skip,
+            Some(1),
+            "skips each cold start"
+        );
         assert_eq!(deep.set.as_deref(), Some("full"));
         assert_eq!(deep.sections, cli.sections);
         // The user's metrics first, each key metric once.

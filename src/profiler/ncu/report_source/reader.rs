@@ -96,7 +96,9 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::default(),
+            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::sampling::skipped(
+                &source.context.deep_command,
+            )),
             coverage: [0; 3],
         }
     }

@@ -170,14 +170,24 @@ impl TwinIndexBuilder {
 #[derive(Default)]
 pub(crate) struct LaunchOrdinals {
     seen: FastMap<(Process, usize), u32>,
+    /// Launches of each key the deep pass skipped before profiling (`--launch-skip`).
+    skipped: u32,
 }
 
 impl LaunchOrdinals {
+    /// Ordinals for a deep pass that skipped the first `skipped` launches of each key.
+    pub fn skipping(skipped: u32) -> LaunchOrdinals {
+        LaunchOrdinals {
+            skipped,
+            ..LaunchOrdinals::default()
+        }
+    }
+
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.
     pub fn measured(&mut self, process: Process, id: usize, twins: &Twins) -> bool {
         let n = self.seen.entry((process, id)).or_default();
         *n += 1;
-        *n <= twins.per_process
+        *n > self.skipped && *n <= self.skipped + twins.per_process
     }
 }
 
@@ -230,5 +240,14 @@ mod tests {
             .collect();
         assert_eq!(measured, [true, true, false]);
         assert!(ordinals.measured((8, Some(0)), id, twins), "per process");
+        let mut skipping = LaunchOrdinals::skipping(1);
+        let measured: Vec<bool> = (0..4)
+            .map(|_| skipping.measured((7, Some(0)), id, twins))
+            .collect();
+        assert_eq!(
+            measured,
+            [false, true, true, false],
+            "the cold start was skipped"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::error::Result;
-use crate::process::{Failure, ProfilerError};
+use crate::process::{Failure, Finished, ProfilerError};
 use crate::run::RunDir;
 
 use super::file::TraceInput;
@@ -84,6 +84,41 @@ pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, 
         expression = expression.env(key, value);
     }
     (program, expression)
+}
+
+/// Why a trace pass that did not succeed failed: the workload's own exit (no profiler ran), with the
+/// fix; `partial_report`: a report of what the traces hold was written.
+pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+    let log = run.path(LOG);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let (mut code, cause) = match (finished.code, finished.killed_by) {
+        (_, Some(signal)) => (
+            format!(" (killed by signal {signal})"),
+            format!("the workload was killed by signal {signal}"),
+        ),
+        (Some(code), None) => (
+            format!(" (workload exit code {code})"),
+            "the workload exited with an error".to_string(),
+        ),
+        (None, None) => (String::new(), "the workload did not finish".to_string()),
+    };
+    if partial_report {
+        code.push_str(&format!(
+            "; a partial report from the traces written is in {}",
+            run.root().display()
+        ));
+    }
+    let tail: Vec<&str> = text.lines().rev().take(10).collect();
+    let tail: String = tail.iter().rev().map(|l| format!("\n    {l}")).collect();
+    ProfilerError::Failed(Box::new(Failure {
+        what: "the traced run".into(),
+        code,
+        cause,
+        fix: "run the workload without profile-run to see its own error; its output is in the log"
+            .into(),
+        log,
+        tail,
+    }))
 }
 
 /// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run).

@@ -41,6 +41,8 @@ pub struct Sampled<'p> {
     pub path: std::path::PathBuf,
     /// Deep results per distinct launch (`--launch-count`).
     pub launch_count: Option<u32>,
+    /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
+    pub skipped: u32,
 }
 
 impl<'p> TraceSource<'p> {
@@ -117,6 +119,18 @@ fn demangle(mangled: &str) -> String {
         .unwrap_or_else(|| mangled.to_string())
 }
 
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        self.results += other.results;
+        self.in_ranges += other.in_ranges;
+        self.unlaunched += other.unlaunched;
+        self.has_ranges |= other.has_ranges;
+        for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
+            *sum += n;
+        }
+    }
+}
+
 /// What one trace gave.
 #[derive(Default)]
 struct Counts {
@@ -152,6 +166,7 @@ impl Observations for TraceSource<'_> {
         let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
         let index = deep.map(|d| d.index(filter)).transpose()?;
         let specs = self.found.specs.len();
+        let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
         let time_spec = self
             .found
             .specs
@@ -164,7 +179,7 @@ impl Observations for TraceSource<'_> {
                 has_ranges: !trace.ranges.is_empty(),
                 ..Counts::default()
             };
-            let mut ordinals = LaunchOrdinals::default();
+            let mut ordinals = LaunchOrdinals::skipping(skipped);
             let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
             let mut scope = ScopeKey::default();
             for a in attribute(trace, self.scope, renames) {
@@ -222,13 +237,7 @@ impl Observations for TraceSource<'_> {
                 Some(state) => merge(state, part),
                 None => state = Some(part),
             }
-            total.results += counts.results;
-            total.in_ranges += counts.in_ranges;
-            total.unlaunched += counts.unlaunched;
-            total.has_ranges |= counts.has_ranges;
-            for (sum, n) in total.coverage.iter_mut().zip(counts.coverage) {
-                *sum += n;
-            }
+            total.add(&counts);
         }
         let deep_results = index.as_ref().map_or(0, |i| i.results);
         let reading = self.reading(&total, deep_results);
@@ -388,6 +397,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
+            skipped: crate::profiler::ncu::sampling::skipped(&context.deep_command),
         }),
         None => None,
     };
