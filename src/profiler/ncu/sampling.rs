@@ -150,6 +150,15 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) 
     deep.kernel_name_base = Some("mangled".into());
     deep.call_stack = false;
     deep.call_stack_type = Vec::new();
+    // The kernels' SASS feeds only source-level metrics (the SourceCounters section, which the
+    // stock sets carry); without them the deep pass need not store it (72 GPT-2 results: 73 MB).
+    let source_level = deep.set.is_some()
+        || deep.import_source.is_some()
+        || deep.sections.iter().any(|s| s == "SourceCounters");
+    if !source_level && !deep.extra_args.iter().any(|a| a == "--import-sass") {
+        deep.extra_args
+            .extend(["--import-sass".into(), "no".into()]);
+    }
     deep
 }
 
@@ -240,6 +249,18 @@ mod tests {
 
         let deep = deep_flags(&cli, 2, false);
         assert_eq!(deep.launch_skip, None);
+        assert!(deep.extra_args.is_empty(), "the full set keeps the SASS");
+        let mut sections = cli.clone();
+        sections.set = None;
+        sections.sections = vec!["SpeedOfLight".into(), "LaunchStats".into()];
+        let light = deep_flags(&sections, 1, false);
+        assert_eq!(
+            light.extra_args,
+            ["--import-sass", "no"],
+            "no source-level metric"
+        );
+        sections.sections.push("SourceCounters".into());
+        assert!(deep_flags(&sections, 1, false).extra_args.is_empty());
         assert_eq!(
             deep_flags(&cli, 2, true).launch_skip,
             Some(1),
