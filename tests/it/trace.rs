@@ -210,7 +210,9 @@ fn thread_scope_leaves_the_autograd_threads_kernels_outside_the_main_threads_ran
 #[test]
 fn the_report_names_its_time_source_and_diff_refuses_to_mix_them() {
     let tmp = tempfile::tempdir().unwrap();
-    trace_run(tmp.path(), "graph", &[]).assert().success();
+    trace_run(tmp.path(), "graph", &["report.outputs=[md, json, html]"])
+        .assert()
+        .success();
     let run = tmp.path().join("runs/run");
     let report = read_json(&run.join("report.json"));
     assert_eq!(report["run"]["profiler"]["name"], "cupti");
@@ -220,10 +222,8 @@ fn the_report_names_its_time_source_and_diff_refuses_to_mix_them() {
     );
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(md.contains("time source `in-place (CUPTI trace)`"), "{md}");
-    let html = std::fs::read_to_string(run.join("report.html")).unwrap_or_default();
-    if !html.is_empty() {
-        assert!(html.contains("in-place (CUPTI trace)"));
-    }
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(html.contains("time source <code>in-place (CUPTI trace)</code>"));
     let out = tmp.path().join("ncu");
     profile_run()
         .arg("report")
