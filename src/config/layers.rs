@@ -32,6 +32,7 @@ pub(crate) const PRESETS: &[(&str, &str)] = &[
     ("ncu/memory", include_str!("../../conf/ncu/memory.yaml")),
     ("ncu/pytorch", include_str!("../../conf/ncu/pytorch.yaml")),
     ("ncu/sampled", include_str!("../../conf/ncu/sampled.yaml")),
+    ("ncu/trace", include_str!("../../conf/ncu/trace.yaml")),
     (
         "neuron/default",
         include_str!("../../conf/neuron/default.yaml"),

@@ -65,6 +65,33 @@ pub struct NcuPipeline {
     /// The largest block of a `.ncu-rep` read, in MiB (after decompression); a longer block length
     /// is refused before anything is reserved.
     pub max_block_mib: u64,
+    /// Where kernel times come from: `ncu` (its serialized replay's time metric) or `trace` (CUPTI's
+    /// in-place times, the workload run unprofiled with profile-run's injection library).
+    pub timing: TimingSource,
+    /// The CUPTI trace of `timing: trace`.
+    pub trace: TraceConfig,
+}
+
+/// `pipeline.ncu.timing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingSource {
+    /// ncu's time metric, measured on its serialized replay (cold caches, one kernel at a time).
+    Ncu,
+    /// CUPTI's kernel activity, measured in place while the workload runs unprofiled.
+    Trace,
+}
+
+/// `pipeline.ncu.trace`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// The injection library (`libcupti_trace.so`); `null`: the one beside the profile-run binary,
+    /// where `cargo build --release` puts it.
+    pub library: Option<String>,
+    /// The libcupti to load when the workload loaded none itself; `null`: the usual names and the
+    /// toolkit's path. A workload that loads its own (torch) always keeps it.
+    pub libcupti: Option<String>,
 }
 
 /// `pipeline.ncu.sampling`: two ncu runs of the workload instead of one. The timing pass collects only
@@ -78,6 +105,10 @@ pub struct SamplingConfig {
     pub enabled: bool,
     /// K: deep results per distinct launch (`--launch-count`); twins are averaged.
     pub launch_count: u32,
+    /// Skip each distinct launch's first launch in the deep pass (`--launch-skip 1`, per
+    /// configuration): its cold start biases stall reasons; a configuration launched once then has
+    /// no deep result.
+    pub skip_cold_start: bool,
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

@@ -27,6 +27,14 @@ pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
         "arguments passed to the profiler",
     ),
     (
+        "pipeline.ncu.trace.library",
+        "a library loaded into the workload",
+    ),
+    (
+        "pipeline.ncu.trace.libcupti",
+        "a library loaded into the workload",
+    ),
+    (
         "pipeline.neuron.executable",
         "a program run to view the capture",
     ),

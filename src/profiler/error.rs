@@ -1,11 +1,12 @@
 //! A capture a profiler could not read, whichever profiler made it: ncu's CSV exports and report
-//! files, Neuron's profiles. The crate's error folds this one in (`crate::error::Error::Read`), so
+//! files, CUPTI traces, Neuron's profiles. The crate's error folds this one in (`crate::error::Error::Read`), so
 //! that nothing outside `src/profiler/` names a profiler's own error type.
 
 use thiserror::Error;
 
 use super::ncu::readers::export::ExportError;
 use super::ncu::readers::report_file::ReportFileError;
+use super::ncu::readers::trace::TraceError;
 use super::neuron::NeuronError;
 use crate::exit;
 
@@ -16,6 +17,8 @@ pub enum ReadError {
     #[error(transparent)]
     ReportFile(#[from] ReportFileError),
     #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
     Neuron(#[from] NeuronError),
 }
 
@@ -24,7 +27,9 @@ impl ReadError {
     /// exit 3; a wrong Neuron input, region name or environment is a usage error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            ReadError::Export(_) | ReadError::ReportFile(_) => exit::EXPORT_UNREADABLE,
+            ReadError::Export(_) | ReadError::ReportFile(_) | ReadError::Trace(_) => {
+                exit::EXPORT_UNREADABLE
+            }
             ReadError::Neuron(e) => match e {
                 NeuronError::Io { .. }
                 | NeuronError::Parse { .. }

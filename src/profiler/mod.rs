@@ -54,6 +54,9 @@ impl Profiler {
         if let Some(why) = ncu::capture::sampling::refusal(config) {
             return Err(Error::Usage(why));
         }
+        if let Some(why) = ncu::capture::trace::refusal(config) {
+            return Err(Error::Usage(why));
+        }
         if self == Profiler::Neuron {
             neuron::capture::check_config(config)?;
         }
@@ -185,7 +188,7 @@ impl Profiler {
         partial_report: bool,
     ) -> ProfilerError {
         match self {
-            Profiler::Ncu => ncu::capture::failure(run, finished, partial_report),
+            Profiler::Ncu => ncu::capture::failure(config, run, finished, partial_report),
             Profiler::Neuron => neuron::capture::failure(config, run, finished),
         }
     }
@@ -235,7 +238,7 @@ impl Inputs {
                 let mut context = found.context.clone();
                 context.config_fingerprint = fingerprint;
                 Ok(Analysed {
-                    report: found.analyze(plan, &context)?,
+                    report: found.analyze(plan, config, &context)?,
                     details: Vec::new(),
                 })
             }
@@ -260,6 +263,12 @@ impl From<ncu::readers::export::ExportError> for Error {
 
 impl From<ncu::readers::report_file::ReportFileError> for Error {
     fn from(e: ncu::readers::report_file::ReportFileError) -> Self {
+        Error::Read(e.into())
+    }
+}
+
+impl From<ncu::readers::trace::TraceError> for Error {
+    fn from(e: ncu::readers::trace::TraceError) -> Self {
         Error::Read(e.into())
     }
 }

@@ -3,6 +3,10 @@
 //!
 //! Memory grows with the number of distinct (scope, region, kernel) groups, never with the number of
 //! results: each result is folded into its group's accumulators and dropped.
+//!
+//! Floor: region (see `crate::region`): imports the ground floor only.
+
+mod build;
 
 pub use super::path::{RegionKind, RegionPath};
 use serde::Serialize;
@@ -10,6 +14,7 @@ use std::collections::BTreeMap;
 
 use super::rollup::{Cell, Group, MetricSpec};
 use crate::fast_map::FastMap;
+use build::build_subtree;
 
 /// Groups by kernel name. Unordered: every list made from one is sorted (longest time first, then by
 /// name) before anyone sees it.
@@ -48,6 +53,10 @@ pub struct Observation<'a> {
     pub kernel: &'a str,
     /// Duration of the result in the time metric's unit, if the export has it.
     pub time: Option<f64>,
+    /// The duration that weighs rate and percentage metrics, when it is not `time`: a trace-timed
+    /// sampled run's deep values were measured over the deep pass's serialized duration, so that
+    /// duration weighs them, as in full replay. `None`: `time`.
+    pub weight: Option<f64>,
     /// One cell per [`MetricSpec`], in the same order.
     pub values: &'a [Cell<'a>],
     /// Whether the deep metrics among `values` were measured on this launch (always, unless the
@@ -358,7 +367,7 @@ impl RegionAccumulator {
 
 /// Folds one result's values, time and coverage into a group.
 fn add_result(group: &mut Group, obs: &Observation<'_>) {
-    group.add(obs.values, obs.time);
+    group.add(obs.values, obs.weight.or(obs.time));
     group.coverage.add(obs.coverage, obs.time);
 }
 
@@ -516,85 +525,5 @@ fn finish_scope(key: ScopeKey, acc: ScopeAcc, specs: &[MetricSpec]) -> ScopeStat
         outside_kernels: sorted_kernels(acc.outside),
         excluded: acc.excluded,
         regions,
-    }
-}
-
-/// Children are folded in first, so a parent's inclusive values are its self values merged with its
-/// children's inclusive values; the parent's slot is pushed before them so `out` stays in pre-order.
-/// An explicit stack, not recursion: a tree thousands of levels deep cannot overflow the thread's.
-fn build_subtree(
-    root: &RegionPath,
-    nodes: &mut FastMap<RegionPath, Node>,
-    children: &BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
-    specs: &[MetricSpec],
-    out: &mut Vec<RegionStats>,
-) {
-    let mut open = vec![open_level(root, nodes, children, specs, out)];
-    while let Some(level) = open.last_mut() {
-        if let Some(child) = level.pending.pop() {
-            let child = open_level(child, nodes, children, specs, out);
-            open.push(child);
-            continue;
-        }
-        let Some(done) = open.pop() else { break };
-        let (excluded, kernels) = (done.excluded, done.kernels.clone());
-        let stats = &mut out[done.slot];
-        stats.inclusive = done.inclusive;
-        stats.exclusive = done.exclusive;
-        stats.kernels = sorted_kernels(done.kernels);
-        stats.excluded = excluded;
-        if let Some(parent) = open.last_mut() {
-            for (_, group) in by_name(&kernels) {
-                parent.inclusive.merge(group);
-            }
-            merge_owned_kernel_maps(&mut parent.kernels, kernels);
-            parent.excluded += excluded;
-        }
-    }
-}
-
-/// A region whose children are still being folded in.
-struct OpenLevel<'c> {
-    slot: usize,
-    exclusive: Group,
-    inclusive: Group,
-    kernels: KernelMap,
-    excluded: u64,
-    /// Children not yet visited, the next one last.
-    pending: Vec<&'c RegionPath>,
-}
-
-fn open_level<'c>(
-    path: &RegionPath,
-    nodes: &mut FastMap<RegionPath, Node>,
-    children: &'c BTreeMap<Option<RegionPath>, Vec<RegionPath>>,
-    specs: &[MetricSpec],
-    out: &mut Vec<RegionStats>,
-) -> OpenLevel<'c> {
-    let node = nodes.remove(path).expect("every path has a node");
-    let mut exclusive = Group::new(specs);
-    for (_, group) in by_name(&node.kernels) {
-        exclusive.merge(group);
-    }
-    let slot = out.len();
-    out.push(RegionStats {
-        path: path.clone(),
-        inclusive: Group::new(specs),
-        exclusive: Group::new(specs),
-        kernels: Vec::new(),
-        excluded: 0,
-        instances: None,
-    });
-    let pending = children
-        .get(&Some(path.clone()))
-        .map(|kids| kids.iter().rev().collect())
-        .unwrap_or_default();
-    OpenLevel {
-        slot,
-        inclusive: exclusive.clone(),
-        exclusive,
-        kernels: node.kernels,
-        excluded: node.excluded,
-        pending,
     }
 }

@@ -36,4 +36,5 @@ mod report_templates;
 mod rollups;
 mod sampled;
 mod savings;
+mod trace;
 mod visual;

@@ -83,6 +83,7 @@ fn run(results: &[Result_], aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeSt
             call_stack: None,
             kernel: &r.kernel,
             time: Some(r.time),
+            weight: None,
             values: &values,
             coverage: Default::default(),
         });
@@ -291,6 +292,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
             call_stack: None,
             kernel: "k",
             time: Some(time),
+            weight: None,
             values: &values(time),
             coverage: Default::default(),
         });
@@ -305,6 +307,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
         call_stack: None,
         kernel: "k",
         time: Some(100.0),
+        weight: None,
         values: &values(100.0),
         coverage: Default::default(),
     });

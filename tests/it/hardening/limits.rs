@@ -128,6 +128,7 @@ fn a_stack_of_2000_levels_builds_its_tree_on_a_small_thread_stack() {
             time: Some(depth as f64),
             values: &[Cell::Num(depth as f64)],
             coverage: Default::default(),
+            weight: None,
         });
     }
     let (scopes, _) = acc.finish(false);

@@ -11,6 +11,8 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
+use crate::profiler::ncu::observe::trace::source::analyze_traces;
+use crate::profiler::ncu::readers::trace::TraceInput;
 use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
 use crate::run::{RunRecord, REPORT_BASE};
@@ -21,6 +23,10 @@ use crate::run::{RunRecord, REPORT_BASE};
 pub struct Inputs {
     pub exports: Vec<ExportSet>,
     pub reports: Vec<ReportInput>,
+    /// The CUPTI traces of runs timed by the trace (`trace/cupti.<pid>.trace`).
+    pub traces: Vec<TraceInput>,
+    /// The deep pass of a sampled run timed by the trace.
+    pub trace_deep: Option<PathBuf>,
     pub context: RunContext,
     /// The run directory the first input belongs to (the input itself, or the directory of an export
     /// that holds a `run.json`); `None` for a bare export.
@@ -34,9 +40,19 @@ pub fn reads_report_files(config: &Config) -> bool {
 }
 
 impl Inputs {
-    /// The report of these captures: the one place that chooses ncu's reader. Report files are
-    /// read as they are (`pipeline.ncu.reader: native` put them here), CSV pages otherwise.
-    pub fn analyze(&self, plan: &ProfilerPlan, context: &RunContext) -> Result<Report> {
+    /// The report of these captures: the one place that chooses ncu's reader. CUPTI traces of a
+    /// traced run (with a sampled run's deep pass); report files read as they are
+    /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
+    pub fn analyze(
+        &self,
+        plan: &ProfilerPlan,
+        config: &Config,
+        context: &RunContext,
+    ) -> Result<Report> {
+        if !self.traces.is_empty() {
+            let deep = self.trace_deep.as_deref();
+            return analyze_traces(plan, config, &self.traces, deep, context);
+        }
         if self.reports.is_empty() {
             analyze_exports(plan, &self.exports, context)
         } else {
@@ -135,6 +151,7 @@ pub fn resolve_inputs(
 ) -> Result<Inputs> {
     let mut exports = Vec::new();
     let mut reports = Vec::new();
+    let mut traces = TracedRuns::default();
     let mut context = RunContext::default();
     let mut claimed = Claimed::default();
     let native = reads_report_files(config);
@@ -151,6 +168,7 @@ pub fn resolve_inputs(
                 config,
                 exports: &mut exports,
                 reports: &mut reports,
+                traces: &mut traces,
                 context: &mut context,
                 claimed: &mut claimed,
             };
@@ -191,6 +209,9 @@ pub fn resolve_inputs(
             )));
         }
     }
+    if !traces.inputs.is_empty() {
+        return traces.finish(inputs, exports.is_empty() && reports.is_empty(), context);
+    }
     if exports.is_empty() && reports.is_empty() {
         return Err(Error::Usage(format!(
             "no report file or raw export found in {}; a run directory holds profile.ncu-rep (or export_raw.csv)",
@@ -207,6 +228,8 @@ pub fn resolve_inputs(
     Ok(Inputs {
         exports,
         reports,
+        traces: Vec::new(),
+        trace_deep: None,
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
@@ -262,6 +285,40 @@ fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// The runs among the inputs that were timed by the CUPTI trace.
+#[derive(Default)]
+struct TracedRuns {
+    inputs: Vec<TraceInput>,
+    /// The deep passes of those that were sampled.
+    deep: Vec<PathBuf>,
+}
+
+impl TracedRuns {
+    /// Traced runs are read alone: not beside ncu captures, and with one deep pass at most.
+    fn finish(self, inputs: &[PathBuf], alone: bool, context: RunContext) -> Result<Inputs> {
+        if !alone {
+            return Err(Error::Usage(
+                "these inputs mix runs timed by the CUPTI trace with ncu captures, whose times were measured differently; report them apart".into(),
+            ));
+        }
+        if self.deep.len() > 1 {
+            return Err(Error::Usage(format!(
+                "{} sampled runs timed by the trace are given ({}); their deep passes are joined one run at a time, so report each run on its own",
+                self.deep.len(),
+                self.deep.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        Ok(Inputs {
+            exports: Vec::new(),
+            reports: Vec::new(),
+            traces: self.inputs,
+            trace_deep: self.deep.into_iter().next(),
+            context,
+            run_dir: run_dir_of(&inputs[0]),
+        })
+    }
+}
+
 /// `R.ncu-rep` or `R.ncu-rep.gz`: what the native reader opens (plain or gzip-compressed).
 fn is_report_file(path: &Path) -> bool {
     path.file_name()
@@ -291,6 +348,7 @@ struct RunDirInputs<'a> {
     config: &'a Config,
     exports: &'a mut Vec<ExportSet>,
     reports: &'a mut Vec<ReportInput>,
+    traces: &'a mut TracedRuns,
     context: &'a mut RunContext,
     claimed: &'a mut Claimed,
 }
@@ -321,6 +379,16 @@ impl RunDirInputs<'_> {
                     *self.context = record.context(fingerprint);
                 }
             }
+        }
+        let traced = super::trace::traces_in(dir, rank);
+        if !traced.is_empty() {
+            self.traces.inputs.extend(traced);
+            let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
+            if deep.is_file() {
+                self.claimed.claim(&deep, self.argument)?;
+                self.traces.deep.push(deep);
+            }
+            return Ok(());
         }
         // The native reader prefers the report file itself; an export made earlier is the same
         // capture and is read only when the report file is gone.

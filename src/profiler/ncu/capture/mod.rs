@@ -11,10 +11,11 @@ pub mod inputs;
 pub mod log;
 pub mod nvtx;
 pub mod sampling;
+pub mod trace;
 
 use std::path::Path;
 
-use crate::config::{Config, Loaded};
+use crate::config::{Config, Loaded, TimingSource};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
@@ -43,9 +44,26 @@ struct Pass {
 
 /// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
 /// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
+/// Under `timing: trace` the trace pass stands for the timing pass: only a sampled run's deep pass
+/// runs under ncu.
 fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> Vec<Pass> {
     let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
     let ncu = &config.pipeline.ncu;
+    if traced(config) {
+        if !ncu.sampling.enabled {
+            return Vec::new();
+        }
+        let deep = sampling::deep_flags(
+            &ncu.ncu_cli,
+            ncu.sampling.launch_count,
+            ncu.sampling.skip_cold_start,
+        );
+        return vec![Pass {
+            name: "ncu's deep pass",
+            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
+            log: sampling::DEEP_LOG,
+        }];
+    }
     if !ncu.sampling.enabled {
         return vec![Pass {
             name: "ncu",
@@ -54,7 +72,11 @@ fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String])
         }];
     }
     let timing = sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric);
-    let deep = sampling::deep_flags(&ncu.ncu_cli, ncu.sampling.launch_count);
+    let deep = sampling::deep_flags(
+        &ncu.ncu_cli,
+        ncu.sampling.launch_count,
+        ncu.sampling.skip_cold_start,
+    );
     vec![
         Pass {
             name: "ncu's timing pass",
@@ -69,24 +91,43 @@ fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String])
     ]
 }
 
-/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run.
+/// Whether kernel times come from the CUPTI trace (`pipeline.ncu.timing: trace`).
+fn traced(config: &Config) -> bool {
+    config.pipeline.ncu.timing == TimingSource::Trace
+}
+
+/// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run (the
+/// trace pass's line first under `timing: trace`).
 pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> String {
     let passes = passes(config, plan, dir, workload);
-    for warning in passes[0].cli.warnings() {
-        err_line(&format!("warning: {warning}"));
+    if let Some(first) = passes.first() {
+        for warning in first.cli.warnings() {
+            err_line(&format!("warning: {warning}"));
+        }
     }
-    if passes.len() == 1 {
-        return passes[0].cli.shell_line();
+    let mut lines: Vec<(&str, String)> = Vec::new();
+    if traced(config) {
+        lines.push(("the trace pass", trace::shell_line(config, dir, workload)));
     }
-    passes
+    lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
+    if lines.len() == 1 {
+        return lines.remove(0).1;
+    }
+    lines
         .iter()
-        .map(|p| format!("# {}\n{}", p.name, p.cli.shell_line()))
+        .map(|(name, line)| format!("# {name}\n{line}"))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started.
 pub fn check_runnable(config: &Config) -> Result<()> {
+    if traced(config) {
+        trace::check_library(config)?;
+        if !config.pipeline.ncu.sampling.enabled {
+            return Ok(());
+        }
+    }
     let program = &config.pipeline.ncu.executable;
     match resolve_program(program) {
         Ok(_) => Ok(()),
@@ -106,9 +147,17 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 }
 
 /// `--dry-run`'s check that ncu runs: it resolves (exit 3 otherwise) and `ncu --version` answers
-/// with a version (exit 3 with its path otherwise: an ncu that cannot start would fail the run).
+/// with a version (exit 3 with its path otherwise: an ncu that cannot start would fail the run). A
+/// time-only traced run needs no ncu, only its injection library.
 pub fn check_starts(config: &Config) -> Result<String> {
     check_runnable(config)?;
+    if traced(config) && !config.pipeline.ncu.sampling.enabled {
+        // A time-only run starts no ncu: the injection library is what it needs.
+        return Ok(format!(
+            "the CUPTI injection library ({})",
+            trace::library(config).display()
+        ));
+    }
     let program = &config.pipeline.ncu.executable;
     match export_pages::profiler_version(program) {
         Ok(Some(version)) => Ok(format!("ncu {version} ({program})")),
@@ -137,29 +186,50 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
         quiet,
     } = capture;
     let config = &loaded.config;
+    let traced = traced(config);
     let passes = passes(config, plan, run.root(), workload);
-    for warning in passes[0].cli.warnings() {
-        err_line(&format!("warning: {warning}"));
+    if let Some(first) = passes.first() {
+        for warning in first.cli.warnings() {
+            err_line(&format!("warning: {warning}"));
+        }
     }
     let command = |cli: &NcuCli| -> Vec<String> {
         std::iter::once(cli.program().to_string())
             .chain(cli.argv())
             .collect()
     };
-    record.profiler_command = command(&passes[0].cli);
-    record.deep_pass = passes.get(1).map(|deep| PassRecord {
+    let (timing, deep) = match (traced, passes.as_slice()) {
+        (true, [deep]) => (None, Some(deep)),
+        (true, _) => (None, None),
+        (false, [timing, deep]) => (Some(timing), Some(deep)),
+        (false, [only]) => (Some(only), None),
+        (false, _) => (None, None),
+    };
+    record.profiler_command = match timing {
+        Some(pass) => command(&pass.cli),
+        None => trace_command(config, run.root(), workload),
+    };
+    record.deep_pass = deep.map(|deep| PassRecord {
         command: command(&deep.cli),
         ..PassRecord::default()
     });
-    record.profiler_version =
-        export_pages::profiler_version(passes[0].cli.program()).map_err(|signal| {
-            crate::error::Error::Interrupted {
-                signal,
-                run_dir: run.root().to_path_buf(),
-                captured: false,
-            }
-        })?;
-    let lines: Vec<String> = passes.iter().map(|p| p.cli.shell_line()).collect();
+    if let Some(ncu) = passes.first() {
+        record.profiler_version =
+            export_pages::profiler_version(ncu.cli.program()).map_err(|signal| {
+                crate::error::Error::Interrupted {
+                    signal,
+                    run_dir: run.root().to_path_buf(),
+                    captured: false,
+                }
+            })?;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    if traced {
+        let dir = run.path(trace::TRACE_DIR);
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Write { path: dir, source })?;
+        lines.push(trace::shell_line(config, run.root(), workload));
+    }
+    lines.extend(passes.iter().map(|p| p.cli.shell_line()));
     run.write_start(&loaded.to_yaml(), &lines, record)?;
 
     // A signal between the probe and now: do not start ncu at all.
@@ -172,15 +242,22 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
     }
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
-    let first = run_pass(&passes[0], run, grace, &display)?;
+    let first = match timing {
+        Some(pass) => run_pass(pass, run, grace, &display)?,
+        None => run_trace(config, run, workload, grace, &display)?,
+    };
     record.finish(&first);
-    let log_text = std::fs::read_to_string(run.path(passes[0].log)).unwrap_or_default();
-    record.set_workload_exit(log::application_exit_code(&log_text));
+    // Under ncu the workload's exit code is in ncu's log; a traced workload ran as the pass itself.
+    let workload_exit = match timing {
+        Some(pass) => {
+            let log_text = std::fs::read_to_string(run.path(pass.log)).unwrap_or_default();
+            log::application_exit_code(&log_text)
+        }
+        None => first.code.or(first.killed_by.map(|signal| 128 + signal)),
+    };
+    record.set_workload_exit(workload_exit);
     run.write_record(record)?;
-    let Some(deep) = passes
-        .get(1)
-        .filter(|_| first.success() && first.interrupted_by.is_none())
-    else {
+    let Some(deep) = deep.filter(|_| first.success() && first.interrupted_by.is_none()) else {
         display.finish();
         return Ok(first);
     };
@@ -196,6 +273,37 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
     } else {
         first
     })
+}
+
+/// The trace pass's command as run.json records it: the environment, then the workload.
+fn trace_command(config: &Config, dir: &Path, workload: &[String]) -> Vec<String> {
+    let mut command = vec!["env".to_string()];
+    command.extend(
+        trace::environment(config, dir)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    command.extend(workload.iter().cloned());
+    command
+}
+
+/// Runs the workload under the CUPTI trace, passing its output through.
+fn run_trace(
+    config: &Config,
+    run: &RunDir,
+    workload: &[String],
+    grace: std::time::Duration,
+    display: &Display,
+) -> Result<Finished> {
+    display.status("starting the trace pass".to_string());
+    let (program, expression) = trace::expression(config, run.root(), workload);
+    Ok(run_streaming(
+        &program,
+        expression,
+        &run.path(trace::LOG),
+        grace,
+        &mut |line| display.passthrough(line),
+    )?)
 }
 
 /// Runs one pass, showing ncu's progress lines as status and passing everything else through.
@@ -241,11 +349,37 @@ pub fn report(
     record: &RunRecord,
     quiet: bool,
 ) -> Result<Option<Report>> {
+    let config = &loaded.config;
+    if traced(config) {
+        let rank = record.rank.as_ref().map(|r| r.rank);
+        let traces = match trace::traces(run, rank) {
+            Ok(traces) => traces,
+            // A workload that failed explains itself (`failure`); its missing traces do not.
+            Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if !config.output.render {
+            return Ok(None);
+        }
+        let inputs = Inputs {
+            exports: Vec::new(),
+            reports: Vec::new(),
+            traces,
+            trace_deep: config
+                .pipeline
+                .ncu
+                .sampling
+                .enabled
+                .then(|| run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))),
+            context: record.context(loaded.fingerprint()),
+            run_dir: None,
+        };
+        return inputs.analyze(plan, config, &inputs.context).map(Some);
+    }
     let report_file = run.report_file();
     if !report_file.exists() {
         return Ok(None);
     }
-    let config = &loaded.config;
     let pages = export_pages::export_pages(config, &report_file, run.root())?;
     if !quiet {
         for (_, path) in &pages {
@@ -278,6 +412,8 @@ pub fn report(
                     rank,
                 }],
                 reports: Vec::new(),
+                traces: Vec::new(),
+                trace_deep: None,
                 context,
                 run_dir: None,
             }
@@ -293,11 +429,13 @@ pub fn report(
             Inputs {
                 exports: Vec::new(),
                 reports: vec![input],
+                traces: Vec::new(),
+                trace_deep: None,
                 context,
                 run_dir: None,
             }
         };
-    let mut report = inputs.analyze(plan, &inputs.context)?;
+    let mut report = inputs.analyze(plan, config, &inputs.context)?;
     let results =
         report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
     let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
@@ -322,7 +460,15 @@ pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> 
 }
 
 /// Why a run that did not succeed failed, with the fix.
-pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+pub fn failure(
+    config: &Config,
+    run: &RunDir,
+    finished: &Finished,
+    partial_report: bool,
+) -> ProfilerError {
+    if traced(config) {
+        return trace::failure(run, finished, partial_report);
+    }
     let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
     let log = (log_text.as_str(), run.path(LOG));
     diagnose::failure("profiling", finished, log, run, partial_report)

@@ -31,6 +31,17 @@ pub enum Sibling {
     NotAFile(std::path::PathBuf, &'static str),
 }
 
+/// How many launches of each distinct launch the deep pass skipped, from its command line
+/// (`--launch-skip N`; 0 when absent).
+pub fn skipped(deep_command: &[String]) -> u32 {
+    deep_command
+        .iter()
+        .skip_while(|a| *a != "--launch-skip")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.
 pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
     let name = timing.file_name()?.to_str()?;
@@ -129,9 +140,10 @@ pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
 }
 
 /// The deep pass's flags: the configured ones, the launch key added to the metrics, and one deep
-/// result per `launch_count` launches of each distinct launch. Python call stacks are left out: the
+/// result per `launch_count` launches of each distinct launch, after its first when
+/// `skip_cold_start`. Python call stacks are left out: the
 /// regions come from the timing pass.
-pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32) -> NcuCliConfig {
+pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) -> NcuCliConfig {
     let mut deep = cli.clone();
     for key in KEY_METRICS {
         if !deep.metrics.iter().any(|m| m == key) {
@@ -140,9 +152,20 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32) -> NcuCliConfig {
     }
     deep.filter_mode = Some("per-launch-config".into());
     deep.launch_count = Some(u64::from(launch_count));
+    // With per-launch-config, ncu applies --launch-skip to each configuration.
+    deep.launch_skip = skip_cold_start.then_some(1);
     deep.kernel_name_base = Some("mangled".into());
     deep.call_stack = false;
     deep.call_stack_type = Vec::new();
+    // The kernels' SASS feeds only source-level metrics (the SourceCounters section, which the
+    // stock sets carry); without them the deep pass need not store it (72 GPT-2 results: 73 MB).
+    let source_level = deep.set.is_some()
+        || deep.import_source.is_some()
+        || deep.sections.iter().any(|s| s == "SourceCounters");
+    if !source_level && !deep.extra_args.iter().any(|a| a == "--import-sass") {
+        deep.extra_args
+            .extend(["--import-sass".into(), "no".into()]);
+    }
     deep
 }
 
@@ -231,7 +254,25 @@ mod tests {
         assert_eq!(timing.apply_rules, Some(false));
         assert_eq!(timing.extra_args, ["--import-sass", "no"]);
 
-        let deep = deep_flags(&cli, 2);
+        let deep = deep_flags(&cli, 2, false);
+        assert_eq!(deep.launch_skip, None);
+        assert!(deep.extra_args.is_empty(), "the full set keeps the SASS");
+        let mut sections = cli.clone();
+        sections.set = None;
+        sections.sections = vec!["SpeedOfLight".into(), "LaunchStats".into()];
+        let light = deep_flags(&sections, 1, false);
+        assert_eq!(
+            light.extra_args,
+            ["--import-sass", "no"],
+            "no source-level metric"
+        );
+        sections.sections.push("SourceCounters".into());
+        assert!(deep_flags(&sections, 1, false).extra_args.is_empty());
+        assert_eq!(
+            deep_flags(&cli, 2, true).launch_skip,
+            Some(1),
+            "skips each cold start"
+        );
         assert_eq!(deep.set.as_deref(), Some("full"));
         assert_eq!(deep.sections, cli.sections);
         // The user's metrics first, each key metric once.

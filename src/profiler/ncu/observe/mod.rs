@@ -8,3 +8,4 @@ pub mod hints;
 pub mod labels;
 pub mod report_source;
 pub mod source;
+pub mod trace;

@@ -28,7 +28,7 @@ use crate::profiler::ncu::readers::{rollup, units};
 mod paths;
 mod provenance;
 mod reader;
-mod twins;
+pub(crate) mod twins;
 
 use reader::FileReader;
 use twins::{TwinIndex, TwinIndexBuilder};
@@ -296,7 +296,7 @@ struct Joined {
 impl ReportSource<'_> {
     /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
     /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
-    fn twins(
+    pub(crate) fn twins(
         &self,
         deep: &std::path::Path,
         rank: Option<u32>,

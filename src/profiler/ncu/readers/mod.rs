@@ -9,4 +9,5 @@
 pub mod export;
 pub mod report_file;
 pub mod rollup;
+pub mod trace;
 pub mod units;

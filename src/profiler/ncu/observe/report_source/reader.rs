@@ -98,7 +98,9 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::default(),
+            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::capture::sampling::skipped(
+                &source.context.deep_command,
+            )),
             coverage: [0; 3],
         }
     }
@@ -165,6 +167,7 @@ impl<'s> FileReader<'s> {
             call_stack: call_stack.as_deref(),
             kernel,
             time: numbers.time,
+            weight: None,
             values: &numbers.values,
             coverage,
         });

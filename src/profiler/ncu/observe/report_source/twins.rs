@@ -10,7 +10,7 @@ use crate::region::Cell;
 
 /// A launch's configuration: with the mangled kernel name, what makes two launches twins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct Shape {
+pub(crate) struct Shape {
     pub grid: [u64; 3],
     pub block: [u64; 3],
     pub registers: u64,
@@ -19,7 +19,7 @@ pub(super) struct Shape {
 }
 
 /// Which process (id, device) of one capture a result ran in.
-pub(super) type Process = (u32, Option<u64>);
+pub(crate) type Process = (u32, Option<u64>);
 
 /// One deep result as the index takes it.
 pub(super) struct DeepResult<'a> {
@@ -41,7 +41,7 @@ enum TwinCell {
 
 /// The deep values every launch with one key takes.
 #[derive(Debug)]
-pub(super) struct Twins {
+pub(crate) struct Twins {
     cells: Vec<TwinCell>,
     /// Deep results of this key in one process (the most any process had): the first this many
     /// launches of the key in a process of the timing pass are the launches the deep pass measured.
@@ -63,7 +63,7 @@ impl Twins {
 
 /// The deep pass's results of one capture, by launch key.
 #[derive(Debug, Default)]
-pub(super) struct TwinIndex {
+pub(crate) struct TwinIndex {
     by_name: FastMap<String, Vec<(Shape, usize)>>,
     twins: Vec<Twins>,
     /// Deep results read.
@@ -168,16 +168,26 @@ impl TwinIndexBuilder {
 /// Counts each key's launches per process in a timing pass, in the order they come: the first
 /// `per_process` of them are the launches the deep pass measured.
 #[derive(Default)]
-pub(super) struct LaunchOrdinals {
+pub(crate) struct LaunchOrdinals {
     seen: FastMap<(Process, usize), u32>,
+    /// Launches of each key the deep pass skipped before profiling (`--launch-skip`).
+    skipped: u32,
 }
 
 impl LaunchOrdinals {
+    /// Ordinals for a deep pass that skipped the first `skipped` launches of each key.
+    pub fn skipping(skipped: u32) -> LaunchOrdinals {
+        LaunchOrdinals {
+            skipped,
+            ..LaunchOrdinals::default()
+        }
+    }
+
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.
     pub fn measured(&mut self, process: Process, id: usize, twins: &Twins) -> bool {
         let n = self.seen.entry((process, id)).or_default();
         *n += 1;
-        *n <= twins.per_process
+        *n > self.skipped && *n <= self.skipped + twins.per_process
     }
 }
 
@@ -230,5 +240,14 @@ mod tests {
             .collect();
         assert_eq!(measured, [true, true, false]);
         assert!(ordinals.measured((8, Some(0)), id, twins), "per process");
+        let mut skipping = LaunchOrdinals::skipping(1);
+        let measured: Vec<bool> = (0..4)
+            .map(|_| skipping.measured((7, Some(0)), id, twins))
+            .collect();
+        assert_eq!(
+            measured,
+            [false, true, true, false],
+            "the cold start was skipped"
+        );
     }
 }

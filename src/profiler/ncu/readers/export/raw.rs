@@ -429,6 +429,7 @@ impl<'c> RowReader<'c> {
             call_stack: None,
             kernel: &kernel,
             time,
+            weight: None,
             values: &values,
             coverage: crate::region::Coverage::Measured,
         });

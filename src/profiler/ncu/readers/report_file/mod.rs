@@ -7,7 +7,7 @@
 //! are decoded eagerly; metrics, NVTX state, rule results and stacks are decoded only when asked for.
 //! The layout of the file and what is read from it is written down in docs/ncu-report-format.md.
 //!
-//! What the CSV reader (`ncu::export::raw`) takes from a row, a record gives as: `ID` →
+//! What the CSV reader (`ncu::readers::export::raw`) takes from a row, a record gives as: `ID` →
 //! [`ResultRecord::index`]; process id, name and host → [`ResultRecord::process`]; `Device` →
 //! [`ResultRecord::device_id`]; `Kernel Name` → [`KernelNames::display`] (the full demangled name,
 //! which ncu's CSV shortens) or `range` for [`ResultKind::Range`]; a metric column →

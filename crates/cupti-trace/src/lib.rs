@@ -1,0 +1,153 @@
+//! profile-run's CUPTI injection library. The CUDA driver loads it through `CUDA_INJECTION64_PATH`
+//! and calls [`InitializeInjection`]; NVTX loads it through `NVTX_INJECTION64_PATH` and calls
+//! [`InitializeInjectionNvtx2`]. Both open the libcupti the process already loaded (torch ships its
+//! own; a second copy would see none of the first one's NVTX ranges), enable kernel, runtime API,
+//! driver API and marker activity, and at exit write one trace file per process into
+//! `$PROFILE_RUN_TRACE_DIR` ([`trace`] gives the format). Children inherit the environment, so every
+//! CUDA process of a run writes its own trace.
+//!
+//! The only unsafe code of profile-run lives here: the C entry points, CUPTI's buffer callbacks and
+//! the NVTX slots wrapped to tell start/end ranges from push/pop ranges (CUPTI's marker records do
+//! not say which a range was).
+
+pub mod layout;
+pub mod records;
+pub mod trace;
+
+mod cupti;
+mod nvtx;
+mod output;
+
+use std::ffi::{c_char, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard, Once};
+
+use records::Record;
+use trace::{Range, Trace};
+
+/// The process's trace, filled from CUPTI's buffers and NVTX's start calls.
+static TRACE: LazyLock<Mutex<Trace>> = LazyLock::new(|| Mutex::new(Trace::default()));
+
+fn trace() -> MutexGuard<'static, Trace> {
+    TRACE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Called by the CUDA driver when the process initialises CUDA. Returns 1 when tracing runs.
+#[no_mangle]
+pub extern "C" fn InitializeInjection() -> i32 {
+    i32::from(start())
+}
+
+/// Called by NVTX on the process's first NVTX call: hands NVTX to the process's libcupti, then wraps
+/// the range-start slots it installed so start/end ranges are known as such. Returns CUPTI's answer
+/// (nonzero: NVTX calls go to CUPTI).
+///
+/// # Safety
+/// `get_export_table` must be NVTX's export-table function, as NVTX passes it.
+#[no_mangle]
+pub unsafe extern "C" fn InitializeInjectionNvtx2(
+    get_export_table: Option<nvtx::GetExportTable>,
+) -> i32 {
+    let Some(get_export_table) = get_export_table else {
+        return 0;
+    };
+    if !start() {
+        return 0;
+    }
+    // SAFETY: NVTX passed this function; the slots it returns stay valid for the process.
+    unsafe { nvtx::install(get_export_table) }
+}
+
+/// Loads CUPTI and starts the activity trace, once; false when the trace cannot run (the reason is
+/// in the run's trace directory).
+fn start() -> bool {
+    static STARTED: Once = Once::new();
+    static RUNNING: AtomicBool = AtomicBool::new(false);
+    STARTED.call_once(|| {
+        let running = match output::directory() {
+            None => {
+                eprintln!("profile-run trace: PROFILE_RUN_TRACE_DIR is not set; nothing is traced");
+                false
+            }
+            Some(_) => match cupti::get().and_then(cupti::enable) {
+                Ok(()) => {
+                    // SAFETY: `at_exit` is a plain extern "C" function that never unwinds.
+                    unsafe { libc::atexit(at_exit) };
+                    true
+                }
+                Err(why) => {
+                    output::failure(&why);
+                    false
+                }
+            },
+        };
+        RUNNING.store(running, Ordering::Release);
+    });
+    RUNNING.load(Ordering::Acquire)
+}
+
+/// Flushes every buffer CUPTI holds and writes the trace file.
+extern "C" fn at_exit() {
+    if let Ok(cupti) = cupti::get() {
+        cupti.flush();
+        output::write(&trace(), &cupti.label);
+    }
+}
+
+/// A string CUPTI stored in a record (kernel name, range name, domain); `None` for a null pointer.
+///
+/// # Safety
+/// `ptr` is null or a NUL-terminated string CUPTI keeps alive while the buffer is processed.
+unsafe fn text(ptr: usize) -> Option<String> {
+    if ptr == 0 {
+        return None;
+    }
+    // SAFETY: per this function's contract.
+    Some(
+        unsafe { CStr::from_ptr(ptr as *const c_char) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// Files one decoded record into the trace.
+///
+/// # Safety
+/// The record's string pointers are valid (see [`text`]).
+unsafe fn absorb(trace: &mut Trace, record: Record) {
+    match record {
+        Record::Kernel {
+            mut kernel,
+            name_ptr,
+        } => {
+            // SAFETY: per this function's contract.
+            let name = unsafe { text(name_ptr) }.unwrap_or_default();
+            kernel.name = trace.name(&name);
+            trace.kernel(kernel);
+        }
+        Record::Api(call) => trace.api(call),
+        Record::MarkerStart {
+            id,
+            thread,
+            timestamp,
+            name_ptr,
+            domain_ptr,
+        } => trace.range_start(Range {
+            id,
+            thread,
+            start: timestamp,
+            end: None,
+            // SAFETY: per this function's contract.
+            domain: unsafe { text(domain_ptr) },
+            // SAFETY: per this function's contract.
+            name: unsafe { text(name_ptr) },
+        }),
+        Record::MarkerEnd { id, timestamp } => trace.range_end(id, timestamp),
+        Record::Other => {}
+    }
+}
+
+/// Keeps a start/end range's id (see [`nvtx`]).
+fn note_start_end(id: u64) {
+    trace().start_end(id);
+}

@@ -1,0 +1,169 @@
+//! NVTX handed to CUPTI, with the range-start slots wrapped. CUPTI records push/pop and start/end
+//! ranges alike (a start and an end marker with one id); ncu keeps them apart (stacks and flat
+//! ranges), so this library notes the ids the start/end calls return and the trace marks those ranges
+//! `start-end`. Only slots CUPTI itself filled are wrapped: the others still hold NVTX's
+//! initialisers, which would call back into the wrapper.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::layout::nvtx::{
+    CORE2_DOMAIN_RANGE_START_EX, CORE_RANGE_START_A, CORE_RANGE_START_EX, CORE_RANGE_START_W,
+    ETID_CALLBACKS, MODULE_CORE, MODULE_CORE2,
+};
+
+pub type GetExportTable = unsafe extern "C" fn(u32) -> *const c_void;
+
+/// NVTX's `NvtxExportTableCallbacks`.
+#[repr(C)]
+struct ExportTableCallbacks {
+    struct_size: usize,
+    get_module_function_table:
+        Option<unsafe extern "C" fn(u32, *mut *mut *mut usize, *mut u32) -> i32>,
+}
+
+/// CUPTI's handlers of the wrapped slots, in [`SLOTS`] order (0: not wrapped).
+static ORIGINAL: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+/// The wrapped slots: module, callback id, wrapper.
+fn slots() -> [(u32, usize, usize); 4] {
+    [
+        (
+            MODULE_CORE,
+            CORE_RANGE_START_EX,
+            range_start_ex as *const () as usize,
+        ),
+        (
+            MODULE_CORE,
+            CORE_RANGE_START_A,
+            range_start_a as *const () as usize,
+        ),
+        (
+            MODULE_CORE,
+            CORE_RANGE_START_W,
+            range_start_w as *const () as usize,
+        ),
+        (
+            MODULE_CORE2,
+            CORE2_DOMAIN_RANGE_START_EX,
+            domain_range_start_ex as *const () as usize,
+        ),
+    ]
+}
+
+/// The slot of one callback id, if NVTX has it.
+///
+/// # Safety
+/// `callbacks` is NVTX's callback export table.
+unsafe fn slot(
+    callbacks: *const ExportTableCallbacks,
+    module: u32,
+    id: usize,
+) -> Option<*mut usize> {
+    // SAFETY: per this function's contract.
+    let get = unsafe { (*callbacks).get_module_function_table }?;
+    let mut table: *mut *mut usize = std::ptr::null_mut();
+    let mut size = 0u32;
+    // SAFETY: NVTX fills the two out-pointers.
+    if unsafe { get(module, &mut table, &mut size) } == 0 || table.is_null() || id >= size as usize
+    {
+        return None;
+    }
+    // SAFETY: `id` is below the table's size.
+    let slot = unsafe { *table.add(id) };
+    (!slot.is_null()).then_some(slot)
+}
+
+/// Lets the process's libcupti initialise NVTX, then wraps the start slots it filled.
+///
+/// # Safety
+/// `get_export_table` is NVTX's export-table function.
+pub unsafe fn install(get_export_table: GetExportTable) -> i32 {
+    let Ok(cupti) = crate::cupti::get() else {
+        return 0;
+    };
+    let Some(init) = cupti.nvtx_init else {
+        crate::output::failure(&format!(
+            "{} has no InitializeInjectionNvtx2: NVTX ranges cannot be traced",
+            cupti.label
+        ));
+        return 0;
+    };
+    // SAFETY: NVTX's own function, called as NVTX does.
+    let callbacks = unsafe { get_export_table(ETID_CALLBACKS) }.cast::<ExportTableCallbacks>();
+    let valid = !callbacks.is_null()
+        // SAFETY: non-null export table of NVTX.
+        && unsafe { (*callbacks).struct_size } >= std::mem::size_of::<ExportTableCallbacks>();
+    let wanted = slots();
+    let before: Vec<Option<(*mut usize, usize)>> = wanted
+        .iter()
+        .map(|&(module, id, _)| {
+            // SAFETY: `callbacks` was checked above; slots hold function pointers.
+            let s = valid
+                .then(|| unsafe { slot(callbacks, module, id) })
+                .flatten()?;
+            Some((s, unsafe { *s }))
+        })
+        .collect();
+    // SAFETY: CUPTI's NVTX entry point, given NVTX's export-table function.
+    let answer = unsafe { init(get_export_table) };
+    if answer == 0 {
+        return answer;
+    }
+    for (at, found) in before.iter().enumerate() {
+        let Some((s, old)) = *found else { continue };
+        // SAFETY: the slot is NVTX's; reading and writing a function pointer there is how injections
+        // install handlers.
+        unsafe {
+            let handler = *s;
+            if handler != 0 && handler != old {
+                ORIGINAL[at].store(handler, Ordering::Release);
+                *s = wanted[at].2;
+            }
+        }
+    }
+    answer
+}
+
+type StartEx = unsafe extern "C" fn(*const c_void) -> u64;
+type StartA = unsafe extern "C" fn(*const i8) -> u64;
+type StartW = unsafe extern "C" fn(*const libc::wchar_t) -> u64;
+type DomainStartEx = unsafe extern "C" fn(*mut c_void, *const c_void) -> u64;
+
+/// CUPTI's handler for slot `at`.
+///
+/// # Safety
+/// `F` is that slot's signature; the slot was wrapped (so the handler is set).
+unsafe fn original<F: Copy>(at: usize) -> F {
+    let handler = ORIGINAL[at].load(Ordering::Acquire);
+    // SAFETY: per this function's contract: a nonzero function pointer of type F.
+    unsafe { std::mem::transmute_copy::<usize, F>(&handler) }
+}
+
+unsafe extern "C" fn range_start_ex(attributes: *const c_void) -> u64 {
+    // SAFETY: slot 0 is RangeStartEx.
+    let id = unsafe { original::<StartEx>(0)(attributes) };
+    crate::note_start_end(id);
+    id
+}
+
+unsafe extern "C" fn range_start_a(message: *const i8) -> u64 {
+    // SAFETY: slot 1 is RangeStartA.
+    let id = unsafe { original::<StartA>(1)(message) };
+    crate::note_start_end(id);
+    id
+}
+
+unsafe extern "C" fn range_start_w(message: *const libc::wchar_t) -> u64 {
+    // SAFETY: slot 2 is RangeStartW.
+    let id = unsafe { original::<StartW>(2)(message) };
+    crate::note_start_end(id);
+    id
+}
+
+unsafe extern "C" fn domain_range_start_ex(domain: *mut c_void, attributes: *const c_void) -> u64 {
+    // SAFETY: slot 3 is DomainRangeStartEx.
+    let id = unsafe { original::<DomainStartEx>(3)(domain, attributes) };
+    crate::note_start_end(id);
+    id
+}

@@ -1,0 +1,57 @@
+//! Where a process's trace goes: `$PROFILE_RUN_TRACE_DIR/cupti.<pid>.trace`, written whole under a
+//! temporary name and renamed, so a reader never sees half a file; a process that could not trace
+//! writes `cupti.<pid>.error` instead, which profile-run reports.
+
+use std::path::PathBuf;
+
+use crate::trace::Trace;
+
+/// The environment variable naming the trace directory.
+pub const DIR_VAR: &str = "PROFILE_RUN_TRACE_DIR";
+
+pub fn directory() -> Option<PathBuf> {
+    std::env::var_os(DIR_VAR)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+fn host() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer and its length match; gethostname NUL-terminates within it on success.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    if !ok {
+        return String::new();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+fn process_name() -> String {
+    std::fs::read_to_string("/proc/self/comm")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Writes the process's trace.
+pub fn write(trace: &Trace, libcupti: &str) {
+    let Some(dir) = directory() else { return };
+    let pid = std::process::id();
+    let text = trace.render(pid, &host(), &process_name(), libcupti);
+    let path = dir.join(format!("cupti.{pid}.trace"));
+    let partial = dir.join(format!(".cupti.{pid}.trace.partial"));
+    let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &path));
+    if let Err(e) = written {
+        eprintln!("profile-run trace: could not write {}: {e}", path.display());
+    }
+}
+
+/// Records why this process could not trace, for profile-run to report.
+pub fn failure(why: &str) {
+    eprintln!("profile-run trace: {why}");
+    if let Some(dir) = directory() {
+        let path = dir.join(format!("cupti.{}.error", std::process::id()));
+        if let Err(e) = std::fs::write(&path, format!("{why}\n")) {
+            eprintln!("profile-run trace: could not write {}: {e}", path.display());
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! The trace pass: the workload run unprofiled with the injection library, the CUDA driver and NVTX
+//! both pointed at it (`CUDA_INJECTION64_PATH`, `NVTX_INJECTION64_PATH`: the library hands NVTX to
+//! the libcupti the process loaded, so ranges reach the same CUPTI instance as the kernels), and the
+//! run directory's `trace/` as `PROFILE_RUN_TRACE_DIR`. Children inherit the environment, so every
+//! CUDA process writes its own `cupti.<pid>.trace`; one that could not load CUPTI writes
+//! `cupti.<pid>.error` saying where it looked.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::process::{Failure, Finished, ProfilerError};
+use crate::run::RunDir;
+
+use crate::profiler::ncu::readers::trace::TraceInput;
+
+/// The run directory's folder of trace files.
+pub const TRACE_DIR: &str = "trace";
+
+/// The trace pass's log (the workload's output), in the run directory.
+pub const LOG: &str = "trace.log";
+
+/// The injection library's file name, as `cargo build --release` writes it beside profile-run.
+pub const LIBRARY_FILE: &str = "libcupti_trace.so";
+
+/// The injection library: `pipeline.ncu.trace.library`, else the file beside the running binary.
+pub fn library(config: &Config) -> PathBuf {
+    if let Some(path) = &config.pipeline.ncu.trace.library {
+        return PathBuf::from(path);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(LIBRARY_FILE)))
+        .unwrap_or_else(|| PathBuf::from(LIBRARY_FILE))
+}
+
+/// Fails (exit 3, with the fix) when the injection library is not there.
+pub fn check_library(config: &Config) -> Result<()> {
+    let path = library(config);
+    if path.is_file() {
+        return Ok(());
+    }
+    Err(ProfilerError::NotFound {
+        program: path.display().to_string(),
+        hint: " (the CUPTI injection library that pipeline.ncu.timing=trace needs); build it with `cargo build --release`, which puts it beside profile-run, set pipeline.ncu.trace.library to its path, or use pipeline.ncu.timing=ncu".into(),
+    }
+    .into())
+}
+
+/// The environment the workload runs with, in order.
+pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
+    let library = library(config).display().to_string();
+    let mut env = vec![
+        (
+            "PROFILE_RUN_TRACE_DIR".to_string(),
+            dir.join(TRACE_DIR).display().to_string(),
+        ),
+        ("CUDA_INJECTION64_PATH".to_string(), library.clone()),
+        ("NVTX_INJECTION64_PATH".to_string(), library),
+    ];
+    if let Some(libcupti) = &config.pipeline.ncu.trace.libcupti {
+        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti.clone()));
+    }
+    env
+}
+
+/// The trace pass as one shell line (`env VAR=… workload…`), for `--dry-run` and command.txt.
+pub fn shell_line(config: &Config, dir: &Path, workload: &[String]) -> String {
+    let mut words = vec!["env".to_string()];
+    words.extend(
+        environment(config, dir)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    words.extend(workload.iter().cloned());
+    shell_words::join(words)
+}
+
+/// The workload under the trace, as an expression to start (program, expression).
+pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, duct::Expression) {
+    let program = workload.first().cloned().unwrap_or_default();
+    let mut expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
+    for (key, value) in environment(config, dir) {
+        expression = expression.env(key, value);
+    }
+    (program, expression)
+}
+
+/// Why a trace pass that did not succeed failed: the workload's own exit (no profiler ran), with the
+/// fix; `partial_report`: a report of what the traces hold was written.
+pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+    let log = run.path(LOG);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let (mut code, cause) = match (finished.code, finished.killed_by) {
+        (_, Some(signal)) => (
+            format!(" (killed by signal {signal})"),
+            format!("the workload was killed by signal {signal}"),
+        ),
+        (Some(code), None) => (
+            format!(" (workload exit code {code})"),
+            "the workload exited with an error".to_string(),
+        ),
+        (None, None) => (String::new(), "the workload did not finish".to_string()),
+    };
+    if partial_report {
+        code.push_str(&format!(
+            "; a partial report from the traces written is in {}",
+            run.root().display()
+        ));
+    }
+    let tail: Vec<&str> = text.lines().rev().take(10).collect();
+    let tail: String = tail.iter().rev().map(|l| format!("\n    {l}")).collect();
+    ProfilerError::Failed(Box::new(Failure {
+        what: "the traced run".into(),
+        code,
+        cause,
+        fix: "run the workload without profile-run to see its own error; its output is in the log"
+            .into(),
+        log,
+        tail,
+    }))
+}
+
+/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run).
+pub fn traces_in(dir: &Path, rank: Option<u32>) -> Vec<TraceInput> {
+    let (traces, _) = listing(&dir.join(TRACE_DIR));
+    traces
+        .into_iter()
+        .map(|(_, path)| TraceInput { path, rank })
+        .collect()
+}
+
+/// The trace files (pid, path) and error files of a trace directory, each sorted.
+fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
+    let mut traces = Vec::new();
+    let mut errors = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = |suffix: &str| -> Option<u64> {
+            name.strip_prefix("cupti.")?
+                .strip_suffix(suffix)?
+                .parse()
+                .ok()
+        };
+        if let Some(pid) = pid(".trace").or_else(|| pid(".trace.gz")) {
+            traces.push((pid, path));
+        } else if pid(".error").is_some() {
+            errors.push(path);
+        }
+    }
+    traces.sort();
+    errors.sort();
+    (traces, errors)
+}
+
+/// The traces a run wrote, in process-id order; an error when a process could not load CUPTI or no
+/// process wrote a trace.
+pub fn traces(
+    run: &RunDir,
+    rank: Option<u32>,
+) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
+    let dir = run.path(TRACE_DIR);
+    let (traces, errors) = listing(&dir);
+    let failure = |cause: String, log: PathBuf| {
+        ProfilerError::Failed(Box::new(Failure {
+            what: "the CUPTI trace".into(),
+            code: String::new(),
+            cause,
+            fix: "set pipeline.ncu.trace.libcupti to the libcupti the workload uses (torch ships its own: <env>/lib/python3.*/site-packages/nvidia/cu13/lib/libcupti.so.13), or time with ncu instead (pipeline.ncu.timing=ncu)".into(),
+            log,
+            tail: String::new(),
+        }))
+    };
+    if let Some(error) = errors.first() {
+        let text = std::fs::read_to_string(error).unwrap_or_default();
+        return Err(failure(text.trim().to_string(), error.clone()));
+    }
+    if traces.is_empty() {
+        return Err(failure(
+            format!(
+                "no process wrote a trace into {}: the workload started no CUDA context, or the CUDA driver did not load the injection library",
+                dir.display()
+            ),
+            run.path(LOG),
+        ));
+    }
+    Ok(traces
+        .into_iter()
+        .map(|(_, path)| TraceInput { path, rank })
+        .collect())
+}
+
+/// Why `timing: trace` cannot run with these settings, naming the key and the fix; `None` when it can.
+/// Only ncu evaluates its raw NVTX expressions, and no ncu filters a trace.
+pub fn refusal(config: &Config) -> Option<String> {
+    let ncu = &config.pipeline.ncu;
+    if ncu.timing != crate::config::TimingSource::Trace {
+        return None;
+    }
+    let nvtx = &ncu.ncu_cli.nvtx;
+    let raw = [("include", &nvtx.include), ("exclude", &nvtx.exclude)];
+    if let Some((key, exprs)) = raw.iter().find(|(_, e)| !e.is_empty()) {
+        return Some(format!(
+            "pipeline.ncu.ncu_cli.nvtx.{key} holds raw ncu expressions ({}), which only ncu evaluates, but pipeline.ncu.timing is `trace`; write them as regions.{key} patterns, or set pipeline.ncu.timing=ncu",
+            exprs.join(", ")
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_ncu_expressions_are_refused_under_trace_timing() {
+        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.ncu_cli.nvtx.include = vec!["[train_step/".into()];
+        assert_eq!(refusal(&config), None, "ncu timing evaluates them");
+        config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
+        let why = refusal(&config).unwrap();
+        assert!(why.contains("pipeline.ncu.ncu_cli.nvtx.include"), "{why}");
+        assert!(why.contains("regions.include"), "{why}");
+        config.pipeline.ncu.ncu_cli.nvtx.include.clear();
+        assert_eq!(refusal(&config), None);
+    }
+
+    #[test]
+    fn the_workload_runs_with_both_injections_aimed_at_the_library() {
+        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.trace.library = Some("/opt/lib/libcupti_trace.so".into());
+        config.pipeline.ncu.trace.libcupti = Some("/opt/cupti/libcupti.so.13".into());
+        let env = environment(&config, Path::new("/runs/r"));
+        let get = |k: &str| {
+            env.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("PROFILE_RUN_TRACE_DIR"), Some("/runs/r/trace"));
+        assert_eq!(
+            get("CUDA_INJECTION64_PATH"),
+            Some("/opt/lib/libcupti_trace.so")
+        );
+        assert_eq!(get("NVTX_INJECTION64_PATH"), get("CUDA_INJECTION64_PATH"));
+        assert_eq!(
+            get("PROFILE_RUN_LIBCUPTI"),
+            Some("/opt/cupti/libcupti.so.13")
+        );
+        let line = shell_line(
+            &config,
+            Path::new("/runs/r"),
+            &["python3".into(), "a b.py".into()],
+        );
+        assert!(
+            line.starts_with("env 'PROFILE_RUN_TRACE_DIR=/runs/r/trace' "),
+            "{line}"
+        );
+        assert!(line.ends_with("python3 'a b.py'"), "{line}");
+    }
+}

@@ -1,0 +1,138 @@
+//! A sampled run timed by the trace: the trace's kernels take their deep metrics from the deep pass
+//! (ncu, one result per distinct launch), joined by the same launch key as ncu's timing pass is
+//! (mangled name, grid, block, registers, static and dynamic shared memory; `report_source::twins`).
+//! Times stay the trace's; the deep pass's own duration is kept as a deep metric, labelled serialized.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
+use crate::error::Result;
+use crate::profiler::ncu::observe::report_source::twins::{
+    LaunchOrdinals, Shape, TwinIndex, Twins,
+};
+use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
+use crate::region::{Coverage, KernelFilter};
+use crate::report::model::Sampling;
+
+use crate::profiler::ncu::readers::trace::Kernel;
+
+/// How the time metric reads when its values come from the deep pass.
+pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
+
+/// The deep pass of a sampled run, ready to index.
+pub struct DeepJoin<'p> {
+    source: ReportSource<'p>,
+    path: PathBuf,
+    rank: Option<u32>,
+}
+
+impl<'p> DeepJoin<'p> {
+    /// Opens the deep pass's report file; `None` when the pass wrote none (it failed or was stopped).
+    pub fn open(
+        plan: &'p AnalysisPlan,
+        path: &Path,
+        rank: Option<u32>,
+        context: &RunContext,
+        max_block: u64,
+    ) -> Result<Option<DeepJoin<'p>>> {
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let input = ReportInput {
+            path: path.to_path_buf(),
+            rank,
+            deep: None,
+        };
+        let source = ReportSource::open(plan, &[input], context, &[], max_block)?;
+        Ok(Some(DeepJoin {
+            source,
+            path: path.to_path_buf(),
+            rank,
+        }))
+    }
+
+    /// The deep pass's metrics, the time metric among them labelled serialized.
+    pub fn metrics(&self, time_metric: &str) -> MetricsFound {
+        use crate::analysis::Observations;
+        let mut found = self.source.metrics().clone();
+        for (spec, label) in found.specs.iter().zip(found.labels.iter_mut()) {
+            if spec.name == time_metric {
+                *label = Some(SERIALIZED_LABEL.to_string());
+            }
+        }
+        found.has_time = true;
+        found
+    }
+
+    /// The deep results indexed by launch key.
+    pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<TwinIndex> {
+        self.source.twins(&self.path, self.rank, filter)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The launch key of a traced kernel.
+pub(crate) fn shape(kernel: &Kernel) -> Shape {
+    Shape {
+        grid: kernel.grid.map(u64::from),
+        block: kernel.block.map(u64::from),
+        registers: u64::from(kernel.registers),
+        shared_static: kernel.static_shared,
+        shared_dynamic: kernel.dynamic_shared,
+    }
+}
+
+/// A kernel's twins and how its deep values were obtained. The first launches of a key in a process
+/// (as many as the deep pass profiled) count as measured, as with ncu's timing pass.
+pub(crate) fn join<'i>(
+    index: &'i TwinIndex,
+    ordinals: &mut LaunchOrdinals,
+    process: (u32, Option<u64>),
+    mangled: &str,
+    kernel: &Kernel,
+) -> (Coverage, Option<&'i Twins>) {
+    match index.find(mangled, &shape(kernel)) {
+        Some((id, twins)) => {
+            let coverage = if ordinals.measured(process, id, twins) {
+                Coverage::Measured
+            } else {
+                Coverage::Estimated
+            };
+            (coverage, Some(twins))
+        }
+        None => (Coverage::Unmatched, None),
+    }
+}
+
+/// The report's account of the join: results per coverage, the deep pass's size, the key.
+pub fn sampling(
+    found: &MetricsFound,
+    deep_path: &Path,
+    deep_results: u64,
+    coverage: [u64; 3],
+    launch_count: Option<u32>,
+) -> Sampling {
+    Sampling {
+        deep_sources: vec![deep_path.display().to_string()],
+        join_key: [
+            "mangled kernel name",
+            "grid",
+            "block",
+            "registers per thread",
+            "static shared memory per block",
+            "dynamic shared memory per block",
+        ]
+        .map(String::from)
+        .to_vec(),
+        launch_count,
+        deep_metrics: found.specs.iter().map(|s| s.name.clone()).collect(),
+        deep_results,
+        measured_results: coverage[0],
+        estimated_results: coverage[1],
+        unmatched_results: coverage[2],
+    }
+}

@@ -1,0 +1,414 @@
+//! Trace files as a source of observations: every traced kernel in the requested regions, with its
+//! in-place time and the regions [`super::attribute`] gives it, one scope per process and device.
+//! `regions.include` / `regions.exclude` select kernels as ncu's NVTX filter would (a kernel counts
+//! when a push/pop range the pattern names is open at its launch), since no ncu ran to filter them.
+
+use std::sync::Mutex;
+
+use regex::Regex;
+
+use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::error::Result;
+use crate::profiler::ncu::readers::{rollup, units};
+use crate::region::{
+    Cell, Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey,
+};
+use crate::report::model::ProfilerInfo;
+
+use super::attribute::{attribute, Attributed, PushPopScope};
+use super::deep::{self, DeepJoin};
+use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
+use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
+
+/// What report.json's `time_source` setting says of a trace's times.
+pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
+
+/// One run's trace files, with what decides which kernels count.
+pub struct TraceSource<'p> {
+    plan: &'p AnalysisPlan,
+    traces: Vec<(ProcessTrace, Option<u32>)>,
+    found: MetricsFound,
+    scope: PushPopScope,
+    exclude: RequestedRegions,
+    sampled: Option<Sampled<'p>>,
+}
+
+/// A sampled run's deep pass, when the trace times one.
+pub struct Sampled<'p> {
+    /// `None` when the deep pass wrote no report file.
+    pub deep: Option<DeepJoin<'p>>,
+    /// The deep pass's report file, where it was expected.
+    pub path: std::path::PathBuf,
+    /// Deep results per distinct launch (`--launch-count`).
+    pub launch_count: Option<u32>,
+    /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
+    pub skipped: u32,
+}
+
+impl<'p> TraceSource<'p> {
+    /// Reads every trace. `exclude` holds `regions.exclude` as level matchers.
+    pub fn open(
+        plan: &'p AnalysisPlan,
+        inputs: &[TraceInput],
+        scope: PushPopScope,
+        exclude: Vec<Vec<Regex>>,
+        sampled: Option<Sampled<'p>>,
+    ) -> Result<TraceSource<'p>> {
+        let mut traces = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            traces.push((file::read(&input.path)?, input.rank));
+        }
+        let mut found = MetricsFound {
+            has_time: true,
+            ..MetricsFound::default()
+        };
+        // The time metric is the one a trace has: each kernel's in-place duration, in ns.
+        for request in &plan.requests {
+            if request.name != plan.time_metric {
+                found.missing.push(request.name.clone());
+                continue;
+            }
+            let unit = units::normalize(&units::base_unit_of(&request.name)).unit;
+            let rollup = plan
+                .rollups
+                .get(&request.name)
+                .copied()
+                .unwrap_or_else(|| rollup::infer(&request.name, &unit));
+            found.specs.push(MetricSpec {
+                name: request.name.clone(),
+                unit,
+                rollup,
+            });
+            found.groups.push(request.group.clone());
+            found.labels.push(None);
+        }
+        if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
+            found = deep.metrics(&plan.time_metric);
+        }
+        Ok(TraceSource {
+            plan,
+            traces,
+            found,
+            scope,
+            exclude: RequestedRegions::new(exclude),
+            sampled,
+        })
+    }
+
+    /// Whether a kernel is in the requested regions: some push/pop range an include pattern names is
+    /// open (every kernel when none is given), and none an exclude pattern names.
+    fn wanted(&self, a: &Attributed<'_>) -> bool {
+        let prefixes = || {
+            a.stacks
+                .iter()
+                .flat_map(|path| (1..=path.len()).map(move |depth| &path[..depth]))
+        };
+        let included = self.plan.requested.is_empty()
+            || prefixes().any(|prefix| self.plan.requested.names(prefix));
+        included
+            && (self.exclude.is_empty() || !prefixes().any(|prefix| self.exclude.names(prefix)))
+    }
+}
+
+/// A mangled name as C++ reads it (`void gemm<float>(float*)`); the mangled name where it does not
+/// demangle (C kernels, names of other languages).
+fn demangle(mangled: &str) -> String {
+    cpp_demangle::Symbol::new(mangled)
+        .ok()
+        .and_then(|s| s.demangle().ok())
+        .unwrap_or_else(|| mangled.to_string())
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        self.results += other.results;
+        self.in_ranges += other.in_ranges;
+        self.unlaunched += other.unlaunched;
+        self.has_ranges |= other.has_ranges;
+        for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
+            *sum += n;
+        }
+    }
+}
+
+/// What one trace gave.
+#[derive(Default)]
+struct Counts {
+    results: u64,
+    /// Results measured, estimated, unmatched (a sampled run).
+    coverage: [u64; 3],
+    in_ranges: u64,
+    unlaunched: u64,
+    has_ranges: bool,
+}
+
+impl Observations for TraceSource<'_> {
+    fn metrics(&self) -> &MetricsFound {
+        &self.found
+    }
+
+    /// Reads each process's trace on its own thread, folded in input order.
+    fn read<S, I, V, M>(
+        self,
+        threads: usize,
+        filter: &Mutex<KernelFilter>,
+        init: I,
+        visit: V,
+        mut merge: M,
+    ) -> Result<(S, Reading)>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        V: Fn(&mut S, &Observation<'_>) + Sync,
+        M: FnMut(&mut S, S),
+    {
+        let renames = &self.plan.renames;
+        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
+        let index = deep.map(|d| d.index(filter)).transpose()?;
+        let specs = self.found.specs.len();
+        let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
+        let time_spec = self
+            .found
+            .specs
+            .iter()
+            .position(|s| s.name == self.plan.time_metric);
+        let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
+        let parts = crate::parallel::map(traces, threads, |(trace, rank)| {
+            let mut state = init();
+            let mut counts = Counts {
+                has_ranges: !trace.ranges.is_empty(),
+                ..Counts::default()
+            };
+            let mut ordinals = LaunchOrdinals::skipping(skipped);
+            let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
+            let mut scope = ScopeKey::default();
+            for a in attribute(trace, self.scope, renames) {
+                if !self.wanted(&a) {
+                    continue;
+                }
+                counts.results += 1;
+                counts.unlaunched += u64::from(!a.launched);
+                if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
+                    counts.in_ranges += 1;
+                }
+                let time = a.kernel.duration_ns();
+                let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                let mangled = &trace.names[a.kernel.name];
+                let (coverage, values, weight) = cells(
+                    index.as_ref().map(|i| (i, &mut ordinals)),
+                    process,
+                    mangled,
+                    a.kernel,
+                    (specs, time_spec),
+                );
+                counts.coverage[coverage as usize] += 1;
+                let device = a.kernel.device.to_string();
+                if scope.device != device || scope.process_id.is_empty() {
+                    scope = ScopeKey {
+                        host: trace.host.clone(),
+                        process_id: trace.pid.to_string(),
+                        process_name: trace.process_name.clone(),
+                        device,
+                        rank: rank.map(|r| r.to_string()).unwrap_or_default(),
+                    };
+                }
+                visit(
+                    &mut state,
+                    &Observation {
+                        scope: &scope,
+                        stacks: &a.stacks,
+                        instances: Some(&a.ids),
+                        marks: &a.marks,
+                        call_stack: None,
+                        kernel: &names[a.kernel.name],
+                        time: Some(time),
+                        weight,
+                        values: &values,
+                        coverage,
+                    },
+                );
+            }
+            (state, counts)
+        });
+        let mut state = None;
+        let mut total = Counts::default();
+        for (part, counts) in parts {
+            match state.as_mut() {
+                Some(state) => merge(state, part),
+                None => state = Some(part),
+            }
+            total.add(&counts);
+        }
+        let deep_results = index.as_ref().map_or(0, |i| i.results);
+        let reading = self.reading(&total, deep_results);
+        Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+impl TraceSource<'_> {
+    fn reading(&self, total: &Counts, deep_results: u64) -> Reading {
+        let mut settings = std::collections::BTreeMap::new();
+        settings.insert("time_source".to_string(), TIME_SOURCE.to_string());
+        let scope = match self.scope {
+            PushPopScope::Process => "process",
+            PushPopScope::Thread => "thread",
+        };
+        settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
+        let libcupti: Vec<&str> = self
+            .traces
+            .iter()
+            .map(|(t, _)| t.libcupti.as_str())
+            .collect();
+        let mut notes = vec![
+            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\")."
+                .to_string(),
+        ];
+        let sampling = self.sampled.as_ref().map(|sampled| {
+            notes.extend(sampled_notes(sampled, total, deep_results));
+            let (path, launch_count) = (&sampled.path, sampled.launch_count);
+            deep::sampling(
+                &self.found,
+                path,
+                deep_results,
+                total.coverage,
+                launch_count,
+            )
+        });
+        if sampling.is_none() {
+            notes.push("No deep metric was collected (a time-only run).".to_string());
+        }
+        if total.unlaunched > 0 {
+            notes.push(format!(
+                "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
+                total.unlaunched
+            ));
+        }
+        Reading {
+            platform: Default::default(),
+            results: total.results,
+            results_in_ranges: total.in_ranges,
+            has_ranges: total.has_ranges,
+            profiler: ProfilerInfo {
+                name: "cupti".into(),
+                version: libcupti.first().map(|l| l.to_string()).filter(|l| !l.is_empty()),
+                settings,
+            },
+            sources: self
+                .traces
+                .iter()
+                .map(|(t, _)| t.path.display().to_string())
+                .collect(),
+            notes,
+            no_results_hint: "Check that regions.include names push/pop ranges the program pushes, and that the workload launches kernels.".into(),
+            no_ranges_hint: "The trace holds no NVTX range: mark regions with NVTX ranges (torch.cuda.nvtx.range_push/pop).".into(),
+            no_call_stacks_hint: "a trace records no call stacks; profile with ncu (pipeline.ncu.timing=ncu) and pipeline.ncu.ncu_cli.call_stack=true".into(),
+            insights: Box::new(|_, _| Vec::new()),
+            origin: "nvtx".into(),
+            sampling,
+        }
+    }
+}
+
+/// A kernel's cells, coverage and weight: its in-place time alone, or (a sampled run) its twins' deep
+/// values, weighed by the deep pass's serialized duration they were measured over (`specs`: how many
+/// cells, and which is the time metric's).
+fn cells<'i>(
+    deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
+    process: (u32, Option<u64>),
+    mangled: &str,
+    kernel: &crate::profiler::ncu::readers::trace::Kernel,
+    (specs, time_spec): (usize, Option<usize>),
+) -> (Coverage, Vec<Cell<'i>>, Option<f64>) {
+    let Some((index, ordinals)) = deep else {
+        let time = [Cell::Num(kernel.duration_ns())];
+        return (Coverage::Measured, time[..specs].to_vec(), None);
+    };
+    let (coverage, twins) = deep::join(index, ordinals, process, mangled, kernel);
+    let values: Vec<Cell<'i>> = (0..specs)
+        .map(|at| twins.map_or(Cell::Missing, |t| t.cell(at)))
+        .collect();
+    let weight = time_spec.and_then(|at| match values[at] {
+        Cell::Num(serialized) => Some(serialized),
+        _ => None,
+    });
+    (coverage, values, weight)
+}
+
+/// What a sampled run's notes say of the join.
+fn sampled_notes(sampled: &Sampled<'_>, total: &Counts, deep_results: u64) -> Vec<String> {
+    let [measured, estimated, unmatched] = total.coverage;
+    let mut notes = vec![format!(
+        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as `{}` (ncu's serialized replay).",
+        total.results,
+        deep::SERIALIZED_LABEL
+    )];
+    if sampled.deep.is_none() {
+        notes.push(format!(
+            "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            sampled.path.display()
+        ));
+    } else if deep_results == 0 {
+        notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
+    }
+    notes
+}
+
+/// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
+/// unset is ncu's default, thread).
+pub fn scope_of(config: &crate::config::Config) -> PushPopScope {
+    match config.pipeline.ncu.ncu_cli.nvtx.push_pop_scope {
+        Some(crate::config::PushPopScope::Process) => PushPopScope::Process,
+        _ => PushPopScope::Thread,
+    }
+}
+
+/// `regions.exclude` as level matchers, as `regions.include` is read.
+pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
+    let domain = config.regions.domain.as_deref();
+    config
+        .regions
+        .exclude
+        .iter()
+        .enumerate()
+        .map(|(i, pattern)| {
+            crate::region::pattern::level_regexes(pattern, domain).map_err(|e| {
+                crate::error::Error::Usage(format!(
+                    "regions.exclude[{i}] {pattern:?} is not a valid pattern: {e}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
+pub fn analyze_traces(
+    plan: &crate::profiler::ProfilerPlan,
+    config: &crate::config::Config,
+    inputs: &[TraceInput],
+    deep: Option<&std::path::Path>,
+    context: &RunContext,
+) -> Result<crate::report::model::Report> {
+    let sampled = match deep {
+        Some(path) => Some(Sampled {
+            deep: DeepJoin::open(
+                &plan.analysis,
+                path,
+                inputs.first().and_then(|i| i.rank),
+                context,
+                plan.max_block_bytes,
+            )?,
+            path: path.to_path_buf(),
+            launch_count: Some(config.pipeline.ncu.sampling.launch_count),
+            skipped: crate::profiler::ncu::capture::sampling::skipped(&context.deep_command),
+        }),
+        None => None,
+    };
+    let source = TraceSource::open(
+        &plan.analysis,
+        inputs,
+        scope_of(config),
+        exclude_of(config)?,
+        sampled,
+    )?;
+    crate::analysis::analyze(&plan.analysis, source, context)
+}
