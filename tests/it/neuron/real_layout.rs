@@ -15,7 +15,7 @@ use crate::common::fixture;
 const SIZES: [u32; 3] = [256, 512, 1024];
 
 pub(super) fn sweep_file(k: u32) -> PathBuf {
-    fixture(&format!("neuron/matmul_sweep/profile_128x128x{k}.json"))
+    fixture(&format!("neuron/matmul_sweep/gemm_k{k}.json"))
 }
 
 fn read_json(path: &Path) -> Value {
@@ -334,11 +334,7 @@ fn a_folder_of_view_outputs_is_read_in_natural_order_and_a_run_directory_is_not_
         .collect();
     assert_eq!(
         names,
-        [
-            "profile_128x128x256.json",
-            "profile_128x128x512.json",
-            "profile_128x128x1024.json"
-        ]
+        ["gemm_k256.json", "gemm_k512.json", "gemm_k1024.json"]
     );
     // profile-run's own report.json and run.json are JSON, not Neuron profiles
     let env = Env::new();

@@ -126,7 +126,7 @@ fn a_folder_of_profiles_is_one_scope_each_an_aggregate_and_a_sweep() {
         .map(|s| s["label"].as_str().unwrap())
         .collect();
     assert_eq!(labels.len(), 3);
-    for (label, k) in labels.iter().zip(["x256", "x512", "x1024"]) {
+    for (label, k) in labels.iter().zip(["k256", "k512", "k1024"]) {
         assert!(label.ends_with(&format!("{k}.json")), "{labels:?}");
     }
     let m = |s: &Value, k: &str| s["total"]["metrics"][k]["value"].as_f64().unwrap();
@@ -176,11 +176,7 @@ fn diff_compares_two_profiles_region_by_region() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    for want in [
-        "sg00/_dot.3",
-        "profile_128x128x256.json",
-        "profile_128x128x1024.json",
-    ] {
+    for want in ["sg00/_dot.3", "gemm_k256.json", "gemm_k1024.json"] {
         assert!(stdout.contains(want), "{stdout}");
     }
 }

@@ -1,6 +1,6 @@
 //! The sweep chart of a report whose scopes are whole profiles (a folder of them): each profile's
 //! total time and MFU, against the number in its file name when every profile has a different one
-//! (`profile_128x128x512.json` → 512, the last number), else against its order. Two panels, one
+//! (`gemm_k512.json` → 512, the last number), else against its order. Two panels, one
 //! line each, every point with its profile in a tooltip.
 
 use std::fmt::Write as _;
@@ -210,8 +210,8 @@ mod tests {
 
     #[test]
     fn the_last_number_of_the_file_name_is_the_x_value() {
-        assert_eq!(number_in("runs/a1/profile_128x128x512.json"), Some(512.0));
-        assert_eq!(number_in("profile_128x128x1024"), Some(1024.0));
+        assert_eq!(number_in("runs/a1/gemm_m64_k512.json"), Some(512.0));
+        assert_eq!(number_in("gemm_k1024"), Some(1024.0));
         assert_eq!(number_in("dir9/profile.json"), None);
     }
 }
