@@ -120,6 +120,7 @@ fn resolve_gate_metrics(
 
 /// A report.json file, a run directory's report.json, or a run directory's capture analysed now.
 fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
+    crate::run::check_readable(path)?;
     let file = if path.is_dir() {
         path.join("report.json")
     } else {

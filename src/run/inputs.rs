@@ -1,6 +1,8 @@
 //! What `report` and `merge` refuse before reading anything or making a directory: an input that does
-//! not exist (named as missing), and JSON that is no capture: an empty object (`{}`) and profile-run's
-//! own report.json, which `diff` compares and a run directory re-renders.
+//! not exist (named as missing), one that is no file to read (a FIFO or a device: refused by kind
+//! before any reader opens it, which could block or never end), and JSON that is no capture: an
+//! empty object (`{}`) and profile-run's own report.json, which `diff` compares and a run directory
+//! re-renders.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,7 +12,19 @@ use crate::error::{Error, Result};
 /// How much of a file is looked at to tell what it is.
 const HEAD: u64 = 64 * 1024;
 
-/// Refuses the first input that is missing or is JSON profile-run cannot report on.
+/// Refuses an input that is a FIFO, a device or a socket, by kind and without opening it: every
+/// reader (ncu's, Neuron's, `diff`'s report.json) would block in `open()` or read without end.
+pub fn check_readable(input: &Path) -> Result<()> {
+    match crate::file_kind::special_kind(input) {
+        Some(kind) => Err(Error::Usage(format!(
+            "{} {kind}, not a file profile-run can read; give a run directory, a `--page raw` CSV export, an .ncu-rep, a Neuron profile or a report.json",
+            input.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses the first input that is missing, no file to read, or JSON profile-run cannot report on.
 pub fn check_report_inputs(inputs: &[PathBuf]) -> Result<()> {
     for input in inputs {
         check_one(input)?;
@@ -34,6 +48,7 @@ fn check_one(input: &Path) -> Result<()> {
             input.display()
         )));
     }
+    check_readable(input)?;
     if !input.is_file() {
         return Ok(());
     }

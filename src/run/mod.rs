@@ -19,7 +19,7 @@ mod record;
 mod store;
 
 pub use claim::{Claim, CLAIM_FILE};
-pub use inputs::check_report_inputs;
+pub use inputs::{check_readable, check_report_inputs};
 pub use out::ReportOut;
 pub use record::{PassRecord, RunRecord};
 pub use store::{

@@ -24,9 +24,12 @@ fn mkfifo(path: &Path) {
 fn a_fifo_or_a_device_input_is_refused_by_kind_without_hanging() {
     let dir = tempfile::tempdir().unwrap();
     mkfifo(&dir.path().join("export.csv"));
+    // No extension: the Neuron reader, which sniffs content, looks at it before ncu's would.
+    mkfifo(&dir.path().join("profile"));
     for (input, kind) in [
         ("/dev/zero", "/dev/zero is a character device"),
         ("export.csv", "export.csv is a FIFO (named pipe)"),
+        ("profile", "profile is a FIFO (named pipe)"),
     ] {
         let started = Instant::now();
         let (code, stderr) =
@@ -36,6 +39,24 @@ fn a_fifo_or_a_device_input_is_refused_by_kind_without_hanging() {
         assert!(!stderr.contains("does not exist"), "{stderr}");
         assert!(started.elapsed() < Duration::from_secs(10), "{input}");
     }
+    // diff reads a report.json (or a capture) per side: the same refusal, not a hang.
+    let report = fixture("ncu/h200-2025.3.1/manual_raw.csv");
+    let (code, stderr) = code_and_stderr(
+        profile_run(dir.path())
+            .args(["report"])
+            .arg(&report)
+            .args(["--out", "a"]),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let started = Instant::now();
+    let (code, stderr) =
+        code_and_stderr(profile_run(dir.path()).args(["diff", "a/report.json", "profile"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("profile is a FIFO (named pipe)"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 #[test]

@@ -156,12 +156,6 @@ pub fn resolve_inputs(
     let mut claimed = Claimed::default();
     let native = reads_report_files(config);
     for input in inputs {
-        if let Some(kind) = crate::file_kind::special_kind(input) {
-            return Err(Error::Usage(format!(
-                "{} {kind}, not a file profile-run can read; give a run directory, a `--page raw` CSV export or an .ncu-rep",
-                input.display()
-            )));
-        }
         if input.is_dir() {
             let mut found = RunDirInputs {
                 argument: input,
