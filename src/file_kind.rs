@@ -94,8 +94,9 @@ pub fn read_small(
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// What a path is when it is not a regular file: `a FIFO`, `a device`, ….
-fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+/// What a path is when it is not a regular file, from its own (not followed) metadata: `a symbolic
+/// link`, `a FIFO`, `a device`, …; `None` for a regular file.
+pub fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     let kind = meta.file_type();
     if kind.is_file() {
         None

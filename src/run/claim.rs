@@ -6,7 +6,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::console::err_line;
@@ -86,19 +86,8 @@ fn refuse_odd_kind(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    let kind = meta.file_type();
-    let what = if kind.is_file() {
+    let Some(what) = crate::file_kind::odd_kind(&meta) else {
         return Ok(());
-    } else if kind.is_symlink() {
-        "a symbolic link"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
     };
     Err(Error::Usage(format!(
         "{} is {what}, not a claim profile-run made (a plain file); remove it, or choose another --out",
