@@ -97,7 +97,8 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
         .collect();
     let first = recorded.first()?.clone();
     let text = |p: &std::path::Path| crate::config::trust::read_recorded(p).unwrap_or_default();
-    for other in recorded.iter().skip(1).filter(|p| text(p) != text(&first)) {
+    let first_text = text(&first);
+    for other in recorded.iter().skip(1).filter(|p| text(p) != first_text) {
         crate::console::err_line(&format!(
             "note: {} differs from {}; the report uses the first (give --config or overrides to change it)",
             other.display(),
