@@ -241,6 +241,7 @@ impl Observations for ReportSource<'_> {
             let joined = twins.map(|t| Joined {
                 deep_results: t.results,
                 coverage,
+                samples: t.samples(self.from_deep.clone(), self.timed_in_both()),
             });
             let session = report.session().clone();
             Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined, session))
@@ -281,6 +282,13 @@ impl Observations for ReportSource<'_> {
             let (sampling, notes) = sampling_info(&self, &joined);
             reading.sampling = Some(sampling);
             reading.notes.extend(notes);
+            reading.key_samples = joined
+                .into_iter()
+                .map(|j| j.samples)
+                .reduce(|mut all, one| {
+                    all.keys.extend(one.keys);
+                    all
+                });
         }
         Ok((state.unwrap_or_else(init), reading))
     }
@@ -291,9 +299,22 @@ struct Joined {
     deep_results: u64,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 3],
+    /// The deep samples of each launch key, for the intervals.
+    samples: crate::region::KeySamples,
 }
 
 impl ReportSource<'_> {
+    /// The time metric's spec when both passes of a sampled capture timed launches with it (ncu's
+    /// serialized replay both times), so their durations of the same launches compare.
+    fn timed_in_both(&self) -> Option<usize> {
+        let at = self
+            .found
+            .specs
+            .iter()
+            .position(|s| s.name == self.plan.time_metric)?;
+        (!self.from_deep[at]).then_some(at)
+    }
+
     /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
     /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
     pub(crate) fn twins(
