@@ -165,3 +165,40 @@ fn fields_past_a_records_last_are_ignored() {
         (7, ApiKind::Runtime, 211)
     );
 }
+
+proptest::proptest! {
+    /// Any texts, control characters, backslashes and lone dashes included, come back as written,
+    /// and a record stays one line.
+    #[test]
+    fn any_text_round_trips(
+        domain in proptest::option::of("(-|\\\\|\t|\n|\r|.){0,12}"),
+        name in proptest::option::of("(-|\\\\|\t|\n|\r|.){0,12}"),
+        host in "(-|\\\\|\t|\n|\r|.){0,12}",
+        end in proptest::option::of(0u64..u64::MAX),
+    ) {
+        let written = vec![
+            Record::Process(Process {
+                pid: 1,
+                host: host.as_str().into(),
+                name: "p".into(),
+                libcupti: "l".into(),
+            }),
+            Record::Range(Range {
+                id: 3,
+                kind: RangeKind::StartEnd,
+                thread: 4,
+                start: 5,
+                end,
+                domain: domain.as_deref().map(Cow::Borrowed),
+                name: name.as_deref().map(Cow::Borrowed),
+            }),
+        ];
+        let mut text = String::new();
+        for record in &written {
+            record.write(&mut text);
+        }
+        proptest::prop_assert_eq!(text.lines().count(), written.len());
+        let read: Vec<Record> = text.lines().map(|l| Record::parse(l).unwrap()).collect();
+        proptest::prop_assert_eq!(read, written);
+    }
+}
