@@ -10,31 +10,84 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-/// `is a FIFO (named pipe)`, `is a character device`, …; `None` for a regular file, a directory, or a
-/// path that does not exist (each caller words those itself). Symlinks are followed: a link to a FIFO
-/// is a FIFO to whoever opens it.
-pub fn special_kind(path: &Path) -> Option<&'static str> {
-    let kind = std::fs::metadata(path).ok()?.file_type();
-    if kind.is_fifo() {
-        Some("is a FIFO (named pipe)")
-    } else if kind.is_char_device() {
-        Some("is a character device")
-    } else if kind.is_block_device() {
-        Some("is a block device")
-    } else if kind.is_socket() {
-        Some("is a socket")
-    } else {
-        None
+/// What a path is, by the file type of its metadata: the one classification every wording below is
+/// derived from. Whether a link is followed is the caller's choice of metadata
+/// (`std::fs::metadata` or `symlink_metadata`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Directory,
+    SymbolicLink,
+    Fifo,
+    CharDevice,
+    BlockDevice,
+    Socket,
+    /// A file type this platform reports that is none of the above.
+    Other,
+}
+
+impl Kind {
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        let kind = meta.file_type();
+        if kind.is_file() {
+            Kind::File
+        } else if kind.is_dir() {
+            Kind::Directory
+        } else if kind.is_symlink() {
+            Kind::SymbolicLink
+        } else if kind.is_fifo() {
+            Kind::Fifo
+        } else if kind.is_char_device() {
+            Kind::CharDevice
+        } else if kind.is_block_device() {
+            Kind::BlockDevice
+        } else if kind.is_socket() {
+            Kind::Socket
+        } else {
+            Kind::Other
+        }
+    }
+
+    /// The wording for an input that would block or never end when opened, precise about which
+    /// (`is a FIFO (named pipe)`, `is a character device`, …); `None` for a regular file or a
+    /// directory, which callers word themselves, and for what a followed path cannot be.
+    pub fn special(self) -> Option<&'static str> {
+        match self {
+            Kind::Fifo => Some("is a FIFO (named pipe)"),
+            Kind::CharDevice => Some("is a character device"),
+            Kind::BlockDevice => Some("is a block device"),
+            Kind::Socket => Some("is a socket"),
+            Kind::File | Kind::Directory | Kind::SymbolicLink | Kind::Other => None,
+        }
+    }
+
+    /// The short wording for anything that is not a regular file (`a symbolic link`, `a FIFO`,
+    /// `a device`, `a directory`), to follow `is`; `None` for a regular file.
+    pub fn odd(self) -> Option<&'static str> {
+        match self {
+            Kind::File => None,
+            Kind::SymbolicLink => Some("a symbolic link"),
+            Kind::Fifo => Some("a FIFO"),
+            Kind::CharDevice | Kind::BlockDevice => Some("a device"),
+            Kind::Directory => Some("a directory"),
+            Kind::Socket | Kind::Other => Some("not a regular file"),
+        }
     }
 }
 
-/// How a path that should be a regular file is something else: [`special_kind`], or `is a directory`;
-/// `None` for a regular file or a missing path.
+/// [`Kind::special`] of a path, symlinks followed (a link to a FIFO is a FIFO to whoever opens it);
+/// `None` also for a path that does not exist (each caller words that itself).
+pub fn special_kind(path: &Path) -> Option<&'static str> {
+    Kind::of(&std::fs::metadata(path).ok()?).special()
+}
+
+/// How a path that should be a regular file is something else: [`special_kind`], or `is a directory`
+/// (symlinks followed); `None` for a regular file or a missing path.
 pub fn not_a_file(path: &Path) -> Option<&'static str> {
-    if path.is_dir() {
-        return Some("is a directory");
+    match Kind::of(&std::fs::metadata(path).ok()?) {
+        Kind::Directory => Some("is a directory"),
+        kind => kind.special(),
     }
-    special_kind(path)
 }
 
 /// Why a small file was not read: refused by kind or size (the reason, worded for the user), or an
@@ -94,21 +147,80 @@ pub fn read_small(
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// What a path is when it is not a regular file, from its own (not followed) metadata: `a symbolic
-/// link`, `a FIFO`, `a device`, …; `None` for a regular file.
+/// [`Kind::odd`] of metadata the caller read without following a link: `a symbolic link`, `a FIFO`,
+/// `a device`, …; `None` for a regular file.
 pub fn odd_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        None
-    } else if kind.is_symlink() {
-        Some("a symbolic link")
-    } else if kind.is_fifo() {
-        Some("a FIFO")
-    } else if kind.is_char_device() || kind.is_block_device() {
-        Some("a device")
-    } else if kind.is_dir() {
-        Some("a directory")
-    } else {
-        Some("not a regular file")
+    Kind::of(meta).odd()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A regular file, a folder, a FIFO, a socket, a link to the FIFO and a link to nowhere, made in a
+    /// fresh folder.
+    fn objects() -> (tempfile::TempDir, std::os::unix::net::UnixListener) {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("file"), "x").unwrap();
+        std::fs::create_dir(at("folder")).unwrap();
+        nix::unistd::mkfifo(&at("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let socket = std::os::unix::net::UnixListener::bind(at("socket")).unwrap();
+        std::os::unix::fs::symlink(at("fifo"), at("link")).unwrap();
+        std::os::unix::fs::symlink(at("nowhere"), at("dangling")).unwrap();
+        (dir, socket)
+    }
+
+    #[test]
+    fn one_classification_gives_both_wordings() {
+        let (dir, _socket) = objects();
+        let own = |name: &str| Kind::of(&std::fs::symlink_metadata(dir.path().join(name)).unwrap());
+        let cases = [
+            ("file", Kind::File, None, None),
+            ("folder", Kind::Directory, None, Some("a directory")),
+            (
+                "fifo",
+                Kind::Fifo,
+                Some("is a FIFO (named pipe)"),
+                Some("a FIFO"),
+            ),
+            (
+                "socket",
+                Kind::Socket,
+                Some("is a socket"),
+                Some("not a regular file"),
+            ),
+            ("link", Kind::SymbolicLink, None, Some("a symbolic link")),
+        ];
+        for (name, kind, special, odd) in cases {
+            assert_eq!(own(name), kind, "{name}");
+            assert_eq!((kind.special(), kind.odd()), (special, odd), "{name}");
+        }
+        let null = Kind::of(&std::fs::symlink_metadata("/dev/null").unwrap());
+        assert_eq!(null, Kind::CharDevice);
+        assert_eq!(
+            (null.special(), null.odd()),
+            (Some("is a character device"), Some("a device"))
+        );
+    }
+
+    #[test]
+    fn the_path_wordings_follow_links_and_the_metadata_one_does_not() {
+        let (dir, _socket) = objects();
+        let at = |name: &str| dir.path().join(name);
+        assert_eq!(special_kind(&at("link")), Some("is a FIFO (named pipe)"));
+        assert_eq!(not_a_file(&at("link")), Some("is a FIFO (named pipe)"));
+        let link = std::fs::symlink_metadata(at("link")).unwrap();
+        assert_eq!(odd_kind(&link), Some("a symbolic link"));
+        assert_eq!(not_a_file(&at("folder")), Some("is a directory"));
+        assert_eq!(
+            special_kind(&at("folder")),
+            None,
+            "callers word a directory themselves"
+        );
+        for quiet in ["file", "dangling", "missing"] {
+            assert_eq!(special_kind(&at(quiet)), None, "{quiet}");
+            assert_eq!(not_a_file(&at(quiet)), None, "{quiet}");
+        }
     }
 }

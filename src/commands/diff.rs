@@ -118,8 +118,15 @@ fn resolve_gate_metrics(
     Ok(())
 }
 
-/// A report.json file, a run directory's report.json, or a run directory's capture analysed now.
+/// A report.json file, a run directory's report.json, or a run directory's capture analysed now; in
+/// the words of the profiler it names.
 fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
+    let mut report = read_report(path, configs)?;
+    report.item_noun = Profiler::recorded(&report.run.profiler.name).item_noun();
+    Ok(report)
+}
+
+fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     crate::run::check_readable(path)?;
     let file = if path.is_dir() {
         path.join("report.json")

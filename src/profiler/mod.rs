@@ -20,7 +20,7 @@ use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded, ProfilerKind};
 use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
-use crate::report::model::Report;
+use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
 pub use error::ReadError;
@@ -88,6 +88,25 @@ impl Profiler {
     /// it (a Neuron `view` output), so `diff` can take it in place of a report.json.
     pub fn reads_as_capture(path: &Path) -> bool {
         neuron::recognise(path).is_ok()
+    }
+
+    /// The profiler a report.json names in `run.profiler.name`: Neuron for its own name, a GPU
+    /// profiler (ncu, or the CUPTI trace that times for it) for any other.
+    pub fn recorded(name: &str) -> Profiler {
+        if name == neuron::observe::report::PROFILER_NAME {
+            Profiler::Neuron
+        } else {
+            Profiler::Ncu
+        }
+    }
+
+    /// What this profiler's reports call their results, regions, scopes and hardware (report prose,
+    /// `diff`'s wording and how it pairs scopes).
+    pub fn item_noun(self) -> ItemNoun {
+        match self {
+            Profiler::Ncu => ItemNoun::KERNEL,
+            Profiler::Neuron => neuron::observe::report::ITEM_NOUN,
+        }
     }
 
     /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).

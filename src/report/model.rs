@@ -70,6 +70,14 @@ pub struct ItemNoun {
     /// The scope's totals are the profiler's own summary (Neuron), shown as a Totals table beside
     /// the regions too, and only with the metrics the summary has.
     pub own_totals: bool,
+    /// Each scope is one input file (a profile), known across runs by the file's name rather than by
+    /// process, host and device (which such a scope does not record): how `diff` pairs scopes.
+    pub scope_per_file: bool,
+    /// `diff`'s note when a report records no hardware model, `{which}` standing for `either report`,
+    /// `report A` or `report B`.
+    pub hardware_unknown: &'static str,
+    /// What to check when a `diff` gate found no region both runs have.
+    pub no_shared_regions: &'static str,
 }
 
 impl ItemNoun {
@@ -81,6 +89,9 @@ impl ItemNoun {
         count_heading: "Launches",
         across: "all processes and devices",
         own_totals: false,
+        scope_per_file: false,
+        hardware_unknown: "The GPU model is not recorded in {which} (reports written before it was recorded, and CSV exports without the device__attribute_display_name column, lack it), so whether both runs used the same GPU is unknown.",
+        no_shared_regions: "check that both runs mark the same ranges",
     };
 }
 

@@ -56,10 +56,10 @@ impl KernelOverlap {
         self.share() < MIN_KERNEL_OVERLAP
     }
 
-    /// `3 of 14 distinct kernels (21%)`.
-    pub fn describe(&self) -> String {
+    /// `3 of 14 distinct kernels (21%)`, `items` the profiler's word for its results.
+    pub fn describe(&self, items: &str) -> String {
         format!(
-            "{} of {} distinct kernels ({:.0}%)",
+            "{} of {} distinct {items} ({:.0}%)",
             self.shared,
             self.either,
             self.share() * 100.0
@@ -99,7 +99,7 @@ pub fn unrelated_scopes(report: &Report) -> Vec<String> {
             if let Some(o) = overlap.filter(KernelOverlap::is_low) {
                 why.push(format!(
                     "{label} shares only {} with {first} (one workload shares at least {:.0}%)",
-                    o.describe(),
+                    o.describe(report.item_noun.many),
                     MIN_KERNEL_OVERLAP * 100.0
                 ));
             }
@@ -152,7 +152,7 @@ mod tests {
         assert!(!o.is_low(), "exactly 50% is not low");
         let o = KernelOverlap::of(["a", "b"], ["c", "b", "d"]).unwrap();
         assert!(o.is_low());
-        assert_eq!(o.describe(), "1 of 4 distinct kernels (25%)");
+        assert_eq!(o.describe("kernels"), "1 of 4 distinct kernels (25%)");
         assert_eq!(KernelOverlap::of([], ["a"]), None);
     }
 }

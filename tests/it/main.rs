@@ -37,4 +37,5 @@ mod rollups;
 mod sampled;
 mod savings;
 mod trace;
+mod trace_format;
 mod visual;

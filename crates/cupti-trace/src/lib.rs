@@ -3,8 +3,8 @@
 //! [`InitializeInjectionNvtx2`]. Both open the libcupti the process already loaded (torch ships its
 //! own; a second copy would see none of the first one's NVTX ranges), enable kernel, runtime API,
 //! driver API and marker activity, and at exit write one trace file per process into
-//! `$PROFILE_RUN_TRACE_DIR` ([`trace`] gives the format). Children inherit the environment, so every
-//! CUDA process of a run writes its own trace.
+//! `$PROFILE_RUN_TRACE_DIR` (in the format of the `trace-format` crate, which profile-run reads with).
+//! Children inherit the environment, so every CUDA process of a run writes its own trace.
 //!
 //! The only unsafe code of profile-run lives here: the C entry points, CUPTI's buffer callbacks and
 //! the NVTX slots wrapped to tell start/end ranges from push/pop ranges (CUPTI's marker records do

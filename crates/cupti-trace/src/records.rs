@@ -4,7 +4,7 @@
 
 use crate::layout::{api, kernel, marker, FLAG_MARKER_END, FLAG_MARKER_START};
 use crate::layout::{KIND_CONCURRENT_KERNEL, KIND_DRIVER, KIND_KERNEL, KIND_MARKER, KIND_RUNTIME};
-use crate::trace::{ApiCall, Kernel};
+use crate::trace::{ApiCall, ApiKind, Kernel};
 
 /// One record, its strings still pointers into CUPTI's memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +76,11 @@ pub fn decode(record: &[u8]) -> Option<Record> {
             thread: u32_at(record, api::THREAD_ID)?,
             start: u64_at(record, api::START)?,
             end: u64_at(record, api::END)?,
-            runtime: kind == KIND_RUNTIME,
+            kind: if kind == KIND_RUNTIME {
+                ApiKind::Runtime
+            } else {
+                ApiKind::Driver
+            },
             cbid: u32_at(record, api::CBID)?,
         })),
         KIND_MARKER => {

@@ -1,57 +1,23 @@
 //! What one process's trace keeps, and the text file it becomes at exit. Kernels, the API calls that
 //! launched them (joined later by correlation id) and NVTX ranges (a marker's start and end records
 //! paired by id) are kept as read; nothing is attributed here, so the file is the raw evidence
-//! profile-run's reader (`src/profiler/ncu/trace/`) attributes and tests from.
+//! profile-run's reader (`src/profiler/ncu/observe/trace/`) attributes and tests from.
 //!
-//! Format, version 1: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
-//! fields escape backslash, tab, newline and carriage return as `\\` `\t` `\n` `\r`; `-` stands for a
-//! missing value (a text that is `-` itself is written `\-`).
-//!
-//! ```text
-//! profile-run-cupti-trace  1
-//! process  PID  HOST  NAME  LIBCUPTI
-//! name  INDEX  MANGLED-KERNEL-NAME
-//! kernel  CORRELATION  START  END  DEVICE  CONTEXT  STREAM  GX  GY  GZ  BX  BY  BZ  REGISTERS  STATIC-SMEM  DYNAMIC-SMEM  NAME-INDEX
-//! api  CORRELATION  THREAD  START  END  runtime|driver  CBID
-//! range  ID  push-pop|start-end  THREAD  START  END|-  DOMAIN|-  NAME|-
-//! ```
-//!
-//! Times are CUPTI timestamps in ns (one clock for kernels, API calls and markers). Only the API calls
+//! The file's format is the `trace-format` crate's, which profile-run reads with. Only the API calls
 //! some kernel names by correlation id are written: a CUDA graph's node kernels all carry the graph
 //! launch's id.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 
-/// A kernel as the activity record gives it; `name` indexes the trace's kernel names.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Kernel {
-    pub correlation: u32,
-    pub start: u64,
-    pub end: u64,
-    pub device: u32,
-    pub context: u32,
-    pub stream: u32,
-    pub grid: [i32; 3],
-    pub block: [i32; 3],
-    pub registers: u16,
-    pub static_shared: i32,
-    pub dynamic_shared: i32,
-    pub name: u32,
-}
+use trace_format::{Name, Process, RangeKind, Record};
 
-/// A runtime or driver API call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApiCall {
-    pub correlation: u32,
-    pub thread: u32,
-    pub start: u64,
-    pub end: u64,
-    pub runtime: bool,
-    pub cbid: u32,
-}
+/// A kernel as the activity record gives it, and a runtime or driver API call: kept as they are
+/// written.
+pub use trace_format::{Api as ApiCall, ApiKind, Kernel};
 
-/// An NVTX range: its start record, and its end once seen.
+/// An NVTX range: its start record, and its end once seen (whether it was a start/end range is known
+/// only at the end, see [`Trace::start_end`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Range {
     pub id: u32,
@@ -114,40 +80,25 @@ impl Trace {
     /// The trace file's text.
     pub fn render(&self, pid: u32, host: &str, process: &str, libcupti: &str) -> String {
         let mut out = String::with_capacity(64 + self.kernels.len() * 96);
-        out.push_str("profile-run-cupti-trace\t1\n");
-        let _ = writeln!(
-            out,
-            "process\t{pid}\t{}\t{}\t{}",
-            escape(host),
-            escape(process),
-            escape(libcupti)
-        );
+        trace_format::write_header(&mut out);
+        Record::Process(Process {
+            pid,
+            host: host.into(),
+            name: process.into(),
+            libcupti: libcupti.into(),
+        })
+        .write(&mut out);
         for (at, name) in self.names.iter().enumerate() {
-            let _ = writeln!(out, "name\t{at}\t{}", escape(name));
+            Record::Name(Name {
+                index: at as u32,
+                name: Cow::Borrowed(name),
+            })
+            .write(&mut out);
         }
         let mut launched = HashSet::new();
         for k in &self.kernels {
             launched.insert(k.correlation);
-            let _ = writeln!(
-                out,
-                "kernel\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                k.correlation,
-                k.start,
-                k.end,
-                k.device,
-                k.context,
-                k.stream,
-                k.grid[0],
-                k.grid[1],
-                k.grid[2],
-                k.block[0],
-                k.block[1],
-                k.block[2],
-                k.registers,
-                k.static_shared,
-                k.dynamic_shared,
-                k.name
-            );
+            Record::Kernel(*k).write(&mut out);
         }
         let mut calls: Vec<&ApiCall> = self
             .api
@@ -156,51 +107,27 @@ impl Trace {
             .collect();
         calls.sort_by_key(|c| (c.start, c.correlation));
         for c in calls {
-            let kind = if c.runtime { "runtime" } else { "driver" };
-            let _ = writeln!(
-                out,
-                "api\t{}\t{}\t{}\t{}\t{kind}\t{}",
-                c.correlation, c.thread, c.start, c.end, c.cbid
-            );
+            Record::Api(*c).write(&mut out);
         }
         for r in &self.ranges {
             let kind = if self.start_end.contains(&u64::from(r.id)) {
-                "start-end"
+                RangeKind::StartEnd
             } else {
-                "push-pop"
+                RangeKind::PushPop
             };
-            let _ = writeln!(
-                out,
-                "range\t{}\t{kind}\t{}\t{}\t{}\t{}\t{}",
-                r.id,
-                r.thread,
-                r.start,
-                r.end.map_or("-".to_string(), |e| e.to_string()),
-                r.domain.as_deref().map_or("-".to_string(), escape),
-                r.name.as_deref().map_or("-".to_string(), escape),
-            );
+            Record::Range(trace_format::Range {
+                id: r.id,
+                kind,
+                thread: r.thread,
+                start: r.start,
+                end: r.end,
+                domain: r.domain.as_deref().map(Cow::Borrowed),
+                name: r.name.as_deref().map(Cow::Borrowed),
+            })
+            .write(&mut out);
         }
         out
     }
-}
-
-/// A text field with `\`, tab and newline escaped; an empty or `-` text is escaped so that it never
-/// reads as a missing value.
-pub fn escape(text: &str) -> String {
-    if text == "-" {
-        return "\\-".into();
-    }
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -232,7 +159,7 @@ mod tests {
                 thread: 11,
                 start,
                 end: start + 5,
-                runtime: true,
+                kind: ApiKind::Runtime,
                 cbid: 211,
             });
         }

@@ -75,7 +75,7 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         })
     };
     differ(
-        "kernel selection",
+        &format!("{} selection", a.item_noun.one),
         selection(a).as_deref(),
         selection(b).as_deref(),
     );
@@ -117,7 +117,9 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
 
 /// Warnings that the runs may not measure the same thing although they were recorded alike: another
 /// GPU model, or kernel sets that overlap too little to be one workload
-/// ([`crate::report::workload`]); and notes on what could not be checked.
+/// ([`crate::report::workload`]); and notes on what could not be checked. Worded in run A's
+/// profiler's words (kernels or instructions; a GPU or a Neuron device): when the profilers differ,
+/// the runs are incomparable already.
 pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
@@ -128,9 +130,7 @@ pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
             (true, false) => "report A",
             _ => "report B",
         };
-        notes.push(format!(
-            "The GPU model is not recorded in {which} (reports written before it was recorded, and CSV exports without the device__attribute_display_name column, lack it), so whether both runs used the same GPU is unknown."
-        ));
+        notes.push(a.item_noun.hardware_unknown.replace("{which}", which));
     } else if ma != mb {
         warnings.push(format!(
             "The runs ran on different GPUs (A: {} | B: {}): time and throughput differ by hardware, not only by code.",
@@ -141,13 +141,14 @@ pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
     match KernelOverlap::of(a.kernel_names(), b.kernel_names()) {
         Some(overlap) if overlap.is_low() => warnings.push(format!(
             "The runs share only {}, below the {:.0}% that marks one workload: they look like different workloads, so their regions may not be comparable.",
-            overlap.describe(),
+            overlap.describe(a.item_noun.many),
             MIN_KERNEL_OVERLAP * 100.0
         )),
         Some(_) => {}
-        None => notes.push(
-            "One of the reports lists no kernels, so whether both ran the same workload could not be checked.".into(),
-        ),
+        None => notes.push(format!(
+            "One of the reports lists no {}, so whether both ran the same workload could not be checked.",
+            a.item_noun.many
+        )),
     }
     (warnings, notes)
 }

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::{Change, Difference, RegionDiff, ScopeDiff, Verdict};
+use crate::report::model::ItemNoun;
 
 /// A gate: the time metric (`metric: None`) or a named metric may grow by at most `limit_pct`.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +38,9 @@ impl Gate {
         )
     }
 
-    /// The gate's result over every matched region of every matched scope.
-    pub fn apply(&self, scopes: &[ScopeDiff]) -> GateResult {
+    /// The gate's result over every matched region of every matched scope, worded as the runs'
+    /// profiler words it.
+    pub fn apply(&self, scopes: &[ScopeDiff], words: &ItemNoun) -> GateResult {
         let mut checked = 0;
         let mut findings = Vec::new();
         for scope in scopes {
@@ -73,7 +75,7 @@ impl Gate {
             GateStatus::Pass
         };
         let why = match (failed, noisy) {
-            _ if checked == 0 => "no region both runs have could be checked, so nothing was compared; check that both runs mark the same ranges".to_string(),
+            _ if checked == 0 => format!("no region both runs have could be checked, so nothing was compared; {}", words.no_shared_regions),
             (0, 0) => format!("{checked} regions checked; none grew by more than {}%", self.limit_pct),
             (0, n) => format!("{checked} regions checked; {n} grew by more than {}% but within the runs' own spread (noise)", self.limit_pct),
             (f, _) => format!("{f} of {checked} regions grew by more than {}%", self.limit_pct),

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::report::model::ItemNoun;
+
 /// The oldest report.json layout the diff reads.
 const OLDEST_READABLE: u32 = 2;
 
@@ -23,6 +25,10 @@ pub struct RunReport {
     /// How a sampled run joined its passes (schema 3); absent or null for a run profiled in full.
     #[serde(default)]
     pub sampling: Option<SamplingSide>,
+    /// What the report's profiler calls its results and scopes: not in report.json, so the command
+    /// that reads it sets it from `run.profiler.name` (GPU words until then).
+    #[serde(skip)]
+    pub item_noun: ItemNoun,
 }
 
 /// The part of a sampled run's `sampling` the diff compares.
@@ -166,11 +172,17 @@ impl InstancesSide {
 }
 
 impl ScopeSide {
-    /// What identifies a scope across runs: its rank under a launcher; otherwise process name, host and
-    /// device (process ids change from run to run, so the label cannot be used).
-    pub fn key(&self) -> String {
+    /// What identifies a scope across runs: its rank under a launcher; a scope that is one input file
+    /// (a profile) by the file's name, so two folders of profiles pair file by file; otherwise process
+    /// name, host and device (process ids change from run to run, so the label cannot be used).
+    pub fn key(&self, words: &ItemNoun) -> String {
         if let Some(rank) = self.rank {
             return format!("rank {rank}");
+        }
+        if words.scope_per_file {
+            return std::path::Path::new(&self.label)
+                .file_name()
+                .map_or_else(|| self.label.clone(), |n| n.to_string_lossy().into_owned());
         }
         let part = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
         format!(

@@ -139,7 +139,10 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
         }
         scopes.push(scope_diff(ra, &key, sa, sb));
     }
-    let gates: Vec<GateResult> = gates.iter().map(|g| g.apply(&scopes)).collect();
+    let gates: Vec<GateResult> = gates
+        .iter()
+        .map(|g| g.apply(&scopes, &ra.item_noun))
+        .collect();
     let (verdict, summary) = gate::verdict(&gates, &incomparable);
     Diff {
         verdict,
@@ -172,18 +175,20 @@ fn match_scopes<'a>(
 ) -> (Pairs<'a>, Vec<String>, Vec<String>, Option<String>) {
     let mut pairs: Pairs<'a> = Vec::new();
     let mut note = None;
-    if a.scopes.len() == 1 && b.scopes.len() == 1 && a.scopes[0].key() != b.scopes[0].key() {
+    let key_a = |s: &input::ScopeSide| s.key(&a.item_noun);
+    let key_b = |s: &input::ScopeSide| s.key(&b.item_noun);
+    if a.scopes.len() == 1 && b.scopes.len() == 1 && key_a(&a.scopes[0]) != key_b(&b.scopes[0]) {
         let (sa, sb) = (&a.scopes[0], &b.scopes[0]);
         note = Some(format!(
             "Each run has one scope; `{}` and `{}` were compared with each other.",
-            sa.key(),
-            sb.key()
+            key_a(sa),
+            key_b(sb)
         ));
-        pairs.push((sa.key(), sa, sb));
+        pairs.push((key_a(sa), sa, sb));
     } else {
         for sa in &a.scopes {
-            if let Some(sb) = b.scopes.iter().find(|s| s.key() == sa.key()) {
-                pairs.push((sa.key(), sa, sb));
+            if let Some(sb) = b.scopes.iter().find(|s| key_b(s) == key_a(sa)) {
+                pairs.push((key_a(sa), sa, sb));
             }
         }
     }
@@ -193,13 +198,13 @@ fn match_scopes<'a>(
         .scopes
         .iter()
         .filter(|s| !paired_a.contains(&s.label.as_str()))
-        .map(input::ScopeSide::key)
+        .map(key_a)
         .collect();
     let added = b
         .scopes
         .iter()
         .filter(|s| !paired_b.contains(&s.label.as_str()))
-        .map(input::ScopeSide::key)
+        .map(key_b)
         .collect();
     // With one scope on each side the aggregate is that scope again: gating it twice would count
     // every change twice.

@@ -5,6 +5,7 @@ mod analysis;
 mod cli;
 mod cli_report;
 mod cli_workers;
+mod diff;
 mod driver;
 mod parquet;
 mod parquet_gen;

@@ -1,16 +1,19 @@
 //! Reading one process's trace file (`cupti.<pid>.trace[.gz]`, written by the injection library in
-//! `crates/cupti-trace`; its `trace.rs` documents the format). Every malformed line is an error naming
-//! the file, the line and the field.
+//! `crates/cupti-trace`). Lines are read by the `trace-format` crate, the format's one definition;
+//! this file adds what spans lines (name order, the names a kernel points at) and profile-run's own
+//! types. Every malformed line is an error naming the file, the line and the field.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use trace_format::{LineError, Record};
+
 use crate::fast_map::FastMap;
 
-/// The first line of every trace file.
-pub const MAGIC: &str = "profile-run-cupti-trace";
+/// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
+pub use trace_format::RangeKind;
 
 #[derive(Debug, Error)]
 pub enum TraceError {
@@ -62,13 +65,6 @@ impl Kernel {
 pub struct Launch {
     pub thread: u32,
     pub start: u64,
-}
-
-/// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RangeKind {
-    PushPop,
-    StartEnd,
 }
 
 /// An NVTX range; `end` is `None` when it never ended.
@@ -124,18 +120,17 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<ProcessTrace, TraceErro
             path: path.to_path_buf(),
             source,
         })?;
-        let mut fields = Fields {
-            parts: line.split('\t').collect(),
-            path,
+        let malformed = |LineError(what)| TraceError::Malformed {
+            path: path.to_path_buf(),
             line: at + 1,
+            what,
         };
         if at == 0 {
-            if fields.parts.first() != Some(&MAGIC) || fields.parts.get(1) != Some(&"1") {
-                return Err(fields.err(format!("expected `{MAGIC}<TAB>1` as the first line")));
-            }
+            trace_format::check_header(&line).map_err(malformed)?;
             continue;
         }
-        trace.add(&mut fields)?;
+        let record = Record::parse(&line).map_err(malformed)?;
+        trace.add(record).map_err(malformed)?;
     }
     if trace.pid == 0 {
         return Err(TraceError::Malformed {
@@ -147,167 +142,77 @@ pub fn parse(input: impl BufRead, path: &Path) -> Result<ProcessTrace, TraceErro
     Ok(trace)
 }
 
-/// The fields of one line, read by position.
-struct Fields<'a> {
-    parts: Vec<&'a str>,
-    path: &'a Path,
-    line: usize,
-}
-
-impl Fields<'_> {
-    fn err(&self, what: String) -> TraceError {
-        TraceError::Malformed {
-            path: self.path.to_path_buf(),
-            line: self.line,
-            what,
-        }
-    }
-
-    fn raw(&self, at: usize, name: &str) -> Result<&str, TraceError> {
-        self.parts.get(at).copied().ok_or_else(|| {
-            self.err(format!(
-                "`{}` line has no field {at} ({name})",
-                self.parts[0]
-            ))
-        })
-    }
-
-    fn num<T: std::str::FromStr>(&self, at: usize, name: &str) -> Result<T, TraceError> {
-        let raw = self.raw(at, name)?;
-        raw.parse()
-            .map_err(|_| self.err(format!("field {at} ({name}) is {raw:?}, not a number")))
-    }
-
-    /// A number that a C `int` field holds (grid, block, shared memory), never negative.
-    fn count(&self, at: usize, name: &str) -> Result<u32, TraceError> {
-        let value: i64 = self.num(at, name)?;
-        u32::try_from(value).map_err(|_| self.err(format!("field {at} ({name}) is {value}")))
-    }
-
-    fn text(&self, at: usize, name: &str) -> Result<Option<String>, TraceError> {
-        let raw = self.raw(at, name)?;
-        Ok((raw != "-").then(|| unescape(raw)))
-    }
-}
-
 impl ProcessTrace {
-    fn add(&mut self, f: &mut Fields<'_>) -> Result<(), TraceError> {
-        match f.parts[0] {
-            "process" => {
-                self.pid = f.num(1, "pid")?;
-                self.host = f.text(2, "host")?.unwrap_or_default();
-                self.process_name = f.text(3, "process name")?.unwrap_or_default();
-                self.libcupti = f.text(4, "libcupti")?.unwrap_or_default();
+    /// Files one record, checking what the line alone cannot: names in order, kernels naming a
+    /// name already read, kernels that end after they start.
+    fn add(&mut self, record: Record<'_>) -> Result<(), LineError> {
+        match record {
+            Record::Process(p) => {
+                self.pid = p.pid;
+                self.host = p.host.into_owned();
+                self.process_name = p.name.into_owned();
+                self.libcupti = p.libcupti.into_owned();
             }
-            "name" => {
-                let index: usize = f.num(1, "index")?;
-                if index != self.names.len() {
-                    return Err(f.err(format!(
-                        "name index {index} out of order (expected {})",
+            Record::Name(n) => {
+                if n.index as usize != self.names.len() {
+                    return Err(LineError(format!(
+                        "name index {} out of order (expected {})",
+                        n.index,
                         self.names.len()
                     )));
                 }
-                self.names.push(f.text(2, "name")?.unwrap_or_default());
+                self.names.push(n.name.into_owned());
             }
-            "kernel" => self.kernels.push(kernel(f, self.names.len())?),
-            "api" => {
-                let correlation = f.num(1, "correlation id")?;
+            Record::Kernel(k) => self.kernels.push(kernel(k, self.names.len())?),
+            Record::Api(a) => {
                 let launch = Launch {
-                    thread: f.num(2, "thread")?,
-                    start: f.num(3, "start")?,
+                    thread: a.thread,
+                    start: a.start,
                 };
-                self.launches.insert(correlation, launch);
+                self.launches.insert(a.correlation, launch);
             }
-            "range" => self.ranges.push(range(f)?),
-            other => return Err(f.err(format!("unknown record `{other}`"))),
+            Record::Range(r) => self.ranges.push(Range {
+                id: r.id,
+                kind: r.kind,
+                thread: r.thread,
+                start: r.start,
+                end: r.end,
+                domain: r.domain.map(|d| d.into_owned()),
+                name: r.name.map(|n| n.into_owned()),
+            }),
         }
         Ok(())
     }
 }
 
-fn kernel(f: &Fields<'_>, names: usize) -> Result<Kernel, TraceError> {
-    let name: usize = f.num(16, "name index")?;
+fn kernel(k: trace_format::Kernel, names: usize) -> Result<Kernel, LineError> {
+    let name = k.name as usize;
     if name >= names {
-        return Err(f.err(format!(
+        return Err(LineError(format!(
             "kernel names name {name}, but only {names} names precede it"
         )));
     }
-    let kernel = Kernel {
-        correlation: f.num(1, "correlation id")?,
-        start: f.num(2, "start")?,
-        end: f.num(3, "end")?,
-        device: f.num(4, "device")?,
-        stream: f.num(6, "stream")?,
-        grid: [
-            f.count(7, "grid x")?,
-            f.count(8, "grid y")?,
-            f.count(9, "grid z")?,
-        ],
-        block: [
-            f.count(10, "block x")?,
-            f.count(11, "block y")?,
-            f.count(12, "block z")?,
-        ],
-        registers: f.num(13, "registers per thread")?,
-        static_shared: u64::from(f.count(14, "static shared memory")?),
-        dynamic_shared: u64::from(f.count(15, "dynamic shared memory")?),
-        name,
-    };
-    if kernel.end < kernel.start {
-        return Err(f.err(format!(
+    if k.end < k.start {
+        return Err(LineError(format!(
             "the kernel ends ({}) before it starts ({})",
-            kernel.end, kernel.start
+            k.end, k.start
         )));
     }
-    Ok(kernel)
-}
-
-fn range(f: &Fields<'_>) -> Result<Range, TraceError> {
-    let kind = match f.raw(2, "kind")? {
-        "push-pop" => RangeKind::PushPop,
-        "start-end" => RangeKind::StartEnd,
-        other => {
-            return Err(f.err(format!(
-                "range kind {other:?} is neither push-pop nor start-end"
-            )))
-        }
-    };
-    let end = match f.raw(5, "end")? {
-        "-" => None,
-        _ => Some(f.num(5, "end")?),
-    };
-    Ok(Range {
-        id: f.num(1, "id")?,
-        kind,
-        thread: f.num(3, "thread")?,
-        start: f.num(4, "start")?,
-        end,
-        domain: f.text(6, "domain")?,
-        name: f.text(7, "name")?,
+    // The format keeps sizes never negative, so `unsigned_abs` is the value itself.
+    let size = |v: i32| v.unsigned_abs();
+    Ok(Kernel {
+        correlation: k.correlation,
+        start: k.start,
+        end: k.end,
+        device: k.device,
+        stream: k.stream,
+        grid: k.grid.map(size),
+        block: k.block.map(size),
+        registers: u32::from(k.registers),
+        static_shared: u64::from(size(k.static_shared)),
+        dynamic_shared: u64::from(size(k.dynamic_shared)),
+        name,
     })
-}
-
-/// Undoes the library's escaping (`\\` `\t` `\n` `\r` `\-`).
-fn unescape(raw: &str) -> String {
-    if !raw.contains('\\') {
-        return raw.to_string();
-    }
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -367,7 +272,9 @@ mod tests {
                 4,
                 "ends (100) before it starts (200)",
             ),
-            (&format!("{HEAD}api\tx\t1\t2\n"), 3, "field 1 (correlation id) is \"x\""),
+            (&format!("{HEAD}api\tx\t1\t2\t3\truntime\t1\n"), 3, "field 1 (correlation id) is \"x\""),
+            (&format!("{HEAD}api\t1\t1\t2\n"), 3, "has no field 6 (cbid)"),
+            (&format!("{HEAD}name\t1\tk\n"), 3, "name index 1 out of order (expected 0)"),
             (&format!("{HEAD}range\t1\tnested\t1\t2\t3\t-\ta\n"), 3, "neither push-pop"),
             (&format!("{HEAD}kernel\t7\t2\t3\t0\t1\t7\t4\t1\t1\t1\t1\t1\t32\t0\t0\t5\n"), 3, "only 0 names"),
             (&format!("{HEAD}memcpy\t1\n"), 3, "unknown record `memcpy`"),

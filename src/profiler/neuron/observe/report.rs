@@ -23,6 +23,21 @@ use crate::report::model::{
 /// The name the report gives the profiler.
 pub const PROFILER_NAME: &str = "neuron-explorer";
 
+/// What a Neuron report calls its results, regions and scopes (docs/neuron.md): instructions by
+/// engine and opcode, regions, one scope per profile.
+pub const ITEM_NOUN: ItemNoun = ItemNoun {
+    one: "instruction",
+    many: "instructions",
+    listed: true,
+    ranges: "regions",
+    count_heading: "Count",
+    across: "all profiles",
+    own_totals: true,
+    scope_per_file: true,
+    hardware_unknown: "The Neuron device is not recorded in {which} (profile-run reads none from a Neuron profile), so whether both profiles ran on the same Inferentia or Trainium generation is unknown.",
+    no_shared_regions: "check that both profiles are cut into regions the same way (the same region method and settings)",
+};
+
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
 pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
@@ -108,15 +123,7 @@ pub fn report_with_details(
         scopes,
         aggregate,
     );
-    report.item_noun = ItemNoun {
-        one: "instruction",
-        many: "instructions",
-        listed: true,
-        ranges: "regions",
-        count_heading: "Count",
-        across: "all profiles",
-        own_totals: true,
-    };
+    report.item_noun = ITEM_NOUN;
     // report.compare works on the mapped regions as on any profiler's.
     report.finish(&Finishing {
         compare: &config.report.compare,

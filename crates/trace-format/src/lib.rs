@@ -1,0 +1,63 @@
+//! The CUPTI trace file format, defined once: the injection library (`crates/cupti-trace`) writes it
+//! and profile-run's reader (`src/profiler/ncu/readers/trace.rs`) reads it through this crate, so the
+//! two cannot drift apart. Pure and free of dependencies; the reader adds the file and the line number
+//! to a [`LineError`], and checks what needs more than one line (name order, kernel names).
+//!
+//! Format, version 1: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
+//! fields escape backslash, tab, newline and carriage return as `\\` `\t` `\n` `\r`; `-` stands for a
+//! missing value (a text that is `-` itself is written `\-`) ([`text`]).
+//!
+//! ```text
+//! profile-run-cupti-trace  1
+//! process  PID  HOST  NAME  LIBCUPTI
+//! name  INDEX  MANGLED-KERNEL-NAME
+//! kernel  CORRELATION  START  END  DEVICE  CONTEXT  STREAM  GX  GY  GZ  BX  BY  BZ  REGISTERS  STATIC-SMEM  DYNAMIC-SMEM  NAME-INDEX
+//! api  CORRELATION  THREAD  START  END  runtime|driver  CBID
+//! range  ID  push-pop|start-end  THREAD  START  END|-  DOMAIN|-  NAME|-
+//! ```
+//!
+//! Times are CUPTI timestamps in ns (one clock for kernels, API calls and markers). Grid, block and
+//! shared-memory sizes are never negative. Fields past a record's last are ignored.
+
+mod fields;
+mod records;
+pub mod text;
+
+pub use fields::LineError;
+pub use records::{Api, ApiKind, Kernel, Name, Process, Range, RangeKind, Record};
+
+/// The first field of a trace's first line.
+pub const MAGIC: &str = "profile-run-cupti-trace";
+
+/// The format version this crate writes and reads, the second field of the first line.
+pub const VERSION: u32 = 1;
+
+/// Appends the first line of a trace.
+pub fn write_header(out: &mut String) {
+    out.push_str(MAGIC);
+    out.push('\t');
+    out.push_str(&VERSION.to_string());
+    out.push('\n');
+}
+
+/// Checks a trace's first line (without its newline).
+pub fn check_header(line: &str) -> Result<(), LineError> {
+    let mut parts = line.split('\t');
+    if parts.next() != Some(MAGIC) {
+        return Err(LineError(format!(
+            "expected `{MAGIC}<TAB>{VERSION}` as the first line"
+        )));
+    }
+    match parts.next() {
+        Some(version) if version == VERSION.to_string() => Ok(()),
+        Some(version) => Err(LineError(format!(
+            "format version {version:?}, but this profile-run reads version {VERSION}"
+        ))),
+        None => Err(LineError(format!(
+            "expected `{MAGIC}<TAB>{VERSION}` as the first line"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

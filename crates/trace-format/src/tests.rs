@@ -1,0 +1,204 @@
+//! Every record written and read back, and the errors that name a bad line's field.
+
+use std::borrow::Cow;
+
+use super::*;
+
+fn kernel() -> Kernel {
+    Kernel {
+        correlation: 7,
+        start: 200,
+        end: 260,
+        device: 0,
+        context: 1,
+        stream: 7,
+        grid: [4, 1, 1],
+        block: [128, 1, 1],
+        registers: 32,
+        static_shared: 0,
+        dynamic_shared: 1024,
+        name: 0,
+    }
+}
+
+fn records() -> Vec<Record<'static>> {
+    vec![
+        Record::Process(Process {
+            pid: 42,
+            host: "node\t1".into(),
+            name: "-".into(),
+            libcupti: "C:\\cuda\\libcupti.so".into(),
+        }),
+        Record::Name(Name {
+            index: 0,
+            name: "_Z4gemmPf".into(),
+        }),
+        Record::Kernel(kernel()),
+        Record::Api(Api {
+            correlation: 7,
+            thread: 11,
+            start: 100,
+            end: 105,
+            kind: ApiKind::Driver,
+            cbid: 307,
+        }),
+        Record::Range(Range {
+            id: 1,
+            kind: RangeKind::PushPop,
+            thread: 11,
+            start: 50,
+            end: Some(300),
+            domain: None,
+            name: Some("step\none\r\\".into()),
+        }),
+        Record::Range(Range {
+            id: 2,
+            kind: RangeKind::StartEnd,
+            thread: 11,
+            start: 60,
+            end: None,
+            domain: Some("-".into()),
+            name: Some(Cow::Borrowed("")),
+        }),
+    ]
+}
+
+#[test]
+fn every_record_is_one_line_that_reads_back_as_written() {
+    let mut text = String::new();
+    write_header(&mut text);
+    for record in records() {
+        record.write(&mut text);
+    }
+    let mut lines = text.lines();
+    check_header(lines.next().unwrap()).unwrap();
+    let read: Vec<Record> = lines.map(|l| Record::parse(l).unwrap()).collect();
+    assert_eq!(read, records());
+    assert_eq!(text.lines().count(), 1 + records().len());
+}
+
+#[test]
+fn the_bytes_are_version_one_as_documented() {
+    let mut text = String::new();
+    write_header(&mut text);
+    for record in records() {
+        record.write(&mut text);
+    }
+    assert_eq!(
+        text,
+        "profile-run-cupti-trace\t1\n\
+         process\t42\tnode\\t1\t\\-\tC:\\\\cuda\\\\libcupti.so\n\
+         name\t0\t_Z4gemmPf\n\
+         kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
+         api\t7\t11\t100\t105\tdriver\t307\n\
+         range\t1\tpush-pop\t11\t50\t300\t-\tstep\\none\\r\\\\\n\
+         range\t2\tstart-end\t11\t60\t-\t\\-\t\n"
+    );
+}
+
+#[test]
+fn a_bad_line_names_its_field() {
+    let cases = [
+        (
+            "kernel\t7\t200",
+            "`kernel` line has no field 16 (name index)",
+        ),
+        (
+            "api\tx\t1\t2\t3\truntime\t1",
+            "field 1 (correlation id) is \"x\", not a number",
+        ),
+        (
+            "api\t1\t1\t2\t3\tdevice\t1",
+            "field 5 (kind) is \"device\", neither runtime nor driver",
+        ),
+        (
+            "api\t99999999999\t1\t2\t3\truntime\t1",
+            "field 1 (correlation id) is \"99999999999\", out of range",
+        ),
+        (
+            "range\t1\tnested\t1\t2\t3\t-\ta",
+            "field 2 (kind) is \"nested\", neither push-pop nor start-end",
+        ),
+        (
+            "range\t1\tpush-pop\t1\t2\tlater\t-\ta",
+            "field 5 (end) is \"later\"",
+        ),
+        (
+            "kernel\t7\t2\t3\t0\t1\t7\t-4\t1\t1\t1\t1\t1\t32\t0\t0\t0",
+            "field 7 (grid x) is -4, and a count is never negative",
+        ),
+        ("memcpy\t1", "unknown record `memcpy`"),
+        ("", "unknown record ``"),
+    ];
+    for (line, what) in cases {
+        let e = Record::parse(line).unwrap_err().to_string();
+        assert!(e.contains(what), "{line:?}: {e}");
+    }
+}
+
+#[test]
+fn the_header_names_a_wrong_version() {
+    assert!(check_header("profile-run-cupti-trace\t1").is_ok());
+    assert!(check_header("profile-run-cupti-trace\t1\tlater").is_ok());
+    let e = check_header("profile-run-cupti-trace\t2").unwrap_err().0;
+    assert!(
+        e.contains("version \"2\"") && e.contains("version 1"),
+        "{e}"
+    );
+    for line in ["garbage", "profile-run-cupti-trace", ""] {
+        let e = check_header(line).unwrap_err().0;
+        assert!(
+            e.starts_with("expected `profile-run-cupti-trace<TAB>1`"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn fields_past_a_records_last_are_ignored() {
+    let line = "api\t7\t11\t100\t105\truntime\t211\tlater";
+    let Record::Api(api) = Record::parse(line).unwrap() else {
+        panic!("not an api record")
+    };
+    assert_eq!(
+        (api.correlation, api.kind, api.cbid),
+        (7, ApiKind::Runtime, 211)
+    );
+}
+
+proptest::proptest! {
+    /// Any texts, control characters, backslashes and lone dashes included, come back as written,
+    /// and a record stays one line.
+    #[test]
+    fn any_text_round_trips(
+        domain in proptest::option::of("(-|\\\\|\t|\n|\r|.){0,12}"),
+        name in proptest::option::of("(-|\\\\|\t|\n|\r|.){0,12}"),
+        host in "(-|\\\\|\t|\n|\r|.){0,12}",
+        end in proptest::option::of(0u64..u64::MAX),
+    ) {
+        let written = vec![
+            Record::Process(Process {
+                pid: 1,
+                host: host.as_str().into(),
+                name: "p".into(),
+                libcupti: "l".into(),
+            }),
+            Record::Range(Range {
+                id: 3,
+                kind: RangeKind::StartEnd,
+                thread: 4,
+                start: 5,
+                end,
+                domain: domain.as_deref().map(Cow::Borrowed),
+                name: name.as_deref().map(Cow::Borrowed),
+            }),
+        ];
+        let mut text = String::new();
+        for record in &written {
+            record.write(&mut text);
+        }
+        proptest::prop_assert_eq!(text.lines().count(), written.len());
+        let read: Vec<Record> = text.lines().map(|l| Record::parse(l).unwrap()).collect();
+        proptest::prop_assert_eq!(read, written);
+    }
+}
