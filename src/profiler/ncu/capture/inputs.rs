@@ -113,6 +113,9 @@ impl Claimed {
             None => return Ok(None),
         };
         self.claim(&deep, argument)?;
+        if let Some(topup) = super::sampling::topup_sibling(&deep) {
+            self.claim(&topup, argument)?;
+        }
         Ok(Some(deep))
     }
 }

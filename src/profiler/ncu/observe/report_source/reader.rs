@@ -127,6 +127,21 @@ impl<'s> FileReader<'s> {
         Ok(())
     }
 
+    /// One result of a first pass as its launch key, process and time; `None` for a result that is
+    /// no kernel launch or has no time.
+    pub(super) fn timed_launch<'r>(
+        &mut self,
+        r: &ResultRecord<'r>,
+    ) -> std::result::Result<Option<(&'r str, Shape, (u32, Option<u64>), f64)>, ReportFileError>
+    {
+        let numbers = self.numbers(r)?;
+        let Some(time) = numbers.time else {
+            return Ok(None);
+        };
+        Ok(launch_key(r, &numbers)
+            .map(|(name, shape)| (name, shape, (r.process.id, numbers.device), time)))
+    }
+
     pub(super) fn result(
         &mut self,
         r: &ResultRecord<'_>,

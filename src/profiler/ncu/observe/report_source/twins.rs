@@ -81,6 +81,11 @@ impl TwinIndex {
             .1;
         Some((at, &self.twins[at]))
     }
+
+    /// Distinct launch keys with deep results.
+    pub fn keys(&self) -> usize {
+        self.twins.len()
+    }
 }
 
 /// Sums per key while the deep results stream in.
