@@ -238,3 +238,104 @@ fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) 
         skipped,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(grid: u64) -> Shape {
+        Shape {
+            grid: [grid, 1, 1],
+            block: [128, 1, 1],
+            registers: 32,
+            shared_static: 0,
+            shared_dynamic: 0,
+        }
+    }
+
+    fn sampling(launch_count: u32, max_samples: u32) -> SamplingConfig {
+        SamplingConfig {
+            enabled: true,
+            launch_count,
+            skip_cold_start: false,
+            adaptive: true,
+            error: 0.05,
+            max_samples,
+        }
+    }
+
+    /// Durations with mean 100 and the given spread around it, one process.
+    fn key(d: &mut LaunchDurations, name: &str, grid: u64, durations: &[f64]) {
+        for ns in durations {
+            d.add(name, shape(grid), (7, Some(0)), *ns);
+        }
+    }
+
+    #[test]
+    fn keys_that_need_more_than_the_deep_pass_took_make_one_topup_pass() {
+        let mut d = LaunchDurations::default();
+        // cv 0: n = 1.
+        key(&mut d, "_Z4copy", 1, &[100.0; 6]);
+        // 90, 110 three times: sd = sqrt(600/5) = 10.954, cv 0.10954: n = ⌈(1.96·0.10954/0.05)²⌉
+        // = ⌈18.44⌉ = 19 of its 6 launches, held at max_samples 4 (a capped key).
+        key(
+            &mut d,
+            "_Z4gemm",
+            1,
+            &[90.0, 110.0, 90.0, 110.0, 90.0, 110.0],
+        );
+        // 98, 102, 98, 102, 98, 102: sd = sqrt(24/5) = 2.191, cv 0.02191: n = ⌈0.737⌉ = 1.
+        key(
+            &mut d,
+            "_Z4gemm",
+            2,
+            &[98.0, 102.0, 98.0, 102.0, 98.0, 102.0],
+        );
+        // 95, 105, 95: mean 98.33, sd 5.774, cv 0.05872: n = ⌈5.30⌉ = 6, held at its 3 launches.
+        key(&mut d, "_Z4norm", 1, &[95.0, 105.0, 95.0]);
+        // Not measured by the deep pass: never topped up, however it varies.
+        key(&mut d, "_Z4skip", 1, &[10.0, 200.0]);
+        let need = decide(&d, |name, _| name != "_Z4skip", &sampling(1, 4), 0);
+        assert_eq!(need.keys, 4);
+        assert_eq!(need.topped_up, 2);
+        assert_eq!(need.capped, 1, "gemm wanted 6: the budget held it at 4");
+        let topup = need.topup.unwrap();
+        assert_eq!(topup.names, ["_Z4gemm", "_Z4norm"]);
+        assert_eq!((topup.skip, topup.count), (1, 3), "gemm needs 4 - 1 more");
+
+        // Cold starts skipped: one launch fewer to sample, and the top-up starts after both.
+        let need = decide(&d, |name, _| name != "_Z4skip", &sampling(2, 4), 1);
+        let topup = need.topup.unwrap();
+        assert_eq!(
+            (topup.skip, topup.count),
+            (3, 2),
+            "gemm: min(19, 4, 6 - 1) - 2"
+        );
+        assert_eq!(topup.names, ["_Z4gemm"], "norm: min(6, 3 - 1) = 2 = K");
+
+        let need = decide(&d, |_, _| true, &sampling(4, 4), 0).topup;
+        assert_eq!(need, None, "the deep pass took every key's n");
+    }
+
+    #[test]
+    fn the_topup_flags_select_the_keys_past_the_deep_passs_launches() {
+        let config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let deep = deep_flags(&config.pipeline.ncu.ncu_cli, 1, false);
+        let flags = topup_flags(
+            &deep,
+            &TopUp {
+                names: vec!["_Z4gemm".into(), "_Z3f$x".into()],
+                skip: 2,
+                count: 3,
+            },
+        );
+        assert_eq!(
+            flags.kernel_name.as_deref(),
+            Some("regex:^(?:_Z4gemm|_Z3f\\$x)$")
+        );
+        assert_eq!(flags.kernel_name_base.as_deref(), Some("mangled"));
+        assert_eq!((flags.launch_skip, flags.launch_count), (Some(2), Some(3)));
+        assert_eq!(flags.filter_mode.as_deref(), Some("per-launch-config"));
+        assert_eq!(flags.metrics, deep.metrics);
+    }
+}
