@@ -301,7 +301,8 @@ pub(crate) fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {
 fn a_sampled_run_profiles_twice_and_report_run_dir_rerenders_it_without_ncu() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
-        .args(["--", "true"])
+        // Adaptive samples and their top-up pass are tests/it/adaptive.rs's.
+        .args(["pipeline.ncu.sampling.adaptive=false", "--", "true"])
         .assert()
         .success();
     let passes = profile_invocations(tmp.path());

@@ -284,32 +284,30 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
     };
     let finished = run_deep(deep, topup, record);
     display.finish();
-    let finished = finished?;
-    Ok(if finished.interrupted_by.is_some() {
-        finished
-    } else {
-        first
-    })
+    Ok(finished?.unwrap_or(first))
 }
 
 /// Runs the deep pass and, in an adaptive run whose keys need more samples, the top-up pass after
-/// it; returns how the last of them ended.
-fn run_deep(deep: &Pass, topup: topup::TopUpRun<'_>, record: &mut RunRecord) -> Result<Finished> {
+/// it; returns how the pass a signal stopped ended (`None`: none was).
+fn run_deep(
+    deep: &Pass,
+    topup: topup::TopUpRun<'_>,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
     let finished = run_pass(deep, topup.run, topup.grace, topup.display)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished);
     }
     record.interrupted_by = finished.interrupted_by;
     topup.run.write_record(record)?;
-    let adaptive = topup.config.pipeline.ncu.sampling.adaptive;
-    if !adaptive || !finished.success() || finished.interrupted_by.is_some() {
-        return Ok(finished);
+    if finished.interrupted_by.is_some() {
+        return Ok(Some(finished));
+    }
+    if !topup.config.pipeline.ncu.sampling.adaptive || !finished.success() {
+        return Ok(None);
     }
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
-    Ok(match topup::top_up(topup, record)? {
-        Some(topped) if topped.interrupted_by.is_some() => topped,
-        _ => finished,
-    })
+    Ok(topup::top_up(topup, record)?.filter(|topped| topped.interrupted_by.is_some()))
 }
 
 /// The trace pass's command as run.json records it: the environment, then the workload.

@@ -110,6 +110,7 @@ pub(crate) fn join<'i>(
 }
 
 /// The deep pass's part of the report's account of the join: its size, keys and top-up results.
+#[derive(Debug, Default)]
 pub struct DeepCounts {
     pub results: u64,
     pub keys: u64,

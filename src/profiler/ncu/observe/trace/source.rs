@@ -191,11 +191,7 @@ impl Observations for TraceSource<'_> {
         M: FnMut(&mut S, S),
     {
         let renames = &self.plan.renames;
-        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
-        let (index, topup_results) = match deep.map(|d| d.index(filter)).transpose()? {
-            Some((index, topup_results)) => (Some(index), topup_results),
-            None => (None, 0),
-        };
+        let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
         let time_spec = self
@@ -270,17 +266,29 @@ impl Observations for TraceSource<'_> {
             }
             total.add(&counts);
         }
-        let deep = deep::DeepCounts {
-            results: index.as_ref().map_or(0, |i| i.results),
-            keys: index.as_ref().map_or(0, |i| i.keys() as u64),
-            topup_results,
-        };
         let reading = self.reading(&total, &deep);
         Ok((state.unwrap_or_else(init), reading))
     }
 }
 
 impl TraceSource<'_> {
+    /// A sampled run's deep (and top-up) results by launch key, and their counts.
+    fn deep_index(
+        &self,
+        filter: &Mutex<KernelFilter>,
+    ) -> Result<(Option<TwinIndex>, deep::DeepCounts)> {
+        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
+        let Some((index, topup_results)) = deep.map(|d| d.index(filter)).transpose()? else {
+            return Ok((None, deep::DeepCounts::default()));
+        };
+        let counts = deep::DeepCounts {
+            results: index.results,
+            keys: index.keys() as u64,
+            topup_results,
+        };
+        Ok((Some(index), counts))
+    }
+
     fn reading(&self, total: &Counts, deep: &deep::DeepCounts) -> Reading {
         let mut settings = std::collections::BTreeMap::new();
         settings.insert("time_source".to_string(), TIME_SOURCE.to_string());
