@@ -344,12 +344,8 @@ pub(crate) fn launch_durations(
     let filter = Mutex::new(plan.filter.clone());
     let mut reader = FileReader::new(&source, None, &filter, None);
     let mut durations = LaunchDurations::default();
-    ReportFile::open_limited(path, max_block)?.for_each_result(|r| {
-        if let Some((name, shape, process, time)) = reader.timed_launch(r)? {
-            durations.add(name, shape, process, time);
-        }
-        Ok::<(), ReportFileError>(())
-    })?;
+    ReportFile::open_limited(path, max_block)?
+        .for_each_result(|r| reader.timed_launch(r, &mut durations))?;
     Ok(durations)
 }
 

@@ -12,6 +12,7 @@ use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKe
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
 use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilder};
 use super::ReportSource;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
@@ -127,19 +128,18 @@ impl<'s> FileReader<'s> {
         Ok(())
     }
 
-    /// One result of a first pass as its launch key, process and time; `None` for a result that is
-    /// no kernel launch or has no time.
-    pub(super) fn timed_launch<'r>(
+    /// One result of a first pass, its time into `durations` under its launch key and process; a
+    /// result that is no kernel launch or has no time is left out.
+    pub(super) fn timed_launch(
         &mut self,
-        r: &ResultRecord<'r>,
-    ) -> std::result::Result<Option<(&'r str, Shape, (u32, Option<u64>), f64)>, ReportFileError>
-    {
+        r: &ResultRecord<'_>,
+        durations: &mut LaunchDurations,
+    ) -> std::result::Result<(), ReportFileError> {
         let numbers = self.numbers(r)?;
-        let Some(time) = numbers.time else {
-            return Ok(None);
-        };
-        Ok(launch_key(r, &numbers)
-            .map(|(name, shape)| (name, shape, (r.process.id, numbers.device), time)))
+        if let (Some(time), Some((name, shape))) = (numbers.time, launch_key(r, &numbers)) {
+            durations.add(name, shape, (r.process.id, numbers.device), time);
+        }
+        Ok(())
     }
 
     pub(super) fn result(
