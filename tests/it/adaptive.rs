@@ -274,6 +274,11 @@ fn the_traces_durations_size_the_topup_pass() {
     assert_eq!(report["sampling"]["keys_topped_up"], up);
     assert_eq!(report["sampling"]["topup_results"], 13);
     assert_eq!(report["sampling"]["measured_results"], 26);
+    let sources = report["sampling"]["deep_sources"].to_string();
+    assert!(
+        sources.contains("profile.deep.ncu-rep") && sources.contains("profile.topup.ncu-rep"),
+        "{sources}"
+    );
 
     // Re-rendered from the run directory with no ncu on hand: the top-up file joins again.
     let out = tmp.path().join("again");
@@ -390,6 +395,20 @@ fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
     assert_eq!(sampling["adaptive"], true);
     assert_eq!(sampling["error"], Value::Null, "not recorded");
     assert_eq!(sampling["keys"], 13);
+    assert_eq!(
+        sampling["deep_sources"][1],
+        bare.join("train.topup.ncu-rep.gz").display().to_string()
+    );
+    // The top-up capture given again on its own would be counted twice: refused.
+    crate::sampled::profile_run()
+        .arg("report")
+        .arg(bare.join("train.ncu-rep.gz"))
+        .arg(bare.join("train.topup.ncu-rep.gz"))
+        .arg("--out")
+        .arg(tmp.path().join("twice"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name the same capture"));
 }
 
 #[test]

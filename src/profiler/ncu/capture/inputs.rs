@@ -383,6 +383,9 @@ impl RunDirInputs<'_> {
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
+                if let Some(topup) = super::sampling::topup_sibling(&deep) {
+                    self.claimed.claim(&topup, self.argument)?;
+                }
                 self.traces.deep.push(deep);
             }
             return Ok(());

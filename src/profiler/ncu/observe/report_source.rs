@@ -22,6 +22,7 @@ use crate::report::model::Sampling;
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
+use crate::profiler::ncu::capture::sampling::topup_sibling;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 use crate::profiler::ncu::readers::{rollup, units};
@@ -315,7 +316,7 @@ impl ReportSource<'_> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
         if deep.is_file() {
-            let topup = crate::profiler::ncu::capture::sampling::topup_sibling(deep);
+            let topup = topup_sibling(deep);
             for (at, file) in std::iter::once(deep).chain(topup.as_deref()).enumerate() {
                 let mut reader = FileReader::new(self, rank, filter, None);
                 ReportFile::open_limited(file, self.max_block)?
@@ -377,6 +378,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .inputs
         .iter()
         .filter_map(|i| i.deep.as_ref())
+        .flat_map(|deep| std::iter::once(deep.clone()).chain(topup_sibling(deep)))
         .map(|p| p.display().to_string())
         .collect();
     let mut notes = vec![format!(

@@ -133,7 +133,12 @@ pub fn sampling(
             deep.keys,
             deep.topup_results,
         ),
-        deep_sources: vec![deep_path.display().to_string()],
+        deep_sources: std::iter::once(deep_path.to_path_buf())
+            .chain(crate::profiler::ncu::capture::sampling::topup_sibling(
+                deep_path,
+            ))
+            .map(|p| p.display().to_string())
+            .collect(),
         join_key: [
             "mangled kernel name",
             "grid",
