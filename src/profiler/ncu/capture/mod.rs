@@ -116,7 +116,7 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
         lines.push((
             "a top-up pass may follow",
             format!(
-                "# when some launch key's first-pass durations need more than {} deep samples (at most {}), the deep pass's command runs once more with --kernel-name regex:^(?:NAME|…)$ --launch-skip S+K --launch-count M, writing {}",
+                "# if some launch key's first-pass durations ask for more deep samples than launch_count ({}; at most max_samples, {}), the deep pass's command runs again for those keys, with --kernel-name regex:^(?:NAME|…)$ --launch-skip S+K --launch-count M, writing {}",
                 sampling.launch_count,
                 sampling.max_samples,
                 dir.join(crate::run::ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
