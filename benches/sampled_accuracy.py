@@ -8,6 +8,11 @@ and exits 1 when a region misses the bar: a metric more than --bar percent off (
 compared apart, since it differs between any two runs), or any unmatched time.
 
     benches/sampled_accuracy.py FULL/report.json SAMPLED/report.json [--bar 5] [--all]
+
+With --intervals it measures the sampled run's 95% intervals instead (docs/attribution.md,
+"Intervals"): over every (region, metric) pair with an `interval95` whose full value exists, how often
+the full value lies inside, the median half-width and median deviation (relative), and the misses;
+exits 1 below --coverage percent (default 90).
 """
 import argparse
 import json
@@ -18,15 +23,51 @@ def scope_of(report):
     return report["aggregate"] or report["scopes"][0]
 
 
+def intervals(full, sampled, bar):
+    full_regions = {r["path"]: r for r in scope_of(full)["regions"]}
+    inside, widths, devs, misses = 0, [], [], []
+    for region in scope_of(sampled)["regions"]:
+        twin = full_regions.get(region["path"])
+        if twin is None:
+            continue
+        for name, value in region["inclusive"].items():
+            interval = value.get("interval95")
+            ref = twin["inclusive"].get(name, {}).get("value")
+            mine = value.get("value")
+            if interval is None or ref is None or mine in (None, 0):
+                continue
+            lo, hi = interval
+            if lo <= ref <= hi:
+                inside += 1
+            else:
+                misses.append(f"{region['path']} {name}: full {ref:.6g} not in [{lo:.6g}, {hi:.6g}]")
+            widths.append(100.0 * (hi - lo) / 2 / abs(mine))
+            devs.append(100.0 * abs(mine / ref - 1.0) if ref else 0.0)
+    n = len(widths)
+    if n == 0:
+        print("no interval to compare")
+        return 1
+    median = lambda v: sorted(v)[len(v) // 2]
+    print(f"{inside} of {n} (region, metric) pairs inside ({100 * inside / n:.1f}%); median half-width "
+          f"{median(widths):.2f}%, median deviation {median(devs):.2f}%, largest {max(devs):.2f}%")
+    for m in misses:
+        print("  miss:", m)
+    return 0 if 100 * inside >= bar * n else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("full")
     ap.add_argument("sampled")
     ap.add_argument("--bar", type=float, default=5.0, help="largest relative deviation allowed, in percent")
     ap.add_argument("--all", action="store_true", help="print every metric of every region")
+    ap.add_argument("--intervals", action="store_true", help="measure the 95%% intervals' coverage")
+    ap.add_argument("--coverage", type=float, default=90.0, help="with --intervals: the bar, in percent")
     args = ap.parse_args()
     full = json.load(open(args.full))
     sampled = json.load(open(args.sampled))
+    if args.intervals:
+        return intervals(full, sampled, args.coverage)
     time_metric = full["time_metric"]
     full_regions = {r["path"]: r for r in scope_of(full)["regions"]}
     rows, failed = [], []

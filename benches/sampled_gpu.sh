@@ -10,6 +10,11 @@
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
 #   steps1    the same, 1 step
 #   setfull   --set full (ncu/full) on train_step/forward of GPT-2, 2 layers, 2 steps
+#   intervals GPT-2, 4 layers, 3 steps, default preset: full kernel replay, then sampled timed by ncu's
+#             timing pass and sampled timed by the trace (libcupti_trace.so beside BIN); whole run
+#             directories (report files, traces) land in $OUT/sampled-intervals.tar.gz, so that
+#             benches/sampled_accuracy.py --intervals can measure how often full replay lies inside
+#             each run's 95% intervals, and later builds can re-render them
 #   fixture   train_step.py (2 layers, 3 steps): the small sampled capture and its full twin kept as
 #             test fixtures (report files without SASS), and the `report RUN_DIR` re-render timed
 set -uo pipefail
@@ -48,6 +53,16 @@ for what in "$@"; do
     log "GPT-2 4 layers, 3 steps: full kernel replay vs sampled, default preset"
     python3 "$gpt2" 4 3 >/dev/null 2>&1 # warm caches (Python imports, kernels) for both runs alike
     pair steps3 ncu/default regions.include='[train_step]' -- python3 "$gpt2" 4 3
+    ;;
+  intervals)
+    log "GPT-2 4 layers, 3 steps: full kernel replay, sampled (ncu timing), sampled (trace timing)"
+    python3 "$gpt2" 4 3 >/dev/null 2>&1
+    sass='pipeline.ncu.ncu_cli.extra_args=[--import-sass, "no"]'
+    run=(regions.include='[train_step]' "$sass" -- python3 "$gpt2" 4 3)
+    timed intervals-full --config ncu/default "${run[@]}"
+    timed intervals-trace --config ncu/sampled pipeline.ncu.timing=trace "${run[@]}"
+    timed intervals-ncu --config ncu/sampled "${run[@]}"
+    tar czf "$out/sampled-intervals.tar.gz" -C "$work" intervals-full/run intervals-trace/run intervals-ncu/run
     ;;
   steps1)
     log "GPT-2 4 layers, 1 step: full kernel replay vs sampled, default preset"

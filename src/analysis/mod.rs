@@ -127,7 +127,8 @@ pub fn analyze<O: Observations>(
         reading.sampling.is_some(),
         origin,
         &reading.insights,
-    );
+    )
+    .with_samples(reading.key_samples.as_ref());
     let time = found.has_time.then_some(plan.time_metric.as_str());
     // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
     // regions set aside or added, and the rules' findings.

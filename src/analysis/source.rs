@@ -53,6 +53,9 @@ pub struct Reading {
     pub origin: String,
     /// How a sampled reading joined its passes; `None` when every result was profiled in full.
     pub sampling: Option<Sampling>,
+    /// A sampled reading's deep samples per launch key (the keys of its observations), from which
+    /// each estimated deep value gets its 95% interval; `None` otherwise.
+    pub key_samples: Option<crate::region::KeySamples>,
 }
 
 /// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made

@@ -144,6 +144,7 @@ mod tests {
             value: Some(v),
             unit: Arc::from(unit),
             values: None,
+            interval95: None,
         };
         Kernel {
             name: name.into(),

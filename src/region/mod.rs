@@ -9,6 +9,7 @@
 //! by tests/it/architecture.rs)
 
 mod coverage;
+mod estimate;
 mod filter;
 pub mod methods;
 mod path;
@@ -20,6 +21,7 @@ mod rollup;
 mod tree;
 
 pub use coverage::{Coverage, CoverageTimes};
+pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z95};
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use regioner::{
     AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,

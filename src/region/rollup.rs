@@ -313,6 +313,22 @@ impl Acc {
         }
     }
 
+    /// The value as an interval needs it ([`super::Estimate`]): a sum, or a duration-weighted mean
+    /// with its total weight; `None` for extremes, attributes, an unweighted mean and no value.
+    pub fn estimate(&self, rollup: Rollup) -> Option<super::Estimate> {
+        let value = self.value()?;
+        match (rollup, self) {
+            (Rollup::Sum, Acc::Sum { .. }) => Some(super::Estimate::Sum(value)),
+            (Rollup::Mean, Acc::Mean { weight, n, .. }) if *n > 0 && *weight > 0.0 => {
+                Some(super::Estimate::Mean {
+                    value,
+                    weight: *weight,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Statistics over the single results (smallest, largest, plain mean), as a profiler's per-range summary
     /// shows them: a different view from [`Acc::value`], which is the region's total (or time-weighted
     /// rate). `None` for attributes, extremes, and when no result had a value.
@@ -390,6 +406,9 @@ pub struct Group {
     pub accs: Vec<Acc>,
     /// How the results' deep metrics were obtained (sampled runs; all measured otherwise).
     pub coverage: super::CoverageTimes,
+    /// Per launch key, the launches that took twins' values (sampled runs; empty otherwise): what
+    /// the 95% intervals of its deep values are computed from.
+    pub tallies: super::Tallies,
 }
 
 impl Group {
@@ -399,6 +418,7 @@ impl Group {
             time: 0.0,
             accs: specs.iter().map(|s| Acc::new(s.rollup)).collect(),
             coverage: super::CoverageTimes::default(),
+            tallies: super::Tallies::default(),
         }
     }
 
@@ -414,6 +434,7 @@ impl Group {
         self.count += other.count;
         self.time += other.time;
         self.coverage.merge(&other.coverage);
+        self.tallies.merge(&other.tallies);
         for (acc, o) in self.accs.iter_mut().zip(&other.accs) {
             acc.merge(o);
         }
@@ -430,6 +451,33 @@ mod tests {
             unit: "".into(),
             rollup,
         }]
+    }
+
+    #[test]
+    fn sums_and_weighted_means_are_what_an_interval_is_drawn_around() {
+        let mut sum = Acc::new(Rollup::Sum);
+        sum.add(Cell::Num(3.0), Some(1.0));
+        sum.add(Cell::Num(4.0), None);
+        assert_eq!(
+            sum.estimate(Rollup::Sum),
+            Some(super::super::Estimate::Sum(7.0))
+        );
+        let mut mean = Acc::new(Rollup::Mean);
+        mean.add(Cell::Num(10.0), Some(1.0));
+        mean.add(Cell::Num(40.0), Some(3.0));
+        assert_eq!(
+            mean.estimate(Rollup::Mean),
+            Some(super::super::Estimate::Mean {
+                value: 32.5,
+                weight: 4.0
+            })
+        );
+        let mut unweighted = Acc::new(Rollup::Mean);
+        unweighted.add(Cell::Num(10.0), None);
+        assert_eq!(unweighted.estimate(Rollup::Mean), None);
+        let mut max = Acc::new(Rollup::Max);
+        max.add(Cell::Num(1.0), None);
+        assert_eq!(max.estimate(Rollup::Max), None);
     }
 
     #[test]

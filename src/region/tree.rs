@@ -62,6 +62,9 @@ pub struct Observation<'a> {
     /// Whether the deep metrics among `values` were measured on this launch (always, unless the
     /// source joined two passes).
     pub coverage: super::Coverage,
+    /// The launch key whose twins gave the deep values (a sampled run's joined results), unique
+    /// within one reading; `None` when the values were not taken from twins.
+    pub key: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -369,6 +372,11 @@ impl RegionAccumulator {
 fn add_result(group: &mut Group, obs: &Observation<'_>) {
     group.add(obs.values, obs.weight.or(obs.time));
     group.coverage.add(obs.coverage, obs.time);
+    if let Some(key) = obs.key {
+        group
+            .tallies
+            .add(key, obs.coverage, obs.time, obs.weight.or(obs.time));
+    }
 }
 
 fn group_for<'m>(map: &'m mut KernelMap, kernel: &str, specs: &[MetricSpec]) -> &'m mut Group {

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::region::{Acc, Group, MetricSpec, RegionPath, RegionStats, ScopeKey, ScopeStats};
+use crate::region::{
+    Acc, Group, KeySamples, MetricSpec, RegionPath, RegionStats, RunToRun, ScopeKey, ScopeStats,
+    Tallies,
+};
 
 use super::model::{
     Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap, PerResultValue,
@@ -24,7 +27,13 @@ pub struct ScopeBuilder<'a> {
     origin: &'a str,
     /// The profiler's findings for a region of a scope (`None`: of the aggregate), if it gave any.
     insights: &'a (dyn Fn(Option<&ScopeKey>, &RegionPath) -> Vec<Insight> + Sync),
+    /// A sampled reading's deep samples per launch key: estimated deep values get 95% intervals.
+    samples: Option<&'a KeySamples>,
 }
+
+/// The scope being built: its tallies (each launch key's duration spread) and how much two runs of
+/// the workload differ ([`KeySamples::run_to_run`]).
+type ScopeTallies<'t> = (&'t Tallies, &'t RunToRun);
 
 impl<'a> ScopeBuilder<'a> {
     pub fn new(
@@ -42,18 +51,31 @@ impl<'a> ScopeBuilder<'a> {
             sampled,
             origin,
             insights,
+            samples: None,
         }
+    }
+
+    /// Gives estimated deep values 95% intervals from these deep samples.
+    pub fn with_samples(mut self, samples: Option<&'a KeySamples>) -> ScopeBuilder<'a> {
+        self.samples = samples;
+        self
     }
 
     pub fn scope(&self, stats: ScopeStats, is_aggregate: bool) -> Scope {
         let scope_time = stats.total.time;
+        let scope_tallies = stats.total.tallies.clone();
+        let rerun = self
+            .samples
+            .map(|s| s.run_to_run(&scope_tallies))
+            .unwrap_or_default();
+        let tallies = (&scope_tallies, &rerun);
         let key = (!is_aggregate).then_some(&stats.key);
         let regions = stats
             .regions
             .into_iter()
             .map(|r| {
                 let insights = (self.insights)(key, &r.path);
-                let mut region = self.region(r, scope_time);
+                let mut region = self.region(r, scope_time, tallies);
                 region.insights = insights;
                 region
             })
@@ -89,14 +111,14 @@ impl<'a> ScopeBuilder<'a> {
             total: Totals {
                 kernel_count: stats.total.count,
                 coverage: self.coverage(&stats.total),
-                metrics: self.metric_map(&stats.total),
+                metrics: self.metric_map(&stats.total, tallies),
                 kernels: Vec::new(),
             },
             outside_regions: Totals {
                 kernel_count: stats.outside.count,
                 coverage: self.coverage(&stats.outside),
-                metrics: self.metric_map(&stats.outside),
-                kernels: self.kernels(stats.outside_kernels),
+                metrics: self.metric_map(&stats.outside, tallies),
+                kernels: self.kernels(stats.outside_kernels, tallies),
             },
             regions,
             insights: Vec::new(),
@@ -105,7 +127,7 @@ impl<'a> ScopeBuilder<'a> {
         }
     }
 
-    fn region(&self, stats: RegionStats, scope_time: f64) -> Region {
+    fn region(&self, stats: RegionStats, scope_time: f64, tallies: ScopeTallies<'_>) -> Region {
         let path = &stats.path;
         let mut notes = Vec::new();
         if stats.inclusive.count == 0 {
@@ -137,10 +159,10 @@ impl<'a> ScopeBuilder<'a> {
             self_kernel_count: stats.exclusive.count,
             time_share,
             coverage: self.coverage(&stats.inclusive),
-            inclusive: self.metric_map(&stats.inclusive),
-            exclusive: self.metric_map(&stats.exclusive),
+            inclusive: self.metric_map(&stats.inclusive, tallies),
+            exclusive: self.metric_map(&stats.exclusive, tallies),
             per_result: self.per_result(&stats.inclusive),
-            kernels: self.kernels(stats.kernels),
+            kernels: self.kernels(stats.kernels, tallies),
             instances: stats.instances.as_deref().map(Instances::of),
             insights: Vec::new(),
             notes,
@@ -159,18 +181,19 @@ impl<'a> ScopeBuilder<'a> {
                 path,
             },
             0.0,
+            (&Tallies::default(), &RunToRun::default()),
         );
         region.notes = vec![note];
         region
     }
 
-    fn kernels(&self, kernels: Vec<(String, Group)>) -> Vec<Kernel> {
+    fn kernels(&self, kernels: Vec<(String, Group)>, tallies: ScopeTallies<'_>) -> Vec<Kernel> {
         kernels
             .into_iter()
             .map(|(name, group)| Kernel {
                 function: crate::region::function_name(&name).to_string(),
                 count: group.count,
-                metrics: self.metric_map(&group),
+                metrics: self.metric_map(&group, tallies),
                 name,
             })
             .collect()
@@ -214,14 +237,21 @@ impl<'a> ScopeBuilder<'a> {
     }
 
     /// Empty groups give zeroed sums (an empty region really did take no time), `null` otherwise.
-    fn metric_map(&self, group: &Group) -> MetricMap {
+    /// In a sampled reading each deep value carries its 95% interval (`tallies`: the scope's).
+    fn metric_map(&self, group: &Group, tallies: ScopeTallies<'_>) -> MetricMap {
         MetricMap(
             self.names
                 .iter()
                 .zip(&self.units)
-                .zip(&group.accs)
-                .map(|((name, unit), acc)| {
-                    (name.clone(), metric_value(unit, acc, group.count == 0))
+                .zip(self.specs.iter().zip(&group.accs))
+                .enumerate()
+                .map(|(at, ((name, unit), (spec, acc)))| {
+                    let mut value = metric_value(unit, acc, group.count == 0);
+                    value.interval95 = self.samples.and_then(|samples| {
+                        let estimate = acc.estimate(spec.rollup)?;
+                        samples.interval95(at, estimate, &group.tallies, tallies)
+                    });
+                    (name.clone(), value)
                 })
                 .collect(),
         )
@@ -252,6 +282,7 @@ fn metric_value(unit: &Arc<str>, acc: &Acc, empty: bool) -> MetricValue {
         value,
         unit: unit.clone(),
         values,
+        interval95: None,
     }
 }
 

@@ -117,6 +117,16 @@ fn scaled(v: f64, steps: &[(f64, &str)], base: &str) -> String {
     format!("{} {base}", count(v))
 }
 
+/// An interval's half width as people read one: two significant digits (`35,386.97` → `35,000`,
+/// `0.5517` → `0.55`), since more would claim a precision the estimate does not have.
+pub fn uncertainty(half: f64) -> f64 {
+    if !half.is_finite() || half == 0.0 {
+        return half;
+    }
+    let scale = 10f64.powi(1 - half.abs().log10().floor() as i32);
+    (half * scale).round() / scale
+}
+
 /// A bare number with no unit to scale by (a ratio, a factor, a delta): four significant digits,
 /// thousands separators, no exponent (`2,621,440`, `102.7`, `0.0004735`); the one format messages,
 /// gates and tables share.
@@ -348,6 +358,14 @@ pub fn slug(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn half_widths_keep_two_significant_digits() {
+        assert_eq!(uncertainty(35_386.97), 35_000.0);
+        assert_eq!(uncertainty(0.5517), 0.55);
+        assert_eq!(uncertainty(1.07), 1.1);
+        assert_eq!(uncertainty(0.0), 0.0);
+    }
 
     #[test]
     fn long_attribute_numbers_show_four_significant_digits() {

@@ -513,6 +513,12 @@ pub struct MetricValue {
     /// Distinct values of an attribute metric (rollup `distinct`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
+    /// A sampled run's deep value: the 95% interval `[lo, hi]` in which full replay's value is
+    /// expected, from the estimates of twin launches and how much two runs differ
+    /// (docs/attribution.md, "Intervals"). Absent for metrics measured on every launch and in runs
+    /// profiled in full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval95: Option<[f64; 2]>,
 }
 
 /// Metric name → value, serialised as a JSON object in report order.

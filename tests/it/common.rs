@@ -84,3 +84,40 @@ pub fn path_with_python(dir: &std::path::Path) -> std::ffi::OsString {
 pub fn refused_as_claimed(stderr: &str) -> bool {
     stderr.contains("another profile-run (")
 }
+
+/// How often full replay's value lies inside a sampled report's 95% intervals: over every region
+/// of the first scope and every deep metric with an interval whose full-replay twin has a value,
+/// (inside, compared, the misses as `path metric: full not in [lo, hi]`).
+pub fn interval_coverage(
+    sampled: &serde_json::Value,
+    full: &serde_json::Value,
+) -> (usize, usize, Vec<String>) {
+    let regions = |r: &serde_json::Value| r["scopes"][0]["regions"].as_array().unwrap().clone();
+    let full_regions = regions(full);
+    let (mut inside, mut compared, mut misses) = (0, 0, Vec::new());
+    for region in regions(sampled) {
+        let Some(twin) = full_regions.iter().find(|r| r["path"] == region["path"]) else {
+            continue;
+        };
+        for (metric, value) in region["inclusive"].as_object().unwrap() {
+            let Some(interval) = value["interval95"].as_array() else {
+                continue;
+            };
+            let Some(f) = twin["inclusive"][metric]["value"].as_f64() else {
+                continue;
+            };
+            let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());
+            compared += 1;
+            // Full replay's own numbers are rounded the same way: a bound equal to it holds it.
+            if lo - 1e-9 * lo.abs() <= f && f <= hi + 1e-9 * hi.abs() {
+                inside += 1;
+            } else {
+                misses.push(format!(
+                    "{} {metric}: {f} not in [{lo}, {hi}]",
+                    region["path"]
+                ));
+            }
+        }
+    }
+    (inside, compared, misses)
+}

@@ -58,6 +58,7 @@ fn changed(path: &str, set: &[(&str, f64)]) -> Region {
                     value: Some(*value),
                     unit: Arc::from("%"),
                     values: None,
+                    interval95: None,
                 },
             )),
         }

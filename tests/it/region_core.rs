@@ -86,6 +86,7 @@ fn run(results: &[Result_], aggregate: bool) -> (Vec<ScopeStats>, Option<ScopeSt
             weight: None,
             values: &values,
             coverage: Default::default(),
+            key: None,
         });
     }
     acc.finish(aggregate)
@@ -295,6 +296,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
             weight: None,
             values: &values(time),
             coverage: Default::default(),
+            key: None,
         });
     }
     let stacks = [vec!["step".to_string()]];
@@ -310,6 +312,7 @@ fn instances_of_a_range_get_their_inclusive_times_and_unknown_stays_null() {
         weight: None,
         values: &values(100.0),
         coverage: Default::default(),
+        key: None,
     });
     let (scopes, aggregate) = acc.finish(true);
     let step = scopes[0]

@@ -49,6 +49,7 @@ pub(crate) fn metrics(ns: f64) -> MetricMap {
                         value,
                         unit: (*unit).into(),
                         values,
+                        interval95: None,
                     },
                 )
             })

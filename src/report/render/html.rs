@@ -431,7 +431,17 @@ fn metric(map: &MetricMap, name: Option<&str>, unit: &str) -> String {
             .map(|v| format::attribute(v))
             .collect::<Vec<_>>()
             .join(", "),
-        _ => format::value(v.and_then(|v| v.value), unit),
+        _ => {
+            let text = format::value(v.and_then(|v| v.value), unit);
+            // An estimated deep value's 95% interval, as its half width.
+            match v.and_then(|v| v.interval95).map(|[lo, hi]| (hi - lo) / 2.0) {
+                Some(half) if half > 0.0 && half.is_finite() => {
+                    let half = format::uncertainty(half);
+                    format!("{text} ± {}", format::value(Some(half), unit))
+                }
+                _ => text,
+            }
+        }
     }
 }
 

@@ -129,6 +129,7 @@ fn a_stack_of_2000_levels_builds_its_tree_on_a_small_thread_stack() {
             values: &[Cell::Num(depth as f64)],
             coverage: Default::default(),
             weight: None,
+            key: None,
         });
     }
     let (scopes, _) = acc.finish(false);

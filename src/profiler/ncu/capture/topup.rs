@@ -5,8 +5,6 @@
 //! ncu takes one `--launch-count` per pass, so the top-up pass takes, for every key it selects (by
 //! mangled name), the most any selected key still needs: keys that need fewer get more, never fewer.
 
-use std::sync::Mutex;
-
 use crate::config::{Config, NcuCliConfig, SamplingConfig};
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -14,8 +12,7 @@ use crate::process::progress::Display;
 use crate::process::Finished;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
-use crate::profiler::ncu::observe::report_source::twins::{Shape, TwinIndex};
-use crate::profiler::ncu::observe::trace::deep::DeepJoin;
+use crate::profiler::ncu::observe::report_source::twins::Shape;
 use crate::profiler::ncu::observe::trace::source::{exclude_of, scope_of, TraceSource};
 use crate::profiler::ProfilerPlan;
 use crate::report::model::AdaptiveRecord;
@@ -222,18 +219,24 @@ fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) 
         )?;
         source.launch_durations()
     } else {
-        launch_durations(&plan.analysis, &run.report_file(), plan.max_block_bytes)?
+        launch_durations(
+            &plan.analysis,
+            &run.report_file(),
+            plan.max_block_bytes,
+            None,
+        )?
     };
+    // The deep pass's keys, read without indexing its values (the report indexes them once).
     let deep = run.path(&crate::run::ncu_report_file(DEEP_REPORT_BASE));
-    let context = record.context(String::new());
-    let index = match DeepJoin::open(&plan.analysis, &deep, rank, &context, plan.max_block_bytes)? {
-        Some(join) => join.index(&Mutex::new(plan.analysis.filter.clone()))?.0,
-        None => TwinIndex::default(),
+    let measured = if deep.is_file() {
+        launch_durations(&plan.analysis, &deep, plan.max_block_bytes, Some(0.0))?
+    } else {
+        LaunchDurations::default()
     };
-    let skipped = super::sampling::skipped(&context.deep_command);
+    let skipped = super::sampling::skipped(&record.context(String::new()).deep_command);
     Ok(decide(
         &durations,
-        |name, shape| index.find(name, shape).is_some(),
+        |name, shape| measured.contains(name, shape),
         &config.pipeline.ncu.sampling,
         skipped,
     ))

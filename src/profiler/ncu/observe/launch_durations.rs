@@ -63,6 +63,11 @@ impl LaunchDurations {
         self.keys[at].2.add(process, duration);
     }
 
+    /// Whether the key was seen.
+    pub fn contains(&self, mangled: &str, shape: &Shape) -> bool {
+        self.at.contains_key(&(mangled.to_string(), *shape))
+    }
+
     /// Each key: its mangled name, launch configuration and durations.
     pub fn keys(&self) -> impl Iterator<Item = (&str, &Shape, &KeyDurations)> {
         self.keys
@@ -101,5 +106,7 @@ mod tests {
         assert!((gemm8.cv() - (8.0f64 / 3.0).sqrt() / 12.0).abs() < 1e-12);
         assert_eq!(keys[1].2.cv(), 0.0, "a key launched once varies by nothing");
         assert_eq!(keys[1].2.launches(), 1);
+        assert!(d.contains("_Z4gemm", &shape(16)));
+        assert!(!d.contains("_Z4gemm", &shape(32)));
     }
 }

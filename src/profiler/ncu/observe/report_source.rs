@@ -243,9 +243,10 @@ impl Observations for ReportSource<'_> {
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
             let joined = twins.map(|(t, topup_results)| Joined {
                 deep_results: t.results,
-                keys: t.keys() as u64,
+                keys: t.key_count() as u64,
                 topup_results,
                 coverage,
+                samples: t.samples(self.from_deep.clone(), self.timed_in_both()),
             });
             let session = report.session().clone();
             Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined, session))
@@ -286,6 +287,13 @@ impl Observations for ReportSource<'_> {
             let (sampling, notes) = sampling_info(&self, &joined);
             reading.sampling = Some(sampling);
             reading.notes.extend(notes);
+            reading.key_samples = joined
+                .into_iter()
+                .map(|j| j.samples)
+                .reduce(|mut all, one| {
+                    all.keys.extend(one.keys);
+                    all
+                });
         }
         Ok((state.unwrap_or_else(init), reading))
     }
@@ -300,9 +308,22 @@ struct Joined {
     topup_results: u64,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 3],
+    /// The deep samples of each launch key, for the intervals.
+    samples: crate::region::KeySamples,
 }
 
 impl ReportSource<'_> {
+    /// The time metric's spec when both passes of a sampled capture timed launches with it (ncu's
+    /// serialized replay both times), so their durations of the same launches compare.
+    fn timed_in_both(&self) -> Option<usize> {
+        let at = self
+            .found
+            .specs
+            .iter()
+            .position(|s| s.name == self.plan.time_metric)?;
+        (!self.from_deep[at]).then_some(at)
+    }
+
     /// The deep pass of one capture, indexed by launch key, with the deep results of its top-up pass
     /// (`NAME.topup.ncu-rep` beside it: the later launches of the keys that needed more samples), and
     /// how many results the top-up pass gave. A deep pass that wrote no report file (it failed, or
@@ -330,11 +351,13 @@ impl ReportSource<'_> {
     }
 }
 
-/// Each launch key's durations in a timing pass's report file (`path`), for the adaptive deep samples.
+/// Each launch key's durations in a report file (`path`), for the adaptive deep samples: a timing
+/// pass's, or (`untimed`: the duration of a result without the time metric) a deep pass's keys.
 pub(crate) fn launch_durations(
     plan: &AnalysisPlan,
     path: &std::path::Path,
     max_block: u64,
+    untimed: Option<f64>,
 ) -> Result<LaunchDurations> {
     let input = ReportInput {
         path: path.to_path_buf(),
@@ -346,7 +369,7 @@ pub(crate) fn launch_durations(
     let mut reader = FileReader::new(&source, None, &filter, None);
     let mut durations = LaunchDurations::default();
     ReportFile::open_limited(path, max_block)?
-        .for_each_result(|r| reader.timed_launch(r, &mut durations))?;
+        .for_each_result(|r| reader.timed_launch(r, &mut durations, untimed))?;
     Ok(durations)
 }
 

@@ -198,6 +198,7 @@ pub(super) fn ncu_reading(
         insights: Box::new(move |scope, path| advice.for_region(scope, path)),
         origin: "nvtx".into(),
         sampling: None,
+        key_samples: None,
     }
 }
 

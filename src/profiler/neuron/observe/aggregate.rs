@@ -63,6 +63,7 @@ fn combine(metrics: &[MetricInfo], parts: &[(&MetricMap, f64)]) -> MetricMap {
                 value,
                 unit,
                 values: None,
+                interval95: None,
             },
         ));
     }

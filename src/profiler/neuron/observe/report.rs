@@ -237,6 +237,7 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
                 value: outside_ns,
                 unit: unit.1.clone(),
                 values: None,
+                interval95: None,
             },
         ));
     }

@@ -114,6 +114,7 @@ pub fn opcode_list(opcodes: &[OpcodeTime], units: &[UnitRow]) -> Vec<Kernel> {
                         value: Some(o.time_ns as f64),
                         unit: unit.clone(),
                         values: None,
+                        interval95: None,
                     },
                 ));
             }

@@ -158,6 +158,7 @@ pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
                         value: value.map(|v| v * factor),
                         unit: unit.clone(),
                         values: None,
+                        interval95: None,
                     },
                 ))
             })

@@ -134,6 +134,7 @@ fn row<'a>(mut group: Group<'a>, kernels: &'a [Kernel], base_time: Option<f64>) 
             value: group.time,
             unit,
             values: None,
+            interval95: None,
         }),
         share: match (group.time, base_time) {
             (Some(t), Some(b)) if b > 0.0 => Some(t / b),

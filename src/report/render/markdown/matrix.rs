@@ -134,6 +134,7 @@ fn row(
                 value: Some(s.1 - f.1),
                 unit,
                 values: None,
+                interval95: None,
             }),
             (s.1 > 0.0).then(|| (s.1 - f.1) / s.1),
         ),

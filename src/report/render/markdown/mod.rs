@@ -297,7 +297,27 @@ fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
         Some(f64::try_from(value)?)
     };
     let unit = metric.get_attr("unit")?;
-    Ok(format::value(number, unit.as_str().unwrap_or("")))
+    let unit = unit.as_str().unwrap_or("");
+    Ok(match half_width(&metric)? {
+        Some(half) => format!(
+            "{} ± {}",
+            format::value(number, unit),
+            format::value(Some(half), unit)
+        ),
+        None => format::value(number, unit),
+    })
+}
+
+/// Half the width of a value's 95% interval (`interval95`), when it has one wider than nothing.
+fn half_width(metric: &Value) -> Result<Option<f64>, minijinja::Error> {
+    let interval = metric.get_attr("interval95")?;
+    if interval.is_undefined() || interval.is_none() {
+        return Ok(None);
+    }
+    let lo = f64::try_from(interval.get_item(&Value::from(0))?)?;
+    let hi = f64::try_from(interval.get_item(&Value::from(1))?)?;
+    let half = (hi - lo) / 2.0;
+    Ok((half > 0.0 && half.is_finite()).then(|| format::uncertainty(half)))
 }
 
 /// `scaled_row([value, …], unit)`: `{unit, cells}`, the values as numbers in one unit picked for the
@@ -315,7 +335,8 @@ fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Erro
         return Ok(minijinja::context! { unit => unit, cells => cells });
     }
     let mut numbers = Vec::with_capacity(values.len());
-    for v in values {
+    let mut halves = Vec::with_capacity(values.len());
+    for v in &values {
         let value = if v.is_none() || v.is_undefined() {
             Value::from(())
         } else {
@@ -326,8 +347,24 @@ fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Erro
         } else {
             Some(f64::try_from(value)?)
         });
+        halves.push(match v.is_none() || v.is_undefined() {
+            true => None,
+            false => half_width(v)?,
+        });
     }
+    // The intervals' half widths are scaled with the values, so that both read in the row's unit.
+    let count = numbers.len();
+    numbers.extend(halves.iter().copied());
     let (unit, cells) = format::scaled_row(&numbers, &unit);
+    let cells: Vec<String> = cells[..count]
+        .iter()
+        .zip(&cells[count..])
+        .zip(&halves)
+        .map(|((cell, half), known)| match known {
+            Some(_) => format!("{cell} ± {half}"),
+            None => cell.clone(),
+        })
+        .collect();
     Ok(minijinja::context! { unit => unit, cells => cells })
 }
 

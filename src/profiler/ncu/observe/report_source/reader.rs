@@ -128,15 +128,17 @@ impl<'s> FileReader<'s> {
         Ok(())
     }
 
-    /// One result of a first pass, its time into `durations` under its launch key and process; a
-    /// result that is no kernel launch or has no time is left out.
+    /// One result, its time into `durations` under its launch key and process; a result that is no
+    /// kernel launch is left out, and one without a time too unless `untimed` stands for it.
     pub(super) fn timed_launch(
         &mut self,
         r: &ResultRecord<'_>,
         durations: &mut LaunchDurations,
+        untimed: Option<f64>,
     ) -> std::result::Result<(), ReportFileError> {
         let numbers = self.numbers(r)?;
-        if let (Some(time), Some((name, shape))) = (numbers.time, launch_key(r, &numbers)) {
+        let time = numbers.time.or(untimed);
+        if let (Some(time), Some((name, shape))) = (time, launch_key(r, &numbers)) {
             durations.add(name, shape, (r.process.id, numbers.device), time);
         }
         Ok(())
@@ -151,7 +153,7 @@ impl<'s> FileReader<'s> {
         self.counts.results += 1;
         let mut numbers = self.numbers(r)?;
         self.set_scope(r, numbers.device);
-        let (coverage, twin_advice) = self.join(r, &mut numbers);
+        let (coverage, twin_advice, key) = self.join(r, &mut numbers);
         let nvtx = r.nvtx()?;
         self.has_nvtx |= nvtx.is_some();
         let renames = &self.source.plan.renames;
@@ -185,6 +187,7 @@ impl<'s> FileReader<'s> {
             weight: None,
             values: &numbers.values,
             coverage,
+            key,
         });
         // Rule results are decoded only for a selected result that counts in some region: the others
         // give no advice (as on the details page).
@@ -201,17 +204,18 @@ impl<'s> FileReader<'s> {
 
     /// In a sampled capture, gives the result its twins' deep values (the specs the timing pass did
     /// not collect) and says how they were obtained; the twins' rule results stand for the result's
-    /// own (`None`: use the result's). A capture read alone measures everything itself.
+    /// own (`None`: use the result's), and the twins' key id. A capture read alone measures
+    /// everything itself.
     fn join<'a>(
         &mut self,
         r: &ResultRecord<'_>,
         numbers: &mut Numbers<'a>,
-    ) -> (Coverage, Option<Vec<Advice>>)
+    ) -> (Coverage, Option<Vec<Advice>>, Option<u64>)
     where
         's: 'a,
     {
         let Some(index) = self.twins else {
-            return (Coverage::Measured, None);
+            return (Coverage::Measured, None, None);
         };
         let found = launch_key(r, numbers).and_then(|(name, shape)| index.find(name, &shape));
         let coverage = match found {
@@ -233,7 +237,11 @@ impl<'s> FileReader<'s> {
             None => Coverage::Unmatched,
         };
         self.coverage[coverage as usize] += 1;
-        (coverage, found.map(|(_, twins)| twins.advice.clone()))
+        (
+            coverage,
+            found.map(|(_, twins)| twins.advice.clone()),
+            found.map(|(id, _)| index.key(id)),
+        )
     }
 
     /// The spec values, time, duration and device of one result, in one pass over its metrics.

@@ -4,9 +4,15 @@
 //! dynamic shared memory. The key never uses launch order: two runs of a workload need not launch in
 //! the same order.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
-use crate::region::Cell;
+use crate::region::{Cell, KeySamples, Spread};
+
+/// Each index's launch keys get ids of their own (`base + position`), so that tallies of several
+/// captures read into one report never mix keys.
+static NEXT_BASE: AtomicU64 = AtomicU64::new(0);
 
 /// A launch's configuration: with the mangled kernel name, what makes two launches twins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,6 +49,8 @@ enum TwinCell {
 #[derive(Debug)]
 pub(crate) struct Twins {
     cells: Vec<TwinCell>,
+    /// Per spec: the deep samples' count, mean and spread (`None`: no number).
+    spread: Vec<Option<Spread>>,
     /// Deep results of this key in one process (the most any process had): the first this many
     /// launches of the key in a process of the timing pass are the launches the deep pass measured.
     pub per_process: u32,
@@ -66,6 +74,8 @@ impl Twins {
 pub(crate) struct TwinIndex {
     by_name: FastMap<String, Vec<(Shape, usize)>>,
     twins: Vec<Twins>,
+    /// The id of the first key (see [`NEXT_BASE`]).
+    base: u64,
     /// Deep results read.
     pub results: u64,
 }
@@ -83,8 +93,28 @@ impl TwinIndex {
     }
 
     /// Distinct launch keys with deep results.
-    pub fn keys(&self) -> usize {
+    pub fn key_count(&self) -> usize {
         self.twins.len()
+    }
+
+    /// The reading-wide id of the key [`TwinIndex::find`] numbered `at`.
+    pub fn key(&self, at: usize) -> u64 {
+        self.base + at as u64
+    }
+
+    /// Every key's deep samples, for the intervals; `deep` says which specs took twins' values,
+    /// `comparable_time` which spec is the time both passes measured the same way, if any.
+    pub fn samples(&self, deep: Vec<bool>, comparable_time: Option<usize>) -> KeySamples {
+        KeySamples {
+            deep,
+            comparable_time,
+            keys: self
+                .twins
+                .iter()
+                .enumerate()
+                .map(|(at, t)| (self.key(at), t.spread.clone()))
+                .collect(),
+        }
     }
 }
 
@@ -99,6 +129,8 @@ pub(super) struct TwinIndexBuilder {
 struct Pending {
     /// Per spec: sum and count of numbers, or the first text.
     sums: Vec<(f64, u32)>,
+    /// Per spec: sum of squared numbers.
+    squares: Vec<f64>,
     texts: Vec<Option<String>>,
     per_process: FastMap<Process, u32>,
     advice: Option<Vec<Advice>>,
@@ -114,6 +146,7 @@ impl TwinIndexBuilder {
                 let specs = result.cells.len();
                 self.groups.push(Pending {
                     sums: vec![(0.0, 0); specs],
+                    squares: vec![0.0; specs],
                     texts: vec![None; specs],
                     per_process: FastMap::default(),
                     advice: None,
@@ -123,9 +156,10 @@ impl TwinIndexBuilder {
             }
         };
         let group = &mut self.groups[at];
-        for ((sum, text), cell) in group
+        for (((sum, square), text), cell) in group
             .sums
             .iter_mut()
+            .zip(&mut group.squares)
             .zip(&mut group.texts)
             .zip(result.cells)
         {
@@ -133,6 +167,7 @@ impl TwinIndexBuilder {
                 Cell::Num(v) => {
                     sum.0 += v;
                     sum.1 += 1;
+                    *square += v * v;
                 }
                 Cell::Text(t) if text.is_none() => *text = Some(t.to_string()),
                 _ => {}
@@ -148,6 +183,12 @@ impl TwinIndexBuilder {
             .groups
             .into_iter()
             .map(|g| Twins {
+                spread: g
+                    .sums
+                    .iter()
+                    .zip(&g.squares)
+                    .map(|(&(sum, n), &square)| spread(sum, square, n))
+                    .collect(),
                 cells: g
                     .sums
                     .into_iter()
@@ -165,9 +206,29 @@ impl TwinIndexBuilder {
         TwinIndex {
             by_name: self.by_name,
             twins,
+            base: NEXT_BASE.fetch_add(1 << 32, Ordering::Relaxed),
             results: self.results,
         }
     }
+}
+
+/// The count, mean and sample standard deviation of `n` numbers from their sum and sum of squares.
+fn spread(sum: f64, square: f64, n: u32) -> Option<Spread> {
+    if n == 0 {
+        return None;
+    }
+    let count = f64::from(n);
+    let mean = sum / count;
+    let sd = (n > 1).then(|| {
+        ((square - count * mean * mean) / (count - 1.0))
+            .max(0.0)
+            .sqrt()
+    });
+    Some(Spread {
+        samples: n,
+        mean,
+        sd,
+    })
 }
 
 /// Counts each key's launches per process in a timing pass, in the order they come: the first
@@ -231,6 +292,18 @@ mod tests {
         assert_eq!(index.results, 4);
         let (id, twins) = index.find("_Z4gemm", &shape(8)).unwrap();
         assert_eq!(twins.cell(0), Cell::Num(30.0));
+        // 10, 30 and 50: sample standard deviation 20.
+        let samples = index.samples(vec![true, false], None);
+        let spreads = &samples.keys[&index.key(id)];
+        assert_eq!(
+            spreads[0],
+            Some(Spread {
+                samples: 3,
+                mean: 30.0,
+                sd: Some(20.0)
+            })
+        );
+        assert_eq!(spreads[1], None, "text has no spread");
         assert_eq!(twins.cell(1), Cell::Text("a"));
         assert_eq!(twins.per_process, 2);
         let (other, twins16) = index.find("_Z4gemm", &shape(16)).unwrap();

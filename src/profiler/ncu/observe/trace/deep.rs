@@ -87,15 +87,16 @@ pub(crate) fn shape(kernel: &Kernel) -> Shape {
     }
 }
 
-/// A kernel's twins and how its deep values were obtained. The first launches of a key in a process
-/// (as many as the deep pass profiled) count as measured, as with ncu's timing pass.
+/// A kernel's twins with their key id, and how its deep values were obtained. The first launches of
+/// a key in a process (as many as the deep pass profiled) count as measured, as with ncu's timing
+/// pass.
 pub(crate) fn join<'i>(
     index: &'i TwinIndex,
     ordinals: &mut LaunchOrdinals,
     process: (u32, Option<u64>),
     mangled: &str,
     kernel: &Kernel,
-) -> (Coverage, Option<&'i Twins>) {
+) -> (Coverage, Option<(u64, &'i Twins)>) {
     match index.find(mangled, &shape(kernel)) {
         Some((id, twins)) => {
             let coverage = if ordinals.measured(process, id, twins) {
@@ -103,7 +104,7 @@ pub(crate) fn join<'i>(
             } else {
                 Coverage::Estimated
             };
-            (coverage, Some(twins))
+            (coverage, Some((index.key(id), twins)))
         }
         None => (Coverage::Unmatched, None),
     }

@@ -221,7 +221,7 @@ impl Observations for TraceSource<'_> {
                 let time = a.kernel.duration_ns();
                 let process = (trace.pid, Some(u64::from(a.kernel.device)));
                 let mangled = &trace.names[a.kernel.name];
-                let (coverage, values, weight) = cells(
+                let (coverage, values, weight, key) = cells(
                     index.as_ref().map(|i| (i, &mut ordinals)),
                     process,
                     mangled,
@@ -252,6 +252,7 @@ impl Observations for TraceSource<'_> {
                         weight,
                         values: &values,
                         coverage,
+                        key,
                     },
                 );
             }
@@ -266,7 +267,11 @@ impl Observations for TraceSource<'_> {
             }
             total.add(&counts);
         }
-        let reading = self.reading(&total, &deep);
+        let mut reading = self.reading(&total, &deep);
+        // Every spec of a trace-timed sampled kernel is its twins' (the time metric's too, as the
+        // serialized duration), so every spec is a deep one; in-place and serialized durations do
+        // not compare, so two runs' difference is not known.
+        reading.key_samples = index.map(|i| i.samples(vec![true; specs], None));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -283,7 +288,7 @@ impl TraceSource<'_> {
         };
         let counts = deep::DeepCounts {
             results: index.results,
-            keys: index.keys() as u64,
+            keys: index.key_count() as u64,
             topup_results,
         };
         Ok((Some(index), counts))
@@ -351,25 +356,27 @@ impl TraceSource<'_> {
             insights: Box::new(|_, _| Vec::new()),
             origin: "nvtx".into(),
             sampling,
+            key_samples: None,
         }
     }
 }
 
-/// A kernel's cells, coverage and weight: its in-place time alone, or (a sampled run) its twins' deep
-/// values, weighed by the deep pass's serialized duration they were measured over (`specs`: how many
-/// cells, and which is the time metric's).
+/// A kernel's cells, coverage, weight and twins' key: its in-place time alone, or (a sampled run) its
+/// twins' deep values, weighed by the deep pass's serialized duration they were measured over
+/// (`specs`: how many cells, and which is the time metric's).
 fn cells<'i>(
     deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
     process: (u32, Option<u64>),
     mangled: &str,
     kernel: &crate::profiler::ncu::readers::trace::Kernel,
     (specs, time_spec): (usize, Option<usize>),
-) -> (Coverage, Vec<Cell<'i>>, Option<f64>) {
+) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
     let Some((index, ordinals)) = deep else {
         let time = [Cell::Num(kernel.duration_ns())];
-        return (Coverage::Measured, time[..specs].to_vec(), None);
+        return (Coverage::Measured, time[..specs].to_vec(), None, None);
     };
-    let (coverage, twins) = deep::join(index, ordinals, process, mangled, kernel);
+    let (coverage, found) = deep::join(index, ordinals, process, mangled, kernel);
+    let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
     let values: Vec<Cell<'i>> = (0..specs)
         .map(|at| twins.map_or(Cell::Missing, |t| t.cell(at)))
         .collect();
@@ -377,7 +384,7 @@ fn cells<'i>(
         Cell::Num(serialized) => Some(serialized),
         _ => None,
     });
-    (coverage, values, weight)
+    (coverage, values, weight, key)
 }
 
 /// What a sampled run's notes say of the join.

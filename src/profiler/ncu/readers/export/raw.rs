@@ -432,6 +432,7 @@ impl<'c> RowReader<'c> {
             weight: None,
             values: &values,
             coverage: crate::region::Coverage::Measured,
+            key: None,
         });
         Ok(())
     }
