@@ -40,6 +40,8 @@ pub struct RunContext {
     pub deep_command: Vec<String>,
     /// Why the run's capture is partial (`run.json`); `None` for a whole run or a bare export.
     pub partial: Option<String>,
+    /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.
+    pub adaptive: Option<crate::report::model::AdaptiveRecord>,
 }
 
 /// Everything the spine needs from the configuration, checked before any process starts

@@ -192,7 +192,9 @@ impl Loaded {
     /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads`,
     /// `pipeline.signal_grace_seconds` and the input limits (`regions.max_depth`,
     /// `pipeline.ncu.max_block_mib`): they change how fast a report is made, how long an interrupted
-    /// run waits or what is refused, never what a report says.
+    /// run waits or what is refused, never what a report says. The adaptive sampling settings
+    /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
+    /// where they change nothing.
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
@@ -200,11 +202,19 @@ impl Loaded {
         config.pipeline.signal_grace_seconds = 0;
         let mut tree = serde_yaml::to_value(&config).expect("config serialises");
         // Limits only refuse inputs, never change a result: left out, so fingerprints made before
-        // they existed still match.
-        for path in [
-            &["regions", "max_depth"][..],
+        // they existed still match. So are the adaptive sampling settings while adaptive is off.
+        let mut left_out: Vec<&[&str]> = vec![
+            &["regions", "max_depth"],
             &["pipeline", "ncu", "max_block_mib"],
-        ] {
+        ];
+        if !config.pipeline.ncu.sampling.adaptive {
+            left_out.extend([
+                &["pipeline", "ncu", "sampling", "adaptive"][..],
+                &["pipeline", "ncu", "sampling", "error"],
+                &["pipeline", "ncu", "sampling", "max_samples"],
+            ]);
+        }
+        for path in left_out {
             let (last, parents) = path.split_last().expect("a key path");
             let parent = parents
                 .iter()

@@ -109,6 +109,14 @@ pub struct SamplingConfig {
     /// configuration): its cold start biases stall reasons; a configuration launched once then has
     /// no deep result.
     pub skip_cold_start: bool,
+    /// Adaptive samples per launch key: after the deep pass, a key whose first-pass durations vary
+    /// needs n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); one top-up pass takes
+    /// the samples the deep pass's `launch_count` left short.
+    pub adaptive: bool,
+    /// ε: the relative half-width of a key's mean at 95% the samples aim at, in (0, 1).
+    pub error: f64,
+    /// The budget: no key gets more deep samples than this (at least `launch_count`).
+    pub max_samples: u32,
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

@@ -122,6 +122,45 @@ pub struct Sampling {
     pub estimated_results: u64,
     /// Timing results with no twin: they have their time and no deep metrics.
     pub unmatched_results: u64,
+    /// Adaptive samples per launch key, and what they took.
+    #[serde(flatten)]
+    pub adaptive: AdaptiveSampling,
+}
+
+/// Adaptive samples per launch key (n = ⌈(1.96·CV/error)²⌉, at most `max_samples`) in a sampled run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct AdaptiveSampling {
+    /// Whether the run sized each key's deep samples by its first-pass durations.
+    pub adaptive: bool,
+    /// ε: the relative half-width at 95% the samples aimed at (`null` when not adaptive or unknown).
+    pub error: Option<f64>,
+    /// The budget: the most deep samples any key got (`null` when not adaptive or unknown).
+    pub max_samples: Option<u32>,
+    /// Distinct launch keys with deep results.
+    pub keys: u64,
+    /// Keys whose n exceeded the deep pass's `launch_count`: the top-up pass sampled them again
+    /// (`null` when not recorded).
+    pub keys_topped_up: Option<u64>,
+    /// Keys held below their n by `max_samples` (`null` when not recorded).
+    pub keys_capped: Option<u64>,
+    /// Deep results the top-up pass added.
+    pub topup_results: u64,
+}
+
+/// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct AdaptiveRecord {
+    pub error: f64,
+    pub max_samples: u32,
+    /// Launch keys of the first pass that the deep pass measured.
+    pub keys: u64,
+    /// Keys whose n exceeded `launch_count`.
+    pub keys_topped_up: u64,
+    /// Keys held below their n by `max_samples`.
+    pub keys_capped: u64,
+    /// Whether the top-up pass ran and failed (its deep results are then left out).
+    #[serde(default)]
+    pub topup_failed: bool,
 }
 
 /// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.

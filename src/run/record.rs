@@ -7,6 +7,7 @@ use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
 use crate::analysis::RunContext;
 use crate::error::Result;
 use crate::process::Finished;
+use crate::report::model::AdaptiveRecord;
 
 impl RunDir {
     /// Writes `run.json` (the record lives here, so that the directory never imports its record).
@@ -54,9 +55,16 @@ pub struct RunRecord {
     /// one command is `profiler_command` (a sampled run's timing pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_pass: Option<PassRecord>,
+    /// The top-up pass of an adaptive sampled run (`pipeline.ncu.sampling.adaptive`): the deep
+    /// samples the deep pass left short; absent when none ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topup_pass: Option<PassRecord>,
+    /// How an adaptive sampled run sized its deep samples; absent for any other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveRecord>,
 }
 
-/// How the deep pass of a sampled run went.
+/// How a later pass of a sampled run (the deep pass, the top-up pass) went.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PassRecord {
     pub command: Vec<String>,
@@ -108,6 +116,8 @@ impl RunRecord {
             workload_signal: None,
             interrupted_by: None,
             deep_pass: None,
+            topup_pass: None,
+            adaptive: None,
         }
     }
 
@@ -125,6 +135,7 @@ impl RunRecord {
                 .map(|p| p.command.clone())
                 .unwrap_or_default(),
             partial: self.partial_reason(),
+            adaptive: self.adaptive.clone(),
         }
     }
 

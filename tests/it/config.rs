@@ -474,6 +474,25 @@ fn the_fingerprint_is_16_hex_digits_and_follows_the_config() {
         a,
         ok(&[], &[], &["pipeline.signal_grace_seconds=60"]).fingerprint()
     );
+    // Adaptive sampling's settings change nothing while it is off; on, they count.
+    assert_eq!(
+        a,
+        ok(&[], &[], &["pipeline.ncu.sampling.error=0.2"]).fingerprint()
+    );
+    let adaptive = ok(&[], &[], &["pipeline.ncu.sampling.adaptive=true"]).fingerprint();
+    assert_ne!(a, adaptive);
+    assert_ne!(
+        adaptive,
+        ok(
+            &[],
+            &[],
+            &[
+                "pipeline.ncu.sampling.adaptive=true",
+                "pipeline.ncu.sampling.max_samples=8"
+            ]
+        )
+        .fingerprint()
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The integration tests, one binary organised by feature.
 
+mod adaptive;
 mod advice;
 mod architecture;
 mod auto_regions;

@@ -13,12 +13,12 @@ use crate::common::{fixture, repo};
 const DIR: &str = "ncu/h100-2025.3.1-sampled";
 const TIME: &str = "gpu__time_duration.sum";
 
-fn profile_run() -> Command {
+pub(crate) fn profile_run() -> Command {
     Command::cargo_bin("profile-run").unwrap()
 }
 
 /// `profile-run report INPUT --out DIR/NAME`, returning report.json.
-fn render(input: &Path, out: &Path, overrides: &[&str]) -> Value {
+pub(crate) fn render(input: &Path, out: &Path, overrides: &[&str]) -> Value {
     profile_run()
         .arg("report")
         .arg(input)
@@ -30,7 +30,7 @@ fn render(input: &Path, out: &Path, overrides: &[&str]) -> Value {
     read_json(&out.join("report.json"))
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -40,7 +40,7 @@ fn only_scope(report: &Value) -> &Value {
     &scopes[0]
 }
 
-fn regions(report: &Value) -> Vec<&Value> {
+pub(crate) fn regions(report: &Value) -> Vec<&Value> {
     only_scope(report)["regions"]
         .as_array()
         .unwrap()
@@ -316,7 +316,7 @@ fn diff_refuses_a_sampled_run_against_a_full_one_unless_allowed() {
 
 /// profile-run with the fake ncu: the timing pass writes the fixture's timing capture, the deep
 /// pass (its argv holds `per-launch-config`) the deep one.
-fn fake_sampled(tmp: &Path) -> Command {
+pub(crate) fn fake_sampled(tmp: &Path) -> Command {
     let mut cmd = profile_run();
     cmd.current_dir(tmp)
         .env_remove("FAKE_NCU_MODE")
@@ -340,7 +340,7 @@ fn fake_sampled(tmp: &Path) -> Command {
     cmd
 }
 
-fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {
+pub(crate) fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(tmp.join("argv.log")).unwrap_or_default();
     text.split("--END--\n")
         .map(|b| b.lines().map(String::from).collect::<Vec<_>>())
@@ -352,7 +352,8 @@ fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {
 fn a_sampled_run_profiles_twice_and_report_run_dir_rerenders_it_without_ncu() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
-        .args(["--", "true"])
+        // Adaptive samples and their top-up pass are tests/it/adaptive.rs's.
+        .args(["pipeline.ncu.sampling.adaptive=false", "--", "true"])
         .assert()
         .success();
     let passes = profile_invocations(tmp.path());

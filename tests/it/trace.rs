@@ -22,7 +22,7 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// The traces of one workload in the fixture folder.
-fn traces(workload: &str) -> Vec<PathBuf> {
+pub(crate) fn traces(workload: &str) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(fixture(DIR))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -44,7 +44,7 @@ fn library(tmp: &Path) -> PathBuf {
 }
 
 /// A trace run of the fake workload writing `workload`'s traces; the command, to run.
-fn trace_run(tmp: &Path, workload: &str, overrides: &[&str]) -> Command {
+pub(crate) fn trace_run(tmp: &Path, workload: &str, overrides: &[&str]) -> Command {
     let joined: Vec<String> = traces(workload)
         .iter()
         .map(|p| p.display().to_string())

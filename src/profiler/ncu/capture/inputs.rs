@@ -113,6 +113,9 @@ impl Claimed {
             None => return Ok(None),
         };
         self.claim(&deep, argument)?;
+        if let Some(topup) = super::sampling::topup_sibling(&deep) {
+            self.claim(&topup, argument)?;
+        }
         Ok(Some(deep))
     }
 }
@@ -380,6 +383,9 @@ impl RunDirInputs<'_> {
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
+                if let Some(topup) = super::sampling::topup_sibling(&deep) {
+                    self.claimed.claim(&topup, self.argument)?;
+                }
                 self.traces.deep.push(deep);
             }
             return Ok(());

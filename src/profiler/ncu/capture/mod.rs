@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod log;
 pub mod nvtx;
 pub mod sampling;
+pub mod topup;
 pub mod trace;
 
 use std::path::Path;
@@ -110,6 +111,18 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
         lines.push(("the trace pass", trace::shell_line(config, dir, workload)));
     }
     lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
+    let sampling = &config.pipeline.ncu.sampling;
+    if sampling.enabled && sampling.adaptive {
+        lines.push((
+            "a top-up pass may follow",
+            format!(
+                "# if some launch key's first-pass durations ask for more deep samples than launch_count ({}; at most max_samples, {}), the deep pass's command runs again for those keys, with --kernel-name regex:^(?:NAME|…)$ --launch-skip S+K --launch-count M, writing {}",
+                sampling.launch_count,
+                sampling.max_samples,
+                dir.join(crate::run::ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
+            ),
+        ));
+    }
     if lines.len() == 1 {
         return lines.remove(0).1;
     }
@@ -261,18 +274,40 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
         display.finish();
         return Ok(first);
     };
-    let finished = run_pass(deep, run, grace, &display)?;
+    let topup = topup::TopUpRun {
+        config,
+        plan,
+        run,
+        workload,
+        grace,
+        display: &display,
+    };
+    let finished = run_deep(deep, topup, record);
     display.finish();
+    Ok(finished?.unwrap_or(first))
+}
+
+/// Runs the deep pass and, in an adaptive run whose keys need more samples, the top-up pass after
+/// it; returns how the pass a signal stopped ended (`None`: none was).
+fn run_deep(
+    deep: &Pass,
+    topup: topup::TopUpRun<'_>,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let finished = run_pass(deep, topup.run, topup.grace, topup.display)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished);
     }
     record.interrupted_by = finished.interrupted_by;
-    run.write_record(record)?;
-    Ok(if finished.interrupted_by.is_some() {
-        finished
-    } else {
-        first
-    })
+    topup.run.write_record(record)?;
+    if finished.interrupted_by.is_some() {
+        return Ok(Some(finished));
+    }
+    if !topup.config.pipeline.ncu.sampling.adaptive || !finished.success() {
+        return Ok(None);
+    }
+    // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
+    Ok(topup::top_up(topup, record)?.filter(|topped| topped.interrupted_by.is_some()))
 }
 
 /// The trace pass's command as run.json records it: the environment, then the workload.

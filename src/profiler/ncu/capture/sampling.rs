@@ -9,7 +9,7 @@
 //! with ncu's default `function` name base, launches of one template with other arguments would
 //! share one deep result).
 
-use crate::config::{Config, NcuCliConfig, ReplayMode};
+use crate::config::{Config, NcuCliConfig, ReplayMode, SamplingConfig};
 
 /// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
 /// They come from the launch itself, so collecting them adds no replay pass.
@@ -22,6 +22,7 @@ pub const KEY_METRICS: [&str; 5] = [
 ];
 
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
+pub use crate::run::{NCU_TOPUP_LOG as TOPUP_LOG, NCU_TOPUP_REPORT_BASE as TOPUP_REPORT_BASE};
 
 /// A deep pass's report file found beside a timing pass's.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +59,20 @@ pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
     deep.is_file().then_some(Sibling::File(deep))
 }
 
+/// The top-up pass's report file beside a deep pass's `NAME.deep.ncu-rep[.gz]`:
+/// `NAME.topup.ncu-rep[.gz]`, when it is a regular file (an adaptive sampled run that topped up).
+pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
+    let name = deep.file_name()?.to_str()?;
+    let (stem, ext) = [".deep.ncu-rep.gz", ".deep.ncu-rep"]
+        .iter()
+        .find_map(|ext| {
+            name.strip_suffix(ext)
+                .map(|stem| (stem, &ext[".deep".len()..]))
+        })?;
+    let topup = deep.with_file_name(format!("{stem}.topup{ext}"));
+    topup.is_file().then_some(topup)
+}
+
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
 /// (or sampling is off).
 pub fn refusal(config: &Config) -> Option<String> {
@@ -77,6 +92,9 @@ pub fn refusal(config: &Config) -> Option<String> {
             "pipeline.ncu.sampling.launch_count is 0: the deep pass would profile nothing; set it to 1 or more"
                 .into(),
         );
+    }
+    if let Some(why) = adaptive_refusal(&ncu.sampling) {
+        return Some(why);
     }
     if ncu.reader != "native" {
         return Some(format!(
@@ -114,6 +132,40 @@ pub fn refusal(config: &Config) -> Option<String> {
                 .into(),
         ),
         _ => None,
+    }
+}
+
+/// Why the adaptive settings cannot be used, naming the key; `None` when they can (or are off).
+fn adaptive_refusal(sampling: &SamplingConfig) -> Option<String> {
+    if !sampling.adaptive {
+        return None;
+    }
+    let error = sampling.error;
+    if !(error > 0.0 && error < 1.0) {
+        return Some(format!(
+            "pipeline.ncu.sampling.error is {error}, but it is the relative half-width a key's mean aims at and must lie in (0, 1); set it to 0.05 for ±5%"
+        ));
+    }
+    if sampling.max_samples < sampling.launch_count {
+        return Some(format!(
+            "pipeline.ncu.sampling.max_samples is {}, below sampling.launch_count ({}): the deep pass alone takes launch_count samples of every key; set max_samples={} or more, or sampling.adaptive=false",
+            sampling.max_samples, sampling.launch_count, sampling.launch_count
+        ));
+    }
+    None
+}
+
+/// The deep samples a launch key needs for its mean to lie within ±`error` (relative) at 95%:
+/// n = ⌈(1.96·cv/error)²⌉, at least 1; `cv` is the coefficient of variation of the key's durations
+/// (sample standard deviation over mean; 0 for a key launched once). STEM's rule (MICRO 2025).
+pub fn samples_needed(cv: f64, error: f64) -> u32 {
+    let n = (1.96 * cv / error).powi(2).ceil();
+    if n.is_nan() || n < 1.0 {
+        1
+    } else if n >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        n as u32
     }
 }
 
@@ -222,6 +274,27 @@ mod tests {
                 Box::new(|c| c.pipeline.ncu.sampling.launch_count = 0),
                 "launch_count is 0",
             ),
+            (
+                Box::new(|c| {
+                    c.pipeline.ncu.sampling.adaptive = true;
+                    c.pipeline.ncu.sampling.error = 0.0;
+                }),
+                "pipeline.ncu.sampling.error is 0",
+            ),
+            (
+                Box::new(|c| {
+                    c.pipeline.ncu.sampling.adaptive = true;
+                    c.pipeline.ncu.sampling.error = 1.5;
+                }),
+                "pipeline.ncu.sampling.error is 1.5",
+            ),
+            (
+                Box::new(|c| {
+                    c.pipeline.ncu.sampling.adaptive = true;
+                    c.pipeline.ncu.sampling.launch_count = 5;
+                }),
+                "pipeline.ncu.sampling.max_samples is 4, below sampling.launch_count (5)",
+            ),
         ];
         for (change, expected) in cases {
             let mut c = config();
@@ -237,6 +310,30 @@ mod tests {
         off.pipeline.ncu.sampling.enabled = false;
         off.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Range;
         assert_eq!(refusal(&off), None);
+    }
+
+    #[test]
+    fn samples_follow_stems_rule() {
+        // (1.96 · 0.1 / 0.05)² = 3.92² = 15.3664 → 16.
+        assert_eq!(samples_needed(0.1, 0.05), 16);
+        // (1.96 · 0.02 / 0.05)² = 0.784² = 0.614656 → 1.
+        assert_eq!(samples_needed(0.02, 0.05), 1);
+        // (1.96 · 0.05 / 0.05)² = 3.8416 → 4.
+        assert_eq!(samples_needed(0.05, 0.05), 4);
+        // (1.96 · 0.3 / 0.1)² = 5.88² = 34.5744 → 35.
+        assert_eq!(samples_needed(0.3, 0.1), 35);
+        assert_eq!(samples_needed(0.0, 0.05), 1, "a key seen once");
+        assert_eq!(samples_needed(f64::NAN, 0.05), 1);
+        assert_eq!(samples_needed(1e9, 0.01), u32::MAX);
+    }
+
+    #[test]
+    fn adaptive_settings_off_are_not_checked() {
+        let mut c = config();
+        c.pipeline.ncu.sampling.adaptive = false;
+        c.pipeline.ncu.sampling.error = 7.0;
+        c.pipeline.ncu.sampling.launch_count = 9;
+        assert_eq!(refusal(&c), None);
     }
 
     #[test]
@@ -298,6 +395,11 @@ mod tests {
             None,
             "a deep capture has no deep sibling"
         );
+        assert_eq!(topup_sibling(&deep), None, "no top-up pass ran");
+        let topup = dir.path().join("step.topup.ncu-rep.gz");
+        std::fs::write(&topup, b"x").unwrap();
+        assert_eq!(topup_sibling(&deep), Some(topup));
+        assert_eq!(topup_sibling(&timing), None, "a timing capture has none");
         std::fs::remove_file(&deep).unwrap();
         std::fs::create_dir(&deep).unwrap();
         assert_eq!(

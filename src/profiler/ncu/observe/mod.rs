@@ -4,8 +4,10 @@
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
+pub mod adaptive;
 pub mod hints;
 pub mod labels;
+pub mod launch_durations;
 pub mod report_source;
 pub mod source;
 pub mod trace;

@@ -20,7 +20,9 @@ use crate::error::Result;
 use crate::region::{KernelFilter, MetricSpec, Observation};
 use crate::report::model::Sampling;
 
+use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
+use crate::profiler::ncu::capture::sampling::topup_sibling;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 use crate::profiler::ncu::readers::{rollup, units};
@@ -232,14 +234,17 @@ impl Observations for ReportSource<'_> {
             };
             let mut state = init();
             let mut advice = AdviceIndex::default();
-            let mut reader = FileReader::new(&self, input.rank, filter, twins.as_ref());
+            let mut reader =
+                FileReader::new(&self, input.rank, filter, twins.as_ref().map(|(t, _)| t));
             let mut report = ReportFile::open_limited(&input.path, self.max_block)?;
             report.for_each_result(|r| {
                 reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
             })?;
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
-            let joined = twins.map(|t| Joined {
+            let joined = twins.map(|(t, topup_results)| Joined {
                 deep_results: t.results,
+                keys: t.key_count() as u64,
+                topup_results,
                 coverage,
                 samples: t.samples(self.from_deep.clone(), self.timed_in_both()),
             });
@@ -297,6 +302,10 @@ impl Observations for ReportSource<'_> {
 /// What joining one sampled capture found.
 struct Joined {
     deep_results: u64,
+    /// Distinct launch keys with deep results.
+    keys: u64,
+    /// Deep results of the top-up pass.
+    topup_results: u64,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 3],
     /// The deep samples of each launch key, for the intervals.
@@ -315,22 +324,53 @@ impl ReportSource<'_> {
         (!self.from_deep[at]).then_some(at)
     }
 
-    /// The deep pass of one capture, indexed by launch key. A deep pass that wrote no report file
-    /// (it failed, or was stopped) gives no twins: every result keeps its time alone.
+    /// The deep pass of one capture, indexed by launch key, with the deep results of its top-up pass
+    /// (`NAME.topup.ncu-rep` beside it: the later launches of the keys that needed more samples), and
+    /// how many results the top-up pass gave. A deep pass that wrote no report file (it failed, or
+    /// was stopped) gives no twins: every result keeps its time alone.
     pub(crate) fn twins(
         &self,
         deep: &std::path::Path,
         rank: Option<u32>,
         filter: &Mutex<KernelFilter>,
-    ) -> Result<TwinIndex> {
+    ) -> Result<(TwinIndex, u64)> {
         let mut builder = TwinIndexBuilder::default();
+        let mut topup_results = 0;
         if deep.is_file() {
-            let mut reader = FileReader::new(self, rank, filter, None);
-            ReportFile::open_limited(deep, self.max_block)?
-                .for_each_result(|r| reader.deep_result(r, &mut builder))?;
+            let topup = topup_sibling(deep);
+            for (at, file) in std::iter::once(deep).chain(topup.as_deref()).enumerate() {
+                let mut reader = FileReader::new(self, rank, filter, None);
+                ReportFile::open_limited(file, self.max_block)?
+                    .for_each_result(|r| reader.deep_result(r, &mut builder))?;
+                if at == 1 {
+                    topup_results = reader.counts.results;
+                }
+            }
         }
-        Ok(builder.finish())
+        Ok((builder.finish(), topup_results))
     }
+}
+
+/// Each launch key's durations in a report file (`path`), for the adaptive deep samples: a timing
+/// pass's, or (`untimed`: the duration of a result without the time metric) a deep pass's keys.
+pub(crate) fn launch_durations(
+    plan: &AnalysisPlan,
+    path: &std::path::Path,
+    max_block: u64,
+    untimed: Option<f64>,
+) -> Result<LaunchDurations> {
+    let input = ReportInput {
+        path: path.to_path_buf(),
+        rank: None,
+        deep: None,
+    };
+    let source = ReportSource::open(plan, &[input], &RunContext::default(), &[], max_block)?;
+    let filter = Mutex::new(plan.filter.clone());
+    let mut reader = FileReader::new(&source, None, &filter, None);
+    let mut durations = LaunchDurations::default();
+    ReportFile::open_limited(path, max_block)?
+        .for_each_result(|r| reader.timed_launch(r, &mut durations, untimed))?;
+    Ok(durations)
 }
 
 /// The report's account of a sampled reading, and the notes that say what was estimated and how.
@@ -361,6 +401,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .inputs
         .iter()
         .filter_map(|i| i.deep.as_ref())
+        .flat_map(|deep| std::iter::once(deep.clone()).chain(topup_sibling(deep)))
         .map(|p| p.display().to_string())
         .collect();
     let mut notes = vec![format!(
@@ -397,7 +438,15 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
             by_coverage[2],
         ));
     }
+    let recorded = source.context.adaptive.as_ref();
+    let adaptive = super::adaptive::sampling(
+        recorded,
+        joined.iter().map(|j| j.keys).sum(),
+        joined.iter().map(|j| j.topup_results).sum(),
+    );
+    notes.extend(super::adaptive::notes(recorded, &adaptive));
     let sampling = Sampling {
+        adaptive,
         deep_sources,
         join_key: vec![
             "mangled kernel name".into(),

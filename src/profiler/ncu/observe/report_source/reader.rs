@@ -12,6 +12,7 @@ use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKe
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
 use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilder};
 use super::ReportSource;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
@@ -124,6 +125,22 @@ impl<'s> FileReader<'s> {
             cells: &numbers.values,
             advice: advice_of(&r.rule_results()?),
         });
+        Ok(())
+    }
+
+    /// One result, its time into `durations` under its launch key and process; a result that is no
+    /// kernel launch is left out, and one without a time too unless `untimed` stands for it.
+    pub(super) fn timed_launch(
+        &mut self,
+        r: &ResultRecord<'_>,
+        durations: &mut LaunchDurations,
+        untimed: Option<f64>,
+    ) -> std::result::Result<(), ReportFileError> {
+        let numbers = self.numbers(r)?;
+        let time = numbers.time.or(untimed);
+        if let (Some(time), Some((name, shape))) = (time, launch_key(r, &numbers)) {
+            durations.add(name, shape, (r.process.id, numbers.device), time);
+        }
         Ok(())
     }
 

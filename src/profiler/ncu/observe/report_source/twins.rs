@@ -92,6 +92,11 @@ impl TwinIndex {
         Some((at, &self.twins[at]))
     }
 
+    /// Distinct launch keys with deep results.
+    pub fn key_count(&self) -> usize {
+        self.twins.len()
+    }
+
     /// The reading-wide id of the key [`TwinIndex::find`] numbered `at`.
     pub fn key(&self, at: usize) -> u64 {
         self.base + at as u64

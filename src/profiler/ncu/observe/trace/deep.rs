@@ -13,7 +13,7 @@ use crate::profiler::ncu::observe::report_source::twins::{
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::region::{Coverage, KernelFilter};
-use crate::report::model::Sampling;
+use crate::report::model::{AdaptiveRecord, Sampling};
 
 use crate::profiler::ncu::readers::trace::Kernel;
 
@@ -65,8 +65,9 @@ impl<'p> DeepJoin<'p> {
         found
     }
 
-    /// The deep results indexed by launch key.
-    pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<TwinIndex> {
+    /// The deep results indexed by launch key (the top-up pass's among them), and how many the
+    /// top-up pass gave.
+    pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<(TwinIndex, u64)> {
         self.source.twins(&self.path, self.rank, filter)
     }
 
@@ -109,16 +110,36 @@ pub(crate) fn join<'i>(
     }
 }
 
-/// The report's account of the join: results per coverage, the deep pass's size, the key.
+/// The deep pass's part of the report's account of the join: its size, keys and top-up results.
+#[derive(Debug, Default)]
+pub struct DeepCounts {
+    pub results: u64,
+    pub keys: u64,
+    pub topup_results: u64,
+}
+
+/// The report's account of the join: results per coverage, the deep pass's size, the key, and
+/// (`recorded`) how an adaptive run sized its samples.
 pub fn sampling(
     found: &MetricsFound,
     deep_path: &Path,
-    deep_results: u64,
+    deep: &DeepCounts,
     coverage: [u64; 3],
-    launch_count: Option<u32>,
+    (launch_count, recorded): (Option<u32>, Option<&AdaptiveRecord>),
 ) -> Sampling {
+    let deep_results = deep.results;
     Sampling {
-        deep_sources: vec![deep_path.display().to_string()],
+        adaptive: crate::profiler::ncu::observe::adaptive::sampling(
+            recorded,
+            deep.keys,
+            deep.topup_results,
+        ),
+        deep_sources: std::iter::once(deep_path.to_path_buf())
+            .chain(crate::profiler::ncu::capture::sampling::topup_sibling(
+                deep_path,
+            ))
+            .map(|p| p.display().to_string())
+            .collect(),
         join_key: [
             "mangled kernel name",
             "grid",

@@ -17,6 +17,8 @@ use crate::report::model::ProfilerInfo;
 
 use super::attribute::{attribute, Attributed, PushPopScope};
 use super::deep::{self, DeepJoin};
+use crate::profiler::ncu::observe::adaptive;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
 
@@ -43,6 +45,8 @@ pub struct Sampled<'p> {
     pub launch_count: Option<u32>,
     /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
     pub skipped: u32,
+    /// How an adaptive run sized its deep samples (`run.json`).
+    pub adaptive: Option<crate::report::model::AdaptiveRecord>,
 }
 
 impl<'p> TraceSource<'p> {
@@ -110,6 +114,30 @@ impl<'p> TraceSource<'p> {
     }
 }
 
+impl TraceSource<'_> {
+    /// Each launch key's in-place durations, over the kernels in the requested regions (the ones
+    /// the report counts), for the adaptive deep samples.
+    pub(crate) fn launch_durations(&self) -> LaunchDurations {
+        let mut durations = LaunchDurations::default();
+        for (trace, _) in &self.traces {
+            for a in attribute(trace, self.scope, &self.plan.renames) {
+                if !self.wanted(&a) {
+                    continue;
+                }
+                let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                let mangled = &trace.names[a.kernel.name];
+                durations.add(
+                    mangled,
+                    deep::shape(a.kernel),
+                    process,
+                    a.kernel.duration_ns(),
+                );
+            }
+        }
+        durations
+    }
+}
+
 /// A mangled name as C++ reads it (`void gemm<float>(float*)`); the mangled name where it does not
 /// demangle (C kernels, names of other languages).
 fn demangle(mangled: &str) -> String {
@@ -163,8 +191,7 @@ impl Observations for TraceSource<'_> {
         M: FnMut(&mut S, S),
     {
         let renames = &self.plan.renames;
-        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
-        let index = deep.map(|d| d.index(filter)).transpose()?;
+        let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
         let time_spec = self
@@ -240,8 +267,7 @@ impl Observations for TraceSource<'_> {
             }
             total.add(&counts);
         }
-        let deep_results = index.as_ref().map_or(0, |i| i.results);
-        let mut reading = self.reading(&total, deep_results);
+        let mut reading = self.reading(&total, &deep);
         // Every spec of a trace-timed sampled kernel is its twins' (the time metric's too, as the
         // serialized duration), so every spec is a deep one; in-place and serialized durations do
         // not compare, so two runs' difference is not known.
@@ -251,7 +277,24 @@ impl Observations for TraceSource<'_> {
 }
 
 impl TraceSource<'_> {
-    fn reading(&self, total: &Counts, deep_results: u64) -> Reading {
+    /// A sampled run's deep (and top-up) results by launch key, and their counts.
+    fn deep_index(
+        &self,
+        filter: &Mutex<KernelFilter>,
+    ) -> Result<(Option<TwinIndex>, deep::DeepCounts)> {
+        let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
+        let Some((index, topup_results)) = deep.map(|d| d.index(filter)).transpose()? else {
+            return Ok((None, deep::DeepCounts::default()));
+        };
+        let counts = deep::DeepCounts {
+            results: index.results,
+            keys: index.key_count() as u64,
+            topup_results,
+        };
+        Ok((Some(index), counts))
+    }
+
+    fn reading(&self, total: &Counts, deep: &deep::DeepCounts) -> Reading {
         let mut settings = std::collections::BTreeMap::new();
         settings.insert("time_source".to_string(), TIME_SOURCE.to_string());
         let scope = match self.scope {
@@ -269,15 +312,18 @@ impl TraceSource<'_> {
                 .to_string(),
         ];
         let sampling = self.sampled.as_ref().map(|sampled| {
-            notes.extend(sampled_notes(sampled, total, deep_results));
+            notes.extend(sampled_notes(sampled, total, deep.results));
             let (path, launch_count) = (&sampled.path, sampled.launch_count);
-            deep::sampling(
+            let recorded = sampled.adaptive.as_ref();
+            let sampling = deep::sampling(
                 &self.found,
                 path,
-                deep_results,
+                deep,
                 total.coverage,
-                launch_count,
-            )
+                (launch_count, recorded),
+            );
+            notes.extend(adaptive::notes(recorded, &sampling.adaptive));
+            sampling
         });
         if sampling.is_none() {
             notes.push("No deep metric was collected (a time-only run).".to_string());
@@ -407,6 +453,7 @@ pub fn analyze_traces(
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
             skipped: crate::profiler::ncu::capture::sampling::skipped(&context.deep_command),
+            adaptive: context.adaptive.clone(),
         }),
         None => None,
     };

@@ -1,0 +1,344 @@
+//! The top-up pass of an adaptive sampled run (`pipeline.ncu.sampling.adaptive`; docs/attribution.md,
+//! "Adaptive samples per launch key"): how many deep samples each launch key needs from its
+//! first-pass durations, and the one more ncu pass that takes those the deep pass left short.
+//!
+//! ncu takes one `--launch-count` per pass, so the top-up pass takes, for every key it selects (by
+//! mangled name), the most any selected key still needs: keys that need fewer get more, never fewer.
+
+use crate::config::{Config, NcuCliConfig, SamplingConfig};
+use crate::console::err_line;
+use crate::error::{Error, Result};
+use crate::process::progress::Display;
+use crate::process::Finished;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
+use crate::profiler::ncu::observe::report_source::launch_durations;
+use crate::profiler::ncu::observe::report_source::twins::Shape;
+use crate::profiler::ncu::observe::trace::source::{exclude_of, scope_of, TraceSource};
+use crate::profiler::ProfilerPlan;
+use crate::report::model::AdaptiveRecord;
+use crate::run::{PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
+
+use super::cli::NcuCli;
+use super::sampling::{deep_flags, samples_needed, DEEP_REPORT_BASE, TOPUP_LOG, TOPUP_REPORT_BASE};
+use super::{run_pass, trace, traced, Pass};
+
+/// What the first pass's durations ask of the deep samples.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Need {
+    /// Launch keys of the first pass that the deep pass measured.
+    pub keys: u64,
+    /// Keys whose n exceeds the deep pass's `launch_count`.
+    pub topped_up: u64,
+    /// Keys held below their n by `max_samples`.
+    pub capped: u64,
+    /// The top-up pass those keys need; `None` when every key has its n from the deep pass.
+    pub topup: Option<TopUp>,
+}
+
+/// The top-up pass's launch filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopUp {
+    /// The mangled names of the keys that need more samples, each once, in first-seen order.
+    pub names: Vec<String>,
+    /// `--launch-skip`: each key's launches the deep pass skipped and measured.
+    pub skip: u32,
+    /// `--launch-count`: the most samples any selected key still needs.
+    pub count: u32,
+}
+
+/// Each key's n = min(samples_needed(cv), max_samples, launches − skipped), over the keys the deep
+/// pass measured (`measured`); the keys whose n exceeds `launch_count` make the top-up pass.
+pub(crate) fn decide(
+    durations: &LaunchDurations,
+    measured: impl Fn(&str, &Shape) -> bool,
+    sampling: &SamplingConfig,
+    skipped: u32,
+) -> Need {
+    let mut need = Need::default();
+    let mut names: Vec<String> = Vec::new();
+    let mut count = 0;
+    for (name, shape, key) in durations.keys() {
+        if !measured(name, shape) {
+            continue;
+        }
+        need.keys += 1;
+        let available = key.launches().saturating_sub(skipped);
+        let wanted = samples_needed(key.cv(), sampling.error).min(available);
+        if wanted > sampling.max_samples {
+            need.capped += 1;
+        }
+        let n = wanted.min(sampling.max_samples);
+        if n > sampling.launch_count {
+            need.topped_up += 1;
+            count = count.max(n - sampling.launch_count);
+            if !names.iter().any(|known| known == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    need.topup = (count > 0).then(|| TopUp {
+        names,
+        skip: skipped + sampling.launch_count,
+        count,
+    });
+    need
+}
+
+/// The top-up pass's flags: the deep pass's, limited to the keys' mangled names, past the launches
+/// the deep pass skipped and measured.
+pub fn topup_flags(deep: &NcuCliConfig, topup: &TopUp) -> NcuCliConfig {
+    let mut flags = deep.clone();
+    let names: Vec<String> = topup.names.iter().map(|n| regex::escape(n)).collect();
+    flags.kernel_name = Some(format!("regex:^(?:{})$", names.join("|")));
+    flags.kernel_name_base = Some("mangled".into());
+    flags.launch_skip = Some(u64::from(topup.skip));
+    flags.launch_count = Some(u64::from(topup.count));
+    flags
+}
+
+/// What the top-up pass runs with.
+pub(super) struct TopUpRun<'a> {
+    pub config: &'a Config,
+    pub plan: &'a ProfilerPlan,
+    pub run: &'a RunDir,
+    pub workload: &'a [String],
+    pub grace: std::time::Duration,
+    pub display: &'a Display,
+}
+
+/// After a deep pass that succeeded: sizes each key's samples, records it, and runs the top-up
+/// pass when some key needs more. Returns how the top-up pass ended (`None`: none ran). A top-up
+/// pass that fails leaves the deep pass's results as they are: its partial report file is moved
+/// aside (`profile.topup.failed.ncu-rep`) and the record says it failed.
+pub(super) fn top_up(ctx: TopUpRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
+    let TopUpRun {
+        config, plan, run, ..
+    } = ctx;
+    let sampling = &config.pipeline.ncu.sampling;
+    let need = match need(config, plan, run, record) {
+        Ok(need) => need,
+        Err(e) => {
+            err_line(&format!(
+                "warning: the adaptive deep samples could not be sized ({e}); the deep pass's results stand"
+            ));
+            return Ok(None);
+        }
+    };
+    record.adaptive = Some(AdaptiveRecord {
+        error: sampling.error,
+        max_samples: sampling.max_samples,
+        keys: need.keys,
+        keys_topped_up: need.topped_up,
+        keys_capped: need.capped,
+        topup_failed: false,
+    });
+    let Some(topup) = need.topup else {
+        run.write_record(record)?;
+        return Ok(None);
+    };
+    let pass = topup_pass(&ctx, &topup);
+    let command: Vec<String> = std::iter::once(pass.cli.program().to_string())
+        .chain(pass.cli.argv())
+        .collect();
+    record.topup_pass = Some(PassRecord {
+        command,
+        ..PassRecord::default()
+    });
+    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    run.write_text(
+        COMMAND_FILE,
+        &format!("{commands}{}\n", pass.cli.shell_line()),
+    )?;
+    run.write_record(record)?;
+    let finished = run_pass(&pass, run, ctx.grace, ctx.display)?;
+    if let Some(pass) = record.topup_pass.as_mut() {
+        pass.finish(&finished);
+    }
+    let report = run.path(&crate::run::ncu_report_file(TOPUP_REPORT_BASE));
+    let whole = finished.success() && finished.interrupted_by.is_none() && report.is_file();
+    if !whole {
+        keep_aside(run, &report)?;
+        if let Some(adaptive) = record.adaptive.as_mut() {
+            adaptive.topup_failed = true;
+        }
+        err_line(&format!(
+            "warning: ncu's top-up pass failed (see {}); the deep pass's results stand",
+            run.path(TOPUP_LOG).display()
+        ));
+    }
+    record.interrupted_by = finished.interrupted_by;
+    run.write_record(record)?;
+    Ok(Some(finished))
+}
+
+/// The top-up pass: the deep pass's command line with the top-up's launch filter and report file.
+fn topup_pass(ctx: &TopUpRun<'_>, topup: &TopUp) -> Pass {
+    let (config, dir) = (ctx.config, ctx.run.root());
+    let ncu = &config.pipeline.ncu;
+    let deep = deep_flags(
+        &ncu.ncu_cli,
+        ncu.sampling.launch_count,
+        ncu.sampling.skip_cold_start,
+    );
+    let cli = NcuCli::profile(config, &ctx.plan.nvtx, &dir.join(REPORT_BASE), ctx.workload);
+    Pass {
+        name: "ncu's top-up pass",
+        cli: cli.with_flags(topup_flags(&deep, topup), &dir.join(TOPUP_REPORT_BASE)),
+        log: TOPUP_LOG,
+    }
+}
+
+/// Moves a failed top-up pass's report file, if any, to `profile.topup.failed.ncu-rep`: kept, but
+/// never read as the top-up of the deep pass.
+fn keep_aside(run: &RunDir, report: &std::path::Path) -> Result<()> {
+    if !report.is_file() {
+        return Ok(());
+    }
+    let aside = crate::run::fresh_path(
+        run.root(),
+        crate::run::NCU_TOPUP_FAILED_REPORT_BASE,
+        "ncu-rep",
+    );
+    std::fs::rename(report, &aside).map_err(|source| Error::Write {
+        path: aside,
+        source,
+    })
+}
+
+/// What the first pass's durations and the deep pass's keys ask of the top-up pass.
+fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) -> Result<Need> {
+    let rank = record.rank.as_ref().map(|r| r.rank);
+    let durations = if traced(config) {
+        let inputs = trace::traces(run, rank)?;
+        let source = TraceSource::open(
+            &plan.analysis,
+            &inputs,
+            scope_of(config),
+            exclude_of(config)?,
+            None,
+        )?;
+        source.launch_durations()
+    } else {
+        launch_durations(
+            &plan.analysis,
+            &run.report_file(),
+            plan.max_block_bytes,
+            None,
+        )?
+    };
+    // The deep pass's keys, read without indexing its values (the report indexes them once).
+    let deep = run.path(&crate::run::ncu_report_file(DEEP_REPORT_BASE));
+    let measured = if deep.is_file() {
+        launch_durations(&plan.analysis, &deep, plan.max_block_bytes, Some(0.0))?
+    } else {
+        LaunchDurations::default()
+    };
+    let skipped = super::sampling::skipped(&record.context(String::new()).deep_command);
+    Ok(decide(
+        &durations,
+        |name, shape| measured.contains(name, shape),
+        &config.pipeline.ncu.sampling,
+        skipped,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(grid: u64) -> Shape {
+        Shape {
+            grid: [grid, 1, 1],
+            block: [128, 1, 1],
+            registers: 32,
+            shared_static: 0,
+            shared_dynamic: 0,
+        }
+    }
+
+    fn sampling(launch_count: u32, max_samples: u32) -> SamplingConfig {
+        SamplingConfig {
+            enabled: true,
+            launch_count,
+            skip_cold_start: false,
+            adaptive: true,
+            error: 0.05,
+            max_samples,
+        }
+    }
+
+    /// Durations with mean 100 and the given spread around it, one process.
+    fn key(d: &mut LaunchDurations, name: &str, grid: u64, durations: &[f64]) {
+        for ns in durations {
+            d.add(name, shape(grid), (7, Some(0)), *ns);
+        }
+    }
+
+    #[test]
+    fn keys_that_need_more_than_the_deep_pass_took_make_one_topup_pass() {
+        let mut d = LaunchDurations::default();
+        // cv 0: n = 1.
+        key(&mut d, "_Z4copy", 1, &[100.0; 6]);
+        // 90, 110 three times: sd = sqrt(600/5) = 10.954, cv 0.10954: n = ⌈(1.96·0.10954/0.05)²⌉
+        // = ⌈18.44⌉ = 19 of its 6 launches, held at max_samples 4 (a capped key).
+        key(
+            &mut d,
+            "_Z4gemm",
+            1,
+            &[90.0, 110.0, 90.0, 110.0, 90.0, 110.0],
+        );
+        // 98, 102, 98, 102, 98, 102: sd = sqrt(24/5) = 2.191, cv 0.02191: n = ⌈0.737⌉ = 1.
+        key(
+            &mut d,
+            "_Z4gemm",
+            2,
+            &[98.0, 102.0, 98.0, 102.0, 98.0, 102.0],
+        );
+        // 95, 105, 95: mean 98.33, sd 5.774, cv 0.05872: n = ⌈5.30⌉ = 6, held at its 3 launches.
+        key(&mut d, "_Z4norm", 1, &[95.0, 105.0, 95.0]);
+        // Not measured by the deep pass: never topped up, however it varies.
+        key(&mut d, "_Z4skip", 1, &[10.0, 200.0]);
+        let need = decide(&d, |name, _| name != "_Z4skip", &sampling(1, 4), 0);
+        assert_eq!(need.keys, 4);
+        assert_eq!(need.topped_up, 2);
+        assert_eq!(need.capped, 1, "gemm wanted 6: the budget held it at 4");
+        let topup = need.topup.unwrap();
+        assert_eq!(topup.names, ["_Z4gemm", "_Z4norm"]);
+        assert_eq!((topup.skip, topup.count), (1, 3), "gemm needs 4 - 1 more");
+
+        // Cold starts skipped: one launch fewer to sample, and the top-up starts after both.
+        let need = decide(&d, |name, _| name != "_Z4skip", &sampling(2, 4), 1);
+        let topup = need.topup.unwrap();
+        assert_eq!(
+            (topup.skip, topup.count),
+            (3, 2),
+            "gemm: min(19, 4, 6 - 1) - 2"
+        );
+        assert_eq!(topup.names, ["_Z4gemm"], "norm: min(6, 3 - 1) = 2 = K");
+
+        let need = decide(&d, |_, _| true, &sampling(4, 4), 0).topup;
+        assert_eq!(need, None, "the deep pass took every key's n");
+    }
+
+    #[test]
+    fn the_topup_flags_select_the_keys_past_the_deep_passs_launches() {
+        let config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let deep = deep_flags(&config.pipeline.ncu.ncu_cli, 1, false);
+        let flags = topup_flags(
+            &deep,
+            &TopUp {
+                names: vec!["_Z4gemm".into(), "_Z3f$x".into()],
+                skip: 2,
+                count: 3,
+            },
+        );
+        assert_eq!(
+            flags.kernel_name.as_deref(),
+            Some("regex:^(?:_Z4gemm|_Z3f\\$x)$")
+        );
+        assert_eq!(flags.kernel_name_base.as_deref(), Some("mangled"));
+        assert_eq!((flags.launch_skip, flags.launch_count), (Some(2), Some(3)));
+        assert_eq!(flags.filter_mode.as_deref(), Some("per-launch-config"));
+        assert_eq!(flags.metrics, deep.metrics);
+    }
+}

@@ -1,0 +1,112 @@
+//! Each launch key's durations in a sampled run's first pass (ncu's timing pass or the CUPTI trace):
+//! how many launches it had per process and how much their durations vary, which is what the
+//! adaptive deep samples per key are sized by (`capture::topup`).
+
+use crate::fast_map::FastMap;
+
+use super::report_source::twins::{Process, Shape};
+
+/// One launch key's durations, summed as they come (Welford's running mean and squared deviations,
+/// which stay exact where the plain sum of squares cancels).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct KeyDurations {
+    per_process: FastMap<Process, u32>,
+    count: u64,
+    mean: f64,
+    squared_deviations: f64,
+}
+
+impl KeyDurations {
+    fn add(&mut self, process: Process, duration: f64) {
+        *self.per_process.entry(process).or_default() += 1;
+        self.count += 1;
+        let delta = duration - self.mean;
+        self.mean += delta / self.count as f64;
+        self.squared_deviations += delta * (duration - self.mean);
+    }
+
+    /// The coefficient of variation: the sample standard deviation over the mean; 0 for a key
+    /// launched once (nothing varies) or whose durations average 0.
+    pub fn cv(&self) -> f64 {
+        if self.count < 2 || self.mean <= 0.0 {
+            return 0.0;
+        }
+        let variance = self.squared_deviations / (self.count - 1) as f64;
+        variance.max(0.0).sqrt() / self.mean
+    }
+
+    /// Launches of the key in the process that had the most: the deep pass samples per process.
+    pub fn launches(&self) -> u32 {
+        self.per_process.values().copied().max().unwrap_or(0)
+    }
+}
+
+/// Every launch key's durations, keys in the order first seen.
+#[derive(Debug, Default)]
+pub(crate) struct LaunchDurations {
+    at: FastMap<(String, Shape), usize>,
+    keys: Vec<(String, Shape, KeyDurations)>,
+}
+
+impl LaunchDurations {
+    pub fn add(&mut self, mangled: &str, shape: Shape, process: Process, duration: f64) {
+        let at = match self.at.get(&(mangled.to_string(), shape)) {
+            Some(at) => *at,
+            None => {
+                self.keys
+                    .push((mangled.to_string(), shape, KeyDurations::default()));
+                self.at
+                    .insert((mangled.to_string(), shape), self.keys.len() - 1);
+                self.keys.len() - 1
+            }
+        };
+        self.keys[at].2.add(process, duration);
+    }
+
+    /// Whether the key was seen.
+    pub fn contains(&self, mangled: &str, shape: &Shape) -> bool {
+        self.at.contains_key(&(mangled.to_string(), *shape))
+    }
+
+    /// Each key: its mangled name, launch configuration and durations.
+    pub fn keys(&self) -> impl Iterator<Item = (&str, &Shape, &KeyDurations)> {
+        self.keys
+            .iter()
+            .map(|(name, shape, d)| (name.as_str(), shape, d))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(grid: u64) -> Shape {
+        Shape {
+            grid: [grid, 1, 1],
+            block: [256, 1, 1],
+            registers: 40,
+            shared_static: 0,
+            shared_dynamic: 0,
+        }
+    }
+
+    #[test]
+    fn a_keys_variation_and_launches_are_counted_per_key_and_process() {
+        let mut d = LaunchDurations::default();
+        for (process, ns) in [(1, 10.0), (1, 12.0), (1, 14.0), (2, 12.0)] {
+            d.add("_Z4gemm", shape(8), (process, Some(0)), ns);
+        }
+        d.add("_Z4gemm", shape(16), (1, Some(0)), 99.0);
+        let keys: Vec<_> = d.keys().collect();
+        assert_eq!(keys.len(), 2, "one key per shape");
+        let (name, s, gemm8) = keys[0];
+        assert_eq!((name, *s), ("_Z4gemm", shape(8)));
+        assert_eq!(gemm8.launches(), 3, "the process with the most");
+        // Mean 12, sample variance (4 + 0 + 4 + 0) / 3 = 8/3: cv = sqrt(8/3) / 12.
+        assert!((gemm8.cv() - (8.0f64 / 3.0).sqrt() / 12.0).abs() < 1e-12);
+        assert_eq!(keys[1].2.cv(), 0.0, "a key launched once varies by nothing");
+        assert_eq!(keys[1].2.launches(), 1);
+        assert!(d.contains("_Z4gemm", &shape(16)));
+        assert!(!d.contains("_Z4gemm", &shape(32)));
+    }
+}

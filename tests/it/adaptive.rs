@@ -1,0 +1,439 @@
+//! Adaptive deep samples per launch key (`pipeline.ncu.sampling.adaptive`): the top-up pass's command
+//! line sized from the real first-pass durations of `tests/manual/ncu/train_step.py 2 3` (ncu's timing
+//! pass, tests/fixtures/ncu/h100-2025.3.1-sampled, and the CUPTI trace of the same workload,
+//! tests/fixtures/ncu/h100-2025.3.1-cupti), the runs that need none, a failing top-up pass, and the
+//! re-render of a run with a top-up file. Each key's n is computed here from the files, with the
+//! formula written out, independently of profile-run's own code.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::fixture;
+use crate::sampled::{fake_sampled, profile_invocations, read_json, regions, render};
+use profile_run::profiler::ncu::observe::trace::attribute::{attribute, PushPopScope};
+use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use profile_run::region::Renames;
+
+const SAMPLED: &str = "ncu/h100-2025.3.1-sampled";
+
+/// A launch key: mangled name, grid, block, (registers, static and dynamic shared memory).
+type Key = (String, [u64; 3], [u64; 3], [u64; 3]);
+
+/// One first-pass launch: its key, process and duration.
+struct Launch {
+    key: Key,
+    process: u32,
+    duration: f64,
+}
+
+/// The timing pass's launches, read straight from the report file.
+fn timing_launches() -> Vec<Launch> {
+    let mut report = ReportFile::open(&fixture(&format!("{SAMPLED}/train.ncu-rep.gz"))).unwrap();
+    let mut launches = Vec::new();
+    report
+        .for_each_result(|r| {
+            let number = |name: &str| r.metric(name).unwrap().unwrap().value.as_f64().unwrap();
+            let shared = [
+                "launch__registers_per_thread",
+                "launch__shared_mem_per_block_static",
+                "launch__shared_mem_per_block_dynamic",
+            ]
+            .map(|m| number(m) as u64);
+            launches.push(Launch {
+                key: (
+                    r.kernel.as_ref().unwrap().mangled.to_string(),
+                    r.grid_size.unwrap(),
+                    r.block_size.unwrap(),
+                    shared,
+                ),
+                process: r.process.id,
+                duration: number("gpu__time_duration.sum"),
+            });
+            Ok::<(), ReportFileError>(())
+        })
+        .unwrap();
+    launches
+}
+
+/// The trace's launches inside `train_step` (what regions.include=[train_step] counts).
+fn trace_launches() -> Vec<Launch> {
+    let path = &crate::trace::traces("train")[0];
+    let trace = profile_run::profiler::ncu::readers::trace::read(path).unwrap();
+    attribute(&trace, PushPopScope::Process, &Renames::default())
+        .into_iter()
+        .filter(|a| {
+            a.stacks
+                .iter()
+                .any(|s| s.first().is_some_and(|r| r == "train_step"))
+        })
+        .map(|a| {
+            let k = a.kernel;
+            Launch {
+                key: (
+                    trace.names[k.name].clone(),
+                    k.grid.map(u64::from),
+                    k.block.map(u64::from),
+                    [u64::from(k.registers), k.static_shared, k.dynamic_shared],
+                ),
+                process: trace.pid,
+                duration: k.duration_ns(),
+            }
+        })
+        .collect()
+}
+
+/// Each key's n = min(⌈(1.96·CV/ε)²⌉ (at least 1), max_samples, launches in its process − 0 skipped).
+struct Expected {
+    n: BTreeMap<Key, u32>,
+    /// Keys whose n, before max_samples, exceeds it.
+    capped: usize,
+}
+
+fn expected(launches: &[Launch], error: f64, max_samples: u32) -> Expected {
+    let mut by_key: BTreeMap<Key, Vec<&Launch>> = BTreeMap::new();
+    for l in launches {
+        by_key.entry(l.key.clone()).or_default().push(l);
+    }
+    let mut n = BTreeMap::new();
+    let mut capped = 0;
+    for (key, ls) in by_key {
+        let count = ls.len() as f64;
+        let mean = ls.iter().map(|l| l.duration).sum::<f64>() / count;
+        let cv = if ls.len() < 2 {
+            0.0
+        } else {
+            let variance =
+                ls.iter().map(|l| (l.duration - mean).powi(2)).sum::<f64>() / (count - 1.0);
+            variance.sqrt() / mean
+        };
+        let needed = ((1.96 * cv / error).powi(2).ceil() as u32).max(1);
+        let mut per_process: BTreeMap<u32, u32> = BTreeMap::new();
+        for l in &ls {
+            *per_process.entry(l.process).or_default() += 1;
+        }
+        let wanted = needed.min(*per_process.values().max().unwrap());
+        capped += usize::from(wanted > max_samples);
+        n.insert(key, wanted.min(max_samples));
+    }
+    Expected { n, capped }
+}
+
+/// The top-up pass's (names, --launch-skip, --launch-count), from the fake ncu's argv log.
+fn topup_pass(tmp: &Path) -> Option<(BTreeSet<String>, u32, u32)> {
+    let passes = profile_invocations(tmp);
+    let topup = passes.iter().find(|p| {
+        p.windows(2)
+            .any(|w| w[0] == "-o" && w[1].ends_with("profile.topup"))
+    })?;
+    let after = |flag: &str| {
+        topup
+            .windows(2)
+            .find(|w| w[0] == flag)
+            .map(|w| w[1].clone())
+            .unwrap()
+    };
+    let pattern = after("--kernel-name");
+    let names = pattern
+        .strip_prefix("regex:^(?:")
+        .and_then(|p| p.strip_suffix(")$"))
+        .unwrap_or_else(|| panic!("{pattern}"))
+        .split('|')
+        .map(String::from)
+        .collect();
+    assert_eq!(after("--kernel-name-base"), "mangled");
+    Some((
+        names,
+        after("--launch-skip").parse().unwrap(),
+        after("--launch-count").parse().unwrap(),
+    ))
+}
+
+/// What the top-up pass must be for these n and K = 1, no cold start skipped.
+fn topup_of(expected: &Expected) -> Option<(BTreeSet<String>, u32, u32)> {
+    let short: Vec<(&Key, u32)> = expected
+        .n
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(k, n)| (k, *n))
+        .collect();
+    let count = short.iter().map(|(_, n)| n - 1).max()?;
+    let names = short.iter().map(|(k, _)| regex::escape(&k.0)).collect();
+    Some((names, 1, count))
+}
+
+fn topped_up(expected: &Expected) -> usize {
+    expected.n.values().filter(|n| **n > 1).count()
+}
+
+#[test]
+fn the_timing_passs_durations_size_the_topup_pass() {
+    let launches = timing_launches();
+    assert_eq!(launches.len(), 54);
+    for (max_samples, more) in [
+        (4, vec![]),
+        (2, vec!["pipeline.ncu.sampling.max_samples=2"]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        fake_sampled(tmp.path())
+            .args(more)
+            .args(["--", "true"])
+            .assert()
+            .success();
+        let want = expected(&launches, 0.05, max_samples);
+        assert_eq!(want.n.len(), 13);
+        let (up, capped) = (topped_up(&want), want.capped);
+        assert!(up > 0 && up < 13, "some keys need more, some not: {up}");
+        assert_eq!(
+            capped > 0,
+            max_samples == 2,
+            "the budget holds some keys at 2"
+        );
+        assert_eq!(
+            topup_pass(tmp.path()),
+            topup_of(&want),
+            "max_samples={max_samples}"
+        );
+        let run = tmp.path().join("out/run");
+        let record = read_json(&run.join("run.json"));
+        assert_eq!(record["adaptive"]["keys"], 13);
+        assert_eq!(record["adaptive"]["keys_topped_up"], up);
+        assert_eq!(record["adaptive"]["keys_capped"], capped);
+        assert_eq!(record["topup_pass"]["exit_code"], 0);
+        let sampling = &read_json(&run.join("report.json"))["sampling"];
+        assert_eq!(sampling["adaptive"], true);
+        assert_eq!(sampling["error"], 0.05);
+        assert_eq!(sampling["max_samples"], max_samples);
+        assert_eq!(sampling["keys_topped_up"], up);
+        // The fake top-up pass writes the deep pass's 13 results again: each key's second launch.
+        assert_eq!(sampling["topup_results"], 13);
+        assert_eq!(sampling["deep_results"], 26);
+        assert_eq!(sampling["measured_results"], 26, "two launches of each key");
+        assert_eq!(sampling["estimated_results"], 28);
+        let command = std::fs::read_to_string(run.join("command.txt")).unwrap();
+        assert_eq!(
+            command.lines().count(),
+            3,
+            "timing, deep, top-up: {command}"
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--", "true"])
+        .assert()
+        .success();
+    let notes = read_json(&tmp.path().join("out/run/report.json"))["notes"].to_string();
+    let want = expected(&launches, 0.05, 4);
+    assert!(
+        notes.contains(&format!(
+            "{} of 13 keys needed more deep samples",
+            topped_up(&want)
+        )),
+        "{notes}"
+    );
+}
+
+#[test]
+fn the_traces_durations_size_the_topup_pass() {
+    let launches = trace_launches();
+    assert_eq!(launches.len(), 54, "ncu's count of train_step");
+    let tmp = tempfile::tempdir().unwrap();
+    let ncu = format!(
+        "pipeline.ncu.executable={}",
+        crate::common::repo()
+            .join("tests/support/fake-ncu")
+            .display()
+    );
+    crate::trace::trace_run(
+        tmp.path(),
+        "train",
+        &[
+            "pipeline.ncu.sampling.enabled=true",
+            "pipeline.ncu.sampling.adaptive=true",
+            "pipeline.ncu.sampling.max_samples=3",
+            "report.sections=[time, speed_of_light, launch]",
+            "regions.include=[train_step]",
+            &ncu,
+        ],
+    )
+    .env(
+        "FAKE_NCU_DEEP_REPORT",
+        fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")),
+    )
+    .env("FAKE_NCU_ARGV_LOG", tmp.path().join("argv.log"))
+    .assert()
+    .success();
+    let want = expected(&launches, 0.05, 3);
+    let up = topped_up(&want);
+    assert!(up > 0, "the in-place durations vary too");
+    assert_eq!(topup_pass(tmp.path()), topup_of(&want));
+    let run = tmp.path().join("runs/run");
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["sampling"]["keys_topped_up"], up);
+    assert_eq!(report["sampling"]["topup_results"], 13);
+    assert_eq!(report["sampling"]["measured_results"], 26);
+    let sources = report["sampling"]["deep_sources"].to_string();
+    assert!(
+        sources.contains("profile.deep.ncu-rep") && sources.contains("profile.topup.ncu-rep"),
+        "{sources}"
+    );
+
+    // Re-rendered from the run directory with no ncu on hand: the top-up file joins again.
+    let out = tmp.path().join("again");
+    crate::sampled::profile_run()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .env("PATH", "/nonexistent")
+        .assert()
+        .success();
+    let again = read_json(&out.join("report.json"));
+    assert_eq!(again["sampling"], report["sampling"]);
+    assert_eq!(again["scopes"], report["scopes"]);
+}
+
+#[test]
+fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
+    let launches = timing_launches();
+    let calm = expected(&launches, 0.99, 4);
+    assert_eq!(topped_up(&calm), 0, "at ±99% one sample of each key does");
+    for (setting, adaptive) in [
+        ("pipeline.ncu.sampling.adaptive=false", false),
+        ("pipeline.ncu.sampling.error=0.99", true),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        fake_sampled(tmp.path())
+            .args([setting, "--", "true"])
+            .assert()
+            .success();
+        assert_eq!(profile_invocations(tmp.path()).len(), 2, "{setting}");
+        let run = tmp.path().join("out/run");
+        assert!(!run.join("profile.topup.ncu-rep").exists());
+        let record = read_json(&run.join("run.json"));
+        assert!(record.get("topup_pass").is_none());
+        let sampling = &read_json(&run.join("report.json"))["sampling"];
+        assert_eq!(sampling["adaptive"], adaptive, "{setting}");
+        assert_eq!(sampling["topup_results"], 0);
+        assert_eq!(sampling["deep_results"], 13);
+        if adaptive {
+            assert_eq!(record["adaptive"]["keys_topped_up"], 0);
+            assert_eq!(sampling["keys_topped_up"], 0);
+        } else {
+            assert!(record.get("adaptive").is_none());
+            assert_eq!(sampling["keys_topped_up"], Value::Null);
+        }
+    }
+}
+
+#[test]
+fn a_failing_topup_pass_keeps_the_deep_results_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .env("FAKE_NCU_TOPUP_MODE", "range-exit-9")
+        .env("FAKE_NCU_PARTIAL", "1")
+        .args(["--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("top-up pass failed"));
+    let run = tmp.path().join("out/run");
+    assert!(run.join("profile.deep.ncu-rep").is_file());
+    assert!(
+        run.join("profile.topup.failed.ncu-rep").is_file(),
+        "the partial top-up capture is kept aside"
+    );
+    assert!(!run.join("profile.topup.ncu-rep").exists());
+    let record = read_json(&run.join("run.json"));
+    assert_eq!(record["topup_pass"]["exit_code"], 9);
+    assert_eq!(record["adaptive"]["topup_failed"], true);
+    let report = read_json(&run.join("report.json"));
+    assert_eq!(report["sampling"]["deep_results"], 13);
+    assert_eq!(report["sampling"]["topup_results"], 0);
+    assert_eq!(report["sampling"]["unmatched_results"], 0);
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("The top-up pass failed"), "{notes}");
+    let train_step = regions(&report)
+        .into_iter()
+        .find(|r| r["path"] == "train_step")
+        .unwrap();
+    assert!(
+        train_step["inclusive"]["sm__throughput.avg.pct_of_peak_sustained_elapsed"]["value"]
+            .as_f64()
+            .is_some()
+    );
+}
+
+#[test]
+fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--", "true"])
+        .assert()
+        .success();
+    let run = tmp.path().join("out/run");
+    let profiled = read_json(&run.join("report.json"));
+    let again = render(&run, &tmp.path().join("again"), &[]);
+    assert_eq!(again["sampling"], profiled["sampling"]);
+    assert_eq!(again["scopes"], profiled["scopes"]);
+
+    // Bare files: the top-up capture beside the deep one joins, with no record to say why.
+    let bare = tmp.path().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    for (from, to) in [
+        ("train.ncu-rep.gz", "train.ncu-rep.gz"),
+        ("train.deep.ncu-rep.gz", "train.deep.ncu-rep.gz"),
+        ("train.deep.ncu-rep.gz", "train.topup.ncu-rep.gz"),
+    ] {
+        std::fs::copy(fixture(&format!("{SAMPLED}/{from}")), bare.join(to)).unwrap();
+    }
+    let report = render(&bare.join("train.ncu-rep.gz"), &tmp.path().join("r"), &[]);
+    let sampling = &report["sampling"];
+    assert_eq!(sampling["topup_results"], 13);
+    assert_eq!(sampling["deep_results"], 26);
+    assert_eq!(sampling["adaptive"], true);
+    assert_eq!(sampling["error"], Value::Null, "not recorded");
+    assert_eq!(sampling["keys"], 13);
+    assert_eq!(
+        sampling["deep_sources"][1],
+        bare.join("train.topup.ncu-rep.gz").display().to_string()
+    );
+    // The top-up capture given again on its own would be counted twice: refused.
+    crate::sampled::profile_run()
+        .arg("report")
+        .arg(bare.join("train.ncu-rep.gz"))
+        .arg(bare.join("train.topup.ncu-rep.gz"))
+        .arg("--out")
+        .arg(tmp.path().join("twice"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name the same capture"));
+}
+
+#[test]
+fn dry_run_says_a_topup_pass_may_follow_and_bad_settings_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--dry-run", "--", "true"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("a top-up pass may follow"));
+    for (setting, named) in [
+        (
+            "pipeline.ncu.sampling.error=0",
+            "pipeline.ncu.sampling.error is 0",
+        ),
+        (
+            "pipeline.ncu.sampling.max_samples=0",
+            "pipeline.ncu.sampling.max_samples is 0",
+        ),
+    ] {
+        fake_sampled(tmp.path())
+            .args([setting, "--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(named));
+    }
+    assert!(profile_invocations(tmp.path()).is_empty());
+}
