@@ -155,7 +155,7 @@ impl KeySamples {
         let Some(time) = self.comparable_time else {
             return RunToRun::default();
         };
-        let ratios: Vec<(u64, f64, f64)> = scope
+        let mut ratios: Vec<(u64, f64, f64)> = scope
             .0
             .iter()
             .filter(|(_, t)| t.measured > 0 && t.measured_time > 0.0)
@@ -165,6 +165,7 @@ impl KeySamples {
                 Some((*key, t.measured_time, deep.mean / first))
             })
             .collect();
+        ratios.sort_unstable_by_key(|(key, _, _)| *key);
         let weight: f64 = ratios.iter().map(|(_, w, _)| w).sum();
         if weight <= 0.0 {
             return RunToRun::default();
@@ -206,9 +207,11 @@ impl KeySamples {
             Estimate::Sum(value) => (value, None),
             Estimate::Mean { value, weight } => (value, Some(weight)),
         };
-        let variance: f64 = group
-            .0
-            .iter()
+        // In key order: a float sum in map order could differ in its last bits between runs.
+        let mut keys: Vec<(&u64, &KeyTally)> = group.0.iter().collect();
+        keys.sort_unstable_by_key(|(key, _)| **key);
+        let variance: f64 = keys
+            .into_iter()
             .filter_map(|(key, t)| {
                 let spread = (*self.keys.get(key)?.get(spec)?)?;
                 let cv = scope.cv(*key).unwrap_or(0.0);

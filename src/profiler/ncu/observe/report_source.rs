@@ -226,10 +226,11 @@ impl Observations for ReportSource<'_> {
         V: Fn(&mut S, &Observation<'_>) + Sync,
         M: FnMut(&mut S, S),
     {
-        let inputs: Vec<&ReportInput> = self.inputs.iter().collect();
-        let read = crate::parallel::map(inputs, threads, |input| {
+        let inputs: Vec<(u64, &ReportInput)> = (0..).zip(self.inputs.iter()).collect();
+        let read = crate::parallel::map(inputs, threads, |(ordinal, input)| {
+            let base = ordinal * twins::KEY_BASE_STEP;
             let twins = match &input.deep {
-                Some(deep) => Some(self.twins(deep, input.rank, filter)?),
+                Some(deep) => Some(self.twins(deep, input.rank, filter, base)?),
                 None => None,
             };
             let mut state = init();
@@ -327,12 +328,14 @@ impl ReportSource<'_> {
     /// The deep pass of one capture, indexed by launch key, with the deep results of its top-up pass
     /// (`NAME.topup.ncu-rep` beside it: the later launches of the keys that needed more samples), and
     /// how many results the top-up pass gave. A deep pass that wrote no report file (it failed, or
-    /// was stopped) gives no twins: every result keeps its time alone.
+    /// was stopped) gives no twins: every result keeps its time alone. Its keys are numbered from
+    /// `base`.
     pub(crate) fn twins(
         &self,
         deep: &std::path::Path,
         rank: Option<u32>,
         filter: &Mutex<KernelFilter>,
+        base: u64,
     ) -> Result<(TwinIndex, u64)> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
@@ -347,7 +350,7 @@ impl ReportSource<'_> {
                 }
             }
         }
-        Ok((builder.finish(), topup_results))
+        Ok((builder.finish(base), topup_results))
     }
 }
 

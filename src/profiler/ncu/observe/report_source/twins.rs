@@ -4,15 +4,14 @@
 //! dynamic shared memory. The key never uses launch order: two runs of a workload need not launch in
 //! the same order.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
 use crate::region::{Cell, KeySamples, Spread};
 
-/// Each index's launch keys get ids of their own (`base + position`), so that tallies of several
-/// captures read into one report never mix keys.
-static NEXT_BASE: AtomicU64 = AtomicU64::new(0);
+/// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
+/// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
+/// mix keys, and the same inputs always give the same ids.
+pub(crate) const KEY_BASE_STEP: u64 = 1 << 32;
 
 /// A launch's configuration: with the mangled kernel name, what makes two launches twins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,7 +73,7 @@ impl Twins {
 pub(crate) struct TwinIndex {
     by_name: FastMap<String, Vec<(Shape, usize)>>,
     twins: Vec<Twins>,
-    /// The id of the first key (see [`NEXT_BASE`]).
+    /// The id of the first key (see [`KEY_BASE_STEP`]).
     base: u64,
     /// Deep results read.
     pub results: u64,
@@ -177,8 +176,8 @@ impl TwinIndexBuilder {
         group.advice.get_or_insert(result.advice);
     }
 
-    /// Averages each key's twins.
-    pub fn finish(self) -> TwinIndex {
+    /// Averages each key's twins; the index numbers its keys from `base`.
+    pub fn finish(self, base: u64) -> TwinIndex {
         let twins = self
             .groups
             .into_iter()
@@ -206,7 +205,7 @@ impl TwinIndexBuilder {
         TwinIndex {
             by_name: self.by_name,
             twins,
-            base: NEXT_BASE.fetch_add(1 << 32, Ordering::Relaxed),
+            base,
             results: self.results,
         }
     }
@@ -288,7 +287,7 @@ mod tests {
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(30.0), Cell::Text("b")]));
         b.add(deep("_Z4gemm", 16, 1, &[Cell::Missing, Cell::Missing]));
         b.add(deep("_Z4gemm", 8, 2, &[Cell::Num(50.0), Cell::Missing]));
-        let index = b.finish();
+        let index = b.finish(0);
         assert_eq!(index.results, 4);
         let (id, twins) = index.find("_Z4gemm", &shape(8)).unwrap();
         assert_eq!(twins.cell(0), Cell::Num(30.0));

@@ -68,7 +68,8 @@ impl<'p> DeepJoin<'p> {
     /// The deep results indexed by launch key (the top-up pass's among them), and how many the
     /// top-up pass gave.
     pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<(TwinIndex, u64)> {
-        self.source.twins(&self.path, self.rank, filter)
+        // The one deep pass of a traced run: its keys numbered from 0.
+        self.source.twins(&self.path, self.rank, filter, 0)
     }
 
     pub fn path(&self) -> &Path {
