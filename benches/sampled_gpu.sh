@@ -15,6 +15,9 @@
 #             directories (report files, traces) land in $OUT/sampled-intervals.tar.gz, so that
 #             benches/sampled_accuracy.py --intervals can measure how often full replay lies inside
 #             each run's 95% intervals, and later builds can re-render them
+#   adaptive  the same workload sampled with adaptive deep samples (ncu/sampled's default: a top-up
+#             pass for the keys whose in-place or timing-pass durations vary), timed by the trace and
+#             by ncu's timing pass; whole run directories in $OUT/sampled-adaptive.tar.gz
 #   fixture   train_step.py (2 layers, 3 steps): the small sampled capture and its full twin kept as
 #             test fixtures (report files without SASS), and the `report RUN_DIR` re-render timed
 set -uo pipefail
@@ -63,6 +66,15 @@ for what in "$@"; do
     timed intervals-trace --config ncu/sampled pipeline.ncu.timing=trace "${run[@]}"
     timed intervals-ncu --config ncu/sampled "${run[@]}"
     tar czf "$out/sampled-intervals.tar.gz" -C "$work" intervals-full/run intervals-trace/run intervals-ncu/run
+    ;;
+  adaptive)
+    log "GPT-2 4 layers, 3 steps: sampled with adaptive deep samples, trace and ncu timing"
+    python3 "$gpt2" 4 3 >/dev/null 2>&1
+    sass='pipeline.ncu.ncu_cli.extra_args=[--import-sass, "no"]'
+    run=(regions.include='[train_step]' "$sass" -- python3 "$gpt2" 4 3)
+    timed adaptive-trace --config ncu/sampled pipeline.ncu.timing=trace "${run[@]}"
+    timed adaptive-ncu --config ncu/sampled "${run[@]}"
+    tar czf "$out/sampled-adaptive.tar.gz" -C "$work" adaptive-trace/run adaptive-ncu/run
     ;;
   steps1)
     log "GPT-2 4 layers, 1 step: full kernel replay vs sampled, default preset"

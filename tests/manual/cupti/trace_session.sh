@@ -2,8 +2,9 @@
 # Real-GPU evidence for the CUPTI timing source: the layout check, then every tests/manual workload kind
 # traced through the injection library (one trace per process) and, beside it, ncu's time-only pass
 # over the same workload (kernel counts per region to compare). Everything lands in $OUT/traces.tar.gz.
-#   LIB=path/to/libcupti_trace.so tests/manual/cupti/trace_session.sh [workload...]
-# Workloads: gpt2 emit graph domain twoproc (default: all).
+#   LIB=path/to/libcupti_trace.so [SCOPE=thread] tests/manual/cupti/trace_session.sh [workload...]
+# Workloads: gpt2 emit graph domain twoproc (default: all). SCOPE sets ncu's --nvtx-push-pop-scope
+# (default process); with thread, the captures are named <workload>.thread.ncu-rep.
 set -uo pipefail
 lib="$(realpath "${LIB:?set LIB to libcupti_trace.so}")"
 out="${OUT:-.}"
@@ -34,12 +35,14 @@ traced() {
     [ -f "$f" ] && awk -F'\t' '{n[$1]++} END {for (k in n) printf "  %s %d", k, n[k]; print ""}' "$f"
   done
 }
-# timed NAME CMD...: ncu's time-only pass over every kernel (process scope), as profile-run's
-# sampled timing pass collects it.
+# timed NAME CMD...: ncu's time-only pass over every kernel (push/pop scope $SCOPE, process by
+# default), as profile-run's sampled timing pass collects it.
+scope="${SCOPE:-process}"
 timed() {
   local name="$1"; shift
+  [ "$scope" = process ] || name="$name.$scope"
   local t0=$(date +%s.%N)
-  ncu --clock-control none --nvtx --nvtx-push-pop-scope process \
+  ncu --clock-control none --nvtx --nvtx-push-pop-scope "$scope" \
     --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic \
     --import-sass no -f -o "$work/$name" "$@" >"$work/$name.ncu.out" 2>&1
   echo "$name ncu time-only: exit $?, $(python3 -c "import sys,time; print(f\"{time.time()-float(sys.argv[1]):.1f}\")" "$t0") s"
