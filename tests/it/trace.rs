@@ -95,9 +95,14 @@ fn counts_without_pid(report: &Value) -> Vec<(String, String, u64)> {
 #[test]
 fn every_region_counts_the_kernels_ncu_counted() {
     // (workload, overrides): the GPT-2 capture's ncu pass ran with --nvtx-include 'train_step/'.
-    let cases: [(&str, &[&str], usize); 5] = [
+    // The `-thread` pairs: ncu's default thread scope (captured on the H100 with
+    // `SCOPE=thread tests/manual/cupti/trace_session.sh gpt2 emit`), the trace read the same way.
+    let thread = "pipeline.ncu.ncu_cli.nvtx.push_pop_scope=thread";
+    let cases: [(&str, &[&str], usize); 7] = [
         ("gpt2", &["regions.include=[train_step]"], 8),
+        ("gpt2-thread", &["regions.include=[train_step]", thread], 8),
         ("emit", &[], 69),
+        ("emit-thread", &[thread], 69),
         ("graph", &[], 3),
         ("domain", &[], 6),
         ("twoproc", &[], 6),

@@ -32,12 +32,23 @@ fn segment(domain: &str, name: String) -> String {
 
 /// One path per NVTX domain (the default domain's first, then others in order of appearance), each
 /// chaining the stacks of every thread with an open range in file order, with the ranges' instance
-/// ids alongside (docs/attribution.md, "Several threads in one cell").
-pub(super) fn stacks_of(state: &NvtxState, renames: &Renames) -> (Vec<Vec<String>>, Vec<Vec<u64>>) {
+/// ids alongside (docs/attribution.md, "Several threads in one cell"). A capture whose push/pop
+/// ranges ncu tracked per thread (its default scope) records the other threads' stacks too, but a
+/// result carries only those of `launching`, the thread that launched it, as ncu's own filter and
+/// pages take them.
+pub(super) fn stacks_of(
+    state: &NvtxState,
+    launching: u32,
+    renames: &Renames,
+) -> (Vec<Vec<String>>, Vec<Vec<u64>>) {
     let mut stacks = vec![Vec::new()];
     let mut ids = vec![Vec::new()];
     let mut domains: Vec<&str> = Vec::new();
-    for thread in state.threads.iter().filter(|t| t.has_ranges()) {
+    let threads = state
+        .threads
+        .iter()
+        .filter(|t| t.has_ranges() && (state.process_scope || t.tid == launching));
+    for thread in threads {
         for domain in &thread.domains {
             if domain.stack.is_empty() {
                 continue;

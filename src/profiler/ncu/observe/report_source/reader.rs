@@ -158,7 +158,10 @@ impl<'s> FileReader<'s> {
         self.has_nvtx |= nvtx.is_some();
         let renames = &self.source.plan.renames;
         let ((stacks, ids), marks) = match &nvtx {
-            Some(state) => (stacks_of(state, renames), marks_of(state, renames)),
+            Some(state) => (
+                stacks_of(state, r.thread_id, renames),
+                marks_of(state, renames),
+            ),
             None => ((vec![Vec::new()], vec![Vec::new()]), Vec::new()),
         };
         if stacks.iter().any(|s| !s.is_empty()) || !marks.is_empty() {
