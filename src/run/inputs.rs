@@ -44,7 +44,7 @@ fn check_one(input: &Path) -> Result<()> {
             " (an override is written `dotted.key=value`)"
         };
         return Err(Error::Usage(format!(
-            "{} does not exist; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz) or a Neuron profile{override_hint}",
+            "{} does not exist; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz), a CUPTI trace (cupti.<pid>.trace[.gz]) or a Neuron profile{override_hint}",
             input.display()
         )));
     }

@@ -71,7 +71,7 @@ fn a_missing_file_is_named_as_missing_and_leaves_no_directory() {
         assert_eq!(code, 2, "{stderr}");
         assert_eq!(
             stderr.lines().next().unwrap(),
-            "error: X.ncu-rep does not exist; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz) or a Neuron profile"
+            "error: X.ncu-rep does not exist; give a run directory, an .ncu-rep[.gz], a `--page raw` CSV export (.csv or .csv.gz), a CUPTI trace (cupti.<pid>.trace[.gz]) or a Neuron profile"
         );
         only(dir.path(), &[]);
     }

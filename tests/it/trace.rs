@@ -174,6 +174,43 @@ fn start_end_ranges_domains_and_processes_land_where_ncu_put_them() {
     assert_eq!(pids, ["1959", "1986"]);
 }
 
+/// A trace file given to `report` on its own (copied out of its run, renamed, compressed) reads as
+/// its traced run does; a file that only looks like one is refused naming its first line.
+#[test]
+fn report_reads_a_bare_trace_file_as_its_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    trace_run(tmp.path(), "gpt2", &["regions.include=[train_step]"])
+        .assert()
+        .success();
+    let run = read_json(&tmp.path().join("runs/run/report.json"));
+    let out = tmp.path().join("bare");
+    profile_run()
+        .args(["report", "-c", "ncu/trace"])
+        .arg(&traces("gpt2")[0])
+        .arg("regions.include=[train_step]")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let bare = read_json(&out.join("report.json"));
+    assert_eq!(counts(&bare), counts(&run));
+    assert_eq!(bare["run"]["profiler"]["name"], "cupti");
+    let fake = tmp.path().join("notes.trace");
+    std::fs::write(&fake, "a text file\n").unwrap();
+    profile_run()
+        .arg("report")
+        .arg(&fake)
+        .arg("--out")
+        .arg(tmp.path().join("fake"))
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains("notes.trace:1").and(predicate::str::contains(
+                "not a trace the cupti-trace library wrote",
+            )),
+        );
+}
+
 #[test]
 fn thread_scope_leaves_the_autograd_threads_kernels_outside_the_main_threads_ranges() {
     let tmp = tempfile::tempdir().unwrap();

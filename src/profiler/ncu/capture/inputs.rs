@@ -177,6 +177,12 @@ pub fn resolve_inputs(
                 path: input.clone(),
                 rank: None,
             });
+        } else if input.is_file() && is_trace_file(input) {
+            claimed.claim(input, input)?;
+            traces.inputs.push(TraceInput {
+                path: input.clone(),
+                rank: None,
+            });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
             let dir = match run_dir_of(input) {
@@ -201,7 +207,7 @@ pub fn resolve_inputs(
                 " (an override is written `dotted.key=value`)"
             };
             return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export or an .ncu-rep{override_hint}",
+                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep or a CUPTI trace (cupti.<pid>.trace){override_hint}",
                 input.display()
             )));
         }
@@ -314,6 +320,14 @@ impl TracedRuns {
             run_dir: run_dir_of(&inputs[0]),
         })
     }
+}
+
+/// `….trace` or `….trace.gz`: a process's CUPTI trace (`cupti.<pid>.trace` in a traced run's
+/// `trace/` directory, copied anywhere); its first line says whether it really is one.
+fn is_trace_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".trace") || n.ends_with(".trace.gz"))
 }
 
 /// `R.ncu-rep` or `R.ncu-rep.gz`: what the native reader opens (plain or gzip-compressed).
