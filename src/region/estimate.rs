@@ -5,7 +5,7 @@
 
 use crate::fast_map::FastMap;
 
-use super::Coverage;
+use super::{Coverage, Moments};
 
 /// The normal quantile of a two-sided 95% interval.
 pub const Z95: f64 = 1.96;
@@ -13,11 +13,9 @@ pub const Z95: f64 = 1.96;
 /// What one group holds of one launch key.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct KeyTally {
-    /// Every launch of the key in the group, with the sum and sum of squares of their durations:
-    /// the key's coefficient of variation in a scope comes from its scope total.
-    pub launches: u64,
-    pub time: f64,
-    pub time_sq: f64,
+    /// The durations of every launch of the key in the group: the key's coefficient of variation in
+    /// a scope comes from its scope total.
+    pub durations: Moments,
     /// Durations of the launches counted as measured (the ones the deep pass profiled), and of
     /// those estimated: how atypical the profiled launches were (a cold first launch).
     pub measured: u64,
@@ -39,9 +37,7 @@ impl Tallies {
     pub fn add(&mut self, key: u64, coverage: Coverage, time: Option<f64>, weight: Option<f64>) {
         let tally = self.0.entry(key).or_default();
         if let Some(t) = time {
-            tally.launches += 1;
-            tally.time += t;
-            tally.time_sq += t * t;
+            tally.durations.add(t);
         }
         match (coverage, time) {
             (Coverage::Measured, Some(t)) => {
@@ -62,9 +58,7 @@ impl Tallies {
     pub fn merge(&mut self, other: &Tallies) {
         for (key, o) in &other.0 {
             let t = self.0.entry(*key).or_default();
-            t.launches += o.launches;
-            t.time += o.time;
-            t.time_sq += o.time_sq;
+            t.durations.merge(&o.durations);
             t.measured += o.measured;
             t.measured_time += o.measured_time;
             t.estimated_time += o.estimated_time;
@@ -81,14 +75,7 @@ impl Tallies {
     /// The coefficient of variation (sample standard deviation over mean) of `key`'s durations in
     /// this group; 0 with fewer than two timed launches, `None` for a key the group never saw.
     pub fn cv(&self, key: u64) -> Option<f64> {
-        let t = self.0.get(&key)?;
-        if t.launches < 2 || t.time <= 0.0 {
-            return Some(0.0);
-        }
-        let n = t.launches as f64;
-        let mean = t.time / n;
-        let variance = ((t.time_sq - n * mean * mean) / (n - 1.0)).max(0.0);
-        Some(variance.sqrt() / mean)
+        Some(self.0.get(&key)?.durations.cv())
     }
 
     /// How far the measured launches' mean duration lies from the estimated ones', relative to the
@@ -224,12 +211,12 @@ impl KeySamples {
                     None => {
                         sigma * sigma * (e * e / n + e)
                             + (offset * e).powi(2)
-                            + (rerun * t.launches as f64).powi(2)
+                            + (rerun * t.durations.count() as f64).powi(2)
                     }
                     Some(w) => {
                         (sigma * sigma * (t.weight * t.weight / n + t.weight_sq)
                             + (offset * t.weight).powi(2)
-                            + (rerun * t.time).powi(2))
+                            + (rerun * t.durations.total()).powi(2))
                             / (w * w)
                     }
                 })

@@ -12,6 +12,7 @@ mod coverage;
 mod estimate;
 mod filter;
 pub mod methods;
+mod moments;
 mod path;
 pub mod pattern;
 mod regioner;
@@ -23,6 +24,7 @@ mod tree;
 pub use coverage::{Coverage, CoverageTimes};
 pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z95};
 pub use filter::{function_name, KernelFilter, PatternError};
+pub use moments::Moments;
 pub use regioner::{
     AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,
 };

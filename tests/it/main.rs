@@ -39,4 +39,5 @@ mod sampled;
 mod savings;
 mod trace;
 mod trace_format;
+mod trace_inputs;
 mod visual;

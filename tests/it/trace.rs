@@ -65,7 +65,7 @@ pub(crate) fn trace_run(tmp: &Path, workload: &str, overrides: &[&str]) -> Comma
 }
 
 /// (process id, region kind, path) → kernel count, plus each scope's total.
-fn counts(report: &Value) -> Vec<(String, String, String, u64)> {
+pub(crate) fn counts(report: &Value) -> Vec<(String, String, String, u64)> {
     let mut out = Vec::new();
     for scope in report["scopes"].as_array().unwrap() {
         let pid = scope["process_id"].to_string();
@@ -172,43 +172,6 @@ fn start_end_ranges_domains_and_processes_land_where_ncu_put_them() {
         .map(|s| s["process_id"].to_string().trim_matches('"').to_string())
         .collect();
     assert_eq!(pids, ["1959", "1986"]);
-}
-
-/// A trace file given to `report` on its own (copied out of its run, renamed, compressed) reads as
-/// its traced run does; a file that only looks like one is refused naming its first line.
-#[test]
-fn report_reads_a_bare_trace_file_as_its_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    trace_run(tmp.path(), "gpt2", &["regions.include=[train_step]"])
-        .assert()
-        .success();
-    let run = read_json(&tmp.path().join("runs/run/report.json"));
-    let out = tmp.path().join("bare");
-    profile_run()
-        .args(["report", "-c", "ncu/trace"])
-        .arg(&traces("gpt2")[0])
-        .arg("regions.include=[train_step]")
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let bare = read_json(&out.join("report.json"));
-    assert_eq!(counts(&bare), counts(&run));
-    assert_eq!(bare["run"]["profiler"]["name"], "cupti");
-    let fake = tmp.path().join("notes.trace");
-    std::fs::write(&fake, "a text file\n").unwrap();
-    profile_run()
-        .arg("report")
-        .arg(&fake)
-        .arg("--out")
-        .arg(tmp.path().join("fake"))
-        .assert()
-        .code(5)
-        .stderr(
-            predicate::str::contains("notes.trace:1").and(predicate::str::contains(
-                "not a trace the cupti-trace library wrote",
-            )),
-        );
 }
 
 #[test]

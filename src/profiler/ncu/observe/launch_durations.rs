@@ -3,36 +3,26 @@
 //! adaptive deep samples per key are sized by (`capture::topup`).
 
 use crate::fast_map::FastMap;
+use crate::region::Moments;
 
 use super::report_source::twins::{Process, Shape};
 
-/// One launch key's durations, summed as they come (Welford's running mean and squared deviations,
-/// which stay exact where the plain sum of squares cancels).
+/// One launch key's durations and its launches per process.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct KeyDurations {
     per_process: FastMap<Process, u32>,
-    count: u64,
-    mean: f64,
-    squared_deviations: f64,
+    durations: Moments,
 }
 
 impl KeyDurations {
     fn add(&mut self, process: Process, duration: f64) {
         *self.per_process.entry(process).or_default() += 1;
-        self.count += 1;
-        let delta = duration - self.mean;
-        self.mean += delta / self.count as f64;
-        self.squared_deviations += delta * (duration - self.mean);
+        self.durations.add(duration);
     }
 
-    /// The coefficient of variation: the sample standard deviation over the mean; 0 for a key
-    /// launched once (nothing varies) or whose durations average 0.
+    /// The coefficient of variation of the key's durations ([`Moments::cv`]).
     pub fn cv(&self) -> f64 {
-        if self.count < 2 || self.mean <= 0.0 {
-            return 0.0;
-        }
-        let variance = self.squared_deviations / (self.count - 1) as f64;
-        variance.max(0.0).sqrt() / self.mean
+        self.durations.cv()
     }
 
     /// Launches of the key in the process that had the most: the deep pass samples per process.

@@ -1,0 +1,52 @@
+//! CUPTI traces given to `report` on their own, outside the run that made them.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::trace::{counts, trace_run, traces};
+
+fn profile_run() -> Command {
+    Command::cargo_bin("profile-run").unwrap()
+}
+
+fn read_json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A trace file given to `report` on its own (copied out of its run, renamed, compressed) reads as
+/// its traced run does; a file that only looks like one is refused naming its first line.
+#[test]
+fn report_reads_a_bare_trace_file_as_its_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    trace_run(tmp.path(), "gpt2", &["regions.include=[train_step]"])
+        .assert()
+        .success();
+    let run = read_json(&tmp.path().join("runs/run/report.json"));
+    let out = tmp.path().join("bare");
+    profile_run()
+        .args(["report", "-c", "ncu/trace"])
+        .arg(&traces("gpt2")[0])
+        .arg("regions.include=[train_step]")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let bare = read_json(&out.join("report.json"));
+    assert_eq!(counts(&bare), counts(&run));
+    assert_eq!(bare["run"]["profiler"]["name"], "cupti");
+    let fake = tmp.path().join("notes.trace");
+    std::fs::write(&fake, "a text file\n").unwrap();
+    profile_run()
+        .arg("report")
+        .arg(&fake)
+        .arg("--out")
+        .arg(tmp.path().join("fake"))
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains("notes.trace:1").and(predicate::str::contains(
+                "not a trace the cupti-trace library wrote",
+            )),
+        );
+}
