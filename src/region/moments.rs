@@ -47,14 +47,22 @@ impl Moments {
         self.mean * self.count as f64
     }
 
+    /// The sample standard deviation, from two numbers on.
+    pub fn sd(&self) -> Option<f64> {
+        (self.count > 1).then(|| {
+            (self.squared_deviations / (self.count - 1) as f64)
+                .max(0.0)
+                .sqrt()
+        })
+    }
+
     /// The coefficient of variation: the sample standard deviation over the mean; 0 for fewer than
     /// two numbers (nothing varies) or a mean that is not positive.
     pub fn cv(&self) -> f64 {
-        if self.count < 2 || self.mean <= 0.0 {
-            return 0.0;
+        match self.sd() {
+            Some(sd) if self.mean > 0.0 => sd / self.mean,
+            _ => 0.0,
         }
-        let variance = self.squared_deviations / (self.count - 1) as f64;
-        variance.max(0.0).sqrt() / self.mean
     }
 }
 

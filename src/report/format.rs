@@ -49,6 +49,50 @@ pub fn attribute(text: &str) -> String {
     }
 }
 
+/// The number a value of `values`' row is multiplied by to read in the unit [`scaled_row`] picks
+/// for it (`0.001` for nanoseconds shown in µs): what an interval's half width is scaled by to sit
+/// beside its value.
+pub fn row_scale(values: &[Option<f64>], unit: &str) -> f64 {
+    let largest = values
+        .iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let (steps, factor): (&[(f64, &str)], f64) = match unit {
+        "ns" => (TIME_STEPS, 1.0),
+        "byte" => (BYTE_STEPS, 1.0),
+        "byte/ns" => (BYTE_RATE_STEPS, 1e9),
+        "byte/second" => (BYTE_RATE_STEPS, 1.0),
+        "hz" => (HZ_STEPS, 1.0),
+        _ => (&[], 1.0),
+    };
+    match steps
+        .iter()
+        .find(|(threshold, _)| largest * factor >= *threshold)
+    {
+        Some((threshold, _)) => factor / threshold,
+        None => factor,
+    }
+}
+
+/// An interval's half width in its row's unit (already scaled): two significant digits.
+pub fn half_width(scaled_half: f64) -> String {
+    number(uncertainty(scaled_half))
+}
+
+/// A value and its interval's half width in the one unit the value reads best in
+/// (`464.80 µs ± 12 µs`, `12.2% ± 0.55%`).
+pub fn value_with_half(v: f64, half: f64, unit: &str) -> String {
+    let (label, cells) = scaled_row(&[Some(v)], unit);
+    let half = half_width(half * row_scale(&[Some(v)], unit));
+    let suffix = match label.as_str() {
+        "" => String::new(),
+        "%" => "%".to_string(),
+        other => format!(" {other}"),
+    };
+    format!("{}{suffix} ± {half}{suffix}", cells[0])
+}
+
 /// One unit for a row of values (a metric's inclusive and exclusive value), picked from the largest
 /// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
 /// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
@@ -358,6 +402,20 @@ pub fn slug(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_and_its_half_width_read_in_one_unit() {
+        assert_eq!(
+            value_with_half(464_800.0, 12_345.0, "ns"),
+            "464.80 µs ± 12 µs"
+        );
+        assert_eq!(value_with_half(12.2241, 0.5517, "%"), "12.2% ± 0.55%");
+        assert_eq!(
+            value_with_half(906_150.0, 35_386.97, "cycle"),
+            "906,150 cycle ± 35,000 cycle"
+        );
+        assert_eq!(value_with_half(7.0, 0.015, "%"), "7.00% ± 0.015%");
+    }
 
     #[test]
     fn half_widths_keep_two_significant_digits() {

@@ -432,14 +432,13 @@ fn metric(map: &MetricMap, name: Option<&str>, unit: &str) -> String {
             .collect::<Vec<_>>()
             .join(", "),
         _ => {
-            let text = format::value(v.and_then(|v| v.value), unit);
+            let value = v.and_then(|v| v.value);
             // An estimated deep value's 95% interval, as its half width.
-            match v.and_then(|v| v.interval95).map(|[lo, hi]| (hi - lo) / 2.0) {
-                Some(half) if half > 0.0 && half.is_finite() => {
-                    let half = format::uncertainty(half);
-                    format!("{text} ± {}", format::value(Some(half), unit))
+            match (value, v.and_then(|v| v.interval95)) {
+                (Some(x), Some([lo, hi])) if x.is_finite() && hi > lo && (hi - lo).is_finite() => {
+                    format::value_with_half(x, (hi - lo) / 2.0, unit)
                 }
-                _ => text,
+                _ => format::value(value, unit),
             }
         }
     }

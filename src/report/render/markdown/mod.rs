@@ -298,13 +298,9 @@ fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
     };
     let unit = metric.get_attr("unit")?;
     let unit = unit.as_str().unwrap_or("");
-    Ok(match half_width(&metric)? {
-        Some(half) => format!(
-            "{} ± {}",
-            format::value(number, unit),
-            format::value(Some(half), unit)
-        ),
-        None => format::value(number, unit),
+    Ok(match (number, half_width(&metric)?) {
+        (Some(v), Some(half)) if v.is_finite() => format::value_with_half(v, half, unit),
+        _ => format::value(number, unit),
     })
 }
 
@@ -317,7 +313,7 @@ fn half_width(metric: &Value) -> Result<Option<f64>, minijinja::Error> {
     let lo = f64::try_from(interval.get_item(&Value::from(0))?)?;
     let hi = f64::try_from(interval.get_item(&Value::from(1))?)?;
     let half = (hi - lo) / 2.0;
-    Ok((half > 0.0 && half.is_finite()).then(|| format::uncertainty(half)))
+    Ok((half > 0.0 && half.is_finite()).then_some(half))
 }
 
 /// `scaled_row([value, …], unit)`: `{unit, cells}`, the values as numbers in one unit picked for the
@@ -352,17 +348,15 @@ fn scaled_row(values: Vec<Value>, unit: String) -> Result<Value, minijinja::Erro
             false => half_width(v)?,
         });
     }
-    // The intervals' half widths are scaled with the values, so that both read in the row's unit.
-    let count = numbers.len();
-    numbers.extend(halves.iter().copied());
+    // The intervals' half widths are scaled as the values are, so that both read in the row's unit.
+    let scale = format::row_scale(&numbers, &unit);
     let (unit, cells) = format::scaled_row(&numbers, &unit);
-    let cells: Vec<String> = cells[..count]
-        .iter()
-        .zip(&cells[count..])
+    let cells: Vec<String> = cells
+        .into_iter()
         .zip(&halves)
-        .map(|((cell, half), known)| match known {
-            Some(_) => format!("{cell} ± {half}"),
-            None => cell.clone(),
+        .map(|(cell, half)| match half {
+            Some(half) => format!("{cell} ± {}", format::half_width(half * scale)),
+            None => cell,
         })
         .collect();
     Ok(minijinja::context! { unit => unit, cells => cells })

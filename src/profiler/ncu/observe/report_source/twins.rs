@@ -6,7 +6,7 @@
 
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
-use crate::region::{Cell, KeySamples, Spread};
+use crate::region::{Cell, KeySamples, Moments, Spread};
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
 /// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
@@ -126,10 +126,8 @@ pub(super) struct TwinIndexBuilder {
 }
 
 struct Pending {
-    /// Per spec: sum and count of numbers, or the first text.
-    sums: Vec<(f64, u32)>,
-    /// Per spec: sum of squared numbers.
-    squares: Vec<f64>,
+    /// Per spec: the numbers' moments, or the first text.
+    numbers: Vec<Moments>,
     texts: Vec<Option<String>>,
     per_process: FastMap<Process, u32>,
     advice: Option<Vec<Advice>>,
@@ -144,8 +142,7 @@ impl TwinIndexBuilder {
             None => {
                 let specs = result.cells.len();
                 self.groups.push(Pending {
-                    sums: vec![(0.0, 0); specs],
-                    squares: vec![0.0; specs],
+                    numbers: vec![Moments::default(); specs],
                     texts: vec![None; specs],
                     per_process: FastMap::default(),
                     advice: None,
@@ -155,19 +152,14 @@ impl TwinIndexBuilder {
             }
         };
         let group = &mut self.groups[at];
-        for (((sum, square), text), cell) in group
-            .sums
+        for ((numbers, text), cell) in group
+            .numbers
             .iter_mut()
-            .zip(&mut group.squares)
             .zip(&mut group.texts)
             .zip(result.cells)
         {
             match cell {
-                Cell::Num(v) => {
-                    sum.0 += v;
-                    sum.1 += 1;
-                    *square += v * v;
-                }
+                Cell::Num(v) => numbers.add(*v),
                 Cell::Text(t) if text.is_none() => *text = Some(t.to_string()),
                 _ => {}
             }
@@ -182,20 +174,15 @@ impl TwinIndexBuilder {
             .groups
             .into_iter()
             .map(|g| Twins {
-                spread: g
-                    .sums
-                    .iter()
-                    .zip(&g.squares)
-                    .map(|(&(sum, n), &square)| spread(sum, square, n))
-                    .collect(),
+                spread: g.numbers.iter().map(spread).collect(),
                 cells: g
-                    .sums
-                    .into_iter()
+                    .numbers
+                    .iter()
                     .zip(g.texts)
-                    .map(|((sum, n), text)| match (n, text) {
+                    .map(|(numbers, text)| match (numbers.count(), text) {
                         (0, Some(t)) => TwinCell::Text(t),
                         (0, None) => TwinCell::Missing,
-                        (n, _) => TwinCell::Num(sum / f64::from(n)),
+                        _ => TwinCell::Num(numbers.mean()),
                     })
                     .collect(),
                 per_process: g.per_process.values().copied().max().unwrap_or(0),
@@ -211,22 +198,12 @@ impl TwinIndexBuilder {
     }
 }
 
-/// The count, mean and sample standard deviation of `n` numbers from their sum and sum of squares.
-fn spread(sum: f64, square: f64, n: u32) -> Option<Spread> {
-    if n == 0 {
-        return None;
-    }
-    let count = f64::from(n);
-    let mean = sum / count;
-    let sd = (n > 1).then(|| {
-        ((square - count * mean * mean) / (count - 1.0))
-            .max(0.0)
-            .sqrt()
-    });
-    Some(Spread {
-        samples: n,
-        mean,
-        sd,
+/// A key's deep samples of one spec as the intervals take them; `None` without a number.
+fn spread(numbers: &Moments) -> Option<Spread> {
+    (numbers.count() > 0).then(|| Spread {
+        samples: u32::try_from(numbers.count()).unwrap_or(u32::MAX),
+        mean: numbers.mean(),
+        sd: numbers.sd(),
     })
 }
 
@@ -326,5 +303,34 @@ mod tests {
             [false, true, true, false],
             "the cold start was skipped"
         );
+    }
+
+    /// A top-up pass's results feed the same builder after the deep pass's: a topped-up key's
+    /// measured launches run on past the deep pass's K (S < n ≤ S + K + M), another key's stop at K.
+    #[test]
+    fn top_up_results_extend_only_their_keys_measured_launches() {
+        let mut b = TwinIndexBuilder::default();
+        // The deep pass: one result per key (K = 1), after skipping each key's cold start (S = 1).
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(10.0)]));
+        b.add(deep("_Z4gemv", 8, 1, &[Cell::Num(5.0)]));
+        // The top-up pass: M = 2 more of gemm only.
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(12.0)]));
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(14.0)]));
+        let index = b.finish(0);
+        let (gemm, gemm_twins) = index.find("_Z4gemm", &shape(8)).unwrap();
+        let (gemv, gemv_twins) = index.find("_Z4gemv", &shape(8)).unwrap();
+        assert_eq!(gemm_twins.cell(0), Cell::Num(12.0), "all three averaged");
+        let mut ordinals = LaunchOrdinals::skipping(1);
+        let gemm_measured: Vec<bool> = (0..5)
+            .map(|_| ordinals.measured((1, Some(0)), gemm, gemm_twins))
+            .collect();
+        assert_eq!(gemm_measured, [false, true, true, true, false]);
+        let gemv_measured: Vec<bool> = (0..3)
+            .map(|_| ordinals.measured((1, Some(0)), gemv, gemv_twins))
+            .collect();
+        assert_eq!(gemv_measured, [false, true, false]);
+        let samples = index.samples(vec![true], None);
+        assert_eq!(samples.keys[&index.key(gemm)][0].unwrap().samples, 3);
+        assert_eq!(samples.keys[&index.key(gemv)][0].unwrap().samples, 1);
     }
 }
