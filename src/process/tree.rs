@@ -3,7 +3,8 @@
 //! its process group cannot be killed without killing profile-run and its caller; the process tree,
 //! and every other process still holding its output pipe, are found through `/proc` instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -74,6 +75,56 @@ pub fn pipe_holders(pipe: &str) -> Vec<u32> {
 /// because children of a killed process are re-parented and could no longer be found.
 pub fn kill_tree(root: u32) {
     kill_all(&descendants(root));
+}
+
+/// A workload asked to end so that its profiler (`root`) finishes as it does when its workload
+/// ends: every process `root` started gets SIGTERM once, `root` itself never. Processes started
+/// after the first round (a workload between two processes, a launcher about to start one) are
+/// told at the next [`Stopping::tell_new`].
+#[derive(Debug)]
+pub struct Stopping {
+    root: u32,
+    since: Instant,
+    told: BTreeSet<u32>,
+    scanned: Instant,
+}
+
+/// How often the process tree is read again for processes started after the stop.
+const RESCAN: Duration = Duration::from_millis(100);
+
+impl Stopping {
+    pub fn start(root: u32) -> Stopping {
+        let now = Instant::now();
+        let mut stopping = Stopping {
+            root,
+            since: now,
+            told: BTreeSet::new(),
+            scanned: now,
+        };
+        stopping.terminate_untold();
+        stopping
+    }
+
+    /// When the stop was asked for.
+    pub fn since(&self) -> Instant {
+        self.since
+    }
+
+    /// SIGTERM to the processes `root` started since the last round, at most every 100 ms.
+    pub fn tell_new(&mut self) {
+        if self.scanned.elapsed() >= RESCAN {
+            self.terminate_untold();
+        }
+    }
+
+    fn terminate_untold(&mut self) {
+        self.scanned = Instant::now();
+        for pid in descendants(self.root) {
+            if pid != self.root && self.told.insert(pid) {
+                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGTERM);
+            }
+        }
+    }
 }
 
 pub fn kill_all(pids: &[u32]) {
