@@ -153,11 +153,12 @@ mod tests {
         LaunchFilter { skip, count }
     }
 
-    /// Every launch of a report file as (mangled name, grid, block, process), read straight from
-    /// the file, and their durations by launch key (what the first pass's reader gathers).
-    fn launches_of(
-        path: &std::path::Path,
-    ) -> (Vec<(String, [u64; 3], [u64; 3], u32)>, LaunchDurations) {
+    /// One launch as the test counts it: mangled name, grid, block, process.
+    type Launch = (String, [u64; 3], [u64; 3], u32);
+
+    /// Every launch of a report file, read straight from the file, and their durations by launch
+    /// key (what the first pass's reader gathers).
+    fn launches_of(path: &std::path::Path) -> (Vec<Launch>, LaunchDurations) {
         let mut launches = Vec::new();
         let mut durations = LaunchDurations::default();
         ReportFile::open(path)
