@@ -227,10 +227,12 @@ mod tests {
     #[test]
     fn a_stop_ends_the_programs_children_and_lets_the_program_finish() {
         let dir = tempfile::tempdir().unwrap();
+        // The workload (inner sh) outlives the first SIGTERM (a trap) and then starts another
+        // process, which must be told too.
         let command = duct::cmd!(
             "sh",
             "-c",
-            "echo covered; sleep 60; echo \"the rest ended with $?\""
+            "sh -c 'trap : TERM; sleep 0.5; sleep 60' & sleep 0.2; echo covered; wait $!; echo \"the rest ended with $?\""
         );
         let mut lines = Vec::new();
         let start = Instant::now();

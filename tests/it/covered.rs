@@ -218,3 +218,23 @@ fn a_traced_deep_pass_stops_only_without_an_nvtx_filter() {
         );
     }
 }
+
+#[test]
+fn dry_run_says_when_a_pass_may_end_early() {
+    let early = "the deep pass (and a top-up pass) may end early";
+    for (more, says) in [
+        (None, true),
+        (Some("pipeline.ncu.sampling.stop_when_covered=false"), false),
+        (Some("pipeline.ncu.timing=trace"), false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let output = fake_sampled(tmp.path())
+            .args(more)
+            .args(["--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{more:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(stdout.contains(early), says, "{more:?}: {stdout}");
+    }
+}

@@ -106,6 +106,17 @@ pub fn uncountable(config: &Config, nvtx: &NvtxPlan) -> Option<&'static str> {
     None
 }
 
+/// What `--dry-run` says of the stop, as a titled comment line; `None` when no pass will stop.
+pub(super) fn dry_run_note(config: &Config, nvtx: &NvtxPlan) -> Option<(&'static str, String)> {
+    if !config.pipeline.ncu.sampling.enabled || uncountable(config, nvtx).is_some() {
+        return None;
+    }
+    Some((
+        "the deep pass (and a top-up pass) may end early",
+        "# once ncu has profiled every result the first pass's launches say it will take (per launch key and process, min(K, launches - skipped)), the workload gets SIGTERM and ncu writes its report (pipeline.ncu.sampling.stop_when_covered)".into(),
+    ))
+}
+
 /// Counts a pass's `==PROF== Profiling` lines and asks for the workload to stop at the expected
 /// count; never before, and never for a pass with no count.
 #[derive(Debug)]

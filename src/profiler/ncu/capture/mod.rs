@@ -112,6 +112,7 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
         lines.push(("the trace pass", trace::shell_line(config, dir, workload)));
     }
     lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
+    lines.extend(coverage::dry_run_note(config, &plan.nvtx));
     let sampling = &config.pipeline.ncu.sampling;
     if sampling.enabled && sampling.adaptive {
         lines.push((
