@@ -300,7 +300,8 @@ fn run_deep(
 ) -> Result<Option<Finished>> {
     let (config, run) = (topup.config, topup.run);
     let sampling = &config.pipeline.ncu.sampling;
-    let first = (sampling.adaptive || sampling.stop_when_covered)
+    let countable = coverage::uncountable(config, &topup.plan.nvtx).is_none();
+    let first = (sampling.adaptive || countable)
         .then(|| topup::first_pass_durations(config, topup.plan, run, record));
     let expected = coverage::deep_expected(config, &topup.plan.nvtx, first.as_ref());
     let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
