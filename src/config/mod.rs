@@ -194,7 +194,8 @@ impl Loaded {
     /// `pipeline.ncu.max_block_mib`): they change how fast a report is made, how long an interrupted
     /// run waits or what is refused, never what a report says. The adaptive sampling settings
     /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
-    /// where they change nothing.
+    /// where they change nothing; `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
+    /// only once every result the report uses was profiled).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
@@ -206,6 +207,7 @@ impl Loaded {
         let mut left_out: Vec<&[&str]> = vec![
             &["regions", "max_depth"],
             &["pipeline", "ncu", "max_block_mib"],
+            &["pipeline", "ncu", "sampling", "stop_when_covered"],
         ];
         if !config.pipeline.ncu.sampling.adaptive {
             left_out.extend([

@@ -117,6 +117,9 @@ pub struct SamplingConfig {
     pub error: f64,
     /// The budget: no key gets more deep samples than this (at least `launch_count`).
     pub max_samples: u32,
+    /// End the deep pass (and the top-up pass) once ncu has profiled every result the first pass's
+    /// launches say it will take, instead of running the rest of the workload under ncu.
+    pub stop_when_covered: bool,
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

@@ -2,6 +2,9 @@
 //! stderr line by line into a log file and a callback, and collecting its exit status. After a
 //! signal, the program gets a grace period to close its output; then it and everything it started
 //! are killed, so a profiler that ignores the signal cannot keep profile-run waiting for the workload.
+//! The line callback may also ask for the workload to stop ([`Flow::StopWorkload`]): the program's
+//! descendants get SIGTERM while the program itself (the profiler) is left to finish its output, with
+//! the same grace period before the kill.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -29,6 +32,19 @@ pub struct Finished {
     pub interrupted_by: Option<i32>,
     /// Whether profile-run killed the program because it had not stopped within the grace period.
     pub killed_after_grace: bool,
+    /// Whether the line callback asked for the workload to stop and its descendants got SIGTERM.
+    pub workload_stopped: bool,
+}
+
+/// What the line callback of [`run_streaming`] asks for after a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep running.
+    Continue,
+    /// End the workload: SIGTERM to every process the program started, not to the program itself,
+    /// which (a profiler) then ends as it does when its workload ends. Asked again, nothing more
+    /// happens.
+    StopWorkload,
 }
 
 impl Finished {
@@ -38,14 +54,15 @@ impl Finished {
 }
 
 /// Runs `command` (named `program` in messages), writes every output line to `log` and hands it to
-/// `on_line`. `grace`: how long after the first signal the program may take to close its output
-/// before it and its descendants are killed with SIGKILL.
+/// `on_line`. `grace`: how long after the first signal, or after `on_line` asked for the workload
+/// to stop, the program may take to close its output before it and its descendants are killed
+/// with SIGKILL.
 pub fn run_streaming(
     program: &str,
     command: duct::Expression,
     log: &Path,
     grace: Duration,
-    on_line: &mut dyn FnMut(&str),
+    on_line: &mut dyn FnMut(&str) -> Flow,
 ) -> Result<Finished, ProfilerError> {
     let spawn_error = |source| ProfilerError::Spawn {
         program: program.to_string(),
@@ -69,24 +86,36 @@ pub fn run_streaming(
     let pipe = pids.first().and_then(|&pid| tree::stdout_pipe(pid));
     let lines = read_lines(Arc::clone(&reader));
     let mut killed_at: Option<Instant> = None;
+    let mut stopping: Option<tree::Stopping> = None;
     loop {
         match lines.recv_timeout(Duration::from_millis(100)) {
             Ok(line) => {
                 // Keep the log byte-exact; show the line lossily decoded.
                 let _ = log_file.write_all(&line);
                 let text = String::from_utf8_lossy(&line);
-                on_line(text.trim_end_matches(['\n', '\r']));
+                let flow = on_line(text.trim_end_matches(['\n', '\r']));
+                if flow == Flow::StopWorkload && stopping.is_none() {
+                    stopping = pids.first().map(|&root| tree::Stopping::start(root));
+                }
             }
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
         }
+        if let (Some(stopping), None) = (stopping.as_mut(), killed_at) {
+            stopping.tell_new();
+        }
+        // The grace period runs from the first signal or the stop, whichever came first.
+        let grace_from = match (
+            guard.first_received_at(),
+            stopping.as_ref().map(|s| s.since()),
+        ) {
+            (Some(signal), Some(stop)) => Some(signal.min(stop)),
+            (signal, stop) => signal.or(stop),
+        };
         match killed_at {
             Some(at) if at.elapsed() >= DRAIN_AFTER_KILL => break,
             Some(_) => {}
-            None if guard
-                .first_received_at()
-                .is_some_and(|t| t.elapsed() >= grace) =>
-            {
+            None if grace_from.is_some_and(|t| t.elapsed() >= grace) => {
                 pids.iter().copied().for_each(tree::kill_tree);
                 if let Some(pipe) = &pipe {
                     tree::kill_all(&tree::pipe_holders(pipe));
@@ -112,6 +141,7 @@ pub fn run_streaming(
         killed_by: status.signal(),
         interrupted_by: guard.received(),
         killed_after_grace: killed_at.is_some(),
+        workload_stopped: stopping.is_some(),
     })
 }
 
@@ -187,5 +217,56 @@ pub fn run_probe(command: duct::Expression) -> Result<Option<Vec<u8>>, i32> {
             killed = true;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_ends_the_programs_children_and_lets_the_program_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        // The workload (inner sh) outlives the first SIGTERM (a trap) and then starts another
+        // process, which must be told too.
+        let command = duct::cmd!(
+            "sh",
+            "-c",
+            "sh -c 'trap : TERM; sleep 0.5; sleep 60' & sleep 0.2; echo covered; wait $!; echo \"the rest ended with $?\""
+        );
+        let mut lines = Vec::new();
+        let start = Instant::now();
+        let finished = run_streaming(
+            "sh",
+            command,
+            &dir.path().join("log"),
+            Duration::from_secs(30),
+            &mut |line| {
+                lines.push(line.to_string());
+                match line {
+                    "covered" => Flow::StopWorkload,
+                    _ => Flow::Continue,
+                }
+            },
+        )
+        .unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "waited for sleep"
+        );
+        // sh may say `Terminated` of its child in between.
+        assert_eq!(lines.first().map(String::as_str), Some("covered"));
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("the rest ended with 143"),
+            "{lines:?}"
+        );
+        assert!(finished.workload_stopped);
+        assert_eq!(
+            finished.code,
+            Some(0),
+            "the program itself was not signalled"
+        );
+        assert!(!finished.killed_after_grace);
     }
 }

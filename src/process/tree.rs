@@ -3,13 +3,19 @@
 //! its process group cannot be killed without killing profile-run and its caller; the process tree,
 //! and every other process still holding its output pipe, are found through `/proc` instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 /// Every process whose parent chain leads to `root`, `root` included, read from `/proc` once.
 pub fn descendants(root: u32) -> Vec<u32> {
+    subtree(&children(), &[root])
+}
+
+/// Each process's children, read from `/proc`.
+fn children() -> BTreeMap<u32, Vec<u32>> {
     let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
@@ -21,7 +27,12 @@ pub fn descendants(root: u32) -> Vec<u32> {
             }
         }
     }
-    let mut tree = vec![root];
+    children
+}
+
+/// `roots` and every process whose parent chain leads to one of them.
+fn subtree(children: &BTreeMap<u32, Vec<u32>>, roots: &[u32]) -> Vec<u32> {
+    let mut tree = roots.to_vec();
     let mut next = 0;
     while next < tree.len() {
         for &kid in children.get(&tree[next]).into_iter().flatten() {
@@ -74,6 +85,59 @@ pub fn pipe_holders(pipe: &str) -> Vec<u32> {
 /// because children of a killed process are re-parented and could no longer be found.
 pub fn kill_tree(root: u32) {
     kill_all(&descendants(root));
+}
+
+/// A workload asked to end so that its profiler finishes as it does when its workload ends: every
+/// process the profiler started gets SIGTERM once, the profiler itself never. Processes those start
+/// afterwards (a launcher starting its workers) are told at the next [`Stopping::tell_new`]; a
+/// process the profiler itself starts afterwards is not: it is the profiler's, not the workload's.
+#[derive(Debug)]
+pub struct Stopping {
+    since: Instant,
+    /// Every process told so far.
+    told: BTreeSet<u32>,
+    scanned: Instant,
+}
+
+/// How often the process tree is read again for processes started after the stop.
+const RESCAN: Duration = Duration::from_millis(100);
+
+impl Stopping {
+    /// SIGTERM to every process `profiler` started.
+    pub fn start(profiler: u32) -> Stopping {
+        let now = Instant::now();
+        let workload = descendants(profiler).into_iter().filter(|&p| p != profiler);
+        let mut stopping = Stopping {
+            since: now,
+            told: BTreeSet::new(),
+            scanned: now,
+        };
+        stopping.terminate(workload);
+        stopping
+    }
+
+    /// When the stop was asked for.
+    pub fn since(&self) -> Instant {
+        self.since
+    }
+
+    /// SIGTERM to the processes the told ones started since the last round, at most every 100 ms.
+    pub fn tell_new(&mut self) {
+        if self.scanned.elapsed() < RESCAN || self.told.is_empty() {
+            return;
+        }
+        self.scanned = Instant::now();
+        let told: Vec<u32> = self.told.iter().copied().collect();
+        self.terminate(subtree(&children(), &told));
+    }
+
+    fn terminate(&mut self, pids: impl IntoIterator<Item = u32>) {
+        for pid in pids {
+            if self.told.insert(pid) {
+                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGTERM);
+            }
+        }
+    }
 }
 
 pub fn kill_all(pids: &[u32]) {

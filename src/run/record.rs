@@ -71,13 +71,32 @@ pub struct PassRecord {
     pub finished: Option<String>,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
+    /// Whether profile-run ended the pass's workload once ncu had profiled every result the first
+    /// pass's launches said it would take (`pipeline.ncu.sampling.stop_when_covered`); ncu then
+    /// wrote its report as when the workload ends, and `exit_code` is what it said of the stopped
+    /// workload, not a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_when_covered: bool,
+    /// The results (ncu's `==PROF== Profiling` lines) counted when the workload was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_results: Option<u64>,
 }
 
 impl PassRecord {
-    pub fn finish(&mut self, finished: &Finished) {
+    /// `covered`: the results counted when profile-run stopped the workload, if it did.
+    pub fn finish(&mut self, finished: &Finished, covered: Option<u64>) {
         self.finished = Some(now());
         self.exit_code = finished.code;
         self.signal = finished.killed_by;
+        self.stopped_when_covered = covered.is_some();
+        self.covered_results = covered;
+    }
+
+    /// Whether the pass ended well: ncu exited 0, or profile-run stopped its workload once every
+    /// result was profiled and ncu then ended on its own (no signal killed it).
+    pub fn ended_well(&self) -> bool {
+        self.exit_code == Some(0)
+            || (self.stopped_when_covered && self.exit_code.is_some() && self.signal.is_none())
     }
 }
 

@@ -20,17 +20,17 @@ use profile_run::region::Renames;
 const SAMPLED: &str = "ncu/h100-2025.3.1-sampled";
 
 /// A launch key: mangled name, grid, block, (registers, static and dynamic shared memory).
-type Key = (String, [u64; 3], [u64; 3], [u64; 3]);
+pub(crate) type Key = (String, [u64; 3], [u64; 3], [u64; 3]);
 
 /// One first-pass launch: its key, process and duration.
-struct Launch {
-    key: Key,
-    process: u32,
+pub(crate) struct Launch {
+    pub(crate) key: Key,
+    pub(crate) process: u32,
     duration: f64,
 }
 
 /// The timing pass's launches, read straight from the report file.
-fn timing_launches() -> Vec<Launch> {
+pub(crate) fn timing_launches() -> Vec<Launch> {
     let mut report = ReportFile::open(&fixture(&format!("{SAMPLED}/train.ncu-rep.gz"))).unwrap();
     let mut launches = Vec::new();
     report
@@ -86,13 +86,13 @@ fn trace_launches() -> Vec<Launch> {
 }
 
 /// Each key's n = min(⌈(1.96·CV/ε)²⌉ (at least 1), max_samples, launches in its process − 0 skipped).
-struct Expected {
-    n: BTreeMap<Key, u32>,
+pub(crate) struct Expected {
+    pub(crate) n: BTreeMap<Key, u32>,
     /// Keys whose n, before max_samples, exceeds it.
     capped: usize,
 }
 
-fn expected(launches: &[Launch], error: f64, max_samples: u32) -> Expected {
+pub(crate) fn expected(launches: &[Launch], error: f64, max_samples: u32) -> Expected {
     let mut by_key: BTreeMap<Key, Vec<&Launch>> = BTreeMap::new();
     for l in launches {
         by_key.entry(l.key.clone()).or_default().push(l);
@@ -152,7 +152,7 @@ fn topup_pass(tmp: &Path) -> Option<(BTreeSet<String>, u32, u32)> {
 }
 
 /// What the top-up pass must be for these n and K = 1, no cold start skipped.
-fn topup_of(expected: &Expected) -> Option<(BTreeSet<String>, u32, u32)> {
+pub(crate) fn topup_of(expected: &Expected) -> Option<(BTreeSet<String>, u32, u32)> {
     let short: Vec<(&Key, u32)> = expected
         .n
         .iter()

@@ -10,6 +10,7 @@ mod cli_e2e_runs;
 mod common;
 mod compare;
 mod config;
+mod covered;
 mod diff;
 mod first_run;
 mod flame;

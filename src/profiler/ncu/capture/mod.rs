@@ -5,6 +5,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod cli;
+pub mod coverage;
 pub mod diagnose;
 pub mod export_pages;
 pub mod inputs;
@@ -21,7 +22,7 @@ use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
 use crate::process::{
-    resolve_program, run_streaming, Failure, Finished, ProfilerError, Unrunnable,
+    resolve_program, run_streaming, Failure, Finished, Flow, ProfilerError, Unrunnable,
 };
 use crate::profiler::{Capture, ProfilerPlan};
 use crate::report::model::Report;
@@ -111,6 +112,7 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
         lines.push(("the trace pass", trace::shell_line(config, dir, workload)));
     }
     lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
+    lines.extend(coverage::dry_run_note(config, &plan.nvtx));
     let sampling = &config.pipeline.ncu.sampling;
     if sampling.enabled && sampling.adaptive {
         lines.push((
@@ -256,7 +258,7 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
     let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
     let first = match timing {
-        Some(pass) => run_pass(pass, run, grace, &display)?,
+        Some(pass) => run_pass(pass, run, grace, &display, None)?.0,
         None => run_trace(config, run, workload, grace, &display)?,
     };
     record.finish(&first);
@@ -288,26 +290,39 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
 }
 
 /// Runs the deep pass and, in an adaptive run whose keys need more samples, the top-up pass after
-/// it; returns how the pass a signal stopped ended (`None`: none was).
+/// it; returns how the pass a signal stopped ended (`None`: none was). Both read the first pass's
+/// launches: the top-up pass to size it, each pass (`stop_when_covered`) to know when it has
+/// profiled everything it will take.
 fn run_deep(
     deep: &Pass,
     topup: topup::TopUpRun<'_>,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
-    let finished = run_pass(deep, topup.run, topup.grace, topup.display)?;
+    let (config, run) = (topup.config, topup.run);
+    let sampling = &config.pipeline.ncu.sampling;
+    let countable = coverage::uncountable(config, &topup.plan.nvtx).is_none();
+    let first = (sampling.adaptive || countable)
+        .then(|| topup::first_pass_durations(config, topup.plan, run, record));
+    let expected = coverage::deep_expected(config, &topup.plan.nvtx, first.as_ref());
+    let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
     if let Some(pass) = record.deep_pass.as_mut() {
-        pass.finish(&finished);
+        pass.finish(&finished, covered);
     }
     record.interrupted_by = finished.interrupted_by;
-    topup.run.write_record(record)?;
+    run.write_record(record)?;
     if finished.interrupted_by.is_some() {
         return Ok(Some(finished));
     }
-    if !topup.config.pipeline.ncu.sampling.adaptive || !finished.success() {
+    let ended_well = record
+        .deep_pass
+        .as_ref()
+        .is_some_and(PassRecord::ended_well);
+    let Some(first) = first.filter(|_| sampling.adaptive && ended_well) else {
         return Ok(None);
-    }
+    };
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
-    Ok(topup::top_up(topup, record)?.filter(|topped| topped.interrupted_by.is_some()))
+    Ok(topup::top_up(topup, record, first.as_ref())?
+        .filter(|topped| topped.interrupted_by.is_some()))
 }
 
 /// The trace pass's command as run.json records it: the environment, then the workload.
@@ -337,40 +352,60 @@ fn run_trace(
         expression,
         &run.path(trace::LOG),
         grace,
-        &mut |line| display.passthrough(line),
+        &mut |line| {
+            display.passthrough(line);
+            Flow::Continue
+        },
     )?)
 }
 
-/// Runs one pass, showing ncu's progress lines as status and passing everything else through.
+/// Runs one pass, showing ncu's progress lines as status and passing everything else through;
+/// `expected`: the results after which its workload is stopped (`None`: it runs to its end).
+/// Returns how ncu ended and, when the workload was stopped, the results counted then.
 fn run_pass(
     pass: &Pass,
     run: &RunDir,
     grace: std::time::Duration,
     display: &Display,
-) -> Result<Finished> {
+    expected: Option<u64>,
+) -> Result<(Finished, Option<u64>)> {
     let cli = &pass.cli;
     display.status(format!("starting {}", pass.name));
-    let mut profiled = 0u64;
-    Ok(run_streaming(
+    let mut coverage = coverage::Coverage::new(expected);
+    let finished = run_streaming(
         cli.program(),
         cli.expression(),
         &run.path(pass.log),
         grace,
         &mut |line| match log::parse_prof(line) {
             Some(log::Progress::Profiling { name, index }) => {
-                profiled += 1;
-                display.status(format!(
-                    "{}: profiling {name} (#{index}, {profiled} so far)",
-                    pass.name
-                ));
+                let flow = coverage.profiled();
+                let profiled = coverage.count();
+                display.status(match flow {
+                    Flow::Continue => format!(
+                        "{}: profiling {name} (#{index}, {profiled} so far)",
+                        pass.name
+                    ),
+                    Flow::StopWorkload => format!(
+                        "{}: all {profiled} results profiled; ending the workload",
+                        pass.name
+                    ),
+                });
+                flow
             }
             Some(log::Progress::Connected { process }) => {
-                display.status(format!("{}: connected to {process}", pass.name))
+                display.status(format!("{}: connected to {process}", pass.name));
+                Flow::Continue
             }
-            Some(_) => {}
-            None => display.passthrough(line),
+            Some(_) => Flow::Continue,
+            None => {
+                display.passthrough(line);
+                Flow::Continue
+            }
         },
-    )?)
+    )?;
+    let covered = expected.filter(|_| finished.workload_stopped);
+    Ok((finished, covered))
 }
 
 /// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
@@ -522,10 +557,11 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         killed_by: deep.signal,
         interrupted_by: None,
         killed_after_grace: false,
+        workload_stopped: deep.stopped_when_covered,
     };
     let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
-    if !finished.success() || !report.is_file() {
-        let partial = !finished.success();
+    if !deep.ended_well() || !report.is_file() {
+        let partial = !deep.ended_well();
         let log = (log_text.as_str(), log_path);
         return Some(diagnose::failure(what, &finished, log, run, partial));
     }

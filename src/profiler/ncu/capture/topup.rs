@@ -20,7 +20,7 @@ use crate::run::{PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
 
 use super::cli::NcuCli;
 use super::sampling::{deep_flags, samples_needed, DEEP_REPORT_BASE, TOPUP_LOG, TOPUP_REPORT_BASE};
-use super::{run_pass, trace, traced, Pass};
+use super::{coverage, run_pass, trace, traced, Pass};
 
 /// What the first pass's durations ask of the deep samples.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -106,16 +106,26 @@ pub(super) struct TopUpRun<'a> {
     pub display: &'a Display,
 }
 
-/// After a deep pass that succeeded: sizes each key's samples, records it, and runs the top-up
-/// pass when some key needs more. Returns how the top-up pass ended (`None`: none ran). A top-up
-/// pass that fails leaves the deep pass's results as they are: its partial report file is moved
-/// aside (`profile.topup.failed.ncu-rep`) and the record says it failed.
-pub(super) fn top_up(ctx: TopUpRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
+/// After a deep pass that succeeded: sizes each key's samples from the first pass's launches
+/// (`first`: as [`first_pass_durations`] read them), records it, and runs the top-up pass when some
+/// key needs more. Returns how the top-up pass ended (`None`: none ran). A top-up pass that fails
+/// leaves the deep pass's results as they are: its partial report file is moved aside
+/// (`profile.topup.failed.ncu-rep`) and the record says it failed.
+pub(super) fn top_up(
+    ctx: TopUpRun<'_>,
+    record: &mut RunRecord,
+    first: std::result::Result<&LaunchDurations, &Error>,
+) -> Result<Option<Finished>> {
     let TopUpRun {
         config, plan, run, ..
     } = ctx;
     let sampling = &config.pipeline.ncu.sampling;
-    let need = match need(config, plan, run, record) {
+    let sized = first.map_err(|e| e.to_string()).and_then(|durations| {
+        need(config, plan, run, record, durations)
+            .map(|need| (need, durations))
+            .map_err(|e| e.to_string())
+    });
+    let (need, durations) = match sized {
         Ok(need) => need,
         Err(e) => {
             err_line(&format!(
@@ -150,12 +160,28 @@ pub(super) fn top_up(ctx: TopUpRun<'_>, record: &mut RunRecord) -> Result<Option
         &format!("{commands}{}\n", pass.cli.shell_line()),
     )?;
     run.write_record(record)?;
-    let finished = run_pass(&pass, run, ctx.grace, ctx.display)?;
+    let expected = coverage::uncountable(config, &plan.nvtx)
+        .is_none()
+        .then(|| {
+            let filter = coverage::LaunchFilter {
+                skip: topup.skip,
+                count: topup.count,
+            };
+            coverage::expected_results(durations, filter, |name| {
+                topup.names.iter().any(|n| n == name)
+            })
+        })
+        .flatten();
+    let (finished, covered) = run_pass(&pass, run, ctx.grace, ctx.display, expected)?;
     if let Some(pass) = record.topup_pass.as_mut() {
-        pass.finish(&finished);
+        pass.finish(&finished, covered);
     }
     let report = run.path(&crate::run::ncu_report_file(TOPUP_REPORT_BASE));
-    let whole = finished.success() && finished.interrupted_by.is_none() && report.is_file();
+    let ended_well = record
+        .topup_pass
+        .as_ref()
+        .is_some_and(PassRecord::ended_well);
+    let whole = ended_well && finished.interrupted_by.is_none() && report.is_file();
     if !whole {
         keep_aside(run, &report)?;
         if let Some(adaptive) = record.adaptive.as_mut() {
@@ -205,10 +231,16 @@ fn keep_aside(run: &RunDir, report: &std::path::Path) -> Result<()> {
     })
 }
 
-/// What the first pass's durations and the deep pass's keys ask of the top-up pass.
-fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) -> Result<Need> {
+/// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
+/// trace under `timing: trace`), over the launches the later passes' filters select.
+pub(super) fn first_pass_durations(
+    config: &Config,
+    plan: &ProfilerPlan,
+    run: &RunDir,
+    record: &RunRecord,
+) -> Result<LaunchDurations> {
     let rank = record.rank.as_ref().map(|r| r.rank);
-    let durations = if traced(config) {
+    Ok(if traced(config) {
         let inputs = trace::traces(run, rank)?;
         let source = TraceSource::open(
             &plan.analysis,
@@ -225,7 +257,17 @@ fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) 
             plan.max_block_bytes,
             None,
         )?
-    };
+    })
+}
+
+/// What the first pass's durations and the deep pass's keys ask of the top-up pass.
+fn need(
+    config: &Config,
+    plan: &ProfilerPlan,
+    run: &RunDir,
+    record: &RunRecord,
+    durations: &LaunchDurations,
+) -> Result<Need> {
     // The deep pass's keys, read without indexing its values (the report indexes them once).
     let deep = run.path(&crate::run::ncu_report_file(DEEP_REPORT_BASE));
     let measured = if deep.is_file() {
@@ -235,7 +277,7 @@ fn need(config: &Config, plan: &ProfilerPlan, run: &RunDir, record: &RunRecord) 
     };
     let skipped = super::sampling::skipped(&record.context(String::new()).deep_command);
     Ok(decide(
-        &durations,
+        durations,
         |name, shape| measured.contains(name, shape),
         &config.pipeline.ncu.sampling,
         skipped,
@@ -264,6 +306,7 @@ mod tests {
             adaptive: true,
             error: 0.05,
             max_samples,
+            stop_when_covered: true,
         }
     }
 

@@ -29,6 +29,11 @@ impl KeyDurations {
     pub fn launches(&self) -> u32 {
         self.per_process.values().copied().max().unwrap_or(0)
     }
+
+    /// The key's launches in each process (pid, device), in no particular order.
+    pub fn per_process(&self) -> impl Iterator<Item = (Process, u32)> + '_ {
+        self.per_process.iter().map(|(process, n)| (*process, *n))
+    }
 }
 
 /// Every launch key's durations, keys in the order first seen.

@@ -19,7 +19,7 @@ use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
-use crate::process::{run_streaming, Failure, Finished, ProfilerError};
+use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
 use crate::profiler::neuron::capture::cli::{
     capture_outputs, resolve_program, NeuronCli, ViewInput,
 };
@@ -180,7 +180,8 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
     let display = Display::new(job.quiet);
     display.status(format!("starting {program}"));
     let finished = run_streaming(&program, expression, &run.path(LOG), grace, &mut |l| {
-        display.passthrough(l)
+        display.passthrough(l);
+        Flow::Continue
     })
     .map_err(|e| views::not_started(e, &program, "the command after `--`", &run.path(LOG)));
     display.finish();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::process::{run_streaming, Failure, ProfilerError};
+use crate::process::{run_streaming, Failure, Flow, ProfilerError};
 use crate::profiler::neuron::capture::cli::{resolve_program, view_output, NeuronCli, ViewInput};
 use crate::profiler::neuron::capture::inspect::CapturePair;
 use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
@@ -152,8 +152,10 @@ pub fn view_one(
         path_env.as_deref(),
     )?;
     let name = program.to_string_lossy().into_owned();
-    let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {})
-        .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
+    let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {
+        Flow::Continue
+    })
+    .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
     let failed = |cause: String| -> Error {
         ProfilerError::Failed(Box::new(Failure {
             what: format!("`{}`", cli.shell_line()),

@@ -1,0 +1,240 @@
+//! A sampled run's deep pass and top-up pass ending once covered
+//! (`pipeline.ncu.sampling.stop_when_covered`): the fake ncu prints its `==PROF== Profiling` lines
+//! first, then keeps the rest of the workload (a `sleep`) running until it ends or is signalled, and
+//! writes its report either way. The expected counts come from the real first passes of
+//! `tests/manual/ncu/train_step.py 2 3` (tests/fixtures/ncu/h100-2025.3.1-sampled, and the CUPTI
+//! trace in tests/fixtures/ncu/h100-2025.3.1-cupti), counted here from the files.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::adaptive::{expected, timing_launches, topup_of};
+use crate::common::{fixture, repo};
+use crate::sampled::{fake_sampled, read_json};
+use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+
+const SAMPLED: &str = "ncu/h100-2025.3.1-sampled";
+
+/// How long the rest of the workload runs when nothing stops it.
+const SHORT_LINGER: u64 = 4;
+/// A rest of the workload a stopped pass must not wait for.
+const LONG_LINGER: u64 = 120;
+
+/// The results the real deep pass of the fixture's workload profiled (`--launch-count 1`).
+fn deep_results() -> u64 {
+    let mut n = 0;
+    ReportFile::open(&fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")))
+        .unwrap()
+        .for_each_result(|_| {
+            n += 1;
+            Ok::<(), ReportFileError>(())
+        })
+        .unwrap();
+    n
+}
+
+/// A non-adaptive sampled run of the fake ncu whose deep pass prints `prof` Profiling lines and
+/// whose workload then runs on for `linger` seconds; its output and how long it took.
+fn deep_run(tmp: &Path, prof: u64, linger: u64, more: &[&str]) -> (std::process::Output, Duration) {
+    let start = Instant::now();
+    let output = fake_sampled(tmp)
+        .env("FAKE_NCU_DEEP_PROF", prof.to_string())
+        .env("FAKE_NCU_LINGER", linger.to_string())
+        .arg("pipeline.ncu.sampling.adaptive=false")
+        .args(more)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    (output, start.elapsed())
+}
+
+fn run_json(tmp: &Path, dir: &str) -> Value {
+    read_json(&tmp.join(dir).join("run/run.json"))
+}
+
+fn report_json(tmp: &Path, dir: &str) -> Value {
+    read_json(&tmp.join(dir).join("run/report.json"))
+}
+
+/// A complete run: exit 0, no partial report, the deep pass's results all joined.
+fn assert_complete(output: &std::process::Output, report: &Value, deep: u64) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(!stderr.contains("Partial"), "{stderr}");
+    assert_eq!(report["run"]["partial"], Value::Null);
+    assert_eq!(report["sampling"]["deep_results"], deep);
+}
+
+#[test]
+fn a_covered_deep_pass_ends_its_workload_and_the_run_is_complete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deep = deep_results();
+    let (output, took) = deep_run(tmp.path(), deep, LONG_LINGER, &[]);
+    assert!(
+        took < Duration::from_secs(LONG_LINGER / 2),
+        "took {took:?}: the deep pass waited for the rest of the workload"
+    );
+    let report = report_json(tmp.path(), "out");
+    assert_complete(&output, &report, deep);
+    let pass = &run_json(tmp.path(), "out")["deep_pass"];
+    assert_eq!(pass["stopped_when_covered"], true);
+    assert_eq!(pass["covered_results"], deep);
+    assert_eq!(pass["signal"], Value::Null, "ncu itself was not signalled");
+    // The workload got SIGTERM (128 + 15), and ncu said so, as it does of a workload that fails.
+    let log = std::fs::read_to_string(tmp.path().join("out/run/ncu.deep.log")).unwrap();
+    assert!(log.contains("returned an error code (143)"), "{log}");
+    assert!(log.contains("==PROF== Report:"), "{log}");
+    assert_eq!(pass["exit_code"], 1);
+    assert_eq!(report["sampling"]["measured_results"], deep);
+}
+
+#[test]
+fn without_stop_when_covered_or_short_of_the_count_the_workload_runs_to_its_end() {
+    let deep = deep_results();
+    for (prof, more) in [
+        (deep, vec!["pipeline.ncu.sampling.stop_when_covered=false"]),
+        (deep - 1, vec![]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (output, took) = deep_run(tmp.path(), prof, SHORT_LINGER, &more);
+        assert!(
+            took >= Duration::from_secs(SHORT_LINGER),
+            "{prof} lines, {more:?}: took {took:?}, the workload was stopped"
+        );
+        assert_complete(&output, &report_json(tmp.path(), "out"), deep);
+        let pass = &run_json(tmp.path(), "out")["deep_pass"];
+        assert_eq!(pass.get("stopped_when_covered"), None, "{pass}");
+        assert_eq!(pass["exit_code"], 0);
+    }
+}
+
+/// The top-up pass's results: per key of a selected name and process, min(count, launches − skip).
+fn topup_results(names: &BTreeSet<String>, skip: u32, count: u32) -> u64 {
+    let mut per_key: BTreeMap<_, u32> = BTreeMap::new();
+    for l in timing_launches() {
+        if names.contains(&regex::escape(&l.key.0)) {
+            *per_key.entry((l.key, l.process)).or_default() += 1;
+        }
+    }
+    per_key
+        .values()
+        .map(|n| u64::from(n.saturating_sub(skip).min(count)))
+        .sum()
+}
+
+#[test]
+fn a_covered_topup_pass_ends_its_workload_too() {
+    let (names, skip, count) = topup_of(&expected(&timing_launches(), 0.05, 4)).unwrap();
+    let topup = topup_results(&names, skip, count);
+    assert!(topup > 0);
+    let deep = deep_results();
+    let tmp = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let output = fake_sampled(tmp.path())
+        .env("FAKE_NCU_DEEP_PROF", deep.to_string())
+        .env("FAKE_NCU_TOPUP_PROF", topup.to_string())
+        .env("FAKE_NCU_LINGER", LONG_LINGER.to_string())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(LONG_LINGER / 2), "took {took:?}");
+    // The fake top-up pass writes the deep pass's results again.
+    let report = report_json(tmp.path(), "out");
+    assert_complete(&output, &report, 2 * deep);
+    let record = run_json(tmp.path(), "out");
+    assert_eq!(record["deep_pass"]["covered_results"], deep);
+    assert_eq!(record["topup_pass"]["stopped_when_covered"], true);
+    assert_eq!(record["topup_pass"]["covered_results"], topup);
+    assert_eq!(record["adaptive"]["topup_failed"], false);
+    assert_eq!(report["sampling"]["topup_results"], deep);
+}
+
+/// Launch keys per process in a trace, every kernel: what a deep pass with no filter takes once each.
+fn trace_keys(workload: &str) -> u64 {
+    let mut keys = BTreeSet::new();
+    for path in crate::trace::traces(workload) {
+        let trace = profile_run::profiler::ncu::readers::trace::read(&path).unwrap();
+        for k in &trace.kernels {
+            keys.insert((
+                trace.pid,
+                trace.names[k.name].clone(),
+                k.grid,
+                k.block,
+                [u64::from(k.registers), k.static_shared, k.dynamic_shared],
+            ));
+        }
+    }
+    keys.len() as u64
+}
+
+#[test]
+fn a_traced_deep_pass_stops_only_without_an_nvtx_filter() {
+    let ncu = format!(
+        "pipeline.ncu.executable={}",
+        repo().join("tests/support/fake-ncu").display()
+    );
+    let keys = trace_keys("train");
+    // With regions.include, ncu's own NVTX matching picks the deep pass's launches: no count, so
+    // even as many lines as the trace's keys in train_step (or all of them) do not stop it.
+    for (include, linger, stops) in [
+        (None, LONG_LINGER, true),
+        (Some("regions.include=[train_step]"), SHORT_LINGER, false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut overrides = vec![
+            "pipeline.ncu.sampling.enabled=true",
+            "report.sections=[time, speed_of_light, launch]",
+            ncu.as_str(),
+        ];
+        overrides.extend(include);
+        let start = Instant::now();
+        let output = crate::trace::trace_run(tmp.path(), "train", &overrides)
+            .env("FAKE_NCU_DEEP_PROF", keys.to_string())
+            .env("FAKE_NCU_LINGER", linger.to_string())
+            .env(
+                "FAKE_NCU_DEEP_REPORT",
+                fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")),
+            )
+            .output()
+            .unwrap();
+        let took = start.elapsed();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{include:?}: {stderr}");
+        let pass = &run_json(tmp.path(), "runs")["deep_pass"];
+        if stops {
+            assert!(took < Duration::from_secs(linger / 2), "took {took:?}");
+            assert_eq!(pass["covered_results"], keys);
+        } else {
+            assert!(took >= Duration::from_secs(linger), "took {took:?}");
+            assert_eq!(pass.get("stopped_when_covered"), None, "{pass}");
+        }
+        assert_eq!(
+            report_json(tmp.path(), "runs")["run"]["partial"],
+            Value::Null
+        );
+    }
+}
+
+#[test]
+fn dry_run_says_when_a_pass_may_end_early() {
+    let early = "the deep pass (and a top-up pass) may end early";
+    for (more, says) in [
+        (None, true),
+        (Some("pipeline.ncu.sampling.stop_when_covered=false"), false),
+        (Some("pipeline.ncu.timing=trace"), false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let output = fake_sampled(tmp.path())
+            .args(more)
+            .args(["--dry-run", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{more:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(stdout.contains(early), says, "{more:?}: {stdout}");
+    }
+}
