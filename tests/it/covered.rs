@@ -172,17 +172,24 @@ fn trace_keys(workload: &str) -> u64 {
 }
 
 #[test]
-fn a_traced_deep_pass_stops_only_without_an_nvtx_filter() {
+fn a_traced_deep_pass_stops_unless_raw_nvtx_expressions_filter_it() {
     let ncu = format!(
         "pipeline.ncu.executable={}",
         repo().join("tests/support/fake-ncu").display()
     );
     let keys = trace_keys("train");
-    // With regions.include, ncu's own NVTX matching picks the deep pass's launches: no count, so
-    // even as many lines as the trace's keys in train_step (or all of them) do not stop it.
+    // regions.include selects in the trace as ncu's converted expression does: the count is the
+    // keys of train_step, the 13 the real deep pass profiled. A kernel_name filter is ncu's own
+    // matching (raw NVTX expressions are refused under timing: trace): no count, so even as many
+    // lines as the trace's keys do not stop it.
+    let kernel_name: &[&str] = &[
+        "pipeline.ncu.ncu_cli.kernel_name=regex:.*",
+        "pipeline.ncu.ncu_cli.kernel_name_base=mangled",
+    ];
     for (include, linger, stops) in [
-        (None, LONG_LINGER, true),
-        (Some("regions.include=[train_step]"), SHORT_LINGER, false),
+        (&[][..], LONG_LINGER, Some(keys)),
+        (&["regions.include=[train_step]"][..], LONG_LINGER, Some(13)),
+        (kernel_name, SHORT_LINGER, None),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let mut overrides = vec![
@@ -190,7 +197,7 @@ fn a_traced_deep_pass_stops_only_without_an_nvtx_filter() {
             "report.sections=[time, speed_of_light, launch]",
             ncu.as_str(),
         ];
-        overrides.extend(include);
+        overrides.extend(include.iter().copied());
         let start = Instant::now();
         let output = crate::trace::trace_run(tmp.path(), "train", &overrides)
             .env("FAKE_NCU_DEEP_PROF", keys.to_string())
@@ -205,9 +212,9 @@ fn a_traced_deep_pass_stops_only_without_an_nvtx_filter() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "{include:?}: {stderr}");
         let pass = &run_json(tmp.path(), "runs")["deep_pass"];
-        if stops {
+        if let Some(count) = stops {
             assert!(took < Duration::from_secs(linger / 2), "took {took:?}");
-            assert_eq!(pass["covered_results"], keys);
+            assert_eq!(pass["covered_results"], count);
         } else {
             assert!(took >= Duration::from_secs(linger), "took {took:?}");
             assert_eq!(pass.get("stopped_when_covered"), None, "{pass}");
@@ -225,7 +232,8 @@ fn dry_run_says_when_a_pass_may_end_early() {
     for (more, says) in [
         (None, true),
         (Some("pipeline.ncu.sampling.stop_when_covered=false"), false),
-        (Some("pipeline.ncu.timing=trace"), false),
+        (Some("pipeline.ncu.timing=trace"), true),
+        (Some("pipeline.ncu.ncu_cli.nvtx.include=[step/]"), true),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let output = fake_sampled(tmp.path())

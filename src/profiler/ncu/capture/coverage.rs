@@ -83,9 +83,12 @@ pub(super) fn deep_expected(
 
 /// Why the first pass's launches may not be the ones the later passes filter from; `None` when
 /// they are. ncu's timing pass ran with the deep pass's own NVTX filter and kernel_name, so its
-/// launches are exactly those; the CUPTI trace records every launch, and which of them ncu's NVTX
-/// filter or kernel_name would select is ncu's own matching, which the count does not repeat.
-pub fn uncountable(config: &Config, nvtx: &NvtxPlan) -> Option<&'static str> {
+/// launches are exactly those. The CUPTI trace records every launch and selects by
+/// `regions.include` / `regions.exclude` as ncu's expressions converted from the same patterns do
+/// (docs/attribution.md, "In-place times"; checked against ncu on every workload kind of
+/// tests/manual), but raw NVTX expressions and kernel_name are ncu's own matching, which the trace
+/// does not repeat.
+pub fn uncountable(config: &Config, _nvtx: &NvtxPlan) -> Option<&'static str> {
     let ncu = &config.pipeline.ncu;
     if !ncu.sampling.stop_when_covered {
         return Some("pipeline.ncu.sampling.stop_when_covered is off");
@@ -93,9 +96,10 @@ pub fn uncountable(config: &Config, nvtx: &NvtxPlan) -> Option<&'static str> {
     if ncu.timing != crate::config::TimingSource::Trace {
         return None;
     }
-    if !nvtx.is_empty() {
+    let raw = &ncu.ncu_cli.nvtx;
+    if !raw.include.is_empty() || !raw.exclude.is_empty() {
         return Some(
-            "under timing: trace, ncu's NVTX filter decides which launches the deep pass sees",
+            "under timing: trace, raw NVTX expressions (pipeline.ncu.ncu_cli.nvtx.include/exclude) decide which launches the deep pass sees",
         );
     }
     if ncu.ncu_cli.kernel_name.is_some() {
@@ -315,16 +319,21 @@ mod tests {
     }
 
     #[test]
-    fn only_a_trace_filtered_by_ncu_is_uncountable() {
+    fn only_a_trace_filtered_by_ncus_own_matching_is_uncountable() {
         let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
-        let mut nvtx = NvtxPlan::default();
+        let nvtx = NvtxPlan::default();
         assert_eq!(uncountable(&config, &nvtx), None);
-        nvtx.exclude.push("warmup/".into());
+        config.pipeline.ncu.ncu_cli.nvtx.exclude.push("warmup/".into());
         assert_eq!(uncountable(&config, &nvtx), None, "the timing pass saw it");
         config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
-        assert!(uncountable(&config, &nvtx).unwrap().contains("NVTX filter"));
-        nvtx.exclude.clear();
-        assert_eq!(uncountable(&config, &nvtx), None);
+        assert!(uncountable(&config, &nvtx).unwrap().contains("raw NVTX"));
+        config.pipeline.ncu.ncu_cli.nvtx.exclude.clear();
+        config.regions.include = vec!["train_step".into()];
+        assert_eq!(
+            uncountable(&config, &nvtx),
+            None,
+            "the trace selects by regions.include as ncu does"
+        );
         config.pipeline.ncu.ncu_cli.kernel_name = Some("regex:gemm".into());
         assert!(uncountable(&config, &nvtx).unwrap().contains("kernel_name"));
         config.pipeline.ncu.sampling.stop_when_covered = false;
