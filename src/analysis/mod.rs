@@ -41,7 +41,27 @@ pub struct RunContext {
     /// Why the run's capture is partial (`run.json`); `None` for a whole run or a bare export.
     pub partial: Option<String>,
     /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.
-    pub adaptive: Option<crate::report::model::AdaptiveRecord>,
+    pub adaptive: Option<AdaptiveRecord>,
+}
+
+/// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AdaptiveRecord {
+    pub error: f64,
+    pub max_samples: u32,
+    /// Launch keys of the first pass that the deep pass measured.
+    pub keys: u64,
+    /// Keys whose n exceeded `launch_count`.
+    pub keys_topped_up: u64,
+    /// Keys held below their n by `max_samples`.
+    pub keys_capped: u64,
+    /// Whether the top-up pass ran and failed (its deep results are then left out).
+    #[serde(default)]
+    pub topup_failed: bool,
+    /// Why the samples could not be sized (the first pass or the deep pass could not be read): no
+    /// top-up pass ran, and the counts above are 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizing_failed: Option<String>,
 }
 
 /// Everything the spine needs from the configuration, checked before any process starts

@@ -115,11 +115,20 @@ pub struct SamplingConfig {
     pub adaptive: bool,
     /// ε: the relative half-width of a key's mean at 95% the samples aim at, in (0, 1).
     pub error: f64,
-    /// The budget: no key gets more deep samples than this (at least `launch_count`).
+    /// The budget: no key gets more deep samples than this; below `launch_count` the deep pass's
+    /// own `launch_count` is the budget ([`SamplingConfig::budget`]).
     pub max_samples: u32,
     /// End the deep pass (and the top-up pass) once ncu has profiled every result the first pass's
     /// launches say it will take, instead of running the rest of the workload under ncu.
     pub stop_when_covered: bool,
+}
+
+impl SamplingConfig {
+    /// The most deep samples a key gets: `max_samples`, but never fewer than the deep pass's own
+    /// `launch_count` (a preset's default budget must not refuse a larger `launch_count`).
+    pub fn budget(&self) -> u32 {
+        self.max_samples.max(self.launch_count)
+    }
 }
 
 /// Native ncu flags, 1:1. `None` / empty means the flag is not passed and ncu's own default applies.

@@ -147,22 +147,6 @@ pub struct AdaptiveSampling {
     pub topup_results: u64,
 }
 
-/// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct AdaptiveRecord {
-    pub error: f64,
-    pub max_samples: u32,
-    /// Launch keys of the first pass that the deep pass measured.
-    pub keys: u64,
-    /// Keys whose n exceeded `launch_count`.
-    pub keys_topped_up: u64,
-    /// Keys held below their n by `max_samples`.
-    pub keys_capped: u64,
-    /// Whether the top-up pass ran and failed (its deep results are then left out).
-    #[serde(default)]
-    pub topup_failed: bool,
-}
-
 /// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Coverage {

@@ -4,10 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
-use crate::analysis::RunContext;
+use crate::analysis::{AdaptiveRecord, RunContext};
 use crate::error::Result;
 use crate::process::Finished;
-use crate::report::model::AdaptiveRecord;
 
 impl RunDir {
     /// Writes `run.json` (the record lives here, so that the directory never imports its record).

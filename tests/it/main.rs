@@ -1,6 +1,7 @@
 //! The integration tests, one binary organised by feature.
 
 mod adaptive;
+mod adaptive_failures;
 mod advice;
 mod architecture;
 mod auto_regions;

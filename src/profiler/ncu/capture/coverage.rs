@@ -323,7 +323,13 @@ mod tests {
         let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
         let nvtx = NvtxPlan::default();
         assert_eq!(uncountable(&config, &nvtx), None);
-        config.pipeline.ncu.ncu_cli.nvtx.exclude.push("warmup/".into());
+        config
+            .pipeline
+            .ncu
+            .ncu_cli
+            .nvtx
+            .exclude
+            .push("warmup/".into());
         assert_eq!(uncountable(&config, &nvtx), None, "the timing pass saw it");
         config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
         assert!(uncountable(&config, &nvtx).unwrap().contains("raw NVTX"));

@@ -5,6 +5,7 @@
 //! ncu takes one `--launch-count` per pass, so the top-up pass takes, for every key it selects (by
 //! mangled name), the most any selected key still needs: keys that need fewer get more, never fewer.
 
+use crate::analysis::AdaptiveRecord;
 use crate::config::{Config, NcuCliConfig, SamplingConfig};
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -15,7 +16,6 @@ use crate::profiler::ncu::observe::report_source::launch_durations;
 use crate::profiler::ncu::observe::report_source::twins::Shape;
 use crate::profiler::ncu::observe::trace::source::{exclude_of, scope_of, TraceSource};
 use crate::profiler::ProfilerPlan;
-use crate::report::model::AdaptiveRecord;
 use crate::run::{PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
 
 use super::cli::NcuCli;
@@ -64,10 +64,10 @@ pub(crate) fn decide(
         need.keys += 1;
         let available = key.launches().saturating_sub(skipped);
         let wanted = samples_needed(key.cv(), sampling.error).min(available);
-        if wanted > sampling.max_samples {
+        if wanted > sampling.budget() {
             need.capped += 1;
         }
-        let n = wanted.min(sampling.max_samples);
+        let n = wanted.min(sampling.budget());
         if n > sampling.launch_count {
             need.topped_up += 1;
             count = count.max(n - sampling.launch_count);
@@ -119,29 +119,9 @@ pub(super) fn top_up(
     let TopUpRun {
         config, plan, run, ..
     } = ctx;
-    let sampling = &config.pipeline.ncu.sampling;
-    let sized = first.map_err(|e| e.to_string()).and_then(|durations| {
-        need(config, plan, run, record, durations)
-            .map(|need| (need, durations))
-            .map_err(|e| e.to_string())
-    });
-    let (need, durations) = match sized {
-        Ok(need) => need,
-        Err(e) => {
-            err_line(&format!(
-                "warning: the adaptive deep samples could not be sized ({e}); the deep pass's results stand"
-            ));
-            return Ok(None);
-        }
+    let Some((need, durations)) = size(&ctx, record, first)? else {
+        return Ok(None);
     };
-    record.adaptive = Some(AdaptiveRecord {
-        error: sampling.error,
-        max_samples: sampling.max_samples,
-        keys: need.keys,
-        keys_topped_up: need.topped_up,
-        keys_capped: need.capped,
-        topup_failed: false,
-    });
     let Some(topup) = need.topup else {
         run.write_record(record)?;
         return Ok(None);
@@ -172,7 +152,21 @@ pub(super) fn top_up(
             })
         })
         .flatten();
-    let (finished, covered) = run_pass(&pass, run, ctx.grace, ctx.display, expected)?;
+    // A pass that cannot even start (a name filter over the system's limit on one argument, say)
+    // fails like one that ran and failed: the deep pass's results stand.
+    let (finished, covered) = match run_pass(&pass, run, ctx.grace, ctx.display, expected) {
+        Ok(ran) => ran,
+        Err(e) => {
+            if let Some(adaptive) = record.adaptive.as_mut() {
+                adaptive.topup_failed = true;
+            }
+            err_line(&format!(
+                "warning: ncu's top-up pass could not be run ({e}); the deep pass's results stand"
+            ));
+            run.write_record(record)?;
+            return Ok(None);
+        }
+    };
     if let Some(pass) = record.topup_pass.as_mut() {
         pass.finish(&finished, covered);
     }
@@ -195,6 +189,51 @@ pub(super) fn top_up(
     record.interrupted_by = finished.interrupted_by;
     run.write_record(record)?;
     Ok(Some(finished))
+}
+
+/// Sizes each key's samples from the first pass's launches and records it in `record`: the need
+/// with the durations it came from, or `None` (recorded, with a warning) when they could not be read.
+fn size<'d>(
+    ctx: &TopUpRun<'_>,
+    record: &mut RunRecord,
+    first: std::result::Result<&'d LaunchDurations, &Error>,
+) -> Result<Option<(Need, &'d LaunchDurations)>> {
+    let (config, plan, run) = (ctx.config, ctx.plan, ctx.run);
+    let sampling = &config.pipeline.ncu.sampling;
+    let sized = first.map_err(|e| e.to_string()).and_then(|durations| {
+        need(config, plan, run, record, durations)
+            .map(|need| (need, durations))
+            .map_err(|e| e.to_string())
+    });
+    let (need, durations) = match sized {
+        Ok(need) => need,
+        Err(e) => {
+            err_line(&format!(
+                "warning: the adaptive deep samples could not be sized ({e}); the deep pass's results stand"
+            ));
+            record.adaptive = Some(AdaptiveRecord {
+                error: sampling.error,
+                max_samples: sampling.budget(),
+                keys: 0,
+                keys_topped_up: 0,
+                keys_capped: 0,
+                topup_failed: false,
+                sizing_failed: Some(e),
+            });
+            run.write_record(record)?;
+            return Ok(None);
+        }
+    };
+    record.adaptive = Some(AdaptiveRecord {
+        error: sampling.error,
+        max_samples: sampling.budget(),
+        keys: need.keys,
+        keys_topped_up: need.topped_up,
+        keys_capped: need.capped,
+        topup_failed: false,
+        sizing_failed: None,
+    });
+    Ok(Some((need, durations)))
 }
 
 /// The top-up pass: the deep pass's command line with the top-up's launch filter and report file.

@@ -2,7 +2,8 @@
 //! and counts `run.json` recorded when the run sized its deep samples, the keys and top-up results
 //! read back from the report files, and the note that sums them up.
 
-use crate::report::model::{AdaptiveRecord, AdaptiveSampling};
+use crate::analysis::AdaptiveRecord;
+use crate::report::model::AdaptiveSampling;
 
 /// report.json's account of the adaptive samples: `recorded` is what the run recorded (`None` for
 /// a run that was not adaptive, or a bare capture); `keys` and `topup_results` come from the deep
@@ -36,6 +37,11 @@ pub fn notes(recorded: Option<&AdaptiveRecord>, sampling: &AdaptiveSampling) -> 
             Vec::new()
         };
     };
+    if let Some(why) = &r.sizing_failed {
+        return vec![format!(
+            "Adaptive samples were asked for, but the deep samples could not be sized ({why}): no top-up pass ran, and every key has the deep pass's samples alone."
+        )];
+    }
     let mut notes = vec![format!(
         "Adaptive samples (n = ⌈(1.96·CV/{error})²⌉ per launch key, CV from its first-pass durations, at most max_samples = {max}): {up} of {keys} keys needed more deep samples than the deep pass took and were topped up ({results} more deep results); {capped} stayed below their n because of max_samples (docs/attribution.md, \"Adaptive samples per launch key\").",
         error = r.error,

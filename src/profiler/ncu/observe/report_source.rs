@@ -243,6 +243,7 @@ impl Observations for ReportSource<'_> {
             })?;
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
             let joined = twins.map(|(t, topup_results)| Joined {
+                topup_unread: t.topup_unread.clone(),
                 deep_results: t.results,
                 keys: t.key_count() as u64,
                 topup_results,
@@ -288,6 +289,9 @@ impl Observations for ReportSource<'_> {
             let (sampling, notes) = sampling_info(&self, &joined);
             reading.sampling = Some(sampling);
             reading.notes.extend(notes);
+            reading
+                .notes
+                .extend(joined.iter().filter_map(|j| j.topup_unread.clone()));
             reading.key_samples = joined
                 .into_iter()
                 .map(|j| j.samples)
@@ -307,6 +311,8 @@ struct Joined {
     keys: u64,
     /// Deep results of the top-up pass.
     topup_results: u64,
+    /// Why the top-up pass's report file was left out, if it was.
+    topup_unread: Option<String>,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 3],
     /// The deep samples of each launch key, for the intervals.
@@ -339,18 +345,44 @@ impl ReportSource<'_> {
     ) -> Result<(TwinIndex, u64)> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
+        let mut topup_unread = None;
         if deep.is_file() {
-            let topup = topup_sibling(deep);
-            for (at, file) in std::iter::once(deep).chain(topup.as_deref()).enumerate() {
-                let mut reader = FileReader::new(self, rank, filter, None);
-                ReportFile::open_limited(file, self.max_block)?
-                    .for_each_result(|r| reader.deep_result(r, &mut builder))?;
-                if at == 1 {
-                    topup_results = reader.counts.results;
+            self.read_deep(deep, rank, filter, &mut builder)?;
+            // The top-up pass only adds samples: a file of it that cannot be read is left out,
+            // never the deep pass's results with it.
+            if let Some(topup) = topup_sibling(deep) {
+                let mut with_topup = builder.clone();
+                match self.read_deep(&topup, rank, filter, &mut with_topup) {
+                    Ok(results) => {
+                        builder = with_topup;
+                        topup_results = results;
+                    }
+                    Err(e) => {
+                        topup_unread = Some(format!(
+                            "The top-up pass's report file {} could not be read ({e}); the deep metrics come from the deep pass alone.",
+                            topup.display()
+                        ));
+                    }
                 }
             }
         }
-        Ok((builder.finish(base), topup_results))
+        let mut index = builder.finish(base);
+        index.topup_unread = topup_unread;
+        Ok((index, topup_results))
+    }
+
+    /// One deep (or top-up) report file's results into `builder`; how many it had.
+    fn read_deep(
+        &self,
+        file: &std::path::Path,
+        rank: Option<u32>,
+        filter: &Mutex<KernelFilter>,
+        builder: &mut TwinIndexBuilder,
+    ) -> Result<u64> {
+        let mut reader = FileReader::new(self, rank, filter, None);
+        ReportFile::open_limited(file, self.max_block)?
+            .for_each_result(|r| reader.deep_result(r, builder))?;
+        Ok(reader.counts.results)
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct TwinIndex {
     twins: Vec<Twins>,
     /// The id of the first key (see [`KEY_BASE_STEP`]).
     base: u64,
+    /// Why a top-up pass's report file beside the deep pass's was left out (it could not be read).
+    pub topup_unread: Option<String>,
     /// Deep results read.
     pub results: u64,
 }
@@ -118,13 +120,14 @@ impl TwinIndex {
 }
 
 /// Sums per key while the deep results stream in.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct TwinIndexBuilder {
     by_name: FastMap<String, Vec<(Shape, usize)>>,
     groups: Vec<Pending>,
     results: u64,
 }
 
+#[derive(Clone)]
 struct Pending {
     /// Per spec: the numbers' moments, or the first text.
     numbers: Vec<Moments>,
@@ -193,6 +196,7 @@ impl TwinIndexBuilder {
             by_name: self.by_name,
             twins,
             base,
+            topup_unread: None,
             results: self.results,
         }
     }

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::analysis::AdaptiveRecord;
 use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
 use crate::error::Result;
 use crate::profiler::ncu::observe::report_source::twins::{
@@ -13,7 +14,7 @@ use crate::profiler::ncu::observe::report_source::twins::{
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::region::{Coverage, KernelFilter};
-use crate::report::model::{AdaptiveRecord, Sampling};
+use crate::report::model::Sampling;
 
 use crate::profiler::ncu::readers::trace::Kernel;
 
@@ -117,6 +118,8 @@ pub struct DeepCounts {
     pub results: u64,
     pub keys: u64,
     pub topup_results: u64,
+    /// Why the top-up pass's report file was left out, if it was.
+    pub topup_unread: Option<String>,
 }
 
 /// The report's account of the join: results per coverage, the deep pass's size, the key, and

@@ -46,7 +46,7 @@ pub struct Sampled<'p> {
     /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
     pub skipped: u32,
     /// How an adaptive run sized its deep samples (`run.json`).
-    pub adaptive: Option<crate::report::model::AdaptiveRecord>,
+    pub adaptive: Option<crate::analysis::AdaptiveRecord>,
 }
 
 impl<'p> TraceSource<'p> {
@@ -290,6 +290,7 @@ impl TraceSource<'_> {
             results: index.results,
             keys: index.key_count() as u64,
             topup_results,
+            topup_unread: index.topup_unread.clone(),
         };
         Ok((Some(index), counts))
     }
@@ -323,6 +324,7 @@ impl TraceSource<'_> {
                 (launch_count, recorded),
             );
             notes.extend(adaptive::notes(recorded, &sampling.adaptive));
+            notes.extend(deep.topup_unread.clone());
             sampling
         });
         if sampling.is_none() {
