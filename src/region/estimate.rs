@@ -178,7 +178,8 @@ impl KeySamples {
     /// σ²·(e²/n + e) + (δ·e)², a weighted mean by (σ²·(W²/n + Σw²) + (δ·W)²)/W_total². Keys are
     /// independent, so their variances add. A rerun moves each key's value by its own deviation
     /// ρ_k between the two passes (over all c launches: (ρ_k·m·c)², by weight for a mean) and the
-    /// whole value by the run's shift s: (s·value)².
+    /// whole value by the run's shift s: (s·value)². The low end of a value that is not negative
+    /// stops at 0.
     pub fn interval95(
         &self,
         spec: usize,
@@ -224,7 +225,13 @@ impl KeySamples {
             .sum::<f64>()
             + (rerun.shift * value).powi(2);
         let half = Z95 * variance.sqrt();
-        Some([value - half, value + half])
+        // Counters, durations and percentages are never negative: neither is the low end.
+        let lo = if value >= 0.0 {
+            (value - half).max(0.0)
+        } else {
+            value - half
+        };
+        Some([lo, value + half])
     }
 }
 
@@ -345,6 +352,28 @@ mod tests {
             ..samples
         };
         assert_eq!(in_place.run_to_run(&scope), RunToRun::default());
+    }
+
+    #[test]
+    fn the_low_end_of_a_count_stops_at_zero() {
+        // One estimated launch of a key whose samples spread by 10 around a mean of 1.
+        let mut group = Tallies::default();
+        group.add(7, Coverage::Estimated, Some(10.0), Some(10.0));
+        let s = samples(Spread {
+            samples: 2,
+            mean: 1.0,
+            sd: Some(10.0),
+        });
+        let [lo, hi] = s
+            .interval95(
+                0,
+                Estimate::Sum(1.0),
+                &group,
+                (&group, &RunToRun::default()),
+            )
+            .unwrap();
+        assert_eq!(lo, 0.0);
+        assert!((hi - (1.0 + Z95 * (100.0f64 * 1.5).sqrt())).abs() < 1e-9);
     }
 
     #[test]

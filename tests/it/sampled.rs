@@ -200,8 +200,8 @@ fn deep_values_agree_with_full_replay_region_by_region() {
 }
 
 /// Every deep value of a sampled run carries a 95% interval (docs/attribution.md, "Intervals"); on
-/// the fixture pair full replay's value lies inside it for at least 90% of the (region, metric)
-/// pairs (all 42 when this was written), the bar the GPU measurement holds them to too. The time,
+/// the fixture pair full replay's value lies inside it for all 42 (region, metric) pairs (the GPU
+/// measurement's bar is 90%). The time,
 /// measured on every launch by the timing pass, has none; a run profiled in full has none.
 #[test]
 fn intervals_of_estimated_values_cover_full_replay() {
@@ -218,10 +218,8 @@ fn intervals_of_estimated_values_cover_full_replay() {
     );
     let (inside, compared, misses) = crate::common::interval_coverage(&sampled, &full);
     assert!(compared >= 30, "compared {compared}");
-    assert!(
-        inside * 10 >= compared * 9,
-        "{inside} of {compared} inside: {misses:#?}"
-    );
+    // All 42 when written: a change to the formula that loses one shows here.
+    assert_eq!(inside, compared, "{misses:#?}");
     let mut widths = 0;
     for region in regions(&sampled) {
         assert!(region["inclusive"][TIME]["interval95"].is_null());
@@ -232,7 +230,11 @@ fn intervals_of_estimated_values_cover_full_replay() {
                 continue;
             };
             let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());
-            assert!(lo <= value && value <= hi, "{} {metric}", region["path"]);
+            assert!(
+                lo >= 0.0,
+                "{} {metric}: a count or rate is never negative",
+                region["path"]
+            );
             // Never wider than the value itself on this workload: the bars say something.
             assert!(hi - lo < value.abs(), "{} {metric}", region["path"]);
             widths += usize::from(hi > lo);

@@ -24,54 +24,7 @@ pub const KEY_METRICS: [&str; 5] = [
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
 pub use crate::run::{NCU_TOPUP_LOG as TOPUP_LOG, NCU_TOPUP_REPORT_BASE as TOPUP_REPORT_BASE};
 
-/// A deep pass's report file found beside a timing pass's.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Sibling {
-    File(std::path::PathBuf),
-    /// Something by that name that is not a regular file, with what it is (`is a FIFO (named pipe)`).
-    NotAFile(std::path::PathBuf, &'static str),
-}
-
-/// How many launches of each distinct launch the deep pass skipped, from its command line
-/// (`--launch-skip N`; 0 when absent).
-pub fn skipped(deep_command: &[String]) -> u32 {
-    deep_command
-        .iter()
-        .skip_while(|a| *a != "--launch-skip")
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-/// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.
-pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
-    let name = timing.file_name()?.to_str()?;
-    let (stem, ext) = [".ncu-rep.gz", ".ncu-rep"]
-        .iter()
-        .find_map(|ext| name.strip_suffix(ext).map(|stem| (stem, *ext)))?;
-    if stem.ends_with(".deep") {
-        return None;
-    }
-    let deep = timing.with_file_name(format!("{stem}.deep{ext}"));
-    if let Some(kind) = crate::file_kind::not_a_file(&deep) {
-        return Some(Sibling::NotAFile(deep, kind));
-    }
-    deep.is_file().then_some(Sibling::File(deep))
-}
-
-/// The top-up pass's report file beside a deep pass's `NAME.deep.ncu-rep[.gz]`:
-/// `NAME.topup.ncu-rep[.gz]`, when it is a regular file (an adaptive sampled run that topped up).
-pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
-    let name = deep.file_name()?.to_str()?;
-    let (stem, ext) = [".deep.ncu-rep.gz", ".deep.ncu-rep"]
-        .iter()
-        .find_map(|ext| {
-            name.strip_suffix(ext)
-                .map(|stem| (stem, &ext[".deep".len()..]))
-        })?;
-    let topup = deep.with_file_name(format!("{stem}.topup{ext}"));
-    topup.is_file().then_some(topup)
-}
+pub use crate::profiler::ncu::readers::siblings::{deep_sibling, skipped, topup_sibling, Sibling};
 
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
 /// (or sampling is off).
@@ -378,33 +331,5 @@ mod tests {
         assert_eq!(deep.launch_count, Some(2));
         assert_eq!(deep.kernel_name_base.as_deref(), Some("mangled"));
         assert!(!deep.call_stack);
-    }
-
-    #[test]
-    fn a_deep_capture_lies_beside_its_timing_capture() {
-        let dir = tempfile::tempdir().unwrap();
-        let timing = dir.path().join("step.ncu-rep.gz");
-        std::fs::write(&timing, b"x").unwrap();
-        assert_eq!(deep_sibling(&timing), None);
-        let deep = dir.path().join("step.deep.ncu-rep.gz");
-        std::fs::write(&deep, b"x").unwrap();
-        assert_eq!(deep_sibling(&timing), Some(Sibling::File(deep.clone())));
-        assert_eq!(
-            deep_sibling(&deep),
-            None,
-            "a deep capture has no deep sibling"
-        );
-        assert_eq!(topup_sibling(&deep), None, "no top-up pass ran");
-        let topup = dir.path().join("step.topup.ncu-rep.gz");
-        std::fs::write(&topup, b"x").unwrap();
-        assert_eq!(topup_sibling(&deep), Some(topup));
-        assert_eq!(topup_sibling(&timing), None, "a timing capture has none");
-        std::fs::remove_file(&deep).unwrap();
-        std::fs::create_dir(&deep).unwrap();
-        assert_eq!(
-            deep_sibling(&timing),
-            Some(Sibling::NotAFile(deep.clone(), "is a directory")),
-            "a directory in its place is named, not skipped"
-        );
     }
 }

@@ -22,9 +22,9 @@ use crate::report::model::Sampling;
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
-use crate::profiler::ncu::capture::sampling::topup_sibling;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use crate::profiler::ncu::readers::siblings::topup_sibling;
 use crate::profiler::ncu::readers::{rollup, units};
 
 mod paths;

@@ -9,5 +9,6 @@
 pub mod export;
 pub mod report_file;
 pub mod rollup;
+pub mod siblings;
 pub mod trace;
 pub mod units;

@@ -99,7 +99,7 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::capture::sampling::skipped(
+            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::readers::siblings::skipped(
                 &source.context.deep_command,
             )),
             coverage: [0; 3],

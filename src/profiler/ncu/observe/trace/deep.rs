@@ -139,7 +139,7 @@ pub fn sampling(
             deep.topup_results,
         ),
         deep_sources: std::iter::once(deep_path.to_path_buf())
-            .chain(crate::profiler::ncu::capture::sampling::topup_sibling(
+            .chain(crate::profiler::ncu::readers::siblings::topup_sibling(
                 deep_path,
             ))
             .map(|p| p.display().to_string())

@@ -454,7 +454,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            skipped: crate::profiler::ncu::capture::sampling::skipped(&context.deep_command),
+            skipped: crate::profiler::ncu::readers::siblings::skipped(&context.deep_command),
             adaptive: context.adaptive.clone(),
         }),
         None => None,
