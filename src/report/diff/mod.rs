@@ -167,6 +167,25 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
 
 type Pairs<'a> = Vec<(String, &'a input::ScopeSide, &'a input::ScopeSide)>;
 
+/// Each scope's key in `report`; where two scopes of one side would share a key (two profiles of
+/// one file name from different folders), those take their whole label, so none pairs by mistake.
+fn scope_keys(report: &RunReport) -> Vec<String> {
+    let keys: Vec<String> = report
+        .scopes
+        .iter()
+        .map(|s| s.key(&report.item_noun))
+        .collect();
+    keys.iter()
+        .zip(&report.scopes)
+        .map(
+            |(key, scope)| match keys.iter().filter(|k| *k == key).count() {
+                1 => key.clone(),
+                _ => scope.label.clone(),
+            },
+        )
+        .collect()
+}
+
 /// Scopes matched by key (the aggregate last, when a side has several scopes); a single scope on each side is paired even when its key
 /// changed (another host, an unnamed process), with a note.
 fn match_scopes<'a>(
@@ -175,36 +194,33 @@ fn match_scopes<'a>(
 ) -> (Pairs<'a>, Vec<String>, Vec<String>, Option<String>) {
     let mut pairs: Pairs<'a> = Vec::new();
     let mut note = None;
-    let key_a = |s: &input::ScopeSide| s.key(&a.item_noun);
-    let key_b = |s: &input::ScopeSide| s.key(&b.item_noun);
-    if a.scopes.len() == 1 && b.scopes.len() == 1 && key_a(&a.scopes[0]) != key_b(&b.scopes[0]) {
-        let (sa, sb) = (&a.scopes[0], &b.scopes[0]);
+    let (keys_a, keys_b) = (scope_keys(a), scope_keys(b));
+    let sides_a: Vec<(&String, &input::ScopeSide)> = keys_a.iter().zip(&a.scopes).collect();
+    let sides_b: Vec<(&String, &input::ScopeSide)> = keys_b.iter().zip(&b.scopes).collect();
+    if sides_a.len() == 1 && sides_b.len() == 1 && sides_a[0].0 != sides_b[0].0 {
+        let ((ka, sa), (kb, sb)) = (sides_a[0], sides_b[0]);
         note = Some(format!(
-            "Each run has one scope; `{}` and `{}` were compared with each other.",
-            key_a(sa),
-            key_b(sb)
+            "Each run has one scope; `{ka}` and `{kb}` were compared with each other."
         ));
-        pairs.push((key_a(sa), sa, sb));
+        pairs.push((ka.clone(), sa, sb));
     } else {
-        for sa in &a.scopes {
-            if let Some(sb) = b.scopes.iter().find(|s| key_b(s) == key_a(sa)) {
-                pairs.push((key_a(sa), sa, sb));
+        for (ka, sa) in &sides_a {
+            if let Some((_, sb)) = sides_b.iter().find(|(kb, _)| kb == ka) {
+                pairs.push(((*ka).clone(), sa, sb));
             }
         }
     }
     let paired_a: Vec<&str> = pairs.iter().map(|(_, s, _)| s.label.as_str()).collect();
     let paired_b: Vec<&str> = pairs.iter().map(|(_, _, s)| s.label.as_str()).collect();
-    let removed = a
-        .scopes
+    let removed = sides_a
         .iter()
-        .filter(|s| !paired_a.contains(&s.label.as_str()))
-        .map(key_a)
+        .filter(|(_, s)| !paired_a.contains(&s.label.as_str()))
+        .map(|(k, _)| (*k).clone())
         .collect();
-    let added = b
-        .scopes
+    let added = sides_b
         .iter()
-        .filter(|s| !paired_b.contains(&s.label.as_str()))
-        .map(key_b)
+        .filter(|(_, s)| !paired_b.contains(&s.label.as_str()))
+        .map(|(k, _)| (*k).clone())
         .collect();
     // With one scope on each side the aggregate is that scope again: gating it twice would count
     // every change twice.

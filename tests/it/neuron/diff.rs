@@ -128,3 +128,49 @@ fn two_folders_of_profiles_pair_file_by_file() {
     assert_eq!(json["scopes_removed"], Value::Array(vec![]));
     assert_eq!(json["gates"][0]["checked"], 8);
 }
+
+#[test]
+fn profiles_of_one_file_name_from_two_folders_never_pair_by_mistake() {
+    // Two profiles both named gemm.json (K 256 and K 512), reported together twice: keyed by file
+    // name alone, both scopes of one side would meet the other side's first and show a change.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (folder, k) in [("a", 256), ("b", 512)] {
+        let dir = tmp.path().join(folder);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::copy(sweep_file(k), dir.join("gemm.json")).unwrap();
+        inputs.push(dir.join("gemm.json"));
+    }
+    let report = |out: &str| {
+        let dir = tmp.path().join(out);
+        assert_cmd::Command::cargo_bin("profile-run")
+            .unwrap()
+            .arg("report")
+            .args(&inputs)
+            .arg("--out")
+            .arg(&dir)
+            .assert()
+            .success();
+        dir
+    };
+    let (first, second) = (report("first"), report("second"));
+    let output = diff(&first, &second, &["--format", "json", "--fail-above", "0"]);
+    assert!(output.status.success(), "{output:?}");
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let keys: Vec<&str> = json["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert!(
+        keys[0].ends_with("a/gemm.json") && keys[1].ends_with("b/gemm.json"),
+        "{keys:?}"
+    );
+    for scope in json["scopes"].as_array().unwrap() {
+        for region in scope["regions"].as_array().unwrap() {
+            assert_eq!(region["time"]["delta"], 0.0, "{scope}");
+        }
+    }
+}
