@@ -46,8 +46,11 @@ pub struct TopUp {
     pub count: u32,
 }
 
-/// Each key's n = min(samples_needed(cv), max_samples, launches − skipped), over the keys the deep
-/// pass measured (`measured`); the keys whose n exceeds `launch_count` make the top-up pass.
+/// Each key's n = min(samples_needed(cv), its samples available), over the keys the deep pass
+/// measured (`measured`). A key's samples pool over the processes that launched it (the twins and the
+/// intervals average them all): per process it can give min(max_samples, launches − skipped), of which
+/// the deep pass took min(launch_count, launches − skipped). The keys whose n exceeds what the deep
+/// pass took make the top-up pass, which takes the rest spread over their processes.
 pub(crate) fn decide(
     durations: &LaunchDurations,
     measured: impl Fn(&str, &Shape) -> bool,
@@ -57,20 +60,29 @@ pub(crate) fn decide(
     let mut need = Need::default();
     let mut names: Vec<String> = Vec::new();
     let mut count = 0;
+    let (budget, taken) = (sampling.budget(), sampling.launch_count);
     for (name, shape, key) in durations.keys() {
         if !measured(name, shape) {
             continue;
         }
         need.keys += 1;
-        let available = key.launches().saturating_sub(skipped);
-        let wanted = samples_needed(key.cv(), sampling.error).min(available);
-        if wanted > sampling.budget() {
+        let available: Vec<u32> = key
+            .per_process()
+            .map(|(_, launches)| launches.saturating_sub(skipped))
+            .collect();
+        let sum = |per: &dyn Fn(u32) -> u32| -> u32 { available.iter().map(|a| per(*a)).sum() };
+        let wanted = samples_needed(key.cv(), sampling.error).min(sum(&|a| a));
+        let allowed = sum(&|a| a.min(budget));
+        if wanted > allowed {
             need.capped += 1;
         }
-        let n = wanted.min(sampling.budget());
-        if n > sampling.launch_count {
+        let n = wanted.min(allowed);
+        let have = sum(&|a| a.min(taken));
+        // Processes that can give more than the deep pass took share the rest.
+        let open = available.iter().filter(|a| **a > taken).count() as u32;
+        if n > have && open > 0 {
             need.topped_up += 1;
-            count = count.max(n - sampling.launch_count);
+            count = count.max((n - have).div_ceil(open).min(budget - taken));
             if !names.iter().any(|known| known == name) {
                 names.push(name.to_string());
             }
@@ -78,7 +90,7 @@ pub(crate) fn decide(
     }
     need.topup = (count > 0).then(|| TopUp {
         names,
-        skip: skipped + sampling.launch_count,
+        skip: skipped + taken,
         count,
     });
     need
@@ -400,6 +412,35 @@ mod tests {
 
         let need = decide(&d, |_, _| true, &sampling(4, 4), 0).topup;
         assert_eq!(need, None, "the deep pass took every key's n");
+    }
+
+    #[test]
+    fn a_keys_samples_pool_over_its_processes() {
+        // Four ranks launch gemm 6 times each with cv 0.1095: n = 19, as above. The deep pass took
+        // one per rank (4); each rank can give 4 (the budget): n = min(19, 16) = 16 pooled, so
+        // 12 more, 3 per rank.
+        let mut d = LaunchDurations::default();
+        for rank in 1..=4 {
+            for ns in [90.0, 110.0, 90.0, 110.0, 90.0, 110.0] {
+                d.add("_Z4gemm", shape(1), (rank, Some(0)), ns);
+            }
+        }
+        // 96.5 and 103.5 over 16 launches: sd 3.615, cv 0.03615, n = ⌈2.004⌉ = 3. Four ranks'
+        // one sample each already give 4: no top-up for it (sized per process it would get one).
+        for rank in 1..=4 {
+            for ns in [96.5, 103.5, 96.5, 103.5] {
+                d.add("_Z4norm", shape(1), (rank, Some(0)), ns);
+            }
+        }
+        let need = decide(&d, |_, _| true, &sampling(1, 4), 0);
+        assert_eq!((need.keys, need.topped_up, need.capped), (2, 1, 1));
+        let topup = need.topup.unwrap();
+        assert_eq!(topup.names, ["_Z4gemm"]);
+        assert_eq!((topup.skip, topup.count), (1, 3));
+        // With a budget of 8 per rank gemm can give its 6 launches per rank, 24 in all: n = 19,
+        // 15 more over 4 ranks, ⌈15/4⌉ = 4 each.
+        let need = decide(&d, |_, _| true, &sampling(1, 8), 0);
+        assert_eq!(need.topup.unwrap().count, 4);
     }
 
     #[test]
