@@ -1,0 +1,209 @@
+//! What a finished ncu run left behind, read afterwards: the report of its capture (the report file
+//! or the exported pages), the notes an interrupted run gets, the failure a run that captured
+//! nothing gives, and whether a sampled run's passes all completed.
+
+use std::path::Path;
+
+use crate::config::{Config, Loaded};
+use crate::error::{Error, Result};
+use crate::process::{Failure, Finished, ProfilerError};
+use crate::profiler::ProfilerPlan;
+use crate::report::model::Report;
+use crate::run::{RunDir, RunRecord};
+
+use crate::console::err_line;
+
+use super::inputs::{self, Inputs};
+use super::log::{self, LOG};
+use super::{diagnose, export_pages, sampling, trace, traced};
+use crate::profiler::ncu::observe::report_source::ReportInput;
+use crate::profiler::ncu::observe::source::ExportSet;
+use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+
+/// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
+/// (the capture and the exports are then the result). Exports the CSV pages
+/// `pipeline.ncu.export.pages` lists; analyses the report file itself under `pipeline.ncu.reader:
+/// native`, the raw and details pages under `csv`.
+pub fn report(
+    loaded: &Loaded,
+    plan: &ProfilerPlan,
+    run: &RunDir,
+    record: &RunRecord,
+    quiet: bool,
+) -> Result<Option<Report>> {
+    let config = &loaded.config;
+    if traced(config) {
+        let rank = record.rank.as_ref().map(|r| r.rank);
+        let traces = match trace::traces(run, rank) {
+            Ok(traces) => traces,
+            // A workload that failed explains itself (`failure`); its missing traces do not.
+            Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if !config.output.render {
+            return Ok(None);
+        }
+        let inputs = Inputs {
+            exports: Vec::new(),
+            reports: Vec::new(),
+            traces,
+            trace_deep: config
+                .pipeline
+                .ncu
+                .sampling
+                .enabled
+                .then(|| run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))),
+            context: record.context(loaded.fingerprint()),
+            run_dir: None,
+        };
+        return inputs.analyze(plan, config, &inputs.context).map(Some);
+    }
+    let report_file = run.report_file();
+    if !report_file.exists() {
+        return Ok(None);
+    }
+    let pages = export_pages::export_pages(config, &report_file, run.root())?;
+    if !quiet {
+        for (_, path) in &pages {
+            err_line(&format!("exported {}", path.display()));
+        }
+    }
+    if !config.output.render {
+        return Ok(None);
+    }
+    let page = |name: &str| {
+        pages
+            .iter()
+            .find(|(page, _)| page == name)
+            .map(|(_, path)| path.clone())
+    };
+    let rank = record.rank.as_ref().map(|r| r.rank);
+    let context = record.context(loaded.fingerprint());
+    let inputs =
+        if !inputs::reads_report_files(config) {
+            let raw = page("raw").ok_or_else(|| {
+                Error::Usage(
+                "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
+                    .into(),
+            )
+            })?;
+            Inputs {
+                exports: vec![ExportSet {
+                    details: page("details"),
+                    raw,
+                    rank,
+                }],
+                reports: Vec::new(),
+                traces: Vec::new(),
+                trace_deep: None,
+                context,
+                run_dir: None,
+            }
+        } else {
+            let input =
+                ReportInput {
+                    deep: config.pipeline.ncu.sampling.enabled.then(|| {
+                        run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))
+                    }),
+                    path: report_file,
+                    rank,
+                };
+            Inputs {
+                exports: Vec::new(),
+                reports: vec![input],
+                traces: Vec::new(),
+                trace_deep: None,
+                context,
+                run_dir: None,
+            }
+        };
+    let mut report = inputs.analyze(plan, config, &inputs.context)?;
+    let results =
+        report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
+    let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
+    report.notes.extend(notes);
+    Ok(Some(report))
+}
+
+/// What to tell a user whose run was interrupted: why it may have needed it, from the log.
+pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> Vec<String> {
+    let mut notes = Vec::new();
+    if finished.killed_after_grace {
+        notes.push(format!(
+            "{} and the processes holding its output had not all ended {} s after the signal (pipeline.signal_grace_seconds); those left were killed",
+            config.pipeline.ncu.executable, config.pipeline.signal_grace_seconds
+        ));
+    }
+    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    for diagnosis in log::diagnose(&log_text) {
+        notes.push(format!("{}\n  fix: {}", diagnosis.cause, diagnosis.fix));
+    }
+    notes
+}
+
+/// Why a run that did not succeed failed, with the fix.
+pub fn failure(
+    config: &Config,
+    run: &RunDir,
+    finished: &Finished,
+    partial_report: bool,
+) -> ProfilerError {
+    if traced(config) {
+        return trace::failure(run, finished, partial_report);
+    }
+    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    let log = (log_text.as_str(), run.path(LOG));
+    diagnose::failure("profiling", finished, log, run, partial_report)
+}
+
+/// A sampled run whose timing pass succeeded but whose deep pass failed or profiled no kernel: the
+/// report of the timing pass stands (every time exact, no deep metrics, with a note), and the run
+/// still fails (exit 4) with why and what to do. `None` for any other run.
+pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
+    let deep = record.deep_pass.as_ref().filter(|d| d.finished.is_some())?;
+    let what = "the deep pass of sampled profiling";
+    let log_path = run.path(sampling::DEEP_LOG);
+    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let finished = Finished {
+        code: deep.exit_code,
+        killed_by: deep.signal,
+        interrupted_by: None,
+        killed_after_grace: false,
+        workload_stopped: deep.stopped_when_covered,
+    };
+    let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
+    if !deep.ended_well() || !report.is_file() {
+        let partial = !deep.ended_well();
+        let log = (log_text.as_str(), log_path);
+        return Some(diagnose::failure(what, &finished, log, run, partial));
+    }
+    if result_count(&report) != Some(0) {
+        return None;
+    }
+    Some(ProfilerError::Failed(Box::new(Failure {
+        what: what.into(),
+        code: format!(
+            "; the timing pass's report (times, no deep metrics) is in {}",
+            run.root().display()
+        ),
+        cause: "it profiled no kernel in the regions, though the timing pass did".into(),
+        fix: "the workload must launch the same kernels when run a second time: make its first run \
+              do no one-off work (downloads, compilation caches) inside the regions, or profile without \
+              sampling (drop --config ncu/sampled)"
+            .into(),
+        log: log_path,
+        tail: diagnose::log_tail(&log_text),
+    })))
+}
+
+/// The results a report file holds; `None` when it cannot be read.
+fn result_count(report: &Path) -> Option<u64> {
+    let mut n = 0u64;
+    let mut file = ReportFile::open(report).ok()?;
+    file.for_each_result(|_| {
+        n += 1;
+        Ok::<(), ReportFileError>(())
+    })
+    .ok()?;
+    Some(n)
+}
