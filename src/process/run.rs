@@ -103,19 +103,19 @@ pub fn run_streaming(
         }
         if let (Some(stopping), None) = (stopping.as_mut(), killed_at) {
             stopping.tell_new();
+            // A covered stop gives the workload the grace period, then kills what is left of it;
+            // the profiler, writing its report, is not killed for the stop.
+            if stopping.since().elapsed() >= grace {
+                stopping.kill_remaining();
+            }
         }
-        // The grace period runs from the first signal or the stop, whichever came first.
-        let grace_from = match (
-            guard.first_received_at(),
-            stopping.as_ref().map(|s| s.since()),
-        ) {
-            (Some(signal), Some(stop)) => Some(signal.min(stop)),
-            (signal, stop) => signal.or(stop),
-        };
         match killed_at {
             Some(at) if at.elapsed() >= DRAIN_AFTER_KILL => break,
             Some(_) => {}
-            None if grace_from.is_some_and(|t| t.elapsed() >= grace) => {
+            None if guard
+                .first_received_at()
+                .is_some_and(|t| t.elapsed() >= grace) =>
+            {
                 pids.iter().copied().for_each(tree::kill_tree);
                 if let Some(pipe) = &pipe {
                     tree::kill_all(&tree::pipe_holders(pipe));
@@ -267,6 +267,41 @@ mod tests {
             Some(0),
             "the program itself was not signalled"
         );
+        assert!(!finished.killed_after_grace);
+    }
+
+    #[test]
+    fn after_a_stop_the_grace_ends_the_workload_never_the_profiler_writing_its_report() {
+        let dir = tempfile::tempdir().unwrap();
+        // The workload ignores SIGTERM; the program, once it has ended, takes 2 s to write its
+        // report: longer than the 1 s grace, which must kill the workload and leave the program.
+        let command = duct::cmd!(
+            "sh",
+            "-c",
+            "sh -c 'trap : TERM; while :; do sleep 0.1; done' & echo covered; wait $!; sleep 2; echo report-written"
+        );
+        let mut lines = Vec::new();
+        let finished = run_streaming(
+            "sh",
+            command,
+            &dir.path().join("log"),
+            Duration::from_secs(1),
+            &mut |line| {
+                lines.push(line.to_string());
+                match line {
+                    "covered" => Flow::StopWorkload,
+                    _ => Flow::Continue,
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("report-written"),
+            "{lines:?}"
+        );
+        assert_eq!(finished.code, Some(0));
+        assert_eq!(finished.killed_by, None);
         assert!(!finished.killed_after_grace);
     }
 }

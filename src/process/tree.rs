@@ -93,10 +93,14 @@ pub fn kill_tree(root: u32) {
 /// process the profiler itself starts afterwards is not: it is the profiler's, not the workload's.
 #[derive(Debug)]
 pub struct Stopping {
+    /// The profiler, whose descendants the workload's processes are.
+    root: u32,
     since: Instant,
     /// Every process told so far.
     told: BTreeSet<u32>,
     scanned: Instant,
+    /// Whether what was left of the workload after the grace period was killed.
+    killed: bool,
 }
 
 /// How often the process tree is read again for processes started after the stop.
@@ -108,9 +112,11 @@ impl Stopping {
         let now = Instant::now();
         let workload = descendants(profiler).into_iter().filter(|&p| p != profiler);
         let mut stopping = Stopping {
+            root: profiler,
             since: now,
             told: BTreeSet::new(),
             scanned: now,
+            killed: false,
         };
         stopping.terminate(workload);
         stopping
@@ -128,7 +134,26 @@ impl Stopping {
         }
         self.scanned = Instant::now();
         let told: Vec<u32> = self.told.iter().copied().collect();
-        self.terminate(subtree(&children(), &told));
+        // Only inside the profiler's tree: a told process that ended may have its pid reused by
+        // one that is none of the workload's.
+        let inside: BTreeSet<u32> = descendants(self.root).into_iter().collect();
+        let new: Vec<u32> = subtree(&children(), &told)
+            .into_iter()
+            .filter(|p| inside.contains(p))
+            .collect();
+        self.terminate(new);
+    }
+
+    /// SIGKILL to what is left of the workload (the told processes still in the profiler's tree),
+    /// once: the profiler itself is left to write its report however long that takes.
+    pub fn kill_remaining(&mut self) {
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        let inside: BTreeSet<u32> = descendants(self.root).into_iter().collect();
+        let left: Vec<u32> = self.told.intersection(&inside).copied().collect();
+        kill_all(&left);
     }
 
     fn terminate(&mut self, pids: impl IntoIterator<Item = u32>) {

@@ -433,10 +433,11 @@ fn metric(map: &MetricMap, name: Option<&str>, unit: &str) -> String {
             .join(", "),
         _ => {
             let value = v.and_then(|v| v.value);
-            // An estimated deep value's 95% interval, as its half width.
+            // An estimated deep value's 95% interval, as its half width: from the value to the high
+            // end, which a low end held at 0 leaves as it was.
             match (value, v.and_then(|v| v.interval95)) {
-                (Some(x), Some([lo, hi])) if x.is_finite() && hi > lo && (hi - lo).is_finite() => {
-                    format::value_with_half(x, (hi - lo) / 2.0, unit)
+                (Some(x), Some([_, hi])) if x.is_finite() && hi > x && (hi - x).is_finite() => {
+                    format::value_with_half(x, hi - x, unit)
                 }
                 _ => format::value(value, unit),
             }

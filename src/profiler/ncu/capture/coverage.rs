@@ -93,6 +93,13 @@ pub fn uncountable(config: &Config, _nvtx: &NvtxPlan) -> Option<&'static str> {
     if !ncu.sampling.stop_when_covered {
         return Some("pipeline.ncu.sampling.stop_when_covered is off");
     }
+    if ncu.ncu_cli.replay_mode == crate::config::ReplayMode::Application {
+        // ncu runs the workload once per replay pass, each run printing the results again: a stop
+        // would end one of those runs, not the pass.
+        return Some(
+            "under application replay ncu runs the workload once per replay pass, so a pass cannot end early",
+        );
+    }
     if ncu.timing != crate::config::TimingSource::Trace {
         return None;
     }
@@ -344,5 +351,10 @@ mod tests {
         assert!(uncountable(&config, &nvtx).unwrap().contains("kernel_name"));
         config.pipeline.ncu.sampling.stop_when_covered = false;
         assert!(uncountable(&config, &nvtx).unwrap().contains("off"));
+        let mut application: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        application.pipeline.ncu.ncu_cli.replay_mode = crate::config::ReplayMode::Application;
+        assert!(uncountable(&application, &nvtx)
+            .unwrap()
+            .contains("application replay"));
     }
 }

@@ -78,11 +78,14 @@ pub(crate) fn decide(
         }
         let n = wanted.min(allowed);
         let have = sum(&|a| a.min(taken));
-        // Processes that can give more than the deep pass took share the rest.
-        let open = available.iter().filter(|a| **a > taken).count() as u32;
-        if n > have && open > 0 {
+        // The fewest more per process that gives the rest: ncu takes one count for every process,
+        // and a process with few launches left gives fewer than its share. Some count up to the
+        // budget always does, since n is at most what the budget allows.
+        let more =
+            (1..=budget - taken).find(|c| have + sum(&|a| a.saturating_sub(taken).min(*c)) >= n);
+        if let (true, Some(more)) = (n > have, more) {
             need.topped_up += 1;
-            count = count.max((n - have).div_ceil(open).min(budget - taken));
+            count = count.max(more);
             if !names.iter().any(|known| known == name) {
                 names.push(name.to_string());
             }
@@ -441,6 +444,21 @@ mod tests {
         // 15 more over 4 ranks, ⌈15/4⌉ = 4 each.
         let need = decide(&d, |_, _| true, &sampling(1, 8), 0);
         assert_eq!(need.topup.unwrap().count, 4);
+
+        // Uneven ranks: A launches a key twice, B twenty times (90/110 alternating: sd 10.235,
+        // cv 0.10235, n = ⌈16.10⌉ = 17). The deep pass took 2; A has 1 more to give, so B must give
+        // 14: a count of 14 takes 1 + 14 = 15 more, where an even share (⌈15/2⌉ = 8) took 9.
+        let mut uneven = LaunchDurations::default();
+        for (rank, launches) in [(1, 2), (2, 20)] {
+            for i in 0..launches {
+                let ns = if i % 2 == 0 { 90.0 } else { 110.0 };
+                uneven.add("_Z4gemm", shape(1), (rank, Some(0)), ns);
+            }
+        }
+        let topup = decide(&uneven, |_, _| true, &sampling(1, 20), 0)
+            .topup
+            .unwrap();
+        assert_eq!((topup.skip, topup.count), (1, 14));
     }
 
     #[test]

@@ -304,15 +304,16 @@ fn plain_value(metric: Value) -> Result<String, minijinja::Error> {
     })
 }
 
-/// Half the width of a value's 95% interval (`interval95`), when it has one wider than nothing.
+/// Half the width of a value's 95% interval (`interval95`), when it has one wider than nothing:
+/// from the value to the high end, which a low end held at 0 leaves as it was.
 fn half_width(metric: &Value) -> Result<Option<f64>, minijinja::Error> {
     let interval = metric.get_attr("interval95")?;
-    if interval.is_undefined() || interval.is_none() {
+    let value = metric.get_attr("value")?;
+    if interval.is_undefined() || interval.is_none() || value.is_undefined() || value.is_none() {
         return Ok(None);
     }
-    let lo = f64::try_from(interval.get_item(&Value::from(0))?)?;
     let hi = f64::try_from(interval.get_item(&Value::from(1))?)?;
-    let half = (hi - lo) / 2.0;
+    let half = hi - f64::try_from(value)?;
     Ok((half > 0.0 && half.is_finite()).then_some(half))
 }
 
