@@ -559,3 +559,23 @@ fn a_child_is_shown_only_with_its_ancestors() {
     assert!(scope.contains("(#scope-1-train-step)"));
     assert!(scope.contains("(#scope-1-train-step-forward)"));
 }
+
+/// An interval whose low end is held at 0 reads from the value to its high end: the half width
+/// shown is `hi − value`, not half of `hi − lo`.
+#[test]
+fn a_half_width_reads_from_the_value_to_the_high_end() {
+    let mut report = two_scopes(false);
+    let region = &mut report.scopes[0].regions[0];
+    let cycles = region
+        .inclusive
+        .0
+        .iter_mut()
+        .find(|(name, _)| &**name == "sm__cycles_active.avg")
+        .map(|(_, v)| v)
+        .unwrap();
+    cycles.value = Some(1500.0);
+    cycles.interval95 = Some([0.0, 37_500.0]);
+    let text = md(&report);
+    assert!(text.contains("1,500 ± 36,000"), "{text}");
+    assert!(!text.contains("± 19,000"), "half of hi − lo");
+}
