@@ -42,6 +42,8 @@ pub struct RunContext {
     pub partial: Option<String>,
     /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.
     pub adaptive: Option<AdaptiveRecord>,
+    /// Whether a sampled run's deep or top-up pass was ended once covered (`run.json`).
+    pub stopped_when_covered: bool,
 }
 
 /// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).

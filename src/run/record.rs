@@ -154,6 +154,10 @@ impl RunRecord {
                 .unwrap_or_default(),
             partial: self.partial_reason(),
             adaptive: self.adaptive.clone(),
+            stopped_when_covered: [&self.deep_pass, &self.topup_pass]
+                .into_iter()
+                .flatten()
+                .any(|pass| pass.stopped_when_covered),
         }
     }
 

@@ -246,3 +246,29 @@ fn dry_run_says_when_a_pass_may_end_early() {
         assert_eq!(stdout.contains(early), says, "{more:?}: {stdout}");
     }
 }
+
+/// A deep pass ended once covered whose run launched other kernels than the first pass saw (here:
+/// a deep capture of another workload) leaves launches without a twin: the report says why and how
+/// to run to the end instead.
+#[test]
+fn launches_left_without_a_twin_after_a_stop_are_explained() {
+    let tmp = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let output = fake_sampled(tmp.path())
+        .env("FAKE_NCU_DEEP_PROF", deep_results().to_string())
+        .env("FAKE_NCU_LINGER", LONG_LINGER.to_string())
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            fixture("ncu/h100-2025.3.1-cupti/graph.ncu-rep.gz"),
+        )
+        .arg("pipeline.ncu.sampling.adaptive=false")
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(LONG_LINGER / 2));
+    assert!(output.status.success());
+    let report = report_json(tmp.path(), "out");
+    assert!(report["sampling"]["unmatched_results"].as_u64().unwrap() > 0);
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("stop_when_covered=false"), "{notes}");
+}

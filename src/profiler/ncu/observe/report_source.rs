@@ -473,6 +473,10 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
             by_coverage[2],
         ));
     }
+    notes.extend(stopped_pass_note(
+        source.context.stopped_when_covered,
+        by_coverage[2],
+    ));
     let recorded = source.context.adaptive.as_ref();
     let adaptive = super::adaptive::sampling(
         recorded,
@@ -517,4 +521,12 @@ pub fn analyze_report_files(
     let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)
+}
+
+/// The note a sampled run gets when a pass it ended once covered left launches without a twin: the
+/// count assumes the second run launches what the first did, and these say it did not.
+pub(crate) fn stopped_pass_note(stopped: bool, unmatched: u64) -> Option<String> {
+    (stopped && unmatched > 0).then(|| format!(
+        "{unmatched} result(s) had no twin although the deep pass was ended once its count of results was in: the run under ncu launched kernels the first pass had not seen, which count too. Profile again with pipeline.ncu.sampling.stop_when_covered=false to run the workload to its end."
+    ))
 }

@@ -47,6 +47,8 @@ pub struct Sampled<'p> {
     pub skipped: u32,
     /// How an adaptive run sized its deep samples (`run.json`).
     pub adaptive: Option<crate::analysis::AdaptiveRecord>,
+    /// Whether the deep or top-up pass was ended once covered (`run.json`).
+    pub stopped_when_covered: bool,
 }
 
 impl<'p> TraceSource<'p> {
@@ -405,6 +407,12 @@ fn sampled_notes(sampled: &Sampled<'_>, total: &Counts, deep_results: u64) -> Ve
     } else if deep_results == 0 {
         notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
     }
+    notes.extend(
+        crate::profiler::ncu::observe::report_source::stopped_pass_note(
+            sampled.stopped_when_covered,
+            unmatched,
+        ),
+    );
     notes
 }
 
@@ -456,6 +464,7 @@ pub fn analyze_traces(
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
             skipped: crate::profiler::ncu::readers::siblings::skipped(&context.deep_command),
             adaptive: context.adaptive.clone(),
+            stopped_when_covered: context.stopped_when_covered,
         }),
         None => None,
     };
