@@ -135,9 +135,10 @@ impl Stopping {
         self.scanned = Instant::now();
         let told: Vec<u32> = self.told.iter().copied().collect();
         // Only inside the profiler's tree: a told process that ended may have its pid reused by
-        // one that is none of the workload's.
-        let inside: BTreeSet<u32> = descendants(self.root).into_iter().collect();
-        let new: Vec<u32> = subtree(&children(), &told)
+        // one that is none of the workload's. One read of /proc serves both walks.
+        let tree = children();
+        let inside: BTreeSet<u32> = subtree(&tree, &[self.root]).into_iter().collect();
+        let new: Vec<u32> = subtree(&tree, &told)
             .into_iter()
             .filter(|p| inside.contains(p))
             .collect();
