@@ -49,29 +49,48 @@ pub fn attribute(text: &str) -> String {
     }
 }
 
-/// The number a value of `values`' row is multiplied by to read in the unit [`scaled_row`] picks
-/// for it (`0.001` for nanoseconds shown in µs): what an interval's half width is scaled by to sit
-/// beside its value.
-pub fn row_scale(values: &[Option<f64>], unit: &str) -> f64 {
+/// The unit a row of values reads in: the largest finite magnitude among them picks the step
+/// (`ms` for 8,000,000 ns), `factor` first turns the base unit into the steps' (`byte/ns` → B/s).
+struct RowUnit<'u> {
+    largest: f64,
+    base: &'u str,
+    factor: f64,
+    step: Option<&'static (f64, &'static str)>,
+}
+
+fn row_unit<'u>(values: &[Option<f64>], unit: &'u str) -> RowUnit<'u> {
     let largest = values
         .iter()
         .flatten()
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, v| m.max(v.abs()));
-    let (steps, factor): (&[(f64, &str)], f64) = match unit {
-        "ns" => (TIME_STEPS, 1.0),
-        "byte" => (BYTE_STEPS, 1.0),
-        "byte/ns" => (BYTE_RATE_STEPS, 1e9),
-        "byte/second" => (BYTE_RATE_STEPS, 1.0),
-        "hz" => (HZ_STEPS, 1.0),
-        _ => (&[], 1.0),
+    let (steps, base, factor): (&'static [(f64, &'static str)], &'u str, f64) = match unit {
+        "ns" => (TIME_STEPS, "ns", 1.0),
+        "byte" => (BYTE_STEPS, "B", 1.0),
+        "byte/ns" => (BYTE_RATE_STEPS, "B/s", 1e9),
+        "byte/second" => (BYTE_RATE_STEPS, "B/s", 1.0),
+        "hz" => (HZ_STEPS, "Hz", 1.0),
+        other => (&[], other, 1.0),
     };
-    match steps
+    let step = steps
         .iter()
-        .find(|(threshold, _)| largest * factor >= *threshold)
-    {
-        Some((threshold, _)) => factor / threshold,
-        None => factor,
+        .find(|(threshold, _)| largest * factor >= *threshold);
+    RowUnit {
+        largest,
+        base,
+        factor,
+        step,
+    }
+}
+
+/// The number a value of `values`' row is multiplied by to read in the unit [`scaled_row`] picks
+/// for it (`0.001` for nanoseconds shown in µs): what an interval's half width is scaled by to sit
+/// beside its value.
+pub fn row_scale(values: &[Option<f64>], unit: &str) -> f64 {
+    let row = row_unit(values, unit);
+    match row.step {
+        Some((threshold, _)) => row.factor / threshold,
+        None => row.factor,
     }
 }
 
@@ -97,33 +116,23 @@ pub fn value_with_half(v: f64, half: f64, unit: &str) -> String {
 /// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
 /// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
 pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
-    let largest = values
-        .iter()
-        .flatten()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
-    let (steps, base, factor): (&[(f64, &str)], &str, f64) = match unit {
-        "ns" => (TIME_STEPS, "ns", 1.0),
-        "byte" => (BYTE_STEPS, "B", 1.0),
-        "byte/ns" => (BYTE_RATE_STEPS, "B/s", 1e9),
-        "byte/second" => (BYTE_RATE_STEPS, "B/s", 1.0),
-        "hz" => (HZ_STEPS, "Hz", 1.0),
-        "%" => {
-            let cells = values
-                .iter()
-                .map(|v| match v {
-                    None => MISSING.to_string(),
-                    Some(v) if !v.is_finite() => format!("{v}"),
-                    Some(v) => fixed(*v, if largest < 10.0 { 2 } else { 1 }),
-                })
-                .collect();
-            return ("%".to_string(), cells);
-        }
-        other => (&[], other, 1.0),
-    };
-    let step = steps
-        .iter()
-        .find(|(threshold, _)| largest * factor >= *threshold);
+    let RowUnit {
+        largest,
+        base,
+        factor,
+        step,
+    } = row_unit(values, unit);
+    if unit == "%" {
+        let cells = values
+            .iter()
+            .map(|v| match v {
+                None => MISSING.to_string(),
+                Some(v) if !v.is_finite() => format!("{v}"),
+                Some(v) => fixed(*v, if largest < 10.0 { 2 } else { 1 }),
+            })
+            .collect();
+        return ("%".to_string(), cells);
+    }
     let cells = values
         .iter()
         .map(|v| match (v, step) {
