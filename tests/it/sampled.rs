@@ -30,6 +30,15 @@ pub(crate) fn render(input: &Path, out: &Path, overrides: &[&str]) -> Value {
     read_json(&out.join("report.json"))
 }
 
+/// The fixture's full kernel replay of the sampled workload, rendered into `tmp/full`.
+pub(crate) fn full_replay(tmp: &Path) -> Value {
+    render(
+        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
+        &tmp.join("full"),
+        &[],
+    )
+}
+
 pub(crate) fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -158,11 +167,7 @@ fn deep_values_agree_with_full_replay_region_by_region() {
         &tmp.path().join("sampled"),
         &[],
     );
-    let full = render(
-        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
-        &tmp.path().join("full"),
-        &[],
-    );
+    let full = full_replay(tmp.path());
     assert!(full["sampling"].is_null());
     let deep_metrics = sampled["sampling"]["deep_metrics"].as_array().unwrap();
     let full_regions = regions(&full);
@@ -211,11 +216,7 @@ fn intervals_of_estimated_values_cover_full_replay() {
         &tmp.path().join("sampled"),
         &[],
     );
-    let full = render(
-        &fixture(&format!("{DIR}/train_full.ncu-rep.gz")),
-        &tmp.path().join("full"),
-        &[],
-    );
+    let full = full_replay(tmp.path());
     let (inside, compared, misses) = crate::common::interval_coverage(&sampled, &full);
     assert!(compared >= 30, "compared {compared}");
     // All 42 when written: a change to the formula that loses one shows here.

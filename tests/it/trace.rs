@@ -397,15 +397,7 @@ fn a_sampled_run_timed_by_the_trace_runs_ncu_once_and_joins_every_kernel() {
 fn trace_timed_deep_values_agree_with_full_replay() {
     let tmp = tempfile::tempdir().unwrap();
     let report = sampled_with_trace(tmp.path());
-    let out = tmp.path().join("full");
-    profile_run()
-        .arg("report")
-        .arg(fixture("ncu/h100-2025.3.1-sampled/train_full.ncu-rep.gz"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let full = read_json(&out.join("report.json"));
+    let full = crate::sampled::full_replay(tmp.path());
     let regions = |r: &Value| r["scopes"][0]["regions"].as_array().unwrap().clone();
     let full_regions = regions(&full);
     let deep_metrics = report["sampling"]["deep_metrics"].as_array().unwrap();
@@ -449,15 +441,7 @@ fn trace_timed_deep_values_agree_with_full_replay() {
 fn trace_timed_intervals_cover_full_replay() {
     let tmp = tempfile::tempdir().unwrap();
     let report = sampled_with_trace(tmp.path());
-    let out = tmp.path().join("full");
-    profile_run()
-        .arg("report")
-        .arg(fixture("ncu/h100-2025.3.1-sampled/train_full.ncu-rep.gz"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let full = read_json(&out.join("report.json"));
+    let full = crate::sampled::full_replay(tmp.path());
     let (inside, compared, misses) = crate::common::interval_coverage(&report, &full);
     assert!(compared >= 30, "compared {compared}");
     assert!(
