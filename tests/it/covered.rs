@@ -236,12 +236,23 @@ fn dry_run_says_when_a_pass_may_end_early() {
         (Some("pipeline.ncu.ncu_cli.nvtx.include=[step/]"), true),
     ] {
         let tmp = tempfile::tempdir().unwrap();
+        // A trace pass needs its injection library to exist; a fresh build has none beside the
+        // test binary, so an empty stand-in is named (the dry run never loads it).
+        let library = format!(
+            "pipeline.ncu.trace.library={}",
+            crate::trace::library(tmp.path()).display()
+        );
         let output = fake_sampled(tmp.path())
             .args(more)
+            .arg(library)
             .args(["--dry-run", "--", "true"])
             .output()
             .unwrap();
-        assert!(output.status.success(), "{more:?}");
+        assert!(
+            output.status.success(),
+            "{more:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert_eq!(stdout.contains(early), says, "{more:?}: {stdout}");
     }

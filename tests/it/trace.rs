@@ -37,7 +37,7 @@ pub(crate) fn traces(workload: &str) -> Vec<PathBuf> {
 }
 
 /// An empty file standing for the injection library: the fake workload never loads it.
-fn library(tmp: &Path) -> PathBuf {
+pub(crate) fn library(tmp: &Path) -> PathBuf {
     let path = tmp.join("libcupti_trace.so");
     std::fs::write(&path, b"").unwrap();
     path
