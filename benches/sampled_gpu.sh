@@ -18,6 +18,10 @@
 #   adaptive  the same workload sampled with adaptive deep samples (ncu/sampled's default: a top-up
 #             pass for the keys whose in-place or timing-pass durations vary), timed by the trace and
 #             by ncu's timing pass; whole run directories in $OUT/sampled-adaptive.tar.gz
+#   speedup   GPT-2, 4 layers, $STEPS training steps (default 30), one deep sample per key: a sampled run
+#             timed by the trace against one timed by ncu's timing pass, after one unprofiled warm-up
+#             run, in the order trace, ncu, ncu, trace (neither side always runs first on a cold
+#             machine); prints each run's passes from run.json and the ratio of the two medians
 #   fixture   train_step.py (2 layers, 3 steps): the small sampled capture and its full twin kept as
 #             test fixtures (report files without SASS), and the `report RUN_DIR` re-render timed
 set -uo pipefail
@@ -26,6 +30,10 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 bin="${BIN:-profile-run}"
 out="${OUT:-.}"
 work=$(mktemp -d /tmp/sampled.XXXXXX)
+# Everything printed also lands in $OUT as it happens: a command cut off by its time limit still
+# leaves the runs it finished.
+mkdir -p "$out"
+exec > >(tee -a "$out/sampled_gpu.log") 2>&1
 gpt2=tests/manual/ncu/gpt2_step.py
 log() { echo; echo "=== $*"; }
 
@@ -75,6 +83,20 @@ for what in "$@"; do
     timed adaptive-trace --config ncu/sampled pipeline.ncu.timing=trace "${run[@]}"
     timed adaptive-ncu --config ncu/sampled "${run[@]}"
     tar czf "$out/sampled-adaptive.tar.gz" -C "$work" adaptive-trace/run adaptive-ncu/run
+    ;;
+  speedup)
+    steps=${STEPS:-30}
+    log "GPT-2 4 layers, $steps steps: sampled timed by the trace vs by ncu's timing pass, one deep sample per key"
+    python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
+    run=(--config ncu/sampled pipeline.ncu.sampling.adaptive=false regions.include='[train_step]'
+      -- python3 "$gpt2" 4 "$steps")
+    timed speedup-trace-1 pipeline.ncu.timing=trace "${run[@]}"
+    timed speedup-ncu-1 "${run[@]}"
+    timed speedup-ncu-2 "${run[@]}"
+    timed speedup-trace-2 pipeline.ncu.timing=trace "${run[@]}"
+    python3 benches/sampled_speedup.py "$work" speedup-trace-1 speedup-trace-2 -- speedup-ncu-1 speedup-ncu-2
+    tar czf "$out/sampled-speedup.tar.gz" -C "$work" \
+      $(cd "$work" && ls -d speedup-*/run/report.json speedup-*/run/run.json speedup-*/run/command.txt)
     ;;
   steps1)
     log "GPT-2 4 layers, 1 step: full kernel replay vs sampled, default preset"
