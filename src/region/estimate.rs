@@ -3,6 +3,8 @@
 //! launches took their twins' values and with what weight; the key's deep samples and the spread of
 //! its durations then say how far the group's value may be from what full replay would measure.
 
+use std::collections::BTreeMap;
+
 use crate::fast_map::FastMap;
 
 use super::{Coverage, Moments};
@@ -28,9 +30,11 @@ pub struct KeyTally {
     pub weight_sq: f64,
 }
 
-/// A group's tallies by launch key (an id unique within one reading; see [`KeySamples`]).
+/// A group's tallies by launch key (an id unique within one reading; see [`KeySamples`]), in key
+/// order: the variances summed over keys then add up in the same order in every run (a float sum
+/// in hash order could differ in its last bits), with no sort per metric.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tallies(FastMap<u64, KeyTally>);
+pub struct Tallies(BTreeMap<u64, KeyTally>);
 
 impl Tallies {
     /// Counts one launch of `key`; `weight` is what weighs its rates (`None`: unweighted).
@@ -142,7 +146,7 @@ impl KeySamples {
         let Some(time) = self.comparable_time else {
             return RunToRun::default();
         };
-        let mut ratios: Vec<(u64, f64, f64)> = scope
+        let ratios: Vec<(u64, f64, f64)> = scope
             .0
             .iter()
             .filter(|(_, t)| t.measured > 0 && t.measured_time > 0.0)
@@ -152,7 +156,6 @@ impl KeySamples {
                 Some((*key, t.measured_time, deep.mean / first))
             })
             .collect();
-        ratios.sort_unstable_by_key(|(key, _, _)| *key);
         let weight: f64 = ratios.iter().map(|(_, w, _)| w).sum();
         if weight <= 0.0 {
             return RunToRun::default();
@@ -195,11 +198,9 @@ impl KeySamples {
             Estimate::Sum(value) => (value, None),
             Estimate::Mean { value, weight } => (value, Some(weight)),
         };
-        // In key order: a float sum in map order could differ in its last bits between runs.
-        let mut keys: Vec<(&u64, &KeyTally)> = group.0.iter().collect();
-        keys.sort_unstable_by_key(|(key, _)| **key);
-        let variance: f64 = keys
-            .into_iter()
+        let variance: f64 = group
+            .0
+            .iter()
             .filter_map(|(key, t)| {
                 let spread = (*self.keys.get(key)?.get(spec)?)?;
                 let cv = scope.cv(*key).unwrap_or(0.0);
