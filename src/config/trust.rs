@@ -58,6 +58,12 @@ pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
     ("output.run_name", "a directory to write into"),
 ];
 
+/// Keys left out as the ones above, but without a note: no reading command uses them, so what the
+/// recorded value was changes nothing the user sees (`output.run_name` names the directory a
+/// profiling run creates; `report`, `merge` and `diff` never create one by name). A note for them
+/// would follow every re-render of a run the user named themselves.
+const UNUSED_WHEN_READING: &[&str] = &["output.run_name"];
+
 /// The largest recorded configuration read: a resolved config.yaml is a few KiB.
 const RECORDED_LIMIT: u64 = 1 << 20;
 
@@ -123,6 +129,7 @@ pub(crate) fn ignored(
 ) -> Vec<Ignored> {
     removed
         .into_iter()
+        .filter(|(key, _, _)| !UNUSED_WHEN_READING.contains(key))
         .filter(|(key, _, value)| {
             let path: Vec<String> = key.split('.').map(str::to_string).collect();
             match get(resolved, &path) {

@@ -129,6 +129,33 @@ fn without_an_ncu_of_the_users_own_the_recorded_one_is_still_not_run() {
     );
 }
 
+/// A run the user named (`output.run_name=...`) re-renders without a note about that name: it is
+/// left out like every place to write, but no reading command uses it. A recorded `output.root`
+/// still gets its note.
+#[test]
+fn a_recorded_run_name_is_left_out_without_a_note() {
+    let hostile = Hostile::new();
+    let config = hostile.run().join("config.yaml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("output:\n  run_name: my-run\n  root: /somewhere/else\n");
+    std::fs::write(&config, text).unwrap();
+    let (code, stderr) = code_and_stderr(
+        profile_run()
+            .arg("report")
+            .arg(hostile.run())
+            .arg("--out")
+            .arg(hostile.out())
+            .arg(format!("pipeline.ncu.executable={}", fake_ncu().display())),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("output.run_name"), "{stderr}");
+    assert!(
+        stderr.contains("records output.root: /somewhere/else"),
+        "{stderr}"
+    );
+    assert!(hostile.out().join("report.md").is_file());
+}
+
 #[test]
 fn trust_run_config_reads_the_recorded_configuration_whole() {
     let hostile = Hostile::new();
