@@ -94,6 +94,18 @@ fn report_recognises_every_neuron_input_by_content() {
         .as_f64()
         .unwrap();
     assert!(close(total, 53.78e6), "{total}");
+    // "Syncill_reload_bytes" (the tool's spelling) is spill_reload_bytes: it is shown, labelled, and
+    // its rule fires (1.5 GiB of 4.334 GiB read are reloads)
+    let metrics = &report["scopes"][0]["total"]["metrics"];
+    assert!(close(
+        metrics["spill_reload_bytes"]["value"].as_f64().unwrap(),
+        1.5 * 1024.0 * 1024.0 * 1024.0
+    ));
+    let insights = report["scopes"][0]["insights"].to_string();
+    assert!(insights.contains("spill_reload_heavy"), "{insights}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| Reloaded from HBM | GB | 1.61 |"), "{md}");
+    assert!(!md.contains("Spill_"), "{md}");
     // an inspect output directory is viewed first, with the configured tool
     let inspect = env.path("inspect");
     let proc = inspect.join("i-1_pid_77");

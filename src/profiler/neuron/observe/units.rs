@@ -79,6 +79,8 @@ fn group(name: &str) -> &'static str {
         n if n.starts_with("dma_") => "dma",
         n if n.starts_with("cc_") => "collectives",
         n if n.contains("group_median") => "group",
+        // The core slowed by its power or utilization limit: how the hardware ran, not memory.
+        n if n.starts_with("throttle_") => "throttling",
         _ => "memory",
     }
 }

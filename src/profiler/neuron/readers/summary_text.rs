@@ -133,11 +133,13 @@ fn is_header(cells: &[String]) -> bool {
     lower == ["group", "name", "value"]
 }
 
-/// "Syncill" is how the tool prints "Spill".
+/// "Syncill" is how the tool prints "spill" (`Syncill_save_bytes`): the name is repaired to the
+/// summary's own field name (`spill_save_bytes`, as the JSON summary spells it), so it meets the
+/// metrics, labels and rules that know that name.
 fn repair(name: &str) -> String {
-    name.replace("Syncill", "Spill")
+    name.replace("Syncill", "spill")
         .replace("syncill", "spill")
-        .replace("SYNCILL", "SPILL")
+        .replace("SYNCILL", "spill")
 }
 
 #[derive(Debug, PartialEq)]
@@ -224,7 +226,7 @@ mod tests {
 
     #[test]
     fn syncill_is_spill() {
-        assert_eq!(repair("Syncill_reload_bytes"), "Spill_reload_bytes");
+        assert_eq!(repair("Syncill_reload_bytes"), "spill_reload_bytes");
         assert_eq!(repair("syncill_save_bytes"), "spill_save_bytes");
     }
 }

@@ -45,6 +45,16 @@ pub const METRIC_LABELS: &[(&str, &str)] = &[
     ("weight_size_bytes", "Weights"),
     ("weight_queue_bytes", "Weights queued"),
     ("dma_active_time_percent", "DMA active"),
+    // Printed by the text summary (and some JSON summaries) though no region metric derives them.
+    ("dma_active_time", "DMA active time"),
+    (
+        "throttle_avg_util_limit_nc0_percent",
+        "Throttling, utilization limit (NC0)",
+    ),
+    (
+        "throttle_avg_power_limit_nc0_percent",
+        "Throttling, power limit (NC0)",
+    ),
 ];
 
 /// The label of a metric, if it has one.
