@@ -82,7 +82,8 @@ pub struct ConfigArgs {
 pub struct ProfileArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
-    /// Print the ncu command line and the run directory, run nothing.
+    /// Print the profiler's command lines and the run directory, then check that the profiler
+    /// starts (`ncu --version`) and the workload's program exists; run no workload, write nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// The global `--quiet` (see [`GlobalArgs`]).
