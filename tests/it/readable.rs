@@ -144,7 +144,7 @@ fn what_saves_means_is_explained_once_however_many_scopes_and_regions() {
     // Two processes and their aggregate, each with regions and findings.
     let (md, _) = report_md("ncu/h100-2025.3.1-pytorch/rep_multiproc.ncu-rep.gz");
     assert_eq!(
-        md.matches("\"Saves\" is the time a finding would save")
+        md.matches("\"Saves\" is an estimate of the time a finding would save")
             .count(),
         1
     );
