@@ -103,6 +103,11 @@ fn report_recognises_every_neuron_input_by_content() {
     ));
     let insights = report["scopes"][0]["insights"].to_string();
     assert!(insights.contains("spill_reload_heavy"), "{insights}");
+    // byte counts in a finding's text read in the report's units
+    assert!(
+        insights.contains("more than a quarter of HBM reads (1.61 GB of 4.65 GB)"),
+        "{insights}"
+    );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| Reloaded from HBM | GB | 1.61 |"), "{md}");
     assert!(!md.contains("Spill_"), "{md}");

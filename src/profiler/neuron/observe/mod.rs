@@ -137,8 +137,9 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
             .map(|r| (r.base.as_str(), &mut r.metrics))
             .collect::<Vec<_>>(),
     );
+    let units = units::message_units();
     for r in &mut regions {
-        r.insights = rules.evaluate(&r.metrics, &crate::insights::Units::new(), max);
+        r.insights = rules.evaluate(&r.metrics, &units, max);
     }
     let summaries = profile
         .summaries
@@ -148,7 +149,7 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
             ProfileSummary {
                 profile_id: s.profile_id.clone(),
                 bound: Bound::of(&metrics),
-                insights: rules.evaluate(&metrics, &crate::insights::Units::new(), max),
+                insights: rules.evaluate(&metrics, &units, max),
                 metrics,
             }
         })

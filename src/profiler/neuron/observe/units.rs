@@ -168,6 +168,17 @@ pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
     )
 }
 
+/// The units a rule's message shows its placeholders in (`1.61 GB`, not `1,610,612,736`): byte
+/// counts only, the one report unit whose values the analysis already holds as they are shown
+/// (times are seconds there and percents 0–1 fractions, which messages format with `{name:%}`).
+pub fn message_units() -> crate::insights::Units {
+    unit_table()
+        .into_iter()
+        .filter(|(_, unit, factor)| &**unit == "byte" && *factor == 1.0)
+        .map(|(name, unit, _)| (name.to_string(), unit.to_string()))
+        .collect()
+}
+
 /// Name, report unit and factor of every metric, shared by every value.
 pub fn unit_table() -> Vec<UnitRow> {
     metric_table(&BTreeSet::new(), &SummaryLayout::default()).1
