@@ -21,6 +21,7 @@ mod gpu_rules;
 mod hardening;
 mod inputs;
 mod insights;
+mod markdown_prose;
 mod native_report;
 mod ncu_cli;
 mod neuron;
