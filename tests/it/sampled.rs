@@ -494,3 +494,26 @@ fn report_html_shows_coverage_and_marks_estimated_deep_values() {
     assert!(!full.contains("Coverage (measured"));
     assert!(!full.contains("≈ "));
 }
+
+#[test]
+fn report_names_the_deep_pass_as_a_source_with_its_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("md");
+    let timing = fixture(&format!("{DIR}/train.ncu-rep.gz"));
+    let deep = fixture(&format!("{DIR}/train.deep.ncu-rep.gz"));
+    let report = render(&timing, &out, &[]);
+    let (timing, deep) = (timing.display().to_string(), deep.display().to_string());
+    assert_eq!(report["run"]["sources"], serde_json::json!([timing, deep]));
+    assert_eq!(
+        report["sampling"]["deep_sources"],
+        serde_json::json!([deep])
+    );
+    assert_eq!(report["sampling"]["topup_sources"], serde_json::json!([]));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- **Sources:**"))
+        .unwrap();
+    assert!(line.contains(&format!("`{timing}` (timing pass")), "{line}");
+    assert!(line.contains(&format!("`{deep}` (deep pass")), "{line}");
+}
