@@ -13,6 +13,7 @@ mod compare;
 mod config;
 mod covered;
 mod diff;
+mod docs_links;
 mod first_run;
 mod flame;
 mod golden;
