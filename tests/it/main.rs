@@ -23,6 +23,7 @@ mod hardening;
 mod inputs;
 mod insights;
 mod markdown_prose;
+mod mostly_in;
 mod native_report;
 mod ncu_cli;
 mod neuron;
