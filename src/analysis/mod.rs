@@ -201,7 +201,13 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
         partial: context.partial.clone(),
-        sources: reading.sources.clone(),
+        // A sampled run's deep metrics come from the deep pass's files: they are sources too.
+        sources: reading
+            .sources
+            .iter()
+            .chain(reading.sampling.iter().flat_map(|s| &s.deep_sources))
+            .cloned()
+            .collect(),
     }
 }
 

@@ -3,6 +3,11 @@
 //!
 //! Pure string functions; `markdown` registers them as template filters. report.json never goes through
 //! here: it keeps exact base-unit values and exact names.
+//!
+//! Floor: report (see `crate::report`): imports the ground floor only.
+
+mod prose;
+pub use prose::escape_md_prose;
 
 /// Shown for a value no result had.
 pub const MISSING: &str = "—";
@@ -303,6 +308,13 @@ pub fn cut_long(text: &str) -> std::borrow::Cow<'_, str> {
 pub fn escape_md(text: &str) -> String {
     let text = cut_long(text);
     let mut out = String::with_capacity(text.len() + 8);
+    push_escaped_md(&mut out, &text, true);
+    out
+}
+
+/// Appends `text` escaped as [`escape_md`] does, without cutting it; `at_start` says whether it
+/// begins the whole text, where a `#` would open a heading.
+fn push_escaped_md(out: &mut String, text: &str, at_start: bool) {
     let mut chars = text.chars().enumerate().peekable();
     while let Some((i, ch)) = chars.next() {
         match ch {
@@ -312,13 +324,12 @@ pub fn escape_md(text: &str) -> String {
                 out.push('\\');
                 out.push(ch);
             }
-            '#' if i == 0 => out.push_str("\\#"),
+            '#' if i == 0 && at_start => out.push_str("\\#"),
             '\n' | '\r' | '\t' => out.push(' '),
             c if is_invisible_control(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
-    out
 }
 
 /// Escapes text for HTML and XML (SVG) text and attribute values: `& < > " '` become entities, line

@@ -105,8 +105,10 @@ impl Default for ItemNoun {
 /// metrics on a few launches of each distinct launch key, and every result took its twins' values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sampling {
-    /// The deep pass's files.
+    /// The deep pass's files, each followed by its top-up pass's where one ran.
     pub deep_sources: Vec<String>,
+    /// The top-up passes' files among `deep_sources`.
+    pub topup_sources: Vec<String>,
     /// What makes two launches twins.
     pub join_key: Vec<String>,
     /// Deep results per distinct launch (`null` when not recorded); twins are averaged.
@@ -195,7 +197,8 @@ pub struct RunInfo {
     pub platform: Platform,
     /// SHA-256 of the resolved configuration (YAML), first 16 hex digits.
     pub config_fingerprint: String,
-    /// The export files the numbers come from.
+    /// The export files the numbers come from; for a sampled run the timing pass's, then
+    /// `sampling.deep_sources`.
     pub sources: Vec<String>,
     /// Why the report covers only part of the run (the workload exited non-zero, the profiler was
     /// killed, the run was interrupted), as `run.json` recorded it; `null` for a run that ended well

@@ -395,10 +395,28 @@ fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
     assert_eq!(sampling["adaptive"], true);
     assert_eq!(sampling["error"], Value::Null, "not recorded");
     assert_eq!(sampling["keys"], 13);
-    assert_eq!(
-        sampling["deep_sources"][1],
-        bare.join("train.topup.ncu-rep.gz").display().to_string()
-    );
+    let topup = bare.join("train.topup.ncu-rep.gz").display().to_string();
+    assert_eq!(sampling["deep_sources"][1], topup);
+    assert_eq!(sampling["topup_sources"], serde_json::json!([topup]));
+    // Every file the numbers come from is a source, and report.md says which pass each one was.
+    let files = [
+        "train.ncu-rep.gz",
+        "train.deep.ncu-rep.gz",
+        "train.topup.ncu-rep.gz",
+    ]
+    .map(|name| bare.join(name).display().to_string());
+    assert_eq!(report["run"]["sources"], serde_json::json!(files));
+    let md = std::fs::read_to_string(tmp.path().join("r/report.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- **Sources:**"))
+        .unwrap();
+    for (file, part) in files
+        .iter()
+        .zip(["(timing pass", "(deep pass", "(top-up pass"])
+    {
+        assert!(line.contains(&format!("`{file}` {part}")), "{line}");
+    }
     // The top-up capture given again on its own would be counted twice: refused.
     crate::sampled::profile_run()
         .arg("report")

@@ -1,6 +1,7 @@
 //! `profile-run diff`: real reports of the two ranks of tests/fixtures/ncu/h200x2-2025.3.1 compared as
 //! two runs, and copies of them with values changed by the tests (each test says which) to trigger the
-//! time gate, the metric gate, the noise band and the comparability refusal.
+//! time gate, the metric gate, the noise band and the comparability refusal; and the wording of
+//! differences between rendered reports of real captures (a CUPTI trace, a report file, a raw CSV).
 
 use std::path::{Path, PathBuf};
 
@@ -431,6 +432,72 @@ fn two_run_directories_made_without_rendering_are_compared() {
         assert!(
             !root.join(name).join("report.json").exists(),
             "nothing is written into the run directories"
+        );
+    }
+}
+
+/// `profile-run diff A B args…` as a person reads it (the table): the exit code and all it printed.
+fn diff_text(a: &Path, b: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("diff")
+        .arg(a)
+        .arg(b)
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap(), text)
+}
+
+#[test]
+fn a_trace_against_ncu_and_a_missing_version_are_said_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let rendered = |rel: &str, name: &str| {
+        let out = dir.path().join(name);
+        crate::sampled::render(&fixture(rel), &out, &[]);
+        out.join("report.json")
+    };
+    let ncu = rendered("ncu/h100-2025.3.1-cupti/gpt2.ncu-rep.gz", "ncu");
+    let trace = rendered("ncu/h100-2025.3.1-cupti/gpt2.cupti.545.trace.gz", "trace");
+    let csv = rendered("ncu/h200-2025.3.1/manual_raw.csv", "csv");
+
+    // The trace records the libcupti it loaded, not a version: said as such.
+    let library = crate::sampled::read_json(&trace)["run"]["profiler"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(library.ends_with("/libcupti.so.13"), "{library}");
+    let (code, text) = diff_text(&ncu, &trace, &["--allow-incomparable"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!(
+            "differs: profiler version: A 2025.3.1.0 | B no version recorded, library {library}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "differs: metrics: A has 4 that B lacks (launch__block_size, launch__grid_size, \
+             launch__registers_per_thread, launch__waves_per_multiprocessor) | B has none that A lacks\n"
+        ),
+        "{text}"
+    );
+
+    // A raw CSV export records no version: the note names the report that has one, if any.
+    for (a, b, said) in [
+        (&csv, &csv, "recorded in neither report"),
+        (&ncu, &csv, "recorded only in report A"),
+        (&csv, &ncu, "recorded only in report B"),
+    ] {
+        let (code, text) = diff_text(a, b, &["--allow-incomparable"]);
+        assert_eq!(code, 0, "{text}");
+        assert!(
+            text.contains(&format!(
+                "The profiler version is {said}; it could not be compared."
+            )),
+            "{said}: {text}"
         );
     }
 }

@@ -494,3 +494,79 @@ fn report_html_shows_coverage_and_marks_estimated_deep_values() {
     assert!(!full.contains("Coverage (measured"));
     assert!(!full.contains("≈ "));
 }
+
+/// The section of report.md headed `### {heading}`, up to the next heading of that level.
+fn md_section<'m>(md: &'m str, heading: &str) -> &'m str {
+    let start = md.find(&format!("\n### {heading}\n")).unwrap();
+    let rest = &md[start + 1..];
+    &rest[..rest[4..].find("\n### ").map_or(rest.len(), |end| end + 4)]
+}
+
+#[test]
+fn report_names_the_deep_pass_as_a_source_with_its_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("md");
+    let timing = fixture(&format!("{DIR}/train.ncu-rep.gz"));
+    let deep = fixture(&format!("{DIR}/train.deep.ncu-rep.gz"));
+    let report = render(&timing, &out, &[]);
+    let (timing, deep) = (timing.display().to_string(), deep.display().to_string());
+    assert_eq!(report["run"]["sources"], serde_json::json!([timing, deep]));
+    assert_eq!(
+        report["sampling"]["deep_sources"],
+        serde_json::json!([deep])
+    );
+    assert_eq!(report["sampling"]["topup_sources"], serde_json::json!([]));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- **Sources:**"))
+        .unwrap();
+    assert!(line.contains(&format!("`{timing}` (timing pass")), "{line}");
+    assert!(line.contains(&format!("`{deep}` (deep pass")), "{line}");
+}
+
+#[test]
+fn exclusive_values_of_a_region_without_results_of_its_own_are_not_marked_estimated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("md");
+    let report = render(&fixture(&format!("{DIR}/train.ncu-rep.gz")), &out, &[]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let deep_metrics = report["sampling"]["deep_metrics"].as_array().unwrap();
+    let labels: Vec<&str> = report["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| deep_metrics.contains(&m["name"]))
+        .map(|m| m["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), deep_metrics.len());
+    // (region, results directly in it): train_step has none, its children all theirs.
+    for (path, heading, own) in [
+        ("train_step", "train\\_step", false),
+        (
+            "train_step/forward/layer0",
+            "train\\_step/forward/layer0",
+            true,
+        ),
+    ] {
+        let region = regions(&report)
+            .into_iter()
+            .find(|r| r["path"] == path)
+            .unwrap();
+        assert_eq!(region["self_kernel_count"].as_u64().unwrap() > 0, own);
+        assert_eq!(region["coverage"]["estimated"], true, "{path}");
+        let section = md_section(&md, heading);
+        for label in &labels {
+            let row = section
+                .lines()
+                .find(|l| l.starts_with(&format!("| {label} |")))
+                .unwrap_or_else(|| panic!("{path}: no row for {label}"));
+            let cells: Vec<&str> = row.split(" | ").collect();
+            assert!(cells[2].starts_with("≈ "), "inclusive is estimated: {row}");
+            assert_eq!(cells[3].starts_with("≈ "), own, "{path}: {row}");
+            if !own {
+                assert!(!cells[3].contains('≈'), "{row}");
+            }
+        }
+    }
+}

@@ -36,11 +36,19 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     };
     differ("profiler", Some(&pa.name), Some(&pb.name));
     match (&pa.version, &pb.version) {
-        (Some(x), Some(y)) => differ("profiler version", Some(x), Some(y)),
-        _ => notes.push(
-            "The profiler version is not recorded in both reports; it could not be compared."
-                .into(),
+        (Some(x), Some(y)) => differ(
+            "profiler version",
+            Some(&version_text(x)),
+            Some(&version_text(y)),
         ),
+        (x, y) => notes.push(format!(
+            "The profiler version is recorded {}; it could not be compared.",
+            match (x.is_some(), y.is_some()) {
+                (true, _) => "only in report A",
+                (_, true) => "only in report B",
+                _ => "in neither report",
+            }
+        )),
     }
     let keys: BTreeSet<&String> = pa.settings.keys().chain(pb.settings.keys()).collect();
     for key in keys {
@@ -83,19 +91,11 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         |r: &RunReport| -> BTreeSet<String> { r.metrics.iter().map(|m| m.name.clone()).collect() };
     let (ma, mb) = (names(a), names(b));
     if ma != mb {
-        let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| {
-            let v: Vec<&str> = x.difference(y).map(String::as_str).collect();
-            if v.is_empty() {
-                "the same plus none".to_string()
-            } else {
-                format!("also {}", v.join(", "))
-            }
-        };
         // Collecting more metrics means more replay passes, which can change what is measured.
         diffs.push(Difference {
             what: "metrics".into(),
-            a: only(&ma, &mb),
-            b: only(&mb, &ma),
+            a: extra_metrics(&ma, &mb, "B"),
+            b: extra_metrics(&mb, &ma, "A"),
         });
     }
     // The same metric combined differently (a schema 3 report's `.max` counters against schema 4's
@@ -113,6 +113,27 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         }
     }
     (diffs, notes)
+}
+
+/// A recorded profiler version as a reader should take it: some profilers record no version but
+/// the path of the library they loaded (a trace records the libcupti it ran with), which is said
+/// as such rather than shown as if it were a version number.
+fn version_text(recorded: &str) -> String {
+    if recorded.contains(['/', '\\']) {
+        format!("no version recorded, library {recorded}")
+    } else {
+        recorded.to_string()
+    }
+}
+
+/// `has 2 that B lacks (x, y)` or `has none that B lacks`: what one run's metric set adds to the
+/// other's.
+fn extra_metrics(own: &BTreeSet<String>, other: &BTreeSet<String>, other_name: &str) -> String {
+    let extra: Vec<&str> = own.difference(other).map(String::as_str).collect();
+    match extra.len() {
+        0 => format!("has none that {other_name} lacks"),
+        n => format!("has {n} that {other_name} lacks ({})", extra.join(", ")),
+    }
 }
 
 /// Warnings that the runs may not measure the same thing although they were recorded alike: another

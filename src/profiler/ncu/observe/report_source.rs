@@ -432,13 +432,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .skip_while(|a| *a != "--launch-count")
         .nth(1)
         .and_then(|v| v.parse().ok());
-    let deep_sources: Vec<String> = source
-        .inputs
-        .iter()
-        .filter_map(|i| i.deep.as_ref())
-        .flat_map(|deep| std::iter::once(deep.clone()).chain(topup_sibling(deep)))
-        .map(|p| p.display().to_string())
-        .collect();
+    let (deep_sources, topup_sources) = deep_files(&source.inputs);
     let mut notes = vec![format!(
         "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
         if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
@@ -487,6 +481,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
     let sampling = Sampling {
         adaptive,
         deep_sources,
+        topup_sources,
         join_key: vec![
             "mangled kernel name".into(),
             "grid".into(),
@@ -503,6 +498,20 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         unmatched_results: by_coverage[2],
     };
     (sampling, notes)
+}
+
+/// The deep passes' files, each followed by its top-up pass's where one ran; and the top-up files
+/// alone, so the report can say which file played which part.
+fn deep_files(inputs: &[ReportInput]) -> (Vec<String>, Vec<String>) {
+    let shown = |p: &std::path::Path| p.display().to_string();
+    let deep = inputs.iter().filter_map(|i| i.deep.as_deref());
+    let with_topups = deep
+        .clone()
+        .flat_map(|d| std::iter::once(d.to_path_buf()).chain(topup_sibling(d)))
+        .map(|p| shown(&p))
+        .collect();
+    let topups = deep.filter_map(topup_sibling).map(|p| shown(&p)).collect();
+    (with_topups, topups)
 }
 
 /// The report of one or more captures' report files, under a checked plan.

@@ -144,6 +144,10 @@ pub fn sampling(
             ))
             .map(|p| p.display().to_string())
             .collect(),
+        topup_sources: crate::profiler::ncu::readers::siblings::topup_sibling(deep_path)
+            .map(|p| p.display().to_string())
+            .into_iter()
+            .collect(),
         join_key: [
             "mangled kernel name",
             "grid",
