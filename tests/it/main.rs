@@ -42,4 +42,5 @@ mod savings;
 mod trace;
 mod trace_format;
 mod trace_inputs;
+mod trace_library;
 mod visual;
