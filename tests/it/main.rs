@@ -43,4 +43,5 @@ mod trace;
 mod trace_format;
 mod trace_inputs;
 mod trace_library;
+mod trace_time_only;
 mod visual;
