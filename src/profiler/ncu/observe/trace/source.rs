@@ -321,7 +321,7 @@ impl TraceSource<'_> {
             .map(|(t, _)| t.libcupti.as_str())
             .collect();
         let mut notes = vec![
-            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\")."
+            "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
                 .to_string(),
         ];
         let sampling = self.sampled.as_ref().map(|sampled| {
