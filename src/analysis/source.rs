@@ -52,7 +52,7 @@ pub struct Reading {
     /// an input always gives, said in the report but not repeated on stderr.
     pub time_only: bool,
     /// How the time metric was measured, where its name alone would mislead (a trace keeps each
-    /// kernel's end − start under ncu's duration metric); `None`: the metric is what it says.
+    /// kernel's end − start under the profiler's duration metric); `None`: the metric is what it says.
     pub time_measured: Option<String>,
     /// The profiler's own findings per region.
     pub insights: InsightLookup,

@@ -342,7 +342,7 @@ impl TraceSource<'_> {
         let time_only = sampling.is_none();
         if time_only {
             notes.push(format!(
-                "No deep metric was collected (a time-only run): {DEEP_PASS} adds ncu's deep pass, one result per distinct launch, to the trace's times."
+                "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
             ));
         }
         if total.unlaunched > 0 {
