@@ -181,6 +181,7 @@ pub fn analyze<O: Observations>(
         aggregate,
     );
     report.sampling = reading.sampling.clone();
+    report.time_measured = reading.time_measured.clone();
     report.notes = notes.all;
     report.console_notes = notes.console;
     report.finish(&Finishing {

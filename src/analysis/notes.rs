@@ -55,15 +55,22 @@ pub(super) fn report_notes(
     }
     notes.extend(reading.notes.iter().cloned());
     if !found.missing.is_empty() {
-        notes.push_loud(format!(
-            "Not in the inputs, so not shown: {}. Collect them with the profiler (sections, metrics), or drop them from report.sections / report.metrics.",
+        let note = format!(
+            "Not in the inputs, so not shown: {}. {}",
             found
                 .missing
                 .iter()
                 .map(|m| format!("`{m}`"))
                 .collect::<Vec<_>>()
-                .join(", ")
-        ));
+                .join(", "),
+            reading.missing_metrics_hint
+        );
+        // A time-only input never holds them: the report says so, and stderr stays for surprises.
+        if reading.time_only {
+            notes.push(note);
+        } else {
+            notes.push_loud(note);
+        }
     }
     if !found.has_time {
         notes.push_loud(format!(

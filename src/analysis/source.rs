@@ -46,6 +46,14 @@ pub struct Reading {
     pub no_ranges_hint: String,
     /// How to capture call stacks when `stack_frames` finds none, in the profiler's terms.
     pub no_call_stacks_hint: String,
+    /// How to get metrics the report asks for and the inputs lack, in the profiler's terms.
+    pub missing_metrics_hint: String,
+    /// The inputs hold times alone by their kind (a time-only trace): a missing metric is what such
+    /// an input always gives, said in the report but not repeated on stderr.
+    pub time_only: bool,
+    /// How the time metric was measured, where its name alone would mislead (a trace keeps each
+    /// kernel's end − start under the profiler's duration metric); `None`: the metric is what it says.
+    pub time_measured: Option<String>,
     /// The profiler's own findings per region.
     pub insights: InsightLookup,
     /// The method that made the regions, as the adapter names it (the program's own ranges, a

@@ -42,7 +42,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         crate::process::check_workload(&args.workload)
             .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
         err_line(&format!(
-            "checked: {found} runs; the workload's program was found"
+            "checked: {found}; the workload's program was found"
         ));
         return Ok(exit::OK);
     }

@@ -33,6 +33,15 @@ pub enum ProfilerError {
         #[source]
         source: std::io::Error,
     },
+    /// A file the run loads beside the profiler (an injection library) is missing or is not what it
+    /// must be: `{what} `{path}` {problem}; {fix}`.
+    #[error("{what} `{path}` {problem}; {fix}")]
+    RequiredFile {
+        what: String,
+        path: String,
+        problem: String,
+        fix: String,
+    },
     #[error("{}", .0)]
     Failed(Box<Failure>),
 }
@@ -71,7 +80,8 @@ impl ProfilerError {
         match self {
             ProfilerError::NotFound { .. }
             | ProfilerError::NotRunnable { .. }
-            | ProfilerError::Spawn { .. } => exit::PROFILER_NOT_STARTED,
+            | ProfilerError::Spawn { .. }
+            | ProfilerError::RequiredFile { .. } => exit::PROFILER_NOT_STARTED,
             ProfilerError::Failed(_) => exit::PROFILER_FAILED,
         }
     }

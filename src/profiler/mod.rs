@@ -132,7 +132,8 @@ impl Profiler {
     }
 
     /// What `--dry-run` checks of the profiler: it can be started (exit 3 otherwise) and, for ncu,
-    /// answers `--version`; returns what was found, for the dry run to print.
+    /// answers `--version`; returns what was checked as a clause (`ncu 2025.3.1.0 (ncu) runs`), for
+    /// the dry run's `checked:` line.
     pub fn check_starts(self, config: &Config) -> Result<String> {
         match self {
             Profiler::Ncu => ncu::capture::check_starts(config),

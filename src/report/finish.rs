@@ -38,6 +38,7 @@ impl Report {
             run,
             metrics,
             time_metric,
+            time_measured: None,
             kernel_selection,
             scopes,
             aggregate,

@@ -29,6 +29,11 @@ pub struct Report {
     pub metrics: Vec<MetricInfo>,
     /// The metric that gives each region its time and time share (`null` when the export lacks it).
     pub time_metric: Option<String>,
+    /// How the time metric was measured, where its name alone would mislead (`each kernel's end −
+    /// start as CUPTI traced it in place …`); given by the adapter, said beside the metric's name
+    /// in report.md and report.html, not written to report.json.
+    #[serde(skip)]
+    pub time_measured: Option<String>,
     pub kernel_selection: KernelSelectionInfo,
     /// One per process and device, in the order they first appear in the profile.
     pub scopes: Vec<Scope>,

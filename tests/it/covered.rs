@@ -236,8 +236,8 @@ fn dry_run_says_when_a_pass_may_end_early() {
         (Some("pipeline.ncu.ncu_cli.nvtx.include=[step/]"), true),
     ] {
         let tmp = tempfile::tempdir().unwrap();
-        // A trace pass needs its injection library to exist; a fresh build has none beside the
-        // test binary, so an empty stand-in is named (the dry run never loads it).
+        // A trace pass needs its injection library, an ELF shared object; a fresh build has none
+        // beside the test binary, so a stand-in ELF header is named (the dry run never loads it).
         let library = format!(
             "pipeline.ncu.trace.library={}",
             crate::trace::library(tmp.path()).display()

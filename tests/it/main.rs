@@ -45,4 +45,6 @@ mod savings;
 mod trace;
 mod trace_format;
 mod trace_inputs;
+mod trace_library;
+mod trace_time_only;
 mod visual;

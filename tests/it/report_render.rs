@@ -204,6 +204,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         sampling: None,
         item_noun: Default::default(),
         console_notes: Vec::new(),
+        time_measured: None,
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {

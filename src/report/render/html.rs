@@ -102,6 +102,7 @@ struct Page<'a> {
     /// Why the report covers only part of the run (`run.partial`).
     partial: Option<&'a str>,
     time_metric: Option<&'a str>,
+    time_measured: Option<&'a str>,
     selection: String,
     /// What one result is called (`kernel`, `instruction`).
     item: crate::report::model::ItemNoun,
@@ -251,6 +252,7 @@ impl<'a> Page<'a> {
             partial: run.partial.as_deref(),
             sources: &run.sources,
             time_metric: time,
+            time_measured: report.time_measured.as_deref(),
             selection: selection_text(ks, report.item_noun.many),
             item: report.item_noun,
             notes: &report.notes,

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod coverage;
 pub mod diagnose;
 pub mod export_pages;
+mod injection;
 pub mod inputs;
 pub mod log;
 pub mod nvtx;
@@ -131,7 +132,8 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
         .join("\n")
 }
 
-/// Fails with exit 3 and the fix when the configured ncu cannot be started.
+/// Fails with exit 3 and the fix when the configured ncu cannot be started (or, under
+/// `timing: trace`, the injection library is missing or not one).
 pub fn check_runnable(config: &Config) -> Result<()> {
     if traced(config) {
         trace::check_library(config)?;
@@ -157,21 +159,37 @@ pub fn check_runnable(config: &Config) -> Result<()> {
     }
 }
 
-/// `--dry-run`'s check that ncu runs: it resolves (exit 3 otherwise) and `ncu --version` answers
-/// with a version (exit 3 with its path otherwise: an ncu that cannot start would fail the run). A
-/// time-only traced run needs no ncu, only its injection library.
+/// `--dry-run`'s check of what the run starts, as a clause for its `checked:` line: ncu resolves
+/// (exit 3 otherwise) and `ncu --version` answers with a version (exit 3 with its path otherwise: an
+/// ncu that cannot start would fail the run). Under `timing: trace` the injection library is found
+/// and is an ELF shared object (exit 3 otherwise); a time-only traced run needs no ncu.
 pub fn check_starts(config: &Config) -> Result<String> {
     check_runnable(config)?;
-    if traced(config) && !config.pipeline.ncu.sampling.enabled {
-        // A time-only run starts no ncu: the injection library is what it needs.
-        return Ok(format!(
-            "the CUPTI injection library ({})",
+    let traced = traced(config);
+    let library = traced.then(|| {
+        format!(
+            "the CUPTI injection library ({}, an ELF shared object) found",
             trace::library(config).display()
-        ));
-    }
+        )
+    });
+    // A time-only traced run starts no ncu: the injection library is all it needs.
+    let ncu = if traced && !config.pipeline.ncu.sampling.enabled {
+        None
+    } else {
+        Some(ncu_answers(config)?)
+    };
+    Ok([library, ncu]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
+/// `ncu --version` answers with a version: `ncu 2025.3.1.0 (ncu) runs`.
+fn ncu_answers(config: &Config) -> Result<String> {
     let program = &config.pipeline.ncu.executable;
     match export_pages::profiler_version(program) {
-        Ok(Some(version)) => Ok(format!("ncu {version} ({program})")),
+        Ok(Some(version)) => Ok(format!("ncu {version} ({program}) runs")),
         Ok(None) => Err(ProfilerError::Spawn {
             program: program.clone(),
             source: std::io::Error::other("`--version` printed no version"),

@@ -14,6 +14,8 @@ use crate::run::RunDir;
 
 use crate::profiler::ncu::readers::trace::TraceInput;
 
+use super::injection::Unusable;
+
 /// The run directory's folder of trace files.
 pub const TRACE_DIR: &str = "trace";
 
@@ -34,17 +36,40 @@ pub fn library(config: &Config) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(LIBRARY_FILE))
 }
 
-/// Fails (exit 3, with the fix) when the injection library is not there.
+/// Fails (exit 3, with the fix) when the injection library is missing or is not a 64-bit ELF shared
+/// object.
 pub fn check_library(config: &Config) -> Result<()> {
     let path = library(config);
-    if path.is_file() {
-        return Ok(());
-    }
-    Err(ProfilerError::NotFound {
-        program: path.display().to_string(),
-        hint: " (the CUPTI injection library that pipeline.ncu.timing=trace needs); build it with `cargo build --release`, which puts it beside profile-run, set pipeline.ncu.trace.library to its path, or use pipeline.ncu.timing=ncu".into(),
+    let (problem, fix) = match super::injection::check(&path) {
+        Ok(()) => return Ok(()),
+        Err(Unusable::Missing) => (
+            "was not found (pipeline.ncu.timing=trace loads it into the workload)".to_string(),
+            missing_fix(),
+        ),
+        Err(Unusable::Wrong(what)) => (
+            what,
+            "point pipeline.ncu.trace.library at the libcupti_trace.so that `cargo build --release` writes into target/release/ of profile-run's source tree, or time with ncu instead (pipeline.ncu.timing=ncu)".to_string(),
+        ),
+    };
+    Err(ProfilerError::RequiredFile {
+        what: "the CUPTI injection library".into(),
+        path: path.display().to_string(),
+        problem,
+        fix,
     }
     .into())
+}
+
+/// How to get the library where it is looked for: `cargo install` builds profile-run alone, so an
+/// installed binary has none beside it until one is built and put there.
+fn missing_fix() -> String {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| format!(" ({})", dir.display())))
+        .unwrap_or_default();
+    format!(
+        "build it with `cargo build --release` in profile-run's source tree (it lands in target/release/, beside the profile-run built there) and put it beside this profile-run{beside}, or set pipeline.ncu.trace.library to its path; or time with ncu instead (pipeline.ncu.timing=ncu)"
+    )
 }
 
 /// The environment the workload runs with, in order.

@@ -195,6 +195,11 @@ pub(super) fn ncu_reading(
         no_call_stacks_hint: "the regions need a report file captured with \
             pipeline.ncu.ncu_cli.call_stack=true and call_stack_type=[python] (CSV exports never hold one)"
             .into(),
+        missing_metrics_hint: "Collect them with the profiler (sections, metrics), or drop them \
+            from report.sections / report.metrics."
+            .into(),
+        time_only: false,
+        time_measured: None,
         insights: Box::new(move |scope, path| advice.for_region(scope, path)),
         origin: "nvtx".into(),
         sampling: None,

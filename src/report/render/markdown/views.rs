@@ -53,6 +53,8 @@ struct ReportView<'a> {
     run: &'a RunInfo,
     metrics: &'a [MetricInfo],
     time_metric: Option<&'a str>,
+    /// How the time metric was measured, where its name alone would mislead.
+    time_measured: Option<&'a str>,
     kernel_selection: &'a KernelSelectionInfo,
     scopes: Value,
     aggregate: Value,
@@ -196,6 +198,7 @@ impl<'a> Context<'a> {
                 run: &report.run,
                 metrics: &report.metrics,
                 time_metric: time,
+                time_measured: report.time_measured.as_deref(),
                 kernel_selection: &report.kernel_selection,
                 scopes: scopes.clone(),
                 aggregate: aggregate.clone(),

@@ -25,6 +25,16 @@ use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInpu
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
 
+/// How the time metric reads when its values are the trace's own (a time-only run).
+pub const IN_PLACE_LABEL: &str = "Duration, in place (CUPTI trace)";
+
+/// What a time-only trace's times are, for the sentence beside the time metric's name.
+const TIME_MEASURED: &str =
+    "each kernel's end − start as CUPTI traced it in place (the workload ran unprofiled)";
+
+/// The sampled run that adds deep metrics to the trace's times.
+const DEEP_PASS: &str = "`--config ncu/sampled pipeline.ncu.timing=trace`";
+
 /// One run's trace files, with what decides which kernels count.
 pub struct TraceSource<'p> {
     plan: &'p AnalysisPlan,
@@ -86,7 +96,7 @@ impl<'p> TraceSource<'p> {
                 rollup,
             });
             found.groups.push(request.group.clone());
-            found.labels.push(None);
+            found.labels.push(Some(IN_PLACE_LABEL.to_string()));
         }
         if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
             found = deep.metrics(&plan.time_metric);
@@ -311,7 +321,7 @@ impl TraceSource<'_> {
             .map(|(t, _)| t.libcupti.as_str())
             .collect();
         let mut notes = vec![
-            "Times are in place: each kernel's duration as CUPTI traced it while the workload ran unprofiled (concurrent kernels, warm caches, application clocks), not ncu's serialized replay; they run shorter than ncu's gpu__time_duration (docs/attribution.md, \"In-place times\")."
+            "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
                 .to_string(),
         ];
         let sampling = self.sampled.as_ref().map(|sampled| {
@@ -329,8 +339,11 @@ impl TraceSource<'_> {
             notes.extend(deep.topup_unread.clone());
             sampling
         });
-        if sampling.is_none() {
-            notes.push("No deep metric was collected (a time-only run).".to_string());
+        let time_only = sampling.is_none();
+        if time_only {
+            notes.push(format!(
+                "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
+            ));
         }
         if total.unlaunched > 0 {
             notes.push(format!(
@@ -357,6 +370,14 @@ impl TraceSource<'_> {
             no_results_hint: "Check that regions.include names push/pop ranges the program pushes, and that the workload launches kernels.".into(),
             no_ranges_hint: "The trace holds no NVTX range: mark regions with NVTX ranges (torch.cuda.nvtx.range_push/pop).".into(),
             no_call_stacks_hint: "a trace records no call stacks; profile with ncu (pipeline.ncu.timing=ncu) and pipeline.ncu.ncu_cli.call_stack=true".into(),
+            missing_metrics_hint: if time_only {
+                format!("A trace holds kernel times alone: run the deep pass for them ({DEEP_PASS}), or drop them from report.sections / report.metrics (`--config ncu/trace` asks for the time group alone).")
+            } else {
+                // The deep pass is ncu's: the same advice as for ncu's inputs.
+                "Collect them with the profiler (sections, metrics), or drop them from report.sections / report.metrics.".into()
+            },
+            time_only,
+            time_measured: time_only.then(|| TIME_MEASURED.to_string()),
             insights: Box::new(|_, _| Vec::new()),
             origin: "nvtx".into(),
             sampling,
