@@ -103,7 +103,10 @@ pub fn interval_coverage(
             let Some(interval) = value["interval95"].as_array() else {
                 continue;
             };
-            let Some(f) = twin["inclusive"][metric]["value"].as_f64() else {
+            // A trace-timed run keeps the deep pass's duration as `serialized__` + the time metric,
+            // which full replay measured as the time metric itself.
+            let full_name = metric.strip_prefix("serialized__").unwrap_or(metric);
+            let Some(f) = twin["inclusive"][full_name]["value"].as_f64() else {
                 continue;
             };
             let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());

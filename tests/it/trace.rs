@@ -350,14 +350,30 @@ fn a_sampled_run_timed_by_the_trace_runs_ncu_once_and_joins_every_kernel() {
         report["run"]["profiler"]["settings"]["time_source"],
         "in-place (CUPTI trace)"
     );
-    let labels: Vec<&str> = report["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["name"] == "gpu__time_duration.sum")
-        .filter_map(|m| m["label"].as_str())
-        .collect();
-    assert_eq!(labels, ["Duration, serialized (deep pass)"]);
+    let label = |name: &str| -> Vec<String> {
+        report["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == name)
+            .filter_map(|m| m["label"].as_str().map(String::from))
+            .collect()
+    };
+    // The time metric holds the trace's times; the deep pass's own duration is a deep metric.
+    assert_eq!(
+        label("gpu__time_duration.sum"),
+        ["Duration, in place (CUPTI trace)"]
+    );
+    assert_eq!(
+        label("serialized__gpu__time_duration.sum"),
+        ["Duration, serialized (deep pass)"]
+    );
+    let deep_metrics = sampling["deep_metrics"].to_string();
+    assert!(
+        deep_metrics.contains("\"serialized__gpu__time_duration.sum\"")
+            && !deep_metrics.contains("\"gpu__time_duration.sum\""),
+        "{deep_metrics}"
+    );
     let md = std::fs::read_to_string(tmp.path().join("runs/run/report.md")).unwrap();
     assert!(md.contains("Sampled run timed by the trace"), "{md}");
     let command = std::fs::read_to_string(tmp.path().join("runs/run/command.txt")).unwrap();
@@ -368,8 +384,40 @@ fn a_sampled_run_timed_by_the_trace_runs_ncu_once_and_joins_every_kernel() {
     );
 }
 
+/// A trace-timed sampled run's times are the trace's own: every region's time (inclusive and
+/// exclusive) equals the time-only report of the same trace, to the nanosecond, with no interval;
+/// the deep pass adds metrics, not times.
+#[test]
+fn a_trace_timed_sampled_run_keeps_the_traces_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sampled = sampled_with_trace(tmp.path());
+    let alone = tempfile::tempdir().unwrap();
+    trace_run(alone.path(), "train", &["regions.include=[train_step]"])
+        .assert()
+        .success();
+    let alone = read_json(&alone.path().join("runs/run/report.json"));
+    let times = |r: &Value| -> Vec<(String, Value, Value)> {
+        r["scopes"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let time = |part: &str| g[part]["gpu__time_duration.sum"].clone();
+                (g["path"].to_string(), time("inclusive"), time("exclusive"))
+            })
+            .collect()
+    };
+    let (sampled_times, alone_times) = (times(&sampled), times(&alone));
+    assert!(sampled_times.len() >= 5, "{sampled_times:?}");
+    assert_eq!(sampled_times, alone_times);
+    assert!(sampled_times
+        .iter()
+        .all(|(_, inclusive, _)| inclusive.get("interval95").is_none()));
+}
+
 /// The accuracy bar of docs/performance.md on the fixtures: every region's kernel count equals full
-/// replay's, and every deep metric lies within 5% of it.
+/// replay's, and every deep metric lies within 5% of it, the deep pass's serialized duration held
+/// against full replay's time.
 #[test]
 fn trace_timed_deep_values_agree_with_full_replay() {
     let tmp = tempfile::tempdir().unwrap();
@@ -391,8 +439,9 @@ fn trace_timed_deep_values_agree_with_full_replay() {
         );
         for metric in deep_metrics {
             let metric = metric.as_str().unwrap();
-            let value = |r: &Value| r["inclusive"][metric]["value"].as_f64();
-            let (Some(s), Some(f)) = (value(&region), value(twin)) else {
+            let value = |r: &Value, name: &str| r["inclusive"][name]["value"].as_f64();
+            let full_name = metric.strip_prefix("serialized__").unwrap_or(metric);
+            let (Some(s), Some(f)) = (value(&region, metric), value(twin, full_name)) else {
                 continue;
             };
             if f == 0.0 {

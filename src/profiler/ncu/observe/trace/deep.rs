@@ -1,7 +1,8 @@
 //! A sampled run timed by the trace: the trace's kernels take their deep metrics from the deep pass
 //! (ncu, one result per distinct launch), joined by the same launch key as ncu's timing pass is
 //! (mangled name, grid, block, registers, static and dynamic shared memory; `report_source::twins`).
-//! Times stay the trace's; the deep pass's own duration is kept as a deep metric, labelled serialized.
+//! Times stay the trace's; the deep pass's own duration is kept as a deep metric of its own
+//! (`serialized__` + the time metric), labelled serialized.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -13,13 +14,27 @@ use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
-use crate::region::{Coverage, KernelFilter};
+use crate::region::{Coverage, KernelFilter, KeySamples};
 use crate::report::model::Sampling;
 
 use crate::profiler::ncu::readers::trace::Kernel;
 
-/// How the time metric reads when its values come from the deep pass.
+/// How the deep pass's own duration reads, kept beside the trace's in-place time.
 pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
+
+/// The name of the deep pass's own duration of a kernel's twins: the time metric's name with this
+/// prefix (`serialized__gpu__time_duration.sum`), a counter that sums like the time itself.
+pub const SERIALIZED_PREFIX: &str = "serialized__";
+
+/// Where the trace-timed sampled reading keeps its two durations among the specs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeSpecs {
+    /// The time metric: each kernel's in-place duration from the trace, measured on every launch.
+    pub in_place: Option<usize>,
+    /// The twins' serialized duration (the deep pass's time metric), estimated like every deep
+    /// metric; it also weighs the deep rates, which were measured over it.
+    pub serialized: Option<usize>,
+}
 
 /// The deep pass of a sampled run, ready to index.
 pub struct DeepJoin<'p> {
@@ -53,17 +68,30 @@ impl<'p> DeepJoin<'p> {
         }))
     }
 
-    /// The deep pass's metrics, the time metric among them labelled serialized.
-    pub fn metrics(&self, time_metric: &str) -> MetricsFound {
+    /// The deep pass's metrics, in its own order, then the deep pass's duration as a metric of its
+    /// own: the time metric itself holds the trace's in-place times (labelled `in_place_label`).
+    /// The deep specs keep their indices, so a twin's cell `at` is spec `at`'s.
+    pub fn metrics(&self, time_metric: &str, in_place_label: &str) -> (MetricsFound, TimeSpecs) {
         use crate::analysis::Observations;
         let mut found = self.source.metrics().clone();
-        for (spec, label) in found.specs.iter().zip(found.labels.iter_mut()) {
-            if spec.name == time_metric {
-                *label = Some(SERIALIZED_LABEL.to_string());
-            }
+        found.labels.resize(found.specs.len(), None);
+        let mut specs = TimeSpecs::default();
+        if let Some(at) = found.specs.iter().position(|s| s.name == time_metric) {
+            let mut serialized = found.specs[at].clone();
+            serialized.name = format!("{SERIALIZED_PREFIX}{time_metric}");
+            found.labels[at] = Some(in_place_label.to_string());
+            found.specs.push(serialized);
+            found
+                .groups
+                .push(found.groups.get(at).cloned().unwrap_or_default());
+            found.labels.push(Some(SERIALIZED_LABEL.to_string()));
+            specs = TimeSpecs {
+                in_place: Some(at),
+                serialized: Some(found.specs.len() - 1),
+            };
         }
         found.has_time = true;
-        found
+        (found, specs)
     }
 
     /// The deep results indexed by launch key (the top-up pass's among them), and how many the
@@ -76,6 +104,23 @@ impl<'p> DeepJoin<'p> {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Every key's deep samples per spec, for the intervals. Every spec of a trace-timed sampled kernel
+/// is its twins' but the time metric, the trace's own in-place time (measured on every launch); the
+/// serialized duration spreads as the deep pass's time metric does. In-place and serialized
+/// durations do not compare, so how much two runs differ is not known (no comparable time).
+pub(crate) fn key_samples(index: &TwinIndex, specs: usize, time: TimeSpecs) -> KeySamples {
+    let deep = (0..specs).map(|at| Some(at) != time.in_place).collect();
+    let mut samples = index.samples(deep, None);
+    if let (Some(from), Some(to)) = (time.in_place, time.serialized) {
+        for spreads in samples.keys.values_mut() {
+            spreads.resize(to, None);
+            let serialized = spreads.get(from).copied().flatten();
+            spreads.push(serialized);
+        }
+    }
+    samples
 }
 
 /// The launch key of a traced kernel.
@@ -125,7 +170,7 @@ pub struct DeepCounts {
 /// The report's account of the join: results per coverage, the deep pass's size, the key, and
 /// (`recorded`) how an adaptive run sized its samples.
 pub fn sampling(
-    found: &MetricsFound,
+    (found, time): (&MetricsFound, TimeSpecs),
     deep_path: &Path,
     deep: &DeepCounts,
     coverage: [u64; 3],
@@ -159,7 +204,14 @@ pub fn sampling(
         .map(String::from)
         .to_vec(),
         launch_count,
-        deep_metrics: found.specs.iter().map(|s| s.name.clone()).collect(),
+        // Every spec but the time metric, which holds the trace's own in-place times.
+        deep_metrics: found
+            .specs
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| Some(*at) != time.in_place)
+            .map(|(_, s)| s.name.clone())
+            .collect(),
         deep_results,
         measured_results: coverage[0],
         estimated_results: coverage[1],

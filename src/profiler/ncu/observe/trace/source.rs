@@ -40,6 +40,8 @@ pub struct TraceSource<'p> {
     plan: &'p AnalysisPlan,
     traces: Vec<(ProcessTrace, Option<u32>)>,
     found: MetricsFound,
+    /// Where a sampled reading keeps the in-place and the serialized duration among its specs.
+    time_specs: deep::TimeSpecs,
     scope: PushPopScope,
     exclude: RequestedRegions,
     sampled: Option<Sampled<'p>>,
@@ -98,13 +100,15 @@ impl<'p> TraceSource<'p> {
             found.groups.push(request.group.clone());
             found.labels.push(Some(IN_PLACE_LABEL.to_string()));
         }
+        let mut time_specs = deep::TimeSpecs::default();
         if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
-            found = deep.metrics(&plan.time_metric);
+            (found, time_specs) = deep.metrics(&plan.time_metric, IN_PLACE_LABEL);
         }
         Ok(TraceSource {
             plan,
             traces,
             found,
+            time_specs,
             scope,
             exclude: RequestedRegions::new(exclude),
             sampled,
@@ -206,11 +210,7 @@ impl Observations for TraceSource<'_> {
         let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
-        let time_spec = self
-            .found
-            .specs
-            .iter()
-            .position(|s| s.name == self.plan.time_metric);
+        let time_specs = self.time_specs;
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
         let parts = crate::parallel::map(traces, threads, |(trace, rank)| {
             let mut state = init();
@@ -238,7 +238,7 @@ impl Observations for TraceSource<'_> {
                     process,
                     mangled,
                     a.kernel,
-                    (specs, time_spec),
+                    (specs, time_specs),
                 );
                 counts.coverage[coverage as usize] += 1;
                 let device = a.kernel.device.to_string();
@@ -280,10 +280,7 @@ impl Observations for TraceSource<'_> {
             total.add(&counts);
         }
         let mut reading = self.reading(&total, &deep);
-        // Every spec of a trace-timed sampled kernel is its twins' (the time metric's too, as the
-        // serialized duration), so every spec is a deep one; in-place and serialized durations do
-        // not compare, so two runs' difference is not known.
-        reading.key_samples = index.map(|i| i.samples(vec![true; specs], None));
+        reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -325,11 +322,16 @@ impl TraceSource<'_> {
                 .to_string(),
         ];
         let sampling = self.sampled.as_ref().map(|sampled| {
-            notes.extend(sampled_notes(sampled, total, deep.results));
+            notes.extend(sampled_notes(
+                sampled,
+                total,
+                deep.results,
+                &self.plan.time_metric,
+            ));
             let (path, launch_count) = (&sampled.path, sampled.launch_count);
             let recorded = sampled.adaptive.as_ref();
             let sampling = deep::sampling(
-                &self.found,
+                (&self.found, self.time_specs),
                 path,
                 deep,
                 total.coverage,
@@ -377,7 +379,8 @@ impl TraceSource<'_> {
                 "Collect them with the profiler (sections, metrics), or drop them from report.sections / report.metrics.".into()
             },
             time_only,
-            time_measured: time_only.then(|| TIME_MEASURED.to_string()),
+            // Sampled or not, the time metric holds the trace's in-place times.
+            time_measured: Some(TIME_MEASURED.to_string()),
             insights: Box::new(|_, _| Vec::new()),
             origin: "nvtx".into(),
             sampling,
@@ -387,25 +390,35 @@ impl TraceSource<'_> {
 }
 
 /// A kernel's cells, coverage, weight and twins' key: its in-place time alone, or (a sampled run) its
-/// twins' deep values, weighed by the deep pass's serialized duration they were measured over
-/// (`specs`: how many cells, and which is the time metric's).
+/// in-place time and its twins' deep values, the deep pass's serialized duration among them, which
+/// weighs the deep rates since they were measured over it (`specs`: how many cells, and where the
+/// two durations are).
 fn cells<'i>(
     deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
     process: (u32, Option<u64>),
     mangled: &str,
     kernel: &crate::profiler::ncu::readers::trace::Kernel,
-    (specs, time_spec): (usize, Option<usize>),
+    (specs, time): (usize, deep::TimeSpecs),
 ) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
+    let in_place = Cell::Num(kernel.duration_ns());
     let Some((index, ordinals)) = deep else {
-        let time = [Cell::Num(kernel.duration_ns())];
+        let time = [in_place];
         return (Coverage::Measured, time[..specs].to_vec(), None, None);
     };
     let (coverage, found) = deep::join(index, ordinals, process, mangled, kernel);
     let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
+    let twin_cell = |at: usize| twins.map_or(Cell::Missing, |t| t.cell(at));
     let values: Vec<Cell<'i>> = (0..specs)
-        .map(|at| twins.map_or(Cell::Missing, |t| t.cell(at)))
+        .map(
+            |at| match (Some(at) == time.in_place, Some(at) == time.serialized) {
+                (true, _) => in_place,
+                // The deep pass's duration is its time metric's cell, where the trace's time now is.
+                (_, true) => time.in_place.map_or(Cell::Missing, twin_cell),
+                _ => twin_cell(at),
+            },
+        )
         .collect();
-    let weight = time_spec.and_then(|at| match values[at] {
+    let weight = time.serialized.and_then(|at| match values[at] {
         Cell::Num(serialized) => Some(serialized),
         _ => None,
     });
@@ -413,12 +426,19 @@ fn cells<'i>(
 }
 
 /// What a sampled run's notes say of the join.
-fn sampled_notes(sampled: &Sampled<'_>, total: &Counts, deep_results: u64) -> Vec<String> {
+fn sampled_notes(
+    sampled: &Sampled<'_>,
+    total: &Counts,
+    deep_results: u64,
+    time_metric: &str,
+) -> Vec<String> {
     let [measured, estimated, unmatched] = total.coverage;
     let mut notes = vec![format!(
-        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as `{}` (ncu's serialized replay).",
+        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as {} (`{}{}`, ncu's serialized replay); it weighs the deep rates.",
         total.results,
-        deep::SERIALIZED_LABEL
+        deep::SERIALIZED_LABEL,
+        deep::SERIALIZED_PREFIX,
+        time_metric,
     )];
     if sampled.deep.is_none() {
         notes.push(format!(
