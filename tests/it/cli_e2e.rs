@@ -238,6 +238,32 @@ fn dry_run_prints_escaped_nvtx_expressions_for_each_replay_mode() {
     }
 }
 
+/// An ncu of another release than the tested one is named in a note, by `--dry-run` and by a run;
+/// the tested release gets none, and nothing is refused for the version alone.
+#[test]
+fn an_untested_ncu_release_gets_a_note_not_a_refusal() {
+    for (version, noted) in [("2025.3.1.0", false), ("2023.2.0.0", true)] {
+        let env = Env::new();
+        let dry = env
+            .cmd()
+            .env("FAKE_NCU_VERSION", version)
+            .args(["--dry-run", "--", "true"])
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&dry.get_output().stderr).into_owned();
+        let note = format!("note: ncu {version} is not the release profile-run is tested with");
+        assert_eq!(stderr.contains(&note), noted, "{stderr}");
+        let run = env
+            .cmd()
+            .env("FAKE_NCU_VERSION", version)
+            .args(["--", "true"])
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+        assert_eq!(stderr.contains(&note), noted, "{stderr}");
+    }
+}
+
 #[test]
 fn a_missing_profiler_exits_3_with_the_fix() {
     let env = Env::new();

@@ -185,11 +185,46 @@ pub fn check_starts(config: &Config) -> Result<String> {
         .join(", "))
 }
 
+/// The Nsight Compute release every fixture and measurement of this project comes from.
+const TESTED_NCU: &str = "2025.3";
+
+/// A note for an ncu of another release than [`TESTED_NCU`]: it may name sections and metrics
+/// otherwise, or write another report file format, which the reports then say; nothing is refused
+/// for the version alone.
+fn untested_version_note(version: &str) -> Option<String> {
+    let release: Vec<&str> = version.split('.').take(2).collect();
+    (release.join(".") != TESTED_NCU).then(|| {
+        format!(
+            "note: ncu {version} is not the release profile-run is tested with ({TESTED_NCU}.1): sections, metric names and the report file's format may differ; a report names every metric it could not find, and pipeline.ncu.reader=csv reads any release's export"
+        )
+    })
+}
+
+/// The version ncu says it is, for the run record; a release other than the tested one is noted
+/// unless `quiet`.
+fn version_of(program: &str, run: &RunDir, quiet: bool) -> Result<Option<String>> {
+    let version = export_pages::profiler_version(program).map_err(|signal| Error::Interrupted {
+        signal,
+        run_dir: run.root().to_path_buf(),
+        captured: false,
+    })?;
+    let note = version.as_deref().and_then(untested_version_note);
+    if let Some(note) = note.filter(|_| !quiet) {
+        err_line(&note);
+    }
+    Ok(version)
+}
+
 /// `ncu --version` answers with a version: `ncu 2025.3.1.0 (ncu) runs`.
 fn ncu_answers(config: &Config) -> Result<String> {
     let program = &config.pipeline.ncu.executable;
     match export_pages::profiler_version(program) {
-        Ok(Some(version)) => Ok(format!("ncu {version} ({program}) runs")),
+        Ok(Some(version)) => {
+            if let Some(note) = untested_version_note(&version) {
+                err_line(&note);
+            }
+            Ok(format!("ncu {version} ({program}) runs"))
+        }
         Ok(None) => Err(ProfilerError::Spawn {
             program: program.clone(),
             source: std::io::Error::other("`--version` printed no version"),
@@ -243,14 +278,7 @@ pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
         ..PassRecord::default()
     });
     if let Some(ncu) = passes.first() {
-        record.profiler_version =
-            export_pages::profiler_version(ncu.cli.program()).map_err(|signal| {
-                crate::error::Error::Interrupted {
-                    signal,
-                    run_dir: run.root().to_path_buf(),
-                    captured: false,
-                }
-            })?;
+        record.profiler_version = version_of(ncu.cli.program(), run, quiet)?;
     }
     let mut lines: Vec<String> = Vec::new();
     if traced {
@@ -420,4 +448,21 @@ fn run_pass(
     )?;
     let covered = expected.filter(|_| finished.workload_stopped);
     Ok((finished, covered))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::untested_version_note;
+
+    #[test]
+    fn only_another_release_than_the_tested_one_gets_a_note() {
+        assert_eq!(untested_version_note("2025.3.1.0"), None);
+        assert_eq!(untested_version_note("2025.3.0.0"), None);
+        let note = untested_version_note("2023.2.0.0").unwrap();
+        assert!(
+            note.contains("ncu 2023.2.0.0") && note.contains("2025.3.1"),
+            "{note}"
+        );
+        assert!(untested_version_note("2025.4.0.0").is_some());
+    }
 }
