@@ -9,6 +9,30 @@
 mod prose;
 pub use prose::escape_md_prose;
 
+/// A recorded profiler version as a reader should take it: some profilers record no version but the
+/// path of the library they loaded, which is said as such rather than shown as if it were a version.
+pub fn profiler_version(recorded: &str) -> String {
+    if is_library_path(recorded) {
+        format!("no version recorded, library {recorded}")
+    } else {
+        recorded.to_string()
+    }
+}
+
+/// The profiler as the run line names it: its name and version (`name 1.2.3`), or its name and the
+/// library it recorded instead (`name (no version recorded; library /…/lib.so)`).
+pub fn profiler(name: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) if is_library_path(v) => format!("{name} (no version recorded; library {v})"),
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    }
+}
+
+fn is_library_path(recorded: &str) -> bool {
+    recorded.contains(['/', '\\'])
+}
+
 /// Shown for a value no result had.
 pub const MISSING: &str = "—";
 

@@ -63,7 +63,17 @@ fn a_time_only_trace_report_says_what_its_times_are() {
         "{md}"
     );
     assert!(md.contains("| Duration, in place (CUPTI trace) | `gpu__time_duration.sum` |"));
+    // A trace records the libcupti it loaded, not a version: the run line says so.
+    assert!(
+        md.contains("- **Profiler:** cupti (no version recorded; library /")
+            && md.contains("libcupti.so.13)"),
+        "{md}"
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("cupti (no version recorded; library /"),
+        "{html}"
+    );
     assert!(
         html.contains(
             "<dt>Time</dt><dd>from each kernel&#x27;s end − start as CUPTI traced it in place"

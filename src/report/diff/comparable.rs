@@ -38,8 +38,8 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     match (&pa.version, &pb.version) {
         (Some(x), Some(y)) => differ(
             "profiler version",
-            Some(&version_text(x)),
-            Some(&version_text(y)),
+            Some(&crate::report::format::profiler_version(x)),
+            Some(&crate::report::format::profiler_version(y)),
         ),
         (x, y) => notes.push(format!(
             "The profiler version is recorded {}; it could not be compared.",
@@ -113,17 +113,6 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         }
     }
     (diffs, notes)
-}
-
-/// A recorded profiler version as a reader should take it: some profilers record no version but
-/// the path of the library they loaded (a trace records the libcupti it ran with), which is said
-/// as such rather than shown as if it were a version number.
-fn version_text(recorded: &str) -> String {
-    if recorded.contains(['/', '\\']) {
-        format!("no version recorded, library {recorded}")
-    } else {
-        recorded.to_string()
-    }
 }
 
 /// `has 2 that B lacks (x, y)` or `has none that B lacks`: what one run's metric set adds to the

@@ -240,10 +240,7 @@ impl<'a> Page<'a> {
             generator: &report.generator,
             schema_version: report.schema_version,
             command: (!run.command.is_empty()).then(|| shell_words::join(&run.command)),
-            profiler: match &run.profiler.version {
-                Some(v) => format!("{} {v}", run.profiler.name),
-                None => run.profiler.name.clone(),
-            },
+            profiler: format::profiler(&run.profiler.name, run.profiler.version.as_deref()),
             profiler_command: (!run.profiler_command.is_empty())
                 .then(|| shell_words::join(&run.profiler_command)),
             platform: &run.platform,

@@ -246,6 +246,9 @@ fn environment() -> Environment<'static> {
     env.add_filter("fmt_number", |v: f64| format::number(v));
     env.add_filter("pct", |v: Option<f64>| format::escape_md(&format::share(v)));
     env.add_filter("md", |text: String| format::escape_md(&text));
+    env.add_filter("profiler", |name: String, version: Option<String>| {
+        format::escape_md(&format::profiler(&name, version.as_deref()))
+    });
     env.add_filter("prose", |text: String| format::escape_md_prose(&text));
     env.add_filter("code", |text: String| format::code_span(&text));
     env.add_filter("shorten", |text: String, max: usize| {
