@@ -422,11 +422,14 @@ impl Group {
         }
     }
 
-    pub fn add(&mut self, values: &[Cell<'_>], time: Option<f64>) {
+    /// Adds one result: its `time` to the group's time, its cells weighed by `weight` (the
+    /// duration its rates were measured over: its own time, or a trace-timed kernel's twins'
+    /// serialized duration, which is not its time).
+    pub fn add(&mut self, values: &[Cell<'_>], time: Option<f64>, weight: Option<f64>) {
         self.count += 1;
         self.time += time.unwrap_or(0.0);
         for (acc, cell) in self.accs.iter_mut().zip(values) {
-            acc.add(*cell, time);
+            acc.add(*cell, weight);
         }
     }
 
@@ -483,8 +486,8 @@ mod tests {
     #[test]
     fn mean_is_weighted_by_duration() {
         let mut g = Group::new(&spec(Rollup::Mean));
-        g.add(&[Cell::Num(10.0)], Some(1.0));
-        g.add(&[Cell::Num(40.0)], Some(3.0));
+        g.add(&[Cell::Num(10.0)], Some(1.0), Some(1.0));
+        g.add(&[Cell::Num(40.0)], Some(3.0), Some(3.0));
         assert_eq!(g.accs[0].value(), Some(32.5));
         assert_eq!(g.time, 4.0);
     }
@@ -492,17 +495,17 @@ mod tests {
     #[test]
     fn results_without_a_duration_stay_out_of_a_weighted_mean() {
         let mut g = Group::new(&spec(Rollup::Mean));
-        g.add(&[Cell::Num(90.0)], None);
+        g.add(&[Cell::Num(90.0)], None, None);
         assert_eq!(
             g.accs[0].value(),
             Some(90.0),
             "no duration anywhere: plain average"
         );
-        g.add(&[Cell::Num(10.0)], Some(2000.0));
-        g.add(&[Cell::Num(40.0)], Some(6000.0));
+        g.add(&[Cell::Num(10.0)], Some(2000.0), Some(2000.0));
+        g.add(&[Cell::Num(40.0)], Some(6000.0), Some(6000.0));
         assert_eq!(g.accs[0].value(), Some(32.5));
         let mut other = Group::new(&spec(Rollup::Mean));
-        other.add(&[Cell::Num(70.0)], None);
+        other.add(&[Cell::Num(70.0)], None, None);
         g.merge(&other);
         assert_eq!(g.accs[0].value(), Some(32.5));
     }
@@ -510,7 +513,7 @@ mod tests {
     #[test]
     fn missing_values_do_not_count_but_results_do() {
         let mut g = Group::new(&spec(Rollup::Sum));
-        g.add(&[Cell::Missing], Some(1.0));
+        g.add(&[Cell::Missing], Some(1.0), Some(1.0));
         assert_eq!(g.count, 1);
         assert_eq!(g.accs[0].value(), None);
     }
@@ -530,14 +533,14 @@ mod tests {
     fn per_result_spread_is_its_own_view_beside_the_total() {
         let mut g = Group::new(&spec(Rollup::Sum));
         for v in [4.0, 10.0, 1.0] {
-            g.add(&[Cell::Num(v)], Some(1.0));
+            g.add(&[Cell::Num(v)], Some(1.0), Some(1.0));
         }
         assert_eq!(g.accs[0].value(), Some(15.0));
         let p = g.accs[0].per_result().unwrap();
         assert_eq!((p.min, p.max, p.mean), (1.0, 10.0, 5.0));
         let mut rate = Group::new(&spec(Rollup::Mean));
-        rate.add(&[Cell::Num(10.0)], Some(1.0));
-        rate.add(&[Cell::Num(40.0)], Some(3.0));
+        rate.add(&[Cell::Num(10.0)], Some(1.0), Some(1.0));
+        rate.add(&[Cell::Num(40.0)], Some(3.0), Some(3.0));
         let p = rate.accs[0].per_result().unwrap();
         assert_eq!((p.min, p.max, p.mean), (10.0, 40.0, 25.0));
         assert_eq!(Group::new(&spec(Rollup::Sum)).accs[0].per_result(), None);
@@ -551,8 +554,8 @@ mod tests {
         let mut all = Group::new(&specs);
         for (i, v) in [3.0, 9.0, 1.0, 7.0].into_iter().enumerate() {
             let target = if i % 2 == 0 { &mut a } else { &mut b };
-            target.add(&[Cell::Num(v)], Some(1.0));
-            all.add(&[Cell::Num(v)], Some(1.0));
+            target.add(&[Cell::Num(v)], Some(1.0), Some(1.0));
+            all.add(&[Cell::Num(v)], Some(1.0), Some(1.0));
         }
         a.merge(&b);
         assert_eq!(a, all);

@@ -370,7 +370,7 @@ impl RegionAccumulator {
 
 /// Folds one result's values, time and coverage into a group.
 fn add_result(group: &mut Group, obs: &Observation<'_>) {
-    group.add(obs.values, obs.weight.or(obs.time));
+    group.add(obs.values, obs.time, obs.weight.or(obs.time));
     group.coverage.add(obs.coverage, obs.time);
     if let Some(key) = obs.key {
         group

@@ -29,8 +29,10 @@ pub fn profiler(name: &str, version: Option<&str>) -> String {
     }
 }
 
+/// A path, or a library's bare name (`libfoo`, recorded where its path could not be read): never a
+/// version number.
 fn is_library_path(recorded: &str) -> bool {
-    recorded.contains(['/', '\\'])
+    recorded.contains(['/', '\\']) || recorded.starts_with("lib")
 }
 
 /// Shown for a value no result had.
@@ -446,6 +448,21 @@ pub fn slug(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recorded_library_is_not_shown_as_a_version() {
+        assert_eq!(profiler("prof", Some("2025.3.1.0")), "prof 2025.3.1.0");
+        assert_eq!(
+            profiler("trace", Some("/x/libtrace.so.13")),
+            "trace (no version recorded; library /x/libtrace.so.13)"
+        );
+        assert_eq!(
+            profiler("trace", Some("libtrace")),
+            "trace (no version recorded; library libtrace)"
+        );
+        assert_eq!(profiler("trace", None), "trace");
+        assert_eq!(profiler_version("2025.3.1.0"), "2025.3.1.0");
+    }
 
     #[test]
     fn a_value_and_its_half_width_read_in_one_unit() {

@@ -396,14 +396,24 @@ fn a_trace_timed_sampled_run_keeps_the_traces_times() {
         .assert()
         .success();
     let alone = read_json(&alone.path().join("runs/run/report.json"));
-    let times = |r: &Value| -> Vec<(String, Value, Value)> {
+    // Times, time shares and the kernels' order (longest total time first) alike.
+    let times = |r: &Value| -> Vec<(String, Value, Value, Value, Vec<Value>)> {
         r["scopes"][0]["regions"]
             .as_array()
             .unwrap()
             .iter()
             .map(|g| {
                 let time = |part: &str| g[part]["gpu__time_duration.sum"].clone();
-                (g["path"].to_string(), time("inclusive"), time("exclusive"))
+                let kernels = g["kernels"].as_array().unwrap();
+                let order = kernels.iter().map(|k| k["name"].clone()).collect();
+                let (inclusive, exclusive) = (time("inclusive"), time("exclusive"));
+                (
+                    g["path"].to_string(),
+                    inclusive,
+                    exclusive,
+                    g["time_share"].clone(),
+                    order,
+                )
             })
             .collect()
     };
@@ -412,7 +422,7 @@ fn a_trace_timed_sampled_run_keeps_the_traces_times() {
     assert_eq!(sampled_times, alone_times);
     assert!(sampled_times
         .iter()
-        .all(|(_, inclusive, _)| inclusive.get("interval95").is_none()));
+        .all(|(_, inclusive, ..)| inclusive.get("interval95").is_none()));
 }
 
 /// The accuracy bar of docs/performance.md on the fixtures: every region's kernel count equals full

@@ -195,7 +195,7 @@ fn untested_version_note(version: &str) -> Option<String> {
     let release: Vec<&str> = version.split('.').take(2).collect();
     (release.join(".") != TESTED_NCU).then(|| {
         format!(
-            "note: ncu {version} is not the release profile-run is tested with ({TESTED_NCU}.1): sections, metric names and the report file's format may differ; a report names every metric it could not find, and pipeline.ncu.reader=csv reads any release's export"
+            "note: ncu {version} is not the release profile-run is tested with ({TESTED_NCU}.1): sections, metric names and the report file's format may differ; a report names every metric it could not find, and a run that is not sampled can read any release's CSV export instead (pipeline.ncu.reader=csv 'pipeline.ncu.export.pages=[raw]')"
         )
     })
 }
