@@ -1,7 +1,8 @@
 //! A time-only trace read by `profile-run report` (tests/fixtures/ncu/h100-2025.3.1-cupti): the report
 //! says its times are CUPTI's in-place end − start, labels them so, points to the deep pass for the
 //! metrics a trace cannot hold, and the trace's times set against ncu's time-only capture of the same
-//! workload differ both ways (the figures of docs/attribution.md, "In-place times").
+//! workload differ both ways (the figures of docs/attribution.md, "In-place times"). A sampled run
+//! timed by the trace keeps those same times.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -191,4 +192,45 @@ fn in_place_times_differ_from_ncus_both_ways_on_the_gpt2_pair() {
             "{path}: {percent:.2}% of ncu's"
         );
     }
+}
+
+/// A trace-timed sampled run's times are the trace's own: every region's time (inclusive and
+/// exclusive) equals the time-only report of the same trace, to the nanosecond, with no interval;
+/// the deep pass adds metrics, not times.
+#[test]
+fn a_trace_timed_sampled_run_keeps_the_traces_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sampled = crate::trace::sampled_with_trace(tmp.path());
+    let alone = tempfile::tempdir().unwrap();
+    crate::trace::trace_run(alone.path(), "train", &["regions.include=[train_step]"])
+        .assert()
+        .success();
+    let alone = crate::sampled::read_json(&alone.path().join("runs/run/report.json"));
+    // Times, time shares and the kernels' order (longest total time first) alike.
+    let times = |r: &Value| -> Vec<(String, Value, Value, Value, Vec<Value>)> {
+        r["scopes"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let time = |part: &str| g[part]["gpu__time_duration.sum"].clone();
+                let kernels = g["kernels"].as_array().unwrap();
+                let order = kernels.iter().map(|k| k["name"].clone()).collect();
+                let (inclusive, exclusive) = (time("inclusive"), time("exclusive"));
+                (
+                    g["path"].to_string(),
+                    inclusive,
+                    exclusive,
+                    g["time_share"].clone(),
+                    order,
+                )
+            })
+            .collect()
+    };
+    let (sampled_times, alone_times) = (times(&sampled), times(&alone));
+    assert!(sampled_times.len() >= 5, "{sampled_times:?}");
+    assert_eq!(sampled_times, alone_times);
+    assert!(sampled_times
+        .iter()
+        .all(|(_, inclusive, ..)| inclusive.get("interval95").is_none()));
 }

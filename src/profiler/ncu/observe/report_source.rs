@@ -23,7 +23,7 @@ use crate::report::model::Sampling;
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
-use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
 use crate::profiler::ncu::readers::siblings::topup_sibling;
 use crate::profiler::ncu::readers::{rollup, units};
 
@@ -346,14 +346,15 @@ impl ReportSource<'_> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
         let mut topup_unread = None;
+        let mut session = None;
         if deep.is_file() {
-            self.read_deep(deep, rank, filter, &mut builder)?;
+            session = Some(self.read_deep(deep, rank, filter, &mut builder)?.1);
             // The top-up pass only adds samples: a file of it that cannot be read is left out,
             // never the deep pass's results with it.
             if let Some(topup) = topup_sibling(deep) {
                 let mut with_topup = builder.clone();
                 match self.read_deep(&topup, rank, filter, &mut with_topup) {
-                    Ok(results) => {
+                    Ok((results, _)) => {
                         builder = with_topup;
                         topup_results = results;
                     }
@@ -368,21 +369,22 @@ impl ReportSource<'_> {
         }
         let mut index = builder.finish(base);
         index.topup_unread = topup_unread;
+        index.session = session;
         Ok((index, topup_results))
     }
 
-    /// One deep (or top-up) report file's results into `builder`; how many it had.
+    /// One deep (or top-up) report file's results into `builder`; how many it had, and its session.
     fn read_deep(
         &self,
         file: &std::path::Path,
         rank: Option<u32>,
         filter: &Mutex<KernelFilter>,
         builder: &mut TwinIndexBuilder,
-    ) -> Result<u64> {
+    ) -> Result<(u64, SessionInfo)> {
         let mut reader = FileReader::new(self, rank, filter, None);
-        ReportFile::open_limited(file, self.max_block)?
-            .for_each_result(|r| reader.deep_result(r, builder))?;
-        Ok(reader.counts.results)
+        let mut report = ReportFile::open_limited(file, self.max_block)?;
+        report.for_each_result(|r| reader.deep_result(r, builder))?;
+        Ok((reader.counts.results, report.session().clone()))
     }
 }
 
@@ -534,6 +536,21 @@ pub fn analyze_report_files(
 
 /// The note a sampled run gets when a pass it ended once covered left launches without a twin: the
 /// count assumes the second run launches what the first did, and these say it did not.
+/// What a trace-timed sampled reading takes from its deep pass's report file: the devices and the
+/// driver (a trace records neither), and the ncu that measured every deep metric, as the
+/// `deep_pass` setting (the reading's own profiler is the trace's).
+pub(crate) fn deep_pass_provenance(session: &SessionInfo, reading: &mut Reading) {
+    let profiler_version = reading.profiler.version.take();
+    provenance::apply(std::slice::from_ref(session), reading);
+    let ncu = std::mem::replace(&mut reading.profiler.version, profiler_version);
+    if let Some(version) = ncu {
+        reading
+            .profiler
+            .settings
+            .insert("deep_pass".to_string(), format!("ncu {version}"));
+    }
+}
+
 pub(crate) fn stopped_pass_note(stopped: bool, unmatched: u64) -> Option<String> {
     (stopped && unmatched > 0).then(|| format!(
         "{unmatched} result(s) had no twin although the deep pass was ended once its count of results was in: the run under ncu launched kernels the first pass had not seen, which count too. Profile again with pipeline.ncu.sampling.stop_when_covered=false to run the workload to its end."

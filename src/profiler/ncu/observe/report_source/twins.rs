@@ -79,6 +79,8 @@ pub(crate) struct TwinIndex {
     pub topup_unread: Option<String>,
     /// Deep results read.
     pub results: u64,
+    /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
+    pub session: Option<crate::profiler::ncu::readers::report_file::SessionInfo>,
 }
 
 impl TwinIndex {
@@ -198,6 +200,7 @@ impl TwinIndexBuilder {
             base,
             topup_unread: None,
             results: self.results,
+            session: None,
         }
     }
 }

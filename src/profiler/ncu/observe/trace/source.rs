@@ -19,6 +19,7 @@ use super::attribute::{attribute, Attributed, PushPopScope};
 use super::deep::{self, DeepJoin};
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
+use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
 
@@ -280,6 +281,9 @@ impl Observations for TraceSource<'_> {
             total.add(&counts);
         }
         let mut reading = self.reading(&total, &deep);
+        if let Some(session) = index.as_ref().and_then(|i| i.session.as_ref()) {
+            report_source::deep_pass_provenance(session, &mut reading);
+        }
         reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
         Ok((state.unwrap_or_else(init), reading))
     }
