@@ -257,16 +257,6 @@ mod tests {
         assert_eq!(expected_results(&durations, filter(0, 1), |_| false), None);
     }
 
-    fn shape(grid: u64) -> Shape {
-        Shape {
-            grid: [grid, 1, 1],
-            block: [128, 1, 1],
-            registers: 32,
-            shared_static: 0,
-            shared_dynamic: 0,
-        }
-    }
-
     #[test]
     fn several_processes_each_take_their_own_samples() {
         // The real two-process trace: each process's launches per key, from its own file.
@@ -307,10 +297,10 @@ mod tests {
     #[test]
     fn a_key_on_two_devices_of_one_process_is_not_counted() {
         let mut d = LaunchDurations::default();
-        d.add("_Z4gemm", shape(1), (7, Some(0)), 10.0);
-        d.add("_Z4gemm", shape(1), (8, Some(1)), 10.0);
+        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(0)), 10.0);
+        d.add("_Z4gemm", Shape::of_grid(1), (8, Some(1)), 10.0);
         assert_eq!(expected_results(&d, filter(0, 1), |_| true), Some(2));
-        d.add("_Z4gemm", shape(1), (7, Some(1)), 10.0);
+        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(1)), 10.0);
         assert_eq!(expected_results(&d, filter(0, 1), |_| true), None);
     }
 

@@ -70,27 +70,17 @@ impl LaunchDurations {
 mod tests {
     use super::*;
 
-    fn shape(grid: u64) -> Shape {
-        Shape {
-            grid: [grid, 1, 1],
-            block: [256, 1, 1],
-            registers: 40,
-            shared_static: 0,
-            shared_dynamic: 0,
-        }
-    }
-
     #[test]
     fn a_keys_variation_and_launches_are_counted_per_key_and_process() {
         let mut d = LaunchDurations::default();
         for (process, ns) in [(1, 10.0), (1, 12.0), (1, 14.0), (2, 12.0)] {
-            d.add("_Z4gemm", shape(8), (process, Some(0)), ns);
+            d.add("_Z4gemm", Shape::of_grid(8), (process, Some(0)), ns);
         }
-        d.add("_Z4gemm", shape(16), (1, Some(0)), 99.0);
+        d.add("_Z4gemm", Shape::of_grid(16), (1, Some(0)), 99.0);
         let keys: Vec<_> = d.keys().collect();
         assert_eq!(keys.len(), 2, "one key per shape");
         let (name, s, gemm8) = keys[0];
-        assert_eq!((name, *s), ("_Z4gemm", shape(8)));
+        assert_eq!((name, *s), ("_Z4gemm", Shape::of_grid(8)));
         let mut per: Vec<u32> = gemm8.per_process().map(|(_, n)| n).collect();
         per.sort();
         assert_eq!(per, [1, 3], "launches per process");
@@ -98,7 +88,7 @@ mod tests {
         assert!((gemm8.cv() - (8.0f64 / 3.0).sqrt() / 12.0).abs() < 1e-12);
         assert_eq!(keys[1].2.cv(), 0.0, "a key launched once varies by nothing");
         assert_eq!(keys[1].2.per_process().map(|(_, n)| n).sum::<u32>(), 1);
-        assert!(d.contains("_Z4gemm", &shape(16)));
-        assert!(!d.contains("_Z4gemm", &shape(32)));
+        assert!(d.contains("_Z4gemm", &Shape::of_grid(16)));
+        assert!(!d.contains("_Z4gemm", &Shape::of_grid(32)));
     }
 }

@@ -23,6 +23,20 @@ pub(crate) struct Shape {
     pub shared_dynamic: u64,
 }
 
+#[cfg(test)]
+impl Shape {
+    /// A one-dimensional launch of `grid` blocks of 128 threads: the launch key tests vary.
+    pub(crate) fn of_grid(grid: u64) -> Shape {
+        Shape {
+            grid: [grid, 1, 1],
+            block: [128, 1, 1],
+            registers: 32,
+            shared_static: 0,
+            shared_dynamic: 0,
+        }
+    }
+}
+
 /// Which process (id, device) of one capture a result ran in.
 pub(crate) type Process = (u32, Option<u64>);
 
@@ -244,20 +258,10 @@ impl LaunchOrdinals {
 mod tests {
     use super::*;
 
-    fn shape(grid: u64) -> Shape {
-        Shape {
-            grid: [grid, 1, 1],
-            block: [128, 1, 1],
-            registers: 32,
-            shared_static: 0,
-            shared_dynamic: 0,
-        }
-    }
-
     fn deep<'a>(name: &'a str, grid: u64, process: u32, cells: &'a [Cell<'a>]) -> DeepResult<'a> {
         DeepResult {
             mangled: name,
-            shape: shape(grid),
+            shape: Shape::of_grid(grid),
             process: (process, Some(0)),
             cells,
             advice: Vec::new(),
@@ -273,7 +277,7 @@ mod tests {
         b.add(deep("_Z4gemm", 8, 2, &[Cell::Num(50.0), Cell::Missing]));
         let index = b.finish(0);
         assert_eq!(index.results, 4);
-        let (id, twins) = index.find("_Z4gemm", &shape(8)).unwrap();
+        let (id, twins) = index.find("_Z4gemm", &Shape::of_grid(8)).unwrap();
         assert_eq!(twins.cell(0), Cell::Num(30.0));
         // 10, 30 and 50: sample standard deviation 20.
         let samples = index.samples(vec![true, false], None);
@@ -289,11 +293,11 @@ mod tests {
         assert_eq!(spreads[1], None, "text has no spread");
         assert_eq!(twins.cell(1), Cell::Text("a"));
         assert_eq!(twins.per_process, 2);
-        let (other, twins16) = index.find("_Z4gemm", &shape(16)).unwrap();
+        let (other, twins16) = index.find("_Z4gemm", &Shape::of_grid(16)).unwrap();
         assert_ne!(id, other);
         assert_eq!(twins16.cell(0), Cell::Missing);
-        assert!(index.find("_Z4gemm", &shape(32)).is_none());
-        assert!(index.find("_Z4gemv", &shape(8)).is_none());
+        assert!(index.find("_Z4gemm", &Shape::of_grid(32)).is_none());
+        assert!(index.find("_Z4gemv", &Shape::of_grid(8)).is_none());
 
         let mut ordinals = LaunchOrdinals::default();
         let measured: Vec<bool> = (0..3)
@@ -324,8 +328,8 @@ mod tests {
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(12.0)]));
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(14.0)]));
         let index = b.finish(0);
-        let (gemm, gemm_twins) = index.find("_Z4gemm", &shape(8)).unwrap();
-        let (gemv, gemv_twins) = index.find("_Z4gemv", &shape(8)).unwrap();
+        let (gemm, gemm_twins) = index.find("_Z4gemm", &Shape::of_grid(8)).unwrap();
+        let (gemv, gemv_twins) = index.find("_Z4gemv", &Shape::of_grid(8)).unwrap();
         assert_eq!(gemm_twins.cell(0), Cell::Num(12.0), "all three averaged");
         let mut ordinals = LaunchOrdinals::skipping(1);
         let gemm_measured: Vec<bool> = (0..5)
