@@ -224,6 +224,25 @@ pub fn run_probe(command: duct::Expression) -> Result<Option<Vec<u8>>, i32> {
 mod tests {
     use super::*;
 
+    /// Runs `command` (a shell) with `grace`, asking for its workload to stop at the line
+    /// `covered`: the lines it printed, and how it ended.
+    fn stop_when_covered(
+        command: duct::Expression,
+        dir: &tempfile::TempDir,
+        grace: Duration,
+    ) -> (Vec<String>, Finished) {
+        let mut lines = Vec::new();
+        let finished = run_streaming("sh", command, &dir.path().join("log"), grace, &mut |line| {
+            lines.push(line.to_string());
+            match line {
+                "covered" => Flow::StopWorkload,
+                _ => Flow::Continue,
+            }
+        })
+        .unwrap();
+        (lines, finished)
+    }
+
     #[test]
     fn a_stop_ends_the_programs_children_and_lets_the_program_finish() {
         let dir = tempfile::tempdir().unwrap();
@@ -234,22 +253,8 @@ mod tests {
             "-c",
             "sh -c 'trap : TERM; sleep 0.5; sleep 60' & sleep 0.2; echo covered; wait $!; echo \"the rest ended with $?\""
         );
-        let mut lines = Vec::new();
         let start = Instant::now();
-        let finished = run_streaming(
-            "sh",
-            command,
-            &dir.path().join("log"),
-            Duration::from_secs(30),
-            &mut |line| {
-                lines.push(line.to_string());
-                match line {
-                    "covered" => Flow::StopWorkload,
-                    _ => Flow::Continue,
-                }
-            },
-        )
-        .unwrap();
+        let (lines, finished) = stop_when_covered(command, &dir, Duration::from_secs(30));
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "waited for sleep"
@@ -280,21 +285,7 @@ mod tests {
             "-c",
             "sh -c 'trap : TERM; while :; do sleep 0.1; done' & echo covered; wait $!; sleep 2; echo report-written"
         );
-        let mut lines = Vec::new();
-        let finished = run_streaming(
-            "sh",
-            command,
-            &dir.path().join("log"),
-            Duration::from_secs(1),
-            &mut |line| {
-                lines.push(line.to_string());
-                match line {
-                    "covered" => Flow::StopWorkload,
-                    _ => Flow::Continue,
-                }
-            },
-        )
-        .unwrap();
+        let (lines, finished) = stop_when_covered(command, &dir, Duration::from_secs(1));
         assert_eq!(
             lines.last().map(String::as_str),
             Some("report-written"),
