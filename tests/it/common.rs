@@ -85,6 +85,57 @@ pub fn refused_as_claimed(stderr: &str) -> bool {
     stderr.contains("another profile-run (")
 }
 
+/// The name full replay gives a sampled run's metric: a trace-timed run keeps the deep pass's
+/// duration as `serialized__` + the time metric, which full replay measured as the time metric.
+fn full_replay_name(metric: &str) -> &str {
+    metric.strip_prefix("serialized__").unwrap_or(metric)
+}
+
+/// Holds a sampled report against full replay of the same workload, region by region of the first
+/// scope: kernel counts equal, and every deep metric (`sampling.deep_metrics`) with a non-zero
+/// full-replay value within `bound` (relative) of it. How many values were compared.
+pub fn assert_deep_values_within(
+    sampled: &serde_json::Value,
+    full: &serde_json::Value,
+    bound: f64,
+) -> usize {
+    let regions = |r: &serde_json::Value| r["scopes"][0]["regions"].as_array().unwrap().clone();
+    let full_regions = regions(full);
+    let deep_metrics = sampled["sampling"]["deep_metrics"].as_array().unwrap();
+    let value = |r: &serde_json::Value, name: &str| r["inclusive"][name]["value"].as_f64();
+    let mut compared = 0;
+    for region in regions(sampled) {
+        let twin = full_regions
+            .iter()
+            .find(|r| r["path"] == region["path"])
+            .unwrap_or_else(|| panic!("{} in the full run", region["path"]));
+        assert_eq!(
+            region["kernel_count"], twin["kernel_count"],
+            "{}",
+            region["path"]
+        );
+        for metric in deep_metrics {
+            let metric = metric.as_str().unwrap();
+            let (Some(s), Some(f)) = (
+                value(&region, metric),
+                value(twin, full_replay_name(metric)),
+            ) else {
+                continue;
+            };
+            if f == 0.0 {
+                continue;
+            }
+            assert!(
+                (s / f - 1.0).abs() < bound,
+                "{} {metric}: sampled {s}, full {f}",
+                region["path"]
+            );
+            compared += 1;
+        }
+    }
+    compared
+}
+
 /// How often full replay's value lies inside a sampled report's 95% intervals: over every region
 /// of the first scope and every deep metric with an interval whose full-replay twin has a value,
 /// (inside, compared, the misses as `path metric: full not in [lo, hi]`).
@@ -103,10 +154,7 @@ pub fn interval_coverage(
             let Some(interval) = value["interval95"].as_array() else {
                 continue;
             };
-            // A trace-timed run keeps the deep pass's duration as `serialized__` + the time metric,
-            // which full replay measured as the time metric itself.
-            let full_name = metric.strip_prefix("serialized__").unwrap_or(metric);
-            let Some(f) = twin["inclusive"][full_name]["value"].as_f64() else {
+            let Some(f) = twin["inclusive"][full_replay_name(metric)]["value"].as_f64() else {
                 continue;
             };
             let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());

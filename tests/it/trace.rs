@@ -405,38 +405,7 @@ fn trace_timed_deep_values_agree_with_full_replay() {
     let tmp = tempfile::tempdir().unwrap();
     let report = sampled_with_trace(tmp.path());
     let full = crate::sampled::full_replay(tmp.path());
-    let regions = |r: &Value| r["scopes"][0]["regions"].as_array().unwrap().clone();
-    let full_regions = regions(&full);
-    let deep_metrics = report["sampling"]["deep_metrics"].as_array().unwrap();
-    let mut compared = 0;
-    for region in regions(&report) {
-        let twin = full_regions
-            .iter()
-            .find(|r| r["path"] == region["path"])
-            .unwrap();
-        assert_eq!(
-            region["kernel_count"], twin["kernel_count"],
-            "{}",
-            region["path"]
-        );
-        for metric in deep_metrics {
-            let metric = metric.as_str().unwrap();
-            let value = |r: &Value, name: &str| r["inclusive"][name]["value"].as_f64();
-            let full_name = metric.strip_prefix("serialized__").unwrap_or(metric);
-            let (Some(s), Some(f)) = (value(&region, metric), value(twin, full_name)) else {
-                continue;
-            };
-            if f == 0.0 {
-                continue;
-            }
-            assert!(
-                (s / f - 1.0).abs() < 0.05,
-                "{} {metric}: trace-timed sampled {s}, full {f}",
-                region["path"]
-            );
-            compared += 1;
-        }
-    }
+    let compared = crate::common::assert_deep_values_within(&report, &full, 0.05);
     assert!(compared >= 30, "compared {compared} values");
 }
 
