@@ -540,9 +540,7 @@ pub fn analyze_report_files(
 /// driver (a trace records neither), and the ncu that measured every deep metric, as the
 /// `deep_pass` setting (the reading's own profiler is the trace's).
 pub(crate) fn deep_pass_provenance(session: &SessionInfo, reading: &mut Reading) {
-    let profiler_version = reading.profiler.version.take();
-    provenance::apply(std::slice::from_ref(session), reading);
-    let ncu = std::mem::replace(&mut reading.profiler.version, profiler_version);
+    let ncu = provenance::platform_and_ncu(std::slice::from_ref(session), reading);
     if let Some(version) = ncu {
         reading
             .profiler

@@ -12,6 +12,14 @@ const NCU_COMPONENT: &str = "Nsight Compute Target";
 
 /// Fills the reading's platform and profiler version from every file's session, in input order.
 pub(super) fn apply(sessions: &[SessionInfo], reading: &mut Reading) {
+    if let Some(versions) = platform_and_ncu(sessions, reading) {
+        reading.profiler.version = Some(versions);
+    }
+}
+
+/// Adds every session's devices and driver to the reading's platform; the ncu versions the
+/// sessions name (`2025.3.1.0`, or several joined by `, `), if any.
+pub(super) fn platform_and_ncu(sessions: &[SessionInfo], reading: &mut Reading) -> Option<String> {
     let mut versions: Vec<String> = Vec::new();
     for session in sessions {
         for device in &session.devices {
@@ -35,7 +43,5 @@ pub(super) fn apply(sessions: &[SessionInfo], reading: &mut Reading) {
             }
         }
     }
-    if !versions.is_empty() {
-        reading.profiler.version = Some(versions.join(", "));
-    }
+    (!versions.is_empty()).then(|| versions.join(", "))
 }
