@@ -83,6 +83,8 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         max_depth: config.regions.max_depth,
         rules: region_rules(config)?,
         compare: compare(config)?,
+        collectives: crate::region::collective_kernels(&config.regions.auto.collectives)
+            .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?,
     })
 }
 

@@ -6,6 +6,7 @@
 //! Floor: analysis. May import insights, report, config, region and the ground floor; never a
 //! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
+mod cross_rank;
 mod frames;
 mod layers;
 mod metrics;
@@ -91,6 +92,9 @@ pub struct AnalysisPlan {
     pub compare: Vec<String>,
     /// Rules evaluated on every region (`report.rules`).
     pub rules: crate::insights::RuleSet,
+    /// Which kernels are collectives (`regions.auto.collectives.kernels`), for the cross-rank
+    /// diagnosis.
+    pub collectives: globset::GlobSet,
 }
 
 /// Reads every observation of `source` into one report.
@@ -130,6 +134,7 @@ pub fn analyze<O: Observations>(
         excluded,
         with_call_stack,
         regions: regioner_state,
+        timelines,
         ..
     } = state;
 
@@ -181,6 +186,7 @@ pub fn analyze<O: Observations>(
         aggregate,
     );
     report.sampling = reading.sampling.clone();
+    report.cross_rank = cross_rank::diagnose(timelines);
     report.time_measured = reading.time_measured.clone();
     report.notes = notes.all;
     report.console_notes = notes.console;
@@ -262,6 +268,8 @@ struct ChunkState {
     /// The deepest range stack past `regions.max_depth` (0: none); such results are not added, so
     /// refusing them costs no more memory than reading one.
     deepest_refused: usize,
+    /// Each scope's collectives and what ran between them.
+    timelines: cross_rank::Timelines,
 }
 
 impl ChunkState {
@@ -274,6 +282,7 @@ impl ChunkState {
             regions: RegionerState::default(),
             with_call_stack: 0,
             deepest_refused: 0,
+            timelines: cross_rank::Timelines::default(),
         }
     }
 
@@ -285,6 +294,7 @@ impl ChunkState {
         self.with_call_stack += later.with_call_stack;
         self.regions.frames.extend(later.regions.frames);
         self.accumulator.merge(later.accumulator);
+        self.timelines.merge(later.timelines);
     }
 
     fn visit(&mut self, obs: &Observation<'_>, plan: &AnalysisPlan, filter: &Mutex<KernelFilter>) {
@@ -294,6 +304,9 @@ impl ChunkState {
             return;
         }
         self.with_call_stack += u64::from(obs.call_stack.is_some());
+        // Every result counts, selected or not: a rank waits in its collectives whether or not
+        // the report shows them.
+        self.timelines.visit(obs, &plan.collectives);
         let obs = plan.regioner.apply(obs, &mut self.regions);
         if selects(&mut self.decisions, obs.kernel, filter) {
             self.selected += 1;

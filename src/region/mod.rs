@@ -26,7 +26,8 @@ pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z9
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use moments::Moments;
 pub use regioner::{
-    AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,
+    collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,
+    RegionerState, COLLECTIVES_REGION,
 };
 pub use rename::{RenameError, RenameRule, Renames};
 pub use requested::RequestedRegions;

@@ -99,6 +99,26 @@ pub struct AutoError {
 /// The region of the collective kernels themselves, under `collectives`.
 pub const COLLECTIVES_REGION: &str = "collectives";
 
+/// `regions.auto.collectives.kernels` as one matcher: which kernels are collectives, for the
+/// `collectives` method and for the cross-rank diagnosis alike.
+pub fn collective_kernels(cuts: &CollectiveCuts) -> Result<GlobSet, AutoError> {
+    let error = |message: String| AutoError {
+        key: "collectives.kernels".into(),
+        message,
+    };
+    if cuts.kernels.is_empty() {
+        return Err(error(
+            "names no kernel pattern; use e.g. [\"nccl*\"]".into(),
+        ));
+    }
+    let mut set = GlobSetBuilder::new();
+    for pattern in &cuts.kernels {
+        let glob = Glob::new(pattern).map_err(|e| error(format!("pattern {pattern:?}: {e}")))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| error(e.to_string()))
+}
+
 /// A checked method.
 #[derive(Debug, Clone)]
 pub enum Regioner {
@@ -163,22 +183,7 @@ impl Regioner {
                 if c.stride == 0 {
                     return Err(error("collectives.stride", "must be 1 or more".into()));
                 }
-                if c.kernels.is_empty() {
-                    return Err(error(
-                        "collectives.kernels",
-                        "names no kernel pattern; use e.g. [\"nccl*\"]".into(),
-                    ));
-                }
-                let mut set = GlobSetBuilder::new();
-                for pattern in &c.kernels {
-                    let glob = Glob::new(pattern).map_err(|e| {
-                        error("collectives.kernels", format!("pattern {pattern:?}: {e}"))
-                    })?;
-                    set.add(glob);
-                }
-                let kernels = set
-                    .build()
-                    .map_err(|e| error("collectives.kernels", e.to_string()))?;
+                let kernels = collective_kernels(c)?;
                 Regioner::Collectives(Cuts {
                     name: c.name.clone(),
                     kernels,

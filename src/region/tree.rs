@@ -53,6 +53,10 @@ pub struct Observation<'a> {
     pub kernel: &'a str,
     /// Duration of the result in the time metric's unit, if the export has it.
     pub time: Option<f64>,
+    /// When the result started on the device, in ns on the source's clock (one clock for the
+    /// processes of one host); `None` where the source has no in-place times (a profiler that
+    /// replays each result). What the cross-rank diagnosis matches collectives by.
+    pub start: Option<u64>,
     /// The duration that weighs rate and percentage metrics, when it is not `time`: a trace-timed
     /// sampled run's deep values were measured over the deep pass's serialized duration, so that
     /// duration weighs them, as in full replay. `None`: `time`.

@@ -45,6 +45,7 @@ impl Report {
             notes: Vec::new(),
             compare: Vec::new(),
             sampling: None,
+            cross_rank: None,
             item_noun: Default::default(),
             console_notes: Vec::new(),
         }

@@ -13,7 +13,9 @@ use serde::{Serialize, Serializer};
 
 use crate::region::{RegionKind, Rollup};
 
+mod cross_rank;
 mod summary;
+pub use cross_rank::{Cause, CrossRank, RankWaits, RegionWaits, Straggler};
 pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
 
 /// Version of the report.json layout.
@@ -47,6 +49,9 @@ pub struct Report {
     /// How a sampled run joined its two passes; `null` for a run whose every result was profiled in
     /// full.
     pub sampling: Option<Sampling>,
+    /// Collectives matched across ranks and the straggler they waited for; `null` unless at least two
+    /// scopes ran collectives with in-place times.
+    pub cross_rank: Option<CrossRank>,
     /// What the profiler calls one result, for prose and headings (`kernel`, `instruction`); given by
     /// the adapter, not written to report.json.
     #[serde(skip)]

@@ -12,6 +12,7 @@ mod common;
 mod compare;
 mod config;
 mod covered;
+mod cross_rank;
 mod diff;
 mod docs_links;
 mod first_run;

@@ -202,6 +202,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     });
     Report {
         sampling: None,
+        cross_rank: None,
         item_noun: Default::default(),
         console_notes: Vec::new(),
         time_measured: None,
@@ -494,7 +495,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "aggregate",
             "notes",
             "compare",
-            "sampling"
+            "sampling",
+            "cross_rank"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();

@@ -101,6 +101,7 @@ struct Page<'a> {
     sources: &'a [String],
     /// Why the report covers only part of the run (`run.partial`).
     partial: Option<&'a str>,
+    cross_rank: Option<&'a crate::report::model::CrossRank>,
     time_metric: Option<&'a str>,
     time_measured: Option<&'a str>,
     selection: String,
@@ -247,6 +248,7 @@ impl<'a> Page<'a> {
             settings: run.profiler.settings.iter().collect(),
             fingerprint: &run.config_fingerprint,
             partial: run.partial.as_deref(),
+            cross_rank: report.cross_rank.as_ref(),
             sources: &run.sources,
             time_metric: time,
             time_measured: report.time_measured.as_deref(),

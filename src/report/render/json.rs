@@ -70,7 +70,7 @@ impl Serialize for ParallelScopes<'_> {
         }
 
         let report = self.report;
-        let mut fields = serializer.serialize_struct("Report", 11)?;
+        let mut fields = serializer.serialize_struct("Report", 12)?;
         fields.serialize_field("schema_version", &report.schema_version)?;
         fields.serialize_field("generator", &report.generator)?;
         fields.serialize_field("run", &report.run)?;
@@ -82,6 +82,7 @@ impl Serialize for ParallelScopes<'_> {
         fields.serialize_field("notes", &report.notes)?;
         fields.serialize_field("compare", &report.compare)?;
         fields.serialize_field("sampling", &report.sampling)?;
+        fields.serialize_field("cross_rank", &report.cross_rank)?;
         fields.end()
     }
 }

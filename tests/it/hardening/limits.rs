@@ -126,6 +126,7 @@ fn a_stack_of_2000_levels_builds_its_tree_on_a_small_thread_stack() {
             call_stack: None,
             kernel: "k",
             time: Some(depth as f64),
+            start: None,
             values: &[Cell::Num(depth as f64)],
             coverage: Default::default(),
             weight: None,

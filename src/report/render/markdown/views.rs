@@ -61,6 +61,7 @@ struct ReportView<'a> {
     notes: &'a [String],
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
+    cross_rank: Option<&'a crate::report::model::CrossRank>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -205,6 +206,7 @@ impl<'a> Context<'a> {
                 notes: &report.notes,
                 compare: &report.compare,
                 sampling: report.sampling.as_ref(),
+                cross_rank: report.cross_rank.as_ref(),
                 item: report.item_noun,
             },
             summary_metrics,

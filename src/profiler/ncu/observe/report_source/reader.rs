@@ -187,6 +187,7 @@ impl<'s> FileReader<'s> {
             call_stack: call_stack.as_deref(),
             kernel,
             time: numbers.time,
+            start: None,
             weight: None,
             values: &numbers.values,
             coverage,

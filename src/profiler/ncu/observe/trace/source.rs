@@ -262,6 +262,7 @@ impl Observations for TraceSource<'_> {
                         call_stack: None,
                         kernel: &names[a.kernel.name],
                         time: Some(time),
+                        start: Some(a.kernel.start),
                         weight,
                         values: &values,
                         coverage,

@@ -429,6 +429,7 @@ impl<'c> RowReader<'c> {
             call_stack: None,
             kernel: &kernel,
             time,
+            start: None,
             weight: None,
             values: &values,
             coverage: crate::region::Coverage::Measured,

@@ -1,0 +1,115 @@
+//! Each scope's collectives and what ran between them, collected while results stream in, for the
+//! cross-rank diagnosis (`diagnose`): which rank arrived last to each collective, how long the
+//! others waited, and which region of the late rank made it late.
+//!
+//! Results arrive in launch order per scope (the `Observations` contract), so the kernels launched
+//! since a scope's previous collective are one running tally per region: memory grows with the
+//! collectives, never with the kernels.
+//!
+//! Floor: analysis (see `crate::analysis`): imports report, region and the ground floor only.
+
+mod diagnose;
+
+use std::sync::Arc;
+
+use globset::GlobSet;
+
+use crate::fast_map::FastMap;
+use crate::region::{Observation, ScopeKey};
+
+pub use diagnose::diagnose;
+
+#[cfg(test)]
+mod tests;
+
+/// One collective kernel as one scope ran it.
+#[derive(Debug, Clone)]
+struct Arrival {
+    kernel: Arc<str>,
+    start: u64,
+    end: u64,
+    /// The innermost region the collective kernel ran in (`""`: outside every range).
+    region: Arc<str>,
+    /// Kernel time per innermost region over the kernels launched since the previous collective.
+    before: Vec<(Arc<str>, f64)>,
+}
+
+/// One scope's collectives in launch order, and its kernel time.
+#[derive(Debug, Clone, Default)]
+struct Timeline {
+    arrivals: Vec<Arrival>,
+    /// The running tally since the last collective.
+    since_last: FastMap<Arc<str>, f64>,
+    time: f64,
+    /// Interned kernel and region names (a run repeats a few of them many times).
+    names: FastMap<String, Arc<str>>,
+}
+
+impl Timeline {
+    fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(found) = self.names.get(name) {
+            return found.clone();
+        }
+        let interned: Arc<str> = Arc::from(name);
+        self.names.insert(name.to_string(), interned.clone());
+        interned
+    }
+}
+
+/// The collectives of every scope seen so far.
+#[derive(Debug, Clone, Default)]
+pub struct Timelines {
+    scopes: FastMap<ScopeKey, Timeline>,
+}
+
+impl Timelines {
+    /// Adds one result; `collectives` tells collective kernels by name. Results without an in-place
+    /// start (replayed by a profiler) say nothing about arrivals and are skipped.
+    pub fn visit(&mut self, obs: &Observation<'_>, collectives: &GlobSet) {
+        let (Some(start), Some(time)) = (obs.start, obs.time) else {
+            return;
+        };
+        if !self.scopes.contains_key(obs.scope) {
+            self.scopes.insert(obs.scope.clone(), Timeline::default());
+        }
+        let Some(timeline) = self.scopes.get_mut(obs.scope) else {
+            return;
+        };
+        let path = obs.stacks.first().map(|s| s.join("/")).unwrap_or_default();
+        let region = timeline.intern(&path);
+        timeline.time += time;
+        if collectives.is_match(obs.kernel) {
+            let kernel = timeline.intern(obs.kernel);
+            let mut before: Vec<(Arc<str>, f64)> = timeline.since_last.drain().collect();
+            before.sort_by(|a, b| a.0.cmp(&b.0));
+            timeline.arrivals.push(Arrival {
+                kernel,
+                start,
+                end: start.saturating_add(time.max(0.0) as u64),
+                region,
+                before,
+            });
+        } else {
+            *timeline.since_last.entry(region).or_default() += time;
+        }
+    }
+
+    /// Folds in the timelines read after these (another reader's scopes, or later results of the
+    /// same scope).
+    pub fn merge(&mut self, later: Timelines) {
+        for (key, mut timeline) in later.scopes {
+            match self.scopes.get_mut(&key) {
+                None => {
+                    self.scopes.insert(key, timeline);
+                }
+                Some(mine) => {
+                    mine.time += timeline.time;
+                    mine.arrivals.append(&mut timeline.arrivals);
+                    for (region, t) in timeline.since_last {
+                        *mine.since_last.entry(region).or_default() += t;
+                    }
+                }
+            }
+        }
+    }
+}

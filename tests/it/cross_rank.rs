@@ -1,0 +1,196 @@
+//! The cross-rank diagnosis on real 4-GPU traces (tests/fixtures/ncu/h200x4-cupti-straggle): one rank
+//! made slow on purpose inside `forward` is named, with its region, and the other ranks' wait is the
+//! delay injected, as the workload measured it with CUDA events; an even run names nobody.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::common::fixture;
+
+const DIR: &str = "ncu/h200x4-cupti-straggle";
+
+/// A copy of fixture folder `rel` (so nothing lands beside the committed files).
+fn copy(rel: &str, into: &Path) -> PathBuf {
+    let to = into.join(rel.replace('/', "_"));
+    copy_tree(&fixture(&format!("{DIR}/{rel}")), &to);
+    to
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `profile-run VERB INPUTS… --out OUT`: report.json and report.md.
+fn render(verb: &str, inputs: &[PathBuf], out: &Path) -> (Value, String) {
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("-q")
+        .arg(verb)
+        .args(inputs)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    let json = std::fs::read_to_string(out.join("report.json")).unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    (serde_json::from_str(&json).unwrap(), md)
+}
+
+/// The extra work the straggling rank did, in ns: the workload's own CUDA-event times, summed.
+fn injected_ns(rel: &str) -> f64 {
+    let text = std::fs::read_to_string(fixture(&format!("{DIR}/{rel}/delays.jsonl"))).unwrap();
+    let ms: f64 = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .flat_map(|r| r["delay_ms"].as_array().unwrap().clone())
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!(ms > 0.0, "{rel}: no rank recorded a delay");
+    ms * 1e6
+}
+
+fn within(got: f64, want: f64, tolerance: f64) -> bool {
+    (got - want).abs() <= tolerance * want
+}
+
+/// Asserts the straggler, its cause and the others' wait against the injected delay.
+fn assert_straggler(report: &Value, scope: &str, region: &str, injected: f64) {
+    let x = &report["cross_rank"];
+    let s = &x["straggler"];
+    assert!(
+        s["scope"].as_str().unwrap().contains(scope),
+        "straggler {} is not {scope}: {}",
+        s["scope"],
+        x["finding"]
+    );
+    assert_eq!(s["region"], region, "{}", x["finding"]);
+    assert_eq!(
+        s["cause"]["region"], "train_step/forward",
+        "{}",
+        x["finding"]
+    );
+    let wait = s["wait_ns"].as_f64().unwrap();
+    assert!(
+        within(wait, injected, 0.10),
+        "the others wait {wait} ns, injected {injected} ns"
+    );
+    let excess =
+        s["cause"]["time_ns"].as_f64().unwrap() - s["cause"]["median_ns"].as_f64().unwrap();
+    assert!(
+        within(excess, injected, 0.05),
+        "forward runs {excess} ns above the others, injected {injected} ns"
+    );
+}
+
+/// The diagnosis is the first thing in the Summary, before any scope's lists.
+fn assert_first_in_summary(md: &str) {
+    let summary = md.find("## Summary").unwrap();
+    let across = md.find("**Across ranks:**").expect("an Across ranks line");
+    let first_scope = md[summary..].find("\n### ").unwrap() + summary;
+    assert!(summary < across && across < first_scope, "{md}");
+}
+
+#[test]
+fn one_profile_run_around_torchrun_names_the_late_rank_and_its_forward() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy("ddp-straggle", tmp.path());
+    let (report, md) = render("report", &[run], &tmp.path().join("out"));
+    assert_straggler(
+        &report,
+        "device 2",
+        "train_step/backward",
+        injected_ns("ddp-straggle"),
+    );
+    assert_eq!(report["cross_rank"]["collectives"], 40);
+    assert_eq!(report["cross_rank"]["unmatched"], 0);
+    assert_first_in_summary(&md);
+}
+
+#[test]
+fn fsdp_waits_in_forward_all_gathers_and_names_the_same_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy("fsdp-straggle", tmp.path());
+    let (report, _) = render("report", &[run], &tmp.path().join("out"));
+    assert_straggler(
+        &report,
+        "device 2",
+        "train_step/forward",
+        injected_ns("fsdp-straggle"),
+    );
+    let s = &report["cross_rank"]["straggler"];
+    assert!(
+        s["collective"].as_str().unwrap().contains("AllGather"),
+        "{s}"
+    );
+}
+
+#[test]
+fn an_even_run_names_no_straggler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy("ddp-even", tmp.path());
+    let (report, md) = render("report", &[run], &tmp.path().join("out"));
+    let x = &report["cross_rank"];
+    assert!(x["straggler"].is_null(), "{}", x["finding"]);
+    assert!(md.contains("**Across ranks:** No rank stands out"), "{md}");
+    for rank in x["ranks"].as_array().unwrap() {
+        let share = rank["wait_ns"].as_f64().unwrap() / rank["time_ns"].as_f64().unwrap();
+        assert!(share < 0.01, "{rank}");
+    }
+}
+
+#[test]
+fn merged_per_rank_runs_name_the_late_rank_by_its_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = copy("ddp-per-rank", tmp.path());
+    let (report, _) = render("merge", &[runs], &tmp.path().join("out"));
+    assert_straggler(
+        &report,
+        "rank 2",
+        "train_step/backward",
+        injected_ns("ddp-per-rank"),
+    );
+    assert_eq!(report["cross_rank"]["ranks"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn two_nodes_are_put_on_one_clock_and_the_late_rank_is_found_on_the_second() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nodes = [
+        copy("two-nodes/node0", tmp.path()),
+        copy("two-nodes/node1", tmp.path()),
+    ];
+    let (report, _) = render("merge", &nodes, &tmp.path().join("out"));
+    let x = &report["cross_rank"];
+    assert!(
+        x["clock"].as_str().unwrap().starts_with("2 hosts"),
+        "{}",
+        x["clock"]
+    );
+    // Ranks of node0 keep their clock; node1's are shifted by one offset.
+    let offsets: Vec<i64> = x["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["clock_offset_ns"].as_i64().unwrap())
+        .collect();
+    assert_eq!(offsets[0], 0);
+    assert_eq!(offsets[1], 0);
+    assert_eq!(offsets[2], offsets[3]);
+    assert_straggler(
+        &report,
+        "node1, device 1",
+        "train_step/backward",
+        injected_ns("two-nodes"),
+    );
+}
