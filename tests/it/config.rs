@@ -86,11 +86,11 @@ fn presets_change_what_they_say() {
     let dist = ok(&[Path::new("ncu/distributed")], &[], &[]).config;
     assert_eq!(
         dist.pipeline.ncu.ncu_cli.kernel_name.as_deref(),
-        Some("regex:^(?!nccl)")
+        Some("regex:^(?!(_Z[0-9]+)?nccl)")
     );
     assert_eq!(
         dist.pipeline.ncu.ncu_cli.kernel_name_base.as_deref(),
-        Some("function")
+        Some("mangled")
     );
     // Untouched keys still come from the default preset.
     assert_eq!(

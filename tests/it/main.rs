@@ -29,6 +29,7 @@ mod native_report;
 mod ncu_cli;
 mod neuron;
 mod parallel_read;
+mod preset_pairs;
 mod provenance;
 mod pytorch_runs;
 mod readable;
