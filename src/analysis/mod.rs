@@ -11,6 +11,7 @@ mod frames;
 mod layers;
 mod metrics;
 mod notes;
+mod ranks;
 mod source;
 
 use std::sync::Mutex;
@@ -45,6 +46,18 @@ pub struct RunContext {
     pub adaptive: Option<AdaptiveRecord>,
     /// Whether a sampled run's deep or top-up pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
+    /// Every launcher rank whose run directory was read (`merge` of per-rank runs), in input order.
+    pub ranks: Vec<RankRun>,
+}
+
+/// One rank's run as its `run.json` recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankRun {
+    pub rank: u32,
+    /// How many ranks its launcher started, where the launcher said.
+    pub world_size: Option<u32>,
+    /// Why its capture is partial; `None` when it ended well.
+    pub partial: Option<String>,
 }
 
 /// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
@@ -208,6 +221,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
         partial: context.partial.clone(),
+        flagged_ranks: ranks::flagged(&context.ranks),
         // A sampled run's deep metrics come from the deep pass's files: they are sources too.
         sources: reading
             .sources

@@ -15,7 +15,7 @@ use crate::region::{RegionKind, Rollup};
 
 mod cross_rank;
 mod summary;
-pub use cross_rank::{Cause, CrossRank, RankWaits, RegionWaits, Straggler};
+pub use cross_rank::{Cause, CrossRank, FlaggedRank, RankWaits, RegionWaits, Straggler};
 pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
 
 /// Version of the report.json layout.
@@ -214,6 +214,9 @@ pub struct RunInfo {
     /// killed, the run was interrupted), as `run.json` recorded it; `null` for a run that ended well
     /// or when no run was recorded (a bare export).
     pub partial: Option<String>,
+    /// Ranks of a merged run that are missing or whose capture is partial: their numbers are not
+    /// the whole job's, so the Summary names them (empty when none is).
+    pub flagged_ranks: Vec<FlaggedRank>,
 }
 
 /// The profiler that made the inputs, as its adapter describes it.

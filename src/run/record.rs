@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
-use crate::analysis::{AdaptiveRecord, RunContext};
+use crate::analysis::{AdaptiveRecord, RankRun, RunContext};
 use crate::error::Result;
 use crate::process::Finished;
 
@@ -158,6 +158,15 @@ impl RunRecord {
                 .into_iter()
                 .flatten()
                 .any(|pass| pass.stopped_when_covered),
+            ranks: self
+                .rank
+                .iter()
+                .map(|r| RankRun {
+                    rank: r.rank,
+                    world_size: r.world_size,
+                    partial: self.partial_reason(),
+                })
+                .collect(),
         }
     }
 

@@ -57,19 +57,33 @@ const RANK_VARS: &[&str] = &[
     "LOCAL_RANK",
 ];
 
+/// Launcher variables that carry the number of ranks, in the order of [`RANK_VARS`].
+const WORLD_VARS: &[&str] = &[
+    "WORLD_SIZE",
+    "SLURM_NTASKS",
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "LOCAL_WORLD_SIZE",
+];
+
 /// This process's rank under a launcher, and which variable said so.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rank {
     pub rank: u32,
     pub source: String,
+    /// How many ranks the launcher started (the variable beside `source`'s: `WORLD_SIZE` for
+    /// `RANK`, …), so that `merge` can tell a rank that is missing; `null` when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_size: Option<u32>,
 }
 
 pub fn detect_rank(env: &dyn Fn(&str) -> Option<String>) -> Option<Rank> {
-    RANK_VARS.iter().find_map(|var| {
+    RANK_VARS.iter().zip(WORLD_VARS).find_map(|(var, world)| {
         let value = env(var)?;
         Some(Rank {
             rank: value.trim().parse().ok()?,
             source: var.to_string(),
+            world_size: env(world).and_then(|w| w.trim().parse().ok()),
         })
     })
 }
@@ -262,9 +276,12 @@ mod tests {
             detect_rank(&env_of(&env)),
             Some(Rank {
                 rank: 5,
-                source: "RANK".into()
+                source: "RANK".into(),
+                world_size: None,
             })
         );
+        let env = [("RANK", "5"), ("WORLD_SIZE", "8"), ("SLURM_NTASKS", "16")];
+        assert_eq!(detect_rank(&env_of(&env)).unwrap().world_size, Some(8));
         let env = [("SLURM_PROCID", "3")];
         assert_eq!(detect_rank(&env_of(&env)).unwrap().rank, 3);
         assert_eq!(detect_rank(&env_of(&[("OMPI_COMM_WORLD_RANK", "x")])), None);
@@ -339,6 +356,7 @@ mod tests {
         let rank = Rank {
             rank: 0,
             source: "RANK".into(),
+            world_size: None,
         };
         let first = RunDir::create(root.path(), "job", Some(&rank)).unwrap();
         assert!(first.root().ends_with("job/rank0"));
@@ -354,6 +372,7 @@ mod tests {
         let rank = Rank {
             rank: 0,
             source: "RANK".into(),
+            world_size: None,
         };
         let err = RunDir::create(root.path(), "job", Some(&rank)).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");

@@ -194,3 +194,27 @@ fn two_nodes_are_put_on_one_clock_and_the_late_rank_is_found_on_the_second() {
         injected_ns("two-nodes"),
     );
 }
+
+#[test]
+fn a_missing_rank_and_a_failed_rank_are_flagged_first_never_averaged_in_silently() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = copy("ddp-per-rank", tmp.path());
+    std::fs::remove_dir_all(runs.join("rank1")).unwrap();
+    let record = runs.join("rank3/run.json");
+    let mut run: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    run["workload_exit_code"] = Value::from(1);
+    std::fs::write(&record, run.to_string()).unwrap();
+    let (report, md) = render("merge", &[runs], &tmp.path().join("out"));
+    let flagged = report["run"]["flagged_ranks"].as_array().unwrap();
+    let got: Vec<(u64, &str)> = flagged
+        .iter()
+        .map(|f| (f["rank"].as_u64().unwrap(), f["why"].as_str().unwrap()))
+        .collect();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, 1);
+    assert!(got[0].1.starts_with("missing:"), "{}", got[0].1);
+    assert_eq!(got[1], (3, "partial: the workload exited with code 1"));
+    let summary = md.find("## Summary").unwrap();
+    let flagged_at = md.find("**Ranks flagged:** rank 1 missing").expect(&md);
+    assert!(summary < flagged_at && flagged_at < md.find("**Across ranks:**").unwrap());
+}

@@ -210,6 +210,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         generator: "profile-run 0.1.0".to_string(),
         run: RunInfo {
             partial: None,
+            flagged_ranks: Vec::new(),
             command: vec![
                 "python".into(),
                 "train.py".into(),

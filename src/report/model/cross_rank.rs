@@ -76,3 +76,11 @@ pub struct Cause {
     /// The other ranks' median time in that region over the same segments.
     pub median_ns: f64,
 }
+
+/// A rank of a merged run that the report cannot speak for in full (`run.flagged_ranks`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlaggedRank {
+    pub rank: u32,
+    /// `missing: …` or why its capture is partial.
+    pub why: String,
+}

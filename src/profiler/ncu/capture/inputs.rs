@@ -385,10 +385,17 @@ impl RunDirInputs<'_> {
         if let Ok(text) = std::fs::read_to_string(&record) {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
+                let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
+                let this = record.context(fingerprint.clone());
                 if self.context.command.is_empty() {
-                    let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
-                    *self.context = record.context(fingerprint);
+                    let ranks = std::mem::take(&mut self.context.ranks);
+                    *self.context = this.clone();
+                    self.context.ranks = ranks;
+                } else {
+                    self.context.config_fingerprint = fingerprint;
                 }
+                // Every rank is kept, so a missing or partial one is named, not averaged in.
+                self.context.ranks.extend(this.ranks);
             }
         }
         let traced = super::trace::traces_in(dir, rank);

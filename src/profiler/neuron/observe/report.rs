@@ -98,6 +98,7 @@ pub fn report_with_details(
         platform: Platform::default(),
         config_fingerprint: context.config_fingerprint.clone(),
         partial: context.partial.clone(),
+        flagged_ranks: Vec::new(),
         sources: viewed
             .iter()
             .map(|v| v.output.display().to_string())
