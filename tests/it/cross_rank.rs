@@ -218,3 +218,42 @@ fn a_missing_rank_and_a_failed_rank_are_flagged_first_never_averaged_in_silently
     let flagged_at = md.find("**Ranks flagged:** rank 1 missing").expect(&md);
     assert!(summary < flagged_at && flagged_at < md.find("**Across ranks:**").unwrap());
 }
+
+#[test]
+fn above_eight_ranks_report_md_shows_distributions_and_the_slowest_not_a_column_per_rank() {
+    // Twelve ranks from the four real ones: each real rank's run three times under other rank
+    // numbers, so rank 2's copies (2, 6, 10) are the slow ones.
+    let tmp = tempfile::tempdir().unwrap();
+    let real = copy("ddp-per-rank", tmp.path());
+    let job = tmp.path().join("job12");
+    for r in 0..12u32 {
+        let to = job.join(format!("rank{r}"));
+        copy_tree(&real.join(format!("rank{}", r % 4)), &to);
+        let record = to.join("run.json");
+        let mut run: Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        run["rank"]["rank"] = Value::from(r);
+        std::fs::write(&record, run.to_string()).unwrap();
+    }
+    let (report, md) = render("merge", &[job], &tmp.path().join("out"));
+    assert_eq!(report["scopes"].as_array().unwrap().len(), 12);
+    let table = &md[md.find("## Regions by scope").expect(&md)..];
+    let table = &table[..table.find("\n## ").unwrap_or(table.len())];
+    assert!(
+        table.contains("| Region | Scopes | Min | Median | p90 | Max | Slowest | Spread |"),
+        "{table}"
+    );
+    assert!(!table.contains("| rank 11 |"), "{table}");
+    let forward = table.lines().find(|l| l.contains("forward")).expect(table);
+    // The slowest three are the slow rank's copies.
+    for slow in ["rank 2 (", "rank 6 (", "rank 10 ("] {
+        assert!(forward.contains(slow), "{forward}");
+    }
+    assert!(forward.contains("| 12 |"), "{forward}");
+    // The diagnosis lists at most eight ranks.
+    let across = &md[md.find("**Across ranks:**").unwrap()..md.find("Clocks:").unwrap()];
+    assert!(
+        across.contains("The 4 other ranks were last to fewer collectives"),
+        "{across}"
+    );
+}

@@ -18,6 +18,26 @@ pub(super) struct Matrix {
     pub(super) rows: Vec<MatrixRow>,
     /// Regions not in the table (report.json has them all).
     pub(super) hidden: usize,
+    /// More scopes than a table has room for ([`WIDE_ABOVE`]): each row shows its distribution
+    /// across scopes and the slowest scopes by name instead of a column per scope.
+    pub(super) wide: bool,
+}
+
+/// Scopes above which the table shows distributions instead of one column per scope.
+pub(super) const WIDE_ABOVE: usize = 8;
+
+/// A region's time across the scopes that have it.
+#[derive(Serialize)]
+pub(super) struct Across {
+    /// Scopes that have the region.
+    pub(super) scopes: usize,
+    pub(super) min: MetricValue,
+    pub(super) median: MetricValue,
+    /// 90th percentile, linear interpolation between closest ranks.
+    pub(super) p90: MetricValue,
+    pub(super) max: MetricValue,
+    /// The slowest scopes (at most three), slowest first, with their times.
+    pub(super) slowest: Vec<(String, MetricValue)>,
 }
 
 #[derive(Serialize)]
@@ -37,6 +57,9 @@ pub(super) struct MatrixRow {
     pub(super) spread: Option<MetricValue>,
     /// The spread over the slowest time, 0..1.
     pub(super) spread_share: Option<f64>,
+    /// The distribution across scopes, for a wide table; `none` otherwise or where no scope has the
+    /// region.
+    pub(super) across: Option<Across>,
 }
 
 /// The rows of the table: `(kind, path, name, depth, aggregate anchor)` of the regions to show.
@@ -91,17 +114,25 @@ pub(super) fn build(
             }
         }
     }
+    let wide = labels.len() > WIDE_ABOVE;
     let rows = rows
         .into_iter()
         .zip(cells)
         .map(|((_, path, name, depth, anchor), times)| {
-            row(path, name, depth, anchor, times, labels)
+            let mut row = row(path, name, depth, anchor, times, labels);
+            if wide {
+                row.across = across(&row.times, labels);
+                // The per-scope cells are not shown; report.json has every scope's regions.
+                row.times = Vec::new();
+            }
+            row
         })
         .collect();
     Some(Matrix {
         columns: labels.to_vec(),
         rows,
         hidden,
+        wide,
     })
 }
 
@@ -153,7 +184,41 @@ fn row(
         spread,
         spread_share,
         times,
+        across: None,
     }
+}
+
+/// Min, median, p90 and max of a region's time over the scopes that have it, and the three slowest.
+fn across(times: &[Option<MetricValue>], labels: &[String]) -> Option<Across> {
+    let mut present: Vec<(usize, f64)> = times
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| Some((i, t.as_ref()?.value?)))
+        .collect();
+    let unit = times.iter().flatten().map(|t| t.unit.clone()).next()?;
+    let value = |v: f64| MetricValue {
+        value: Some(v),
+        unit: unit.clone(),
+        values: None,
+        interval95: None,
+    };
+    // Slowest first; ties keep scope order, so the table is the same from one run to the next.
+    present.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut sorted: Vec<f64> = present.iter().map(|p| p.1).collect();
+    sorted.reverse();
+    let at = |q: f64| crate::report::distribution::percentile(&sorted, q);
+    Some(Across {
+        scopes: present.len(),
+        min: value(at(0.0)?),
+        median: value(at(0.5)?),
+        p90: value(at(0.9)?),
+        max: value(at(1.0)?),
+        slowest: present
+            .iter()
+            .take(3)
+            .map(|&(i, v)| (labels[i].clone(), value(v)))
+            .collect(),
+    })
 }
 
 /// `scopes/rank-3.md`: a file name per scope from its short label, unique.
