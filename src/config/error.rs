@@ -10,11 +10,16 @@ use super::origin::Origin;
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error(
-        "config file `{}` does not exist and is not a built-in preset; pass an existing file or one of \
+        "config file `{}` does not exist and is not a built-in preset{hint}; pass an existing file or one of \
          the built-in presets: {presets}",
         path.display()
     )]
-    MissingFile { path: PathBuf, presets: String },
+    MissingFile {
+        path: PathBuf,
+        presets: String,
+        /// ` (did you mean `ncu/sampled`?)`, or empty.
+        hint: String,
+    },
 
     /// A run directory's recorded configuration that is not a small regular file.
     #[error("{}: {reason}", path.display())]
@@ -68,8 +73,13 @@ pub enum ConfigError {
     )]
     PresetCycle { chain: String },
 
-    #[error("override `{text}` has no `=`; write it as `dotted.key=value`, e.g. `report.max_regions=50`")]
-    OverrideWithoutEquals { text: String },
+    #[error("override `{text}` has no `=`; {fix}")]
+    OverrideWithoutEquals {
+        text: String,
+        /// What to type instead: a subcommand it is close to, the `--` before a program, or the
+        /// `dotted.key=value` form.
+        fix: String,
+    },
 
     #[error("bad key `{key}` in {origin}: {reason}")]
     BadKey {

@@ -205,9 +205,13 @@ impl Resolver {
         {
             Preset::embedded(name, text)
         } else {
+            let names = PRESETS.iter().map(|(n, _)| *n);
             return Err(ConfigError::MissingFile {
                 path: arg.to_path_buf(),
                 presets: preset_list(),
+                hint: did_you_mean(&arg.to_string_lossy(), names)
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default(),
             });
         };
         self.expand(preset, true)
@@ -352,6 +356,7 @@ pub(crate) fn override_layer(text: &str) -> Result<Layer, ConfigError> {
         .split_once('=')
         .ok_or_else(|| ConfigError::OverrideWithoutEquals {
             text: text.to_string(),
+            fix: super::suggest::override_fix(text),
         })?;
     let origin = Origin::Override(text.to_string());
     let path = split_key(key.trim()).map_err(|reason| ConfigError::BadKey {

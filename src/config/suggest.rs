@@ -47,8 +47,29 @@ pub(crate) fn key_path(
     let last = rest.last().map(String::as_str).unwrap_or(key);
     let mut matches = Vec::new();
     leaf_paths(tree, &mut Vec::new(), &mut matches);
-    matches.retain(|p| p.last().is_some_and(|s| s == last));
-    (matches.len() == 1).then(|| matches.remove(0))
+    let exact: Vec<&Vec<String>> = matches
+        .iter()
+        .filter(|p| p.last().is_some_and(|s| s == last))
+        .collect();
+    if exact.len() == 1 {
+        return Some(exact[0].clone());
+    }
+    if !exact.is_empty() {
+        return None;
+    }
+    // A misspelt key at the wrong level (`pipeline.ncu.replay_mod`): the one leaf whose name is
+    // closest, when no other is as close.
+    let names: Vec<&str> = matches
+        .iter()
+        .filter_map(|p| p.last())
+        .map(String::as_str)
+        .collect();
+    let closest = did_you_mean(last, names.iter().copied())?;
+    let mut found = matches
+        .iter()
+        .filter(|p| p.last().is_some_and(|s| s == closest));
+    let path = found.next()?.clone();
+    found.next().is_none().then_some(path)
 }
 
 /// The path below a value when it is a chain of single-key maps ending in a leaf (`{include: [..]}`).
@@ -131,4 +152,27 @@ mod tests {
         );
         assert_eq!(got, Some(path("pipeline.ncu.ncu_cli.replay_mode")));
     }
+}
+
+/// profile-run's subcommands, for a word that was meant as one (`reprot`).
+const SUBCOMMANDS: &[&str] = &["report", "merge", "diff", "config"];
+
+/// What to type instead of `text`, a command-line word with no `=` taken as an override: the
+/// subcommand it is close to, the `--` a program needs before it, or the override form.
+pub(crate) fn override_fix(text: &str) -> String {
+    let word = !text.contains(['.', '/']);
+    if let Some(command) = did_you_mean(text, SUBCOMMANDS.iter().copied()).filter(|_| word) {
+        return format!("did you mean the subcommand: `profile-run {command} …`?");
+    }
+    let program = text.contains('/')
+        || text.ends_with(".py")
+        || text.ends_with(".sh")
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(text).is_file()));
+    if program {
+        return format!(
+            "to profile a program, put `--` before it: `profile-run [OPTIONS] [KEY=VALUE]... -- {text} …`"
+        );
+    }
+    "write it as `dotted.key=value`, e.g. `report.max_regions=50`".into()
 }

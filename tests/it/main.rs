@@ -13,6 +13,7 @@ mod compare;
 mod config;
 mod covered;
 mod cross_rank;
+mod did_you_mean;
 mod diff;
 mod docs_links;
 mod first_run;
