@@ -118,6 +118,29 @@ pub(crate) fn get<'a>(data: &'a Mapping, path: &[String]) -> Option<&'a Value> {
         })
 }
 
+/// profile-run's subcommands, for a word that was meant as one (`reprot`).
+const SUBCOMMANDS: &[&str] = &["report", "merge", "diff", "config"];
+
+/// What to type instead of `text`, a command-line word with no `=` taken as an override: the
+/// subcommand it is close to, the `--` a program needs before it, or the override form.
+pub(crate) fn override_fix(text: &str) -> String {
+    let word = !text.contains(['.', '/']);
+    if let Some(command) = did_you_mean(text, SUBCOMMANDS.iter().copied()).filter(|_| word) {
+        return format!("did you mean the subcommand: `profile-run {command} …`?");
+    }
+    let program = text.contains('/')
+        || text.ends_with(".py")
+        || text.ends_with(".sh")
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(text).is_file()));
+    if program {
+        return format!(
+            "to profile a program, put `--` before it: `profile-run [OPTIONS] [KEY=VALUE]... -- {text} …`"
+        );
+    }
+    "write it as `dotted.key=value`, e.g. `report.max_regions=50`".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,27 +175,4 @@ mod tests {
         );
         assert_eq!(got, Some(path("pipeline.ncu.ncu_cli.replay_mode")));
     }
-}
-
-/// profile-run's subcommands, for a word that was meant as one (`reprot`).
-const SUBCOMMANDS: &[&str] = &["report", "merge", "diff", "config"];
-
-/// What to type instead of `text`, a command-line word with no `=` taken as an override: the
-/// subcommand it is close to, the `--` a program needs before it, or the override form.
-pub(crate) fn override_fix(text: &str) -> String {
-    let word = !text.contains(['.', '/']);
-    if let Some(command) = did_you_mean(text, SUBCOMMANDS.iter().copied()).filter(|_| word) {
-        return format!("did you mean the subcommand: `profile-run {command} …`?");
-    }
-    let program = text.contains('/')
-        || text.ends_with(".py")
-        || text.ends_with(".sh")
-        || std::env::var_os("PATH")
-            .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(text).is_file()));
-    if program {
-        return format!(
-            "to profile a program, put `--` before it: `profile-run [OPTIONS] [KEY=VALUE]... -- {text} …`"
-        );
-    }
-    "write it as `dotted.key=value`, e.g. `report.max_regions=50`".into()
 }
