@@ -133,15 +133,13 @@ fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     } else {
         path.to_path_buf()
     };
-    if path.is_dir() && !file.exists() {
+    if path.is_dir() && std::fs::symlink_metadata(&file).is_err() {
         return analyse_capture(path, configs);
     }
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        Error::Usage(format!(
-            "cannot read {}: {e}; give a run directory, a report.json or a Neuron profile",
-            file.display()
-        ))
-    })?;
+    // A run directory's report.json may be anything a stranger put there: checked, never followed
+    // out of the directory, and bounded before it is read.
+    let run_dir = path.is_dir().then_some(path);
+    let text = crate::run::read_report_json(&file, run_dir)?;
     RunReport::parse(&text).or_else(|e| {
         if Profiler::reads_as_capture(path) {
             return analyse_capture(path, configs);

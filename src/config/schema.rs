@@ -92,6 +92,9 @@ pub struct TraceConfig {
     /// The libcupti to load when the workload loaded none itself; `null`: the usual names and the
     /// toolkit's path. A workload that loads its own (torch) always keeps it.
     pub libcupti: Option<String>,
+    /// The most a trace file is read to, in MiB (of its text, after decompression for `.gz`); a
+    /// longer one is refused once past it, so a small gzip file of zeros is never inflated whole.
+    pub max_mib: u64,
 }
 
 /// `pipeline.ncu.sampling`: two ncu runs of the workload instead of one. The timing pass collects only

@@ -13,7 +13,7 @@ use serde_yaml::{Mapping, Value};
 use super::error::ConfigError;
 use super::origin::flow;
 use super::suggest::get;
-use crate::file_kind::SmallFileError;
+use crate::file_kind::FileError;
 
 /// Keys a recorded configuration never sets (without `--trust-run-config`), and what each one names.
 pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
@@ -81,8 +81,8 @@ pub fn read_recorded(path: &Path) -> Result<String, ConfigError> {
         "remove it, or pass --trust-run-config to read it as any --config file",
     )
     .map_err(|e| match e {
-        SmallFileError::Refused { reason } => refused(reason),
-        SmallFileError::Io { source } => refused(source.to_string()),
+        FileError::Refused { reason } => refused(reason),
+        FileError::Io { source } => refused(source.to_string()),
     })?
     .ok_or_else(|| refused("does not exist".into()))
 }

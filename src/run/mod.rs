@@ -1,6 +1,6 @@
 //! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
-//! where a report is written (`out`), and the inputs `report` refuses before touching anything
-//! (`inputs`). Each profiler finds its own captures again for `report` /
+//! where a report is written (`out`), the inputs `report` refuses before touching anything
+//! (`inputs`), and every file read from a run directory checked and bounded (`checked`). Each profiler finds its own captures again for `report` /
 //! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
@@ -12,12 +12,16 @@
 //! Floor: run. May import process, analysis, report, config, region and the ground floor.
 //! (docs/architecture.md, checked by tests/it/architecture.rs)
 
+mod checked;
 mod claim;
 mod inputs;
 mod out;
 mod record;
 mod store;
 
+pub use checked::{
+    read_record, read_report_json, trace_checks, DEFAULT_TRACE_MIB, RECORD_LIMIT, REPORT_JSON_LIMIT,
+};
 pub use claim::{Claim, CLAIM_FILE};
 pub use inputs::{check_readable, check_report_inputs};
 pub use out::ReportOut;

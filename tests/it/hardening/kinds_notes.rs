@@ -96,7 +96,7 @@ fn a_fifo_config_file_or_run_record_is_refused_by_kind() {
         code_and_stderr(profile_run(dir.path()).args(["report", "run", "--out", "out"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("run.json is a FIFO (named pipe), not the run record"),
+        stderr.contains("run.json: is a FIFO, not the run record"),
         "{stderr}"
     );
 }

@@ -85,7 +85,10 @@ pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<S
 /// The `--replay-mode` of the ncu command the run recorded in run.json (`kernel`, ncu's default, when
 /// absent or unreadable).
 fn replay_mode(run: &RunDir) -> String {
-    let text = std::fs::read_to_string(run.path(crate::run::RECORD_FILE)).unwrap_or_default();
+    let text = crate::run::read_record(run.root())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let record: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     let args: Vec<&str> = record["profiler_command"]
         .as_array()

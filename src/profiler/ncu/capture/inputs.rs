@@ -182,6 +182,7 @@ pub fn resolve_inputs(
             traces.inputs.push(TraceInput {
                 path: input.clone(),
                 rank: None,
+                checks: crate::run::trace_checks(None, config.pipeline.ncu.trace.max_mib),
             });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
@@ -375,14 +376,7 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        let record = dir.join(crate::run::RECORD_FILE);
-        if let Some(kind) = crate::file_kind::not_a_file(&record) {
-            return Err(Error::Usage(format!(
-                "{} {kind}, not the run record profile-run writes; remove it, or give the capture files themselves",
-                record.display()
-            )));
-        }
-        if let Ok(text) = std::fs::read_to_string(&record) {
+        if let Some(text) = crate::run::read_record(dir)? {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 if self.context.command.is_empty() {
@@ -391,7 +385,7 @@ impl RunDirInputs<'_> {
                 }
             }
         }
-        let traced = super::trace::traces_in(dir, rank);
+        let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));

@@ -146,12 +146,17 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
     }))
 }
 
-/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run).
-pub fn traces_in(dir: &Path, rank: Option<u32>) -> Vec<TraceInput> {
+/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run), each
+/// to be read bounded by `max_mib` and through no link out of `dir`.
+pub fn traces_in(dir: &Path, rank: Option<u32>, max_mib: u64) -> Vec<TraceInput> {
     let (traces, _) = listing(&dir.join(TRACE_DIR));
     traces
         .into_iter()
-        .map(|(_, path)| TraceInput { path, rank })
+        .map(|(_, path)| TraceInput {
+            path,
+            rank,
+            checks: crate::run::trace_checks(Some(dir), max_mib),
+        })
         .collect()
 }
 
@@ -184,6 +189,7 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
 pub fn traces(
     run: &RunDir,
     rank: Option<u32>,
+    max_mib: u64,
 ) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
     let dir = run.path(TRACE_DIR);
     let (traces, errors) = listing(&dir);
@@ -212,7 +218,11 @@ pub fn traces(
     }
     Ok(traces
         .into_iter()
-        .map(|(_, path)| TraceInput { path, rank })
+        .map(|(_, path)| TraceInput {
+            path,
+            rank,
+            checks: crate::run::trace_checks(Some(run.root()), max_mib),
+        })
         .collect())
 }
 
