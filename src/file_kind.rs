@@ -289,7 +289,7 @@ impl<R: Read> Read for Bounded<R> {
 }
 
 /// The text of a small file profile-run keeps in a report or run directory, or `None` when there is
-/// none. Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or
+/// none (nor a directory to hold it). Refused, without blocking or reading on, when it is a link, a FIFO, a device, a folder, or
 /// longer than `limit` bytes; the refusal says it is not `what`, and `fix`.
 pub fn read_small(
     path: &Path,
@@ -310,7 +310,12 @@ pub fn read_small(
     };
     let file = match open_checked(path, &checks) {
         Ok(file) => file,
-        Err(FileError::Io { source }) if source.kind() == std::io::ErrorKind::NotFound => {
+        Err(FileError::Io { source })
+            if matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
             return Ok(None)
         }
         Err(FileError::Refused { reason }) => return Err(refused(reason)),
@@ -410,5 +415,80 @@ mod tests {
             assert_eq!(special_kind(&at(quiet)), None, "{quiet}");
             assert_eq!(not_a_file(&at(quiet)), None, "{quiet}");
         }
+    }
+
+    fn checks(links: Links, bytes: u64) -> Checks {
+        Checks {
+            links,
+            limit: Limit {
+                bytes,
+                fix: "raise it",
+            },
+        }
+    }
+
+    fn refusal(result: Result<std::fs::File, FileError>) -> String {
+        match result {
+            Err(FileError::Refused { reason }) => reason,
+            Err(FileError::Io { source }) => panic!("an I/O error, not a refusal: {source}"),
+            Ok(_) => panic!("opened"),
+        }
+    }
+
+    #[test]
+    fn a_checked_open_follows_links_only_as_told_and_never_blocks() {
+        let (dir, _socket) = objects();
+        let at = |name: &str| dir.path().join(name);
+        let inside = Links::Within(dir.path().to_path_buf());
+        std::os::unix::fs::symlink(at("file"), at("to-file")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", at("to-zero")).unwrap();
+        assert!(open_checked(&at("to-file"), &checks(inside.clone(), 10)).is_ok());
+        assert!(open_checked(&at("to-file"), &checks(Links::Follow, 10)).is_ok());
+        assert_eq!(
+            refusal(open_checked(&at("to-file"), &checks(Links::Refuse, 10))),
+            "is a symbolic link"
+        );
+        let out = refusal(open_checked(&at("to-zero"), &checks(inside, 10)));
+        assert!(
+            out.starts_with("is a symbolic link to /dev/zero, outside"),
+            "{out}"
+        );
+        assert_eq!(
+            refusal(open_checked(&at("to-zero"), &checks(Links::Follow, 10))),
+            "is a symbolic link to a device"
+        );
+        assert_eq!(
+            refusal(open_checked(&at("fifo"), &checks(Links::Follow, 10))),
+            "is a FIFO"
+        );
+        assert_eq!(
+            refusal(open_checked(&at("file"), &checks(Links::Follow, 0))),
+            "holds 1 bytes, past the limit of 0 bytes; raise it"
+        );
+    }
+
+    #[test]
+    fn a_checked_text_fails_once_past_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("t.trace");
+        std::fs::write(&plain, "0123456789").unwrap();
+        let read = |path: &Path, bytes: u64| {
+            let mut text = String::new();
+            open_text(path, &checks(Links::Follow, bytes))
+                .map_err(std::io::Error::from)?
+                .read_to_string(&mut text)
+                .map(|_| text)
+        };
+        assert_eq!(read(&plain, 10).unwrap(), "0123456789");
+        let gz = dir.path().join("t.trace.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut encoder, &[b'x'; 100]).unwrap();
+        std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+        assert_eq!(read(&gz, 100).unwrap().len(), 100);
+        let err = read(&gz, 99).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "inflates to more than 99 bytes, past the limit; raise it"
+        );
     }
 }

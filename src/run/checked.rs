@@ -68,6 +68,25 @@ pub fn read_report_json(path: &Path, run_dir: Option<&Path>) -> Result<String> {
     Ok(text)
 }
 
+/// Refuses a capture file found in run directory `dir` (an export, a report file) that is not a
+/// regular file inside it: a link out of the directory, a FIFO, a device. A missing one is left to
+/// the caller. Its size is the reader's to bound (a report file's blocks, an export's lines).
+pub fn check_in_run(path: &Path, dir: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let checks = Checks {
+        links: Links::Within(dir.to_path_buf()),
+        limit: Limit {
+            bytes: u64::MAX,
+            fix: "",
+        },
+    };
+    crate::file_kind::open_checked(path, &checks)
+        .map(drop)
+        .map_err(|e| refused(path, e))
+}
+
 /// A refusal as a usage error (exit 2) naming the file.
 fn refused(path: &Path, e: FileError) -> Error {
     match e {

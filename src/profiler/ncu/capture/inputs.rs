@@ -371,6 +371,7 @@ impl RunDirInputs<'_> {
         let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
         // The run's .ncu-rep is the same capture as its export: either given again is refused.
         for file in [&raw, &report] {
+            crate::run::check_in_run(file, dir)?;
             if file.is_file() {
                 self.claimed.claim(file, self.argument)?;
             }
