@@ -73,7 +73,7 @@ fn rss_probe() {
 }
 
 /// The real export with one result whose push/pop stack is `depth` ranges deep (`level0/level1/…`).
-fn deep_stack_export(depth: usize) -> Vec<u8> {
+pub(super) fn deep_stack_export(depth: usize) -> Vec<u8> {
     let records = fixture_records();
     let push_pop = records[0]
         .iter()

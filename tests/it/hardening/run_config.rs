@@ -319,3 +319,50 @@ fn a_neuron_runs_list_of_views_names_nothing_outside_its_directory() {
         );
     }
 }
+
+/// A run directory whose config.yaml raises every limit on what is read: a 300-level stack is still
+/// refused at the user's limit (256), each raised limit named as left out; the user's own override
+/// raises it.
+#[test]
+fn a_recorded_config_cannot_raise_a_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(
+        run.join("export_raw.csv"),
+        super::limits::deep_stack_export(300),
+    )
+    .unwrap();
+    std::fs::write(
+        run.join("config.yaml"),
+        "regions:\n  max_depth: 100000\npipeline:\n  ncu:\n    max_block_mib: 100000\n    trace:\n      max_mib: 100000\n",
+    )
+    .unwrap();
+    let report = |extra: &[&str]| {
+        code_and_stderr(
+            profile_run()
+                .current_dir(tmp.path())
+                .args(["report", "run", "--out", "o"])
+                .args(extra),
+        )
+    };
+    let (code, stderr) = report(&[]);
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("300 levels deep, past regions.max_depth (256)"),
+        "{stderr}"
+    );
+    for key in [
+        "regions.max_depth: 100000",
+        "pipeline.ncu.max_block_mib: 100000",
+        "pipeline.ncu.trace.max_mib: 100000",
+    ] {
+        assert!(
+            stderr.contains(&format!("run/config.yaml records {key} (a limit on"))
+                && stderr.contains("limits come from your own configuration"),
+            "{key}: {stderr}"
+        );
+    }
+    let (code, stderr) = report(&["regions.max_depth=400"]);
+    assert_eq!(code, 0, "{stderr}");
+}
