@@ -36,7 +36,7 @@ impl ReportOut {
         let report_out = ReportOut {
             out,
             force,
-            root: PathBuf::from(root),
+            root: super::absolute_root(root)?,
             made: None,
             files,
         };

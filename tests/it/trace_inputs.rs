@@ -50,3 +50,52 @@ fn report_reads_a_bare_trace_file_as_its_run() {
             )),
         );
 }
+
+/// A workload that changes directory still finds the injection library and writes its trace into
+/// the run directory: the library path and `PROFILE_RUN_TRACE_DIR` handed to it are absolute, also
+/// when typed relative (`pipeline.ncu.trace.library=lib/…`, the default `output.root`).
+#[test]
+fn a_workload_that_changes_directory_keeps_its_trace_in_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = tmp.path().join("lib");
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&lib).unwrap();
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::rename(
+        crate::trace::library(tmp.path()),
+        lib.join("libcupti_trace.so"),
+    )
+    .unwrap();
+    let joined: Vec<String> = traces("gpt2")
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    profile_run()
+        .current_dir(tmp.path())
+        .env("FAKE_TRACES", joined.join(" "))
+        .env("FAKE_TRACE_CD", &elsewhere)
+        .args(["-q", "--config", "ncu/trace"])
+        .args([
+            "pipeline.ncu.trace.library=lib/libcupti_trace.so",
+            "output.run_name=run",
+            "regions.include=[train_step]",
+            "--",
+        ])
+        .arg(crate::common::repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let run = tmp.path().join("profile-output/run");
+    assert!(run.join("report.json").is_file());
+    let command = std::fs::read_to_string(run.join("command.txt")).unwrap();
+    assert!(
+        command.contains(&format!(
+            "PROFILE_RUN_TRACE_DIR={}",
+            run.join("trace").display()
+        )) && command.contains(&format!(
+            "CUDA_INJECTION64_PATH={}",
+            lib.join("libcupti_trace.so").display()
+        )),
+        "{command}"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

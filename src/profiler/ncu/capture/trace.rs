@@ -72,19 +72,26 @@ fn missing_fix() -> String {
     )
 }
 
-/// The environment the workload runs with, in order.
+/// The environment the workload runs with, in order. Its paths are absolute: a workload that
+/// changes directory must still find the library and write its trace into the run directory.
 pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
-    let library = library(config).display().to_string();
+    let absolute = |path: PathBuf| std::path::absolute(&path).unwrap_or(path);
+    let library = absolute(library(config)).display().to_string();
     let mut env = vec![
         (
             "PROFILE_RUN_TRACE_DIR".to_string(),
-            dir.join(TRACE_DIR).display().to_string(),
+            absolute(dir.join(TRACE_DIR)).display().to_string(),
         ),
         ("CUDA_INJECTION64_PATH".to_string(), library.clone()),
         ("NVTX_INJECTION64_PATH".to_string(), library),
     ];
     if let Some(libcupti) = &config.pipeline.ncu.trace.libcupti {
-        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti.clone()));
+        // A bare name (`libcupti.so.13`) is the loader's to search for; a path is made absolute.
+        let libcupti = match libcupti.contains('/') {
+            true => absolute(PathBuf::from(libcupti)).display().to_string(),
+            false => libcupti.clone(),
+        };
+        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti));
     }
     env
 }
