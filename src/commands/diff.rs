@@ -156,9 +156,11 @@ fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut || {
+    // `diff` writes nothing, least of all into the runs it compares: a capture that must first be
+    // exported (a report file under the CSV reader) is left to `report`.
+    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut |_| {
         Err(Error::Usage(format!(
-            "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
+            "{} has no report.json, and its capture would have to be exported to be read, which diff never writes; run `profile-run report` on it first (or set pipeline.ncu.reader=native)",
             dir.display()
         )))
     })

@@ -145,12 +145,13 @@ pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
 }
 
 /// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files. An `.ncu-rep`
-/// in a run directory is exported into it; any other is exported into `bare_export_dir()` (the
-/// report's directory), never beside the input, which may lie in a source tree.
+/// is exported into `export_dir(its run directory, if any)`: the report's own directory (`--out`),
+/// or the run directory when the report is written there; never beside a bare input, which may lie
+/// in a source tree, nor into a run directory the report is not written into.
 pub fn resolve_inputs(
     inputs: &[PathBuf],
     config: &Config,
-    bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+    export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
 ) -> Result<Inputs> {
     let mut exports = Vec::new();
     let mut reports = Vec::new();
@@ -168,6 +169,7 @@ pub fn resolve_inputs(
                 traces: &mut traces,
                 context: &mut context,
                 claimed: &mut claimed,
+                export_dir: &mut *export_dir,
             };
             found.collect(input)?;
         } else if native && input.is_file() && is_report_file(input) {
@@ -186,14 +188,11 @@ pub fn resolve_inputs(
             });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
-            let dir = match run_dir_of(input) {
-                Some(run) => run,
-                None => bare_export_dir()?,
-            };
+            let dir = export_dir(run_dir_of(input).as_deref())?;
             exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
         } else if input.is_file() && is_compressed_csv(input) {
             claimed.claim(input, input)?;
-            exports.push(decompressed_export(input, &bare_export_dir()?)?);
+            exports.push(decompressed_export(input, &export_dir(None)?)?);
         } else if input.is_file() {
             claimed.claim(input, input)?;
             exports.push(ExportSet {
@@ -363,6 +362,8 @@ struct RunDirInputs<'a> {
     traces: &'a mut TracedRuns,
     context: &'a mut RunContext,
     claimed: &'a mut Claimed,
+    /// Where a run's report file is exported (`resolve_inputs`).
+    export_dir: &'a mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
 }
 
 impl RunDirInputs<'_> {
@@ -419,7 +420,8 @@ impl RunDirInputs<'_> {
             return Ok(());
         }
         if report.is_file() {
-            let pages = export_pages(self.config, &report, dir)?;
+            let into = (self.export_dir)(Some(dir))?;
+            let pages = export_pages(self.config, &report, &into)?;
             self.exports.extend(set_from_pages(pages, rank));
             return Ok(());
         }
