@@ -77,6 +77,8 @@ fn write_outputs(
     replace: bool,
 ) -> Result<Vec<PathBuf>, RenderError> {
     let previous = manifest::previous(dir)?;
+    // The caller holds the directory's claim: any temporary file in it is a killed render's.
+    crate::report::write::sweep_stale(dir);
     let staged = crate::parallel::map(outputs.to_vec(), threads, |output| {
         stage_output(report, output, dir)
     });
