@@ -122,7 +122,7 @@ pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, 
 /// fix; `partial_report`: a report of what the traces hold was written.
 pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
     let log = run.path(LOG);
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = super::diagnose::read_log_end(&log);
     let (mut code, cause) = match (finished.code, finished.killed_by) {
         (_, Some(signal)) => (
             format!(" (killed by signal {signal})"),
@@ -140,8 +140,7 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
             run.root().display()
         ));
     }
-    let tail: Vec<&str> = text.lines().rev().take(10).collect();
-    let tail: String = tail.iter().rev().map(|l| format!("\n    {l}")).collect();
+    let tail = super::diagnose::log_tail(&text);
     ProfilerError::Failed(Box::new(Failure {
         what: "the traced run".into(),
         code,
