@@ -99,3 +99,42 @@ fn a_workload_that_changes_directory_keeps_its_trace_in_the_run() {
     );
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// A traced sampled run whose deep pass was swapped for another workload's capture: none of its
+/// launches has a twin, which the report says in its notes and on stderr (exit 0: every time is
+/// right, only deep metrics are missing).
+#[test]
+fn a_deep_pass_of_another_workload_beside_a_trace_is_said_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    crate::trace::sampled_with_trace(tmp.path());
+    let run = tmp.path().join("runs/run");
+    let deep = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy() == "profile.deep.ncu-rep")
+        .expect("the run's deep pass");
+    let other = crate::common::fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(other).unwrap()),
+        &mut plain,
+    )
+    .unwrap();
+    std::fs::write(&deep, plain).unwrap();
+    let output = profile_run()
+        .arg("report")
+        .arg(&run)
+        .arg("--out")
+        .arg(tmp.path().join("o"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note: The deep pass") && stderr.contains("another workload"),
+        "{stderr}"
+    );
+    let report = read_json(&tmp.path().join("o/report.json"));
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("matches none of the"), "{notes}");
+}

@@ -146,10 +146,17 @@ fn a_deep_capture_of_another_workload_gets_a_note_that_says_so() {
         dir.path().join("train.deep.ncu-rep.gz"),
     )
     .unwrap();
-    profile_run(dir.path())
+    let output = profile_run(dir.path())
         .args(["report", "train.ncu-rep.gz", "--out", "out"])
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    // Said on stderr too: a CI log shows it without anyone opening the report.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("note: The deep pass") && stderr.contains("matches none of the 54"),
+        "{stderr}"
+    );
     let json = super::read_json(&dir.path().join("out/report.json"));
     let notes: Vec<&str> = json["notes"]
         .as_array()

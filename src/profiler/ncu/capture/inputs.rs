@@ -51,7 +51,9 @@ impl Inputs {
     ) -> Result<Report> {
         if !self.traces.is_empty() {
             let deep = self.trace_deep.as_deref();
-            return analyze_traces(plan, config, &self.traces, deep, context);
+            let mut report = analyze_traces(plan, config, &self.traces, deep, context)?;
+            crate::profiler::ncu::observe::hints::add_deep_mismatch(&mut report);
+            return Ok(report);
         }
         if self.reports.is_empty() {
             analyze_exports(plan, &self.exports, context)
