@@ -28,7 +28,7 @@ pub use moments::Moments;
 pub use regioner::{
     AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner, RegionerState, COLLECTIVES_REGION,
 };
-pub use rename::{RenameError, RenameRule, Renames};
+pub use rename::{was_cut, RenameError, RenameRule, Renames, NAME_LIMIT};
 pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, PerResult, Rollup};
 pub use tree::{

@@ -19,7 +19,7 @@ pub const RECORD_LIMIT: u64 = 16 << 20;
 
 /// The largest report.json `diff` reads: the model of a report several times this size would be
 /// held in memory; profile-run's own reports stay far below it (names are cut at
-/// `crate::report::NAME_LIMIT`).
+/// `crate::region::NAME_LIMIT`).
 pub const REPORT_JSON_LIMIT: u64 = 1 << 30;
 
 /// How a trace file is opened: a link followed only to a file inside `run_dir` (a trace found in a
