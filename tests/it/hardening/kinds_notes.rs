@@ -260,3 +260,31 @@ fn the_workloads_own_output_passes_through_as_it_is() {
         "{stderr}"
     );
 }
+
+/// A name with ESC and a bidi override (U+202E, which shows the rest of a line reversed): shown
+/// escaped in the diff table and in report.md, never raw.
+#[test]
+fn a_bidi_override_in_a_name_reaches_neither_the_terminal_nor_report_md_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "step\u{202e}gnp.exe\u{1b}[2J";
+    std::fs::write(dir.path().join("a.csv"), export_with_range(hostile)).unwrap();
+    for out in ["a", "b"] {
+        profile_run(dir.path())
+            .args(["report", "a.csv", "--out", out])
+            .assert()
+            .success();
+    }
+    let output = profile_run(dir.path())
+        .args(["diff", "a", "b"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("step\\u{202e}gnp.exe\\u{1b}[2J"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("a/report.md")).unwrap();
+    for text in [stdout.as_ref(), md.as_str()] {
+        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'));
+    }
+}
