@@ -138,6 +138,20 @@ pub struct Checks {
     pub limit: Limit,
 }
 
+impl Checks {
+    /// A path named directly, links followed, read in full: for tools and tests that read a file
+    /// they made themselves.
+    pub fn unbounded() -> Checks {
+        Checks {
+            links: Links::Follow,
+            limit: Limit {
+                bytes: u64::MAX,
+                fix: "",
+            },
+        }
+    }
+}
+
 /// Opens a file for reading after checking it: a regular file (not a FIFO, a device, a socket or a
 /// folder, by what a link points at too), reached through a link only as `links` allows, and no
 /// longer than the limit. Never blocks: a FIFO swapped in after the checks is opened non-blocking

@@ -10,10 +10,6 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::file_kind::{Checks, FileError, Limit, Links};
 
-/// `pipeline.ncu.trace.max_mib` when no configuration is at hand (a trace read by a tool or a test);
-/// the same as conf/ncu/default.yaml.
-pub const DEFAULT_TRACE_MIB: u64 = 4096;
-
 /// The largest `run.json` read: profile-run writes a few KiB, one pass record per pass.
 pub const RECORD_LIMIT: u64 = 16 << 20;
 

@@ -20,8 +20,7 @@ mod record;
 mod store;
 
 pub use checked::{
-    check_in_run, read_record, read_report_json, trace_checks, DEFAULT_TRACE_MIB, RECORD_LIMIT,
-    REPORT_JSON_LIMIT,
+    check_in_run, read_record, read_report_json, trace_checks, RECORD_LIMIT, REPORT_JSON_LIMIT,
 };
 pub use claim::{Claim, CLAIM_FILE};
 pub use inputs::{check_readable, check_report_inputs};

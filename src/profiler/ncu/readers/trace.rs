@@ -97,12 +97,12 @@ pub struct ProcessTrace {
     pub ranges: Vec<Range>,
 }
 
-/// Reads a trace file, plain or gzip (`.gz`), given by the user, with the default limit.
+/// Reads a trace file, plain or gzip (`.gz`), named directly (by a tool or a test), with no limit.
 pub fn read(path: &Path) -> Result<ProcessTrace, TraceError> {
     read_input(&TraceInput {
         path: path.to_path_buf(),
         rank: None,
-        checks: crate::run::trace_checks(None, crate::run::DEFAULT_TRACE_MIB),
+        checks: crate::file_kind::Checks::unbounded(),
     })
 }
 
