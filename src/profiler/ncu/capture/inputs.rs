@@ -393,6 +393,7 @@ impl RunDirInputs<'_> {
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
+            crate::run::check_in_run(&deep, dir)?;
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {
