@@ -156,21 +156,27 @@ fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    // `diff` writes nothing, least of all into the runs it compares: a capture that must first be
-    // exported (a report file under the CSV reader) is left to `report`.
-    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut |_| {
-        Err(Error::Usage(format!(
-            "{} has no report.json, and its capture would have to be exported to be read, which diff never writes; run `profile-run report` on it first (or set pipeline.ncu.reader=native)",
-            dir.display()
-        )))
+    // `diff` writes nothing into the runs it compares: a capture that must first be exported (a
+    // report file under the CSV reader) is exported into a scratch directory, removed afterwards.
+    let mut scratch: Option<PathBuf> = None;
+    let found = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut |_| {
+        if let Some(made) = &scratch {
+            return Ok(made.clone());
+        }
+        let made = crate::run::fresh_dir(&std::env::temp_dir(), "profile-run-diff")?;
+        scratch = Some(made.clone());
+        Ok(made)
     })
     .map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
         other => other,
-    })?;
-    let report = inputs
-        .analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?
-        .report;
+    });
+    let analysed = found
+        .and_then(|inputs| inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint()));
+    if let Some(made) = scratch {
+        let _ = std::fs::remove_dir_all(made);
+    }
+    let report = analysed?.report;
     let value = serde_json::to_string(&report).map_err(|e| {
         Error::Usage(format!(
             "could not serialise the report of {}: {e}",

@@ -74,13 +74,20 @@ fn rss_probe() {
 
 /// The real export with one result whose push/pop stack is `depth` ranges deep (`level0/level1/…`).
 pub(super) fn deep_stack_export(depth: usize) -> Vec<u8> {
+    let names: Vec<String> = (0..depth).map(|i| format!("level{i}")).collect();
+    stack_export(&names)
+}
+
+/// The real export with one result whose push/pop stack is `names`, outermost first.
+fn stack_export(names: &[String]) -> Vec<u8> {
     let records = fixture_records();
     let push_pop = records[0]
         .iter()
         .position(|h| h.contains("Push/Pop_Range"))
         .unwrap();
-    let stack: Vec<String> = (0..depth)
-        .map(|i| format!("\"<default domain>:level{i}:none:none:none:none:none:none\""))
+    let stack: Vec<String> = names
+        .iter()
+        .map(|name| format!("\"<default domain>:{name}:none:none:none:none:none:none\""))
         .collect();
     let mut row = records[2].clone();
     row[push_pop] = format!("1606  {} ", stack.join("  "));
@@ -499,8 +506,12 @@ fn merge_of_1000_ranks_holds_no_descriptor_per_input() {
 #[test]
 fn diff_of_a_region_path_over_65535_characters_prints_its_table() {
     let dir = tempfile::tempdir().unwrap();
-    let (export, _) = long_name_export(70_000);
-    std::fs::write(dir.path().join("export.csv"), export).unwrap();
+    // 20 levels of 3,500 characters (names are cut at 4096 bytes): a path of 70,019 characters.
+    let names: Vec<String> = (0..20)
+        .map(|i| format!("{i:02}{}", "N".repeat(3_498)))
+        .collect();
+    let path = names.join("/");
+    std::fs::write(dir.path().join("export.csv"), stack_export(&names)).unwrap();
     Command::cargo_bin("profile-run")
         .unwrap()
         .current_dir(dir.path())
@@ -517,15 +528,15 @@ fn diff_of_a_region_path_over_65535_characters_prints_its_table() {
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     // Cut like every long text a table shows; the diff's JSON keeps it whole.
     assert!(stdout.contains(&format!(
-        "{}… (60000 more characters, in full in report.json)",
-        "N".repeat(10_000)
+        "{}… (60019 more characters, in full in report.json)",
+        &path[..10_000]
     )));
-    assert!(!stdout.contains(&"N".repeat(10_001)));
+    assert!(!stdout.contains(&path[..10_001]));
     let json = Command::cargo_bin("profile-run")
         .unwrap()
         .current_dir(dir.path())
         .args(["diff", "out", "out", "--format", "json"])
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&json.stdout).contains(&"N".repeat(70_000)));
+    assert!(String::from_utf8_lossy(&json.stdout).contains(&path));
 }

@@ -105,8 +105,9 @@ fn report_of_a_run_directory_runs_no_program_and_reads_no_file_its_config_names(
             read_json(&out.join("report.json"))["scopes"][0]["regions"][0]["kernel_count"],
             6
         );
-        assert!(hostile.run().join("export_raw.csv").is_file());
-        std::fs::remove_file(hostile.run().join("export_raw.csv")).unwrap();
+        // Exported under --out, never into the run directory read.
+        assert!(out.join("export_raw.csv").is_file());
+        assert!(!hostile.run().join("export_raw.csv").exists());
     }
 }
 
@@ -255,10 +256,16 @@ fn diff_of_hostile_run_directories_runs_nothing_they_name() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!hostile.marker().exists(), "the script ran");
     assert!(!stderr.contains("TOPSECRET"), "{stderr}");
-    assert!(
-        !hostile.run().join("report.md").exists(),
-        "no report written into the run"
-    );
+    for run in [hostile.run(), other] {
+        assert!(
+            !run.join("report.md").exists(),
+            "no report written into the run"
+        );
+        assert!(
+            !run.join("export_raw.csv").exists(),
+            "no export written into the run"
+        );
+    }
 }
 
 #[test]
