@@ -179,3 +179,29 @@ fn a_sparse_3_gb_run_json_is_refused_by_its_size() {
         "{stderr}"
     );
 }
+
+/// A Neuron run's list of views (`neuron-views.json`) that is a FIFO or a link to `/dev/zero`:
+/// refused naming it, at once.
+#[test]
+fn a_neuron_runs_list_of_views_that_is_no_file_is_refused_without_hanging() {
+    let makes: [(fn(&Path), &str); 2] = [
+        (mkfifo, "is a FIFO"),
+        (
+            |at| std::os::unix::fs::symlink("/dev/zero", at).unwrap(),
+            "is a symbolic link",
+        ),
+    ];
+    for (make, what) in makes {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        make(&run.join("neuron-views.json"));
+        let (code, stderr) =
+            code_and_stderr(profile_run(tmp.path()).args(["report", "run", "--out", "o"]));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains("run/neuron-views.json: ") && stderr.contains(what),
+            "{stderr}"
+        );
+    }
+}
