@@ -262,6 +262,24 @@ pub fn open_text(path: &Path, checks: &Checks) -> Result<Box<dyn Read + Send>, F
     }))
 }
 
+/// The error of a checked text that went on past its limit (its text says so, and the fix).
+#[derive(Debug)]
+struct PastLimit(String);
+
+impl std::fmt::Display for PastLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PastLimit {}
+
+/// Whether a read of [`open_text`] failed because the text went on past its limit (as opposed to a
+/// damaged stream or an I/O error).
+pub fn is_past_limit(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<PastLimit>())
+}
+
 /// A reader that fails once more than `limit.bytes` have come out of `inner`.
 struct Bounded<R> {
     inner: R,
@@ -287,10 +305,10 @@ impl<R: Read> Read for Bounded<R> {
             };
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                format!(
+                PastLimit(format!(
                     "{what} more than {} bytes, past the limit; {}",
                     self.limit.bytes, self.limit.fix
-                ),
+                )),
             ));
         }
         let room = buf

@@ -65,6 +65,9 @@ pub struct NcuPipeline {
     /// The largest block of a `.ncu-rep` read, in MiB (after decompression); a longer block length
     /// is refused before anything is reserved.
     pub max_block_mib: u64,
+    /// The most a gzip'd CSV export (`.csv.gz`) is inflated to, in MiB; a larger one is refused once
+    /// past it, so a small file of zeros never fills the disk.
+    pub max_export_mib: u64,
     /// Where kernel times come from: `ncu` (its serialized replay's time metric) or `trace` (CUPTI's
     /// in-place times, the workload run unprofiled with profile-run's injection library).
     pub timing: TimingSource,

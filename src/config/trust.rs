@@ -69,6 +69,10 @@ pub const RECORDED_LIMITS: &[(&str, &str)] = &[
         "a limit on the report file blocks read",
     ),
     (
+        "pipeline.ncu.max_export_mib",
+        "a limit on the compressed exports read",
+    ),
+    (
         "pipeline.ncu.trace.max_mib",
         "a limit on the trace files read",
     ),

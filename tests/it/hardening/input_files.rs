@@ -95,17 +95,21 @@ fn a_trace_that_links_out_of_the_run_directory_is_refused() {
     );
 }
 
+/// 64 MiB of zeros in about 64 KiB of gzip: 64 members of 1 MiB each.
+fn write_bomb(path: &Path) {
+    let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    member.write_all(&vec![0u8; 1 << 20]).unwrap();
+    let member = member.finish().unwrap();
+    std::fs::write(path, member.repeat(64)).unwrap();
+    assert!(std::fs::metadata(path).unwrap().len() < 1 << 17);
+}
+
 /// 64 MiB of zeros in a 64 KiB `.trace.gz` (64 gzip members of 1 MiB each): refused once 16 MiB
 /// have come out (`pipeline.ncu.trace.max_mib=16`), not inflated whole.
 #[test]
 fn a_small_trace_gz_that_inflates_past_the_limit_is_refused_at_the_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    member.write_all(&vec![0u8; 1 << 20]).unwrap();
-    let member = member.finish().unwrap();
-    let bomb = tmp.path().join("cupti.7.trace.gz");
-    std::fs::write(&bomb, member.repeat(64)).unwrap();
-    assert!(std::fs::metadata(&bomb).unwrap().len() < 1 << 17);
+    write_bomb(&tmp.path().join("cupti.7.trace.gz"));
     let (code, stderr) = code_and_stderr(profile_run(tmp.path()).args([
         "report",
         "-c",
@@ -204,4 +208,27 @@ fn a_neuron_runs_list_of_views_that_is_no_file_is_refused_without_hanging() {
             "{stderr}"
         );
     }
+}
+
+/// The same bomb as a `.csv.gz` export: refused once 16 MiB have been inflated
+/// (`pipeline.ncu.max_export_mib=16`), the partial file removed.
+#[test]
+fn a_small_csv_gz_that_inflates_past_the_limit_is_refused_at_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bomb(&tmp.path().join("x_raw.csv.gz"));
+    let (code, stderr) = code_and_stderr(profile_run(tmp.path()).args([
+        "report",
+        "x_raw.csv.gz",
+        "--out",
+        "o",
+        "pipeline.ncu.max_export_mib=16",
+    ]));
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("x_raw.csv.gz")
+            && stderr.contains("inflates to more than 16777216 bytes")
+            && stderr.contains("pipeline.ncu.max_export_mib"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("o/x_raw.csv").exists());
 }

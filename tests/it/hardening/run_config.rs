@@ -342,7 +342,7 @@ fn a_recorded_config_cannot_raise_a_limit() {
     .unwrap();
     std::fs::write(
         run.join("config.yaml"),
-        "regions:\n  max_depth: 100000\npipeline:\n  ncu:\n    max_block_mib: 100000\n    trace:\n      max_mib: 100000\n",
+        "regions:\n  max_depth: 100000\npipeline:\n  ncu:\n    max_block_mib: 100000\n    max_export_mib: 100000\n    trace:\n      max_mib: 100000\n",
     )
     .unwrap();
     let report = |extra: &[&str]| {
@@ -362,6 +362,7 @@ fn a_recorded_config_cannot_raise_a_limit() {
     for key in [
         "regions.max_depth: 100000",
         "pipeline.ncu.max_block_mib: 100000",
+        "pipeline.ncu.max_export_mib: 100000",
         "pipeline.ncu.trace.max_mib: 100000",
     ] {
         assert!(

@@ -194,7 +194,7 @@ pub fn resolve_inputs(
             exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
         } else if input.is_file() && is_compressed_csv(input) {
             claimed.claim(input, input)?;
-            exports.push(decompressed_export(input, &export_dir(None)?)?);
+            exports.push(decompressed_export(input, &export_dir(None)?, config)?);
         } else if input.is_file() {
             claimed.claim(input, input)?;
             exports.push(ExportSet {
@@ -250,10 +250,17 @@ pub fn is_compressed_csv(path: &Path) -> bool {
 /// A gzip-compressed CSV export and its details page (compressed or not), decompressed into `dir`
 /// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
 /// which needs a file it can seek in.
-fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
-    let raw = gunzip_into(input, dir)?;
+fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<ExportSet> {
+    let checks = crate::file_kind::Checks {
+        links: crate::file_kind::Links::Follow,
+        limit: crate::file_kind::Limit {
+            bytes: config.pipeline.ncu.max_export_mib.saturating_mul(1 << 20),
+            fix: "if the export is genuine, raise pipeline.ncu.max_export_mib (in your own --config or on the command line)",
+        },
+    };
+    let raw = gunzip_into(input, dir, &checks)?;
     let details = match sibling_details(input) {
-        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir)?),
+        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir, &checks)?),
         other => other,
     };
     Ok(ExportSet {
@@ -263,8 +270,9 @@ fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
     })
 }
 
-/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`; a damaged stream is an error naming the file.
-fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
+/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`, checked and bounded by `checks`; a damaged
+/// stream, or one that inflates past the limit, is an error naming the file.
+fn gunzip_into(input: &Path, dir: &Path, checks: &crate::file_kind::Checks) -> Result<PathBuf> {
     let name = input
         .file_name()
         .and_then(|n| n.to_str())
@@ -276,16 +284,17 @@ fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
             source,
         })
     };
-    let file = std::fs::File::open(input).map_err(|e| io_error(input, e))?;
-    let mut reader = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+    let mut reader =
+        crate::file_kind::open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
     let mut writer =
         std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
     std::io::copy(&mut reader, &mut writer).map_err(|e| {
         let _ = std::fs::remove_file(&out);
-        io_error(
-            input,
-            std::io::Error::new(e.kind(), format!("not a readable gzip stream ({e})")),
-        )
+        let why = match crate::file_kind::is_past_limit(&e) {
+            true => e.to_string(),
+            false => format!("not a readable gzip stream ({e})"),
+        };
+        io_error(input, std::io::Error::new(e.kind(), why))
     })?;
     Ok(out)
 }
