@@ -49,25 +49,52 @@ pub struct Staged {
     committed: bool,
 }
 
+/// Stages `path` in its directory, which is opened as named (the caller chose it, links and all).
 pub fn stage(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, RenderError> {
+    let name = path.file_name().map_or_else(|| path.as_os_str(), |n| n);
+    stage_in(&parent_of(path), Path::new(name), fill)
+}
+
+/// Stages `dir/rel`: `dir` (the report directory) opened as named, then each folder of `rel` opened
+/// relative to the one before and never through a link, so a folder swapped for a link after
+/// `inside::target` checked it cannot redirect the file; the temporary file is made in the last.
+pub fn stage_in(
+    dir: &Path,
+    rel: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Staged, RenderError> {
+    let target = dir.join(rel);
     let error = |source| RenderError::Write {
-        path: path.to_path_buf(),
+        path: target.clone(),
         source,
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?
-        .to_os_string();
-    let dir = open_dir(&parent_of(path), path)?;
-    let (tmp, file) = create_temp(&dir, &name).map_err(error)?;
+    let names: Vec<&OsStr> = rel
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+    let (name, folders) = names
+        .split_last()
+        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+    let mut opened =
+        nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()).map_err(|errno| error(errno.into()))?;
+    let mut at = dir.to_path_buf();
+    for folder in folders {
+        at.push(folder);
+        opened = open_folder(&opened, folder, &at, &target)?;
+    }
+    let (tmp, file) = create_temp(&opened, name).map_err(error)?;
     let staged = Staged {
-        dir,
+        dir: opened,
         tmp,
-        name,
-        target: path.to_path_buf(),
+        name: name.to_os_string(),
+        target: target.clone(),
         committed: false,
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -78,24 +105,31 @@ pub fn stage(
     Ok(staged)
 }
 
-/// Opens a directory to write into, never through a link at its last component: a link there is
-/// refused as every output path through a link is (`inside.rs`).
-/// `writing` names the file being written in any other error.
-fn open_dir(dir: &Path, writing: &Path) -> Result<OwnedFd, RenderError> {
-    let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_RDONLY;
-    nix::fcntl::open(dir, flags, Mode::empty()).map_err(|errno| {
-        let linked = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_symlink());
-        match linked {
-            true => RenderError::Refused {
-                path: dir.to_path_buf(),
+/// How a directory written into is opened.
+const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
+    .union(OFlag::O_CLOEXEC)
+    .union(OFlag::O_RDONLY);
+
+/// Opens folder `name` of the open directory `parent`, never through a link: a link there is refused
+/// as every output path through a link is (`inside.rs`). `at` names the folder, `writing` the file.
+fn open_folder(
+    parent: &OwnedFd,
+    name: &OsStr,
+    at: &Path,
+    writing: &Path,
+) -> Result<OwnedFd, RenderError> {
+    nix::fcntl::openat(parent, name, DIR_FLAGS | OFlag::O_NOFOLLOW, Mode::empty()).map_err(
+        |errno| match errno {
+            Errno::ELOOP | Errno::ENOTDIR => RenderError::Refused {
+                path: at.to_path_buf(),
                 reason: "is a symbolic link: profile-run writes only inside the report directory and does not follow it; remove or rename it, or choose another --out".into(),
             },
-            false => RenderError::Write {
+            _ => RenderError::Write {
                 path: writing.to_path_buf(),
                 source: errno.into(),
             },
-        }
-    })
+        },
+    )
 }
 
 impl Staged {
@@ -212,15 +246,16 @@ fn create_temp(dir: &OwnedFd, name: &OsStr) -> std::io::Result<(OsString, File)>
 /// pages), never following a link. Called by a render that holds the directory's claim, before it
 /// stages anything, so no live writer's file is among them.
 pub fn sweep_stale(dir: &Path) {
-    let Ok(opened) = open_dir(dir, dir) else {
+    let Ok(opened) = nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()) else {
         return;
     };
     sweep_in(&opened, dir);
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if real_dir {
-            if let Ok(sub) = open_dir(&entry.path(), &entry.path()) {
-                sweep_in(&sub, &entry.path());
+            let path = entry.path();
+            if let Ok(sub) = open_folder(&opened, &entry.file_name(), &path, &path) {
+                sweep_in(&sub, &path);
             }
         }
     }
@@ -302,7 +337,10 @@ mod tests {
         let elsewhere = tmp.path().join("elsewhere");
         std::fs::create_dir(&charts).unwrap();
         std::fs::create_dir(&elsewhere).unwrap();
-        let staged = stage(&charts.join("a.svg"), |out| out.write_all(b"<svg/>")).unwrap();
+        let staged = stage_in(tmp.path(), Path::new("charts/a.svg"), |out| {
+            out.write_all(b"<svg/>")
+        })
+        .unwrap();
         std::fs::rename(&charts, tmp.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &charts).unwrap();
         staged.commit().unwrap();
@@ -312,9 +350,11 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(moved, ["a.svg"]);
-        let err = stage(&charts.join("b.svg"), |out| out.write_all(b"x"))
-            .unwrap_err()
-            .to_string();
+        let err = stage_in(tmp.path(), Path::new("charts/b.svg"), |out| {
+            out.write_all(b"x")
+        })
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("is a symbolic link"), "{err}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
@@ -338,5 +378,14 @@ mod tests {
             assert!(!path.exists(), "{}", path.display());
         }
         assert!(mine.exists());
+    }
+
+    #[test]
+    fn a_report_directory_named_through_a_link_is_written_into() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real", tmp.path().join("out")).unwrap();
+        write_atomic(&tmp.path().join("out/report.md"), b"x").unwrap();
+        assert!(tmp.path().join("real/report.md").is_file());
     }
 }

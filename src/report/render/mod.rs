@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use crate::config::Format;
 use crate::report::inside;
 use crate::report::model::Report;
-use crate::report::write::{not_replaced, stage, Staged};
+use crate::report::write::{not_replaced, stage, stage_in, Staged};
 use crate::report::RenderError;
 
 /// One output format.
@@ -141,8 +141,9 @@ fn stage_extra(
     mut staged: Vec<Staged>,
 ) -> Result<Vec<Staged>, RenderError> {
     for (rel, contents) in extra {
-        let path = inside::target(dir, &rel)?;
-        staged.push(stage(&path, |out| out.write_all(&contents))?);
+        // Its folders made and checked here; opened again, never through a link, when staged.
+        inside::target(dir, &rel)?;
+        staged.push(stage_in(dir, &rel, |out| out.write_all(&contents))?);
     }
     Ok(staged)
 }
