@@ -54,7 +54,7 @@ pub fn stage(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, RenderError> {
-    let name = path.file_name().map_or_else(|| path.as_os_str(), |n| n);
+    let name = path.file_name().unwrap_or(path.as_os_str());
     stage_in(&parent_of(path), Path::new(name), fill)
 }
 

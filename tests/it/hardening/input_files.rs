@@ -17,6 +17,9 @@ fn profile_run(dir: &Path) -> Command {
     cmd
 }
 
+/// What stands where a file is expected (made at the path given).
+type Make = fn(&Path);
+
 fn mkfifo(path: &Path) {
     nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap();
 }
@@ -46,7 +49,7 @@ fn code_and_stderr(cmd: &mut Command) -> (i32, String) {
 
 /// `report RUN` and `diff RUN RUN` on a run directory whose trace was swapped for `make(trace)`:
 /// both refuse it, naming the trace and `what` it is, within the timeout.
-fn refused_by_report_and_diff(make: fn(&Path), what: &str) {
+fn refused_by_report_and_diff(make: Make, what: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let (run, trace) = traced_run(tmp.path());
     std::fs::remove_file(&trace).unwrap();
@@ -129,7 +132,7 @@ fn a_small_trace_gz_that_inflates_past_the_limit_is_refused_at_the_limit() {
 }
 
 /// A run directory holding only `report.json`, made by `make`; `diff` of it against itself.
-fn diff_of_report_json(make: fn(&Path), what: &str) {
+fn diff_of_report_json(make: Make, what: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     std::fs::create_dir(&run).unwrap();
@@ -188,7 +191,7 @@ fn a_sparse_3_gb_run_json_is_refused_by_its_size() {
 /// refused naming it, at once.
 #[test]
 fn a_neuron_runs_list_of_views_that_is_no_file_is_refused_without_hanging() {
-    let makes: [(fn(&Path), &str); 2] = [
+    let makes: [(Make, &str); 2] = [
         (mkfifo, "is a FIFO"),
         (
             |at| std::os::unix::fs::symlink("/dev/zero", at).unwrap(),
