@@ -26,13 +26,22 @@ pub fn program_line(text: &str) {
     let _ = err.flush();
 }
 
+/// C0/C1 controls, DEL, and the bidirectional overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069) that make text display in an order other than the one it has: the characters no
+/// name is shown with raw, on the terminal or in a report.
+pub fn is_invisible_control(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// `text` with nothing a terminal could misread: every control character but line feed and tab
-/// (ESC, BEL, CR, backspace, DEL, the C1 range) written as a visible `\u{1b}` escape, so a range
-/// name or a config value that holds a terminal sequence is shown, not obeyed; and the replacement
-/// character that a lossy decoding of foreign bytes leaves (`\u{fffd}`) written as `?`, so an error
-/// about a garbage file prints as plain text.
+/// (ESC, BEL, CR, backspace, DEL, the C1 range) and every bidi override or isolate
+/// ([`is_invisible_control`]) written as a visible `\u{1b}` escape, so a range name or a config
+/// value that holds a terminal sequence or reverses the line is shown, not obeyed; and the
+/// replacement character that a lossy decoding of foreign bytes leaves (`\u{fffd}`) written as `?`,
+/// so an error about a garbage file prints as plain text.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let is_escaped = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{fffd}';
+    let is_escaped =
+        |c: char| (is_invisible_control(c) && c != '\n' && c != '\t') || c == '\u{fffd}';
     if !text.chars().any(is_escaped) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -70,6 +79,15 @@ fn write_text(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_overrides_and_isolates_are_shown_not_obeyed() {
+        assert_eq!(
+            escape_controls("a\u{202e}b\u{2067}c"),
+            "a\\u{202e}b\\u{2067}c"
+        );
+        assert_eq!(escape_controls("前向き"), "前向き");
+    }
 
     #[test]
     fn control_characters_are_shown_not_obeyed() {

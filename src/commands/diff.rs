@@ -133,15 +133,13 @@ fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     } else {
         path.to_path_buf()
     };
-    if path.is_dir() && !file.exists() {
+    if path.is_dir() && std::fs::symlink_metadata(&file).is_err() {
         return analyse_capture(path, configs);
     }
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        Error::Usage(format!(
-            "cannot read {}: {e}; give a run directory, a report.json or a Neuron profile",
-            file.display()
-        ))
-    })?;
+    // A run directory's report.json may be anything a stranger put there: checked, never followed
+    // out of the directory, and bounded before it is read.
+    let run_dir = path.is_dir().then_some(path);
+    let text = crate::run::read_report_json(&file, run_dir)?;
     RunReport::parse(&text).or_else(|e| {
         if Profiler::reads_as_capture(path) {
             return analyse_capture(path, configs);
@@ -158,19 +156,27 @@ fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         overrides: Vec::new(),
     })?;
     let plan = Plan::new(&loaded.config)?;
-    let inputs = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut || {
-        Err(Error::Usage(format!(
-            "{} has no report.json and no capture to analyse; run `profile-run report` on it first",
-            dir.display()
-        )))
+    // `diff` writes nothing into the runs it compares: a capture that must first be exported (a
+    // report file under the CSV reader) is exported into a scratch directory, removed afterwards.
+    let mut scratch: Option<PathBuf> = None;
+    let found = Profiler::find_inputs(&[dir.to_path_buf()], &loaded.config, &mut |_| {
+        if let Some(made) = &scratch {
+            return Ok(made.clone());
+        }
+        let made = crate::run::fresh_dir(&std::env::temp_dir(), "profile-run-diff")?;
+        scratch = Some(made.clone());
+        Ok(made)
     })
     .map_err(|e| match e {
         Error::Usage(m) => Error::Usage(format!("{} has no report.json; {m}", dir.display())),
         other => other,
-    })?;
-    let report = inputs
-        .analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?
-        .report;
+    });
+    let analysed = found
+        .and_then(|inputs| inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint()));
+    if let Some(made) = scratch {
+        let _ = std::fs::remove_dir_all(made);
+    }
+    let report = analysed?.report;
     let value = serde_json::to_string(&report).map_err(|e| {
         Error::Usage(format!(
             "could not serialise the report of {}: {e}",

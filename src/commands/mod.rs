@@ -75,8 +75,12 @@ pub(crate) fn load_config_over(
     let loaded = config::load_over(recorded, &sources)?;
     if let Some(recorded) = recorded {
         for ignored in &loaded.ignored {
+            let why = match ignored.limit {
+                true => "limits come from your own configuration, never a run directory's",
+                false => "a run directory's configuration names no program or file",
+            };
             err_line(&format!(
-                "note: {} records {}: {} ({}); not used, since a run directory's configuration names no program or file: set it with --config or {}=VALUE, or pass --trust-run-config for a run directory of your own",
+                "note: {} records {}: {} ({}); not used, since {why}: set it with --config or {}=VALUE, or pass --trust-run-config for a run directory of your own",
                 recorded.path.display(),
                 ignored.key,
                 ignored.recorded,

@@ -2,8 +2,6 @@
 //! check runs in [`Plan::new`] before the profiler starts; what the profiler does is behind
 //! [`Profiler`].
 
-use std::path::PathBuf;
-
 use crate::cli::ProfileArgs;
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
@@ -30,7 +28,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         )));
     }
     let plan = Plan::new(config)?;
-    let root = PathBuf::from(&config.output.root);
+    let root = run::absolute_root(&config.output.root)?;
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok())?;
 
     if args.dry_run {

@@ -37,7 +37,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         planned_files(&plan),
     )?;
     let inputs =
-        Profiler::find_inputs(&input_paths, &loaded.config, &mut || out.bare_export_dir())?;
+        Profiler::find_inputs(&input_paths, &loaded.config, &mut |run| out.export_dir(run))?;
     let Analysed { report, details } =
         inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?;
     if args.verbose {

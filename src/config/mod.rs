@@ -191,7 +191,7 @@ impl Loaded {
 
     /// First 16 hex digits of the SHA-256 of the resolved YAML, leaving out `report.threads`,
     /// `pipeline.signal_grace_seconds` and the input limits (`regions.max_depth`,
-    /// `pipeline.ncu.max_block_mib`): they change how fast a report is made, how long an interrupted
+    /// `pipeline.ncu.max_block_mib`, `pipeline.ncu.max_export_mib`, `pipeline.ncu.trace.max_mib`): they change how fast a report is made, how long an interrupted
     /// run waits or what is refused, never what a report says. The adaptive sampling settings
     /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
     /// where they change nothing; `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
@@ -207,6 +207,8 @@ impl Loaded {
         let mut left_out: Vec<&[&str]> = vec![
             &["regions", "max_depth"],
             &["pipeline", "ncu", "max_block_mib"],
+            &["pipeline", "ncu", "trace", "max_mib"],
+            &["pipeline", "ncu", "max_export_mib"],
             &["pipeline", "ncu", "sampling", "stop_when_covered"],
         ];
         if !config.pipeline.ncu.sampling.adaptive {

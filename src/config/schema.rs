@@ -65,6 +65,9 @@ pub struct NcuPipeline {
     /// The largest block of a `.ncu-rep` read, in MiB (after decompression); a longer block length
     /// is refused before anything is reserved.
     pub max_block_mib: u64,
+    /// The most a gzip'd CSV export (`.csv.gz`) is inflated to, in MiB; a larger one is refused once
+    /// past it, so a small file of zeros never fills the disk.
+    pub max_export_mib: u64,
     /// Where kernel times come from: `ncu` (its serialized replay's time metric) or `trace` (CUPTI's
     /// in-place times, the workload run unprofiled with profile-run's injection library).
     pub timing: TimingSource,
@@ -92,6 +95,9 @@ pub struct TraceConfig {
     /// The libcupti to load when the workload loaded none itself; `null`: the usual names and the
     /// toolkit's path. A workload that loads its own (torch) always keeps it.
     pub libcupti: Option<String>,
+    /// The most a trace file is read to, in MiB (of its text, after decompression for `.gz`); a
+    /// longer one is refused once past it, so a small gzip file of zeros is never inflated whole.
+    pub max_mib: u64,
 }
 
 /// `pipeline.ncu.sampling`: two ncu runs of the workload instead of one. The timing pass collects only

@@ -2,7 +2,8 @@
 //! or `diff` read the directory: data only. A run directory may come from anyone (a CI artifact, a
 //! shared file system, a tarball), so every key that names a program, its arguments, a file to read
 //! or a place to write is taken from the command line and the user's own presets alone, unless
-//! `--trust-run-config` says the directory is the user's own. [`RECORDED_UNTRUSTED`] is the one list;
+//! `--trust-run-config` says the directory is the user's own. Nor does it raise a limit on what is
+//! read ([`RECORDED_LIMITS`]). [`RECORDED_UNTRUSTED`] is the one list of paths and programs;
 //! a unit test fails when the schema gains a key that looks like a path or a program and is not
 //! classified here.
 
@@ -13,7 +14,7 @@ use serde_yaml::{Mapping, Value};
 use super::error::ConfigError;
 use super::origin::flow;
 use super::suggest::get;
-use crate::file_kind::SmallFileError;
+use crate::file_kind::FileError;
 
 /// Keys a recorded configuration never sets (without `--trust-run-config`), and what each one names.
 pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
@@ -58,6 +59,25 @@ pub const RECORDED_UNTRUSTED: &[(&str, &str)] = &[
     ("output.run_name", "a directory to write into"),
 ];
 
+/// Limits on what is read, which a recorded configuration never raises (without
+/// `--trust-run-config`): a stranger's directory could otherwise lift the bound that keeps its own
+/// files from taking the machine's memory. They come from the user's presets and command line.
+pub const RECORDED_LIMITS: &[(&str, &str)] = &[
+    ("regions.max_depth", "a limit on the range stacks read"),
+    (
+        "pipeline.ncu.max_block_mib",
+        "a limit on the report file blocks read",
+    ),
+    (
+        "pipeline.ncu.max_export_mib",
+        "a limit on the compressed exports read",
+    ),
+    (
+        "pipeline.ncu.trace.max_mib",
+        "a limit on the trace files read",
+    ),
+];
+
 /// Keys left out as the ones above, but without a note: no reading command uses them, so what the
 /// recorded value was changes nothing the user sees (`output.run_name` names the directory a
 /// profiling run creates; `report`, `merge` and `diff` never create one by name). A note for them
@@ -81,8 +101,8 @@ pub fn read_recorded(path: &Path) -> Result<String, ConfigError> {
         "remove it, or pass --trust-run-config to read it as any --config file",
     )
     .map_err(|e| match e {
-        SmallFileError::Refused { reason } => refused(reason),
-        SmallFileError::Io { source } => refused(source.to_string()),
+        FileError::Refused { reason } => refused(reason),
+        FileError::Io { source } => refused(source.to_string()),
     })?
     .ok_or_else(|| refused("does not exist".into()))
 }
@@ -96,12 +116,15 @@ pub struct Ignored {
     pub recorded: String,
     /// What the key names (`a program run to export the capture`).
     pub names: &'static str,
+    /// Whether the key is one of [`RECORDED_LIMITS`] (the note says why in other words).
+    pub limit: bool,
 }
 
-/// Removes every [`RECORDED_UNTRUSTED`] key from a recorded layer's data; returns what was removed.
+/// Removes every [`RECORDED_UNTRUSTED`] and [`RECORDED_LIMITS`] key from a recorded layer's data;
+/// returns what was removed.
 pub(crate) fn strip_untrusted(data: &mut Mapping) -> Vec<(&'static str, &'static str, Value)> {
     let mut removed = Vec::new();
-    for &(key, names) in RECORDED_UNTRUSTED {
+    for &(key, names) in RECORDED_UNTRUSTED.iter().chain(RECORDED_LIMITS) {
         let path: Vec<&str> = key.split('.').collect();
         if let Some(value) = remove_at(data, &path) {
             removed.push((key, names, value));
@@ -145,6 +168,7 @@ pub(crate) fn ignored(
             key: key.to_string(),
             recorded: flow(&value, false),
             names,
+            limit: RECORDED_LIMITS.iter().any(|(k, _)| *k == key),
         })
         .collect()
 }

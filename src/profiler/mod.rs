@@ -69,19 +69,20 @@ impl Profiler {
 
     /// Captures on disk named by `report`, `merge` or `diff` arguments, found again by the profiler
     /// that made them (told apart by content): Neuron's profiles and run directories, else ncu's
-    /// run directories, report files and CSV exports. A report file outside a run directory is
-    /// exported into `bare_export_dir()`.
+    /// run directories, report files and CSV exports. What a reader must write first (CSV pages of a
+    /// report file, a decompressed export) goes into `export_dir(the input's run directory, if
+    /// any)`, which says where the report's own files go.
     pub fn find_inputs(
         paths: &[PathBuf],
         config: &Config,
-        bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+        export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
     ) -> Result<Inputs> {
         if let Some(found) =
-            neuron::capture::inputs::resolve_inputs(paths, config, bare_export_dir)?
+            neuron::capture::inputs::resolve_inputs(paths, config, &mut || export_dir(None))?
         {
             return Ok(Inputs::Neuron(found));
         }
-        ncu::capture::inputs::resolve_inputs(paths, config, bare_export_dir).map(Inputs::Ncu)
+        ncu::capture::inputs::resolve_inputs(paths, config, export_dir).map(Inputs::Ncu)
     }
 
     /// Whether `path` is a capture file that a profiler reads by itself, with no run directory around

@@ -53,7 +53,8 @@ impl Renames {
         self.rules.is_empty()
     }
 
-    /// The name after every rule; borrowed when no rule matched.
+    /// The name after every rule, cut at [`NAME_LIMIT`] bytes ([`cut_name`]); borrowed when no rule
+    /// matched and the name is short enough.
     pub fn apply<'a>(&self, name: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(name);
         for (regex, replace) in &self.rules {
@@ -61,8 +62,34 @@ impl Renames {
                 out = Cow::Owned(changed);
             }
         }
-        out
+        match out.len() > NAME_LIMIT {
+            true => Cow::Owned(cut_name(&out)),
+            false => out,
+        }
     }
+}
+
+/// The longest range name kept, in bytes. A report lists a region's name several times (its path,
+/// segments, name, summaries, in its scope and in the aggregate), so one 50 MB name used to make a
+/// report.json of hundreds of MB; past this a name is cut, and the report says so in a note.
+pub const NAME_LIMIT: usize = 4096;
+
+/// How a cut name ends: `… (N more bytes)`, after its first [`NAME_LIMIT`] bytes at most.
+const CUT_END: &str = " more bytes)";
+
+/// `name`'s first [`NAME_LIMIT`] bytes (to a character boundary), an ellipsis and how many bytes
+/// were left out. Two names that differ only past the limit become one region.
+pub fn cut_name(name: &str) -> String {
+    let mut at = NAME_LIMIT.min(name.len());
+    while !name.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}… ({}{CUT_END}", &name[..at], name.len() - at)
+}
+
+/// Whether `name` is one [`cut_name`] cut.
+pub fn was_cut(name: &str) -> bool {
+    name.len() > NAME_LIMIT && name.ends_with(CUT_END) && name.contains("… (")
 }
 
 #[cfg(test)]
@@ -116,5 +143,17 @@ mod tests {
         let err = Renames::new(&[bad.clone(), bad]).unwrap_err();
         assert_eq!(err.index, 0);
         assert!(err.to_string().contains("regions.rename[0].pattern"));
+    }
+
+    #[test]
+    fn a_name_past_the_limit_is_cut_at_a_character_boundary_saying_how_much() {
+        let none = Renames::new(&[]).unwrap();
+        let long = format!("a{}", "é".repeat(NAME_LIMIT));
+        let cut = none.apply(&long);
+        assert!(cut.len() <= NAME_LIMIT + 40, "{}", cut.len());
+        assert!(cut.ends_with(&format!("… ({} more bytes)", long.len() - 4095)));
+        assert!(was_cut(&cut));
+        assert!(!was_cut("step… (3 more bytes)"));
+        assert!(matches!(none.apply("step"), Cow::Borrowed("step")));
     }
 }

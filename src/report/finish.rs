@@ -84,5 +84,26 @@ impl Report {
         self.console_notes.extend(notes.iter().cloned());
         self.notes.extend(notes);
         self.notes.extend(empty_note);
+        self.notes.extend(cut_names_note(&self.scopes));
     }
+}
+
+/// The note of a report some of whose range names were cut at `NAME_LIMIT` bytes when read.
+fn cut_names_note(scopes: &[Scope]) -> Option<String> {
+    let mut cut: Vec<&str> = scopes
+        .iter()
+        .flat_map(|s| &s.regions)
+        .flat_map(|r| &r.segments)
+        .map(String::as_str)
+        .filter(|name| crate::region::was_cut(name))
+        .collect();
+    cut.sort_unstable();
+    cut.dedup();
+    (!cut.is_empty()).then(|| {
+        format!(
+            "{} range name(s) were longer than {} bytes and are cut there (`… (N more bytes)`): a report lists each name several times, so one very long name would make report.json huge. Names that differ only past the cut are one region.",
+            cut.len(),
+            crate::region::NAME_LIMIT
+        )
+    })
 }

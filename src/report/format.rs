@@ -9,6 +9,8 @@
 mod prose;
 pub use prose::escape_md_prose;
 
+use crate::console::is_invisible_control;
+
 /// A recorded profiler version as a reader should take it: some profilers record no version but the
 /// path of the library they loaded, which is said as such rather than shown as if it were a version.
 pub fn profiler_version(recorded: &str) -> String {
@@ -391,12 +393,6 @@ pub fn visible(text: &str) -> String {
         }
     }
     out
-}
-
-/// C0/C1 controls, DEL, and the bidirectional overrides and isolates that can make text display in
-/// an order other than the one it has.
-fn is_invisible_control(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// An inline code span that holds any text: the fence is one backtick longer than the longest run

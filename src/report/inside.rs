@@ -7,7 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::RenderError;
-use crate::file_kind::SmallFileError;
+use crate::file_kind::FileError;
 
 /// `dir/rel`, its folders created as needed. Refused when `rel` is not a plain relative path or a
 /// folder on the way is a symbolic link or not a folder (the file would land outside `dir`).
@@ -104,11 +104,11 @@ pub fn read_small(
     fix: &str,
 ) -> Result<Option<String>, RenderError> {
     crate::file_kind::read_small(path, limit, what, fix).map_err(|e| match e {
-        SmallFileError::Refused { reason } => RenderError::Refused {
+        FileError::Refused { reason } => RenderError::Refused {
             path: path.to_path_buf(),
             reason,
         },
-        SmallFileError::Io { source } => RenderError::Write {
+        FileError::Io { source } => RenderError::Write {
             path: path.to_path_buf(),
             source,
         },

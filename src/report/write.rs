@@ -1,12 +1,27 @@
 //! Atomic file writes: the new contents go to a temporary file in the target's directory, are
 //! flushed to disk, then renamed over the target. A reader (or a crash) sees the old file or the new
 //! one, never a truncated one.
+//!
+//! The directory is opened once (never through a link) and the temporary file is made, renamed and
+//! removed relative to that open directory, so swapping the directory for a link while a report is
+//! rendered (`o/charts` → elsewhere) cannot redirect a write. Temporary files carry one prefix
+//! ([`TEMP_PREFIX`]); those a killed render left are removed by the next render of the directory
+//! ([`sweep_stale`]).
 
-use std::fs::{File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+
 use super::RenderError;
+
+/// How every temporary file profile-run writes begins: `.profile-run-tmp.<name>.<random>`.
+pub const TEMP_PREFIX: &str = ".profile-run-tmp.";
 
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), RenderError> {
     write_atomic_with(path, |out| out.write_all(contents))
@@ -26,23 +41,60 @@ pub fn write_atomic_with(
 /// temporary is removed.
 #[derive(Debug)]
 pub struct Staged {
-    tmp: PathBuf,
+    /// The target's directory, as opened when the file was staged.
+    dir: OwnedFd,
+    tmp: OsString,
+    name: OsString,
     target: PathBuf,
     committed: bool,
 }
 
+/// Stages `path` in its directory, which is opened as named (the caller chose it, links and all).
 pub fn stage(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, RenderError> {
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    stage_in(&parent_of(path), Path::new(name), fill)
+}
+
+/// Stages `dir/rel`: `dir` (the report directory) opened as named, then each folder of `rel` opened
+/// relative to the one before and never through a link, so a folder swapped for a link after
+/// `inside::target` checked it cannot redirect the file; the temporary file is made in the last.
+pub fn stage_in(
+    dir: &Path,
+    rel: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<Staged, RenderError> {
+    let target = dir.join(rel);
     let error = |source| RenderError::Write {
-        path: path.to_path_buf(),
+        path: target.clone(),
         source,
     };
-    let (tmp, file) = create_temp(&parent_of(path), path).map_err(error)?;
+    let names: Vec<&OsStr> = rel
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(name) => Some(name),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+    let (name, folders) = names
+        .split_last()
+        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+    let mut opened =
+        nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()).map_err(|errno| error(errno.into()))?;
+    let mut at = dir.to_path_buf();
+    for folder in folders {
+        at.push(folder);
+        opened = open_folder(&opened, folder, &at, &target)?;
+    }
+    let (tmp, file) = create_temp(&opened, name).map_err(error)?;
     let staged = Staged {
+        dir: opened,
         tmp,
-        target: path.to_path_buf(),
+        name: name.to_os_string(),
+        target: target.clone(),
         committed: false,
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -53,6 +105,33 @@ pub fn stage(
     Ok(staged)
 }
 
+/// How a directory written into is opened.
+const DIR_FLAGS: OFlag = OFlag::O_DIRECTORY
+    .union(OFlag::O_CLOEXEC)
+    .union(OFlag::O_RDONLY);
+
+/// Opens folder `name` of the open directory `parent`, never through a link: a link there is refused
+/// as every output path through a link is (`inside.rs`). `at` names the folder, `writing` the file.
+fn open_folder(
+    parent: &OwnedFd,
+    name: &OsStr,
+    at: &Path,
+    writing: &Path,
+) -> Result<OwnedFd, RenderError> {
+    nix::fcntl::openat(parent, name, DIR_FLAGS | OFlag::O_NOFOLLOW, Mode::empty()).map_err(
+        |errno| match errno {
+            Errno::ELOOP | Errno::ENOTDIR => RenderError::Refused {
+                path: at.to_path_buf(),
+                reason: "is a symbolic link: profile-run writes only inside the report directory and does not follow it; remove or rename it, or choose another --out".into(),
+            },
+            _ => RenderError::Write {
+                path: writing.to_path_buf(),
+                source: errno.into(),
+            },
+        },
+    )
+}
+
 impl Staged {
     /// Where the file goes.
     pub fn target(&self) -> &Path {
@@ -61,21 +140,25 @@ impl Staged {
 
     /// Renames the file into place (replacing what was there) and makes the rename durable.
     pub fn commit(mut self) -> Result<(), RenderError> {
-        std::fs::rename(&self.tmp, &self.target).map_err(|source| RenderError::Write {
+        nix::fcntl::renameat(
+            &self.dir,
+            self.tmp.as_os_str(),
+            &self.dir,
+            self.name.as_os_str(),
+        )
+        .map_err(|errno| RenderError::Write {
             path: self.target.clone(),
-            source,
+            source: errno.into(),
         })?;
         self.committed = true;
-        sync_dir(&parent_of(&self.target));
+        sync_dir(&self.dir);
         Ok(())
     }
-}
 
-impl Staged {
     /// Like [`Staged::commit`], but never replaces anything already at the target (a file, a link):
     /// refused instead, atomically where the system can (`renameat2` with `RENAME_NOREPLACE`).
     pub fn commit_new(mut self) -> Result<(), RenderError> {
-        rename_no_replace(&self.tmp, &self.target).map_err(|source| {
+        rename_no_replace(&self.dir, &self.tmp, &self.name).map_err(|source| {
             if source.kind() == std::io::ErrorKind::AlreadyExists {
                 not_replaced(&self.target)
             } else {
@@ -86,7 +169,7 @@ impl Staged {
             }
         })?;
         self.committed = true;
-        sync_dir(&parent_of(&self.target));
+        sync_dir(&self.dir);
         Ok(())
     }
 }
@@ -100,33 +183,37 @@ pub fn not_replaced(path: &Path) -> RenderError {
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
-    use nix::errno::Errno;
-    use nix::fcntl::{renameat2, RenameFlags, AT_FDCWD};
-    match renameat2(AT_FDCWD, from, AT_FDCWD, to, RenameFlags::RENAME_NOREPLACE) {
+fn rename_no_replace(dir: &OwnedFd, from: &OsStr, to: &OsStr) -> std::io::Result<()> {
+    use nix::fcntl::{renameat2, RenameFlags};
+    match renameat2(dir, from, dir, to, RenameFlags::RENAME_NOREPLACE) {
         Ok(()) => Ok(()),
         // A file system without the flag: check, then rename.
-        Err(Errno::EINVAL | Errno::ENOSYS) => checked_rename(from, to),
+        Err(Errno::EINVAL | Errno::ENOSYS) => checked_rename(dir, from, to),
         Err(e) => Err(e.into()),
     }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
-    checked_rename(from, to)
+fn rename_no_replace(dir: &OwnedFd, from: &OsStr, to: &OsStr) -> std::io::Result<()> {
+    checked_rename(dir, from, to)
 }
 
-fn checked_rename(from: &Path, to: &Path) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(to).is_ok() {
+fn checked_rename(dir: &OwnedFd, from: &OsStr, to: &OsStr) -> std::io::Result<()> {
+    use nix::fcntl::AtFlags;
+    if nix::sys::stat::fstatat(dir, to, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok() {
         return Err(std::io::ErrorKind::AlreadyExists.into());
     }
-    std::fs::rename(from, to)
+    Ok(nix::fcntl::renameat(dir, from, dir, to)?)
 }
 
 impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = nix::unistd::unlinkat(
+                &self.dir,
+                self.tmp.as_os_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
         }
     }
 }
@@ -138,31 +225,60 @@ fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// `.<name>.<random>.tmp` beside the target; `create_new` so two writers never share one.
-fn create_temp(dir: &Path, target: &Path) -> std::io::Result<(PathBuf, File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".to_string());
+/// `.profile-run-tmp.<name>.<random>` in the opened directory; created exclusively (never through a
+/// link, never shared by two writers).
+fn create_temp(dir: &OwnedFd, name: &OsStr) -> std::io::Result<(OsString, File)> {
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     loop {
-        let tmp = dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()));
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(file) => return Ok((tmp, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+        let mut tmp = OsString::from(TEMP_PREFIX);
+        tmp.push(name);
+        tmp.push(format!(".{:016x}", rand::random::<u64>()));
+        match nix::fcntl::openat(dir, tmp.as_os_str(), flags, Mode::from_bits_truncate(0o644)) {
+            Ok(fd) => return Ok((tmp, File::from(fd))),
+            Err(Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Removes the temporary files a killed render left in `dir` and in its folders (charts, scope
+/// pages), never following a link. Called by a render that holds the directory's claim, before it
+/// stages anything, so no live writer's file is among them.
+pub fn sweep_stale(dir: &Path) {
+    let Ok(opened) = nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()) else {
+        return;
+    };
+    sweep_in(&opened, dir);
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let real_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if real_dir {
+            let path = entry.path();
+            if let Ok(sub) = open_folder(&opened, &entry.file_name(), &path, &path) {
+                sweep_in(&sub, &path);
+            }
+        }
+    }
+}
+
+fn sweep_in(opened: &OwnedFd, dir: &Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let ours = name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes());
+        if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = nix::unistd::unlinkat(
+                opened,
+                name.as_os_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
         }
     }
 }
 
 /// Makes the rename itself durable. Best effort: some filesystems refuse to sync a directory, and
 /// the file is already complete either way.
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
+fn sync_dir(dir: &OwnedFd) {
+    let _ = nix::unistd::fsync(dir);
 }
 
 #[cfg(test)]
@@ -212,5 +328,64 @@ mod tests {
         let path = dir.path().join("missing/report.json");
         let err = write_atomic(&path, b"{}").unwrap_err();
         assert!(err.to_string().contains("missing/report.json"), "{err}");
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_link_after_staging_still_gets_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let charts = tmp.path().join("charts");
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::create_dir(&charts).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        let staged = stage_in(tmp.path(), Path::new("charts/a.svg"), |out| {
+            out.write_all(b"<svg/>")
+        })
+        .unwrap();
+        std::fs::rename(&charts, tmp.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &charts).unwrap();
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        let moved: Vec<_> = std::fs::read_dir(tmp.path().join("moved"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(moved, ["a.svg"]);
+        let err = stage_in(tmp.path(), Path::new("charts/b.svg"), |out| {
+            out.write_all(b"x")
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_killed_renders_temporary_files_are_swept_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let charts = tmp.path().join("charts");
+        std::fs::create_dir(&charts).unwrap();
+        let stale = [
+            tmp.path().join(".profile-run-tmp.report.md.00ff"),
+            charts.join(".profile-run-tmp.scope-1-time.svg.00ff"),
+        ];
+        for path in &stale {
+            std::fs::write(path, "half written").unwrap();
+        }
+        let mine = tmp.path().join(".report.md.notes.tmp");
+        std::fs::write(&mine, "a user's file").unwrap();
+        sweep_stale(tmp.path());
+        for path in &stale {
+            assert!(!path.exists(), "{}", path.display());
+        }
+        assert!(mine.exists());
+    }
+
+    #[test]
+    fn a_report_directory_named_through_a_link_is_written_into() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("real", tmp.path().join("out")).unwrap();
+        write_atomic(&tmp.path().join("out/report.md"), b"x").unwrap();
+        assert!(tmp.path().join("real/report.md").is_file());
     }
 }

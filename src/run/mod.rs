@@ -1,6 +1,6 @@
 //! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
-//! where a report is written (`out`), and the inputs `report` refuses before touching anything
-//! (`inputs`). Each profiler finds its own captures again for `report` /
+//! where a report is written (`out`), the inputs `report` refuses before touching anything
+//! (`inputs`), and every file read from a run directory checked and bounded (`checked`). Each profiler finds its own captures again for `report` /
 //! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
@@ -12,19 +12,22 @@
 //! Floor: run. May import process, analysis, report, config, region and the ground floor.
 //! (docs/architecture.md, checked by tests/it/architecture.rs)
 
+mod checked;
 mod claim;
 mod inputs;
 mod out;
 mod record;
 mod store;
 
+pub use checked::{check_in_run, read_record, read_report_json, trace_checks};
 pub use claim::{Claim, CLAIM_FILE};
 pub use inputs::{check_readable, check_report_inputs};
 pub use out::ReportOut;
 pub use record::{PassRecord, RunRecord};
 pub use store::{
-    detect_rank, fresh_dir, fresh_path, name_for, ncu_export_stem, ncu_report_file, planned_path,
-    Rank, RunDir, COMMAND_FILE, CONFIG_FILE, NCU_DEEP_LOG, NCU_DEEP_REPORT_BASE, NCU_LOG,
-    NCU_TOPUP_FAILED_REPORT_BASE, NCU_TOPUP_LOG, NCU_TOPUP_REPORT_BASE, NEURON_INSPECT_DIR,
-    NEURON_LOG, NEURON_SESSION, NEURON_VIEWS_DIR, NEURON_VIEWS_MANIFEST, RECORD_FILE, REPORT_BASE,
+    absolute_root, detect_rank, fresh_dir, fresh_path, name_for, ncu_export_stem, ncu_report_file,
+    planned_path, Rank, RunDir, COMMAND_FILE, CONFIG_FILE, NCU_DEEP_LOG, NCU_DEEP_REPORT_BASE,
+    NCU_LOG, NCU_TOPUP_FAILED_REPORT_BASE, NCU_TOPUP_LOG, NCU_TOPUP_REPORT_BASE,
+    NEURON_INSPECT_DIR, NEURON_LOG, NEURON_SESSION, NEURON_VIEWS_DIR, NEURON_VIEWS_MANIFEST,
+    RECORD_FILE, REPORT_BASE,
 };

@@ -36,7 +36,7 @@ impl ReportOut {
         let report_out = ReportOut {
             out,
             force,
-            root: PathBuf::from(root),
+            root: super::absolute_root(root)?,
             made: None,
             files,
         };
@@ -46,9 +46,14 @@ impl ReportOut {
         Ok(report_out)
     }
 
-    /// The directory a bare `.ncu-rep` is exported into: the report's own (`--out`, or a fresh one
-    /// under `output.root`), made on first need and reused.
-    pub fn bare_export_dir(&mut self) -> Result<PathBuf> {
+    /// The directory a report file's CSV pages are exported into: the report's own (`--out`); without
+    /// one, the run directory `run` the report file lies in (where the report goes too), else a fresh
+    /// one under `output.root`, made on first need and reused. Never an input run directory when
+    /// the report is written elsewhere.
+    pub fn export_dir(&mut self, run: Option<&Path>) -> Result<PathBuf> {
+        if let (None, Some(run)) = (&self.out, run) {
+            return Ok(run.to_path_buf());
+        }
         if let Some(dir) = &self.made {
             return Ok(dir.clone());
         }

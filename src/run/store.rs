@@ -154,6 +154,17 @@ pub fn planned_path(root: &Path, name: &str, rank: Option<&Rank>) -> PathBuf {
     }
 }
 
+/// `output.root` as an absolute path, resolved against the working directory once, before anything
+/// is made under it: every path derived from it (the run directory, the trace directory handed to the
+/// workload) stays right when the workload changes directory.
+pub fn absolute_root(root: &str) -> Result<PathBuf> {
+    std::path::absolute(root).map_err(|e| {
+        Error::Usage(format!(
+            "output.root `{root}` cannot be resolved to an absolute path ({e}); set output.root=DIR"
+        ))
+    })
+}
+
 /// A created run directory.
 #[derive(Debug)]
 pub struct RunDir {

@@ -11,6 +11,7 @@ mod confinement;
 mod faults;
 mod fuzz;
 mod hostile_names;
+mod input_files;
 mod kinds_notes;
 mod limits;
 mod outputs;

@@ -531,3 +531,19 @@ fn a_failing_workload_is_named_as_such_with_its_own_output() {
         .stderr(predicate::str::contains("CUDA out of memory"))
         .stderr(predicate::str::contains("ncu").not());
 }
+
+/// A failing workload that printed a 4 MB line: the error shows the end of its log, each line cut,
+/// in a few KB (the whole log used to be read and its last lines printed whole).
+#[test]
+fn a_failing_workloads_log_is_shown_capped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = trace_run(tmp.path(), "graph", &[])
+        .env("FAKE_TRACE_MODE", "loud")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("CUDA out of memory"), "{stderr}");
+    assert!(stderr.contains("more bytes, in the log"), "{stderr}");
+    assert!(stderr.len() < 8 * 1024, "{} bytes on stderr", stderr.len());
+}

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use crate::config::Format;
 use crate::report::inside;
 use crate::report::model::Report;
-use crate::report::write::{not_replaced, stage, Staged};
+use crate::report::write::{not_replaced, stage, stage_in, Staged};
 use crate::report::RenderError;
 
 /// One output format.
@@ -77,6 +77,8 @@ fn write_outputs(
     replace: bool,
 ) -> Result<Vec<PathBuf>, RenderError> {
     let previous = manifest::previous(dir)?;
+    // The caller holds the directory's claim: any temporary file in it is a killed render's.
+    crate::report::write::sweep_stale(dir);
     let staged = crate::parallel::map(outputs.to_vec(), threads, |output| {
         stage_output(report, output, dir)
     });
@@ -139,8 +141,9 @@ fn stage_extra(
     mut staged: Vec<Staged>,
 ) -> Result<Vec<Staged>, RenderError> {
     for (rel, contents) in extra {
-        let path = inside::target(dir, &rel)?;
-        staged.push(stage(&path, |out| out.write_all(&contents))?);
+        // Its folders made and checked here; opened again, never through a link, when staged.
+        inside::target(dir, &rel)?;
+        staged.push(stage_in(dir, &rel, |out| out.write_all(&contents))?);
     }
     Ok(staged)
 }

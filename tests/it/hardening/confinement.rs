@@ -196,6 +196,30 @@ fn a_charts_symlink_never_sends_the_svgs_outside_out() {
     }
 }
 
+/// The temporary files a killed render left in `o` and `o/charts` are removed by the next render
+/// there; a user's file of a similar name stays.
+#[test]
+fn a_killed_renders_temporary_files_are_removed_by_the_next_render() {
+    let dir = workdir();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("o/charts")).unwrap();
+    let stale = [
+        d.join("o/.profile-run-tmp.report.md.5f3a"),
+        d.join("o/charts/.profile-run-tmp.scope-1-time.svg.5f3a"),
+    ];
+    for path in &stale {
+        std::fs::write(path, "half a file").unwrap();
+    }
+    std::fs::write(d.join("o/.report.md.notes.tmp"), "mine").unwrap();
+    let (code, stderr, _) = report_in(d, &["report.outputs=[md,svg]"]);
+    assert_eq!(code, 0, "{stderr}");
+    for path in &stale {
+        assert!(!path.exists(), "{} left", path.display());
+    }
+    assert!(d.join("o/.report.md.notes.tmp").exists());
+    assert!(d.join("o/report.md").exists());
+}
+
 fn refused_run_name(ws: &Workspace, set: &[(&str, &str)], args: &[&str]) -> String {
     let mut cmd = ws.cmd();
     for (var, value) in set {

@@ -96,7 +96,7 @@ fn a_fifo_config_file_or_run_record_is_refused_by_kind() {
         code_and_stderr(profile_run(dir.path()).args(["report", "run", "--out", "out"]));
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("run.json is a FIFO (named pipe), not the run record"),
+        stderr.contains("run.json: is a FIFO, not the run record"),
         "{stderr}"
     );
 }
@@ -146,10 +146,17 @@ fn a_deep_capture_of_another_workload_gets_a_note_that_says_so() {
         dir.path().join("train.deep.ncu-rep.gz"),
     )
     .unwrap();
-    profile_run(dir.path())
+    let output = profile_run(dir.path())
         .args(["report", "train.ncu-rep.gz", "--out", "out"])
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    // Said on stderr too: a CI log shows it without anyone opening the report.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("note: The deep pass") && stderr.contains("matches none of the 54"),
+        "{stderr}"
+    );
     let json = super::read_json(&dir.path().join("out/report.json"));
     let notes: Vec<&str> = json["notes"]
         .as_array()
@@ -252,4 +259,32 @@ fn the_workloads_own_output_passes_through_as_it_is() {
         stderr.contains("\u{1b}[31mred\u{1b}[0m 50%\r100%"),
         "{stderr}"
     );
+}
+
+/// A name with ESC and a bidi override (U+202E, which shows the rest of a line reversed): shown
+/// escaped in the diff table and in report.md, never raw.
+#[test]
+fn a_bidi_override_in_a_name_reaches_neither_the_terminal_nor_report_md_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "step\u{202e}gnp.exe\u{1b}[2J";
+    std::fs::write(dir.path().join("a.csv"), export_with_range(hostile)).unwrap();
+    for out in ["a", "b"] {
+        profile_run(dir.path())
+            .args(["report", "a.csv", "--out", out])
+            .assert()
+            .success();
+    }
+    let output = profile_run(dir.path())
+        .args(["diff", "a", "b"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("step\\u{202e}gnp.exe\\u{1b}[2J"),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("a/report.md")).unwrap();
+    for text in [stdout.as_ref(), md.as_str()] {
+        assert!(!text.contains('\u{202e}') && !text.contains('\u{1b}'));
+    }
 }

@@ -360,3 +360,36 @@ fn a_bare_ncu_rep_is_exported_into_the_reports_directory_not_beside_it() {
         6
     );
 }
+
+/// `report RUN --out o` of a run directory holding only its report file, read through ncu's CSV
+/// pages: the pages are exported under `o`, and the run directory is left as it was.
+#[test]
+fn a_run_directorys_report_file_is_exported_under_out_not_into_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(run.join("profile.ncu-rep"), "fake profile").unwrap();
+    let output = report()
+        .current_dir(tmp.path())
+        .args(["run", "--out", "o"])
+        .args(CSV_READER)
+        .arg(format!("pipeline.ncu.executable={}", fake_ncu().display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        entries(&run),
+        ["profile.ncu-rep"],
+        "nothing written into the input"
+    );
+    let out = tmp.path().join("o");
+    assert!(entries(&out).contains(&"export_raw.csv".to_string()));
+    assert_eq!(
+        read_json(&out.join("report.json"))["scopes"][0]["regions"][0]["kernel_count"],
+        6
+    );
+}

@@ -105,8 +105,9 @@ fn report_of_a_run_directory_runs_no_program_and_reads_no_file_its_config_names(
             read_json(&out.join("report.json"))["scopes"][0]["regions"][0]["kernel_count"],
             6
         );
-        assert!(hostile.run().join("export_raw.csv").is_file());
-        std::fs::remove_file(hostile.run().join("export_raw.csv")).unwrap();
+        // Exported under --out, never into the run directory read.
+        assert!(out.join("export_raw.csv").is_file());
+        assert!(!hostile.run().join("export_raw.csv").exists());
     }
 }
 
@@ -255,10 +256,16 @@ fn diff_of_hostile_run_directories_runs_nothing_they_name() {
     assert_eq!(code, 0, "{stderr}");
     assert!(!hostile.marker().exists(), "the script ran");
     assert!(!stderr.contains("TOPSECRET"), "{stderr}");
-    assert!(
-        !hostile.run().join("report.md").exists(),
-        "no report written into the run"
-    );
+    for run in [hostile.run(), other] {
+        assert!(
+            !run.join("report.md").exists(),
+            "no report written into the run"
+        );
+        assert!(
+            !run.join("export_raw.csv").exists(),
+            "no export written into the run"
+        );
+    }
 }
 
 #[test]
@@ -318,4 +325,52 @@ fn a_neuron_runs_list_of_views_names_nothing_outside_its_directory() {
             "{stderr}"
         );
     }
+}
+
+/// A run directory whose config.yaml raises every limit on what is read: a 300-level stack is still
+/// refused at the user's limit (256), each raised limit named as left out; the user's own override
+/// raises it.
+#[test]
+fn a_recorded_config_cannot_raise_a_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(
+        run.join("export_raw.csv"),
+        super::limits::deep_stack_export(300),
+    )
+    .unwrap();
+    std::fs::write(
+        run.join("config.yaml"),
+        "regions:\n  max_depth: 100000\npipeline:\n  ncu:\n    max_block_mib: 100000\n    max_export_mib: 100000\n    trace:\n      max_mib: 100000\n",
+    )
+    .unwrap();
+    let report = |extra: &[&str]| {
+        code_and_stderr(
+            profile_run()
+                .current_dir(tmp.path())
+                .args(["report", "run", "--out", "o"])
+                .args(extra),
+        )
+    };
+    let (code, stderr) = report(&[]);
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("300 levels deep, past regions.max_depth (256)"),
+        "{stderr}"
+    );
+    for key in [
+        "regions.max_depth: 100000",
+        "pipeline.ncu.max_block_mib: 100000",
+        "pipeline.ncu.max_export_mib: 100000",
+        "pipeline.ncu.trace.max_mib: 100000",
+    ] {
+        assert!(
+            stderr.contains(&format!("run/config.yaml records {key} (a limit on"))
+                && stderr.contains("limits come from your own configuration"),
+            "{key}: {stderr}"
+        );
+    }
+    let (code, stderr) = report(&["regions.max_depth=400"]);
+    assert_eq!(code, 0, "{stderr}");
 }

@@ -85,7 +85,10 @@ pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<S
 /// The `--replay-mode` of the ncu command the run recorded in run.json (`kernel`, ncu's default, when
 /// absent or unreadable).
 fn replay_mode(run: &RunDir) -> String {
-    let text = std::fs::read_to_string(run.path(crate::run::RECORD_FILE)).unwrap_or_default();
+    let text = crate::run::read_record(run.root())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let record: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     let args: Vec<&str> = record["profiler_command"]
         .as_array()
@@ -97,9 +100,34 @@ fn replay_mode(run: &RunDir) -> String {
         .to_string()
 }
 
-/// The last lines of a log, formatted for an error message; empty for an empty log.
+/// How much of a log's end is read for its last lines: a workload may print gigabytes.
+const LOG_END_BYTES: u64 = 64 * 1024;
+
+/// The longest line of a log shown in an error (characters); the rest is counted, not printed.
+const LOG_LINE_CHARS: usize = 300;
+
+/// The end of a log file (its last [`LOG_END_BYTES`]), read without reading the rest; empty when it
+/// cannot be read.
+pub fn read_log_end(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut end = Vec::new();
+    let read = file
+        .seek(SeekFrom::Start(len.saturating_sub(LOG_END_BYTES)))
+        .and_then(|_| file.take(LOG_END_BYTES).read_to_end(&mut end));
+    match read {
+        Ok(_) => String::from_utf8_lossy(&end).into_owned(),
+        Err(_) => String::new(),
+    }
+}
+
+/// The last lines of a log, formatted for an error message, each cut at [`LOG_LINE_CHARS`]; empty
+/// for an empty log.
 pub fn log_tail(log_text: &str) -> String {
-    let tail: Vec<&str> = log_text.lines().rev().take(8).collect();
+    let tail: Vec<String> = log_text.lines().rev().take(8).map(cut_line).collect();
     if tail.is_empty() {
         return String::new();
     }
@@ -107,6 +135,18 @@ pub fn log_tail(log_text: &str) -> String {
         "\n  last lines of the log:\n    {}",
         tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
     )
+}
+
+/// A log line cut to [`LOG_LINE_CHARS`] characters, saying how much was left out.
+fn cut_line(line: &str) -> String {
+    match line.char_indices().nth(LOG_LINE_CHARS) {
+        None => line.to_string(),
+        Some((at, _)) => format!(
+            "{}… ({} more bytes, in the log)",
+            &line[..at],
+            line.len() - at
+        ),
+    }
 }
 
 /// `11 (SIGSEGV)`, or just the number for a signal this platform does not name.

@@ -51,7 +51,9 @@ impl Inputs {
     ) -> Result<Report> {
         if !self.traces.is_empty() {
             let deep = self.trace_deep.as_deref();
-            return analyze_traces(plan, config, &self.traces, deep, context);
+            let mut report = analyze_traces(plan, config, &self.traces, deep, context)?;
+            crate::profiler::ncu::observe::hints::add_deep_mismatch(&mut report);
+            return Ok(report);
         }
         if self.reports.is_empty() {
             analyze_exports(plan, &self.exports, context)
@@ -145,12 +147,13 @@ pub fn sibling_details(raw: &Path) -> Option<PathBuf> {
 }
 
 /// Resolves run directories (single or per-rank), raw CSV exports and `.ncu-rep` files. An `.ncu-rep`
-/// in a run directory is exported into it; any other is exported into `bare_export_dir()` (the
-/// report's directory), never beside the input, which may lie in a source tree.
+/// is exported into `export_dir(its run directory, if any)`: the report's own directory (`--out`),
+/// or the run directory when the report is written there; never beside a bare input, which may lie
+/// in a source tree, nor into a run directory the report is not written into.
 pub fn resolve_inputs(
     inputs: &[PathBuf],
     config: &Config,
-    bare_export_dir: &mut dyn FnMut() -> Result<PathBuf>,
+    export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
 ) -> Result<Inputs> {
     let mut exports = Vec::new();
     let mut reports = Vec::new();
@@ -168,6 +171,7 @@ pub fn resolve_inputs(
                 traces: &mut traces,
                 context: &mut context,
                 claimed: &mut claimed,
+                export_dir: &mut *export_dir,
             };
             found.collect(input)?;
         } else if native && input.is_file() && is_report_file(input) {
@@ -182,17 +186,15 @@ pub fn resolve_inputs(
             traces.inputs.push(TraceInput {
                 path: input.clone(),
                 rank: None,
+                checks: crate::run::trace_checks(None, config.pipeline.ncu.trace.max_mib),
             });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
-            let dir = match run_dir_of(input) {
-                Some(run) => run,
-                None => bare_export_dir()?,
-            };
+            let dir = export_dir(run_dir_of(input).as_deref())?;
             exports.extend(set_from_pages(export_pages(config, input, &dir)?, None));
         } else if input.is_file() && is_compressed_csv(input) {
             claimed.claim(input, input)?;
-            exports.push(decompressed_export(input, &bare_export_dir()?)?);
+            exports.push(decompressed_export(input, &export_dir(None)?, config)?);
         } else if input.is_file() {
             claimed.claim(input, input)?;
             exports.push(ExportSet {
@@ -248,10 +250,17 @@ pub fn is_compressed_csv(path: &Path) -> bool {
 /// A gzip-compressed CSV export and its details page (compressed or not), decompressed into `dir`
 /// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
 /// which needs a file it can seek in.
-fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
-    let raw = gunzip_into(input, dir)?;
+fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<ExportSet> {
+    let checks = crate::file_kind::Checks {
+        links: crate::file_kind::Links::Follow,
+        limit: crate::file_kind::Limit {
+            bytes: config.pipeline.ncu.max_export_mib.saturating_mul(1 << 20),
+            fix: "if the export is genuine, raise pipeline.ncu.max_export_mib (in your own --config or on the command line)",
+        },
+    };
+    let raw = gunzip_into(input, dir, &checks)?;
     let details = match sibling_details(input) {
-        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir)?),
+        Some(d) if is_compressed_csv(&d) => Some(gunzip_into(&d, dir, &checks)?),
         other => other,
     };
     Ok(ExportSet {
@@ -261,8 +270,9 @@ fn decompressed_export(input: &Path, dir: &Path) -> Result<ExportSet> {
     })
 }
 
-/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`; a damaged stream is an error naming the file.
-fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
+/// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`, checked and bounded by `checks`; a damaged
+/// stream, or one that inflates past the limit, is an error naming the file.
+fn gunzip_into(input: &Path, dir: &Path, checks: &crate::file_kind::Checks) -> Result<PathBuf> {
     let name = input
         .file_name()
         .and_then(|n| n.to_str())
@@ -274,16 +284,17 @@ fn gunzip_into(input: &Path, dir: &Path) -> Result<PathBuf> {
             source,
         })
     };
-    let file = std::fs::File::open(input).map_err(|e| io_error(input, e))?;
-    let mut reader = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file));
+    let mut reader =
+        crate::file_kind::open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
     let mut writer =
         std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
     std::io::copy(&mut reader, &mut writer).map_err(|e| {
         let _ = std::fs::remove_file(&out);
-        io_error(
-            input,
-            std::io::Error::new(e.kind(), format!("not a readable gzip stream ({e})")),
-        )
+        let why = match crate::file_kind::is_past_limit(&e) {
+            true => e.to_string(),
+            false => format!("not a readable gzip stream ({e})"),
+        };
+        io_error(input, std::io::Error::new(e.kind(), why))
     })?;
     Ok(out)
 }
@@ -362,6 +373,8 @@ struct RunDirInputs<'a> {
     traces: &'a mut TracedRuns,
     context: &'a mut RunContext,
     claimed: &'a mut Claimed,
+    /// Where a run's report file is exported (`resolve_inputs`).
+    export_dir: &'a mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
 }
 
 impl RunDirInputs<'_> {
@@ -370,19 +383,13 @@ impl RunDirInputs<'_> {
         let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
         // The run's .ncu-rep is the same capture as its export: either given again is refused.
         for file in [&raw, &report] {
+            crate::run::check_in_run(file, dir)?;
             if file.is_file() {
                 self.claimed.claim(file, self.argument)?;
             }
         }
         let mut rank = None;
-        let record = dir.join(crate::run::RECORD_FILE);
-        if let Some(kind) = crate::file_kind::not_a_file(&record) {
-            return Err(Error::Usage(format!(
-                "{} {kind}, not the run record profile-run writes; remove it, or give the capture files themselves",
-                record.display()
-            )));
-        }
-        if let Ok(text) = std::fs::read_to_string(&record) {
+        if let Some(text) = crate::run::read_record(dir)? {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
@@ -398,10 +405,11 @@ impl RunDirInputs<'_> {
                 self.context.ranks.extend(this.ranks);
             }
         }
-        let traced = super::trace::traces_in(dir, rank);
+        let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
+            crate::run::check_in_run(&deep, dir)?;
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {
@@ -431,7 +439,8 @@ impl RunDirInputs<'_> {
             return Ok(());
         }
         if report.is_file() {
-            let pages = export_pages(self.config, &report, dir)?;
+            let into = (self.export_dir)(Some(dir))?;
+            let pages = export_pages(self.config, &report, &into)?;
             self.exports.extend(set_from_pages(pages, rank));
             return Ok(());
         }

@@ -34,7 +34,7 @@ pub fn report(
     let config = &loaded.config;
     if traced(config) {
         let rank = record.rank.as_ref().map(|r| r.rank);
-        let traces = match trace::traces(run, rank) {
+        let traces = match trace::traces(run, rank, config.pipeline.ncu.trace.max_mib) {
             Ok(traces) => traces,
             // A workload that failed explains itself (`failure`); its missing traces do not.
             Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),

@@ -295,7 +295,7 @@ pub(super) fn first_pass_durations(
 ) -> Result<LaunchDurations> {
     let rank = record.rank.as_ref().map(|r| r.rank);
     Ok(if traced(config) {
-        let inputs = trace::traces(run, rank)?;
+        let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
         let source = TraceSource::open(
             &plan.analysis,
             &inputs,

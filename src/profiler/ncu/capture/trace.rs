@@ -72,19 +72,26 @@ fn missing_fix() -> String {
     )
 }
 
-/// The environment the workload runs with, in order.
+/// The environment the workload runs with, in order. Its paths are absolute: a workload that
+/// changes directory must still find the library and write its trace into the run directory.
 pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
-    let library = library(config).display().to_string();
+    let absolute = |path: PathBuf| std::path::absolute(&path).unwrap_or(path);
+    let library = absolute(library(config)).display().to_string();
     let mut env = vec![
         (
             "PROFILE_RUN_TRACE_DIR".to_string(),
-            dir.join(TRACE_DIR).display().to_string(),
+            absolute(dir.join(TRACE_DIR)).display().to_string(),
         ),
         ("CUDA_INJECTION64_PATH".to_string(), library.clone()),
         ("NVTX_INJECTION64_PATH".to_string(), library),
     ];
     if let Some(libcupti) = &config.pipeline.ncu.trace.libcupti {
-        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti.clone()));
+        // A bare name (`libcupti.so.13`) is the loader's to search for; a path is made absolute.
+        let libcupti = match libcupti.contains('/') {
+            true => absolute(PathBuf::from(libcupti)).display().to_string(),
+            false => libcupti.clone(),
+        };
+        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti));
     }
     env
 }
@@ -115,7 +122,7 @@ pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, 
 /// fix; `partial_report`: a report of what the traces hold was written.
 pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
     let log = run.path(LOG);
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = super::diagnose::read_log_end(&log);
     let (mut code, cause) = match (finished.code, finished.killed_by) {
         (_, Some(signal)) => (
             format!(" (killed by signal {signal})"),
@@ -133,8 +140,7 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
             run.root().display()
         ));
     }
-    let tail: Vec<&str> = text.lines().rev().take(10).collect();
-    let tail: String = tail.iter().rev().map(|l| format!("\n    {l}")).collect();
+    let tail = super::diagnose::log_tail(&text);
     ProfilerError::Failed(Box::new(Failure {
         what: "the traced run".into(),
         code,
@@ -146,12 +152,17 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
     }))
 }
 
-/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run).
-pub fn traces_in(dir: &Path, rank: Option<u32>) -> Vec<TraceInput> {
+/// The traces in run directory `dir`'s `trace/`, in process-id order (none: not a traced run), each
+/// to be read bounded by `max_mib` and through no link out of `dir`.
+pub fn traces_in(dir: &Path, rank: Option<u32>, max_mib: u64) -> Vec<TraceInput> {
     let (traces, _) = listing(&dir.join(TRACE_DIR));
     traces
         .into_iter()
-        .map(|(_, path)| TraceInput { path, rank })
+        .map(|(_, path)| TraceInput {
+            path,
+            rank,
+            checks: crate::run::trace_checks(Some(dir), max_mib),
+        })
         .collect()
 }
 
@@ -184,6 +195,7 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
 pub fn traces(
     run: &RunDir,
     rank: Option<u32>,
+    max_mib: u64,
 ) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
     let dir = run.path(TRACE_DIR);
     let (traces, errors) = listing(&dir);
@@ -212,7 +224,11 @@ pub fn traces(
     }
     Ok(traces
         .into_iter()
-        .map(|(_, path)| TraceInput { path, rank })
+        .map(|(_, path)| TraceInput {
+            path,
+            rank,
+            checks: crate::run::trace_checks(Some(run.root()), max_mib),
+        })
         .collect())
 }
 

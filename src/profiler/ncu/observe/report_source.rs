@@ -462,13 +462,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
             "The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run."
                 .to_string(),
         );
-    } else if by_coverage[0] + by_coverage[1] == 0 && by_coverage[2] > 0 {
-        notes.push(format!(
-            "The deep pass ({}) matches none of the {} timing results: none of its {deep_results} launches has a twin among them, so it is most likely the capture of another workload or run. Every result has its time and no deep metrics; put the deep capture of this run beside it (NAME.deep.ncu-rep), or remove the other one.",
-            deep_sources.join(", "),
-            by_coverage[2],
-        ));
     }
+    // A deep pass that matches no timing result is said by `hints::add_deep_mismatch`, on stderr too.
     notes.extend(stopped_pass_note(
         source.context.stopped_when_covered,
         by_coverage[2],

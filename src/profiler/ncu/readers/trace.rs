@@ -3,7 +3,7 @@
 //! this file adds what spans lines (name order, the names a kernel points at) and profile-run's own
 //! types. Every malformed line is an error naming the file, the line and the field.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -35,6 +35,9 @@ pub enum TraceError {
 pub struct TraceInput {
     pub path: PathBuf,
     pub rank: Option<u32>,
+    /// How the file is opened (`crate::run::trace_checks`): the run directory a link must stay in,
+    /// and the bytes its text may reach.
+    pub checks: crate::file_kind::Checks,
 }
 
 /// A kernel launch as traced.
@@ -94,18 +97,23 @@ pub struct ProcessTrace {
     pub ranges: Vec<Range>,
 }
 
-/// Reads a trace file, plain or gzip (`.gz`).
+/// Reads a trace file, plain or gzip (`.gz`), named directly (by a tool or a test), with no limit.
 pub fn read(path: &Path) -> Result<ProcessTrace, TraceError> {
+    read_input(&TraceInput {
+        path: path.to_path_buf(),
+        rank: None,
+        checks: crate::file_kind::Checks::unbounded(),
+    })
+}
+
+/// Reads a trace file, plain or gzip (`.gz`), checked before it is opened and bounded while read.
+pub fn read_input(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
+    let path = &input.path;
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let input: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::GzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
+    let input = crate::file_kind::open_text(path, &input.checks).map_err(|e| io(e.into()))?;
     parse(BufReader::new(input), path)
 }
 

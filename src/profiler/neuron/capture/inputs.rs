@@ -90,7 +90,7 @@ pub fn resolve_inputs(
         match kind.expect("every input is a Neuron one") {
             Kind::RunDir(viewed) => {
                 if i == 0 {
-                    out.context = run_context(path);
+                    out.context = run_context(path)?;
                     out.run_dir = Some(path.clone());
                 }
                 out.viewed.extend(viewed);
@@ -125,16 +125,12 @@ fn as_viewed(path: &Path) -> Viewed {
     }
 }
 
-/// What the run directory's `run.json` says about the run (empty when it is missing or unreadable).
-fn run_context(dir: &Path) -> RunContext {
-    let path = dir.join(crate::run::RECORD_FILE);
-    // Only a regular file is read: a FIFO in its place would block `open()`.
-    let record: Option<RunRecord> = path
-        .is_file()
-        .then(|| std::fs::read_to_string(&path).ok())
-        .flatten()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    record.map_or_else(RunContext::default, |r| {
+/// What the run directory's `run.json` says about the run (empty when it is missing or does not
+/// parse); one that is a link, a FIFO, a device or too large to be a record is refused unread.
+fn run_context(dir: &Path) -> Result<RunContext> {
+    let record: Option<RunRecord> =
+        crate::run::read_record(dir)?.and_then(|t| serde_json::from_str(&t).ok());
+    Ok(record.map_or_else(RunContext::default, |r| {
         r.context(r.config_fingerprint.clone())
-    })
+    }))
 }

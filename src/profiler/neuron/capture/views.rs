@@ -52,10 +52,28 @@ pub fn write_manifest(dir: &Path, viewed: &[Viewed]) -> Result<()> {
     std::fs::write(&path, text + "\n").map_err(|source| Error::Write { path, source })
 }
 
+/// The largest manifest read: one line per profile viewed.
+const MANIFEST_LIMIT: u64 = 16 << 20;
+
 /// The manifest of a Neuron run directory, outputs resolved against it; `None` when `dir` is not one.
 pub fn read_manifest(dir: &Path) -> Result<Option<Vec<Viewed>>> {
     let path = dir.join(MANIFEST);
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    // A stranger's directory may hold anything under the name: not a link, a FIFO or a device.
+    let text = crate::file_kind::read_small(
+        &path,
+        MANIFEST_LIMIT,
+        "the list of profiles a Neuron run viewed",
+        "restore it or report on the `views/` outputs directly",
+    )
+    .map_err(|e| match e {
+        crate::file_kind::FileError::Refused { reason } => {
+            Error::Usage(format!("{}: {reason}", path.display()))
+        }
+        crate::file_kind::FileError::Io { source } => {
+            Error::Usage(format!("could not read {}: {source}", path.display()))
+        }
+    })?;
+    let Some(text) = text else {
         return Ok(None);
     };
     let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {

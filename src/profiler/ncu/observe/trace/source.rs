@@ -75,7 +75,7 @@ impl<'p> TraceSource<'p> {
     ) -> Result<TraceSource<'p>> {
         let mut traces = Vec::with_capacity(inputs.len());
         for input in inputs {
-            traces.push((file::read(&input.path)?, input.rank));
+            traces.push((file::read_input(input)?, input.rank));
         }
         let mut found = MetricsFound {
             has_time: true,

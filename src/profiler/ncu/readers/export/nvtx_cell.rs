@@ -151,11 +151,8 @@ fn parse_entry(entry: &str, layout: CellLayout) -> Option<RangeEntry> {
     })
 }
 
-/// Applies `regions.rename` to every entry's name.
+/// Applies `regions.rename` (and the cut of over-long names) to every entry's name.
 pub fn rename_entries(entries: &mut [RangeEntry], renames: &Renames) {
-    if renames.is_empty() {
-        return;
-    }
     for entry in entries {
         if let std::borrow::Cow::Owned(renamed) = renames.apply(&entry.name) {
             entry.name = renamed;

@@ -1,0 +1,95 @@
+//! Every file `report`, `merge` and `diff` read from a run directory, checked before it is read, in
+//! one place: what may be followed (a link only to a file inside the run directory; a path the user
+//! typed is followed), that it is a regular file (a FIFO would block, `/dev/zero` never ends), and how
+//! much it may hold (a gzip file by what it inflates to). The checks themselves are
+//! `crate::file_kind::open_checked`; this file holds the limits and the wording.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::file_kind::{Checks, FileError, Limit, Links};
+
+/// The largest `run.json` read: profile-run writes a few KiB, one pass record per pass.
+pub const RECORD_LIMIT: u64 = 16 << 20;
+
+/// The largest report.json `diff` reads: the model of a report several times this size would be
+/// held in memory; profile-run's own reports stay far below it (names are cut at
+/// `crate::region::NAME_LIMIT`).
+pub const REPORT_JSON_LIMIT: u64 = 1 << 30;
+
+/// How a trace file is opened: a link followed only to a file inside `run_dir` (a trace found in a
+/// run directory; `None`: a trace the user named), its text bounded by `max_mib` MiB.
+pub fn trace_checks(run_dir: Option<&Path>, max_mib: u64) -> Checks {
+    Checks {
+        links: run_dir.map_or(Links::Follow, |dir| Links::Within(dir.to_path_buf())),
+        limit: Limit {
+            bytes: max_mib.saturating_mul(1 << 20),
+            fix: "if the trace is genuine, raise pipeline.ncu.trace.max_mib (in your own --config or on the command line)",
+        },
+    }
+}
+
+/// The text of run directory `dir`'s `run.json`, read as data: not through a link, a regular file of
+/// at most [`RECORD_LIMIT`] bytes; `None` when there is none. Anything else is refused (exit 2)
+/// naming the file, never read.
+pub fn read_record(dir: &Path) -> Result<Option<String>> {
+    let path = dir.join(super::RECORD_FILE);
+    crate::file_kind::read_small(
+        &path,
+        RECORD_LIMIT,
+        "the run record profile-run writes",
+        "remove it, or give the capture files themselves",
+    )
+    .map_err(|e| refused(&path, e))
+}
+
+/// The text of a report.json `diff` compares: `path` itself when the user named the file, a run
+/// directory's report.json (followed only inside `run_dir`) otherwise; a regular file of at most
+/// [`REPORT_JSON_LIMIT`] bytes.
+pub fn read_report_json(path: &Path, run_dir: Option<&Path>) -> Result<String> {
+    let checks = Checks {
+        links: run_dir.map_or(Links::Follow, |dir| Links::Within(dir.to_path_buf())),
+        limit: Limit {
+            bytes: REPORT_JSON_LIMIT,
+            fix: "profile-run writes far smaller reports: give a report.json it wrote",
+        },
+    };
+    let mut text = String::new();
+    crate::file_kind::open_checked(path, &checks)
+        .map_err(|e| refused(path, e))?
+        .take(REPORT_JSON_LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| refused(path, FileError::Io { source: e }))?;
+    Ok(text)
+}
+
+/// Refuses a capture file found in run directory `dir` (an export, a report file) that is not a
+/// regular file inside it: a link out of the directory, a FIFO, a device. A missing one is left to
+/// the caller. Its size is the reader's to bound (a report file's blocks, an export's lines).
+pub fn check_in_run(path: &Path, dir: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let checks = Checks {
+        links: Links::Within(dir.to_path_buf()),
+        limit: Limit {
+            bytes: u64::MAX,
+            fix: "",
+        },
+    };
+    crate::file_kind::open_checked(path, &checks)
+        .map(drop)
+        .map_err(|e| refused(path, e))
+}
+
+/// A refusal as a usage error (exit 2) naming the file.
+fn refused(path: &Path, e: FileError) -> Error {
+    match e {
+        FileError::Refused { reason } => Error::Usage(format!("{}: {reason}", path.display())),
+        FileError::Io { source } => Error::Usage(format!(
+            "cannot read {}: {source}; give a run directory, a report.json or a Neuron profile",
+            path.display()
+        )),
+    }
+}
