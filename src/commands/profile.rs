@@ -64,6 +64,11 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
             Some(report) => {
                 let md = write_reports(&report, &plan, run.root())?;
                 print_selection_notes(&report);
+                if !args.quiet {
+                    for line in crate::report::headline::lines(&report) {
+                        err_line(&line);
+                    }
+                }
                 Ok(Some(md))
             }
             None => Ok(None),

@@ -193,3 +193,44 @@ fn an_emit_nvtx_capture_without_the_pytorch_preset_gets_a_one_line_hint() {
         std::fs::remove_dir_all(dir.path().join("pytorch")).unwrap();
     }
 }
+
+#[test]
+fn after_a_run_the_terminal_names_the_top_regions_and_the_top_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces: Vec<String> = crate::trace::traces("gpt2")
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .env("FAKE_TRACES", traces.join(" "))
+        .args(["--config", "ncu/trace", "regions.include=[train_step]"])
+        .arg(format!(
+            "pipeline.ncu.trace.library={}",
+            crate::trace::library(tmp.path()).display()
+        ))
+        .arg(format!("output.root={}", tmp.path().join("runs").display()))
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("most self time: "))
+        .expect(&stderr);
+    assert_eq!(
+        line.matches(" (").count(),
+        3,
+        "three regions with their shares: {line}"
+    );
+    assert!(line.contains("train_step/"), "{line}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("top finding: ")),
+        "{stderr}"
+    );
+    // stdout stays the report's path alone, for scripts.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+}

@@ -131,11 +131,31 @@ fn diff_warns_when_the_workloads_differ_and_not_when_they_match() {
         "{w}"
     );
     assert!(stderr.contains("warning: The runs share only"), "{stderr}");
-    // The same training step, captured twice (with and without Python call stacks): no warning.
+    // The same training step, captured twice (with and without Python call stacks) but for 3 steps
+    // and for 2: one workload, a third less work, which every region's change would show silently.
     let (code, json, stderr) = diff(&train, &train_again, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let warnings = json["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("The runs hold different amounts of work: 54 kernels in A, 36 in B (-33%"),
+        "{warnings:?}"
+    );
+    assert!(!stderr.contains("warning: The runs share only"), "{stderr}");
+    // The same capture against itself: no warning, and a verdict without a gate says what it compared.
+    let (code, json, stderr) = diff(&train, &train, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(json["warnings"], serde_json::json!([]), "{stderr}");
     assert!(!stderr.contains("warning:"), "{stderr}");
+    let summary = json["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("no gate given: ")
+            && summary.contains("regions in 1 matched scopes compared from A to B"),
+        "{summary}"
+    );
     assert!(
         !json["notes"].to_string().contains("GPU model"),
         "both report files name their GPU: {}",

@@ -154,13 +154,39 @@ pub fn warnings(a: &RunReport, b: &RunReport) -> (Vec<String>, Vec<String>) {
             overlap.describe(a.item_noun.many),
             MIN_KERNEL_OVERLAP * 100.0
         )),
-        Some(_) => {}
+        // One workload: the same kernels, but maybe not the same amount of work.
+        Some(_) => warnings.extend(count_warning(a, b)),
         None => notes.push(format!(
             "One of the reports lists no {}, so whether both ran the same workload could not be checked.",
             a.item_noun.many
         )),
     }
     (warnings, notes)
+}
+
+/// Result counts that differ by more than this share of the smaller are not the same amount of work.
+const COUNT_SPREAD: f64 = 0.10;
+
+/// A warning when the runs hold different amounts of work (1 step against 3): every region's time
+/// then changes by the work, not by the code.
+fn count_warning(a: &RunReport, b: &RunReport) -> Option<String> {
+    let count = |r: &RunReport| -> Option<u64> {
+        r.scopes
+            .iter()
+            .map(|s| s.total.as_ref().and_then(|t| t.kernel_count))
+            .sum()
+    };
+    let (ca, cb) = (count(a)?, count(b)?);
+    let (low, high) = (ca.min(cb), ca.max(cb));
+    if low == 0 || (high - low) as f64 <= COUNT_SPREAD * low as f64 {
+        return None;
+    }
+    Some(format!(
+        "The runs hold different amounts of work: {ca} {} in A, {cb} in B ({:+.0}%, more than {:.0}% apart): compare runs of the same steps, or read the changes as per-step only after dividing by the counts.",
+        a.item_noun.many,
+        (cb as f64 - ca as f64) / ca.max(1) as f64 * 100.0,
+        COUNT_SPREAD * 100.0
+    ))
 }
 
 /// A note when matched scopes ran on different device indices: with both models known it says them

@@ -197,7 +197,13 @@ pub struct GateResult {
     pub findings: Vec<GateFinding>,
 }
 
-pub fn verdict(gates: &[GateResult], incomparable: &[Difference]) -> (Verdict, String) {
+/// The verdict and its sentence; `compared` is (regions, scopes) matched in both runs, what a diff
+/// without gates says it compared.
+pub fn verdict(
+    gates: &[GateResult],
+    incomparable: &[Difference],
+    compared: (usize, usize),
+) -> (Verdict, String) {
     let failed: Vec<&str> = gates
         .iter()
         .filter(|g| g.status == GateStatus::Fail)
@@ -211,7 +217,10 @@ pub fn verdict(gates: &[GateResult], incomparable: &[Difference]) -> (Verdict, S
     let mut summary = if !failed.is_empty() {
         format!("fail: gate {} failed", failed.join(", "))
     } else if gates.is_empty() {
-        "pass: no gate given".to_string()
+        format!(
+            "no gate given: {} regions in {} matched scopes compared from A to B (the table below); pass --fail-above PCT or --gate-metric NAME:PCT to fail on a regression",
+            compared.0, compared.1
+        )
     } else if noisy > 0 {
         format!("pass: {noisy} region changes over a limit are within the runs' own noise")
     } else {

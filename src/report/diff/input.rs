@@ -118,12 +118,17 @@ pub struct ScopeSide {
     /// Results outside every region; only its kernel names are read (the workload check).
     #[serde(default)]
     pub outside_regions: Option<TotalsSide>,
+    /// The scope's totals; only its result count is read (the same-amount-of-work check).
+    #[serde(default)]
+    pub total: Option<TotalsSide>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct TotalsSide {
     #[serde(default)]
     pub kernels: Vec<KernelSide>,
+    #[serde(default)]
+    pub kernel_count: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -143,7 +143,8 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
         .iter()
         .map(|g| g.apply(&scopes, &ra.item_noun))
         .collect();
-    let (verdict, summary) = gate::verdict(&gates, &incomparable);
+    let regions = scopes.iter().map(|s| s.regions.len()).sum();
+    let (verdict, summary) = gate::verdict(&gates, &incomparable, (regions, scopes.len()));
     Diff {
         verdict,
         summary,
