@@ -12,9 +12,12 @@ use crate::run::{self, RunDir, RunRecord};
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
 
 pub fn profile_command(args: ProfileArgs) -> Result<i32> {
-    let loaded = load_config(&args.config)?;
+    let mut loaded = load_config(&args.config)?;
+    let profiler = Profiler::of(&loaded.config);
+    for note in profiler.settle(&mut loaded.config) {
+        err_line(&format!("note: {note}"));
+    }
     let config = &loaded.config;
-    let profiler = Profiler::of(config);
     if args.workload.is_empty() && profiler.needs_workload(config) {
         return Err(Error::Usage(
             "no workload to profile; put its command after `--`: profile-run [OPTIONS] [KEY=VALUE]... -- python train.py"
@@ -32,17 +35,15 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok())?;
 
     if args.dry_run {
-        let dir = run::planned_path(&root, &run_name, rank.as_ref());
-        let line = profiler.dry_run(config, &plan.profiler, &dir, &args.workload);
-        print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
-        // What the run would find out only after starting: the profiler, then the workload.
-        let found = profiler.check_starts(config)?;
-        crate::process::check_workload(&args.workload)
-            .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
-        err_line(&format!(
-            "checked: {found}; the workload's program was found"
-        ));
-        return Ok(exit::OK);
+        return dry_run(
+            profiler,
+            config,
+            &plan,
+            &args.workload,
+            &root,
+            &run_name,
+            rank.as_ref(),
+        );
     }
 
     profiler.check_runnable(config)?;
@@ -61,16 +62,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let rendered = profiler
         .report(&loaded, &plan.profiler, &run, &record, args.quiet)
         .and_then(|report| match report {
-            Some(report) => {
-                let md = write_reports(&report, &plan, run.root())?;
-                print_selection_notes(&report);
-                if !args.quiet {
-                    for line in crate::report::headline::lines(&report) {
-                        err_line(&line);
-                    }
-                }
-                Ok(Some(md))
-            }
+            Some(report) => write_and_tell(&report, &plan, run.root(), args.quiet).map(Some),
             None => Ok(None),
         });
 
@@ -115,4 +107,45 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let result = rendered.unwrap_or_else(|| run.root().to_path_buf());
     print_stdout(&result.display().to_string())?;
     Ok(exit::OK)
+}
+
+/// `--dry-run`: the command lines and run directory, then what the run would find out only after
+/// starting (the profiler, then the workload).
+fn dry_run(
+    profiler: Profiler,
+    config: &crate::config::Config,
+    plan: &Plan,
+    workload: &[String],
+    root: &std::path::Path,
+    run_name: &str,
+    rank: Option<&run::Rank>,
+) -> Result<i32> {
+    let dir = run::planned_path(root, run_name, rank);
+    let line = profiler.dry_run(config, &plan.profiler, &dir, workload);
+    print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
+    let found = profiler.check_starts(config)?;
+    crate::process::check_workload(workload)
+        .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
+    err_line(&format!(
+        "checked: {found}; the workload's program was found"
+    ));
+    Ok(exit::OK)
+}
+
+/// Writes the reports and says on stderr what changes how the numbers read and, unless `quiet`, where
+/// the time went; returns the path to print.
+fn write_and_tell(
+    report: &crate::report::model::Report,
+    plan: &Plan,
+    dir: &std::path::Path,
+    quiet: bool,
+) -> Result<std::path::PathBuf> {
+    let md = write_reports(report, plan, dir)?;
+    print_selection_notes(report);
+    if !quiet {
+        for line in crate::report::headline::lines(report) {
+            err_line(&line);
+        }
+    }
+    Ok(md)
 }

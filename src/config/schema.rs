@@ -83,6 +83,9 @@ pub enum TimingSource {
     Ncu,
     /// CUPTI's kernel activity, measured in place while the workload runs unprofiled.
     Trace,
+    /// The trace when the injection library is there to load (beside profile-run, or
+    /// `pipeline.ncu.trace.library`), else ncu's pass, with a note; settled before anything starts.
+    Auto,
 }
 
 /// `pipeline.ncu.trace`.

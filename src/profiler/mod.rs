@@ -48,6 +48,17 @@ impl Profiler {
     /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and the
     /// plan it is handed: ncu's NVTX expressions, sampling refused where it cannot work, Neuron's
     /// settings and rules file.
+    /// Settles what the configuration leaves to the machine (`pipeline.ncu.timing: auto`), before
+    /// the plan and before the configuration is recorded; the notes say what was chosen and why.
+    pub fn settle(self, config: &mut Config) -> Vec<String> {
+        match self {
+            Profiler::Ncu => ncu::capture::trace::settle_timing(config)
+                .into_iter()
+                .collect(),
+            Profiler::Neuron => Vec::new(),
+        }
+    }
+
     pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
         let nvtx = ncu::capture::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
             .map_err(|e| Error::Usage(e.to_string()))?;

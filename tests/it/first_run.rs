@@ -234,3 +234,43 @@ fn after_a_run_the_terminal_names_the_top_regions_and_the_top_finding() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
 }
+
+/// `--dry-run --config ncu/sampled` with `library` as the injection library: stdout and stderr.
+fn sampled_dry_run(library: &Path) -> (String, String) {
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/sampled"])
+        .arg(format!("pipeline.ncu.executable={}", fake_ncu()))
+        .arg(format!("pipeline.ncu.trace.library={}", library.display()))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ncu_sampled_times_by_the_trace_when_the_library_is_there_and_by_ncu_with_a_note_when_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (stdout, stderr) = sampled_dry_run(&crate::trace::library(tmp.path()));
+    assert!(!stdout.contains("ncu's timing pass"), "{stdout}");
+    assert!(stdout.contains("CUDA_INJECTION64_PATH="), "{stdout}");
+    assert!(
+        !stderr.contains("pipeline.ncu.timing is `auto`"),
+        "{stderr}"
+    );
+    let (stdout, stderr) = sampled_dry_run(&tmp.path().join("missing/libcupti_trace.so"));
+    assert!(stdout.contains("# ncu's timing pass"), "{stdout}");
+    assert!(
+        stderr.contains("pipeline.ncu.timing is `auto` and the injection library")
+            && stderr.contains("was not found, so ncu's timing pass times every kernel"),
+        "{stderr}"
+    );
+}

@@ -316,6 +316,9 @@ pub(crate) fn fake_sampled(tmp: &Path) -> Command {
             fixture(&format!("{DIR}/train.deep.ncu-rep.gz")),
         )
         .args(["-q", "--config", "ncu/sampled"])
+        // ncu's timing pass, as the fixtures were captured: `auto` would take the trace wherever
+        // the injection library was built beside the test binary.
+        .arg("pipeline.ncu.timing=ncu")
         .arg(format!(
             "pipeline.ncu.executable={}",
             repo().join("tests/support/fake-ncu").display()

@@ -36,6 +36,40 @@ pub fn library(config: &Config) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(LIBRARY_FILE))
 }
 
+/// Settles `pipeline.ncu.timing: auto`: the trace when the injection library is usable, else ncu's
+/// timing pass; the note says why ncu times the kernels. Other values stay as they are.
+pub fn settle_timing(config: &mut Config) -> Option<String> {
+    if config.pipeline.ncu.timing != crate::config::TimingSource::Auto {
+        return None;
+    }
+    let path = library(config);
+    let mut traced = config.clone();
+    traced.pipeline.ncu.timing = crate::config::TimingSource::Trace;
+    if let Some(why) = refusal(&traced) {
+        config.pipeline.ncu.timing = crate::config::TimingSource::Ncu;
+        return Some(format!(
+            "pipeline.ncu.timing is `auto`, and ncu's timing pass times every kernel: {why}"
+        ));
+    }
+    match super::injection::check(&path) {
+        Ok(()) => {
+            config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
+            None
+        }
+        Err(unusable) => {
+            config.pipeline.ncu.timing = crate::config::TimingSource::Ncu;
+            let why = match unusable {
+                super::injection::Unusable::Missing => "was not found".to_string(),
+                super::injection::Unusable::Wrong(what) => what,
+            };
+            Some(format!(
+                "pipeline.ncu.timing is `auto` and the injection library {} {why}, so ncu's timing pass times every kernel (about 12 ms a kernel, against the unprofiled run's cost for the trace): build it with `cargo build --release` and keep it beside profile-run, or set pipeline.ncu.timing=ncu to choose ncu's pass",
+                path.display()
+            ))
+        }
+    }
+}
+
 /// Fails (exit 3, with the fix) when the injection library is missing or is not a 64-bit ELF shared
 /// object.
 pub fn check_library(config: &Config) -> Result<()> {
