@@ -201,7 +201,8 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         profiler: reading.profiler.clone(),
         platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
-        partial: context.partial.clone(),
+        // The run's record first, then what the inputs themselves say.
+        partial: join_reasons(context.partial.iter().chain(&reading.partial)),
         // A sampled run's deep metrics come from the deep pass's files: they are sources too.
         sources: reading
             .sources
@@ -210,6 +211,12 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
             .cloned()
             .collect(),
     }
+}
+
+/// Reasons joined into one sentence list; `None` when there is none.
+fn join_reasons<'r>(reasons: impl Iterator<Item = &'r String>) -> Option<String> {
+    let reasons: Vec<&str> = reasons.map(String::as_str).collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the
