@@ -44,7 +44,7 @@ pub enum TraceError {
         line: usize,
         what: String,
     },
-    #[error("{path}: a kernel launched at {at} ns is inside {count} open {what}, past regions.max_depth ({limit}); that many is usually a range started in a loop and never ended: fix the program's ranges, or raise the limit with regions.max_depth={count}")]
+    #[error("{path}: kernels run inside up to {count} open {what} (the first past the limit was launched at {at} ns), past regions.max_depth ({limit}); that many is usually a range started in a loop and never ended: fix the program's ranges, or raise the limit with regions.max_depth={count}")]
     TooMany {
         path: PathBuf,
         at: u64,

@@ -41,7 +41,8 @@ pub struct Attributed<'w> {
     pub generation: u64,
 }
 
-/// A kernel inside more open ranges than `regions.max_depth` allows; `at`: its launch.
+/// A kernel inside more open ranges than `regions.max_depth` allows; `at`: its launch. The count is
+/// the most any kernel of the trace could see, so that a limit this high reads the whole trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TooMany {
     /// One domain's stack this deep.
@@ -64,6 +65,26 @@ pub fn attribute(
     let mut open = open::Open::new(&trace.ranges);
     let mut regions = Regions::new(trace, renames, max_depth);
     let mut seen: Option<Option<u32>> = None;
+    let refused = |too_many: TooMany| {
+        // Counted to the last kernel, so that the limit the refusal suggests reads the whole trace.
+        let until = trace.kernels.last().map_or(0, |k| k.launched_at());
+        let by_thread = scope == PushPopScope::Thread;
+        let most = |counted| open::most_open(&trace.ranges, until, counted, by_thread);
+        match too_many {
+            TooMany::Levels { depth, at } => TooMany::Levels {
+                depth: depth.max(most(open::Counted::Levels)),
+                at,
+            },
+            TooMany::Marks { count, at } => TooMany::Marks {
+                count: count.max(most(open::Counted::Marks)),
+                at,
+            },
+            TooMany::Domains { count, at } => TooMany::Domains {
+                count: count.max(most(open::Counted::Domains)),
+                at,
+            },
+        }
+    };
     for kernel in &trace.kernels {
         let at = kernel.launched_at();
         let thread = kernel.launch.map(|l| l.thread);
@@ -74,7 +95,7 @@ pub fn attribute(
             PushPopScope::Thread => Some(thread),
         };
         if changed || seen != viewer {
-            regions.rebuild(&open, viewer, at)?;
+            regions.rebuild(&open, viewer, at).map_err(refused)?;
             seen = viewer;
         }
         each(&Attributed {

@@ -114,3 +114,66 @@ impl Open {
         }
     }
 }
+
+/// What a refusal counts: one stack's levels, start/end ranges, or domains with a push/pop range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Counted {
+    Levels,
+    Marks,
+    Domains,
+}
+
+/// The most ranges of one kind open at once before `until` (the last kernel's launch), one thread's
+/// at a time when `by_thread`: never fewer than any kernel saw, so a limit this high reads the trace.
+/// One sweep, counts only.
+pub(super) fn most_open(ranges: &[Range], until: u64, counted: Counted, by_thread: bool) -> usize {
+    let mut ends: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    // Open ranges per (thread, domain) key, and per thread the domains with one open.
+    let mut levels: FastMap<(Option<u32>, Option<u32>), usize> = FastMap::default();
+    let mut domains: FastMap<Option<u32>, usize> = FastMap::default();
+    let (mut open, mut most) = (0usize, 0usize);
+    let wanted = |r: &Range| match counted {
+        Counted::Marks => r.kind == RangeKind::StartEnd,
+        Counted::Levels | Counted::Domains => r.kind == RangeKind::PushPop,
+    };
+    let mut change = |r: &Range, up: bool| {
+        let thread = by_thread.then_some(r.thread);
+        let count = levels.entry((thread, r.domain)).or_default();
+        let before = *count;
+        *count = if up { before + 1 } else { before - 1 };
+        let now = *count;
+        let distinct = domains.entry(thread).or_default();
+        match (before, now, r.domain.is_some()) {
+            (0, 1, true) => *distinct += 1,
+            (1, 0, true) => *distinct -= 1,
+            _ => {}
+        }
+        let distinct = *distinct;
+        open = if up { open + 1 } else { open - 1 };
+        match counted {
+            Counted::Levels => now,
+            Counted::Marks => open,
+            Counted::Domains => distinct,
+        }
+    };
+    for (index, range) in ranges.iter().enumerate() {
+        if range.start >= until {
+            break;
+        }
+        while let Some(&Reverse((end, closing))) = ends.peek() {
+            if end > range.start {
+                break;
+            }
+            ends.pop();
+            change(&ranges[closing], false);
+        }
+        if !wanted(range) {
+            continue;
+        }
+        if let Some(end) = range.end {
+            ends.push(Reverse((end, index)));
+        }
+        most = most.max(change(range, true));
+    }
+    most
+}
