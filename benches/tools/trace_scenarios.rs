@@ -11,14 +11,35 @@ use trace_format::{Api, ApiKind, End, Kernel, Name, Process, Range, RangeKind, R
 
 /// The shapes, by name: what `n` counts in each.
 pub const SCENARIOS: &[(&str, &str)] = &[
-    ("kernels", "kernels, under step/fwd|bwd push/pop ranges and an epoch start/end range"),
-    ("never-popped", "push/pop ranges never popped, a kernel after each"),
+    (
+        "kernels",
+        "kernels, under step/fwd|bwd push/pop ranges and an epoch start/end range",
+    ),
+    (
+        "never-popped",
+        "push/pop ranges never popped, a kernel after each",
+    ),
     ("marks", "start/end ranges never ended, a kernel after each"),
-    ("marks-ended", "start/end ranges each open over four kernels"),
-    ("domains", "NVTX domains, each with a push/pop range never popped, a kernel after each"),
-    ("domains-popped", "NVTX domains, each with one push/pop range around one kernel"),
-    ("threads", "threads, each with one push/pop range around one kernel it launches"),
-    ("deep", "kernels, each under 255 open levels and a leaf range of its own (256 deep)"),
+    (
+        "marks-ended",
+        "start/end ranges each open over four kernels",
+    ),
+    (
+        "domains",
+        "NVTX domains, each with a push/pop range never popped, a kernel after each",
+    ),
+    (
+        "domains-popped",
+        "NVTX domains, each with one push/pop range around one kernel",
+    ),
+    (
+        "threads",
+        "threads, each with one push/pop range around one kernel it launches",
+    ),
+    (
+        "deep",
+        "kernels, each under 255 open levels and a leaf range of its own (256 deep)",
+    ),
 ];
 
 /// One trace being written: its records, then the `end` line counting them.
@@ -135,7 +156,12 @@ pub fn write(name: &str, n: u32, out: impl Write) -> io::Result<bool> {
 }
 
 /// The ranges of each scenario, around kernel i's launch at `at(i) + 100`.
-fn ranges<W: Write>(w: &mut Writer<W>, name: &str, n: u32, at: impl Fn(u32) -> u64) -> io::Result<()> {
+fn ranges<W: Write>(
+    w: &mut Writer<W>,
+    name: &str,
+    n: u32,
+    at: impl Fn(u32) -> u64,
+) -> io::Result<()> {
     use RangeKind::{PushPop, StartEnd};
     let around = |i: u32| (at(i), Some(at(i) + 900));
     let domain = |i: u32| Some(Cow::Owned(format!("d{i}")));
@@ -146,8 +172,22 @@ fn ranges<W: Write>(w: &mut Writer<W>, name: &str, n: u32, at: impl Fn(u32) -> u
                 let (start, end) = (at(s * 1000), at((s + 1) * 1000));
                 let half = (start + end) / 2;
                 w.record(range(3 * s, PushPop, 1, (start, Some(end)), None, "step"))?;
-                w.record(range(3 * s + 1, PushPop, 1, (start + 1, Some(half)), None, "fwd"))?;
-                w.record(range(3 * s + 2, PushPop, 1, (half, Some(end - 1)), None, "bwd"))?;
+                w.record(range(
+                    3 * s + 1,
+                    PushPop,
+                    1,
+                    (start + 1, Some(half)),
+                    None,
+                    "fwd",
+                ))?;
+                w.record(range(
+                    3 * s + 2,
+                    PushPop,
+                    1,
+                    (half, Some(end - 1)),
+                    None,
+                    "bwd",
+                ))?;
             }
             for e in 0..n.div_ceil(100_000) {
                 let span = (at(e * 100_000), Some(at((e + 1) * 100_000)));
@@ -166,7 +206,14 @@ fn ranges<W: Write>(w: &mut Writer<W>, name: &str, n: u32, at: impl Fn(u32) -> u
         }
         "marks-ended" => {
             for i in 0..n {
-                w.record(range(i, StartEnd, 1, (at(i), Some(at(i + 4))), None, "mark"))?;
+                w.record(range(
+                    i,
+                    StartEnd,
+                    1,
+                    (at(i), Some(at(i + 4))),
+                    None,
+                    "mark",
+                ))?;
             }
         }
         "domains" => {
@@ -188,7 +235,14 @@ fn ranges<W: Write>(w: &mut Writer<W>, name: &str, n: u32, at: impl Fn(u32) -> u
             // deep: 255 levels open from the start, then a leaf around each kernel.
             for level in 0..255u32 {
                 let name = format!("level{level}");
-                w.record(range(level, PushPop, 1, (u64::from(level), None), None, &name))?;
+                w.record(range(
+                    level,
+                    PushPop,
+                    1,
+                    (u64::from(level), None),
+                    None,
+                    &name,
+                ))?;
             }
             for i in 0..n {
                 w.record(range(255 + i, PushPop, 1, around(i), None, "leaf"))?;

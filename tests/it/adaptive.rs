@@ -63,31 +63,37 @@ fn trace_launches() -> Vec<Launch> {
     let path = &crate::trace::traces("train")[0];
     let trace = profile_run::profiler::ncu::readers::trace::read(path).unwrap();
     let mut launches = Vec::new();
-    attribute(&trace, PushPopScope::Process, &Renames::default(), 256, |a| {
-        let in_step = a
-            .stacks
-            .iter()
-            .any(|s| s.first().is_some_and(|r| r == "train_step"));
-        if !in_step {
-            return;
-        }
-        let k = a.kernel;
-        let launch = trace.shape(k);
-        launches.push(Launch {
-            key: (
-                trace.names[launch.name].clone(),
-                launch.grid.map(u64::from),
-                launch.block.map(u64::from),
-                [
-                    u64::from(launch.registers),
-                    launch.static_shared,
-                    launch.dynamic_shared,
-                ],
-            ),
-            process: trace.pid,
-            duration: k.duration_ns(),
-        });
-    })
+    attribute(
+        &trace,
+        PushPopScope::Process,
+        &Renames::default(),
+        256,
+        |a| {
+            let in_step = a
+                .stacks
+                .iter()
+                .any(|s| s.first().is_some_and(|r| r == "train_step"));
+            if !in_step {
+                return;
+            }
+            let k = a.kernel;
+            let launch = trace.shape(k);
+            launches.push(Launch {
+                key: (
+                    trace.names[launch.name].clone(),
+                    launch.grid.map(u64::from),
+                    launch.block.map(u64::from),
+                    [
+                        u64::from(launch.registers),
+                        launch.static_shared,
+                        launch.dynamic_shared,
+                    ],
+                ),
+                process: trace.pid,
+                duration: k.duration_ns(),
+            });
+        },
+    )
     .unwrap();
     launches
 }

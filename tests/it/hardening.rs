@@ -18,6 +18,7 @@ mod partial_runs;
 mod report_outputs;
 mod run_config;
 mod streams_signals;
+mod traces;
 
 use std::path::{Path, PathBuf};
 

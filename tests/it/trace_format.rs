@@ -100,9 +100,15 @@ fn what_the_writer_renders_the_reader_reads_back_field_for_field() {
             .iter()
             .map(|k| (k.correlation, k.start, k.end, k.device, k.stream))
             .collect();
-        assert_eq!(kernels, [(5, 1_000, 1_040, 1, 13), (6, 2_000, 2_040, 1, 13)]);
+        assert_eq!(
+            kernels,
+            [(5, 1_000, 1_040, 1, 13), (6, 2_000, 2_040, 1, 13)]
+        );
         let names: Vec<&str> = read.kernels.iter().map(|k| read.name(k)).collect();
-        assert_eq!(names, ["_Z4gemmILi128EEvPKfS1_Pf", "kernel\twith\\odd\nname"]);
+        assert_eq!(
+            names,
+            ["_Z4gemmILi128EEvPKfS1_Pf", "kernel\twith\\odd\nname"]
+        );
         let k = read.shape(&read.kernels[0]);
         assert_eq!(
             (k.grid, k.block, k.registers),
@@ -124,7 +130,10 @@ fn what_the_writer_renders_the_reader_reads_back_field_for_field() {
             ],
             "each kernel has the call with its correlation id"
         );
-        assert_eq!(read.partial, None, "the writer's trace ends with its end line");
+        assert_eq!(
+            read.partial, None,
+            "the writer's trace ends with its end line"
+        );
         let ranges: Vec<_> = read
             .ranges
             .iter()
