@@ -5,7 +5,7 @@
 //! line and field) and the fix, or read whole.
 
 #[path = "../../../benches/tools/trace_scenarios.rs"]
-mod trace_scenarios;
+pub(super) mod trace_scenarios;
 
 use std::path::{Path, PathBuf};
 
