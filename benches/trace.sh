@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Reading CUPTI traces at the scale of a real job and of the programs that break readers: synthetic
+# traces (benches/tools/trace_scenarios.rs, through the gen-cupti-trace example) read by
+# `profile-run report -c ncu/trace` under `ulimit -v` (4 GB), with wall time, peak RSS and the outcome
+# (read, or refused with its message). docs/performance.md ("Bounded trace reading") has the results.
+#
+#   benches/trace.sh               # the sizes of docs/performance.md
+#   benches/trace.sh --smoke       # tiny traces: every step runs, no bars checked
+#
+# Environment: BENCH_DIR (scratch space, default a fresh /tmp dir, removed afterwards), VMEM_KB (the
+# `ulimit -v` of each run, default 4000000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+smoke=0
+if [[ ${1:-} == --smoke ]]; then smoke=1; fi
+
+work=${BENCH_DIR:-$(mktemp -d /tmp/profile-run-trace-bench.XXXXXX)}
+mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+
+cargo build --release --quiet --bin profile-run --example gen-cupti-trace
+target=${CARGO_TARGET_DIR:-$PWD/target}/release
+bin=$target/profile-run
+gen=$target/examples/gen-cupti-trace
+vmem=${VMEM_KB:-4000000}
+
+# scenario, size, bar: seconds and MiB of peak RSS the issue asks for (0: no bar).
+if ((smoke)); then
+  runs=("kernels 10000 0 0" "never-popped 1000 0 0" "marks 1000 0 0" "marks-ended 1000 0 0"
+        "domains 1000 0 0" "domains-popped 1000 0 0" "threads 1000 0 0" "deep 1000 0 0")
+else
+  runs=("kernels 10000000 60 2048" "never-popped 1000000 2 0" "marks 100000 10 0"
+        "marks-ended 100000 10 0" "domains 100000 10 0" "domains-popped 100000 10 0"
+        "threads 1000000 10 0" "deep 1000000 0 0")
+fi
+
+# Peak RSS of the command, from the kernel's own account (getrusage of the children), wall seconds
+# and exit code; no /usr/bin/time needed.
+measure() {
+  python3 - "$vmem" "$@" <<'PY'
+import resource, subprocess, sys, time
+vmem = int(sys.argv[1]) * 1024
+def limit():
+    resource.setrlimit(resource.RLIMIT_AS, (vmem, vmem))
+t0 = time.monotonic()
+p = subprocess.run(sys.argv[2:], preexec_fn=limit, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+wall = time.monotonic() - t0
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+err = p.stderr.decode(errors="replace").strip().splitlines()
+print(f"{wall:.2f} {rss} {p.returncode} {err[-1][:160] if err else ''}")
+PY
+}
+
+echo "## Reading CUPTI traces ($(nproc) cores, ulimit -v $vmem KB)"
+echo
+echo "| trace | size | file MiB | generate s | report s | peak RSS MiB | exit | outcome | bar |"
+echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
+failed=0
+for run in "${runs[@]}"; do
+  read -r name n bar_s bar_mib <<<"$run"
+  trace=$work/cupti.1.trace
+  t0=$(date +%s.%N)
+  "$gen" "$name" "$n" "$trace"
+  t1=$(date +%s.%N)
+  gen_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  mib=$(awk -v b="$(stat -c %s "$trace")" 'BEGIN { printf "%.0f", b / 1048576 }')
+  read -r wall rss code outcome < <(measure "$bin" report -c ncu/trace "$trace" --out "$work/out" --force)
+  [[ $code == 0 ]] && outcome="read"
+  verdict=-
+  if ((bar_s > 0)); then
+    ok=$(awk -v w="$wall" -v r="$rss" -v s="$bar_s" -v m="$bar_mib" 'BEGIN { print (w <= s && (m == 0 || r <= m)) ? "met" : "MISSED" }')
+    verdict="≤${bar_s} s$( ((bar_mib > 0)) && echo ", ≤${bar_mib} MiB"): $ok"
+    [[ $ok == met ]] || failed=1
+  fi
+  echo "| $name | $n | $mib | $gen_s | $wall | $rss | $code | ${outcome//|/\\|} | $verdict |"
+  rm -f "$trace"
+done
+((smoke)) || exit "$failed"
