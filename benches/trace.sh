@@ -19,10 +19,13 @@ work=${BENCH_DIR:-$(mktemp -d /tmp/profile-run-trace-bench.XXXXXX)}
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
-cargo build --release --quiet --bin profile-run --example gen-cupti-trace
-target=${CARGO_TARGET_DIR:-$PWD/target}/release
-bin=$target/profile-run
-gen=$target/examples/gen-cupti-trace
+# The generator in the dev profile: a release example would rebuild every dependency with the
+# dev-dependencies' features, and how fast traces are written is not what is measured.
+cargo build --release --quiet --bin profile-run
+cargo build --quiet --example gen-cupti-trace
+target=${CARGO_TARGET_DIR:-$PWD/target}
+bin=$target/release/profile-run
+gen=$target/debug/examples/gen-cupti-trace
 vmem=${VMEM_KB:-4000000}
 
 # scenario, size, bar: seconds and MiB of peak RSS the issue asks for (0: no bar).

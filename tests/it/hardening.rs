@@ -1,5 +1,5 @@
 //! Hardening: bad exports, fuzzed input, hostile names, profiler faults, interrupts, atomic outputs,
-//! configuration mistakes, shell metacharacters, and run directories from strangers (a recorded
+//! configuration mistakes, shell metacharacters, CUPTI traces of hostile shapes, and run directories from strangers (a recorded
 //! configuration is data, nothing leaves `--out`, a claim is held once). Each case checks what the user sees (message and
 //! exit code) and that nothing is lost or written where it should not be. docs/reliability.md lists
 //! every case with its outcome.

@@ -8,6 +8,9 @@
 //! [`MAX_LINE_BYTES`]; range names and domains are interned ([`ProcessTrace::texts`]); the kernels of
 //! one launch key share its [`LaunchShape`]; API calls are joined to their kernels through a sorted
 //! list and dropped.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod assemble;
 #[cfg(test)]

@@ -9,6 +9,9 @@
 //! range opened or closed since the one before (only their changed tail), handed over by reference,
 //! and `regions.max_depth` is checked on the open ranges' count before a string is made, so a range
 //! pushed in a loop and never popped is refused at the first kernel past the limit.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod open;
 
