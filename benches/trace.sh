@@ -69,11 +69,13 @@ for run in "${runs[@]}"; do
   gen_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   mib=$(awk -v b="$(stat -c %s "$trace")" 'BEGIN { printf "%.0f", b / 1048576 }')
   read -r wall rss code outcome < <(measure "$bin" report -c ncu/trace "$trace" --out "$work/out" --force)
-  [[ $code == 0 ]] && outcome="read"
+  if [[ $code == 0 ]]; then outcome="read"; fi
   verdict=-
   if ((bar_s > 0)); then
     ok=$(awk -v w="$wall" -v r="$rss" -v s="$bar_s" -v m="$bar_mib" 'BEGIN { print (w <= s && (m == 0 || r <= m)) ? "met" : "MISSED" }')
-    verdict="≤${bar_s} s$( ((bar_mib > 0)) && echo ", ≤${bar_mib} MiB"): $ok"
+    verdict="≤${bar_s} s"
+    if ((bar_mib > 0)); then verdict+=", ≤${bar_mib} MiB"; fi
+    verdict+=": $ok"
     [[ $ok == met ]] || failed=1
   fi
   echo "| $name | $n | $mib | $gen_s | $wall | $rss | $code | ${outcome//|/\\|} | $verdict |"
