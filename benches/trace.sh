@@ -39,8 +39,8 @@ else
         "threads 1000000 10 0" "deep 1000000 0 0")
 fi
 
-# Wall seconds, CPU seconds (user + system: the wall time on an idle core, since a report reads one
-# trace on one thread), peak RSS from the kernel's own account (getrusage of the children) and exit
+# Wall seconds, CPU seconds (user + system: about the wall time on an otherwise idle machine, since a
+# trace is read on one thread; the bars are checked against it), peak RSS from the kernel's own account (getrusage of the children) and exit
 # code; no /usr/bin/time needed.
 measure() {
   python3 - "$vmem" "$@" <<'PY'
