@@ -213,9 +213,10 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
     }
 }
 
-/// Reasons joined into one sentence list; `None` when there is none.
-fn join_reasons<'r>(reasons: impl Iterator<Item = &'r String>) -> Option<String> {
-    let reasons: Vec<&str> = reasons.map(String::as_str).collect();
+/// Why a report is partial, several reasons joined into one; `None` when there is none.
+pub(crate) fn join_reasons<S: AsRef<str>>(reasons: impl Iterator<Item = S>) -> Option<String> {
+    let reasons: Vec<S> = reasons.collect();
+    let reasons: Vec<&str> = reasons.iter().map(AsRef::as_ref).collect();
     (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 

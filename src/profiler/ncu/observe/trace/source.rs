@@ -451,15 +451,11 @@ impl TraceSource<'_> {
             origin: "nvtx".into(),
             sampling,
             key_samples: None,
-            partial: join_reasons(self.traces.iter().filter_map(|(t, _)| t.partial.as_deref())),
+            partial: crate::analysis::join_reasons(
+                self.traces.iter().filter_map(|(t, _)| t.partial.as_deref()),
+            ),
         }
     }
-}
-
-/// The traces' reasons for being partial, in one sentence list; `None` when every one is whole.
-fn join_reasons<'r>(reasons: impl Iterator<Item = &'r str>) -> Option<String> {
-    let reasons: Vec<&str> = reasons.collect();
-    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// A kernel's cells, coverage, weight and twins' key: its in-place time alone, or (a sampled run) its
