@@ -220,7 +220,8 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         profiler: reading.profiler.clone(),
         platform: reading.platform.clone(),
         config_fingerprint: context.config_fingerprint.clone(),
-        partial: context.partial.clone(),
+        // The run's record first, then what the inputs themselves say.
+        partial: join_reasons(context.partial.iter().chain(&reading.partial)),
         flagged_ranks: ranks::flagged(&context.ranks),
         // A sampled run's deep metrics come from the deep pass's files: they are sources too.
         sources: reading
@@ -230,6 +231,13 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
             .cloned()
             .collect(),
     }
+}
+
+/// Why a report is partial, several reasons joined into one; `None` when there is none.
+pub(crate) fn join_reasons<S: AsRef<str>>(reasons: impl Iterator<Item = S>) -> Option<String> {
+    let reasons: Vec<S> = reasons.collect();
+    let reasons: Vec<&str> = reasons.iter().map(AsRef::as_ref).collect();
+    (!reasons.is_empty()).then(|| reasons.join("; "))
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the

@@ -64,6 +64,9 @@ pub struct Reading {
     /// A sampled reading's deep samples per launch key (the keys of its observations), from which
     /// each estimated deep value gets its 95% interval; `None` otherwise.
     pub key_samples: Option<crate::region::KeySamples>,
+    /// Why the inputs themselves hold only part of the run (a file cut short), beside what the run's
+    /// record says; `None` when they are whole.
+    pub partial: Option<String>,
 }
 
 /// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made

@@ -104,7 +104,9 @@ struct StreamScope {
     outside: KernelMap,
     stacks: FastMap<Vec<String>, Node>,
     marks: FastMap<String, Node>,
-    instances: FastMap<Vec<String>, InstanceTimes>,
+    /// Per full stack, each level's instance times: a result hashes its stack once, not every
+    /// prefix of it (which cost the square of the depth per result); prefixes are summed at the end.
+    instances: FastMap<Vec<String>, Vec<InstanceTimes>>,
 }
 
 impl StreamScope {
@@ -124,8 +126,7 @@ impl StreamScope {
             excluded: self.excluded,
             outside: self.outside,
             regions: stacks.chain(marks).collect(),
-            instances: self
-                .instances
+            instances: by_prefix(self.instances)
                 .into_iter()
                 .map(|(segments, times)| {
                     let mut times: Vec<(u64, f64)> = times.into_iter().collect();
@@ -147,10 +148,13 @@ impl StreamScope {
         merge_owned_kernel_maps(&mut self.outside, other.outside);
         merge_nodes(&mut self.stacks, other.stacks, offset);
         merge_nodes(&mut self.marks, other.marks, offset);
-        for (path, times) in other.instances {
+        for (path, levels) in other.instances {
             let mine = self.instances.entry(path).or_default();
-            for (id, time) in times {
-                *mine.entry(id).or_default() += time;
+            mine.resize_with(mine.len().max(levels.len()), InstanceTimes::default);
+            for (mine, times) in mine.iter_mut().zip(levels) {
+                for (id, time) in times {
+                    *mine.entry(id).or_default() += time;
+                }
             }
         }
     }
@@ -392,19 +396,37 @@ fn group_for<'m>(map: &'m mut KernelMap, kernel: &str, specs: &[MetricSpec]) -> 
 
 /// Adds a result's time to the instance it ran in, at every level of its path (inclusive).
 fn add_instances(
-    into: &mut FastMap<Vec<String>, InstanceTimes>,
+    into: &mut FastMap<Vec<String>, Vec<InstanceTimes>>,
     path: &[String],
     ids: &[u64],
     time: f64,
 ) {
-    for (depth, id) in ids.iter().enumerate().take(path.len()) {
-        let prefix = &path[..=depth];
-        if !into.contains_key(prefix) {
-            into.insert(prefix.to_vec(), InstanceTimes::default());
-        }
-        let times = into.get_mut(prefix).expect("inserted above");
+    if !into.contains_key(path) {
+        into.insert(path.to_vec(), vec![InstanceTimes::default(); path.len()]);
+    }
+    let levels = into.get_mut(path).expect("inserted above");
+    for (times, id) in levels.iter_mut().zip(ids) {
         *times.entry(*id).or_default() += time;
     }
+}
+
+/// Each stack region's instance times, summed over every full stack that passes through it.
+fn by_prefix(
+    stacks: FastMap<Vec<String>, Vec<InstanceTimes>>,
+) -> FastMap<Vec<String>, InstanceTimes> {
+    let mut prefixes: FastMap<Vec<String>, InstanceTimes> = FastMap::default();
+    for (path, levels) in stacks {
+        for (depth, times) in levels.into_iter().enumerate() {
+            if times.is_empty() {
+                continue;
+            }
+            let into = prefixes.entry(path[..=depth].to_vec()).or_default();
+            for (id, time) in times {
+                *into.entry(id).or_default() += time;
+            }
+        }
+    }
+    prefixes
 }
 
 fn new_node(first_seen: u64) -> Node {

@@ -62,27 +62,40 @@ pub(crate) fn timing_launches() -> Vec<Launch> {
 fn trace_launches() -> Vec<Launch> {
     let path = &crate::trace::traces("train")[0];
     let trace = profile_run::profiler::ncu::readers::trace::read(path).unwrap();
-    attribute(&trace, PushPopScope::Process, &Renames::default())
-        .into_iter()
-        .filter(|a| {
-            a.stacks
+    let mut launches = Vec::new();
+    attribute(
+        &trace,
+        PushPopScope::Process,
+        &Renames::default(),
+        256,
+        |a| {
+            let in_step = a
+                .stacks
                 .iter()
-                .any(|s| s.first().is_some_and(|r| r == "train_step"))
-        })
-        .map(|a| {
+                .any(|s| s.first().is_some_and(|r| r == "train_step"));
+            if !in_step {
+                return;
+            }
             let k = a.kernel;
-            Launch {
+            let launch = trace.shape(k);
+            launches.push(Launch {
                 key: (
-                    trace.names[k.name].clone(),
-                    k.grid.map(u64::from),
-                    k.block.map(u64::from),
-                    [u64::from(k.registers), k.static_shared, k.dynamic_shared],
+                    trace.names[launch.name].clone(),
+                    launch.grid.map(u64::from),
+                    launch.block.map(u64::from),
+                    [
+                        u64::from(launch.registers),
+                        launch.static_shared,
+                        launch.dynamic_shared,
+                    ],
                 ),
                 process: trace.pid,
                 duration: k.duration_ns(),
-            }
-        })
-        .collect()
+            });
+        },
+    )
+    .unwrap();
+    launches
 }
 
 /// Each key's n = min(⌈(1.96·CV/ε)²⌉ (at least 1), max_samples, launches in its process − 0 skipped).

@@ -159,12 +159,17 @@ fn trace_keys(workload: &str) -> u64 {
     for path in crate::trace::traces(workload) {
         let trace = profile_run::profiler::ncu::readers::trace::read(&path).unwrap();
         for k in &trace.kernels {
+            let launch = trace.shape(k);
             keys.insert((
                 trace.pid,
-                trace.names[k.name].clone(),
-                k.grid,
-                k.block,
-                [u64::from(k.registers), k.static_shared, k.dynamic_shared],
+                trace.names[launch.name].clone(),
+                launch.grid,
+                launch.block,
+                [
+                    u64::from(launch.registers),
+                    launch.static_shared,
+                    launch.dynamic_shared,
+                ],
             ));
         }
     }

@@ -1,5 +1,5 @@
 //! Hardening: bad exports, fuzzed input, hostile names, profiler faults, interrupts, atomic outputs,
-//! configuration mistakes, shell metacharacters, and run directories from strangers (a recorded
+//! configuration mistakes, shell metacharacters, CUPTI traces of hostile shapes, and run directories from strangers (a recorded
 //! configuration is data, nothing leaves `--out`, a claim is held once). Each case checks what the user sees (message and
 //! exit code) and that nothing is lost or written where it should not be. docs/reliability.md lists
 //! every case with its outcome.
@@ -10,6 +10,7 @@ mod config_cli;
 mod confinement;
 mod faults;
 mod fuzz;
+mod fuzz_trace;
 mod hostile_names;
 mod input_files;
 mod kinds_notes;
@@ -19,6 +20,7 @@ mod partial_runs;
 mod report_outputs;
 mod run_config;
 mod streams_signals;
+mod traces;
 
 use std::path::{Path, PathBuf};
 

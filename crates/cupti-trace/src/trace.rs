@@ -126,6 +126,9 @@ impl Trace {
             })
             .write(&mut out);
         }
+        // Last, so that a reader tells a whole trace from one cut short.
+        let lines = out.bytes().filter(|b| *b == b'\n').count() as u64;
+        Record::End(trace_format::End { lines }).write(&mut out);
         out
     }
 }
@@ -184,13 +187,14 @@ mod tests {
         let text = t.render(42, "host", "python3", "libcupti.so.13");
         assert_eq!(
             text,
-            "profile-run-cupti-trace\t1\n\
+            "profile-run-cupti-trace\t2\n\
              process\t42\thost\tpython3\tlibcupti.so.13\n\
              name\t0\t_Z4gemmPf\n\
              kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
              api\t7\t11\t100\t105\truntime\t211\n\
              range\t1\tpush-pop\t11\t50\t300\t-\tstep\\tone\n\
-             range\t2\tstart-end\t11\t60\t-\tLLM\tphase\n"
+             range\t2\tstart-end\t11\t60\t-\tLLM\tphase\n\
+             end\t7\n"
         );
     }
 }

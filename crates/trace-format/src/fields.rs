@@ -30,21 +30,23 @@ pub(crate) struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    /// The line's tag and the rest of its fields.
-    pub(crate) fn split(line: &'a str) -> (&'a str, std::str::Split<'a, char>) {
-        let mut parts = line.split('\t');
-        let tag = parts.next().unwrap_or_default();
-        (tag, parts)
+    /// The line's tag and the rest of the line after its tab (`None`: the line is its tag alone).
+    pub(crate) fn split(line: &'a str) -> (&'a str, Option<&'a str>) {
+        match line.split_once('\t') {
+            Some((tag, rest)) => (tag, Some(rest)),
+            None => (line, None),
+        }
     }
 
     /// The fields after `tag`, read as the record `names` lists them. A line short of its last
     /// field fails at once, naming that field, so a cut line is reported as cut.
     pub(crate) fn new(
         tag: &'a str,
-        parts: std::str::Split<'a, char>,
+        rest: Option<&'a str>,
         names: &'static [&'static str],
     ) -> Result<Self, LineError> {
-        let present = parts.clone().count();
+        // Counted on the bytes, so the line is split once, as it is read.
+        let present = rest.map_or(0, |r| r.bytes().filter(|&b| b == b'\t').count() + 1);
         if let Some(last) = names.last().filter(|_| present < names.len()) {
             return Err(LineError(format!(
                 "`{tag}` line has no field {} ({last})",
@@ -53,7 +55,7 @@ impl<'a> Fields<'a> {
         }
         Ok(Fields {
             tag,
-            parts,
+            parts: rest.unwrap_or_default().split('\t'),
             names,
             at: 0,
         })

@@ -3,7 +3,7 @@
 //! two cannot drift apart. Pure and free of dependencies; the reader adds the file and the line number
 //! to a [`LineError`], and checks what needs more than one line (name order, kernel names).
 //!
-//! Format, version 1: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
+//! Format, version 2: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
 //! fields escape backslash, tab, newline and carriage return as `\\` `\t` `\n` `\r`; `-` stands for a
 //! missing value (a text that is `-` itself is written `\-`) ([`text`]).
 //!
@@ -14,7 +14,13 @@
 //! kernel  CORRELATION  START  END  DEVICE  CONTEXT  STREAM  GX  GY  GZ  BX  BY  BZ  REGISTERS  STATIC-SMEM  DYNAMIC-SMEM  NAME-INDEX
 //! api  CORRELATION  THREAD  START  END  runtime|driver  CBID
 //! range  ID  push-pop|start-end  THREAD  START  END|-  DOMAIN|-  NAME|-
+//! end  LINES
 //! ```
+//!
+//! `end` is the writer's last line, and `LINES` counts the lines before it (the first line
+//! included): a trace that does not end with it was cut short, and one whose count is wrong lost or
+//! gained lines. Version 1 is version 2 without the `end` line (its writer could not say it had
+//! finished); it is still read.
 //!
 //! Times are CUPTI timestamps in ns (one clock for kernels, API calls and markers). Grid, block and
 //! shared-memory sizes are never negative. Fields past a record's last are ignored.
@@ -24,13 +30,16 @@ mod records;
 pub mod text;
 
 pub use fields::LineError;
-pub use records::{Api, ApiKind, Kernel, Name, Process, Range, RangeKind, Record};
+pub use records::{Api, ApiKind, End, Kernel, Name, Process, Range, RangeKind, Record};
 
 /// The first field of a trace's first line.
 pub const MAGIC: &str = "profile-run-cupti-trace";
 
-/// The format version this crate writes and reads, the second field of the first line.
-pub const VERSION: u32 = 1;
+/// The format version this crate writes, the second field of the first line.
+pub const VERSION: u32 = 2;
+
+/// The oldest version this crate reads: version 1, which has no `end` line.
+pub const OLDEST_VERSION: u32 = 1;
 
 /// Appends the first line of a trace.
 pub fn write_header(out: &mut String) {
@@ -40,8 +49,8 @@ pub fn write_header(out: &mut String) {
     out.push('\n');
 }
 
-/// Checks a trace's first line (without its newline).
-pub fn check_header(line: &str) -> Result<(), LineError> {
+/// Checks a trace's first line (without its newline) and returns its format version.
+pub fn check_header(line: &str) -> Result<u32, LineError> {
     let mut parts = line.split('\t');
     if parts.next() != Some(MAGIC) {
         return Err(LineError(format!(
@@ -49,10 +58,12 @@ pub fn check_header(line: &str) -> Result<(), LineError> {
         )));
     }
     match parts.next() {
-        Some(version) if version == VERSION.to_string() => Ok(()),
-        Some(version) => Err(LineError(format!(
-            "format version {version:?}, but this profile-run reads version {VERSION}"
-        ))),
+        Some(version) => match version.parse::<u32>() {
+            Ok(known) if (OLDEST_VERSION..=VERSION).contains(&known) => Ok(known),
+            _ => Err(LineError(format!(
+                "format version {version:?}, but this profile-run reads versions {OLDEST_VERSION} to {VERSION}"
+            ))),
+        },
         None => Err(LineError(format!(
             "expected `{MAGIC}<TAB>{VERSION}` as the first line"
         ))),

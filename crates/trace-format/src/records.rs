@@ -1,4 +1,4 @@
-//! The five records of a trace, each with its field list, its writer and its reader side by side: the
+//! The six records of a trace, each with its field list, its writer and its reader side by side: the
 //! list names the fields in file order, and writing and reading follow it.
 
 use std::borrow::Cow;
@@ -82,6 +82,12 @@ pub struct Range<'a> {
     pub name: Option<Cow<'a, str>>,
 }
 
+/// The writer's last line: how many lines precede it, the first line included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct End {
+    pub lines: u64,
+}
+
 const PROCESS: &[&str] = &["pid", "host", "process name", "libcupti"];
 const NAME: &[&str] = &["index", "name"];
 const KERNEL: &[&str] = &[
@@ -104,6 +110,7 @@ const KERNEL: &[&str] = &[
 ];
 const API: &[&str] = &["correlation id", "thread", "start", "end", "kind", "cbid"];
 const RANGE: &[&str] = &["id", "kind", "thread", "start", "end", "domain", "name"];
+const END: &[&str] = &["lines before it"];
 
 /// One line of a trace after the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +120,7 @@ pub enum Record<'a> {
     Kernel(Kernel),
     Api(Api),
     Range(Range<'a>),
+    End(End),
 }
 
 impl<'a> Record<'a> {
@@ -125,6 +133,9 @@ impl<'a> Record<'a> {
             "kernel" => Record::Kernel(Kernel::read(Fields::new(tag, parts, KERNEL)?)?),
             "api" => Record::Api(Api::read(Fields::new(tag, parts, API)?)?),
             "range" => Record::Range(Range::read(Fields::new(tag, parts, RANGE)?)?),
+            "end" => Record::End(End {
+                lines: Fields::new(tag, parts, END)?.num()?,
+            }),
             other => return Err(LineError(format!("unknown record `{other}`"))),
         })
     }
@@ -145,6 +156,7 @@ impl<'a> Record<'a> {
             Record::Kernel(k) => k.write(out),
             Record::Api(a) => a.write(out),
             Record::Range(r) => r.write(out),
+            Record::End(e) => Line::start(out, "end").field(e.lines).end(),
         }
     }
 }

@@ -60,6 +60,7 @@ fn records() -> Vec<Record<'static>> {
             domain: Some("-".into()),
             name: Some(Cow::Borrowed("")),
         }),
+        Record::End(End { lines: 7 }),
     ]
 }
 
@@ -78,7 +79,7 @@ fn every_record_is_one_line_that_reads_back_as_written() {
 }
 
 #[test]
-fn the_bytes_are_version_one_as_documented() {
+fn the_bytes_are_version_two_as_documented() {
     let mut text = String::new();
     write_header(&mut text);
     for record in records() {
@@ -86,13 +87,14 @@ fn the_bytes_are_version_one_as_documented() {
     }
     assert_eq!(
         text,
-        "profile-run-cupti-trace\t1\n\
+        "profile-run-cupti-trace\t2\n\
          process\t42\tnode\\t1\t\\-\tC:\\\\cuda\\\\libcupti.so\n\
          name\t0\t_Z4gemmPf\n\
          kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
          api\t7\t11\t100\t105\tdriver\t307\n\
          range\t1\tpush-pop\t11\t50\t300\t-\tstep\\none\\r\\\\\n\
-         range\t2\tstart-end\t11\t60\t-\t\\-\t\n"
+         range\t2\tstart-end\t11\t60\t-\t\\-\t\n\
+         end\t7\n"
     );
 }
 
@@ -128,6 +130,11 @@ fn a_bad_line_names_its_field() {
             "field 7 (grid x) is -4, and a count is never negative",
         ),
         ("memcpy\t1", "unknown record `memcpy`"),
+        ("end", "`end` line has no field 1 (lines before it)"),
+        (
+            "end\t-1",
+            "field 1 (lines before it) is \"-1\", out of range",
+        ),
         ("", "unknown record ``"),
     ];
     for (line, what) in cases {
@@ -138,17 +145,21 @@ fn a_bad_line_names_its_field() {
 
 #[test]
 fn the_header_names_a_wrong_version() {
-    assert!(check_header("profile-run-cupti-trace\t1").is_ok());
-    assert!(check_header("profile-run-cupti-trace\t1\tlater").is_ok());
-    let e = check_header("profile-run-cupti-trace\t2").unwrap_err().0;
-    assert!(
-        e.contains("version \"2\"") && e.contains("version 1"),
-        "{e}"
-    );
+    assert_eq!(check_header("profile-run-cupti-trace\t1"), Ok(1));
+    assert_eq!(check_header("profile-run-cupti-trace\t2\tlater"), Ok(2));
+    for version in ["3", "0", "x"] {
+        let e = check_header(&format!("profile-run-cupti-trace\t{version}"))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains(&format!("version \"{version}\"")) && e.contains("versions 1 to 2"),
+            "{e}"
+        );
+    }
     for line in ["garbage", "profile-run-cupti-trace", ""] {
         let e = check_header(line).unwrap_err().0;
         assert!(
-            e.starts_with("expected `profile-run-cupti-trace<TAB>1`"),
+            e.starts_with("expected `profile-run-cupti-trace<TAB>2`"),
             "{e}"
         );
     }

@@ -18,7 +18,7 @@ const PROBE_ARGS: &str = "RSS_PROBE_ARGS";
 /// Runs `profile-run ARGS…` in `dir` from a process of its own (this test binary again, running only
 /// [`rss_probe`]), so the peak resident size getrusage reports for its children is that run's alone,
 /// not the largest of every test running beside it. Returns the exit code, stderr and peak RSS in MiB.
-fn run_measured(dir: &Path, args: &[&str]) -> (i32, String, u64) {
+pub(super) fn run_measured(dir: &Path, args: &[&str]) -> (i32, String, u64) {
     let mut argv = vec![assert_cmd::cargo::cargo_bin("profile-run")
         .display()
         .to_string()];

@@ -266,8 +266,9 @@ mod tests {
             let path = fixture(&format!("h100-2025.3.1-cupti/{file}"));
             let trace = crate::profiler::ncu::readers::trace::read(&path).unwrap();
             for k in &trace.kernels {
-                let name = &trace.names[k.name];
-                let shape = crate::profiler::ncu::observe::trace::deep::shape(k);
+                let launch = trace.shape(k);
+                let name = &trace.names[launch.name];
+                let shape = crate::profiler::ncu::observe::trace::deep::shape(launch);
                 durations.add(
                     name,
                     shape,
@@ -275,7 +276,7 @@ mod tests {
                     k.duration_ns(),
                 );
                 *per_process
-                    .entry((name.clone(), trace.pid, k.grid, k.block))
+                    .entry((name.clone(), trace.pid, launch.grid, launch.block))
                     .or_default() += 1;
             }
         }

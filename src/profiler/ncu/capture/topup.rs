@@ -303,7 +303,7 @@ pub(super) fn first_pass_durations(
             exclude_of(config)?,
             None,
         )?;
-        source.launch_durations()
+        source.launch_durations()?
     } else {
         launch_durations(
             &plan.analysis,

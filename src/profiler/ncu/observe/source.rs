@@ -204,6 +204,7 @@ pub(super) fn ncu_reading(
         origin: "nvtx".into(),
         sampling: None,
         key_samples: None,
+        partial: None,
     }
 }
 

@@ -1,19 +1,38 @@
 //! Reading one process's trace file (`cupti.<pid>.trace[.gz]`, written by the injection library in
 //! `crates/cupti-trace`). Lines are read by the `trace-format` crate, the format's one definition;
-//! this file adds what spans lines (name order, the names a kernel points at) and profile-run's own
-//! types. Every malformed line is an error naming the file, the line and the field.
+//! this file adds what spans lines (name order, the names a kernel points at, the `end` line) and
+//! profile-run's own types ([`assemble`]). Every malformed line is an error naming the file, the
+//! line and the field.
+//!
+//! Memory stays proportional to the file: a line is read into one reused buffer and refused past
+//! [`MAX_LINE_BYTES`]; range names and domains are interned ([`ProcessTrace::texts`]); the kernels of
+//! one launch key share its [`LaunchShape`]; API calls are joined to their kernels through a sorted
+//! list and dropped.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
-use std::io::{BufRead, BufReader};
+mod assemble;
+#[cfg(test)]
+mod tests;
+
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use trace_format::{LineError, Record};
-
-use crate::fast_map::FastMap;
+use trace_format::LineError;
 
 /// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
 pub use trace_format::RangeKind;
+
+/// The longest line read: a mangled kernel name or a range name fits many times over, and a file
+/// that is one endless line (zeros, a device) is refused after this much instead of held whole.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The longest a kernel or a range may last: 2^53 ns (104 days). Past it a duration in ns is no
+/// longer exact in the report's numbers, and CUPTI's clock never gives one.
+pub const MAX_DURATION_NS: u64 = 1 << 53;
 
 #[derive(Debug, Error)]
 pub enum TraceError {
@@ -27,6 +46,15 @@ pub enum TraceError {
         path: PathBuf,
         line: usize,
         what: String,
+    },
+    #[error("{path}: kernels run inside up to {count} open {what} (the first past the limit was launched at {at} ns), past regions.max_depth ({limit}); that many is usually a range started in a loop and never ended: fix the program's ranges, or raise the limit with regions.max_depth={count}")]
+    TooMany {
+        path: PathBuf,
+        at: u64,
+        count: usize,
+        /// What is open: start/end ranges, or NVTX domains with a push/pop range open.
+        what: &'static str,
+        limit: usize,
     },
 }
 
@@ -48,19 +76,35 @@ pub struct Kernel {
     pub end: u64,
     pub device: u32,
     pub stream: u32,
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub registers: u32,
-    pub static_shared: u64,
-    pub dynamic_shared: u64,
-    /// Index into [`ProcessTrace::names`].
-    pub name: usize,
+    /// Index into [`ProcessTrace::shapes`]: its mangled name and launch configuration.
+    pub shape: u32,
+    /// The API call that launched it, when the trace holds it.
+    pub launch: Option<Launch>,
 }
 
 impl Kernel {
     pub fn duration_ns(&self) -> f64 {
         self.end.saturating_sub(self.start) as f64
     }
+
+    /// Where the kernel stands in launch order: when the call that launched it started, else (no
+    /// such call in the trace) when it started on the GPU.
+    pub fn launched_at(&self) -> u64 {
+        self.launch.map_or(self.start, |l| l.start)
+    }
+}
+
+/// What a kernel launch is besides its times, shared by every kernel launched alike: the launch
+/// key of a sampled run's join.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LaunchShape {
+    /// Index into [`ProcessTrace::names`].
+    pub name: usize,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub registers: u32,
+    pub static_shared: u64,
+    pub dynamic_shared: u64,
 }
 
 /// The API call that launched kernels (a kernel or CUDA graph launch).
@@ -78,8 +122,10 @@ pub struct Range {
     pub thread: u32,
     pub start: u64,
     pub end: Option<u64>,
-    pub domain: Option<String>,
-    pub name: Option<String>,
+    /// Index into [`ProcessTrace::texts`]; `None` for the default domain.
+    pub domain: Option<u32>,
+    /// Index into [`ProcessTrace::texts`]; `None` for a range with no name.
+    pub name: Option<u32>,
 }
 
 /// One process's trace.
@@ -92,9 +138,35 @@ pub struct ProcessTrace {
     pub libcupti: String,
     /// Mangled kernel names, by index.
     pub names: Vec<String>,
+    /// Launch keys, each once.
+    pub shapes: Vec<LaunchShape>,
+    /// Kernels in launch order: by [`Kernel::launched_at`], then correlation id, then start.
     pub kernels: Vec<Kernel>,
-    pub launches: FastMap<u32, Launch>,
+    /// Ranges by start, then id.
     pub ranges: Vec<Range>,
+    /// Range domains and names, each once.
+    pub texts: Vec<String>,
+    /// Why the trace holds only part of its process's run (it was cut short); `None` when whole.
+    pub partial: Option<String>,
+    /// Kernels left out because CUPTI handed them over unfinished, with no end time.
+    pub unfinished: u64,
+}
+
+impl ProcessTrace {
+    /// A kernel's launch key.
+    pub fn shape(&self, kernel: &Kernel) -> &LaunchShape {
+        &self.shapes[kernel.shape as usize]
+    }
+
+    /// A kernel's mangled name.
+    pub fn name(&self, kernel: &Kernel) -> &str {
+        &self.names[self.shape(kernel).name]
+    }
+
+    /// An interned text (a range's domain or name).
+    pub fn text(&self, at: u32) -> &str {
+        &self.texts[at as usize]
+    }
 }
 
 /// Reads a trace file, plain or gzip (`.gz`), named directly (by a tool or a test), with no limit.
@@ -118,180 +190,68 @@ pub fn read_input(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
 }
 
 /// Parses a trace's text; `path` names it in errors.
-pub fn parse(input: impl BufRead, path: &Path) -> Result<ProcessTrace, TraceError> {
-    let mut trace = ProcessTrace {
+pub fn parse(mut input: impl BufRead, path: &Path) -> Result<ProcessTrace, TraceError> {
+    let malformed = |line: usize, LineError(what)| TraceError::Malformed {
         path: path.to_path_buf(),
-        ..ProcessTrace::default()
+        line,
+        what,
     };
-    for (at, line) in input.lines().enumerate() {
-        let line = line.map_err(|source| TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let malformed = |LineError(what)| TraceError::Malformed {
-            path: path.to_path_buf(),
-            line: at + 1,
-            what,
-        };
-        if at == 0 {
-            trace_format::check_header(&line).map_err(malformed)?;
-            continue;
+    let mut builder = None;
+    let mut buf = Vec::new();
+    let mut at = 0;
+    loop {
+        buf.clear();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        let read = Read::take(&mut input, limit)
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            break;
         }
-        let record = Record::parse(&line).map_err(malformed)?;
-        trace.add(record).map_err(malformed)?;
-    }
-    if trace.pid == 0 {
-        return Err(TraceError::Malformed {
-            path: path.to_path_buf(),
-            line: 1,
-            what: "no `process` line".into(),
-        });
-    }
-    Ok(trace)
-}
-
-impl ProcessTrace {
-    /// Files one record, checking what the line alone cannot: names in order, kernels naming a
-    /// name already read, kernels that end after they start.
-    fn add(&mut self, record: Record<'_>) -> Result<(), LineError> {
-        match record {
-            Record::Process(p) => {
-                self.pid = p.pid;
-                self.host = p.host.into_owned();
-                self.process_name = p.name.into_owned();
-                self.libcupti = p.libcupti.into_owned();
+        at += 1;
+        // The writer ends every line: one without its newline was cut in the middle.
+        let cut = buf.pop() != Some(b'\n');
+        if cut && buf.len() >= MAX_LINE_BYTES {
+            let what = format!("the line is longer than {} MiB", MAX_LINE_BYTES >> 20);
+            return Err(malformed(at, LineError(what)));
+        }
+        match builder.as_mut() {
+            Some(b) if cut => {
+                assemble::Builder::cut(b, at);
+                break;
             }
-            Record::Name(n) => {
-                if n.index as usize != self.names.len() {
-                    return Err(LineError(format!(
-                        "name index {} out of order (expected {})",
-                        n.index,
-                        self.names.len()
-                    )));
+            Some(b) => b
+                .add(utf8(&buf, path, at)?, at)
+                .map_err(|e| malformed(at, e))?,
+            None => {
+                let version = trace_format::check_header(utf8(&buf, path, at)?);
+                let mut first =
+                    assemble::Builder::new(path, version.map_err(|e| malformed(at, e))?);
+                if cut {
+                    first.cut(at);
                 }
-                self.names.push(n.name.into_owned());
+                builder = Some(first);
             }
-            Record::Kernel(k) => self.kernels.push(kernel(k, self.names.len())?),
-            Record::Api(a) => {
-                let launch = Launch {
-                    thread: a.thread,
-                    start: a.start,
-                };
-                self.launches.insert(a.correlation, launch);
-            }
-            Record::Range(r) => self.ranges.push(Range {
-                id: r.id,
-                kind: r.kind,
-                thread: r.thread,
-                start: r.start,
-                end: r.end,
-                domain: r.domain.map(|d| d.into_owned()),
-                name: r.name.map(|n| n.into_owned()),
-            }),
         }
-        Ok(())
+        if cut {
+            break;
+        }
     }
+    let Some(builder) = builder else {
+        let what = "the file is empty, with no first line".to_string();
+        return Err(malformed(1, LineError(what)));
+    };
+    builder.finish().map_err(|e| malformed(1, e))
 }
 
-fn kernel(k: trace_format::Kernel, names: usize) -> Result<Kernel, LineError> {
-    let name = k.name as usize;
-    if name >= names {
-        return Err(LineError(format!(
-            "kernel names name {name}, but only {names} names precede it"
-        )));
-    }
-    if k.end < k.start {
-        return Err(LineError(format!(
-            "the kernel ends ({}) before it starts ({})",
-            k.end, k.start
-        )));
-    }
-    // The format keeps sizes never negative, so `unsigned_abs` is the value itself.
-    let size = |v: i32| v.unsigned_abs();
-    Ok(Kernel {
-        correlation: k.correlation,
-        start: k.start,
-        end: k.end,
-        device: k.device,
-        stream: k.stream,
-        grid: k.grid.map(size),
-        block: k.block.map(size),
-        registers: u32::from(k.registers),
-        static_shared: u64::from(size(k.static_shared)),
-        dynamic_shared: u64::from(size(k.dynamic_shared)),
-        name,
+/// A whole line as text.
+fn utf8<'b>(bytes: &'b [u8], path: &Path, line: usize) -> Result<&'b str, TraceError> {
+    std::str::from_utf8(bytes).map_err(|e| TraceError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        what: format!("not UTF-8 text (byte {} of the line)", e.valid_up_to() + 1),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse_text(text: &str) -> Result<ProcessTrace, TraceError> {
-        parse(text.as_bytes(), Path::new("t.trace"))
-    }
-
-    const HEAD: &str = "profile-run-cupti-trace\t1\nprocess\t42\th\tpython3\t/lib/libcupti.so.13\n";
-
-    #[test]
-    fn every_record_reads_back() {
-        let text = format!(
-            "{HEAD}name\t0\t_Z4gemmv\n\
-             kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
-             api\t7\t11\t100\t105\truntime\t211\n\
-             range\t1\tpush-pop\t11\t50\t300\t-\tstep\\tone\n\
-             range\t2\tstart-end\t11\t60\t-\tLLM\t\\-\n"
-        );
-        let t = parse_text(&text).unwrap();
-        assert_eq!((t.pid, t.process_name.as_str()), (42, "python3"));
-        assert_eq!(t.names, ["_Z4gemmv"]);
-        assert_eq!(t.kernels[0].grid, [4, 1, 1]);
-        assert_eq!(t.kernels[0].dynamic_shared, 1024);
-        assert_eq!(t.kernels[0].duration_ns(), 60.0);
-        assert_eq!(
-            t.launches[&7],
-            Launch {
-                thread: 11,
-                start: 100
-            }
-        );
-        assert_eq!(t.ranges[0].name.as_deref(), Some("step\tone"));
-        assert_eq!(t.ranges[0].domain, None);
-        assert_eq!(t.ranges[1].kind, RangeKind::StartEnd);
-        assert_eq!(t.ranges[1].end, None);
-        assert_eq!(
-            t.ranges[1].name.as_deref(),
-            Some("-"),
-            "an escaped dash is a name"
-        );
-    }
-
-    #[test]
-    fn malformed_lines_name_the_line_and_field() {
-        let cases = [
-            ("garbage\n", 1, "expected `profile-run-cupti-trace"),
-            (
-                &format!("{HEAD}kernel\t7\t200\n") as &str,
-                3,
-                "has no field 16 (name index)",
-            ),
-            (
-                &format!("{HEAD}name\t0\tk\nkernel\t7\t200\t100\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t0\t0\n"),
-                4,
-                "ends (100) before it starts (200)",
-            ),
-            (&format!("{HEAD}api\tx\t1\t2\t3\truntime\t1\n"), 3, "field 1 (correlation id) is \"x\""),
-            (&format!("{HEAD}api\t1\t1\t2\n"), 3, "has no field 6 (cbid)"),
-            (&format!("{HEAD}name\t1\tk\n"), 3, "name index 1 out of order (expected 0)"),
-            (&format!("{HEAD}range\t1\tnested\t1\t2\t3\t-\ta\n"), 3, "neither push-pop"),
-            (&format!("{HEAD}kernel\t7\t2\t3\t0\t1\t7\t4\t1\t1\t1\t1\t1\t32\t0\t0\t5\n"), 3, "only 0 names"),
-            (&format!("{HEAD}memcpy\t1\n"), 3, "unknown record `memcpy`"),
-            ("profile-run-cupti-trace\t1\n", 1, "no `process` line"),
-        ];
-        for (text, line, what) in cases {
-            let e = parse_text(text).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("t.trace:{line}: ")), "{e}");
-            assert!(e.contains(what), "{e}");
-        }
-    }
 }

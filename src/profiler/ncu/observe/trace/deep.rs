@@ -17,7 +17,7 @@ use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::region::{Coverage, KernelFilter, KeySamples};
 use crate::report::model::Sampling;
 
-use crate::profiler::ncu::readers::trace::Kernel;
+use crate::profiler::ncu::readers::trace::LaunchShape;
 
 /// How the deep pass's own duration reads, kept beside the trace's in-place time.
 pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
@@ -123,14 +123,14 @@ pub(crate) fn key_samples(index: &TwinIndex, specs: usize, time: TimeSpecs) -> K
     samples
 }
 
-/// The launch key of a traced kernel.
-pub(crate) fn shape(kernel: &Kernel) -> Shape {
+/// The launch key of a traced kernel (its name aside).
+pub(crate) fn shape(launch: &LaunchShape) -> Shape {
     Shape {
-        grid: kernel.grid.map(u64::from),
-        block: kernel.block.map(u64::from),
-        registers: u64::from(kernel.registers),
-        shared_static: kernel.static_shared,
-        shared_dynamic: kernel.dynamic_shared,
+        grid: launch.grid.map(u64::from),
+        block: launch.block.map(u64::from),
+        registers: u64::from(launch.registers),
+        shared_static: launch.static_shared,
+        shared_dynamic: launch.dynamic_shared,
     }
 }
 
@@ -142,9 +142,9 @@ pub(crate) fn join<'i>(
     ordinals: &mut LaunchOrdinals,
     process: (u32, Option<u64>),
     mangled: &str,
-    kernel: &Kernel,
+    launch: &LaunchShape,
 ) -> (Coverage, Option<(u64, &'i Twins)>) {
-    match index.find(mangled, &shape(kernel)) {
+    match index.find(mangled, &shape(launch)) {
         Some((id, twins)) => {
             let coverage = if ordinals.measured(process, id, twins) {
                 Coverage::Measured

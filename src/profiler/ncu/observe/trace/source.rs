@@ -15,13 +15,13 @@ use crate::region::{
 };
 use crate::report::model::ProfilerInfo;
 
-use super::attribute::{attribute, Attributed, PushPopScope};
+use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
-use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
+use crate::profiler::ncu::readers::trace::{self as file, LaunchShape, ProcessTrace, TraceInput};
 
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
@@ -134,24 +134,74 @@ impl<'p> TraceSource<'p> {
 impl TraceSource<'_> {
     /// Each launch key's in-place durations, over the kernels in the requested regions (the ones
     /// the report counts), for the adaptive deep samples.
-    pub(crate) fn launch_durations(&self) -> LaunchDurations {
+    pub(crate) fn launch_durations(&self) -> Result<LaunchDurations> {
         let mut durations = LaunchDurations::default();
         for (trace, _) in &self.traces {
-            for a in attribute(trace, self.scope, &self.plan.renames) {
-                if !self.wanted(&a) {
-                    continue;
+            let mut wanted = Wanted::default();
+            self.attribute(trace, |a| {
+                if !wanted.of(self, a) {
+                    return;
                 }
                 let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                let mangled = &trace.names[a.kernel.name];
+                let launch = trace.shape(a.kernel);
                 durations.add(
-                    mangled,
-                    deep::shape(a.kernel),
+                    &trace.names[launch.name],
+                    deep::shape(launch),
                     process,
                     a.kernel.duration_ns(),
                 );
-            }
+            })?;
         }
-        durations
+        Ok(durations)
+    }
+
+    /// Every kernel of `trace` with its regions, in launch order; a kernel inside more ranges than
+    /// `regions.max_depth` refuses the trace, in the words the CSV reader uses for a deep stack.
+    fn attribute(&self, trace: &ProcessTrace, each: impl FnMut(&Attributed<'_>)) -> Result<()> {
+        let limit = self.plan.max_depth;
+        attribute(trace, self.scope, &self.plan.renames, limit, each).map_err(|refused| {
+            let path = trace.path.clone();
+            match refused {
+                TooMany::Levels { depth, .. } => crate::error::Error::RegionsTooDeep {
+                    depth,
+                    limit,
+                    sources: path.display().to_string(),
+                },
+                TooMany::Marks { count, at } => file::TraceError::TooMany {
+                    path,
+                    at,
+                    count,
+                    what: "start/end ranges",
+                    limit,
+                }
+                .into(),
+                TooMany::Domains { count, at } => file::TraceError::TooMany {
+                    path,
+                    at,
+                    count,
+                    what: "NVTX domains with a push/pop range",
+                    limit,
+                }
+                .into(),
+            }
+        })
+    }
+}
+
+/// Whether the kernels of one set of regions are wanted, worked out once per set.
+#[derive(Default)]
+struct Wanted {
+    generation: Option<u64>,
+    wanted: bool,
+}
+
+impl Wanted {
+    fn of(&mut self, source: &TraceSource<'_>, a: &Attributed<'_>) -> bool {
+        if self.generation != Some(a.generation) {
+            self.generation = Some(a.generation);
+            self.wanted = source.wanted(a);
+        }
+        self.wanted
     }
 }
 
@@ -169,6 +219,7 @@ impl Counts {
         self.results += other.results;
         self.in_ranges += other.in_ranges;
         self.unlaunched += other.unlaunched;
+        self.unfinished += other.unfinished;
         self.has_ranges |= other.has_ranges;
         for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
             *sum += n;
@@ -184,6 +235,8 @@ struct Counts {
     coverage: [u64; 3],
     in_ranges: u64,
     unlaunched: u64,
+    /// Kernels CUPTI handed over unfinished, left out by the reader.
+    unfinished: u64,
     has_ranges: bool,
 }
 
@@ -207,74 +260,77 @@ impl Observations for TraceSource<'_> {
         V: Fn(&mut S, &Observation<'_>) + Sync,
         M: FnMut(&mut S, S),
     {
-        let renames = &self.plan.renames;
         let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
         let time_specs = self.time_specs;
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
-        let parts = crate::parallel::map(traces, threads, |(trace, rank)| {
-            let mut state = init();
-            let mut counts = Counts {
-                has_ranges: !trace.ranges.is_empty(),
-                ..Counts::default()
-            };
-            let mut ordinals = LaunchOrdinals::skipping(skipped);
-            let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
-            let mut scope = ScopeKey::default();
-            for a in attribute(trace, self.scope, renames) {
-                if !self.wanted(&a) {
-                    continue;
-                }
-                counts.results += 1;
-                counts.unlaunched += u64::from(!a.launched);
-                if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
-                    counts.in_ranges += 1;
-                }
-                let time = a.kernel.duration_ns();
-                let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                let mangled = &trace.names[a.kernel.name];
-                let (coverage, values, weight, key) = cells(
-                    index.as_ref().map(|i| (i, &mut ordinals)),
-                    process,
-                    mangled,
-                    a.kernel,
-                    (specs, time_specs),
-                );
-                counts.coverage[coverage as usize] += 1;
-                let device = a.kernel.device.to_string();
-                if scope.device != device || scope.process_id.is_empty() {
-                    scope = ScopeKey {
-                        host: trace.host.clone(),
-                        process_id: trace.pid.to_string(),
-                        process_name: trace.process_name.clone(),
-                        device,
-                        rank: rank.map(|r| r.to_string()).unwrap_or_default(),
-                    };
-                }
-                visit(
-                    &mut state,
-                    &Observation {
-                        scope: &scope,
-                        stacks: &a.stacks,
-                        instances: Some(&a.ids),
-                        marks: &a.marks,
-                        call_stack: None,
-                        kernel: &names[a.kernel.name],
-                        time: Some(time),
-                        start: Some(a.kernel.start),
-                        weight,
-                        values: &values,
-                        coverage,
-                        key,
-                    },
-                );
-            }
-            (state, counts)
-        });
+        let parts: Vec<Result<(S, Counts)>> =
+            crate::parallel::map(traces, threads, |(trace, rank)| {
+                let mut state = init();
+                let mut counts = Counts {
+                    has_ranges: !trace.ranges.is_empty(),
+                    unfinished: trace.unfinished,
+                    ..Counts::default()
+                };
+                let mut ordinals = LaunchOrdinals::skipping(skipped);
+                let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
+                let mut scope = ScopeKey::default();
+                let mut wanted = Wanted::default();
+                self.attribute(trace, |a| {
+                    if !wanted.of(&self, a) {
+                        return;
+                    }
+                    counts.results += 1;
+                    counts.unlaunched += u64::from(!a.launched);
+                    if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
+                        counts.in_ranges += 1;
+                    }
+                    let time = a.kernel.duration_ns();
+                    let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                    let launch = trace.shape(a.kernel);
+                    let (coverage, values, weight, key) = cells(
+                        index.as_ref().map(|i| (i, &mut ordinals)),
+                        process,
+                        (&trace.names[launch.name], launch),
+                        time,
+                        (specs, time_specs),
+                    );
+                    counts.coverage[coverage as usize] += 1;
+                    let device = a.kernel.device.to_string();
+                    if scope.device != device || scope.process_id.is_empty() {
+                        scope = ScopeKey {
+                            host: trace.host.clone(),
+                            process_id: trace.pid.to_string(),
+                            process_name: trace.process_name.clone(),
+                            device,
+                            rank: rank.map(|r| r.to_string()).unwrap_or_default(),
+                        };
+                    }
+                    visit(
+                        &mut state,
+                        &Observation {
+                            scope: &scope,
+                            stacks: a.stacks,
+                            instances: Some(a.ids),
+                            marks: a.marks,
+                            call_stack: None,
+                            kernel: &names[launch.name],
+                            time: Some(time),
+                            start: Some(a.kernel.start),
+                            weight,
+                            values: &values,
+                            coverage,
+                            key,
+                        },
+                    );
+                })?;
+                Ok((state, counts))
+            });
         let mut state = None;
         let mut total = Counts::default();
-        for (part, counts) in parts {
+        for part in parts {
+            let (part, counts) = part?;
             match state.as_mut() {
                 Some(state) => merge(state, part),
                 None => state = Some(part),
@@ -352,6 +408,12 @@ impl TraceSource<'_> {
                 "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
             ));
         }
+        if total.unfinished > 0 {
+            notes.push(format!(
+                "{} kernel(s) were left out: CUPTI handed them over unfinished when their process exited (no end time), so they have no duration to count.",
+                total.unfinished
+            ));
+        }
         if total.unlaunched > 0 {
             notes.push(format!(
                 "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
@@ -390,6 +452,9 @@ impl TraceSource<'_> {
             origin: "nvtx".into(),
             sampling,
             key_samples: None,
+            partial: crate::analysis::join_reasons(
+                self.traces.iter().filter_map(|(t, _)| t.partial.as_deref()),
+            ),
         }
     }
 }
@@ -401,16 +466,16 @@ impl TraceSource<'_> {
 fn cells<'i>(
     deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
     process: (u32, Option<u64>),
-    mangled: &str,
-    kernel: &crate::profiler::ncu::readers::trace::Kernel,
+    (mangled, launch): (&str, &LaunchShape),
+    duration: f64,
     (specs, time): (usize, deep::TimeSpecs),
 ) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
-    let in_place = Cell::Num(kernel.duration_ns());
+    let in_place = Cell::Num(duration);
     let Some((index, ordinals)) = deep else {
         let time = [in_place];
         return (Coverage::Measured, time[..specs].to_vec(), None, None);
     };
-    let (coverage, found) = deep::join(index, ordinals, process, mangled, kernel);
+    let (coverage, found) = deep::join(index, ordinals, process, mangled, launch);
     let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
     let twin_cell = |at: usize| twins.map_or(Cell::Missing, |t| t.cell(at));
     let values: Vec<Cell<'i>> = (0..specs)
