@@ -40,7 +40,8 @@ pub const MISSING: &str = "—";
 
 /// A metric value in the unit a person would pick: `ns` → ns/µs/ms/s, `byte` → B/KB/MB/GB
 /// (decimal), `byte/ns` and `byte/second` → B/s…GB/s, `hz` → kHz/MHz/GHz, `%` with 1–2
-/// decimals, anything else with thousands separators and its unit.
+/// significant digits, anything else with thousands separators and its unit (a fraction that would
+/// read `0.00` with three significant digits instead).
 pub fn value(value: Option<f64>, unit: &str) -> String {
     let Some(v) = value else {
         return MISSING.to_string();
@@ -54,9 +55,9 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
         "byte/ns" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
         "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
         "hz" => scaled(v, HZ_STEPS, "Hz"),
-        "%" => format!("{}%", fixed(v, if v.abs() < 10.0 { 2 } else { 1 })),
-        "" => count(v),
-        other => format!("{} {other}", count(v)),
+        "%" => format!("{}%", significant(v)),
+        "" => count_or_significant(v),
+        other => format!("{} {other}", count_or_significant(v)),
     }
 }
 
@@ -83,7 +84,6 @@ pub fn attribute(text: &str) -> String {
 /// The unit a row of values reads in: the largest finite magnitude among them picks the step
 /// (`ms` for 8,000,000 ns), `factor` first turns the base unit into the steps' (`byte/ns` → B/s).
 struct RowUnit<'u> {
-    largest: f64,
     base: &'u str,
     factor: f64,
     step: Option<&'static (f64, &'static str)>,
@@ -106,12 +106,7 @@ fn row_unit<'u>(values: &[Option<f64>], unit: &'u str) -> RowUnit<'u> {
     let step = steps
         .iter()
         .find(|(threshold, _)| largest * factor >= *threshold);
-    RowUnit {
-        largest,
-        base,
-        factor,
-        step,
-    }
+    RowUnit { base, factor, step }
 }
 
 /// The number a value of `values`' row is multiplied by to read in the unit [`scaled_row`] picks
@@ -147,19 +142,14 @@ pub fn value_with_half(v: f64, half: f64, unit: &str) -> String {
 /// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
 /// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
 pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
-    let RowUnit {
-        largest,
-        base,
-        factor,
-        step,
-    } = row_unit(values, unit);
+    let RowUnit { base, factor, step } = row_unit(values, unit);
     if unit == "%" {
         let cells = values
             .iter()
             .map(|v| match v {
                 None => MISSING.to_string(),
                 Some(v) if !v.is_finite() => format!("{v}"),
-                Some(v) => fixed(*v, if largest < 10.0 { 2 } else { 1 }),
+                Some(v) => significant(*v),
             })
             .collect();
         return ("%".to_string(), cells);
@@ -177,7 +167,7 @@ pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
                 value(Some(*v), unit)
             }
             (Some(v), Some((threshold, _))) => fixed(v * factor / threshold, 2),
-            (Some(v), None) => count(v * factor),
+            (Some(v), None) => count_or_significant(v * factor),
         })
         .collect();
     let label = step.map_or(base, |(_, label)| label);
@@ -241,6 +231,28 @@ pub fn count(v: f64) -> String {
         return group_thousands(&format!("{}", v as i64));
     }
     fixed(v, 2)
+}
+
+/// Three significant digits, at least none after the point (`0.00489`, `0.0733`, `87.7`, `1,235`):
+/// a percentage or rate keeps the digits a reader compares, and a non-zero value never reads `0.00`.
+pub fn significant(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 15) as usize;
+    fixed(v, decimals)
+}
+
+/// [`count`], except a non-zero value that would read `0.00` keeps three significant digits.
+fn count_or_significant(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.005 {
+        significant(v)
+    } else {
+        count(v)
+    }
 }
 
 /// Fixed decimals, thousands separators on the integer part.

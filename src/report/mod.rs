@@ -15,6 +15,7 @@ pub mod distribution;
 pub mod empty_metrics;
 pub mod finish;
 pub mod format;
+pub mod idle;
 pub mod inside;
 pub mod model;
 pub mod over_peak;

@@ -107,6 +107,7 @@ pub(crate) fn region(
         instances: None,
         insights: Vec::new(),
         notes,
+        idle: None,
     }
 }
 
@@ -140,6 +141,7 @@ pub(crate) fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Ke
         insights: Vec::new(),
         distributions: Vec::new(),
         notes: Vec::new(),
+        idle: None,
     };
     profile_run::report::summary::fill(&mut scope, Some(TIME));
     scope

@@ -187,5 +187,7 @@ pub fn aggregate(metrics: &[MetricInfo], scopes: &[Scope]) -> Scope {
              same value.",
             scopes.len()
         )],
+        // Each profile's own window: their gaps do not add up.
+        idle: None,
     }
 }

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
-use crate::profiler::neuron::observe::report_region::{insights, TIME_METRIC};
+use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
@@ -36,6 +36,7 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
     scope_per_file: true,
     hardware_unknown: "The Neuron device is not recorded in {which} (profile-run reads none from a Neuron profile), so whether both profiles ran on the same Inferentia or Trainium generation is unknown.",
     no_shared_regions: "check that both profiles are cut into regions the same way (the same region method and settings)",
+    launch_overhead: false,
 };
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
@@ -229,7 +230,8 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
     let regions = super::report_region::regions(&a.regions, units, total_ns);
-    let mut main = scope(v, first, units, a.summaries.len() > 1);
+    let mut main = scope(v, first, units, a.summaries.len() > 1, a.idle.as_ref());
+    main.idle = a.idle.clone();
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
@@ -260,7 +262,7 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
         a.summaries
             .iter()
             .skip(1)
-            .map(|s| scope(v, Some(s), units, true)),
+            .map(|s| scope(v, Some(s), units, true, None)),
     );
     scopes
 }
@@ -271,6 +273,7 @@ fn scope(
     summary: Option<&ProfileSummary>,
     units: &[UnitRow],
     name_summary: bool,
+    idle: Option<&crate::report::model::Idle>,
 ) -> Scope {
     let label = match summary {
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
@@ -305,9 +308,10 @@ fn scope(
                 .copied()
                 .flatten()
                 .map(|t| t * 1e9);
-            insights(&s.insights, time_ns, units)
+            findings(&s.insights, time_ns, idle, units)
         }),
         distributions: Vec::new(),
         notes: Vec::new(),
+        idle: None,
     }
 }
