@@ -6,7 +6,11 @@
 //!
 //! Floor: report (see `crate::report`): imports the ground floor only.
 
+mod digits;
 mod prose;
+
+use digits::count_or_significant;
+pub use digits::significant;
 pub use prose::escape_md_prose;
 
 /// A recorded profiler version as a reader should take it: some profilers record no version but the
@@ -32,7 +36,10 @@ pub fn profiler(name: &str, version: Option<&str>) -> String {
 /// A path, or a library's bare name (`libfoo`, recorded where its path could not be read): never a
 /// version number.
 fn is_library_path(recorded: &str) -> bool {
-    recorded.contains(['/', '\\']) || recorded.starts_with("lib")
+    // A version may carry a path of its own (`2.27.33.0%kaena-tools/2.27@5d9c0b9`): it starts with
+    // a digit, a path or library never does here.
+    let version = recorded.starts_with(|c: char| c.is_ascii_digit());
+    !version && (recorded.contains(['/', '\\']) || recorded.starts_with("lib"))
 }
 
 /// Shown for a value no result had.
@@ -233,30 +240,8 @@ pub fn count(v: f64) -> String {
     fixed(v, 2)
 }
 
-/// Three significant digits, at least none after the point (`0.00489`, `0.0733`, `87.7`, `1,235`):
-/// a percentage or rate keeps the digits a reader compares, and a non-zero value never reads `0.00`.
-pub fn significant(v: f64) -> String {
-    if !v.is_finite() {
-        return format!("{v}");
-    }
-    if v == 0.0 {
-        return "0".to_string();
-    }
-    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 15) as usize;
-    fixed(v, decimals)
-}
-
-/// [`count`], except a non-zero value that would read `0.00` keeps three significant digits.
-fn count_or_significant(v: f64) -> String {
-    if v != 0.0 && v.abs() < 0.005 {
-        significant(v)
-    } else {
-        count(v)
-    }
-}
-
 /// Fixed decimals, thousands separators on the integer part.
-fn fixed(v: f64, decimals: usize) -> String {
+pub(crate) fn fixed(v: f64, decimals: usize) -> String {
     group_thousands(&format!("{v:.decimals$}"))
 }
 
@@ -474,6 +459,12 @@ mod tests {
         );
         assert_eq!(profiler("trace", None), "trace");
         assert_eq!(profiler_version("2025.3.1.0"), "2025.3.1.0");
+        // Neuron's tools write their build beside the version.
+        let neuron = "2.27.33.0%kaena-tools/2.27@5d9c0b9";
+        assert_eq!(
+            profiler("neuron-explorer", Some(neuron)),
+            format!("neuron-explorer {neuron}")
+        );
     }
 
     #[test]
@@ -552,7 +543,7 @@ mod tests {
         );
         assert_eq!(
             row(&[Some(42.125), Some(4.0)], "%"),
-            ("%".into(), vec!["42.1".into(), "4.0".into()])
+            ("%".into(), vec!["42.1".into(), "4.00".into()])
         );
         assert_eq!(
             row(&[Some(12e6), Some(75e4)], "cycle"),

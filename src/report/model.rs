@@ -189,6 +189,9 @@ pub struct Platform {
     /// The driver as the inputs name it (`CUDA 13.0`: the CUDA version the driver supports), `null`
     /// when not recorded; several inputs that disagree are listed joined by `, `.
     pub driver: Option<String>,
+    /// The runtime and libraries the workload ran with, as the inputs name them (`Neuron runtime
+    /// 2.29.40 (f954c), collectives 2.29.41, compiler 2.22.12471.0+b4a00d10`); `null` when not recorded.
+    pub runtime: Option<String>,
 }
 
 /// One device of [`Platform::devices`].

@@ -234,6 +234,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
                     model: "NVIDIA H200".to_string(),
                 }],
                 driver: Some("CUDA 13.0".to_string()),
+                runtime: None,
             },
             config_fingerprint: "0123456789abcdef".to_string(),
             sources: vec!["runs/1/raw.csv".to_string()],

@@ -11,6 +11,7 @@ pub mod idle;
 pub mod idle_finding;
 pub mod metrics;
 pub mod opcodes;
+pub mod provenance;
 pub mod regions;
 pub mod report;
 pub mod report_region;

@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
@@ -34,7 +35,7 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
     across: "all profiles",
     own_totals: true,
     scope_per_file: true,
-    hardware_unknown: "The Neuron device is not recorded in {which} (profile-run reads none from a Neuron profile), so whether both profiles ran on the same Inferentia or Trainium generation is unknown.",
+    hardware_unknown: "The instance type is not recorded in {which} (a summary or Parquet profile without `instance_type`, or a report written before it was read), so whether both profiles ran on the same Inferentia or Trainium instance is unknown.",
     no_shared_regions: "check that both profiles are cut into regions the same way (the same region method and settings)",
     launch_overhead: false,
 };
@@ -66,6 +67,7 @@ pub fn report_with_details(
         version,
         layout,
         ignored,
+        platform,
     } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (metrics, units) = metric_table(&field_names(&analyses), &layout);
@@ -96,7 +98,7 @@ pub fn report_with_details(
             version: context.profiler_version.clone().or(version),
             settings,
         },
-        platform: Platform::default(),
+        platform,
         config_fingerprint: context.config_fingerprint.clone(),
         partial: context.partial.clone(),
         sources: viewed
@@ -141,6 +143,8 @@ struct Analysed {
     layout: SummaryLayout,
     /// `-v`'s lines: each profile's top-level keys that were not used.
     ignored: Vec<String>,
+    /// Instance types, drivers and runtimes the profiles record.
+    platform: Platform,
 }
 
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
@@ -162,6 +166,7 @@ fn analyse_all(
         let analysis = analyse(&profile, neuron, rules);
         Ok::<_, crate::error::Error>((
             tool_version(&profile),
+            Provenance::of(&profile),
             profile.summary_layout,
             ignored,
             analysis,
@@ -172,9 +177,11 @@ fn analyse_all(
         version: None,
         layout: SummaryLayout::default(),
         ignored: Vec::new(),
+        platform: Platform::default(),
     };
     for result in loaded {
-        let (version, layout, ignored, analysis) = result?;
+        let (version, provenance, layout, ignored, analysis) = result?;
+        provenance.add_to(&mut out.platform);
         out.version = out.version.or(version);
         if out.layout.groups.is_empty() {
             out.layout = layout;
