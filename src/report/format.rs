@@ -11,7 +11,7 @@ mod prose;
 
 use digits::count_or_significant;
 pub use digits::significant;
-pub use prose::escape_md_prose;
+pub use prose::{escape_md_prose, prose_html};
 
 /// A recorded profiler version as a reader should take it: some profilers record no version but the
 /// path of the library they loaded, which is said as such rather than shown as if it were a version.

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::report::format::value;
+
 /// Active and idle time over a window, and the largest gaps in it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Idle {
@@ -44,6 +46,32 @@ pub struct Gap {
 }
 
 impl Idle {
+    /// The line a scope's summary opens with: how busy the device was over the window, and the
+    /// longest gap with what waits in it (`None` for an empty window).
+    pub fn headline(&self) -> Option<String> {
+        let share = self.busy_share?;
+        let ns = |v: f64| value(Some(v), "ns");
+        let mut line = format!(
+            "The device was busy {} of the {} window ({} active, {} idle)",
+            value(Some(share * 100.0), "%"),
+            ns(self.window_ns),
+            ns(self.active_ns),
+            ns(self.idle_ns)
+        );
+        if let Some(gap) = self.gaps.first() {
+            line.push_str(&format!(
+                "; its longest gap, {} from {}",
+                ns(gap.length_ns as f64),
+                ns(gap.start_ns as f64)
+            ));
+            if !gap.waiting.is_empty() {
+                line.push_str(&format!(", has {} waiting", gap.waiting.join(", ")));
+            }
+        }
+        line.push('.');
+        Some(line)
+    }
+
     /// Whether most of the window is idle: the finding about the gap then comes first.
     pub fn mostly_idle(&self) -> bool {
         self.busy_share.is_some_and(|s| s < 0.5)

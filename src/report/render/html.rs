@@ -69,6 +69,9 @@ pub fn render(report: &Report, options: &RenderOptions) -> Result<String, Render
             _ => minijinja::escape_formatter(out, state, value),
         }
     });
+    env.add_filter("prose", |text: String| {
+        Value::from_safe_string(format::prose_html(&text))
+    });
     env.add_template(NAME, TEMPLATE).map_err(error)?;
     let page = Page::new(report, options);
     let mut text = env
@@ -335,7 +338,7 @@ fn scope_view<'a>(
         .filter_map(|r| Some((r.path, r.anchor.clone()?)))
         .collect();
     ScopeView {
-        glance: super::glance::glance(&scope.summary, &anchors, unit),
+        glance: super::glance::glance(&scope.summary, scope.idle.as_ref(), &anchors, unit),
         anchor,
         title: if aggregate {
             format!("Aggregate across {}", report.item_noun.across)

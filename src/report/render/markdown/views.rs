@@ -106,6 +106,8 @@ pub(super) struct ScopeView<'a> {
     /// The scope's SVG charts (`{title, file}`, file relative to the page), when they are written.
     charts: Vec<ChartLink>,
     idle: Option<&'a Idle>,
+    /// The summary's opening line on how busy the device was, where the profile has a timeline.
+    busy: Option<String>,
 }
 
 /// A link to one of a scope's SVG charts.
@@ -320,6 +322,7 @@ impl<'a> ScopeView<'a> {
             anchor,
             charts: Vec::new(),
             idle: scope.idle.as_ref(),
+            busy: scope.idle.as_ref().and_then(Idle::headline),
         }
     }
 }
