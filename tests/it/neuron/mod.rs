@@ -7,6 +7,7 @@ mod cli_report;
 mod cli_workers;
 mod diff;
 mod driver;
+mod idle;
 mod parquet;
 mod parquet_gen;
 mod parsers;
