@@ -17,6 +17,7 @@ mod real_profiles;
 mod regions;
 mod robust;
 mod settings;
+mod view_serves;
 
 use std::path::PathBuf;
 
