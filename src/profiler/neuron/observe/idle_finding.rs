@@ -21,13 +21,13 @@ pub fn finding(idle: &Idle) -> Insight {
     );
     if let Some(gap) = idle.gaps.first() {
         message.push_str(&format!(
-            "; the longest gap, {} from {} after the profile start",
+            "; longest gap {} at {}",
             value(Some(gap.length_ns as f64), "ns"),
             value(Some(gap.start_ns as f64), "ns"),
         ));
         let mut on = Vec::new();
         if !gap.waiting.is_empty() {
-            on.push(format!("waiting in it: {}", gap.waiting.join(", ")));
+            on.push(format!("waiting: {}", gap.waiting.join(", ")));
         }
         if !gap.dma_queues.is_empty() {
             on.push(format!(
