@@ -210,15 +210,16 @@ fn region(
 ) -> Region {
     let mut metrics = region_metrics(profile, s, peaks);
     let idle = timeline.map(|t| t.idle(&regions::windows(s)));
-    if let Some(idle) = &idle {
-        // Active as the profile counts it: engines busy or a DMA queue moving data.
-        let active = idle.active_ns * 1e-9;
-        metrics.insert("total_active_time".to_string(), Some(active));
-        metrics.insert(
-            "active_time_percent".to_string(),
-            idle.busy_share.filter(|s| s.is_finite()),
-        );
-    }
+    // Active as the profile counts it: engines busy or a DMA queue moving data. A profile without a
+    // timeline has no instruction either, so nothing in the region ran.
+    let active = idle.as_ref().map_or(0.0, |i| i.active_ns * 1e-9);
+    let total = metrics.get("total_time").copied().flatten();
+    metrics.insert("total_active_time".to_string(), Some(active));
+    let share = match &idle {
+        Some(idle) => idle.busy_share,
+        None => total.filter(|t| *t > 0.0).map(|_| 0.0),
+    };
+    metrics.insert("active_time_percent".to_string(), share);
     let notes = s
         .layer
         .and_then(|n| profile.layers.get(n))
