@@ -12,6 +12,7 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+mod idle;
 mod totals;
 
 use super::layout::time_of;
@@ -122,6 +123,7 @@ struct Page<'a> {
 #[derive(Serialize)]
 struct ScopeView<'a> {
     anchor: String,
+    idle: Option<idle::IdleView>,
     title: String,
     summary: String,
     notes: &'a [String],
@@ -173,6 +175,7 @@ struct Row<'a> {
 struct Detail<'a> {
     anchor: String,
     path: String,
+    idle: Option<idle::IdleView>,
     instances: Option<String>,
     insights: Vec<InsightView<'a>>,
     notes: &'a [String],
@@ -347,6 +350,7 @@ fn scope_view<'a>(
         },
         summary,
         notes: &scope.notes,
+        idle: scope.idle.as_ref().map(idle::view),
         charts: charts
             .iter()
             .map(|c| ChartView {
@@ -521,6 +525,7 @@ fn detail<'a>(
     Some(Detail {
         anchor,
         path: region.segments.join(" / "),
+        idle: region.idle.as_ref().map(idle::view),
         instances,
         insights: region
             .insights
