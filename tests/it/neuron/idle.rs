@@ -177,6 +177,9 @@ fn a_sweep_profile_says_how_busy_the_device_was_and_what_its_largest_gap_waits_o
     );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<strong>The device was busy 0.0974% of the 1.40 ms window"));
+    assert!(html.contains("<h3>Idle time</h3>"), "{html}");
+    assert!(html
+        .contains("<td>Sync DMA_TRIGGER</td><td>Vector DRAIN</td><td>Sync EVENT_SEMAPHORE</td>"));
 }
 
 #[test]

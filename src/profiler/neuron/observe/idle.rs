@@ -96,12 +96,17 @@ impl<'p> Timeline<'p> {
     pub fn idle(&self, windows: &[(u64, u64)]) -> Idle {
         let window_ns = length(windows);
         let active_ns = clipped_length(&self.active, windows);
-        let mut pieces: Vec<(u64, u64, usize)> = self
-            .gaps
-            .iter()
-            .enumerate()
-            .flat_map(|(n, &(s, e))| clipped(s, e, windows).map(move |(a, b)| (a, b, n)))
-            .collect();
+        // Each window looks only at the gaps that reach into it (both lists are sorted).
+        let mut pieces: Vec<(u64, u64, usize)> = Vec::new();
+        for &(ws, we) in windows {
+            let from = self.gaps.partition_point(|g| g.1 <= ws);
+            for (n, &(s, e)) in self.gaps.iter().enumerate().skip(from) {
+                if s >= we {
+                    break;
+                }
+                pieces.push((s.max(ws), e.min(we), n));
+            }
+        }
         pieces.sort_by(|a, b| (b.1 - b.0).cmp(&(a.1 - a.0)).then(a.0.cmp(&b.0)));
         pieces.truncate(GAPS_SHOWN);
         Idle {
@@ -239,16 +244,6 @@ fn queue_base(queue: &str) -> &str {
         }
         _ => queue,
     }
-}
-
-/// The parts of `[s, e)` inside the sorted, disjoint windows.
-fn clipped(s: u64, e: u64, windows: &[(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
-    let from = windows.partition_point(|w| w.1 <= s);
-    windows[from..]
-        .iter()
-        .take_while(move |w| w.0 < e)
-        .map(move |&(ws, we)| (s.max(ws), e.min(we)))
-        .filter(|(a, b)| b > a)
 }
 
 /// Length of the sorted, disjoint `spans` inside the sorted, disjoint `windows`.
