@@ -183,7 +183,8 @@ pub fn view_one(
         .into()
     };
     // Ended by profile-run once its tables were whole and settled: its exit says nothing more.
-    if !finished.success() && !(finished.ended_when_complete && finished.interrupted_by.is_none()) {
+    let ended_complete = finished.ended_when_complete && finished.interrupted_by.is_none();
+    if !finished.success() && !ended_complete {
         return Err(failed("the profile could not be post-processed".into()));
     }
     let Some(written) = view_output(&out) else {
