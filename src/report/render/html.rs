@@ -554,11 +554,12 @@ fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
             )
         }),
         kernel: a.evidence.kernel.as_deref(),
-        evidence: format!(
-            "{} result(s), {}",
-            format::count(a.evidence.results as f64),
-            format::value(Some(a.evidence.time), "ns")
-        ),
+        // A rule judging a region's figures fired on no result of its own: no `0 result(s)`.
+        evidence: std::iter::once(a.evidence.results)
+            .filter(|&n| n > 0)
+            .map(|n| format!("{} result(s), ", format::count(n as f64)))
+            .chain([format::value(Some(a.evidence.time), "ns")])
+            .collect(),
     }
 }
 

@@ -225,6 +225,7 @@ fn numbers_the_run_block_and_the_leftovers_read_as_a_reader_needs() {
         assert!(!md.contains(&format!("| {severity} | 0 |")), "{md}");
     }
     assert!(!html.contains('`'), "backticks in report.html");
+    assert!(!html.contains("(profile-run; 0 result(s)"), "{html}");
     let run = md
         .split("## Run")
         .nth(1)
