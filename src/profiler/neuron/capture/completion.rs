@@ -3,7 +3,8 @@
 //! as complete once every table is a whole Parquet file (it starts and ends with the `PAR1` magic,
 //! and the footer is written last) and no table was added, grown or rewritten for [`SETTLE`]; the
 //! tool is then ended. The tool prints no line that says it is done, so the files are the only sign;
-//! a table cut mid-write never ends in `PAR1`, so the tool is never ended in the middle of one.
+//! a table cut mid-write never ends in `PAR1`, so the tool is never ended in the middle of one. Tables
+//! a former run left behind do not count until the tool writes one of its own.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -29,6 +30,9 @@ pub struct Completion {
     looked_at: Option<Instant>,
     /// The tables as last seen whole, and since when they have not changed.
     stable: Option<(Tables, Instant)>,
+    /// Tables older than this are a former run's: at least one table must be newer (less a margin
+    /// for file systems that keep coarse modification times).
+    fresh_after: SystemTime,
 }
 
 impl Completion {
@@ -39,6 +43,7 @@ impl Completion {
             settle,
             looked_at: None,
             stable: None,
+            fresh_after: SystemTime::now() - Duration::from_secs(2),
         }
     }
 
@@ -48,7 +53,9 @@ impl Completion {
             return Flow::Continue;
         }
         self.looked_at = Some(Instant::now());
-        let Some(tables) = view_output(&self.out).and_then(|dir| whole_tables(&dir)) else {
+        let fresh = |tables: &Tables| tables.iter().any(|t| t.2 >= Some(self.fresh_after));
+        let found = view_output(&self.out).and_then(|dir| whole_tables(&dir));
+        let Some(tables) = found.filter(fresh) else {
             self.stable = None;
             return Flow::Continue;
         };
@@ -119,5 +126,11 @@ mod tests {
         );
         watch.looked_at = None;
         assert_eq!(watch.check(), Flow::EndProgram);
+        // Whole tables of an earlier run are not this run's output.
+        let mut later = Completion::new(dir.path(), Duration::ZERO);
+        later.fresh_after = SystemTime::now() + Duration::from_secs(60);
+        assert_eq!(later.check(), Flow::Continue);
+        later.looked_at = None;
+        assert_eq!(later.check(), Flow::Continue);
     }
 }
