@@ -247,3 +247,25 @@ fn numbers_the_run_block_and_the_leftovers_read_as_a_reader_needs() {
         "only the command: {run}"
     );
 }
+
+#[test]
+fn a_folder_of_profiles_adds_up_their_windows_and_opens_every_summary_with_the_busy_share() {
+    let env = Env::new();
+    let out = env.path("sweep");
+    report(sweep_file(256).parent().unwrap(), &out);
+    let report = report_json(&out);
+    let scopes = report["scopes"].as_array().unwrap();
+    assert_eq!(scopes.len(), 3);
+    let sum = |key: &str| -> f64 {
+        scopes
+            .iter()
+            .map(|s| s["idle"][key].as_f64().unwrap())
+            .sum()
+    };
+    let aggregate = &report["aggregate"]["idle"];
+    assert_eq!(aggregate["window_ns"].as_f64().unwrap(), sum("window_ns"));
+    assert_eq!(aggregate["active_ns"].as_f64().unwrap(), sum("active_ns"));
+    assert_eq!(aggregate["gaps"].as_array().unwrap().len(), 0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_summary_opens_with_busy_share(&md);
+}
