@@ -72,4 +72,6 @@ fn every_real_profile_matches_its_summary_and_says_where_its_device_idles() {
         .success();
     let report = json(&out.join("report.json"));
     assert_eq!(report["scopes"].as_array().unwrap().len(), files.len());
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert_summary_opens_with_busy_share(&md);
 }
