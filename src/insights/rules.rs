@@ -181,14 +181,15 @@ fn placeholders(message: &str) -> Vec<(&str, bool)> {
 }
 
 /// Fill placeholders in the report's one number format: a value in its unit (`2.74 µs`, `5.51%`),
-/// `{name:%}` as a share of 0–1 (`12.3%`), `—` if unknown.
+/// `{name:%}` as a share of 0–1 (`12.3%`, `0.0733%`), `—` if unknown.
 fn render(message: &str, metrics: &Metrics, units: &Units) -> String {
     let mut out = message.to_string();
     for (name, pct) in placeholders(message) {
         let v = metrics.get(name).copied().flatten();
         let unit = units.get(name).map_or("", String::as_str);
+        // A share keeps three significant digits as every percentage does (`0.0733%`, not `<0.1%`).
         let text = if pct {
-            format::share(v)
+            format::value(v.map(|s| s * 100.0), "%")
         } else {
             format::value(v, unit)
         };
@@ -235,7 +236,7 @@ mod tests {
                 &metrics,
                 &units
             ),
-            "400 kernels of 2.74 µs, 0.01% busy, 25.0% share, —"
+            "400 kernels of 2.74 µs, 0.00786% busy, 25.0% share, —"
         );
     }
 }

@@ -177,6 +177,7 @@ mod tests {
             instances: None,
             insights: Vec::new(),
             notes: Vec::new(),
+            idle: None,
         }
     }
 

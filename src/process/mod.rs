@@ -11,7 +11,7 @@ mod tree;
 pub mod watchdog;
 mod workload;
 
-pub use run::{run_probe, run_streaming, Finished, Flow};
+pub use run::{run_probe, run_streaming, run_watched, Finished, Flow};
 pub use signals::{received_signal, SignalGuard};
 pub use workload::check_workload;
 

@@ -34,6 +34,8 @@ pub struct Finished {
     pub killed_after_grace: bool,
     /// Whether the line callback asked for the workload to stop and its descendants got SIGTERM.
     pub workload_stopped: bool,
+    /// Whether the program was ended because its output was complete ([`Flow::EndProgram`]).
+    pub ended_when_complete: bool,
 }
 
 /// What the line callback of [`run_streaming`] asks for after a line.
@@ -45,6 +47,9 @@ pub enum Flow {
     /// which (a profiler) then ends as it does when its workload ends. Asked again, nothing more
     /// happens.
     StopWorkload,
+    /// The program's output is complete, though it keeps running (a tool that serves a UI once its
+    /// files are written): SIGTERM to it and everything it started, SIGKILL after the grace period.
+    EndProgram,
 }
 
 impl Finished {
@@ -63,6 +68,22 @@ pub fn run_streaming(
     log: &Path,
     grace: Duration,
     on_line: &mut dyn FnMut(&str) -> Flow,
+) -> Result<Finished, ProfilerError> {
+    run_watched(program, command, log, grace, on_line, &mut || {
+        Flow::Continue
+    })
+}
+
+/// [`run_streaming`], and `on_tick` asked about every 100 ms, output or not: what it returns is
+/// acted on as a line's [`Flow`] is (a tool that never exits is ended once `on_tick` sees its output
+/// complete).
+pub fn run_watched(
+    program: &str,
+    command: duct::Expression,
+    log: &Path,
+    grace: Duration,
+    on_line: &mut dyn FnMut(&str) -> Flow,
+    on_tick: &mut dyn FnMut() -> Flow,
 ) -> Result<Finished, ProfilerError> {
     let spawn_error = |source| ProfilerError::Spawn {
         program: program.to_string(),
@@ -87,19 +108,27 @@ pub fn run_streaming(
     let lines = read_lines(Arc::clone(&reader));
     let mut killed_at: Option<Instant> = None;
     let mut stopping: Option<tree::Stopping> = None;
+    let mut ending: Option<Instant> = None;
     loop {
-        match lines.recv_timeout(Duration::from_millis(100)) {
+        let flow = match lines.recv_timeout(Duration::from_millis(100)) {
             Ok(line) => {
                 // Keep the log byte-exact; show the line lossily decoded.
                 let _ = log_file.write_all(&line);
                 let text = String::from_utf8_lossy(&line);
-                let flow = on_line(text.trim_end_matches(['\n', '\r']));
-                if flow == Flow::StopWorkload && stopping.is_none() {
-                    stopping = pids.first().map(|&root| tree::Stopping::start(root));
-                }
+                on_line(text.trim_end_matches(['\n', '\r']))
             }
             Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => Flow::Continue,
+        };
+        match (flow, on_tick()) {
+            (Flow::StopWorkload, _) if stopping.is_none() => {
+                stopping = pids.first().map(|&root| tree::Stopping::start(root));
+            }
+            (Flow::EndProgram, _) | (_, Flow::EndProgram) if ending.is_none() => {
+                pids.iter().copied().for_each(tree::terminate_tree);
+                ending = Some(Instant::now());
+            }
+            _ => {}
         }
         if let (Some(stopping), None) = (stopping.as_mut(), killed_at) {
             stopping.tell_new();
@@ -114,6 +143,7 @@ pub fn run_streaming(
             Some(_) => {}
             None if guard
                 .first_received_at()
+                .or(ending)
                 .is_some_and(|t| t.elapsed() >= grace) =>
             {
                 pids.iter().copied().for_each(tree::kill_tree);
@@ -126,13 +156,7 @@ pub fn run_streaming(
         }
     }
     let _ = log_file.flush();
-    let status = loop {
-        match reader.try_wait() {
-            Ok(Some(output)) => break output.status,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(source) => return Err(spawn_error(source)),
-        }
-    };
+    let status = wait_status(&reader).map_err(spawn_error)?;
     if let Some(watchdog) = watchdog {
         watchdog.stand_down();
     }
@@ -142,7 +166,19 @@ pub fn run_streaming(
         interrupted_by: guard.received(),
         killed_after_grace: killed_at.is_some(),
         workload_stopped: stopping.is_some(),
+        ended_when_complete: ending.is_some(),
     })
+}
+
+/// The program's exit status, once it has one.
+fn wait_status(reader: &duct::ReaderHandle) -> std::io::Result<std::process::ExitStatus> {
+    loop {
+        match reader.try_wait() {
+            Ok(Some(output)) => return Ok(output.status),
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(source) => return Err(source),
+        }
+    }
 }
 
 /// Reads the program's output on its own thread, one line per message, so the caller can stop

@@ -87,6 +87,14 @@ pub fn kill_tree(root: u32) {
     kill_all(&descendants(root));
 }
 
+/// Sends SIGTERM to `root` and every process it started: a program whose work is done is asked to
+/// end, as a terminal's Ctrl-C would.
+pub fn terminate_tree(root: u32) {
+    for pid in descendants(root) {
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGTERM);
+    }
+}
+
 /// A workload asked to end so that its profiler finishes as it does when its workload ends: every
 /// process the profiler started gets SIGTERM once, the profiler itself never. Processes those start
 /// afterwards (a launcher starting its workers) are told at the next [`Stopping::tell_new`]; a

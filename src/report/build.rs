@@ -124,6 +124,8 @@ impl<'a> ScopeBuilder<'a> {
             insights: Vec::new(),
             distributions: Vec::new(),
             notes,
+            // A GPU trace has no idle device timeline of its own here.
+            idle: None,
         }
     }
 
@@ -166,6 +168,7 @@ impl<'a> ScopeBuilder<'a> {
             instances: stats.instances.as_deref().map(Instances::of),
             insights: Vec::new(),
             notes,
+            idle: None,
         }
     }
 

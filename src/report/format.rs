@@ -6,8 +6,12 @@
 //!
 //! Floor: report (see `crate::report`): imports the ground floor only.
 
+mod digits;
 mod prose;
-pub use prose::escape_md_prose;
+
+use digits::count_or_significant;
+pub use digits::significant;
+pub use prose::{escape_md_prose, prose_html};
 
 use crate::console::is_invisible_control;
 
@@ -34,7 +38,10 @@ pub fn profiler(name: &str, version: Option<&str>) -> String {
 /// A path, or a library's bare name (`libfoo`, recorded where its path could not be read): never a
 /// version number.
 fn is_library_path(recorded: &str) -> bool {
-    recorded.contains(['/', '\\']) || recorded.starts_with("lib")
+    // A version may carry a path of its own (`2.27.33.0%kaena-tools/2.27@5d9c0b9`): it starts with
+    // a digit, a path or library never does here.
+    let version = recorded.starts_with(|c: char| c.is_ascii_digit());
+    !version && (recorded.contains(['/', '\\']) || recorded.starts_with("lib"))
 }
 
 /// Shown for a value no result had.
@@ -42,7 +49,8 @@ pub const MISSING: &str = "—";
 
 /// A metric value in the unit a person would pick: `ns` → ns/µs/ms/s, `byte` → B/KB/MB/GB
 /// (decimal), `byte/ns` and `byte/second` → B/s…GB/s, `hz` → kHz/MHz/GHz, `%` with 1–2
-/// decimals, anything else with thousands separators and its unit.
+/// significant digits, anything else with thousands separators and its unit (a fraction that would
+/// read `0.00` with three significant digits instead).
 pub fn value(value: Option<f64>, unit: &str) -> String {
     let Some(v) = value else {
         return MISSING.to_string();
@@ -56,9 +64,9 @@ pub fn value(value: Option<f64>, unit: &str) -> String {
         "byte/ns" => scaled(v * 1e9, BYTE_RATE_STEPS, "B/s"),
         "byte/second" => scaled(v, BYTE_RATE_STEPS, "B/s"),
         "hz" => scaled(v, HZ_STEPS, "Hz"),
-        "%" => format!("{}%", fixed(v, if v.abs() < 10.0 { 2 } else { 1 })),
-        "" => count(v),
-        other => format!("{} {other}", count(v)),
+        "%" => format!("{}%", significant(v)),
+        "" => count_or_significant(v),
+        other => format!("{} {other}", count_or_significant(v)),
     }
 }
 
@@ -85,7 +93,6 @@ pub fn attribute(text: &str) -> String {
 /// The unit a row of values reads in: the largest finite magnitude among them picks the step
 /// (`ms` for 8,000,000 ns), `factor` first turns the base unit into the steps' (`byte/ns` → B/s).
 struct RowUnit<'u> {
-    largest: f64,
     base: &'u str,
     factor: f64,
     step: Option<&'static (f64, &'static str)>,
@@ -108,12 +115,7 @@ fn row_unit<'u>(values: &[Option<f64>], unit: &'u str) -> RowUnit<'u> {
     let step = steps
         .iter()
         .find(|(threshold, _)| largest * factor >= *threshold);
-    RowUnit {
-        largest,
-        base,
-        factor,
-        step,
-    }
+    RowUnit { base, factor, step }
 }
 
 /// The number a value of `values`' row is multiplied by to read in the unit [`scaled_row`] picks
@@ -149,19 +151,14 @@ pub fn value_with_half(v: f64, half: f64, unit: &str) -> String {
 /// magnitude among them, and the values as bare numbers in it: the `Unit` column then names the unit
 /// the numbers are shown in (`ms` beside `8.00` and `0.50`), never a base unit they are not in.
 pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
-    let RowUnit {
-        largest,
-        base,
-        factor,
-        step,
-    } = row_unit(values, unit);
+    let RowUnit { base, factor, step } = row_unit(values, unit);
     if unit == "%" {
         let cells = values
             .iter()
             .map(|v| match v {
                 None => MISSING.to_string(),
                 Some(v) if !v.is_finite() => format!("{v}"),
-                Some(v) => fixed(*v, if largest < 10.0 { 2 } else { 1 }),
+                Some(v) => significant(*v),
             })
             .collect();
         return ("%".to_string(), cells);
@@ -179,7 +176,7 @@ pub fn scaled_row(values: &[Option<f64>], unit: &str) -> (String, Vec<String>) {
                 value(Some(*v), unit)
             }
             (Some(v), Some((threshold, _))) => fixed(v * factor / threshold, 2),
-            (Some(v), None) => count(v * factor),
+            (Some(v), None) => count_or_significant(v * factor),
         })
         .collect();
     let label = step.map_or(base, |(_, label)| label);
@@ -246,7 +243,7 @@ pub fn count(v: f64) -> String {
 }
 
 /// Fixed decimals, thousands separators on the integer part.
-fn fixed(v: f64, decimals: usize) -> String {
+pub(crate) fn fixed(v: f64, decimals: usize) -> String {
     group_thousands(&format!("{v:.decimals$}"))
 }
 
@@ -458,6 +455,12 @@ mod tests {
         );
         assert_eq!(profiler("trace", None), "trace");
         assert_eq!(profiler_version("2025.3.1.0"), "2025.3.1.0");
+        // Neuron's tools write their build beside the version.
+        let neuron = "2.27.33.0%kaena-tools/2.27@5d9c0b9";
+        assert_eq!(
+            profiler("neuron-explorer", Some(neuron)),
+            format!("neuron-explorer {neuron}")
+        );
     }
 
     #[test]
@@ -536,7 +539,7 @@ mod tests {
         );
         assert_eq!(
             row(&[Some(42.125), Some(4.0)], "%"),
-            ("%".into(), vec!["42.1".into(), "4.0".into()])
+            ("%".into(), vec!["42.1".into(), "4.00".into()])
         );
         assert_eq!(
             row(&[Some(12e6), Some(75e4)], "cycle"),

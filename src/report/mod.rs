@@ -16,6 +16,7 @@ pub mod empty_metrics;
 pub mod finish;
 pub mod format;
 pub mod headline;
+pub mod idle;
 pub mod inside;
 pub mod model;
 pub mod over_peak;

@@ -12,6 +12,10 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::region::{RegionKind, Rollup};
+pub use crate::report::idle::Idle;
+pub use item_noun::ItemNoun;
+
+mod item_noun;
 
 mod cross_rank;
 mod summary;
@@ -62,53 +66,6 @@ pub struct Report {
     /// written to report.json.
     #[serde(skip)]
     pub console_notes: Vec<String>,
-}
-
-/// What one result is called: a kernel launch on GPU, an instruction on Neuron.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct ItemNoun {
-    pub one: &'static str,
-    pub many: &'static str,
-    /// Whether the report lists them by name (GPU kernels); a Neuron region lists no instructions.
-    pub listed: bool,
-    /// What the regions the profiler itself marks are called (`NVTX regions`, `regions`).
-    pub ranges: &'static str,
-    /// The heading of a count of results (`Launches`, `Count`).
-    pub count_heading: &'static str,
-    /// What the aggregate spans (`all processes and devices`, `all profiles`).
-    pub across: &'static str,
-    /// The scope's totals are the profiler's own summary (Neuron), shown as a Totals table beside
-    /// the regions too, and only with the metrics the summary has.
-    pub own_totals: bool,
-    /// Each scope is one input file (a profile), known across runs by the file's name rather than by
-    /// process, host and device (which such a scope does not record): how `diff` pairs scopes.
-    pub scope_per_file: bool,
-    /// `diff`'s note when a report records no hardware model, `{which}` standing for `either report`,
-    /// `report A` or `report B`.
-    pub hardware_unknown: &'static str,
-    /// What to check when a `diff` gate found no region both runs have.
-    pub no_shared_regions: &'static str,
-}
-
-impl ItemNoun {
-    pub const KERNEL: ItemNoun = ItemNoun {
-        one: "kernel",
-        many: "kernels",
-        listed: true,
-        ranges: "NVTX regions",
-        count_heading: "Launches",
-        across: "all processes and devices",
-        own_totals: false,
-        scope_per_file: false,
-        hardware_unknown: "The GPU model is not recorded in {which} (reports written before it was recorded, and CSV exports without the device__attribute_display_name column, lack it), so whether both runs used the same GPU is unknown.",
-        no_shared_regions: "check that both runs mark the same ranges",
-    };
-}
-
-impl Default for ItemNoun {
-    fn default() -> ItemNoun {
-        ItemNoun::KERNEL
-    }
 }
 
 /// A sampled run: a timing pass measured every result's time; a deep pass measured the other
@@ -240,6 +197,9 @@ pub struct Platform {
     /// The driver as the inputs name it (`CUDA 13.0`: the CUDA version the driver supports), `null`
     /// when not recorded; several inputs that disagree are listed joined by `, `.
     pub driver: Option<String>,
+    /// The runtime and libraries the workload ran with, as the inputs name them (`Neuron runtime
+    /// 2.29.40 (f954c), collectives 2.29.41, compiler 2.22.12471.0+b4a00d10`); `null` when not recorded.
+    pub runtime: Option<String>,
 }
 
 /// One device of [`Platform::devices`].
@@ -337,6 +297,9 @@ pub struct Scope {
     /// durations spread; empty when no two regions share one.
     pub distributions: Vec<Distribution>,
     pub notes: Vec<String>,
+    /// Where the device sat idle over the scope's window (`null` where the profile holds no device
+    /// timeline).
+    pub idle: Option<Idle>,
 }
 
 /// How the durations of the regions sharing a base name spread.
@@ -413,6 +376,9 @@ pub struct Region {
     /// empty when there are none or the profiler's were not exported.
     pub insights: Vec<Insight>,
     pub notes: Vec<String>,
+    /// Where the device sat idle in the region's time (`null` where the profile holds no device
+    /// timeline).
+    pub idle: Option<Idle>,
 }
 
 /// A finding about a region: a profiler's own rule result (its guided analysis) or a rule of

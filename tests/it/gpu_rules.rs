@@ -194,7 +194,7 @@ fn idle_tensor_pipes_under_gemm_kernels_fire_and_rank_by_severity() {
     assert!(share > 0.5 && share <= 1.0, "{share}");
     assert!(
         i.message
-            .ends_with("tensor pipes are active 0.50% of cycles"),
+            .ends_with("tensor pipes are active 0.500% of cycles"),
         "{}",
         i.message
     );

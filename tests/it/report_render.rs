@@ -107,6 +107,7 @@ pub(crate) fn region(
         instances: None,
         insights: Vec::new(),
         notes,
+        idle: None,
     }
 }
 
@@ -140,6 +141,7 @@ pub(crate) fn scope(label: &str, pid: u64, regions: Vec<Region>, outside: Vec<Ke
         insights: Vec::new(),
         distributions: Vec::new(),
         notes: Vec::new(),
+        idle: None,
     };
     profile_run::report::summary::fill(&mut scope, Some(TIME));
     scope
@@ -234,6 +236,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
                     model: "NVIDIA H200".to_string(),
                 }],
                 driver: Some("CUDA 13.0".to_string()),
+                runtime: None,
             },
             config_fingerprint: "0123456789abcdef".to_string(),
             sources: vec!["runs/1/raw.csv".to_string()],

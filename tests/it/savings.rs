@@ -285,7 +285,7 @@ fn throughput_over_peak_is_called_a_measurement_artefact() {
         .collect();
     assert_eq!(over.len(), 1, "{notes:?}");
     assert!(
-        over[0].starts_with("L1/TEX Cache Throughput reads up to 171.2% of peak"),
+        over[0].starts_with("L1/TEX Cache Throughput reads up to 171% of peak"),
         "{}",
         over[0]
     );

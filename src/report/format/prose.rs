@@ -1,7 +1,7 @@
 //! Markdown for the prose profile-run writes itself (notes, findings' messages and actions): its
 //! `code spans` stay code, everything else is escaped as [`super::escape_md`] escapes names.
 
-use super::{cut_long, is_invisible_control, push_escaped_md};
+use super::{cut_long, escape_html, is_invisible_control, push_escaped_md, visible};
 
 /// Escapes prose for Markdown, keeping its code spans: a run of backticks that a run of the same
 /// length closes (CommonMark's rule) is written as is, with what it encloses, because the inside of
@@ -43,6 +43,34 @@ pub fn escape_md_prose(text: &str) -> String {
     out
 }
 
+/// Escapes prose for HTML, its code spans as `<code>` elements: the backticks a Markdown reader
+/// never sees are never shown in report.html either. Controls are made visible, as everywhere in it.
+pub fn prose_html(text: &str) -> String {
+    let text = cut_long(text);
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest: &str = &text;
+    while let Some(open) = rest.find('`') {
+        let fence = backtick_run(&rest[open..]);
+        let inside_from = open + fence;
+        out.push_str(&escape_html(&visible(&rest[..open])));
+        match closing_run(&rest[inside_from..], fence) {
+            Some(len) => {
+                let inside = &rest[inside_from..inside_from + len];
+                out.push_str("<code>");
+                out.push_str(&escape_html(&visible(inside.trim())));
+                out.push_str("</code>");
+                rest = &rest[inside_from + len + fence..];
+            }
+            None => {
+                out.push_str(&escape_html(&rest[open..inside_from]));
+                rest = &rest[inside_from..];
+            }
+        }
+    }
+    out.push_str(&escape_html(&visible(rest)));
+    out
+}
+
 /// Length in bytes of the run of backticks `text` starts with.
 fn backtick_run(text: &str) -> usize {
     text.bytes().take_while(|&b| b == b'`').count()
@@ -73,7 +101,17 @@ fn can_stay_code(inside: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::escape_md_prose;
+    use super::{escape_md_prose, prose_html};
+
+    #[test]
+    fn html_prose_shows_code_spans_as_code_never_as_backticks() {
+        assert_eq!(
+            prose_html("set `neuron.hardware.peak_flops` to <override>"),
+            "set <code>neuron.hardware.peak_flops</code> to &lt;override&gt;"
+        );
+        assert_eq!(prose_html("a ` b"), "a ` b");
+        assert_eq!(prose_html("``a ` b``"), "<code>a ` b</code>");
+    }
 
     #[test]
     fn code_spans_stay_code_and_the_text_around_them_is_escaped() {

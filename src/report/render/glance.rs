@@ -6,10 +6,12 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::report::format;
-use crate::report::model::Summary;
+use crate::report::model::{Idle, Summary};
 
 #[derive(Serialize)]
 pub struct Glance {
+    /// How busy the device was and its longest gap, where the profile has a device timeline.
+    pub busy: Option<String>,
     pub total: String,
     pub regions: Vec<GlanceRow>,
     pub kernels: Vec<GlanceRow>,
@@ -54,9 +56,15 @@ pub struct GlanceInsight {
 }
 
 /// `anchors`: each shown region's section anchor, by path; `unit`: the time metric's unit.
-pub fn glance(summary: &Summary, anchors: &HashMap<&str, String>, unit: &str) -> Option<Glance> {
+pub fn glance(
+    summary: &Summary,
+    idle: Option<&Idle>,
+    anchors: &HashMap<&str, String>,
+    unit: &str,
+) -> Option<Glance> {
     let total = summary.time?;
     Some(Glance {
+        busy: idle.and_then(Idle::headline),
         total: format::value(Some(total), unit),
         regions: summary
             .top_regions

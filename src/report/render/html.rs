@@ -12,6 +12,8 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+mod idle;
+mod selection;
 mod totals;
 
 use super::layout::time_of;
@@ -69,6 +71,9 @@ pub fn render(report: &Report, options: &RenderOptions) -> Result<String, Render
             _ => minijinja::escape_formatter(out, state, value),
         }
     });
+    env.add_filter("prose", |text: String| {
+        Value::from_safe_string(format::prose_html(&text))
+    });
     env.add_template(NAME, TEMPLATE).map_err(error)?;
     let page = Page::new(report, options);
     let mut text = env
@@ -121,6 +126,7 @@ struct Page<'a> {
 #[derive(Serialize)]
 struct ScopeView<'a> {
     anchor: String,
+    idle: Option<idle::IdleView>,
     title: String,
     summary: String,
     notes: &'a [String],
@@ -172,6 +178,7 @@ struct Row<'a> {
 struct Detail<'a> {
     anchor: String,
     path: String,
+    idle: Option<idle::IdleView>,
     instances: Option<String>,
     insights: Vec<InsightView<'a>>,
     notes: &'a [String],
@@ -254,7 +261,7 @@ impl<'a> Page<'a> {
             sources: &run.sources,
             time_metric: time,
             time_measured: report.time_measured.as_deref(),
-            selection: selection_text(ks, report.item_noun.many),
+            selection: selection::text(ks, report.item_noun.many),
             item: report.item_noun,
             notes: &report.notes,
             metric_heads: report
@@ -273,25 +280,6 @@ impl<'a> Page<'a> {
             link_charts: options.charts,
         }
     }
-}
-
-fn selection_text(ks: &crate::report::model::KernelSelectionInfo, many: &str) -> String {
-    let patterns = |list: &[String]| list.join(", ");
-    let what = match (ks.include.is_empty(), ks.exclude.is_empty()) {
-        (true, true) => format!("all {many}"),
-        (false, true) => format!("include {}", patterns(&ks.include)),
-        (true, false) => format!("all {many}, exclude {}", patterns(&ks.exclude)),
-        (false, false) => format!(
-            "include {}, exclude {}",
-            patterns(&ks.include),
-            patterns(&ks.exclude)
-        ),
-    };
-    format!(
-        "{what}; {} results selected, {} left out",
-        format::count(ks.results_selected as f64),
-        format::count(ks.results_excluded as f64)
-    )
 }
 
 fn scope_view<'a>(
@@ -339,7 +327,7 @@ fn scope_view<'a>(
         .filter_map(|r| Some((r.path, r.anchor.clone()?)))
         .collect();
     ScopeView {
-        glance: super::glance::glance(&scope.summary, &anchors, unit),
+        glance: super::glance::glance(&scope.summary, scope.idle.as_ref(), &anchors, unit),
         anchor,
         title: if aggregate {
             format!("Aggregate across {}", report.item_noun.across)
@@ -348,6 +336,7 @@ fn scope_view<'a>(
         },
         summary,
         notes: &scope.notes,
+        idle: scope.idle.as_ref().map(idle::view),
         charts: charts
             .iter()
             .map(|c| ChartView {
@@ -522,6 +511,7 @@ fn detail<'a>(
     Some(Detail {
         anchor,
         path: region.segments.join(" / "),
+        idle: region.idle.as_ref().map(idle::view),
         instances,
         insights: region
             .insights
@@ -550,11 +540,12 @@ fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
             )
         }),
         kernel: a.evidence.kernel.as_deref(),
-        evidence: format!(
-            "{} result(s), {}",
-            format::count(a.evidence.results as f64),
-            format::value(Some(a.evidence.time), "ns")
-        ),
+        // A rule judging a region's figures fired on no result of its own: no `0 result(s)`.
+        evidence: std::iter::once(a.evidence.results)
+            .filter(|&n| n > 0)
+            .map(|n| format!("{} result(s), ", format::count(n as f64)))
+            .chain([format::value(Some(a.evidence.time), "ns")])
+            .collect(),
     }
 }
 

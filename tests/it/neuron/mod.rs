@@ -7,6 +7,7 @@ mod cli_report;
 mod cli_workers;
 mod diff;
 mod driver;
+mod idle;
 mod parquet;
 mod parquet_gen;
 mod parsers;
@@ -16,6 +17,7 @@ mod real_profiles;
 mod regions;
 mod robust;
 mod settings;
+mod view_serves;
 
 use std::path::PathBuf;
 

@@ -428,7 +428,8 @@ fn run_pass(
                         "{}: profiling {name} (#{index}, {profiled} so far)",
                         pass.name
                     ),
-                    Flow::StopWorkload => format!(
+                    // Coverage only ever stops the workload; ncu itself always exits.
+                    Flow::StopWorkload | Flow::EndProgram => format!(
                         "{}: all {profiled} results profiled; ending the workload",
                         pass.name
                     ),

@@ -170,6 +170,7 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         interrupted_by: None,
         killed_after_grace: false,
         workload_stopped: deep.stopped_when_covered,
+        ended_when_complete: false,
     };
     let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
     if !deep.ended_well() || !report.is_file() {

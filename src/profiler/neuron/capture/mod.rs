@@ -6,6 +6,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod cli;
+pub mod completion;
 pub mod inputs;
 pub mod inspect;
 /// The `pipeline.neuron:` section's schema lives with every other section's, in the config layer.

@@ -8,10 +8,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::process::{run_streaming, Failure, Flow, ProfilerError};
+use crate::process::{run_watched, Failure, Flow, ProfilerError};
 use crate::profiler::neuron::capture::cli::{resolve_program, view_output, NeuronCli, ViewInput};
+use crate::profiler::neuron::capture::completion::{Completion, SETTLE};
 use crate::profiler::neuron::capture::inspect::CapturePair;
 use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
+use crate::profiler::neuron::capture::pipeline::ViewFormat;
 
 pub use crate::run::{NEURON_VIEWS_DIR as VIEWS_DIR, NEURON_VIEWS_MANIFEST as MANIFEST};
 
@@ -170,9 +172,20 @@ pub fn view_one(
         path_env.as_deref(),
     )?;
     let name = program.to_string_lossy().into_owned();
-    let finished = run_streaming(&name, cli.expression(), &log, grace, &mut |_| {
-        Flow::Continue
-    })
+    // Parquet `view` serves a UI once its tables are written and never exits by itself.
+    let mut completion = (format == ViewFormat::Parquet).then(|| Completion::new(&out, SETTLE));
+    let finished = run_watched(
+        &name,
+        cli.expression(),
+        &log,
+        grace,
+        &mut |_| Flow::Continue,
+        &mut || {
+            completion
+                .as_mut()
+                .map_or(Flow::Continue, Completion::check)
+        },
+    )
     .map_err(|e| not_started(e, &name, "pipeline.neuron.executable", &log))?;
     let failed = |cause: String| -> Error {
         ProfilerError::Failed(Box::new(Failure {
@@ -187,7 +200,9 @@ pub fn view_one(
         }))
         .into()
     };
-    if !finished.success() {
+    // Ended by profile-run once its tables were whole and settled: its exit says nothing more.
+    let ended_complete = finished.ended_when_complete && finished.interrupted_by.is_none();
+    if !finished.success() && !ended_complete {
         return Err(failed("the profile could not be post-processed".into()));
     }
     let Some(written) = view_output(&out) else {

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use super::report_region::TIME_METRIC;
-use crate::report::model::{Kernel, MetricInfo, MetricMap, MetricValue, Region, Scope, Totals};
+use crate::report::model::{
+    Idle, Kernel, MetricInfo, MetricMap, MetricValue, Region, Scope, Totals,
+};
 
 /// How one metric combines over profiles.
 #[derive(Clone, Copy, PartialEq)]
@@ -187,5 +189,24 @@ pub fn aggregate(metrics: &[MetricInfo], scopes: &[Scope]) -> Scope {
              same value.",
             scopes.len()
         )],
+        idle: idle_of(scopes),
     }
+}
+
+/// The profiles' windows, active and idle times added up, as their times are; their gaps stay each
+/// profile's own. `None` unless every profile has a timeline.
+fn idle_of(scopes: &[Scope]) -> Option<Idle> {
+    let all: Vec<&Idle> = scopes
+        .iter()
+        .map(|s| s.idle.as_ref())
+        .collect::<Option<_>>()?;
+    let sum = |f: fn(&Idle) -> f64| all.iter().map(|i| f(i)).sum::<f64>();
+    let (window_ns, active_ns) = (sum(|i| i.window_ns), sum(|i| i.active_ns));
+    Some(Idle {
+        window_ns,
+        active_ns,
+        idle_ns: sum(|i| i.idle_ns),
+        busy_share: (window_ns > 0.0).then(|| active_ns / window_ns),
+        gaps: Vec::new(),
+    })
 }

@@ -7,8 +7,11 @@
 
 pub mod aggregate;
 pub mod group_ratios;
+pub mod idle;
+pub mod idle_finding;
 pub mod metrics;
 pub mod opcodes;
+pub mod provenance;
 pub mod regions;
 pub mod report;
 pub mod report_region;
@@ -27,8 +30,10 @@ use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::NeuronProfile;
 use crate::profiler::neuron::settings::InsightSettings;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::report::idle::Idle;
+use idle::Timeline;
 use opcodes::{opcode_times, OpcodeTime};
-use regions::{RegionSpan, Selection};
+use regions::RegionSpan;
 
 /// The shipped rules, built in so that a default install needs no file.
 pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml");
@@ -89,6 +94,8 @@ pub struct Region {
     pub notes: Vec<String>,
     /// Its instructions by engine and opcode, longest first.
     pub opcodes: Vec<OpcodeTime>,
+    /// Its active and idle time and largest gaps; `None` without a timeline.
+    pub idle: Option<Idle>,
 }
 
 /// One profile id's summary (whole profile), with the derived metrics and insights.
@@ -117,6 +124,8 @@ pub struct Analysis {
     pub opcodes: Vec<OpcodeTime>,
     /// Time (ns) covered by at least one region's windows.
     pub covered_ns: u64,
+    /// The whole profile's active and idle time and largest gaps; `None` without a timeline.
+    pub idle: Option<Idle>,
     pub notes: Vec<String>,
 }
 
@@ -126,10 +135,11 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
     let mut generated = regions::generate(profile, &settings.regions);
+    let timeline = Timeline::of(profile);
     let mut regions: Vec<Region> = generated
         .spans
         .iter()
-        .map(|s| region(profile, s, &peaks))
+        .map(|s| region(profile, s, &peaks, timeline.as_ref()))
         .collect();
     set_group_ratios(
         &mut regions
@@ -174,22 +184,14 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
         }
     }
     let outside: Vec<usize> = (0..inside.len()).filter(|&n| !inside[n]).collect();
-    let covered = union(
-        generated
-            .spans
-            .iter()
-            .flat_map(|s| match &s.selection {
-                Selection::Time(w) => w.clone(),
-                Selection::Instructions(_) => vec![(s.start_ns, s.end_ns)],
-            })
-            .collect(),
-    );
+    let covered = union(generated.spans.iter().flat_map(regions::windows).collect());
     Analysis {
         instruction_count: inside.len(),
         outside_count: outside.len(),
         outside_opcodes: opcode_times(profile, &outside),
         opcodes: opcode_times(profile, &(0..inside.len()).collect::<Vec<_>>()),
         covered_ns: length(&covered),
+        idle: timeline.as_ref().map(|t| t.idle(&t.window())),
         source: profile.source.clone(),
         method: settings.regions.method,
         peak_flops: peaks.peak_flops,
@@ -200,8 +202,24 @@ pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleS
     }
 }
 
-fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
+fn region(
+    profile: &NeuronProfile,
+    s: &RegionSpan,
+    peaks: &Peaks,
+    timeline: Option<&Timeline>,
+) -> Region {
     let mut metrics = region_metrics(profile, s, peaks);
+    let idle = timeline.map(|t| t.idle(&regions::windows(s)));
+    // Active as the profile counts it: engines busy or a DMA queue moving data. A profile without a
+    // timeline has no instruction either, so nothing in the region ran.
+    let active = idle.as_ref().map_or(0.0, |i| i.active_ns * 1e-9);
+    let total = metrics.get("total_time").copied().flatten();
+    metrics.insert("total_active_time".to_string(), Some(active));
+    let share = match &idle {
+        Some(idle) => idle.busy_share,
+        None => total.filter(|t| *t > 0.0).map(|_| 0.0),
+    };
+    metrics.insert("active_time_percent".to_string(), share);
     let notes = s
         .layer
         .and_then(|n| profile.layers.get(n))
@@ -220,5 +238,6 @@ fn region(profile: &NeuronProfile, s: &RegionSpan, peaks: &Peaks) -> Region {
         metrics,
         insights: Vec::new(),
         notes,
+        idle,
     }
 }

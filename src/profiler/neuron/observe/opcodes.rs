@@ -1,5 +1,5 @@
 //! Where a region's instruction time goes, by engine and opcode: the list a region's table shows as
-//! its top instructions, longest first. Semaphore waits (`EVENT_SEMAPHORE*`) are waits, not work, and
+//! its top instructions, longest first. Semaphore waits (`EVENT_SEMAPHORE`, see `Instruction::is_busy`) are waits, not work, and
 //! would top every list with the time an engine sat idle: they are left out, as from busy time.
 
 use std::collections::HashMap;
@@ -51,7 +51,7 @@ pub fn opcode_times(profile: &NeuronProfile, members: &[usize]) -> Vec<OpcodeTim
     out
 }
 
-fn engine_name(e: &crate::profiler::neuron::readers::model::Engine) -> String {
+pub(super) fn engine_name(e: &crate::profiler::neuron::readers::model::Engine) -> String {
     use crate::profiler::neuron::readers::model::Engine;
     match e {
         Engine::Tensor => "Tensor",

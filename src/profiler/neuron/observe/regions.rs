@@ -51,6 +51,14 @@ pub struct Regions {
     pub notes: Vec<String>,
 }
 
+/// The time a region spans: its windows, or for a set of instructions its whole span.
+pub fn windows(span: &RegionSpan) -> Vec<(u64, u64)> {
+    match &span.selection {
+        Selection::Time(w) => w.clone(),
+        Selection::Instructions(_) => vec![(span.start_ns, span.end_ns)],
+    }
+}
+
 /// Cut the profile into regions with the configured method.
 pub fn generate(profile: &NeuronProfile, settings: &RegionSettings) -> Regions {
     let mut out = match settings.method {

@@ -9,7 +9,8 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
-use crate::profiler::neuron::observe::report_region::{insights, TIME_METRIC};
+use crate::profiler::neuron::observe::provenance::Provenance;
+use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
@@ -34,8 +35,9 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
     across: "all profiles",
     own_totals: true,
     scope_per_file: true,
-    hardware_unknown: "The Neuron device is not recorded in {which} (profile-run reads none from a Neuron profile), so whether both profiles ran on the same Inferentia or Trainium generation is unknown.",
+    hardware_unknown: "The instance type is not recorded in {which} (a summary or Parquet profile without `instance_type`, or a report written before it was read), so whether both profiles ran on the same Inferentia or Trainium instance is unknown.",
     no_shared_regions: "check that both profiles are cut into regions the same way (the same region method and settings)",
+    launch_overhead: false,
 };
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
@@ -65,6 +67,7 @@ pub fn report_with_details(
         version,
         layout,
         ignored,
+        platform,
     } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (metrics, units) = metric_table(&field_names(&analyses), &layout);
@@ -95,7 +98,7 @@ pub fn report_with_details(
             version: context.profiler_version.clone().or(version),
             settings,
         },
-        platform: Platform::default(),
+        platform,
         config_fingerprint: context.config_fingerprint.clone(),
         partial: context.partial.clone(),
         flagged_ranks: Vec::new(),
@@ -141,6 +144,8 @@ struct Analysed {
     layout: SummaryLayout,
     /// `-v`'s lines: each profile's top-level keys that were not used.
     ignored: Vec<String>,
+    /// Instance types, drivers and runtimes the profiles record.
+    platform: Platform,
 }
 
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
@@ -162,6 +167,7 @@ fn analyse_all(
         let analysis = analyse(&profile, neuron, rules);
         Ok::<_, crate::error::Error>((
             tool_version(&profile),
+            Provenance::of(&profile),
             profile.summary_layout,
             ignored,
             analysis,
@@ -172,9 +178,11 @@ fn analyse_all(
         version: None,
         layout: SummaryLayout::default(),
         ignored: Vec::new(),
+        platform: Platform::default(),
     };
     for result in loaded {
-        let (version, layout, ignored, analysis) = result?;
+        let (version, provenance, layout, ignored, analysis) = result?;
+        provenance.add_to(&mut out.platform);
         out.version = out.version.or(version);
         if out.layout.groups.is_empty() {
             out.layout = layout;
@@ -230,7 +238,8 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
     let regions = super::report_region::regions(&a.regions, units, total_ns);
-    let mut main = scope(v, first, units, a.summaries.len() > 1);
+    let mut main = scope(v, first, units, a.summaries.len() > 1, a.idle.as_ref());
+    main.idle = a.idle.clone();
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
@@ -261,7 +270,7 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
         a.summaries
             .iter()
             .skip(1)
-            .map(|s| scope(v, Some(s), units, true)),
+            .map(|s| scope(v, Some(s), units, true, None)),
     );
     scopes
 }
@@ -272,6 +281,7 @@ fn scope(
     summary: Option<&ProfileSummary>,
     units: &[UnitRow],
     name_summary: bool,
+    idle: Option<&crate::report::model::Idle>,
 ) -> Scope {
     let label = match summary {
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
@@ -306,9 +316,10 @@ fn scope(
                 .copied()
                 .flatten()
                 .map(|t| t * 1e9);
-            insights(&s.insights, time_ns, units)
+            findings(&s.insights, time_ns, idle, units)
         }),
         distributions: Vec::new(),
         notes: Vec::new(),
+        idle: None,
     }
 }

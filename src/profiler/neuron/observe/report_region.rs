@@ -9,7 +9,7 @@ use crate::profiler::neuron::observe::opcodes::OpcodeTime;
 use crate::profiler::neuron::observe::{Bound, Region as NRegion};
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::RegionKind;
-use crate::report::model::{Insight, Kernel, MetricMap, MetricValue, Region};
+use crate::report::model::{Idle, Insight, Kernel, MetricMap, MetricValue, Region};
 
 /// Who found the rules' insights.
 pub(super) const INSIGHT_SOURCE: &str = "profile-run";
@@ -37,6 +37,33 @@ pub(super) fn insights(
             insight
         })
         .collect()
+}
+
+/// Rules judging a region's span, not the work in it: they keep the region's whole time.
+const SPAN_RULES: [&str; 2] = ["slow_instance", "collective_outlier"];
+
+/// A region's or scope's findings: where it is mostly idle, the idle finding first; the rules'
+/// busy-time advice then weighs the time something ran (`evidence.time` is the active time), and is
+/// not offered at all where nothing ran.
+pub(super) fn findings(
+    found: &[crate::insights::Insight],
+    time_ns: Option<f64>,
+    idle: Option<&Idle>,
+    units: &[UnitRow],
+) -> Vec<Insight> {
+    let mut out = insights(found, time_ns, units);
+    let Some(idle) = idle else { return out };
+    out.retain_mut(|i| {
+        if SPAN_RULES.contains(&i.rule.as_str()) {
+            return true;
+        }
+        i.evidence.time = idle.active_ns;
+        idle.active_ns > 0.0
+    });
+    if idle.mostly_idle() {
+        out.insert(0, super::idle_finding::finding(idle));
+    }
+    out
 }
 
 /// Every region of one profile, nested where a hierarchy path extends another region's path.
@@ -193,7 +220,8 @@ pub fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         inclusive: metrics,
         per_result: Default::default(),
         instances: None,
-        insights: insights(&r.insights, time_ns, units),
+        insights: findings(&r.insights, time_ns, r.idle.as_ref(), units),
         notes,
+        idle: r.idle.clone(),
     }
 }

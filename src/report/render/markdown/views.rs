@@ -12,7 +12,7 @@ use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Comparison, Coverage, Distribution, Insight, Instances, ItemNoun, KernelSelectionInfo,
+    Comparison, Coverage, Distribution, Idle, Insight, Instances, ItemNoun, KernelSelectionInfo,
     MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope,
     Summary, Totals,
 };
@@ -106,6 +106,9 @@ pub(super) struct ScopeView<'a> {
     outside_kernels: KernelList<'a>,
     /// The scope's SVG charts (`{title, file}`, file relative to the page), when they are written.
     charts: Vec<ChartLink>,
+    idle: Option<&'a Idle>,
+    /// The summary's opening line on how busy the device was, where the profile has a timeline.
+    busy: Option<String>,
 }
 
 /// A link to one of a scope's SVG charts.
@@ -151,6 +154,7 @@ struct RegionView<'a> {
     /// Its time over its parent region's, 0..1 (over the scope's for a top-level region).
     parent_share: Option<f64>,
     top_kernels: KernelList<'a>,
+    idle: Option<&'a Idle>,
 }
 
 impl<'a> Context<'a> {
@@ -319,6 +323,8 @@ impl<'a> ScopeView<'a> {
             ),
             anchor,
             charts: Vec::new(),
+            idle: scope.idle.as_ref(),
+            busy: scope.idle.as_ref().and_then(Idle::headline),
         }
     }
 }
@@ -360,6 +366,7 @@ impl<'a> RegionView<'a> {
                 number(&region.inclusive, time),
                 options.max_kernels,
             ),
+            idle: region.idle.as_ref(),
         }
     }
 }

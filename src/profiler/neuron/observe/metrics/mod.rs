@@ -38,7 +38,7 @@ const fn m(name: &'static str, unit: &'static str, formula: &'static str) -> Met
 /// Every metric a region gets, in report order.
 pub const REGION_METRICS: &[MetricDef] = &[
     m("total_time", "s", "length of the region's time windows"),
-    m("total_active_time", "s", "union of all busy instruction intervals (EVENT_SEMAPHORE* excluded), clipped to the windows"),
+    m("total_active_time", "s", "union of the engines' busy intervals (the profile's `active_time` records, else its busy instructions: semaphore waits excluded) and the DMA transfers, clipped to the windows"),
     m("active_time_percent", "0–1", "total_active_time / total_time"),
     m("tensor_engine_active_time_percent", "0–1", "union of Tensor and TensorMatrix busy intervals / total_time"),
     m("vector_engine_active_time_percent", "0–1", "union of Vector busy intervals / total_time"),

@@ -1,4 +1,4 @@
-//! Metrics of one region: what it owns (clipped busy intervals, counters of the instructions starting in
+//! Metrics of one region: what it owns (clipped busy intervals per engine, counters of the instructions starting in
 //! it, DMA and collectives in its windows) turned into the named metrics of [`super::REGION_METRICS`].
 
 use std::collections::BTreeMap;
@@ -54,7 +54,6 @@ impl Counters {
 /// What a region owns.
 struct Owned {
     windows: Vec<(u64, u64)>,
-    busy_all: Vec<(u64, u64)>,
     busy: BTreeMap<&'static str, Vec<(u64, u64)>>,
     counters: Counters,
 }
@@ -82,7 +81,6 @@ fn gather(profile: &NeuronProfile, span: &RegionSpan) -> Owned {
     let (windows, idx, clipped) = members(profile, span);
     let mut owned = Owned {
         windows,
-        busy_all: Vec::new(),
         busy: BTreeMap::new(),
         counters: Counters::default(),
     };
@@ -95,13 +93,8 @@ fn gather(profile: &NeuronProfile, span: &RegionSpan) -> Owned {
                 vec![(ins.start_ns, ins.end_ns)]
             };
             if let Some(p) = ins.engine.as_ref().and_then(|e| e.summary_prefix()) {
-                owned
-                    .busy
-                    .entry(p)
-                    .or_default()
-                    .extend(pieces.iter().copied());
+                owned.busy.entry(p).or_default().extend(pieces);
             }
-            owned.busy_all.extend(pieces);
         }
         // Counters belong to the region where the instruction starts, never split.
         if !clipped || contains(&owned.windows, ins.start_ns) {
@@ -128,10 +121,8 @@ pub fn region_metrics(profile: &NeuronProfile, span: &RegionSpan, peaks: &Peaks)
         out.insert(k.to_string(), v.filter(|x| x.is_finite()));
     };
     let total = length(&owned.windows) as f64 * NS;
-    let active = length(&union(std::mem::take(&mut owned.busy_all))) as f64 * NS;
+    // `total_active_time` and `active_time_percent` come from the device timeline (`super::super::idle`).
     put("total_time", Some(total));
-    put("total_active_time", Some(active));
-    put("active_time_percent", div(Some(active), Some(total)));
     for e in ENGINES {
         let t = owned.busy.remove(e).map_or(0, |v| length(&union(v))) as f64 * NS;
         put(

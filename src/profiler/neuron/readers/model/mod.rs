@@ -88,12 +88,14 @@ pub struct Instruction {
 }
 
 impl Instruction {
-    /// `EVENT_SEMAPHORE*` instructions wait on other engines: they are not busy time.
+    /// Semaphore instructions (`EVENT_SEMAPHORE*`) wait on other engines or DMA queues, and any
+    /// opcode naming a `WAIT` waits too: neither is busy time. `EVENT_SEMAPHORE_RANGE_CLEAR` resets
+    /// semaphores and is busy: the profile's own `active_time` counts it (seen in every real profile).
     pub fn is_busy(&self) -> bool {
-        !self
-            .opcode
-            .to_ascii_uppercase()
-            .starts_with("EVENT_SEMAPHORE")
+        let opcode = self.opcode.to_ascii_uppercase();
+        let semaphore =
+            opcode.starts_with("EVENT_SEMAPHORE") && opcode != "EVENT_SEMAPHORE_RANGE_CLEAR";
+        !semaphore && !opcode.split('_').any(|w| w == "WAIT")
     }
 }
 
