@@ -16,6 +16,7 @@ mod real_profiles;
 mod regions;
 mod robust;
 mod settings;
+mod summary_checks;
 
 use std::path::PathBuf;
 

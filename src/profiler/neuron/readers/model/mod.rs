@@ -8,6 +8,7 @@ pub mod intervals;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -143,8 +144,9 @@ pub struct ActivePeriod {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub profile_id: String,
-    /// `None` where the tool wrote `null`; absent where it wrote nothing.
-    pub metrics: BTreeMap<String, Option<f64>>,
+    /// `None` where the tool wrote `null`; absent where it wrote nothing. Names are shared: a
+    /// profile of 200,000 subgraphs repeats the same few dozen.
+    pub metrics: BTreeMap<Arc<str>, Option<f64>>,
     /// Text values such as versions (`2.29.18.0%kaena-tools/2.29@d5fe7ba`).
     pub text: BTreeMap<String, String>,
 }
