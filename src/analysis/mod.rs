@@ -11,6 +11,7 @@ mod layers;
 mod metrics;
 mod notes;
 mod source;
+pub mod stragglers;
 
 use std::sync::Mutex;
 
