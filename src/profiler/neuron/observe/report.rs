@@ -69,8 +69,10 @@ pub fn report_with_details(
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (metrics, units) = metric_table(&field_names(&analyses), &layout);
     let mut scopes = Vec::new();
-    for (v, analysis) in viewed.iter().zip(&analyses) {
-        scopes.extend(scopes_of(v, analysis, &units));
+    // Each analysis is consumed as its scopes are made: a profile of 200,000 subgraphs never holds
+    // its summaries twice over.
+    for (v, analysis) in viewed.iter().zip(analyses) {
+        scopes_of(v, analysis, &units, &mut scopes);
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -223,13 +225,16 @@ fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<Stri
 
 /// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
-    let first = a.summaries.first();
+fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Scope>) {
+    let count = a.summaries.len();
+    let mut summaries = std::mem::take(&mut a.summaries).into_iter();
+    let first = summaries.next();
+    let first = first.as_ref();
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
     let regions = super::report_region::regions(&a.regions, units, total_ns);
-    let mut main = scope(v, first, units, a.summaries.len() > 1);
+    let mut main = scope(v, first, units, count > 1);
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
     main.outside_regions.kernel_count = a.outside_count as u64;
@@ -248,21 +253,16 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
             },
         ));
     }
-    main.notes = a.notes.clone();
+    main.notes = std::mem::take(&mut a.notes);
     if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
         main.notes.push(format!(
             "No `{}` regions in this profile.",
             a.method.as_str()
         ));
     }
-    let mut scopes = vec![main];
-    scopes.extend(
-        a.summaries
-            .iter()
-            .skip(1)
-            .map(|s| scope(v, Some(s), units, true)),
-    );
-    scopes
+    scopes.reserve(count.max(1));
+    scopes.push(main);
+    scopes.extend(summaries.map(|s| scope(v, Some(&s), units, true)));
 }
 
 /// A scope carrying one summary as its total and that summary's findings.
