@@ -17,6 +17,7 @@ mod regions;
 mod robust;
 mod settings;
 mod summary_checks;
+mod system;
 
 use std::path::PathBuf;
 

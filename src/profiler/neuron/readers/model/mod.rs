@@ -5,6 +5,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod intervals;
+pub mod system;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
