@@ -13,6 +13,7 @@ pub mod regions;
 pub mod report;
 pub mod report_region;
 pub mod units;
+pub mod workers;
 
 use std::path::PathBuf;
 

@@ -65,7 +65,17 @@ pub fn report_with_details(
         version,
         layout,
         ignored,
+        collectives,
     } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    // Workers of one run (a collectives rank, or a process of an inspect capture), not the profiles
+    // of a sweep, which ran one after another.
+    let (labels, collectives): (Vec<String>, Vec<_>) = viewed
+        .iter()
+        .zip(collectives)
+        .filter(|(v, _)| v.rank.is_some() || v.process_id.is_some())
+        .map(|(v, c)| (v.label.clone(), c))
+        .unzip();
+    let worker_notes = super::workers::notes(&labels, &collectives);
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (metrics, units) = metric_table(&field_names(&analyses), &layout);
     let mut scopes = Vec::new();
@@ -126,6 +136,7 @@ pub fn report_with_details(
         aggregate,
     );
     report.item_noun = ITEM_NOUN;
+    report.notes.extend(worker_notes);
     // report.compare works on the mapped regions as on any profiler's.
     report.finish(&Finishing {
         compare: &config.report.compare,
@@ -142,6 +153,8 @@ struct Analysed {
     layout: SummaryLayout,
     /// `-v`'s lines: each profile's top-level keys that were not used.
     ignored: Vec<String>,
+    /// Each profile's collectives, for the comparison across workers.
+    collectives: Vec<Vec<super::workers::Taken>>,
 }
 
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
@@ -163,6 +176,7 @@ fn analyse_all(
         let analysis = analyse(&profile, neuron, rules);
         Ok::<_, crate::error::Error>((
             tool_version(&profile),
+            super::workers::collectives_of(&profile),
             profile.summary_layout,
             ignored,
             analysis,
@@ -173,10 +187,12 @@ fn analyse_all(
         version: None,
         layout: SummaryLayout::default(),
         ignored: Vec::new(),
+        collectives: Vec::new(),
     };
     for result in loaded {
-        let (version, layout, ignored, analysis) = result?;
+        let (version, collectives, layout, ignored, analysis) = result?;
         out.version = out.version.or(version);
+        out.collectives.push(collectives);
         if out.layout.groups.is_empty() {
             out.layout = layout;
         }
