@@ -90,6 +90,7 @@ pub fn notes(labels: &[String], per_profile: &[Vec<Taken>]) -> Vec<String> {
         let arrivals: Vec<String> = m
             .waits
             .iter()
+            .filter(|&&(scope, _)| scope != m.last)
             .map(|&(scope, wait)| format!("`{}` waited {}", label(scope), ns(wait)))
             .collect();
         out.push(format!(
