@@ -108,8 +108,7 @@ impl SystemProfile {
             out.devices.extend(p.devices);
             out.metadata.extend(p.metadata);
         }
-        out.events
-            .sort_by(|a, b| (a.start_ns, a.end_ns).cmp(&(b.start_ns, b.end_ns)));
+        out.events.sort_by_key(|e| (e.start_ns, e.end_ns));
         out
     }
 
