@@ -94,6 +94,27 @@ impl Timelines {
         }
     }
 
+    /// Adds one collective a scope took part in, given directly by an adapter whose timeline names
+    /// its collectives (a Neuron profile's): arriving at `start`, leaving at `end`, in no region and
+    /// with no kernels of its own between collectives.
+    pub fn collective(&mut self, scope: &ScopeKey, name: &str, start: u64, end: u64) {
+        if !self.scopes.contains_key(scope) {
+            self.scopes.insert(scope.clone(), Timeline::default());
+        }
+        let Some(timeline) = self.scopes.get_mut(scope) else {
+            return;
+        };
+        let kernel = timeline.intern(name);
+        let region = timeline.intern("");
+        timeline.arrivals.push(Arrival {
+            kernel,
+            start,
+            end: end.max(start),
+            region,
+            before: Vec::new(),
+        });
+    }
+
     /// Folds in the timelines read after these (another reader's scopes, or later results of the
     /// same scope).
     pub fn merge(&mut self, later: Timelines) {

@@ -6,7 +6,7 @@
 //! Floor: analysis. May import insights, report, config, region and the ground floor; never a
 //! profiler. (docs/architecture.md, checked by tests/it/architecture.rs)
 
-mod cross_rank;
+pub mod cross_rank;
 mod frames;
 mod layers;
 mod metrics;

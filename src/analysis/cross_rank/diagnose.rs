@@ -28,7 +28,7 @@ const CAUSED_SHARE: f64 = 0.5;
 /// … and the others' median wait for it is at least this share of their kernel time.
 const WAIT_SHARE: f64 = 0.01;
 
-/// The diagnosis of every scope's collectives; `None` unless two or more scopes ran collectives
+/// The diagnosis of every scope's collectives; `None` unless two or more scopes share a collective
 /// with in-place times.
 pub fn diagnose(timelines: Timelines) -> Option<CrossRank> {
     let mut ranks: Vec<(ScopeKey, Timeline)> = timelines
@@ -41,6 +41,9 @@ pub fn diagnose(timelines: Timelines) -> Option<CrossRank> {
     }
     ranks.sort_by_key(|(key, _)| order_key(key));
     let matched = match_collectives(&ranks);
+    if matched.is_empty() {
+        return None;
+    }
     let total: usize = ranks.iter().map(|(_, t)| t.arrivals.len()).sum();
     let unmatched = (total - matched.len() * ranks.len()) as u64;
     let (offsets, clock) = clock_offsets(&ranks, &matched);
@@ -51,7 +54,8 @@ pub fn diagnose(timelines: Timelines) -> Option<CrossRank> {
     Some(tally.finish(&ranks, &offsets, clock, matched.len() as u64, unmatched))
 }
 
-/// Ranks in a stable order a reader expects: host, then launcher rank, device and process id.
+/// Ranks in a stable order a reader expects: host, then launcher rank, device and process id, then
+/// name with its numbers compared as numbers (`rank 2` before `rank 10`).
 fn order_key(key: &ScopeKey) -> (String, u64, u64, u64, String) {
     let n = |s: &str| s.parse().unwrap_or(u64::MAX);
     (
@@ -59,8 +63,28 @@ fn order_key(key: &ScopeKey) -> (String, u64, u64, u64, String) {
         n(&key.rank),
         n(&key.device),
         n(&key.process_id),
-        key.process_name.clone(),
+        natural(&key.process_name),
     )
+}
+
+/// `name` with each run of digits padded to 20, so that text order is number order.
+fn natural(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut digits = String::new();
+    for c in name.chars().chain(std::iter::once('\0')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            out.push_str(&format!("{digits:0>20}"));
+            digits.clear();
+        }
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// For each matched collective, the index of its arrival on every rank, in the first rank's order.
@@ -347,10 +371,13 @@ fn top<K: Clone + Ord, V: PartialOrd + Copy>(map: &BTreeMap<K, V>) -> Option<K> 
         .map(|(k, _)| k.clone())
 }
 
+/// What the time outside every range is called.
+const OUTSIDE: &str = "(outside every range)";
+
 /// A region path as a reader sees it; the time outside every range has none.
 fn shown(region: &str) -> String {
     if region.is_empty() {
-        "(outside every range)".into()
+        OUTSIDE.into()
     } else {
         format::plain_name(region).into_owned()
     }
@@ -362,16 +389,24 @@ fn finding(straggler: &Option<Straggler>, labels: &[String], last: &[u64], n: u6
     match straggler {
         Some(s) => {
             let cause = s.cause.as_ref().map_or_else(
-                || "; none of its regions ran longer than on the other ranks before those collectives (the delay is outside the traced kernels: host work, data loading or launch)".to_string(),
+                // A timeline without regions (collectives given directly) has no cause to name.
+                || if s.region == OUTSIDE { String::new() } else { "; none of its regions ran longer than on the other ranks before those collectives (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
                 |c| format!("; its `{}` takes {} against a median of {} on the other ranks", c.region, time(c.time_ns), time(c.median_ns)),
             );
             let share = s
                 .wait_share
+                .filter(|_| s.region != OUTSIDE)
                 .map(|w| format!(", {} of their time in that region", format::share(Some(w))))
                 .unwrap_or_default();
+            // A timeline without regions (collectives given directly) names none.
+            let place = if s.region == OUTSIDE {
+                String::new()
+            } else {
+                format!(" in `{}`", s.region)
+            };
             format!(
-                "{} is late to the collectives in `{}` (last to {} of {n}, {} of all waiting, mostly in `{}`){cause}; the other ranks wait {} each (median){share}.",
-                s.scope, s.region, s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
+                "{} is late to the collectives{place} (last to {} of {n}, {} of all waiting, mostly in `{}`){cause}; the other ranks wait {} each (median){share}.",
+                s.scope, s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
             )
         }
         None => {

@@ -17,6 +17,8 @@ mod real_profiles;
 mod regions;
 mod robust;
 mod settings;
+mod summary_checks;
+mod system;
 mod view_serves;
 
 use std::path::PathBuf;

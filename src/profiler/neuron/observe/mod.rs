@@ -16,6 +16,7 @@ pub mod regions;
 pub mod report;
 pub mod report_region;
 pub mod units;
+pub mod workers;
 
 use std::path::PathBuf;
 

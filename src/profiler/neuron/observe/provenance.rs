@@ -90,7 +90,7 @@ mod tests {
         ] {
             summary.text.insert(k.to_string(), v.to_string());
         }
-        summary.metrics.insert("nd_idx".to_string(), Some(0.0));
+        summary.metrics.insert("nd_idx".into(), Some(0.0));
         let profile = NeuronProfile {
             summaries: vec![summary],
             ..Default::default()

@@ -68,12 +68,24 @@ pub fn report_with_details(
         layout,
         ignored,
         platform,
+        collectives,
     } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    // Workers of one run (a collectives rank, or a process of an inspect capture), not the profiles
+    // of a sweep, which ran one after another.
+    let (labels, collectives): (Vec<String>, Vec<_>) = viewed
+        .iter()
+        .zip(collectives)
+        .filter(|(v, _)| v.rank.is_some() || v.process_id.is_some())
+        .map(|(v, c)| (v.label.clone(), c))
+        .unzip();
+    let cross_rank = super::workers::cross_rank(&labels, &collectives);
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
     let (metrics, units) = metric_table(&field_names(&analyses), &layout);
     let mut scopes = Vec::new();
-    for (v, analysis) in viewed.iter().zip(&analyses) {
-        scopes.extend(scopes_of(v, analysis, &units));
+    // Each analysis is consumed as its scopes are made: a profile of 200,000 subgraphs never holds
+    // its summaries twice over.
+    for (v, analysis) in viewed.iter().zip(analyses) {
+        scopes_of(v, analysis, &units, &mut scopes);
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -128,6 +140,7 @@ pub fn report_with_details(
         aggregate,
     );
     report.item_noun = ITEM_NOUN;
+    report.cross_rank = cross_rank;
     // report.compare works on the mapped regions as on any profiler's.
     report.finish(&Finishing {
         compare: &config.report.compare,
@@ -146,6 +159,8 @@ struct Analysed {
     ignored: Vec<String>,
     /// Instance types, drivers and runtimes the profiles record.
     platform: Platform,
+    /// Each profile's collectives, for the comparison across workers.
+    collectives: Vec<Vec<super::workers::Taken>>,
 }
 
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
@@ -168,6 +183,7 @@ fn analyse_all(
         Ok::<_, crate::error::Error>((
             tool_version(&profile),
             Provenance::of(&profile),
+            super::workers::collectives_of(&profile),
             profile.summary_layout,
             ignored,
             analysis,
@@ -179,11 +195,13 @@ fn analyse_all(
         layout: SummaryLayout::default(),
         ignored: Vec::new(),
         platform: Platform::default(),
+        collectives: Vec::new(),
     };
     for result in loaded {
-        let (version, provenance, layout, ignored, analysis) = result?;
+        let (version, provenance, collectives, layout, ignored, analysis) = result?;
         provenance.add_to(&mut out.platform);
         out.version = out.version.or(version);
+        out.collectives.push(collectives);
         if out.layout.groups.is_empty() {
             out.layout = layout;
         }
@@ -232,13 +250,16 @@ fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<Stri
 
 /// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
-    let first = a.summaries.first();
+fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Scope>) {
+    let count = a.summaries.len();
+    let mut summaries = std::mem::take(&mut a.summaries).into_iter();
+    let first = summaries.next();
+    let first = first.as_ref();
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
     let regions = super::report_region::regions(&a.regions, units, total_ns);
-    let mut main = scope(v, first, units, a.summaries.len() > 1, a.idle.as_ref());
+    let mut main = scope(v, first, units, count > 1, a.idle.as_ref());
     main.idle = a.idle.clone();
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;
@@ -258,21 +279,16 @@ fn scopes_of(v: &Viewed, a: &Analysis, units: &[UnitRow]) -> Vec<Scope> {
             },
         ));
     }
-    main.notes = a.notes.clone();
+    main.notes = std::mem::take(&mut a.notes);
     if a.regions.is_empty() && a.method != RegionMethod::None && main.notes.is_empty() {
         main.notes.push(format!(
             "No `{}` regions in this profile.",
             a.method.as_str()
         ));
     }
-    let mut scopes = vec![main];
-    scopes.extend(
-        a.summaries
-            .iter()
-            .skip(1)
-            .map(|s| scope(v, Some(s), units, true, None)),
-    );
-    scopes
+    scopes.reserve(count.max(1));
+    scopes.push(main);
+    scopes.extend(summaries.map(|s| scope(v, Some(&s), units, true, None)));
 }
 
 /// A scope carrying one summary as its total and that summary's findings.

@@ -149,23 +149,24 @@ pub fn metric_table(
 
 /// Converts an analysis metric map into report units, in report order (absent metrics left out).
 pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
-    MetricMap(
-        infos
-            .iter()
-            .filter_map(|(name, unit, factor)| {
-                let value = metrics.get(&**name)?;
-                Some((
-                    name.clone(),
-                    MetricValue {
-                        value: value.map(|v| v * factor),
-                        unit: unit.clone(),
-                        values: None,
-                        interval95: None,
-                    },
-                ))
-            })
-            .collect(),
-    )
+    let mut values: Vec<_> = infos
+        .iter()
+        .filter_map(|(name, unit, factor)| {
+            let value = metrics.get(&**name)?;
+            Some((
+                name.clone(),
+                MetricValue {
+                    value: value.map(|v| v * factor),
+                    unit: unit.clone(),
+                    values: None,
+                    interval95: None,
+                },
+            ))
+        })
+        .collect();
+    // One map per scope, and a profile may have 200,000: no spare capacity kept.
+    values.shrink_to_fit();
+    MetricMap(values)
 }
 
 /// The units a rule's message shows its placeholders in (`1.61 GB`, not `1,610,612,736`): byte

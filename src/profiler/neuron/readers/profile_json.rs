@@ -58,8 +58,12 @@ pub fn parse(path: &Path, text: &str) -> Result<NeuronProfile> {
         .unwrap_or_default()
         .into_iter()
         .take(1)
-        .map(|m| summary("summary".into(), m))
-        .collect();
+        .map(|m| {
+            summary("summary".into(), m).map_err(|(message, key)| {
+                NeuronError::parse(path, format!("key `summary[0].{key}`"), message)
+            })
+        })
+        .collect::<Result<_>>()?;
     if let Some(first) = doc.metadata.into_iter().next() {
         p.metadata = first.into_iter().map(|(k, v)| (k, text_of(v))).collect();
     }

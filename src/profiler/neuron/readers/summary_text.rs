@@ -66,7 +66,8 @@ pub fn parse(path: &Path, text: &str) -> Result<SummaryText> {
             group = g.to_string();
         }
         let name = repair(name);
-        let key = if out.summary.metrics.contains_key(&name) || out.summary.text.contains_key(&name)
+        let key = if out.summary.metrics.contains_key(name.as_str())
+            || out.summary.text.contains_key(&name)
         {
             format!("{group}.{name}")
         } else {
@@ -93,10 +94,10 @@ fn store(
 ) -> Result<()> {
     match convert(value) {
         Converted::Number(v) => {
-            out.summary.metrics.insert(key, Some(v));
+            out.summary.metrics.insert(key.into(), Some(v));
         }
         Converted::Missing => {
-            out.summary.metrics.insert(key, None);
+            out.summary.metrics.insert(key.into(), None);
         }
         Converted::Text => {
             out.summary.text.insert(key, value.to_string());

@@ -139,7 +139,7 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
     let template = env.get_template(&main).map_err(template_error)?;
     let text = template.render(&context).map_err(template_error)?;
     let scopes = if context.split {
-        scope_pages(&env, &context)?
+        scope_pages(&env, &mut context)?
     } else {
         Vec::new()
     };
@@ -150,14 +150,16 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
 }
 
 /// One page per scope: a heading, a link back to report.md, and the scope's section as report.md
-/// would have held it.
+/// would have held it. Each section's text is let go once its page is made (report.md is rendered
+/// already), so a report of 200,000 scopes does not hold every section twice.
 fn scope_pages(
     env: &Environment<'static>,
-    context: &Context<'_>,
+    context: &mut Context<'_>,
 ) -> Result<Vec<(String, String)>, RenderError> {
     let page = env.get_template(SCOPE_PAGE).map_err(template_error)?;
-    let mut pages = Vec::with_capacity(context.scope_texts.len());
-    for (i, text) in context.scope_texts.iter().enumerate() {
+    let texts = std::mem::take(&mut context.scope_texts);
+    let mut pages = Vec::with_capacity(texts.len());
+    for (i, text) in texts.into_iter().enumerate() {
         let scope = context.scopes.get_item(&Value::from(i)).unwrap_or_default();
         let file = scope.get_attr("file").map_err(template_error)?;
         let rendered = page

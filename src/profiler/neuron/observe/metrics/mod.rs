@@ -162,7 +162,11 @@ pub(crate) fn derived_bytes(
 /// The whole profile from one summary: its own metrics, plus those the UI derives (same formulas as for
 /// regions) where the summary lacks them.
 pub fn summary_metrics(summary: &Summary) -> MetricMap {
-    let mut out: MetricMap = summary.metrics.clone();
+    let mut out: MetricMap = summary
+        .metrics
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
     let g = |k: &str| summary.get(k);
     let mut derived = MetricMap::new();
     {

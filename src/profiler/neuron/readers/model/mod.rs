@@ -5,9 +5,11 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod intervals;
+pub mod system;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -145,8 +147,9 @@ pub struct ActivePeriod {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Summary {
     pub profile_id: String,
-    /// `None` where the tool wrote `null`; absent where it wrote nothing.
-    pub metrics: BTreeMap<String, Option<f64>>,
+    /// `None` where the tool wrote `null`; absent where it wrote nothing. Names are shared: a
+    /// profile of 200,000 subgraphs repeats the same few dozen.
+    pub metrics: BTreeMap<Arc<str>, Option<f64>>,
     /// Text values such as versions (`2.29.18.0%kaena-tools/2.29@d5fe7ba`).
     pub text: BTreeMap<String, String>,
 }

@@ -7,6 +7,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod schema;
+pub mod system;
 pub mod table;
 mod tables;
 

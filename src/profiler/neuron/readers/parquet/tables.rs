@@ -225,7 +225,7 @@ pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
         for c in r.columns.iter().filter(|c| *c != "profile_id") {
             match r.f64(c) {
                 Ok(v) => {
-                    s.metrics.insert(c.clone(), v);
+                    s.metrics.insert(c.as_str().into(), v);
                 }
                 Err(NeuronError::Parse { .. }) => {
                     s.text.insert(c.clone(), r.text(c)?.unwrap_or_default());
@@ -242,11 +242,11 @@ pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
 fn put(s: &mut Summary, name: String, value: Option<String>) {
     match value {
         None => {
-            s.metrics.insert(name, None);
+            s.metrics.insert(name.into(), None);
         }
         Some(v) => match v.trim().parse::<f64>() {
             Ok(x) => {
-                s.metrics.insert(name, Some(x));
+                s.metrics.insert(name.into(), Some(x));
             }
             Err(_) => {
                 s.text.insert(name, v);

@@ -1,0 +1,317 @@
+//! System-profile tables (`SystemProfileEvents`, `DeviceProfileList`, `SystemProfileMetadata`, as the
+//! SDK's profile-schema-reference documents them for schema 7.4.0), and the output directories of
+//! several instances on shared storage (`<instance-id>_pid_<pid>/`) read as one run.
+//!
+//! Strict where the device reader is lenient: every table in the directory must be one the schema
+//! documents, and every column of the three tables read must be one the schema documents for that
+//! table. Anything else is refused with the table and the column named: what an undocumented column
+//! holds is not guessed. docs/neuron.md lists the columns read.
+
+use std::path::{Path, PathBuf};
+
+use super::list_tables;
+use super::table::{RowView, Table};
+use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::readers::model::system::{
+    DeviceProfileEntry, SystemEvent, SystemMetadata, SystemProfile,
+};
+
+/// Every table of profile schema 7.4.0.
+pub const SCHEMA_TABLES: &[&str] = &[
+    "ActiveTime",
+    "AssemblyInstruction",
+    "BirInstruction",
+    "CcInstruction",
+    "CcOp",
+    "CcStream",
+    "CoreBarriers",
+    "CpuUsage",
+    "DeviceProfileList",
+    "DmaPacket",
+    "DmaPacketAggregated",
+    "DmaQueuesInfo",
+    "DmaUsage",
+    "DmaUsageSummary",
+    "Error",
+    "ExecutionInfo",
+    "Flow",
+    "FrameworkInstruction",
+    "FrameworkNode",
+    "HbmUsage",
+    "HbmUsageSummaryByType",
+    "HloInstruction",
+    "HostMemUsage",
+    "Instruction",
+    "KernelInstructions",
+    "KernelIterationVariables",
+    "KernelStackFrames",
+    "MemoryBandwidthPoint",
+    "MemoryBandwidthResponse",
+    "MemoryBandwidthSeries",
+    "Metadata",
+    "NeffHeader",
+    "OpcodeSummary",
+    "PendingDma",
+    "PenguinInstruction",
+    "PsumUsage",
+    "SbufAllocation",
+    "SbufUsage",
+    "SchemaFields",
+    "SemaphoreUpdate",
+    "StackFrame",
+    "StackFrameFileLocation",
+    "StackFrameFileName",
+    "StackFrameFunctionName",
+    "Summary",
+    "SystemProfileEvents",
+    "SystemProfileHbmUsage",
+    "SystemProfileMetadata",
+    "TensorInfo",
+    "Throttle",
+    "ThrottleSummary",
+    "Warning",
+];
+
+/// The table that makes a directory a system profile.
+pub const EVENTS: &str = "SystemProfileEvents";
+
+/// The documented columns of each table read, and those a row cannot do without (`a|b`: either).
+const EVENT_COLUMNS: &[&str] = &[
+    "id",
+    "name",
+    "start_ts",
+    "end_ts",
+    "duration_ns",
+    "trace_event_source",
+    "instance_id",
+    "process_id",
+    "thread_id",
+    "nc_idx",
+    "pcore_idx",
+    "worker_gid",
+    "flow_id",
+    "framework_stream_id",
+    "extra_attributes_json",
+];
+const EVENT_NEEDS: &[&str] = &[
+    "name",
+    "start_ts",
+    "end_ts|duration_ns",
+    "instance_id",
+    "process_id",
+];
+const DEVICE_COLUMNS: &[&str] = &[
+    "device_profile_name",
+    "instance_id",
+    "process_id",
+    "nc_id",
+    "session_id",
+    "model_id",
+];
+const DEVICE_NEEDS: &[&str] = &["device_profile_name", "instance_id", "process_id", "nc_id"];
+const METADATA_COLUMNS: &[&str] = &[
+    "first_ts",
+    "last_ts",
+    "first_ts_ns",
+    "last_ts_ns",
+    "ntff_version",
+    "hbm_capacity_bytes",
+];
+
+/// Whether a directory of Parquet tables holds a system profile.
+pub fn is_system_profile(dir: &Path) -> bool {
+    list_tables(dir).is_ok_and(|t| t.contains_key(EVENTS))
+}
+
+/// Read one system-profile directory.
+pub fn read(dir: &Path) -> Result<SystemProfile> {
+    let tables = list_tables(dir)?;
+    if let Some(t) = tables
+        .values()
+        .find(|t| !SCHEMA_TABLES.contains(&t.name.as_str()))
+    {
+        return Err(NeuronError::parse(
+            &t.files[0],
+            format!("table {}", t.name),
+            "profile schema 7.4.0 documents no such table, and profile-run does not guess what \
+             it holds: remove the file, or report the Neuron release that wrote it",
+        ));
+    }
+    let events = tables
+        .get(EVENTS)
+        .ok_or_else(|| NeuronError::Unrecognised {
+            path: dir.into(),
+            message: format!(
+            "no {EVENTS}.parquet: not a system profile (set `neuron.inspect.system_profile` when \
+             capturing)"
+        ),
+        })?;
+    let mut out = SystemProfile {
+        sources: vec![dir.to_path_buf()],
+        events: read_events(events)?,
+        ..SystemProfile::default()
+    };
+    if let Some(t) = tables.get("DeviceProfileList") {
+        out.devices = read_devices(t)?;
+    }
+    if let Some(t) = tables.get("SystemProfileMetadata") {
+        out.metadata.push(read_metadata(t)?);
+    }
+    Ok(out)
+}
+
+/// The system profiles of every `<instance-id>_pid_<pid>/` under `root` (each the Parquet directory
+/// itself, or holding one, or a timestamped directory holding one), merged as one run.
+pub fn read_instances(root: &Path) -> Result<SystemProfile> {
+    let dirs = instance_dirs(root)?;
+    if dirs.is_empty() {
+        return Err(NeuronError::Unrecognised {
+            path: root.into(),
+            message: "no `<instance-id>_pid_<pid>/` directory holding a system profile \
+                      (`SystemProfileEvents.parquet`)"
+                .into(),
+        });
+    }
+    let parts = dirs.iter().map(|d| read(d)).collect::<Result<Vec<_>>>()?;
+    Ok(SystemProfile::merge(parts))
+}
+
+/// Each instance and process directory's system-profile directory, in name order.
+fn instance_dirs(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for dir in sub_dirs(root)? {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        if !name.rsplit_once("_pid_").is_some_and(|(i, p)| {
+            !i.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+        }) {
+            continue;
+        }
+        if is_system_profile(&dir) {
+            found.push(dir);
+            continue;
+        }
+        // `<name>@latest/` or a timestamped run directory, one or two levels down.
+        for sub in sub_dirs(&dir)? {
+            if is_system_profile(&sub) {
+                found.push(sub);
+            } else {
+                found.extend(sub_dirs(&sub)?.into_iter().filter(|d| is_system_profile(d)));
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn sub_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| NeuronError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Refuses a column the schema does not document for the table, and a missing needed one.
+fn check_columns(t: &Table, documented: &[&str], needs: &[&str]) -> Result<()> {
+    let cols = t.columns()?;
+    if let Some(c) = cols.iter().find(|c| !documented.contains(&c.as_str())) {
+        return Err(NeuronError::parse(
+            &t.files[0],
+            format!("table {}, column `{c}`", t.name),
+            format!(
+                "profile schema 7.4.0 documents no column `{c}` in table {}, and profile-run \
+                 does not guess what it holds: report the Neuron release that wrote it",
+                t.name
+            ),
+        ));
+    }
+    for need in needs {
+        if !need.split('|').any(|n| cols.iter().any(|c| c == n)) {
+            return Err(NeuronError::MissingColumn {
+                path: t.files[0].clone(),
+                table: t.name.clone(),
+                column: need.replace('|', "` or `"),
+                version: "7.4.0".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn required_text(r: &RowView, column: &str) -> Result<String> {
+    r.text(column)?.ok_or_else(|| {
+        NeuronError::parse(
+            r.file,
+            format!("table {}, row {}, column `{column}`", r.table, r.row_no),
+            "missing value (null)",
+        )
+    })
+}
+
+fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
+    check_columns(t, EVENT_COLUMNS, EVENT_NEEDS)?;
+    let mut out = Vec::new();
+    t.for_each(|r| {
+        let start = r.req_u64("start_ts")?;
+        let end = match r.u64("end_ts")? {
+            Some(e) => e,
+            None => start.saturating_add(r.req_u64("duration_ns")?),
+        };
+        if end < start {
+            return Err(NeuronError::parse(
+                r.file,
+                format!("table {}, row {}, column `end_ts`", r.table, r.row_no),
+                format!("the event ends ({end}) before it starts ({start})"),
+            ));
+        }
+        out.push(SystemEvent {
+            name: required_text(r, "name")?,
+            start_ns: start,
+            end_ns: end,
+            source: r.text("trace_event_source")?,
+            instance_id: required_text(r, "instance_id")?,
+            process_id: r.req_u64("process_id")?,
+            thread_id: r.u64("thread_id")?,
+            nc_idx: r.u64("nc_idx")?,
+            worker_gid: r.u64("worker_gid")?,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn read_devices(t: &Table) -> Result<Vec<DeviceProfileEntry>> {
+    check_columns(t, DEVICE_COLUMNS, DEVICE_NEEDS)?;
+    let mut out = Vec::new();
+    t.for_each(|r| {
+        out.push(DeviceProfileEntry {
+            name: required_text(r, "device_profile_name")?,
+            instance_id: required_text(r, "instance_id")?,
+            process_id: r.req_u64("process_id")?,
+            nc_id: r.req_u64("nc_id")?,
+            session_id: r.u64("session_id")?,
+            model_id: r.u64("model_id")?,
+        });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The first row (the table has one); the `*_ns` columns are Unix nanoseconds written as text.
+fn read_metadata(t: &Table) -> Result<SystemMetadata> {
+    check_columns(t, METADATA_COLUMNS, &[])?;
+    let mut out = None;
+    t.for_each(|r| {
+        if out.is_none() {
+            out = Some(SystemMetadata {
+                first_ns: r.u64("first_ts_ns")?,
+                last_ns: r.u64("last_ts_ns")?,
+                ntff_version: r.u64("ntff_version")?,
+                hbm_capacity_bytes: r.u64("hbm_capacity_bytes")?,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(out.unwrap_or_default())
+}
