@@ -80,6 +80,11 @@ fn assert_straggler(report: &Value, scope: &str, region: &str, injected: f64) {
         "{}",
         x["finding"]
     );
+    let share = s["wait_share"].as_f64().unwrap();
+    assert!(
+        share > 0.0 && share <= 1.0,
+        "a share of the others' time: {share}"
+    );
     let wait = s["wait_ns"].as_f64().unwrap();
     assert!(
         within(wait, injected, 0.10),

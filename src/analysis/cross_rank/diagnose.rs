@@ -293,9 +293,6 @@ impl Tally {
             return None;
         }
         let region = top(&caused.wait_in)?;
-        let region_time = others(late, &|r| {
-            region_time(&ranks[r].1, &region, &self.regions, r)
-        });
         let cause = caused
             .regions
             .iter()
@@ -314,29 +311,10 @@ impl Tally {
             collective: top(&caused.collective).unwrap_or_default(),
             region: shown(&region),
             wait_ns,
-            wait_share: (region_time > 0.0).then(|| wait_ns / region_time),
+            wait_share: (time > 0.0).then(|| wait_ns / time),
             cause,
         })
     }
-}
-
-/// A rank's kernel time in `region`: its collective kernels there (wait and transfer) and the other
-/// kernels launched in it.
-fn region_time(
-    timeline: &Timeline,
-    region: &Arc<str>,
-    regions: &BTreeMap<Arc<str>, (Vec<f64>, Vec<f64>)>,
-    r: usize,
-) -> f64 {
-    let collective = regions.get(region).map_or(0.0, |(w, t)| w[r] + t[r]);
-    let launched: f64 = timeline
-        .arrivals
-        .iter()
-        .flat_map(|a| &a.before)
-        .filter(|(k, _)| k == region)
-        .map(|(_, t)| *t)
-        .sum();
-    collective + launched + timeline.since_last.get(region).copied().unwrap_or(0.0)
 }
 
 /// Adds the late rank's regions before this collective, beside the other ranks' median in each.
@@ -395,8 +373,7 @@ fn finding(straggler: &Option<Straggler>, labels: &[String], last: &[u64], n: u6
             );
             let share = s
                 .wait_share
-                .filter(|_| s.region != OUTSIDE)
-                .map(|w| format!(", {} of their time in that region", format::share(Some(w))))
+                .map(|w| format!(", {} of their kernel time", format::share(Some(w))))
                 .unwrap_or_default();
             // A timeline without regions (collectives given directly) names none.
             let place = if s.region == OUTSIDE {

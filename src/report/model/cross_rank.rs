@@ -61,7 +61,7 @@ pub struct Straggler {
     pub region: String,
     /// The median, over the other ranks, of each one's wait for it.
     pub wait_ns: f64,
-    /// That wait over the same rank's time in `region`, 0..1.
+    /// That wait over the other ranks' median kernel time, 0..1 (`null` without kernel times).
     pub wait_share: Option<f64>,
     /// The region that made it late (`null` when no region of it ran longer than on the others).
     pub cause: Option<Cause>,
