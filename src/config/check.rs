@@ -40,7 +40,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "pipeline.ncu.ncu_cli.call_stack_type",
         &["native", "python"],
     ),
-    ("pipeline.ncu.reader", &["native", "csv"]),
     (
         "pipeline.ncu.export.pages",
         &["raw", "details", "source", "session"],
@@ -315,7 +314,9 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
         });
     }
     let ncu = &config.pipeline.ncu;
-    if ncu.reader == "csv" && !ncu.export.pages.iter().any(|p| p == "raw") {
+    if ncu.reader == super::schema::ReportReader::Csv
+        && !ncu.export.pages.iter().any(|p| p == "raw")
+    {
         return Err(ConfigError::Invalid {
             key: "pipeline.ncu.export.pages".to_string(),
             origin: origin("pipeline.ncu.export.pages"),

@@ -56,7 +56,7 @@ pub struct NcuPipeline {
     pub ncu_cli: NcuCliConfig,
     /// How the report is read: `native` reads the `.ncu-rep` itself (no ncu needed), `csv` through
     /// the pages ncu exports (`export.pages` must then include `raw`).
-    pub reader: String,
+    pub reader: ReportReader,
     /// How the captured report is exported to CSV after the run.
     pub export: ExportConfig,
     /// Sampled profiling: a timing pass over every kernel joined with a deep pass over each distinct
@@ -73,6 +73,17 @@ pub struct NcuPipeline {
     pub timing: TimingSource,
     /// The CUPTI trace of `timing: trace`.
     pub trace: TraceConfig,
+}
+
+/// `pipeline.ncu.reader`: a closed set, so an unknown value is refused by serde with the allowed ones
+/// and a "did you mean".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportReader {
+    /// The `.ncu-rep` read by profile-run itself.
+    Native,
+    /// The CSV pages `ncu --import` exports.
+    Csv,
 }
 
 /// `pipeline.ncu.timing`.

@@ -437,7 +437,10 @@ fn the_csv_reader_needs_the_raw_page_and_the_reader_takes_two_values() {
         })
     };
     let defaults = load_with(&[]).unwrap().config;
-    assert_eq!(defaults.pipeline.ncu.reader, "native");
+    assert_eq!(
+        defaults.pipeline.ncu.reader,
+        profile_run::config::ReportReader::Native
+    );
     assert!(defaults.pipeline.ncu.export.pages.is_empty());
     let err = load_with(&["pipeline.ncu.reader=csv"])
         .unwrap_err()

@@ -36,7 +36,7 @@ pub struct Inputs {
 /// Whether ncu's report files are read as they are (`pipeline.ncu.reader: native`) rather than
 /// exported to CSV pages first: the one place the setting is read.
 pub fn reads_report_files(config: &Config) -> bool {
-    config.pipeline.ncu.reader == "native"
+    config.pipeline.ncu.reader == crate::config::ReportReader::Native
 }
 
 impl Inputs {

@@ -49,11 +49,11 @@ pub fn refusal(config: &Config) -> Option<String> {
     if let Some(why) = adaptive_refusal(&ncu.sampling) {
         return Some(why);
     }
-    if ncu.reader != "native" {
-        return Some(format!(
-            "pipeline.ncu.sampling joins the passes by mangled kernel name, which only the report file holds, but pipeline.ncu.reader is `{}`; set pipeline.ncu.reader=native",
-            ncu.reader
-        ));
+    if ncu.reader != crate::config::ReportReader::Native {
+        return Some(
+            "pipeline.ncu.sampling joins the passes by mangled kernel name, which only the report file holds, but pipeline.ncu.reader is `csv`; set pipeline.ncu.reader=native"
+                .into(),
+        );
     }
     if cli.graph_profiling.as_deref() == Some("graph") {
         return Some(
@@ -200,7 +200,7 @@ mod tests {
                 "replay_mode is `app-range`",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.reader = "csv".into()),
+                Box::new(|c| c.pipeline.ncu.reader = crate::config::ReportReader::Csv),
                 "pipeline.ncu.reader=native",
             ),
             (
