@@ -19,6 +19,30 @@ use crate::region::{Observation, ScopeKey};
 
 pub use diagnose::diagnose;
 
+/// Puts each scope's collective wait and transfer on the regions its collectives ran in, from the
+/// diagnosis, so that a region's own section says how much of its time was waiting.
+pub fn annotate(report: &mut crate::report::model::Report) {
+    let Some(x) = report.cross_rank.as_ref() else {
+        return;
+    };
+    for (at, rank) in x.ranks.iter().enumerate() {
+        let Some(scope) = report.scopes.iter_mut().find(|s| s.label == rank.scope) else {
+            continue;
+        };
+        for g in &x.regions {
+            let shown = |r: &&mut crate::report::model::Region| {
+                crate::report::format::plain_name(&r.path) == g.region.as_str()
+            };
+            if let Some(region) = scope.regions.iter_mut().find(shown) {
+                region.collectives = Some(crate::report::model::CollectiveTime {
+                    wait_ns: g.wait_ns[at],
+                    transfer_ns: g.transfer_ns[at],
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

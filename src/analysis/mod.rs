@@ -200,6 +200,7 @@ pub fn analyze<O: Observations>(
     );
     report.sampling = reading.sampling.clone();
     report.cross_rank = cross_rank::diagnose(timelines);
+    cross_rank::annotate(&mut report);
     report.time_measured = reading.time_measured.clone();
     report.notes = notes.all;
     report.console_notes = notes.console;

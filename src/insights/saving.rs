@@ -173,6 +173,7 @@ mod tests {
             inclusive: MetricMap::default(),
             exclusive: MetricMap::default(),
             per_result: Default::default(),
+            collectives: None,
             kernels,
             instances: None,
             insights: Vec::new(),

@@ -164,6 +164,7 @@ impl<'a> ScopeBuilder<'a> {
             inclusive: self.metric_map(&stats.inclusive, tallies),
             exclusive: self.metric_map(&stats.exclusive, tallies),
             per_result: self.per_result(&stats.inclusive),
+            collectives: None,
             kernels: self.kernels(stats.kernels, tallies),
             instances: stats.instances.as_deref().map(Instances::of),
             insights: Vec::new(),

@@ -19,7 +19,9 @@ mod item_noun;
 
 mod cross_rank;
 mod summary;
-pub use cross_rank::{Cause, CrossRank, FlaggedRank, RankWaits, RegionWaits, Straggler};
+pub use cross_rank::{
+    Cause, CollectiveTime, CrossRank, FlaggedRank, RankWaits, RegionWaits, Straggler,
+};
 pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
 
 /// Version of the report.json layout.
@@ -379,6 +381,9 @@ pub struct Region {
     /// Where the device sat idle in the region's time (`null` where the profile holds no device
     /// timeline).
     pub idle: Option<Idle>,
+    /// Its collective kernels' wait for the last rank and transfer (`report.cross_rank`); `null`
+    /// where it launched none or no cross-rank diagnosis was made.
+    pub collectives: Option<CollectiveTime>,
 }
 
 /// A finding about a region: a profiler's own rule result (its guided analysis) or a rule of

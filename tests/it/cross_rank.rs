@@ -120,6 +120,29 @@ fn one_profile_run_around_torchrun_names_the_late_rank_and_its_forward() {
     assert_eq!(report["cross_rank"]["collectives"], 40);
     assert_eq!(report["cross_rank"]["unmatched"], 0);
     assert_first_in_summary(&md);
+    // Each rank's backward section says how much of it was waiting, apart from transfer.
+    let rank0 = &report["cross_rank"]["ranks"][0];
+    let scope = report["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == rank0["scope"])
+        .unwrap();
+    let backward = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "train_step/backward")
+        .unwrap();
+    assert_eq!(backward["collectives"]["wait_ns"], rank0["wait_ns"]);
+    let forward = scope["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "train_step/forward")
+        .unwrap();
+    assert!(forward["collectives"].is_null(), "{forward}");
+    assert!(md.contains("Collectives launched here: 703"), "{md}");
 }
 
 #[test]

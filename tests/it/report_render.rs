@@ -103,6 +103,7 @@ pub(crate) fn region(
         inclusive: metrics(ns),
         exclusive: metrics(self_ns),
         per_result: Default::default(),
+        collectives: None,
         kernels,
         instances: None,
         insights: Vec::new(),

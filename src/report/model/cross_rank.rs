@@ -39,6 +39,14 @@ pub struct RankWaits {
     pub clock_offset_ns: i64,
 }
 
+/// A scope's collective kernels launched directly in one region: waiting for the last rank to
+/// arrive, and the rest, the transfer. ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CollectiveTime {
+    pub wait_ns: f64,
+    pub transfer_ns: f64,
+}
+
 /// Waiting and transfer inside one region, per scope (same order as [`CrossRank::ranks`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RegionWaits {

@@ -219,6 +219,7 @@ pub fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
         exclusive: metrics.clone(),
         inclusive: metrics,
         per_result: Default::default(),
+        collectives: None,
         instances: None,
         insights: findings(&r.insights, time_ns, r.idle.as_ref(), units),
         notes,

@@ -155,6 +155,7 @@ struct RegionView<'a> {
     parent_share: Option<f64>,
     top_kernels: KernelList<'a>,
     idle: Option<&'a Idle>,
+    collectives: Option<&'a crate::report::model::CollectiveTime>,
 }
 
 impl<'a> Context<'a> {
@@ -367,6 +368,7 @@ impl<'a> RegionView<'a> {
                 options.max_kernels,
             ),
             idle: region.idle.as_ref(),
+            collectives: region.collectives.as_ref(),
         }
     }
 }
