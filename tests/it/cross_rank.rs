@@ -285,3 +285,74 @@ fn above_eight_ranks_report_md_shows_distributions_and_the_slowest_not_a_column_
         "{across}"
     );
 }
+
+#[test]
+fn each_launchers_recipe_traces_into_its_ranks_directory_under_dry_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let library = crate::trace::library(tmp.path());
+    let root = tmp.path().join("runs");
+    // (launcher, the variables it sets for rank 3 of 4, overrides, the run name expected): torchrun
+    // and srun name the job themselves; mpirun does not, so its recipe sets output.run_name.
+    type Recipe<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [&'a str], &'a str);
+    let recipes: [Recipe; 3] = [
+        (
+            "torchrun",
+            &[
+                ("RANK", "3"),
+                ("WORLD_SIZE", "4"),
+                ("TORCHELASTIC_RUN_ID", "abc"),
+            ],
+            &[],
+            "torchrun-abc",
+        ),
+        (
+            "srun",
+            &[
+                ("SLURM_PROCID", "3"),
+                ("SLURM_NTASKS", "4"),
+                ("SLURM_JOB_ID", "4242"),
+                ("SLURM_STEP_ID", "0"),
+            ],
+            &[],
+            "slurm-4242.0",
+        ),
+        (
+            "mpirun",
+            &[("OMPI_COMM_WORLD_RANK", "3"), ("OMPI_COMM_WORLD_SIZE", "4")],
+            &["output.run_name=job"],
+            "job",
+        ),
+    ];
+    for (launcher, vars, overrides, run_name) in recipes {
+        let out = Command::cargo_bin("profile-run")
+            .unwrap()
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .envs(vars.iter().copied())
+            .args(["--dry-run", "--config", "ncu/trace"])
+            .args(overrides)
+            .arg(format!("pipeline.ncu.trace.library={}", library.display()))
+            .arg(format!("output.root={}", root.display()))
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{launcher}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = root.join(run_name).join("rank3");
+        assert!(
+            stdout.contains(&format!("run directory: {}", dir.display())),
+            "{launcher}: {stdout}"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "PROFILE_RUN_TRACE_DIR={}",
+                dir.join("trace").display()
+            )),
+            "{launcher}: {stdout}"
+        );
+    }
+}
