@@ -65,11 +65,33 @@ struct Timeline {
     /// The running tally since the last collective.
     since_last: FastMap<Arc<str>, f64>,
     time: f64,
+    /// Whether its results came as kernels in ranges ([`Timelines::visit`]), so that its regions can
+    /// explain a late arrival; collectives given directly carry no regions.
+    kernels: bool,
     /// Interned kernel and region names (a run repeats a few of them many times).
     names: FastMap<String, Arc<str>>,
+    /// The last range stack seen and its region: consecutive kernels mostly share one, so its path
+    /// is built once, not once per kernel.
+    last_stack: Vec<String>,
+    last_region: Option<Arc<str>>,
 }
 
 impl Timeline {
+    /// The region of a range stack, displayed as the report displays region paths.
+    fn region_of(&mut self, stack: &[String]) -> Arc<str> {
+        if let Some(region) = self
+            .last_region
+            .as_ref()
+            .filter(|_| self.last_stack == stack)
+        {
+            return region.clone();
+        }
+        let region = self.intern(&crate::region::display_of(stack));
+        self.last_stack = stack.to_vec();
+        self.last_region = Some(region.clone());
+        region
+    }
+
     fn intern(&mut self, name: &str) -> Arc<str> {
         if let Some(found) = self.names.get(name) {
             return found.clone();
@@ -87,20 +109,26 @@ pub struct Timelines {
 }
 
 impl Timelines {
+    /// The scope's timeline, made on its first result (the key cloned once per scope, not per
+    /// result).
+    fn timeline(&mut self, scope: &ScopeKey) -> Option<&mut Timeline> {
+        if !self.scopes.contains_key(scope) {
+            self.scopes.insert(scope.clone(), Timeline::default());
+        }
+        self.scopes.get_mut(scope)
+    }
+
     /// Adds one result; `collectives` tells collective kernels by name. Results without an in-place
     /// start (replayed by a profiler) say nothing about arrivals and are skipped.
     pub fn visit(&mut self, obs: &Observation<'_>, collectives: &GlobSet) {
         let (Some(start), Some(time)) = (obs.start, obs.time) else {
             return;
         };
-        if !self.scopes.contains_key(obs.scope) {
-            self.scopes.insert(obs.scope.clone(), Timeline::default());
-        }
-        let Some(timeline) = self.scopes.get_mut(obs.scope) else {
+        let Some(timeline) = self.timeline(obs.scope) else {
             return;
         };
-        let path = obs.stacks.first().map(|s| s.join("/")).unwrap_or_default();
-        let region = timeline.intern(&path);
+        let region = timeline.region_of(obs.stacks.first().map_or(&[], Vec::as_slice));
+        timeline.kernels = true;
         timeline.time += time;
         if collectives.is_match(obs.kernel) {
             let kernel = timeline.intern(obs.kernel);
@@ -122,10 +150,7 @@ impl Timelines {
     /// its collectives (a Neuron profile's): arriving at `start`, leaving at `end`, in no region and
     /// with no kernels of its own between collectives.
     pub fn collective(&mut self, scope: &ScopeKey, name: &str, start: u64, end: u64) {
-        if !self.scopes.contains_key(scope) {
-            self.scopes.insert(scope.clone(), Timeline::default());
-        }
-        let Some(timeline) = self.scopes.get_mut(scope) else {
+        let Some(timeline) = self.timeline(scope) else {
             return;
         };
         let kernel = timeline.intern(name);
@@ -149,6 +174,7 @@ impl Timelines {
                 }
                 Some(mine) => {
                     mine.time += timeline.time;
+                    mine.kernels |= timeline.kernels;
                     mine.arrivals.append(&mut timeline.arrivals);
                     for (region, t) in timeline.since_last {
                         *mine.since_last.entry(region).or_default() += t;

@@ -25,6 +25,7 @@ pub use coverage::{Coverage, CoverageTimes};
 pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z95};
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use moments::Moments;
+pub use path::display_of;
 pub use regioner::{
     collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,
     RegionerState, COLLECTIVES_REGION,

@@ -39,24 +39,30 @@ impl RegionPath {
     /// `train_step/forward/layer0`; a `/` or `\` inside a name is escaped with `\` so the path
     /// stays unambiguous.
     pub fn display(&self) -> String {
-        let mut out = String::new();
-        for (i, seg) in self.segments.iter().enumerate() {
-            if i > 0 {
-                out.push('/');
-            }
-            let mut chars = seg.chars().peekable();
-            while let Some(ch) = chars.next() {
-                // `\@` is already an escape (a default-domain name holding `@`): kept as it is.
-                if ch == '\\' && chars.peek() == Some(&'@') {
-                    out.push(ch);
-                    continue;
-                }
-                if ch == '/' || ch == '\\' {
-                    out.push('\\');
-                }
-                out.push(ch);
-            }
-        }
-        out
+        display_of(&self.segments)
     }
+}
+
+/// The display of a stack of range names (see [`RegionPath::display`]), for callers that hold the
+/// names without a [`RegionPath`].
+pub fn display_of(segments: &[String]) -> String {
+    let mut out = String::new();
+    for (i, seg) in segments.iter().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        let mut chars = seg.chars().peekable();
+        while let Some(ch) = chars.next() {
+            // `\@` is already an escape (a default-domain name holding `@`): kept as it is.
+            if ch == '\\' && chars.peek() == Some(&'@') {
+                out.push(ch);
+                continue;
+            }
+            if ch == '/' || ch == '\\' {
+                out.push('\\');
+            }
+            out.push(ch);
+        }
+    }
+    out
 }

@@ -142,6 +142,7 @@ impl RunRecord {
     /// What the reports of this run say about it: its commands and profiler version, and
     /// `fingerprint`, the configuration the report is made with.
     pub fn context(&self, fingerprint: String) -> RunContext {
+        let partial = self.partial_reason();
         RunContext {
             command: self.workload.clone(),
             profiler_command: self.profiler_command.clone(),
@@ -152,7 +153,7 @@ impl RunRecord {
                 .as_ref()
                 .map(|p| p.command.clone())
                 .unwrap_or_default(),
-            partial: self.partial_reason(),
+            partial: partial.clone(),
             adaptive: self.adaptive.clone(),
             stopped_when_covered: [&self.deep_pass, &self.topup_pass]
                 .into_iter()
@@ -164,7 +165,7 @@ impl RunRecord {
                 .map(|r| RankRun {
                     rank: r.rank,
                     world_size: r.world_size,
-                    partial: self.partial_reason(),
+                    partial: partial.clone(),
                 })
                 .collect(),
         }

@@ -51,7 +51,11 @@ pub fn diagnose(timelines: Timelines) -> Option<CrossRank> {
     for at in &matched {
         tally.add(&ranks, at, &offsets);
     }
-    Some(tally.finish(&ranks, &offsets, clock, matched.len() as u64, unmatched))
+    // Collectives an adapter gave directly (a Neuron profile's) come without kernels in ranges, so
+    // no region can explain a late arrival and none is named.
+    let regions = ranks.iter().any(|(_, t)| t.kernels);
+    let counts = (matched.len() as u64, unmatched);
+    Some(tally.finish(&ranks, &offsets, clock, counts, regions))
 }
 
 /// Ranks in a stable order a reader expects: host, then launcher rank, device and process id, then
@@ -116,9 +120,7 @@ fn match_collectives(ranks: &[(ScopeKey, Timeline)]) -> Vec<Vec<usize>> {
 
 /// Each rank's clock offset (ns to subtract from its times) and how the clocks were joined.
 fn clock_offsets(ranks: &[(ScopeKey, Timeline)], matched: &[Vec<usize>]) -> (Vec<i64>, String) {
-    let mut hosts: Vec<&str> = ranks.iter().map(|(k, _)| k.host.as_str()).collect();
-    hosts.dedup();
-    let mut distinct = hosts.clone();
+    let mut distinct: Vec<&str> = ranks.iter().map(|(k, _)| k.host.as_str()).collect();
     distinct.sort_unstable();
     distinct.dedup();
     if distinct.len() < 2 {
@@ -140,12 +142,11 @@ fn clock_offsets(ranks: &[(ScopeKey, Timeline)], matched: &[Vec<usize>]) -> (Vec
     };
     let mut by_host: BTreeMap<&str, i64> = BTreeMap::new();
     for host in distinct.iter().copied().filter(|h| *h != first) {
-        let mut deltas: Vec<f64> = matched
+        let deltas: Vec<f64> = matched
             .iter()
             .map(|at| host_end(host, at) - host_end(first, at))
             .collect();
-        deltas.sort_by(f64::total_cmp);
-        by_host.insert(host, percentile(&deltas, 0.5).unwrap_or(0.0).round() as i64);
+        by_host.insert(host, median(deltas).round() as i64);
     }
     let offsets = ranks
         .iter()
@@ -237,12 +238,12 @@ impl Tally {
         ranks: &[(ScopeKey, Timeline)],
         offsets: &[i64],
         clock: String,
-        collectives: u64,
-        unmatched: u64,
+        (collectives, unmatched): (u64, u64),
+        regions: bool,
     ) -> CrossRank {
         let labels: Vec<String> = ranks.iter().map(|(k, _)| scope_label(k)).collect();
         let straggler = self.straggler(ranks, &labels);
-        let finding = finding(&straggler, &labels, &self.last, collectives);
+        let finding = finding(&straggler, regions, &labels, &self.last, collectives);
         CrossRank {
             finding,
             collectives,
@@ -274,9 +275,7 @@ impl Tally {
     /// The rank whose lateness cost the others most, when it stands out (see the constants).
     fn straggler(&self, ranks: &[(ScopeKey, Timeline)], labels: &[String]) -> Option<Straggler> {
         let others = |late: usize, v: &dyn Fn(usize) -> f64| -> f64 {
-            let mut values: Vec<f64> = (0..ranks.len()).filter(|&r| r != late).map(v).collect();
-            values.sort_by(f64::total_cmp);
-            percentile(&values, 0.5).unwrap_or(0.0)
+            median((0..ranks.len()).filter(|&r| r != late).map(v).collect())
         };
         let late = (0..ranks.len()).max_by(|&a, &b| {
             let sum = |r: usize| self.caused[r].wait_of.iter().sum::<f64>();
@@ -331,16 +330,22 @@ fn charge_regions(caused: &mut Caused, ranks: &[(ScopeKey, Timeline)], at: &[usi
                 .binary_search_by(|(k, _)| k.cmp(name))
                 .map_or(0.0, |i| before(r)[i].1)
         };
-        let mut others: Vec<f64> = (0..ranks.len())
-            .filter(|&r| r != late)
-            .map(time_of)
-            .collect();
-        others.sort_by(f64::total_cmp);
-        let median = percentile(&others, 0.5).unwrap_or(0.0);
+        let others = median(
+            (0..ranks.len())
+                .filter(|&r| r != late)
+                .map(time_of)
+                .collect(),
+        );
         let entry = caused.regions.entry(name.clone()).or_default();
         entry.0 += time_of(late);
-        entry.1 += median;
+        entry.1 += others;
     }
+}
+
+/// The median of `values` (linear between the middle two), 0 for none.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    percentile(&values, 0.5).unwrap_or(0.0)
 }
 
 fn top<K: Clone + Ord, V: PartialOrd + Copy>(map: &BTreeMap<K, V>) -> Option<K> {
@@ -361,25 +366,29 @@ fn shown(region: &str) -> String {
     }
 }
 
-/// The one sentence the Summary opens with.
-fn finding(straggler: &Option<Straggler>, labels: &[String], last: &[u64], n: u64) -> String {
+/// The one sentence the Summary opens with; `regions`: whether the ranks' regions are known.
+fn finding(
+    straggler: &Option<Straggler>,
+    regions: bool,
+    labels: &[String],
+    last: &[u64],
+    n: u64,
+) -> String {
     let time = |ns: f64| format::value(Some(ns), "ns");
     match straggler {
         Some(s) => {
             let cause = s.cause.as_ref().map_or_else(
-                // A timeline without regions (collectives given directly) has no cause to name.
-                || if s.region == OUTSIDE { String::new() } else { "; none of its regions ran longer than on the other ranks before those collectives (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
+                || if !regions { String::new() } else { "; none of its regions ran longer than on the other ranks before those collectives (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
                 |c| format!("; its `{}` takes {} against a median of {} on the other ranks", c.region, time(c.time_ns), time(c.median_ns)),
             );
             let share = s
                 .wait_share
                 .map(|w| format!(", {} of their kernel time", format::share(Some(w))))
                 .unwrap_or_default();
-            // A timeline without regions (collectives given directly) names none.
-            let place = if s.region == OUTSIDE {
-                String::new()
-            } else {
+            let place = if regions {
                 format!(" in `{}`", s.region)
+            } else {
+                String::new()
             };
             format!(
                 "{} is late to the collectives{place} (last to {} of {n}, {} of all waiting, mostly in `{}`){cause}; the other ranks wait {} each (median){share}.",

@@ -392,17 +392,14 @@ impl RunDirInputs<'_> {
         if let Some(text) = crate::run::read_record(dir)? {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
-                let fingerprint = std::mem::take(&mut self.context.config_fingerprint);
-                let this = record.context(fingerprint.clone());
+                let this = record.context(self.context.config_fingerprint.clone());
+                // Every rank is kept, so a missing or partial one is named, not averaged in; the
+                // rest of the context is the first run's.
+                self.context.ranks.extend(this.ranks.iter().cloned());
                 if self.context.command.is_empty() {
                     let ranks = std::mem::take(&mut self.context.ranks);
-                    *self.context = this.clone();
-                    self.context.ranks = ranks;
-                } else {
-                    self.context.config_fingerprint = fingerprint;
+                    *self.context = RunContext { ranks, ..this };
                 }
-                // Every rank is kept, so a missing or partial one is named, not averaged in.
-                self.context.ranks.extend(this.ranks);
             }
         }
         let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);

@@ -43,12 +43,10 @@ pub fn settle_timing(config: &mut Config) -> Option<String> {
         return None;
     }
     let path = library(config);
-    let mut traced = config.clone();
-    traced.pipeline.ncu.timing = crate::config::TimingSource::Trace;
-    if let Some(why) = refusal(&traced) {
+    if let Some((key, exprs)) = raw_nvtx(config) {
         config.pipeline.ncu.timing = crate::config::TimingSource::Ncu;
         return Some(format!(
-            "pipeline.ncu.timing is `auto`, and ncu's timing pass times every kernel: {why}"
+            "pipeline.ncu.timing is `auto` and pipeline.ncu.ncu_cli.nvtx.{key} holds raw ncu expressions ({exprs}), which only ncu evaluates, so ncu's timing pass times every kernel; write them as regions.{key} patterns to time by the trace"
         ));
     }
     match super::injection::check(&path) {
@@ -269,19 +267,23 @@ pub fn traces(
 /// Why `timing: trace` cannot run with these settings, naming the key and the fix; `None` when it can.
 /// Only ncu evaluates its raw NVTX expressions, and no ncu filters a trace.
 pub fn refusal(config: &Config) -> Option<String> {
-    let ncu = &config.pipeline.ncu;
-    if ncu.timing != crate::config::TimingSource::Trace {
+    if config.pipeline.ncu.timing != crate::config::TimingSource::Trace {
         return None;
     }
-    let nvtx = &ncu.ncu_cli.nvtx;
-    let raw = [("include", &nvtx.include), ("exclude", &nvtx.exclude)];
-    if let Some((key, exprs)) = raw.iter().find(|(_, e)| !e.is_empty()) {
-        return Some(format!(
-            "pipeline.ncu.ncu_cli.nvtx.{key} holds raw ncu expressions ({}), which only ncu evaluates, but pipeline.ncu.timing is `trace`; write them as regions.{key} patterns, or set pipeline.ncu.timing=ncu",
-            exprs.join(", ")
-        ));
-    }
-    None
+    let (key, exprs) = raw_nvtx(config)?;
+    Some(format!(
+        "pipeline.ncu.ncu_cli.nvtx.{key} holds raw ncu expressions ({exprs}), which only ncu evaluates, but pipeline.ncu.timing is `trace`; write them as regions.{key} patterns, or set pipeline.ncu.timing=ncu"
+    ))
+}
+
+/// The first of `pipeline.ncu.ncu_cli.nvtx.include`/`exclude` that holds raw ncu expressions: its
+/// key and the expressions, which no trace can evaluate.
+fn raw_nvtx(config: &Config) -> Option<(&'static str, String)> {
+    let nvtx = &config.pipeline.ncu.ncu_cli.nvtx;
+    [("include", &nvtx.include), ("exclude", &nvtx.exclude)]
+        .into_iter()
+        .find(|(_, e)| !e.is_empty())
+        .map(|(key, exprs)| (key, exprs.join(", ")))
 }
 
 #[cfg(test)]
