@@ -188,23 +188,25 @@ fn export_with_range(name: &str) -> Vec<u8> {
     to_csv(&[records[0].clone(), records[1].clone(), row])
 }
 
-#[test]
-fn escape_and_bell_from_names_and_arguments_never_reach_the_terminal_raw() {
-    let dir = tempfile::tempdir().unwrap();
-    let hostile = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J";
-    std::fs::write(dir.path().join("a.csv"), export_with_range(hostile)).unwrap();
+/// Two reports (`a`, `b`) in `dir` of an export with a range named `hostile`, and the diff table of
+/// them on stdout.
+fn diff_of_a_range_named(dir: &std::path::Path, hostile: &str) -> String {
+    std::fs::write(dir.join("a.csv"), export_with_range(hostile)).unwrap();
     for out in ["a", "b"] {
-        profile_run(dir.path())
+        profile_run(dir)
             .args(["report", "a.csv", "--out", out])
             .assert()
             .success();
     }
+    let output = profile_run(dir).args(["diff", "a", "b"]).output().unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn escape_and_bell_from_names_and_arguments_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
     // The diff table on stdout.
-    let output = profile_run(dir.path())
-        .args(["diff", "a", "b"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = diff_of_a_range_named(dir.path(), "evil\u{1b}]0;pwned\u{7}\u{1b}[2J");
     assert!(
         stdout.contains("evil\\u{1b}]0;pwned\\u{7}\\u{1b}[2J"),
         "{stdout}"
@@ -266,19 +268,7 @@ fn the_workloads_own_output_passes_through_as_it_is() {
 #[test]
 fn a_bidi_override_in_a_name_reaches_neither_the_terminal_nor_report_md_raw() {
     let dir = tempfile::tempdir().unwrap();
-    let hostile = "step\u{202e}gnp.exe\u{1b}[2J";
-    std::fs::write(dir.path().join("a.csv"), export_with_range(hostile)).unwrap();
-    for out in ["a", "b"] {
-        profile_run(dir.path())
-            .args(["report", "a.csv", "--out", out])
-            .assert()
-            .success();
-    }
-    let output = profile_run(dir.path())
-        .args(["diff", "a", "b"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = diff_of_a_range_named(dir.path(), "step\u{202e}gnp.exe\u{1b}[2J");
     assert!(
         stdout.contains("step\\u{202e}gnp.exe\\u{1b}[2J"),
         "{stdout}"

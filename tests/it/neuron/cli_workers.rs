@@ -5,8 +5,9 @@ use crate::common::repo;
 
 use super::cli::{assert_mlp_scope, report_json, strings, Env, MLP};
 
-#[test]
-fn several_workers_give_one_scope_per_rank() {
+/// A NEFF run with two workers of one node, viewed as JSON by the fake tool: the environment and
+/// the NEFF it ran.
+fn two_workers_run() -> (Env, std::path::PathBuf) {
     let env = Env::new();
     let neff = env.path("model.neff");
     std::fs::write(&neff, "fake neff").unwrap();
@@ -19,6 +20,12 @@ fn several_workers_give_one_scope_per_rank() {
         ])
         .assert()
         .success();
+    (env, neff)
+}
+
+#[test]
+fn several_workers_give_one_scope_per_rank() {
+    let (env, _) = two_workers_run();
     let run = env.run_dir();
     let calls = env.invocations();
     assert_eq!(calls.len(), 3, "{calls:?}");
@@ -62,18 +69,7 @@ fn view_without_home_is_a_usage_error_naming_home() {
 
 #[test]
 fn a_worker_late_to_a_collective_is_named_the_straggler() {
-    let env = Env::new();
-    let neff = env.path("model.neff");
-    std::fs::write(&neff, "fake neff").unwrap();
-    env.cmd("neuron/neff")
-        .args(MLP)
-        .arg(format!("pipeline.neuron.neff={}", neff.display()))
-        .args([
-            "pipeline.neuron.capture.workers_per_node=2",
-            "pipeline.neuron.view.format=json",
-        ])
-        .assert()
-        .success();
+    let (env, neff) = two_workers_run();
     let run = env.run_dir();
     let across =
         |dir: &std::path::Path| -> serde_json::Value { report_json(dir)["cross_rank"].clone() };
