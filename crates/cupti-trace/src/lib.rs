@@ -20,7 +20,7 @@ mod output;
 
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard, Once};
+use std::sync::{LazyLock, Mutex, MutexGuard, Once, OnceLock};
 
 use records::Record;
 use trace::{Range, Trace};
@@ -32,10 +32,29 @@ fn trace() -> MutexGuard<'static, Trace> {
     TRACE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The exit status of a process stopped at its first CUDA call because it cannot be traced (profile-run
+/// reads `cupti.<pid>.error` for why). Chosen apart from the statuses Python and shells use.
+pub const STOPPED_EXIT_CODE: i32 = 86;
+
 /// Called by the CUDA driver when the process initialises CUDA. Returns 1 when tracing runs.
+///
+/// A process that cannot be traced (no libcupti found, or CUPTI refused the activity kinds) is
+/// stopped here, at its first CUDA call, rather than left to run the whole workload untraced: the
+/// run would produce no timing, and the user would learn so only at its end.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> i32 {
-    i32::from(start())
+    if start() {
+        return 1;
+    }
+    if let Some(why) = FAILED.get() {
+        eprintln!(
+            "profile-run trace: stopping the process at its first CUDA call, since it cannot be traced: {why}"
+        );
+        // SAFETY: `_exit` ends the process at once; the driver holds no lock the exit could need,
+        // and skipping atexit handlers is the point (the workload must not go on untraced).
+        unsafe { libc::_exit(STOPPED_EXIT_CODE) };
+    }
+    0
 }
 
 /// Called by NVTX on the process's first NVTX call: hands NVTX to the process's libcupti, then wraps
@@ -58,6 +77,10 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
     unsafe { nvtx::install(get_export_table) }
 }
 
+/// Why tracing could not start in this process, once [`start`] has failed for a reason the run must
+/// hear about (not for a process outside a profile-run, which has no trace directory).
+static FAILED: OnceLock<String> = OnceLock::new();
+
 /// Loads CUPTI and starts the activity trace, once; false when the trace cannot run (the reason is
 /// in the run's trace directory).
 fn start() -> bool {
@@ -77,6 +100,7 @@ fn start() -> bool {
                 }
                 Err(why) => {
                     output::failure(&why);
+                    let _ = FAILED.set(why);
                     false
                 }
             },

@@ -153,6 +153,12 @@ pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, 
 /// Why a trace pass that did not succeed failed: the workload's own exit (no profiler ran), with the
 /// fix; `partial_report`: a report of what the traces hold was written.
 pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> ProfilerError {
+    // A process that could not load CUPTI stops itself at its first CUDA call (the injection
+    // library's exit status 86): what it wrote says why, which the workload's own exit does not.
+    let (_, errors) = listing(&run.path(TRACE_DIR));
+    if let Some(error) = errors.first() {
+        return cupti_failure(error, " (stopped at its first CUDA call)");
+    }
     let log = run.path(LOG);
     let text = super::diagnose::read_log_end(&log);
     let (mut code, cause) = match (finished.code, finished.killed_by) {
@@ -222,6 +228,28 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
     (traces, errors)
 }
 
+/// A process could not trace: the reason its `cupti.<pid>.error` file gives (which names every
+/// libcupti looked for), with the fix.
+fn cupti_failure(error: &Path, code: &str) -> ProfilerError {
+    let text = std::fs::read_to_string(error).unwrap_or_default();
+    trace_failure(
+        text.trim().to_string(),
+        code.to_string(),
+        error.to_path_buf(),
+    )
+}
+
+fn trace_failure(cause: String, code: String, log: PathBuf) -> ProfilerError {
+    ProfilerError::Failed(Box::new(Failure {
+        what: "the CUPTI trace".into(),
+        code,
+        cause,
+        fix: "set pipeline.ncu.trace.libcupti to the libcupti the workload uses (torch ships its own: <env>/lib/python3.*/site-packages/nvidia/cu13/lib/libcupti.so.13), or time with ncu instead (pipeline.ncu.timing=ncu)".into(),
+        log,
+        tail: String::new(),
+    }))
+}
+
 /// The traces a run wrote, in process-id order; an error when a process could not load CUPTI or no
 /// process wrote a trace.
 pub fn traces(
@@ -231,26 +259,16 @@ pub fn traces(
 ) -> std::result::Result<Vec<TraceInput>, ProfilerError> {
     let dir = run.path(TRACE_DIR);
     let (traces, errors) = listing(&dir);
-    let failure = |cause: String, log: PathBuf| {
-        ProfilerError::Failed(Box::new(Failure {
-            what: "the CUPTI trace".into(),
-            code: String::new(),
-            cause,
-            fix: "set pipeline.ncu.trace.libcupti to the libcupti the workload uses (torch ships its own: <env>/lib/python3.*/site-packages/nvidia/cu13/lib/libcupti.so.13), or time with ncu instead (pipeline.ncu.timing=ncu)".into(),
-            log,
-            tail: String::new(),
-        }))
-    };
     if let Some(error) = errors.first() {
-        let text = std::fs::read_to_string(error).unwrap_or_default();
-        return Err(failure(text.trim().to_string(), error.clone()));
+        return Err(cupti_failure(error, ""));
     }
     if traces.is_empty() {
-        return Err(failure(
+        return Err(trace_failure(
             format!(
                 "no process wrote a trace into {}: the workload started no CUDA context, or the CUDA driver did not load the injection library",
                 dir.display()
             ),
+            String::new(),
             run.path(LOG),
         ));
     }
