@@ -133,6 +133,8 @@ pub fn write(name: &str, n: u32, out: impl Write) -> io::Result<bool> {
         host: "node".into(),
         name: "python3".into(),
         libcupti: "libcupti.so.13".into(),
+        rank: None,
+        world_size: None,
     }))?;
     for index in 0..8 {
         let name = format!("_Z6kernelILi{index}EEvPf");

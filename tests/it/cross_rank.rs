@@ -145,6 +145,63 @@ fn one_profile_run_around_torchrun_names_the_late_rank_and_its_forward() {
     assert!(md.contains("Collectives launched here: 703"), "{md}");
 }
 
+/// The ranks torchrun gave each process (the workload's own record of them), written into each
+/// trace's `process` line as the injection library now writes them from the launcher's environment.
+fn with_launcher_ranks(run: &Path, rel: &str) {
+    let text = std::fs::read_to_string(fixture(&format!("{DIR}/{rel}/delays.jsonl"))).unwrap();
+    let rank_of: std::collections::HashMap<u64, u64> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (r["pid"].as_u64().unwrap(), r["rank"].as_u64().unwrap()))
+        .collect();
+    for entry in std::fs::read_dir(run.join("trace")).unwrap() {
+        let path = entry.unwrap().path();
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let fields: Vec<&str> = lines[1].split('\t').collect();
+        assert_eq!(fields[0], "process", "{}", lines[1]);
+        let pid: u64 = fields[1].parse().unwrap();
+        // The launcher process (torchrun's agent) has no rank; its line keeps none.
+        if let Some(rank) = rank_of.get(&pid) {
+            lines[1] = format!("{}\t{rank}\t{}", fields[..5].join("\t"), rank_of.len());
+        }
+        let plain = path.with_extension("");
+        std::fs::write(&plain, lines.join("\n") + "\n").unwrap();
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+fn ranks_from_the_launchers_environment_name_the_late_rank_by_its_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = copy("ddp-straggle", tmp.path());
+    with_launcher_ranks(&run, "ddp-straggle");
+    let (report, md) = render("report", &[run], &tmp.path().join("out"));
+    let ranks: Vec<&Value> = report["scopes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["rank"])
+        .collect();
+    assert_eq!(ranks.len(), 4, "{ranks:?}");
+    assert!(
+        ranks.iter().all(|r| !r.is_null()),
+        "every scope has its rank: {ranks:?}"
+    );
+    assert_straggler(
+        &report,
+        "rank 2",
+        "train_step/backward",
+        injected_ns("ddp-straggle"),
+    );
+    assert!(md.contains("**Across ranks:** rank 2"), "{md}");
+}
+
 #[test]
 fn fsdp_waits_in_forward_all_gathers_and_names_the_same_rank() {
     let tmp = tempfile::tempdir().unwrap();

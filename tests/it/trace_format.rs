@@ -78,7 +78,14 @@ fn gzip(text: &str) -> Vec<u8> {
 
 #[test]
 fn what_the_writer_renders_the_reader_reads_back_field_for_field() {
-    let text = written().render(4242, "node\t7", "-", "/opt/cuda\\lib/libcupti.so.13");
+    let who = cupti_trace::trace::Who {
+        pid: 4242,
+        host: "node\t7".into(),
+        process: "-".into(),
+        rank: Some(5),
+        world_size: Some(16),
+    };
+    let text = written().render(&who, "/opt/cuda\\lib/libcupti.so.13");
     let tmp = tempfile::tempdir().unwrap();
     let plain = tmp.path().join("cupti.4242.trace");
     let packed = tmp.path().join("cupti.4242.trace.gz");
@@ -91,6 +98,7 @@ fn what_the_writer_renders_the_reader_reads_back_field_for_field() {
         assert_eq!(read.host, "node\t7");
         assert_eq!(read.process_name, "-", "a process named `-` is a name");
         assert_eq!(read.libcupti, "/opt/cuda\\lib/libcupti.so.13");
+        assert_eq!(read.rank, Some(5));
         assert_eq!(
             read.names,
             ["_Z4gemmILi128EEvPKfS1_Pf", "kernel\twith\\odd\nname"]

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::trace::Trace;
+use crate::trace::{Trace, Who};
 
 /// The environment variable naming the trace directory.
 pub const DIR_VAR: &str = "PROFILE_RUN_TRACE_DIR";
@@ -13,6 +13,23 @@ pub fn directory() -> Option<PathBuf> {
     std::env::var_os(DIR_VAR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+}
+
+/// Where launchers put a process's rank, first found wins: torchrun (and torch.distributed's
+/// env:// convention), Open MPI, MPICH/PMI, then Slurm's task id (set for every `srun` task, so last).
+const RANK_VARS: [&str; 4] = ["RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"];
+/// The job's size, from the same launchers in the same order.
+const WORLD_SIZE_VARS: [&str; 4] = [
+    "WORLD_SIZE",
+    "OMPI_COMM_WORLD_SIZE",
+    "PMI_SIZE",
+    "SLURM_NTASKS",
+];
+
+/// The first of `vars` set to a number.
+fn from_launcher(vars: &[&str]) -> Option<u32> {
+    vars.iter()
+        .find_map(|var| std::env::var(var).ok()?.trim().parse().ok())
 }
 
 fn host() -> String {
@@ -36,7 +53,14 @@ fn process_name() -> String {
 pub fn write(trace: &Trace, libcupti: &str) {
     let Some(dir) = directory() else { return };
     let pid = std::process::id();
-    let text = trace.render(pid, &host(), &process_name(), libcupti);
+    let who = Who {
+        pid,
+        host: host(),
+        process: process_name(),
+        rank: from_launcher(&RANK_VARS),
+        world_size: from_launcher(&WORLD_SIZE_VARS),
+    };
+    let text = trace.render(&who, libcupti);
     let path = dir.join(format!("cupti.{pid}.trace"));
     let partial = dir.join(format!(".cupti.{pid}.trace.partial"));
     let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &path));

@@ -29,6 +29,16 @@ pub struct Range {
 }
 
 /// One process's trace, filled as CUPTI hands over buffers.
+/// The process a trace is of: its id, host and name, and its place in its job where a launcher said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Who {
+    pub pid: u32,
+    pub host: String,
+    pub process: String,
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
+}
+
 #[derive(Debug, Default)]
 pub struct Trace {
     names: Vec<String>,
@@ -78,14 +88,16 @@ impl Trace {
     }
 
     /// The trace file's text.
-    pub fn render(&self, pid: u32, host: &str, process: &str, libcupti: &str) -> String {
+    pub fn render(&self, who: &Who, libcupti: &str) -> String {
         let mut out = String::with_capacity(64 + self.kernels.len() * 96);
         trace_format::write_header(&mut out);
         Record::Process(Process {
-            pid,
-            host: host.into(),
-            name: process.into(),
+            pid: who.pid,
+            host: who.host.as_str().into(),
+            name: who.process.as_str().into(),
             libcupti: libcupti.into(),
+            rank: who.rank,
+            world_size: who.world_size,
         })
         .write(&mut out);
         for (at, name) in self.names.iter().enumerate() {
@@ -184,11 +196,18 @@ mod tests {
         });
         t.start_end(2);
         t.range_end(1, 300);
-        let text = t.render(42, "host", "python3", "libcupti.so.13");
+        let who = Who {
+            pid: 42,
+            host: "host".into(),
+            process: "python3".into(),
+            rank: Some(2),
+            world_size: None,
+        };
+        let text = t.render(&who, "libcupti.so.13");
         assert_eq!(
             text,
             "profile-run-cupti-trace\t2\n\
-             process\t42\thost\tpython3\tlibcupti.so.13\n\
+             process\t42\thost\tpython3\tlibcupti.so.13\t2\t-\n\
              name\t0\t_Z4gemmPf\n\
              kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
              api\t7\t11\t100\t105\truntime\t211\n\

@@ -105,6 +105,26 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A number, or [`text::MISSING`], in a field added to its record after the format's first
+    /// traces: `None` when the line stops before it (a trace written before the field existed).
+    pub(crate) fn later_optional_num<T: FromStr>(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<T>, LineError> {
+        let at = self.at + 1;
+        match self.parts.next() {
+            None => Ok(None),
+            Some(text::MISSING) => {
+                self.at = at;
+                Ok(None)
+            }
+            Some(raw) => {
+                self.at = at;
+                parse_num(raw, at, name).map(Some)
+            }
+        }
+    }
+
     /// A text that is always present.
     pub(crate) fn text(&mut self) -> Result<Cow<'a, str>, LineError> {
         Ok(text::unescape(self.next()?.0))

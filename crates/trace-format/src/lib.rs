@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! profile-run-cupti-trace  1
-//! process  PID  HOST  NAME  LIBCUPTI
+//! process  PID  HOST  NAME  LIBCUPTI  RANK|-  WORLD-SIZE|-
 //! name  INDEX  MANGLED-KERNEL-NAME
 //! kernel  CORRELATION  START  END  DEVICE  CONTEXT  STREAM  GX  GY  GZ  BX  BY  BZ  REGISTERS  STATIC-SMEM  DYNAMIC-SMEM  NAME-INDEX
 //! api  CORRELATION  THREAD  START  END  runtime|driver  CBID
@@ -21,6 +21,10 @@
 //! included): a trace that does not end with it was cut short, and one whose count is wrong lost or
 //! gained lines. Version 1 is version 2 without the `end` line (its writer could not say it had
 //! finished); it is still read.
+//!
+//! `RANK` and `WORLD-SIZE` (the process's place in its job, from its launcher's environment) came
+//! after the format's first traces: a `process` line that stops before them (as one with neither
+//! known is written) reads as `-`.
 //!
 //! Times are CUPTI timestamps in ns (one clock for kernels, API calls and markers). Grid, block and
 //! shared-memory sizes are never negative. Fields past a record's last are ignored.

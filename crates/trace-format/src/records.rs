@@ -15,6 +15,11 @@ pub struct Process<'a> {
     pub name: Cow<'a, str>,
     /// The libcupti the process loaded.
     pub libcupti: Cow<'a, str>,
+    /// The process's rank in its job and the job's size, as its launcher set them in the
+    /// environment (`RANK`/`WORLD_SIZE` from torchrun, Open MPI's, PMI's or Slurm's); `None` outside
+    /// a launcher, and in traces written before these fields existed.
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
 }
 
 /// A mangled kernel name; kernels name it by `index`, which counts up from 0 in file order.
@@ -143,12 +148,7 @@ impl<'a> Record<'a> {
     /// Appends the record's line, newline included.
     pub fn write(&self, out: &mut String) {
         match self {
-            Record::Process(p) => Line::start(out, "process")
-                .field(p.pid)
-                .field(escape(&p.host))
-                .field(escape(&p.name))
-                .field(escape(&p.libcupti))
-                .end(),
+            Record::Process(p) => p.write(out),
             Record::Name(n) => Line::start(out, "name")
                 .field(n.index)
                 .field(escape(&n.name))
@@ -162,12 +162,31 @@ impl<'a> Record<'a> {
 }
 
 impl<'a> Process<'a> {
+    /// The line stops before the rank fields when neither is known, as a trace written before they
+    /// existed does, so such a line reads back byte for byte.
+    fn write(&self, out: &mut String) {
+        let mut line = Line::start(out, "process");
+        line.field(self.pid)
+            .field(escape(&self.host))
+            .field(escape(&self.name))
+            .field(escape(&self.libcupti));
+        if self.rank.is_some() || self.world_size.is_some() {
+            let rank = self.rank.map(|r| r.to_string());
+            let world = self.world_size.map(|w| w.to_string());
+            line.field(text::optional(rank.as_deref()))
+                .field(text::optional(world.as_deref()));
+        }
+        line.end();
+    }
+
     fn read(mut f: Fields<'a>) -> Result<Self, LineError> {
         Ok(Process {
             pid: f.num()?,
             host: f.text()?,
             name: f.text()?,
             libcupti: f.text()?,
+            rank: f.later_optional_num("rank")?,
+            world_size: f.later_optional_num("world size")?,
         })
     }
 }

@@ -28,6 +28,8 @@ fn records() -> Vec<Record<'static>> {
             host: "node\t1".into(),
             name: "-".into(),
             libcupti: "C:\\cuda\\libcupti.so".into(),
+            rank: Some(3),
+            world_size: Some(8),
         }),
         Record::Name(Name {
             index: 0,
@@ -88,7 +90,7 @@ fn the_bytes_are_version_two_as_documented() {
     assert_eq!(
         text,
         "profile-run-cupti-trace\t2\n\
-         process\t42\tnode\\t1\t\\-\tC:\\\\cuda\\\\libcupti.so\n\
+         process\t42\tnode\\t1\t\\-\tC:\\\\cuda\\\\libcupti.so\t3\t8\n\
          name\t0\t_Z4gemmPf\n\
          kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
          api\t7\t11\t100\t105\tdriver\t307\n\
@@ -193,6 +195,8 @@ proptest::proptest! {
                 host: host.as_str().into(),
                 name: "p".into(),
                 libcupti: "l".into(),
+                rank: None,
+                world_size: None,
             }),
             Record::Range(Range {
                 id: 3,
@@ -212,4 +216,23 @@ proptest::proptest! {
         let read: Vec<Record> = text.lines().map(|l| Record::parse(l).unwrap()).collect();
         proptest::prop_assert_eq!(read, written);
     }
+}
+
+#[test]
+fn a_process_line_from_before_the_rank_fields_reads_with_no_rank() {
+    let Record::Process(p) = Record::parse("process\t7\thost\tpython\tlibcupti.so.13").unwrap()
+    else {
+        panic!("not a process line");
+    };
+    assert_eq!((p.rank, p.world_size), (None, None));
+    let Record::Process(p) = Record::parse("process\t7\thost\tpython\tl\t2\t4").unwrap() else {
+        panic!("not a process line");
+    };
+    assert_eq!((p.rank, p.world_size), (Some(2), Some(4)));
+    let Record::Process(p) = Record::parse("process\t7\thost\tpython\tl\t-\t-").unwrap() else {
+        panic!("not a process line");
+    };
+    assert_eq!((p.rank, p.world_size), (None, None));
+    let err = Record::parse("process\t7\thost\tpython\tl\ttwo").unwrap_err();
+    assert!(err.to_string().contains("field 5 (rank)"), "{err}");
 }

@@ -243,7 +243,20 @@ impl Tally {
     ) -> CrossRank {
         let labels: Vec<String> = ranks.iter().map(|(k, _)| scope_label(k)).collect();
         let straggler = self.straggler(ranks, &labels);
-        let finding = finding(&straggler, regions, &labels, &self.last, collectives);
+        // The finding names a rank by its rank where the job said it (what a user searches their
+        // launcher's logs for), else by its scope's label.
+        let names: Vec<String> = ranks
+            .iter()
+            .zip(&labels)
+            .map(|((k, _), label)| match k.rank.as_str() {
+                "" => label.clone(),
+                rank => format!("rank {rank}"),
+            })
+            .collect();
+        let late = straggler
+            .as_ref()
+            .and_then(|s| labels.iter().position(|l| *l == s.scope));
+        let finding = finding(&straggler, late, regions, &names, &self.last, collectives);
         CrossRank {
             finding,
             collectives,
@@ -369,6 +382,7 @@ fn shown(region: &str) -> String {
 /// The one sentence the Summary opens with; `regions`: whether the ranks' regions are known.
 fn finding(
     straggler: &Option<Straggler>,
+    late: Option<usize>,
     regions: bool,
     labels: &[String],
     last: &[u64],
@@ -392,7 +406,7 @@ fn finding(
             };
             format!(
                 "{} is late to the collectives{place} (last to {} of {n}, {} of all waiting, mostly in `{}`){cause}; the other ranks wait {} each (median){share}.",
-                s.scope, s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
+                late.map_or(&s.scope, |r| &labels[r]), s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
             )
         }
         None => {

@@ -136,6 +136,8 @@ pub struct ProcessTrace {
     pub host: String,
     pub process_name: String,
     pub libcupti: String,
+    /// The process's rank in its job, as its launcher set it (`None`: no launcher, or an older trace).
+    pub rank: Option<u32>,
     /// Mangled kernel names, by index.
     pub names: Vec<String>,
     /// Launch keys, each once.

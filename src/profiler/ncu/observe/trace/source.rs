@@ -304,7 +304,12 @@ impl Observations for TraceSource<'_> {
                             process_id: trace.pid.to_string(),
                             process_name: trace.process_name.clone(),
                             device,
-                            rank: rank.map(|r| r.to_string()).unwrap_or_default(),
+                            // The run record's rank (one profile-run per rank) else the one the
+                            // launcher gave the process (one profile-run around the launcher).
+                            rank: rank
+                                .or(trace.rank)
+                                .map(|r| r.to_string())
+                                .unwrap_or_default(),
                         };
                     }
                     visit(

@@ -59,6 +59,7 @@ impl Builder {
                 trace.host = p.host.into_owned();
                 trace.process_name = p.name.into_owned();
                 trace.libcupti = p.libcupti.into_owned();
+                trace.rank = p.rank;
             }
             Record::Name(n) => {
                 let names = &mut self.trace.names;
