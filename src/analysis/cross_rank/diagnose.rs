@@ -27,6 +27,10 @@ use crate::report::model::{Cause, CrossRank, RankWaits, RegionWaits, Straggler};
 const CAUSED_SHARE: f64 = 0.5;
 /// … and the others' median wait for it is at least this share of their kernel time.
 const WAIT_SHARE: f64 = 0.01;
+/// A region of the late rank is named as the cause only when the time it ran above the others'
+/// median explains at least this share of the others' wait: a region 0.2 ms slower is no cause of
+/// a 1 s wait, and naming it would send the user to the wrong code (the delay is on the host).
+const CAUSE_SHARE: f64 = 0.5;
 
 /// The diagnosis of every scope's collectives; `None` unless two or more scopes share a collective
 /// with in-place times.
@@ -309,7 +313,7 @@ impl Tally {
             .regions
             .iter()
             .map(|(r, &(t, m))| (r, t, m))
-            .filter(|(_, t, m)| t > m)
+            .filter(|(_, t, m)| t - m >= CAUSE_SHARE * wait_ns)
             .max_by(|a, b| (a.1 - a.2).total_cmp(&(b.1 - b.2)))
             .map(|(r, time_ns, median_ns)| Cause {
                 region: shown(r),
@@ -392,7 +396,7 @@ fn finding(
     match straggler {
         Some(s) => {
             let cause = s.cause.as_ref().map_or_else(
-                || if !regions { String::new() } else { "; none of its regions ran longer than on the other ranks before those collectives (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
+                || if !regions { String::new() } else { "; none of its regions ran long enough above the other ranks' median to explain the wait (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
                 |c| format!("; its `{}` takes {} against a median of {} on the other ranks", c.region, time(c.time_ns), time(c.median_ns)),
             );
             let share = s
