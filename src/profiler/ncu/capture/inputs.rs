@@ -5,28 +5,39 @@
 
 use std::path::{Path, PathBuf};
 
-use super::export_pages::export_pages;
 use crate::analysis::RunContext;
-use crate::config::Config;
+use crate::config::{Config, ReportReader};
 use crate::error::{Error, Result};
+use crate::profiler::ncu::observe::hints::add_deep_mismatch;
 use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 use crate::profiler::ncu::observe::trace::source::analyze_traces;
+use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::trace::TraceInput;
-use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
 use crate::run::{RunRecord, REPORT_BASE};
 
-/// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
-/// read natively, never both (one report reads one kind of source).
+use super::run::export_pages::export_pages;
+
+/// The captures found, all of one kind: one report reads one kind of source.
 #[derive(Debug, Clone)]
-pub struct Inputs {
-    pub exports: Vec<ExportSet>,
-    pub reports: Vec<ReportInput>,
-    /// The CUPTI traces of runs timed by the trace (`trace/cupti.<pid>.trace`).
-    pub traces: Vec<TraceInput>,
-    /// The deep pass of a sampled run timed by the trace.
-    pub trace_deep: Option<PathBuf>,
+pub enum Captures {
+    /// CSV exports: raw pages, each with its details page where there is one.
+    Exports(Vec<ExportSet>),
+    /// Report files read as they are (`pipeline.ncu.reader: native`), each with its deep pass.
+    ReportFiles(Vec<ReportInput>),
+    /// The CUPTI traces of runs timed by the trace (`trace/cupti.<pid>.trace`), and the deep pass
+    /// of a sampled one.
+    Traces {
+        traces: Vec<TraceInput>,
+        deep: Option<PathBuf>,
+    },
+}
+
+/// ncu's captures found from `report` / `merge` arguments, with their run metadata.
+#[derive(Debug, Clone)]
+pub struct NcuInputs {
+    pub captures: Captures,
     pub context: RunContext,
     /// The run directory the first input belongs to (the input itself, or the directory of an export
     /// that holds a `run.json`); `None` for a bare export.
@@ -36,29 +47,32 @@ pub struct Inputs {
 /// Whether ncu's report files are read as they are (`pipeline.ncu.reader: native`) rather than
 /// exported to CSV pages first: the one place the setting is read.
 pub fn reads_report_files(config: &Config) -> bool {
-    config.pipeline.ncu.reader == crate::config::ReportReader::Native
+    config.pipeline.ncu.reader == ReportReader::Native
 }
 
-impl Inputs {
+impl NcuInputs {
+    /// Whether several captures are merged into one report (the ranks of one job); the traces of
+    /// one run are its processes, not captures to merge.
+    pub fn merges_captures(&self) -> bool {
+        match &self.captures {
+            Captures::Exports(exports) => exports.len() > 1,
+            Captures::ReportFiles(reports) => reports.len() > 1,
+            Captures::Traces { .. } => false,
+        }
+    }
+
     /// The report of these captures: the one place that chooses ncu's reader. CUPTI traces of a
     /// traced run (with a sampled run's deep pass); report files read as they are
     /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
-    pub fn analyze(
-        &self,
-        plan: &ProfilerPlan,
-        config: &Config,
-        context: &RunContext,
-    ) -> Result<Report> {
-        if !self.traces.is_empty() {
-            let deep = self.trace_deep.as_deref();
-            let mut report = analyze_traces(plan, config, &self.traces, deep, context)?;
-            crate::profiler::ncu::observe::hints::add_deep_mismatch(&mut report);
-            return Ok(report);
-        }
-        if self.reports.is_empty() {
-            analyze_exports(plan, &self.exports, context)
-        } else {
-            analyze_report_files(plan, &self.reports, context)
+    pub fn analyze(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
+        match &self.captures {
+            Captures::Traces { traces, deep } => {
+                let mut report = analyze_traces(plan, config, traces, deep.as_deref(), context)?;
+                add_deep_mismatch(&mut report);
+                Ok(report)
+            }
+            Captures::Exports(exports) => analyze_exports(plan, exports, context),
+            Captures::ReportFiles(reports) => analyze_report_files(plan, reports, context),
         }
     }
 }
@@ -154,7 +168,7 @@ pub fn resolve_inputs(
     inputs: &[PathBuf],
     config: &Config,
     export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
-) -> Result<Inputs> {
+) -> Result<NcuInputs> {
     let mut exports = Vec::new();
     let mut reports = Vec::new();
     let mut traces = TracedRuns::default();
@@ -230,11 +244,12 @@ pub fn resolve_inputs(
             exports[0].raw.display()
         )));
     }
-    Ok(Inputs {
-        exports,
-        reports,
-        traces: Vec::new(),
-        trace_deep: None,
+    let captures = match reports.is_empty() {
+        true => Captures::Exports(exports),
+        false => Captures::ReportFiles(reports),
+    };
+    Ok(NcuInputs {
+        captures,
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
@@ -309,7 +324,7 @@ struct TracedRuns {
 
 impl TracedRuns {
     /// Traced runs are read alone: not beside ncu captures, and with one deep pass at most.
-    fn finish(self, inputs: &[PathBuf], alone: bool, context: RunContext) -> Result<Inputs> {
+    fn finish(self, inputs: &[PathBuf], alone: bool, context: RunContext) -> Result<NcuInputs> {
         if !alone {
             return Err(Error::Usage(
                 "these inputs mix runs timed by the CUPTI trace with ncu captures, whose times were measured differently; report them apart".into(),
@@ -322,11 +337,11 @@ impl TracedRuns {
                 self.deep.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             )));
         }
-        Ok(Inputs {
-            exports: Vec::new(),
-            reports: Vec::new(),
-            traces: self.inputs,
-            trace_deep: self.deep.into_iter().next(),
+        Ok(NcuInputs {
+            captures: Captures::Traces {
+                traces: self.inputs,
+                deep: self.deep.into_iter().next(),
+            },
             context,
             run_dir: run_dir_of(&inputs[0]),
         })

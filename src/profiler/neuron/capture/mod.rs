@@ -21,12 +21,12 @@ use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
+use crate::profiler::job::Capture;
 use crate::profiler::neuron::capture::cli::{
     capture_outputs, resolve_program, NeuronCli, ViewInput,
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
-use crate::profiler::Capture;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
@@ -184,7 +184,7 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
         display.passthrough(l);
         Flow::Continue
     })
-    .map_err(|e| views::not_started(e, &program, "the command after `--`", &run.path(LOG)));
+    .map_err(|e| views::not_started(e, &program, named_by(pipeline.mode), &run.path(LOG)));
     display.finish();
     let finished = finished?;
     record.finish(&finished);
@@ -211,6 +211,15 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
     }
     views::write_manifest(run.root(), &viewed)?;
     Ok(finished)
+}
+
+/// What names the program the capture step starts, for a message when it cannot start: the
+/// workload in inspect mode, Neuron's own tool in NEFF mode (where nothing follows `--`).
+fn named_by(mode: CaptureMode) -> &'static str {
+    match mode {
+        CaptureMode::Inspect => "the command after `--`",
+        CaptureMode::Neff => "pipeline.neuron.executable",
+    }
 }
 
 /// The program, the command and its shell line for the capture step.

@@ -50,10 +50,11 @@ fn spawn_error(program: &str, source: std::io::Error) -> ProfilerError {
             hint: "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
                 .into(),
         },
-        _ => ProfilerError::Spawn {
+        _ => super::not_started(ProfilerError::Spawn {
             program: program.to_string(),
             source,
-        },
+            fix: String::new(),
+        }),
     }
 }
 
