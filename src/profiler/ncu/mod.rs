@@ -5,7 +5,7 @@
 //! once) and `nvtx` (the NVTX expressions built from `regions.include`).
 //!
 //! The functions below are ncu's doors: `crate::profiler::Profiler` calls each in one line, and
-//! `neuron/mod.rs` has the same ones with the same parameters (tests/it/architecture/doors.rs).
+//! `neuron/mod.rs` has the same ones with the same parameters (tests/it/architecture_doors.rs).
 //!
 //! Floor: profiler. May import the floors below (run, process, analysis, insights, report, config,
 //! region, ground) and `crate::profiler`'s own files; nothing outside `src/profiler/` imports it.

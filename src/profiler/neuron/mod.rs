@@ -10,7 +10,7 @@
 //! - `plan`: what a run is handed.
 //!
 //! The functions below are Neuron's doors: `crate::profiler::Profiler` calls each in one line, and
-//! `ncu/mod.rs` has the same ones with the same parameters (tests/it/architecture/doors.rs).
+//! `ncu/mod.rs` has the same ones with the same parameters (tests/it/architecture_doors.rs).
 //! `settings` is the `neuron:` config section; `error` its errors.
 //!
 //! Floor: profiler. May import the floors below (run, process, analysis, insights, report, config,
