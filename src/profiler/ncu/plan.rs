@@ -58,3 +58,30 @@ impl Passes {
         self.first == FirstPass::Ncu || self.deep
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_passes_follow_the_settled_timing_and_sampling() {
+        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.timing = TimingSource::Ncu;
+        config.pipeline.ncu.sampling.enabled = false;
+        let ncu_only = Passes::of(&config);
+        assert_eq!((ncu_only.first, ncu_only.deep), (FirstPass::Ncu, false));
+        assert!(ncu_only.runs_ncu());
+        config.pipeline.ncu.timing = TimingSource::Trace;
+        let trace_only = Passes::of(&config);
+        assert_eq!(trace_only.first, FirstPass::Trace);
+        assert!(
+            !trace_only.runs_ncu(),
+            "a time-only traced run starts no ncu"
+        );
+        config.pipeline.ncu.sampling.enabled = true;
+        let traced_deep = Passes::of(&config);
+        assert!(traced_deep.deep && traced_deep.runs_ncu());
+        config.pipeline.ncu.timing = TimingSource::Auto;
+        assert_eq!(Passes::of(&config).first, FirstPass::Ncu);
+    }
+}
