@@ -62,10 +62,11 @@ impl Passes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     #[test]
     fn the_passes_follow_the_settled_timing_and_sampling() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.timing = TimingSource::Ncu;
         config.pipeline.ncu.sampling.enabled = false;
         let ncu_only = Passes::of(&config);

@@ -7,14 +7,20 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::RunContext;
 use crate::config::{Config, ReportReader};
+use crate::console::{err_line, escape_controls};
 use crate::error::{Error, Result};
+use crate::file_kind::{is_past_limit, open_text, Checks, Limit, Links};
 use crate::profiler::ncu::observe::hints::add_deep_mismatch;
 use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 use crate::profiler::ncu::observe::trace::source::analyze_traces;
 use crate::profiler::ncu::plan::NcuPlan;
+use crate::profiler::ncu::readers::export::ExportError;
 use crate::profiler::ncu::readers::trace::TraceInput;
 use crate::report::model::Report;
+use crate::run::{
+    check_in_run, ncu_export_stem, ncu_report_file, read_record, trace_checks, RECORD_FILE,
+};
 use crate::run::{RunRecord, REPORT_BASE};
 
 use super::run::export_pages::export_pages;
@@ -119,10 +125,10 @@ impl Claimed {
         let deep = match super::sampling::deep_sibling(timing) {
             Some(super::sampling::Sibling::File(deep)) => deep,
             Some(super::sampling::Sibling::NotAFile(deep, kind)) => {
-                crate::console::err_line(&format!(
+                err_line(&format!(
                     "note: {} {kind}, not a report file: its deep metrics are left out and {} is reported from its timing pass alone",
-                    crate::console::escape_controls(&deep.display().to_string()),
-                    crate::console::escape_controls(&timing.display().to_string()),
+                    escape_controls(&deep.display().to_string()),
+                    escape_controls(&timing.display().to_string()),
                 ));
                 return Ok(None);
             }
@@ -200,7 +206,7 @@ pub fn resolve_inputs(
             traces.inputs.push(TraceInput {
                 path: input.clone(),
                 rank: None,
-                checks: crate::run::trace_checks(None, config.pipeline.ncu.trace.max_mib),
+                checks: trace_checks(None, config.pipeline.ncu.trace.max_mib),
             });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
@@ -266,9 +272,9 @@ pub fn is_compressed_csv(path: &Path) -> bool {
 /// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
 /// which needs a file it can seek in.
 fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<ExportSet> {
-    let checks = crate::file_kind::Checks {
-        links: crate::file_kind::Links::Follow,
-        limit: crate::file_kind::Limit {
+    let checks = Checks {
+        links: Links::Follow,
+        limit: Limit {
             bytes: config.pipeline.ncu.max_export_mib.saturating_mul(1 << 20),
             fix: "if the export is genuine, raise pipeline.ncu.max_export_mib (in your own --config or on the command line)",
         },
@@ -287,25 +293,24 @@ fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<Expo
 
 /// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`, checked and bounded by `checks`; a damaged
 /// stream, or one that inflates past the limit, is an error naming the file.
-fn gunzip_into(input: &Path, dir: &Path, checks: &crate::file_kind::Checks) -> Result<PathBuf> {
+fn gunzip_into(input: &Path, dir: &Path, checks: &Checks) -> Result<PathBuf> {
     let name = input
         .file_name()
         .and_then(|n| n.to_str())
         .map_or("export.csv", |n| &n[..n.len() - ".gz".len()]);
     let out = dir.join(name);
     let io_error = |path: &Path, source: std::io::Error| {
-        Error::from(crate::profiler::ncu::readers::export::ExportError::Io {
+        Error::from(ExportError::Io {
             path: path.to_path_buf(),
             source,
         })
     };
-    let mut reader =
-        crate::file_kind::open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
+    let mut reader = open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
     let mut writer =
         std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
     std::io::copy(&mut reader, &mut writer).map_err(|e| {
         let _ = std::fs::remove_file(&out);
-        let why = match crate::file_kind::is_past_limit(&e) {
+        let why = match is_past_limit(&e) {
             true => e.to_string(),
             false => format!("not a readable gzip stream ({e})"),
         };
@@ -374,7 +379,7 @@ fn run_dir_of(input: &Path) -> Option<PathBuf> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     parent
-        .join(crate::run::RECORD_FILE)
+        .join(RECORD_FILE)
         .is_file()
         .then(|| parent.to_path_buf())
 }
@@ -394,17 +399,17 @@ struct RunDirInputs<'a> {
 
 impl RunDirInputs<'_> {
     fn collect(&mut self, dir: &Path) -> Result<()> {
-        let raw = dir.join(format!("{}.csv", crate::run::ncu_export_stem("raw")));
-        let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
+        let raw = dir.join(format!("{}.csv", ncu_export_stem("raw")));
+        let report = dir.join(ncu_report_file(REPORT_BASE));
         // The run's .ncu-rep is the same capture as its export: either given again is refused.
         for file in [&raw, &report] {
-            crate::run::check_in_run(file, dir)?;
+            check_in_run(file, dir)?;
             if file.is_file() {
                 self.claimed.claim(file, self.argument)?;
             }
         }
         let mut rank = None;
-        if let Some(text) = crate::run::read_record(dir)? {
+        if let Some(text) = read_record(dir)? {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 let this = record.context(self.context.config_fingerprint.clone());
@@ -421,7 +426,7 @@ impl RunDirInputs<'_> {
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
-            crate::run::check_in_run(&deep, dir)?;
+            check_in_run(&deep, dir)?;
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {

@@ -57,8 +57,8 @@ pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NcuPlan> {
 
 /// The first pass of a run, ready to start.
 enum FirstRun {
-    /// ncu's only pass, or a sampled run's timing pass.
-    Ncu(Pass),
+    /// ncu's only pass, or a sampled run's timing pass (boxed: a pass's command line is large).
+    Ncu(Box<Pass>),
     /// The workload under the CUPTI trace.
     Trace,
 }
@@ -88,19 +88,19 @@ impl Runs {
         });
         let first = match (plan.passes.first, plan.passes.deep) {
             (FirstPass::Trace, _) => FirstRun::Trace,
-            (FirstPass::Ncu, false) => FirstRun::Ncu(Pass {
+            (FirstPass::Ncu, false) => FirstRun::Ncu(Box::new(Pass {
                 name: "ncu",
                 cli,
                 log: LOG,
-            }),
-            (FirstPass::Ncu, true) => FirstRun::Ncu(Pass {
+            })),
+            (FirstPass::Ncu, true) => FirstRun::Ncu(Box::new(Pass {
                 name: "ncu's timing pass",
                 cli: cli.with_flags(
                     sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric),
                     &dir.join(REPORT_BASE),
                 ),
                 log: LOG,
-            }),
+            })),
         };
         Runs { first, deep }
     }
@@ -108,7 +108,7 @@ impl Runs {
     /// The passes under ncu, in order.
     fn under_ncu(&self) -> impl Iterator<Item = &Pass> {
         let first = match &self.first {
-            FirstRun::Ncu(pass) => Some(pass),
+            FirstRun::Ncu(pass) => Some(pass.as_ref()),
             FirstRun::Trace => None,
         };
         first.into_iter().chain(self.deep.as_ref())

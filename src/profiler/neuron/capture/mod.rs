@@ -22,11 +22,13 @@ use crate::error::{Error, Result};
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
 use crate::profiler::job::Capture;
+use crate::profiler::neuron::capture::cli::NEURON_BIN;
 use crate::profiler::neuron::capture::cli::{
     capture_outputs, resolve_program, NeuronCli, ViewInput,
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
+use crate::profiler::neuron::observe::report;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
@@ -53,7 +55,7 @@ pub fn check_config(config: &Config) -> Result<()> {
         }
     }
     // The rules file is loaded (and checked against the metric vocabulary) before anything starts.
-    crate::profiler::neuron::observe::report::rules(config)?;
+    report::rules(config)?;
     let factor = config.neuron.distribution.outlier_factor;
     if !(factor.is_finite() && factor >= 1.0) {
         return Err(Error::Usage(format!(
@@ -96,7 +98,7 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             format!(
                 "{} (with HOME set and {} on PATH)",
                 cli.shell_line(),
-                crate::profiler::neuron::capture::cli::NEURON_BIN
+                NEURON_BIN
             )
         })
         .unwrap_or_else(|e| format!("# {e}"))
@@ -358,7 +360,7 @@ pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Optio
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::observe::report::report(&loaded.config, &viewed, &context).map(Some)
+    report::report(&loaded.config, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

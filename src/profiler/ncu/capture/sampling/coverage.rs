@@ -9,6 +9,9 @@
 use std::collections::BTreeMap;
 
 use crate::config::Config;
+use crate::config::ReplayMode;
+use crate::console::err_line;
+use crate::error::Result;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::plan::{FirstPass, Passes};
 
@@ -56,7 +59,7 @@ pub(crate) fn expected_results(
 pub(crate) fn deep_expected(
     config: &Config,
     passes: Passes,
-    first: Option<&crate::error::Result<LaunchDurations>>,
+    first: Option<&Result<LaunchDurations>>,
 ) -> Option<u64> {
     if uncountable(config, passes).is_some() {
         return None;
@@ -71,7 +74,7 @@ pub(crate) fn deep_expected(
             expected_results(durations, filter, |_| true)
         }
         Err(e) => {
-            crate::console::err_line(&format!(
+            err_line(&format!(
                 "warning: the first pass's launches could not be counted ({e}); the deep pass runs to the workload's end"
             ));
             None
@@ -91,7 +94,7 @@ pub fn uncountable(config: &Config, passes: Passes) -> Option<&'static str> {
     if !ncu.sampling.stop_when_covered {
         return Some("pipeline.ncu.sampling.stop_when_covered is off");
     }
-    if ncu.ncu_cli.replay_mode == crate::config::ReplayMode::Application {
+    if ncu.ncu_cli.replay_mode == ReplayMode::Application {
         // ncu runs the workload once per replay pass, each run printing the results again: a stop
         // would end one of those runs, not the pass.
         return Some(
@@ -129,8 +132,11 @@ pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
     use crate::profiler::ncu::observe::report_source::twins::Shape;
+    use crate::profiler::ncu::observe::trace::deep;
     use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+    use crate::profiler::ncu::readers::trace;
 
     fn fixture(path: &str) -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -231,11 +237,11 @@ mod tests {
         let mut per_process: BTreeMap<(String, u32, [u32; 3], [u32; 3]), u32> = BTreeMap::new();
         for file in ["twoproc.cupti.1959.trace.gz", "twoproc.cupti.1986.trace.gz"] {
             let path = fixture(&format!("h100-2025.3.1-cupti/{file}"));
-            let trace = crate::profiler::ncu::readers::trace::read(&path).unwrap();
+            let trace = trace::read(&path).unwrap();
             for k in &trace.kernels {
                 let launch = trace.shape(k);
                 let name = &trace.names[launch.name];
-                let shape = crate::profiler::ncu::observe::trace::deep::shape(launch);
+                let shape = deep::shape(launch);
                 durations.add(
                     name,
                     shape,
@@ -274,7 +280,7 @@ mod tests {
 
     #[test]
     fn only_a_trace_filtered_by_ncus_own_matching_is_uncountable() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         let ncu = Passes {
             first: FirstPass::Ncu,
             deep: true,
@@ -306,8 +312,8 @@ mod tests {
             .contains("kernel_name"));
         config.pipeline.ncu.sampling.stop_when_covered = false;
         assert!(uncountable(&config, traced).unwrap().contains("off"));
-        let mut application: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
-        application.pipeline.ncu.ncu_cli.replay_mode = crate::config::ReplayMode::Application;
+        let mut application: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        application.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Application;
         assert!(uncountable(&application, ncu)
             .unwrap()
             .contains("application replay"));

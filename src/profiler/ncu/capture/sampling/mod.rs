@@ -16,6 +16,7 @@
 pub mod coverage;
 pub mod topup;
 
+use crate::config::ReportReader;
 use crate::config::{Config, NcuCliConfig, ReplayMode, SamplingConfig};
 
 /// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
@@ -56,7 +57,7 @@ pub fn refusal(config: &Config) -> Option<String> {
     if let Some(why) = adaptive_refusal(&ncu.sampling) {
         return Some(why);
     }
-    if ncu.reader != crate::config::ReportReader::Native {
+    if ncu.reader != ReportReader::Native {
         return Some(
             "pipeline.ncu.sampling joins the passes by mangled kernel name, which only the report file holds, but pipeline.ncu.reader is `csv`; set pipeline.ncu.reader=native"
                 .into(),
@@ -184,9 +185,10 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn config() -> Config {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.sampling.enabled = true;
         config
     }
@@ -207,7 +209,7 @@ mod tests {
                 "replay_mode is `app-range`",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.reader = crate::config::ReportReader::Csv),
+                Box::new(|c| c.pipeline.ncu.reader = ReportReader::Csv),
                 "pipeline.ncu.reader=native",
             ),
             (

@@ -21,6 +21,7 @@ use crate::profiler::ncu::capture::run::cli::NcuCli;
 use crate::profiler::ncu::capture::run::{run_pass, Pass};
 use crate::profiler::ncu::capture::trace;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
+use crate::run::{fresh_path, ncu_report_file, NCU_TOPUP_FAILED_REPORT_BASE};
 
 use super::coverage;
 use super::{deep_flags, samples_needed, DEEP_REPORT_BASE, TOPUP_LOG, TOPUP_REPORT_BASE};
@@ -188,7 +189,7 @@ pub(crate) fn top_up(
     if let Some(pass) = record.topup_pass.as_mut() {
         pass.finish(&finished, covered);
     }
-    let report = run.path(&crate::run::ncu_report_file(TOPUP_REPORT_BASE));
+    let report = run.path(&ncu_report_file(TOPUP_REPORT_BASE));
     let ended_well = record
         .topup_pass
         .as_ref()
@@ -277,11 +278,7 @@ fn keep_aside(run: &RunDir, report: &std::path::Path) -> Result<()> {
     if !report.is_file() {
         return Ok(());
     }
-    let aside = crate::run::fresh_path(
-        run.root(),
-        crate::run::NCU_TOPUP_FAILED_REPORT_BASE,
-        "ncu-rep",
-    );
+    let aside = fresh_path(run.root(), NCU_TOPUP_FAILED_REPORT_BASE, "ncu-rep");
     std::fs::rename(report, &aside).map_err(|source| Error::Write {
         path: aside,
         source,
@@ -327,7 +324,7 @@ fn need(
     durations: &LaunchDurations,
 ) -> Result<Need> {
     // The deep pass's keys, read without indexing its values (the report indexes them once).
-    let deep = run.path(&crate::run::ncu_report_file(DEEP_REPORT_BASE));
+    let deep = run.path(&ncu_report_file(DEEP_REPORT_BASE));
     let measured = if deep.is_file() {
         launch_durations(&plan.analysis, &deep, plan.max_block_bytes, Some(0.0))?
     } else {
@@ -345,6 +342,7 @@ fn need(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn sampling(launch_count: u32, max_samples: u32) -> SamplingConfig {
         SamplingConfig {
@@ -457,7 +455,7 @@ mod tests {
 
     #[test]
     fn the_topup_flags_select_the_keys_past_the_deep_passs_launches() {
-        let config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         let deep = deep_flags(&config.pipeline.ncu.ncu_cli, 1, false);
         let flags = topup_flags(
             &deep,

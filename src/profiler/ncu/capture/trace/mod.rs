@@ -21,6 +21,7 @@ use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
 use crate::profiler::ncu::capture::run::diagnose;
 use crate::profiler::ncu::plan::FirstPass;
 use crate::profiler::ncu::readers::trace::TraceInput;
+use crate::run::trace_checks;
 use crate::run::RunDir;
 
 use self::injection::Unusable;
@@ -236,7 +237,7 @@ pub fn traces_in(dir: &Path, rank: Option<u32>, max_mib: u64) -> Vec<TraceInput>
         .map(|(_, path)| TraceInput {
             path,
             rank,
-            checks: crate::run::trace_checks(Some(dir), max_mib),
+            checks: trace_checks(Some(dir), max_mib),
         })
         .collect()
 }
@@ -302,7 +303,7 @@ pub fn traces(
         .map(|(_, path)| TraceInput {
             path,
             rank,
-            checks: crate::run::trace_checks(Some(run.root()), max_mib),
+            checks: trace_checks(Some(run.root()), max_mib),
         })
         .collect())
 }
@@ -332,10 +333,11 @@ fn raw_nvtx(config: &Config) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     #[test]
     fn raw_ncu_expressions_are_refused_under_trace_timing() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.ncu_cli.nvtx.include = vec!["[train_step/".into()];
         assert_eq!(
             refusal(&config, FirstPass::Ncu),
@@ -351,7 +353,7 @@ mod tests {
 
     #[test]
     fn the_workload_runs_with_both_injections_aimed_at_the_library() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.trace.library = Some("/opt/lib/libcupti_trace.so".into());
         config.pipeline.ncu.trace.libcupti = Some("/opt/cupti/libcupti.so.13".into());
         let env = environment(&config, Path::new("/runs/r"));
