@@ -22,9 +22,8 @@ use crate::error::{Error, Result};
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
 use crate::profiler::job::Capture;
-use crate::profiler::neuron::capture::cli::NEURON_BIN;
 use crate::profiler::neuron::capture::cli::{
-    capture_outputs, resolve_program, NeuronCli, ViewInput,
+    capture_outputs, resolve_program, NeuronCli, ViewInput, NEURON_BIN,
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
