@@ -12,9 +12,13 @@ use std::path::PathBuf;
 use crate::analysis::{self, AnalysisPlan};
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
+use crate::insights::{load_region_rules, RuleSet};
 use crate::profiler::{Profiler, ProfilerPlan};
+use crate::region::collective_kernels;
 use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
+use crate::report::compare::MAX_COMPARED;
 use crate::report::model::KernelSelectionInfo;
+use crate::report::render::Format;
 use crate::report::render::{markdown, RenderOptions};
 
 /// What a run will do, fully checked.
@@ -24,7 +28,7 @@ pub struct Plan {
     pub profiler: ProfilerPlan,
     pub render: RenderOptions,
     /// The files written for a report (`report.outputs`).
-    pub outputs: Vec<crate::report::render::Format>,
+    pub outputs: Vec<Format>,
 }
 
 impl Plan {
@@ -83,14 +87,14 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
         max_depth: config.regions.max_depth,
         rules: region_rules(config)?,
         compare: compare(config)?,
-        collectives: crate::region::collective_kernels(&config.regions.auto.collectives)
+        collectives: collective_kernels(&config.regions.auto.collectives)
             .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?,
     })
 }
 
 fn compare(config: &Config) -> Result<Vec<String>> {
     let compare = &config.report.compare;
-    let max = crate::report::compare::MAX_COMPARED;
+    let max = MAX_COMPARED;
     if compare.len() > max {
         return Err(Error::Usage(format!(
             "report.compare names {} regions ({}); at most {max} are shown side by side, so keep {max}",
@@ -108,7 +112,7 @@ fn compare(config: &Config) -> Result<Vec<String>> {
 
 /// `report.rules`, checked against every metric name the configuration knows (all metric groups,
 /// `report.metrics`, the time metric) so that a misspelt metric stops here, not silently later.
-fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
+fn region_rules(config: &Config) -> Result<RuleSet> {
     let report = &config.report;
     let metrics: Vec<&str> = report
         .metric_groups
@@ -118,7 +122,7 @@ fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
         .chain(std::iter::once(&report.time_metric))
         .map(String::as_str)
         .collect();
-    crate::insights::load_region_rules(report.rules.as_deref(), &metrics).map_err(|e| {
+    load_region_rules(report.rules.as_deref(), &metrics).map_err(|e| {
         Error::Usage(format!(
             "report.rules: {e}; fix the rules file (docs/insights.md), or set report.rules=null for the shipped GPU rules"
         ))

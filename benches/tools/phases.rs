@@ -15,6 +15,7 @@ use profile_run::commands::write_reports;
 use profile_run::config::{self, ConfigSources};
 use profile_run::plan::Plan;
 use profile_run::profiler::ncu::observe::source::{analyze_exports, ExportSet};
+use profile_run::profiler::ProfilerPlan;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -32,7 +33,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let plan = Plan::new(&loaded.config)?;
     let sets: Vec<ExportSet> = files.into_iter().map(ExportSet::raw_only).collect();
-    let report = analyze_exports(&plan.profiler, &sets, &RunContext::default())?;
+    let ProfilerPlan::Ncu(ncu) = &plan.profiler else {
+        return Err("report-phases reads ncu's CSV exports: use an ncu configuration".into());
+    };
+    let report = analyze_exports(ncu, &sets, &RunContext::default())?;
     let analyzed = start.elapsed();
     let analyze_hwm = peak_rss_mib();
     let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();

@@ -82,7 +82,7 @@ pub struct AdaptiveRecord {
 
 /// Everything the spine needs from the configuration, checked before any process starts
 /// (`crate::plan`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AnalysisPlan {
     pub requests: Vec<MetricRequest>,
     pub rollups: std::collections::BTreeMap<String, crate::region::Rollup>,

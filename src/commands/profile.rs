@@ -46,7 +46,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
         );
     }
 
-    profiler.check_runnable(config)?;
+    profiler.check_runnable(&plan.profiler, config)?;
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
     let finished = profiler.capture(
@@ -91,7 +91,7 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let rendered = rendered?;
     if !finished.success() || (rendered.is_none() && config.output.render) {
         return Err(profiler
-            .failure(config, &run, &finished, rendered.is_some())
+            .failure(&plan.profiler, config, &run, &finished, rendered.is_some())
             .into());
     }
     if let Some(missing) = profiler.incomplete(&run, &record) {
@@ -123,7 +123,7 @@ fn dry_run(
     let dir = run::planned_path(root, run_name, rank);
     let line = profiler.dry_run(config, &plan.profiler, &dir, workload);
     print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
-    let found = profiler.check_starts(config)?;
+    let found = profiler.check_starts(&plan.profiler, config)?;
     crate::process::check_workload(workload)
         .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
     err_line(&format!(

@@ -25,13 +25,21 @@ use crate::exit;
 pub enum ProfilerError {
     #[error("profiler `{program}` not found{hint}")]
     NotFound { program: String, hint: String },
-    #[error("profiler `{program}` cannot be run: {why}; make it executable (`chmod +x`) or set pipeline.ncu.executable to Nsight Compute's `ncu`")]
-    NotRunnable { program: String, why: String },
-    #[error("could not start `{program}`: {source}; check that pipeline.ncu.executable names Nsight Compute's `ncu` built for this machine (`{program} --version` should run)")]
+    /// `fix` names the setting that names the program, in the words of the profiler that runs it.
+    #[error("profiler `{program}` cannot be run: {why}; {fix}")]
+    NotRunnable {
+        program: String,
+        why: String,
+        fix: String,
+    },
+    /// `fix`: how to make the program start, naming the setting that names it; spawning knows no
+    /// setting, so it says to check the program, and a profiler that knows its own key rewrites it.
+    #[error("could not start `{program}`: {source}; {fix}")]
     Spawn {
         program: String,
         #[source]
         source: std::io::Error,
+        fix: String,
     },
     /// A file the run loads beside the profiler (an injection library) is missing or is not what it
     /// must be: `{what} `{path}` {problem}; {fix}`.

@@ -88,6 +88,7 @@ pub fn run_watched(
     let spawn_error = |source| ProfilerError::Spawn {
         program: program.to_string(),
         source,
+        fix: format!("check that `{program}` is a program built for this machine"),
     };
     let mut log_file = File::create(log).map_err(spawn_error)?;
     let expression = command.stderr_to_stdout().unchecked();

@@ -3,17 +3,21 @@
 //! [`crate::analysis::Observations`] contract; nothing outside this folder names a profiler's own
 //! vocabulary. The rest of the crate goes through this seam only: [`Profiler`] (plan, capture,
 //! find inputs, failure), [`Inputs`] (captures found again, analysed), [`ProfilerPlan`] and
-//! [`ReadError`]. Each profiler has the same rooms: `capture/`, `readers/`, `observe/`.
+//! [`ReadError`]. Each profiler has the same rooms: `capture/`, `readers/`, `observe/`, and the
+//! same doors: the functions of its `mod.rs`, with the same names and parameters, each called by
+//! one arm here (docs/architecture.md, "Adding a profiler").
 //!
 //! Floor: profiler. May import run, process, analysis, insights, report, config, region and the
 //! ground floor; only `src/profiler/` names `ncu` or `neuron`. (docs/architecture.md, checked by
 //! tests/it/architecture.rs)
 
 mod error;
+mod job;
 pub mod ncu;
 pub mod neuron;
 mod plan;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalysisPlan;
@@ -23,11 +27,19 @@ use crate::process::{Finished, ProfilerError};
 use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
+use self::ncu::readers::export::ExportError;
+use self::ncu::readers::report_file::ReportFileError;
+use self::ncu::readers::trace::TraceError;
+use self::ncu::{NcuInputs, NcuPlan};
+use self::neuron::{NeuronError, NeuronInputs, NeuronPlan};
+
 pub use error::ReadError;
-pub use plan::{Capture, ProfilerPlan};
+pub use job::{Analysed, Capture};
+pub use plan::ProfilerPlan;
 
 /// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
-/// stay the same whichever runs.
+/// stay the same whichever runs. Steps that take a plan follow it to its adapter: it was made for
+/// this profiler by [`Profiler::plan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profiler {
     /// Nsight Compute.
@@ -45,37 +57,22 @@ impl Profiler {
         }
     }
 
-    /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and the
-    /// plan it is handed: ncu's NVTX expressions, sampling refused where it cannot work, Neuron's
-    /// settings and rules file.
     /// Settles what the configuration leaves to the machine (`pipeline.ncu.timing: auto`), before
     /// the plan and before the configuration is recorded; the notes say what was chosen and why.
     pub fn settle(self, config: &mut Config) -> Vec<String> {
         match self {
-            Profiler::Ncu => ncu::capture::trace::settle_timing(config)
-                .into_iter()
-                .collect(),
-            Profiler::Neuron => Vec::new(),
+            Profiler::Ncu => ncu::settle(config),
+            Profiler::Neuron => neuron::settle(config),
         }
     }
 
+    /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and
+    /// the plan it is handed: ncu's NVTX expressions and passes, Neuron's settings and rules file.
     pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
-        let nvtx = ncu::capture::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
-            .map_err(|e| Error::Usage(e.to_string()))?;
-        if let Some(why) = ncu::capture::sampling::refusal(config) {
-            return Err(Error::Usage(why));
+        match self {
+            Profiler::Ncu => ncu::plan(config, analysis).map(ProfilerPlan::Ncu),
+            Profiler::Neuron => neuron::plan(config, analysis).map(ProfilerPlan::Neuron),
         }
-        if let Some(why) = ncu::capture::trace::refusal(config) {
-            return Err(Error::Usage(why));
-        }
-        if self == Profiler::Neuron {
-            neuron::capture::check_config(config)?;
-        }
-        Ok(ProfilerPlan {
-            analysis,
-            nvtx,
-            max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
-        })
     }
 
     /// Captures on disk named by `report`, `merge` or `diff` arguments, found again by the profiler
@@ -88,18 +85,16 @@ impl Profiler {
         config: &Config,
         export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
     ) -> Result<Inputs> {
-        if let Some(found) =
-            neuron::capture::inputs::resolve_inputs(paths, config, &mut || export_dir(None))?
-        {
+        if let Some(found) = neuron::find_inputs(paths, config, export_dir)? {
             return Ok(Inputs::Neuron(found));
         }
-        ncu::capture::inputs::resolve_inputs(paths, config, export_dir).map(Inputs::Ncu)
+        ncu::find_inputs(paths, config, export_dir).map(Inputs::Ncu)
     }
 
     /// Whether `path` is a capture file that a profiler reads by itself, with no run directory around
     /// it (a Neuron `view` output), so `diff` can take it in place of a report.json.
     pub fn reads_as_capture(path: &Path) -> bool {
-        neuron::recognise(path).is_ok()
+        ncu::reads_as_capture(path) || neuron::reads_as_capture(path)
     }
 
     /// The profiler a report.json names in `run.profiler.name`: Neuron for its own name, a GPU
@@ -116,16 +111,16 @@ impl Profiler {
     /// `diff`'s wording and how it pairs scopes).
     pub fn item_noun(self) -> ItemNoun {
         match self {
-            Profiler::Ncu => ItemNoun::KERNEL,
-            Profiler::Neuron => neuron::observe::report::ITEM_NOUN,
+            Profiler::Ncu => ncu::item_noun(),
+            Profiler::Neuron => neuron::item_noun(),
         }
     }
 
     /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
     pub fn needs_workload(self, config: &Config) -> bool {
         match self {
-            Profiler::Ncu => true,
-            Profiler::Neuron => neuron::capture::needs_workload(config),
+            Profiler::Ncu => ncu::needs_workload(config),
+            Profiler::Neuron => neuron::needs_workload(config),
         }
     }
 
@@ -137,39 +132,36 @@ impl Profiler {
         dir: &Path,
         workload: &[String],
     ) -> String {
-        match self {
-            Profiler::Ncu => ncu::capture::dry_run(config, plan, dir, workload),
-            Profiler::Neuron => neuron::capture::dry_run(config, dir, workload),
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::dry_run(plan, config, dir, workload),
+            ProfilerPlan::Neuron(plan) => neuron::dry_run(plan, config, dir, workload),
         }
     }
 
     /// What `--dry-run` checks of the profiler: it can be started (exit 3 otherwise) and, for ncu,
     /// answers `--version`; returns what was checked as a clause (`ncu 2025.3.1.0 (ncu) runs`), for
     /// the dry run's `checked:` line.
-    pub fn check_starts(self, config: &Config) -> Result<String> {
-        match self {
-            Profiler::Ncu => ncu::capture::check_starts(config),
-            Profiler::Neuron => {
-                neuron::capture::check_runnable(config)?;
-                Ok(format!("{} found", config.pipeline.neuron.executable))
-            }
+    pub fn check_starts(self, plan: &ProfilerPlan, config: &Config) -> Result<String> {
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::check_starts(plan, config),
+            ProfilerPlan::Neuron(plan) => neuron::check_starts(plan, config),
         }
     }
 
     /// Fails (exit 3, with the fix) when the profiler cannot be started at all.
-    pub fn check_runnable(self, config: &Config) -> Result<()> {
-        match self {
-            Profiler::Ncu => ncu::capture::check_runnable(config),
-            Profiler::Neuron => neuron::capture::check_runnable(config),
+    pub fn check_runnable(self, plan: &ProfilerPlan, config: &Config) -> Result<()> {
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::check_runnable(plan, config),
+            ProfilerPlan::Neuron(plan) => neuron::check_runnable(plan, config),
         }
     }
 
     /// Runs the workload under the profiler into the capture's run directory, keeping its record up
     /// to date.
-    pub fn capture(self, plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
-        match self {
-            Profiler::Ncu => ncu::capture::capture(plan, capture),
-            Profiler::Neuron => neuron::capture::capture(capture),
+    pub fn capture(self, plan: &ProfilerPlan, job: Capture<'_>) -> Result<Finished> {
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::capture(plan, job),
+            ProfilerPlan::Neuron(plan) => neuron::capture(plan, job),
         }
     }
 
@@ -182,9 +174,9 @@ impl Profiler {
         record: &RunRecord,
         quiet: bool,
     ) -> Result<Option<Report>> {
-        match self {
-            Profiler::Ncu => ncu::capture::report(loaded, plan, run, record, quiet),
-            Profiler::Neuron => neuron::capture::report(loaded, run, record),
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::report(plan, loaded, run, record, quiet),
+            ProfilerPlan::Neuron(plan) => neuron::report(plan, loaded, run, record, quiet),
         }
     }
 
@@ -196,8 +188,8 @@ impl Profiler {
         finished: &Finished,
     ) -> Vec<String> {
         match self {
-            Profiler::Ncu => ncu::capture::interrupted_notes(config, run, finished),
-            Profiler::Neuron => neuron::capture::interrupted_notes(config, finished),
+            Profiler::Ncu => ncu::interrupted_notes(config, run, finished),
+            Profiler::Neuron => neuron::interrupted_notes(config, run, finished),
         }
     }
 
@@ -206,46 +198,42 @@ impl Profiler {
     /// captured is already written.
     pub fn incomplete(self, run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         match self {
-            Profiler::Ncu => ncu::capture::incomplete(run, record),
-            Profiler::Neuron => None,
+            Profiler::Ncu => ncu::incomplete(run, record),
+            Profiler::Neuron => neuron::incomplete(run, record),
         }
     }
 
     /// Why a run that did not succeed failed, with the fix.
     pub fn failure(
         self,
+        plan: &ProfilerPlan,
         config: &Config,
         run: &RunDir,
         finished: &Finished,
         partial_report: bool,
     ) -> ProfilerError {
-        match self {
-            Profiler::Ncu => ncu::capture::failure(config, run, finished, partial_report),
-            Profiler::Neuron => neuron::capture::failure(config, run, finished),
+        match plan {
+            ProfilerPlan::Ncu(plan) => ncu::failure(plan, config, run, finished, partial_report),
+            ProfilerPlan::Neuron(plan) => {
+                neuron::failure(plan, config, run, finished, partial_report)
+            }
         }
     }
-}
-
-/// A report of captures found again, and what only `-v` shows of how they were read (a Neuron
-/// profile's top-level keys that were not used).
-pub struct Analysed {
-    pub report: Report,
-    pub details: Vec<String>,
 }
 
 /// Captures found again for `report`, `merge` and `diff` ([`Profiler::find_inputs`]).
 #[derive(Debug, Clone)]
 pub enum Inputs {
-    Ncu(ncu::capture::inputs::Inputs),
-    Neuron(neuron::capture::inputs::NeuronInputs),
+    Ncu(NcuInputs),
+    Neuron(NeuronInputs),
 }
 
 impl Inputs {
     /// The run directory the first input belongs to; `None` for a bare export or profile.
     pub fn run_dir(&self) -> Option<&Path> {
         match self {
-            Inputs::Ncu(found) => found.run_dir.as_deref(),
-            Inputs::Neuron(found) => found.run_dir.as_deref(),
+            Inputs::Ncu(found) => ncu::inputs_run_dir(found),
+            Inputs::Neuron(found) => neuron::inputs_run_dir(found),
         }
     }
 
@@ -253,8 +241,8 @@ impl Inputs {
     /// of one workload; several Neuron profiles are each a scope of their own, never merged.
     pub fn merges_captures(&self) -> bool {
         match self {
-            Inputs::Ncu(found) => found.reports.len() + found.exports.len() > 1,
-            Inputs::Neuron(_) => false,
+            Inputs::Ncu(found) => ncu::merges_captures(found),
+            Inputs::Neuron(found) => neuron::merges_captures(found),
         }
     }
 
@@ -267,46 +255,57 @@ impl Inputs {
     ) -> Result<Analysed> {
         match self {
             Inputs::Ncu(found) => {
-                let mut context = found.context.clone();
-                context.config_fingerprint = fingerprint;
-                Ok(Analysed {
-                    report: found.analyze(plan, config, &context)?,
-                    details: Vec::new(),
-                })
+                ncu::analyze(found, ncu_plan(plan, config)?.as_ref(), config, fingerprint)
             }
-            Inputs::Neuron(found) => {
-                let mut context = found.context.clone();
-                context.config_fingerprint = fingerprint;
-                let (report, details) =
-                    neuron::observe::report::report_with_details(config, &found.viewed, &context)?;
-                Ok(Analysed { report, details })
-            }
+            Inputs::Neuron(found) => neuron::analyze(
+                found,
+                neuron_plan(plan, config)?.as_ref(),
+                config,
+                fingerprint,
+            ),
         }
+    }
+}
+
+/// ncu's plan for reading ncu captures: the plan itself, or, where the configuration named another
+/// profiler (`report` of ncu captures under a Neuron preset), one made from the configuration.
+fn ncu_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NcuPlan>> {
+    match plan {
+        ProfilerPlan::Ncu(own) => Ok(Cow::Borrowed(own)),
+        ProfilerPlan::Neuron(_) => ncu::plan(config, plan.analysis().clone()).map(Cow::Owned),
+    }
+}
+
+/// Neuron's plan for reading Neuron profiles, as [`ncu_plan`] is ncu's.
+fn neuron_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NeuronPlan>> {
+    match plan {
+        ProfilerPlan::Neuron(own) => Ok(Cow::Borrowed(own)),
+        ProfilerPlan::Ncu(_) => neuron::plan(config, plan.analysis().clone()).map(Cow::Owned),
     }
 }
 
 // Each profiler's own errors join the crate's error through [`ReadError`], so that `?` works in the
 // adapters and nothing outside `src/profiler/` names them.
-impl From<ncu::readers::export::ExportError> for Error {
-    fn from(e: ncu::readers::export::ExportError) -> Self {
+impl From<ExportError> for Error {
+    fn from(e: ExportError) -> Self {
         Error::Read(e.into())
     }
 }
 
-impl From<ncu::readers::report_file::ReportFileError> for Error {
-    fn from(e: ncu::readers::report_file::ReportFileError) -> Self {
+impl From<ReportFileError> for Error {
+    fn from(e: ReportFileError) -> Self {
         Error::Read(e.into())
     }
 }
 
-impl From<ncu::readers::trace::TraceError> for Error {
-    fn from(e: ncu::readers::trace::TraceError) -> Self {
+impl From<TraceError> for Error {
+    fn from(e: TraceError) -> Self {
         Error::Read(e.into())
     }
 }
 
-impl From<neuron::NeuronError> for Error {
-    fn from(e: neuron::NeuronError) -> Self {
+impl From<NeuronError> for Error {
+    fn from(e: NeuronError) -> Self {
         Error::Read(e.into())
     }
 }

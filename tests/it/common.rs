@@ -55,7 +55,15 @@ pub fn analyze_sets(
     context: &profile_run::analysis::RunContext,
 ) -> profile_run::error::Result<profile_run::report::model::Report> {
     let plan = profile_run::plan::Plan::new(config)?;
-    profile_run::profiler::ncu::observe::source::analyze_exports(&plan.profiler, sets, context)
+    profile_run::profiler::ncu::observe::source::analyze_exports(ncu_plan(&plan), sets, context)
+}
+
+/// ncu's part of the plan of an ncu configuration.
+pub fn ncu_plan(plan: &profile_run::plan::Plan) -> &profile_run::profiler::ncu::NcuPlan {
+    match &plan.profiler {
+        profile_run::profiler::ProfilerPlan::Ncu(ncu) => ncu,
+        other => panic!("an ncu configuration plans for ncu, not {other:?}"),
+    }
 }
 
 pub use profile_run::profiler::ncu::observe::source::ExportSet;

@@ -50,3 +50,14 @@ fn a_program_without_the_double_dash_is_told_to_put_it_before() {
         );
     }
 }
+
+#[test]
+fn a_misspelt_reader_or_timing_names_the_value_meant() {
+    let err = refused(&["--dry-run", "pipeline.ncu.reader=natve", "--", "true"]);
+    assert!(err.contains("pipeline.ncu.reader"), "{err}");
+    assert!(err.contains("allowed values: native, csv"), "{err}");
+    assert!(err.contains("(did you mean `native`?)"), "{err}");
+    let err = refused(&["--dry-run", "pipeline.ncu.timing=trce", "--", "true"]);
+    assert!(err.contains("allowed values: ncu, trace, auto"), "{err}");
+    assert!(err.contains("(did you mean `trace`?)"), "{err}");
+}

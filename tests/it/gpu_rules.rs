@@ -64,7 +64,7 @@ fn changed(path: &str, set: &[(&str, f64)]) -> Region {
         }
     }
     let plan = profile_run::plan::Plan::new(&config()).unwrap();
-    apply(&plan.profiler.analysis.rules, Some(TIME), &mut scope);
+    apply(&plan.profiler.analysis().rules, Some(TIME), &mut scope);
     scope.regions.remove(0)
 }
 

@@ -17,7 +17,7 @@ use profile_run::profiler::ncu::readers::units::base_unit_of;
 use profile_run::region::{RegionAccumulator, RegionKind, ScopeStats};
 use profile_run::report::model::{MetricMap, Report, Scope};
 
-use crate::common::{analyze_sets, fixture, ExportSet};
+use crate::common::{analyze_sets, fixture, ncu_plan, ExportSet};
 use crate::report_file::{report_path, FIXTURES};
 
 mod cli;
@@ -51,12 +51,13 @@ fn csv_report(name: &str, config: &Config) -> Report {
 
 fn native_report(name: &str, config: &Config) -> Report {
     let plan = Plan::new(config).unwrap();
+    let ncu = ncu_plan(&plan);
     let input = ReportInput {
         deep: None,
         path: report_path(name),
         rank: None,
     };
-    analyze_report_files(&plan.profiler, &[input], &RunContext::default()).unwrap()
+    analyze_report_files(ncu, &[input], &RunContext::default()).unwrap()
 }
 
 /// The CSV prints fractional values with two decimals: each result's value may be off by 0.005.
@@ -339,21 +340,22 @@ fn derived_units_are_the_raw_pages_units_for_every_metric_of_every_fixture() {
 /// The finished region trees of a report file under `config`, straight from the source.
 fn native_stats(name: &str, config: &Config) -> Vec<ScopeStats> {
     let plan = Plan::new(config).unwrap();
+    let ncu = ncu_plan(&plan);
     let input = ReportInput {
         deep: None,
         path: report_path(name),
         rank: None,
     };
     let source = ReportSource::open(
-        &plan.profiler.analysis,
+        &ncu.analysis,
         &[input],
         &RunContext::default(),
         &[],
-        plan.profiler.max_block_bytes,
+        ncu.max_block_bytes,
     )
     .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis().filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -404,14 +406,14 @@ fn csv_exports_give_no_instances() {
     let plan = Plan::new(&config).unwrap();
     let set = ExportSet::raw_only(fixture("ncu/h100-2025.3.1-pytorch/emit_nvtx_raw.csv"));
     let source = profile_run::profiler::ncu::observe::source::CsvSource::open(
-        &plan.profiler.analysis,
+        plan.profiler.analysis(),
         &[set],
         &RunContext::default(),
         &[],
     )
     .unwrap();
     let specs = source.metrics().specs.clone();
-    let filter = Mutex::new(plan.profiler.analysis.filter.clone());
+    let filter = Mutex::new(plan.profiler.analysis().filter.clone());
     let (acc, _) = source
         .read(
             1,
@@ -487,7 +489,8 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
     for threads in ["1", "2"] {
         let config = config(&[&format!("report.threads={threads}")]);
         let plan = Plan::new(&config).unwrap();
-        let native = analyze_report_files(&plan.profiler, &inputs, &RunContext::default()).unwrap();
+        let native =
+            analyze_report_files(ncu_plan(&plan), &inputs, &RunContext::default()).unwrap();
         let csv = analyze_sets(&config, &sets, &RunContext::default()).unwrap();
         assert_eq!(native.scopes.len(), 3, "one scope of rank 0, two of rank 1");
         assert_eq!(native.scopes.len(), csv.scopes.len());

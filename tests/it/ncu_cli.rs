@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use profile_run::config::{Config, ReplayMode, DEFAULT_PRESET};
-use profile_run::profiler::ncu::capture::{cli, nvtx};
+use profile_run::profiler::ncu::capture::run::cli;
+use profile_run::profiler::ncu::nvtx;
 
 fn default_config() -> Config {
     serde_yaml::from_str(DEFAULT_PRESET).expect("default preset parses")

@@ -454,7 +454,7 @@ fn start_end_ranges_from_a_real_capture_are_flat_regions_beside_the_push_pop_tre
 #[test]
 fn a_replayed_range_that_captured_cuinit_is_explained() {
     let log = std::fs::read_to_string(fixture("ncu/h100-2025.3.1/cold_range.ncu.log")).unwrap();
-    let diagnoses = profile_run::profiler::ncu::capture::log::diagnose(&log);
+    let diagnoses = profile_run::profiler::ncu::capture::run::log::diagnose(&log);
     assert!(
         diagnoses[0].cause.contains("(cuInit)"),
         "{:?}",

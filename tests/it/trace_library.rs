@@ -2,6 +2,7 @@
 //! shared object (told from its header), before anything runs; `--dry-run` says what it checked, and
 //! a missing or wrong file stops the run with exit 3, its path, what it is, and how to get the real one.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -125,4 +126,37 @@ fn dry_run_prints_the_traced_workload_and_what_it_checked() {
             predicate::str::contains("fake-ncu) runs; the workload's program was found"),
         ),
     );
+}
+
+#[test]
+fn a_traced_workload_that_cannot_start_is_not_blamed_on_ncu() {
+    // Under the trace no ncu runs: the workload is started itself, so a program that cannot start
+    // is the workload's, not pipeline.ncu.executable's.
+    let tmp = tempfile::tempdir().unwrap();
+    let workload = tmp.path().join("train");
+    std::fs::write(&workload, b"\x7fELF not really").unwrap();
+    std::fs::set_permissions(&workload, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = profile_run()
+        .args(["-q", "--config", "ncu/trace"])
+        .arg(format!(
+            "pipeline.ncu.trace.library={}",
+            library(tmp.path()).display()
+        ))
+        .arg(format!("output.root={}", tmp.path().join("runs").display()))
+        .arg("--")
+        .arg(&workload)
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("could not start `{}`", workload.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is a program built for this machine"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pipeline.ncu.executable"), "{stderr}");
 }

@@ -4,6 +4,7 @@
 mod analysis;
 mod cli;
 mod cli_report;
+mod cli_start;
 mod cli_workers;
 mod diff;
 mod driver;

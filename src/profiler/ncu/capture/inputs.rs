@@ -5,28 +5,45 @@
 
 use std::path::{Path, PathBuf};
 
-use super::export_pages::export_pages;
 use crate::analysis::RunContext;
-use crate::config::Config;
+use crate::config::{Config, ReportReader};
+use crate::console::{err_line, escape_controls};
 use crate::error::{Error, Result};
+use crate::file_kind::{is_past_limit, open_text, Checks, Limit, Links};
+use crate::profiler::ncu::observe::hints::add_deep_mismatch;
 use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 use crate::profiler::ncu::observe::trace::source::analyze_traces;
+use crate::profiler::ncu::plan::NcuPlan;
+use crate::profiler::ncu::readers::export::ExportError;
 use crate::profiler::ncu::readers::trace::TraceInput;
-use crate::profiler::ProfilerPlan;
 use crate::report::model::Report;
+use crate::run::{
+    check_in_run, ncu_export_stem, ncu_report_file, read_record, trace_checks, RECORD_FILE,
+};
 use crate::run::{RunRecord, REPORT_BASE};
 
-/// Captures and run metadata found from `report` / `merge` arguments: CSV exports or report files
-/// read natively, never both (one report reads one kind of source).
+use super::run::export_pages::export_pages;
+
+/// The captures found, all of one kind: one report reads one kind of source.
 #[derive(Debug, Clone)]
-pub struct Inputs {
-    pub exports: Vec<ExportSet>,
-    pub reports: Vec<ReportInput>,
-    /// The CUPTI traces of runs timed by the trace (`trace/cupti.<pid>.trace`).
-    pub traces: Vec<TraceInput>,
-    /// The deep pass of a sampled run timed by the trace.
-    pub trace_deep: Option<PathBuf>,
+pub enum Captures {
+    /// CSV exports: raw pages, each with its details page where there is one.
+    Exports(Vec<ExportSet>),
+    /// Report files read as they are (`pipeline.ncu.reader: native`), each with its deep pass.
+    ReportFiles(Vec<ReportInput>),
+    /// The CUPTI traces of runs timed by the trace (`trace/cupti.<pid>.trace`), and the deep pass
+    /// of a sampled one.
+    Traces {
+        traces: Vec<TraceInput>,
+        deep: Option<PathBuf>,
+    },
+}
+
+/// ncu's captures found from `report` / `merge` arguments, with their run metadata.
+#[derive(Debug, Clone)]
+pub struct NcuInputs {
+    pub captures: Captures,
     pub context: RunContext,
     /// The run directory the first input belongs to (the input itself, or the directory of an export
     /// that holds a `run.json`); `None` for a bare export.
@@ -36,29 +53,32 @@ pub struct Inputs {
 /// Whether ncu's report files are read as they are (`pipeline.ncu.reader: native`) rather than
 /// exported to CSV pages first: the one place the setting is read.
 pub fn reads_report_files(config: &Config) -> bool {
-    config.pipeline.ncu.reader == crate::config::ReportReader::Native
+    config.pipeline.ncu.reader == ReportReader::Native
 }
 
-impl Inputs {
+impl NcuInputs {
+    /// Whether several captures are merged into one report (the ranks of one job); the traces of
+    /// one run are its processes, not captures to merge.
+    pub fn merges_captures(&self) -> bool {
+        match &self.captures {
+            Captures::Exports(exports) => exports.len() > 1,
+            Captures::ReportFiles(reports) => reports.len() > 1,
+            Captures::Traces { .. } => false,
+        }
+    }
+
     /// The report of these captures: the one place that chooses ncu's reader. CUPTI traces of a
     /// traced run (with a sampled run's deep pass); report files read as they are
     /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
-    pub fn analyze(
-        &self,
-        plan: &ProfilerPlan,
-        config: &Config,
-        context: &RunContext,
-    ) -> Result<Report> {
-        if !self.traces.is_empty() {
-            let deep = self.trace_deep.as_deref();
-            let mut report = analyze_traces(plan, config, &self.traces, deep, context)?;
-            crate::profiler::ncu::observe::hints::add_deep_mismatch(&mut report);
-            return Ok(report);
-        }
-        if self.reports.is_empty() {
-            analyze_exports(plan, &self.exports, context)
-        } else {
-            analyze_report_files(plan, &self.reports, context)
+    pub fn analyze(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
+        match &self.captures {
+            Captures::Traces { traces, deep } => {
+                let mut report = analyze_traces(plan, config, traces, deep.as_deref(), context)?;
+                add_deep_mismatch(&mut report);
+                Ok(report)
+            }
+            Captures::Exports(exports) => analyze_exports(plan, exports, context),
+            Captures::ReportFiles(reports) => analyze_report_files(plan, reports, context),
         }
     }
 }
@@ -105,10 +125,10 @@ impl Claimed {
         let deep = match super::sampling::deep_sibling(timing) {
             Some(super::sampling::Sibling::File(deep)) => deep,
             Some(super::sampling::Sibling::NotAFile(deep, kind)) => {
-                crate::console::err_line(&format!(
+                err_line(&format!(
                     "note: {} {kind}, not a report file: its deep metrics are left out and {} is reported from its timing pass alone",
-                    crate::console::escape_controls(&deep.display().to_string()),
-                    crate::console::escape_controls(&timing.display().to_string()),
+                    escape_controls(&deep.display().to_string()),
+                    escape_controls(&timing.display().to_string()),
                 ));
                 return Ok(None);
             }
@@ -154,7 +174,7 @@ pub fn resolve_inputs(
     inputs: &[PathBuf],
     config: &Config,
     export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
-) -> Result<Inputs> {
+) -> Result<NcuInputs> {
     let mut exports = Vec::new();
     let mut reports = Vec::new();
     let mut traces = TracedRuns::default();
@@ -186,7 +206,7 @@ pub fn resolve_inputs(
             traces.inputs.push(TraceInput {
                 path: input.clone(),
                 rank: None,
-                checks: crate::run::trace_checks(None, config.pipeline.ncu.trace.max_mib),
+                checks: trace_checks(None, config.pipeline.ncu.trace.max_mib),
             });
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
@@ -230,11 +250,12 @@ pub fn resolve_inputs(
             exports[0].raw.display()
         )));
     }
-    Ok(Inputs {
-        exports,
-        reports,
-        traces: Vec::new(),
-        trace_deep: None,
+    let captures = match reports.is_empty() {
+        true => Captures::Exports(exports),
+        false => Captures::ReportFiles(reports),
+    };
+    Ok(NcuInputs {
+        captures,
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
@@ -251,9 +272,9 @@ pub fn is_compressed_csv(path: &Path) -> bool {
 /// (the report's directory, never beside the input): the CSV reader reads a page in parallel chunks,
 /// which needs a file it can seek in.
 fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<ExportSet> {
-    let checks = crate::file_kind::Checks {
-        links: crate::file_kind::Links::Follow,
-        limit: crate::file_kind::Limit {
+    let checks = Checks {
+        links: Links::Follow,
+        limit: Limit {
             bytes: config.pipeline.ncu.max_export_mib.saturating_mul(1 << 20),
             fix: "if the export is genuine, raise pipeline.ncu.max_export_mib (in your own --config or on the command line)",
         },
@@ -272,25 +293,24 @@ fn decompressed_export(input: &Path, dir: &Path, config: &Config) -> Result<Expo
 
 /// Decompresses `input` (`X.csv.gz`) to `dir/X.csv`, checked and bounded by `checks`; a damaged
 /// stream, or one that inflates past the limit, is an error naming the file.
-fn gunzip_into(input: &Path, dir: &Path, checks: &crate::file_kind::Checks) -> Result<PathBuf> {
+fn gunzip_into(input: &Path, dir: &Path, checks: &Checks) -> Result<PathBuf> {
     let name = input
         .file_name()
         .and_then(|n| n.to_str())
         .map_or("export.csv", |n| &n[..n.len() - ".gz".len()]);
     let out = dir.join(name);
     let io_error = |path: &Path, source: std::io::Error| {
-        Error::from(crate::profiler::ncu::readers::export::ExportError::Io {
+        Error::from(ExportError::Io {
             path: path.to_path_buf(),
             source,
         })
     };
-    let mut reader =
-        crate::file_kind::open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
+    let mut reader = open_text(input, checks).map_err(|e| io_error(input, e.into()))?;
     let mut writer =
         std::io::BufWriter::new(std::fs::File::create(&out).map_err(|e| io_error(&out, e))?);
     std::io::copy(&mut reader, &mut writer).map_err(|e| {
         let _ = std::fs::remove_file(&out);
-        let why = match crate::file_kind::is_past_limit(&e) {
+        let why = match is_past_limit(&e) {
             true => e.to_string(),
             false => format!("not a readable gzip stream ({e})"),
         };
@@ -309,7 +329,7 @@ struct TracedRuns {
 
 impl TracedRuns {
     /// Traced runs are read alone: not beside ncu captures, and with one deep pass at most.
-    fn finish(self, inputs: &[PathBuf], alone: bool, context: RunContext) -> Result<Inputs> {
+    fn finish(self, inputs: &[PathBuf], alone: bool, context: RunContext) -> Result<NcuInputs> {
         if !alone {
             return Err(Error::Usage(
                 "these inputs mix runs timed by the CUPTI trace with ncu captures, whose times were measured differently; report them apart".into(),
@@ -322,11 +342,11 @@ impl TracedRuns {
                 self.deep.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
             )));
         }
-        Ok(Inputs {
-            exports: Vec::new(),
-            reports: Vec::new(),
-            traces: self.inputs,
-            trace_deep: self.deep.into_iter().next(),
+        Ok(NcuInputs {
+            captures: Captures::Traces {
+                traces: self.inputs,
+                deep: self.deep.into_iter().next(),
+            },
             context,
             run_dir: run_dir_of(&inputs[0]),
         })
@@ -359,7 +379,7 @@ fn run_dir_of(input: &Path) -> Option<PathBuf> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     parent
-        .join(crate::run::RECORD_FILE)
+        .join(RECORD_FILE)
         .is_file()
         .then(|| parent.to_path_buf())
 }
@@ -379,17 +399,17 @@ struct RunDirInputs<'a> {
 
 impl RunDirInputs<'_> {
     fn collect(&mut self, dir: &Path) -> Result<()> {
-        let raw = dir.join(format!("{}.csv", crate::run::ncu_export_stem("raw")));
-        let report = dir.join(crate::run::ncu_report_file(REPORT_BASE));
+        let raw = dir.join(format!("{}.csv", ncu_export_stem("raw")));
+        let report = dir.join(ncu_report_file(REPORT_BASE));
         // The run's .ncu-rep is the same capture as its export: either given again is refused.
         for file in [&raw, &report] {
-            crate::run::check_in_run(file, dir)?;
+            check_in_run(file, dir)?;
             if file.is_file() {
                 self.claimed.claim(file, self.argument)?;
             }
         }
         let mut rank = None;
-        if let Some(text) = crate::run::read_record(dir)? {
+        if let Some(text) = read_record(dir)? {
             if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
                 rank = record.rank.as_ref().map(|r| r.rank);
                 let this = record.context(self.context.config_fingerprint.clone());
@@ -406,7 +426,7 @@ impl RunDirInputs<'_> {
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
-            crate::run::check_in_run(&deep, dir)?;
+            check_in_run(&deep, dir)?;
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {

@@ -1,124 +1,157 @@
-//! A profiling run under ncu: its command line, the run's files (config, command, record, log) and
-//! the live progress read from ncu's `==PROF==` lines; what the run left is read in `outcome`.
+//! A profiling run under ncu: the plan checked before it, its passes in order (the first under ncu
+//! or the CUPTI trace, then a sampled run's deep and top-up passes), the run's files (config,
+//! command, record, logs), `--dry-run`'s lines and checks; what the run left is read in `outcome`,
+//! captures found again in `inputs`. Its rooms: `run/` (running ncu: command lines, logs, failures,
+//! exported pages), `sampling/` (the passes of a sampled run: flags, top-up, coverage), `trace/`
+//! (the trace pass and its injection library).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
-pub mod cli;
-pub mod coverage;
-pub mod diagnose;
-pub mod export_pages;
-mod injection;
 pub mod inputs;
-pub mod log;
-pub mod nvtx;
 mod outcome;
+pub mod run;
 pub mod sampling;
-pub mod topup;
 pub mod trace;
 
 pub use outcome::{failure, incomplete, interrupted_notes, report};
 
 use std::path::Path;
+use std::time::Duration;
 
-use crate::config::{Config, TimingSource};
+use crate::analysis::AnalysisPlan;
+use crate::config::Config;
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
-use crate::process::{resolve_program, run_streaming, Finished, Flow, ProfilerError, Unrunnable};
-use crate::profiler::{Capture, ProfilerPlan};
-use crate::run::{PassRecord, RunDir, RunRecord, REPORT_BASE};
+use crate::process::{received_signal, Finished};
+use crate::profiler::job::Capture;
+use crate::profiler::ncu::nvtx;
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
+use crate::run::{ncu_report_file, PassRecord, RunRecord, REPORT_BASE};
 
-use self::cli::NcuCli;
-use self::log::LOG;
+use self::run::cli::NcuCli;
+use self::run::log::LOG;
+use self::run::{check_program, ncu_answers, run_pass, version_of, Pass};
+use self::sampling::{coverage, topup};
 
-/// One ncu run of a profiling run: the only one, or a pass of a sampled run.
-struct Pass {
-    /// How messages name it.
-    name: &'static str,
-    cli: NcuCli,
-    /// Its log, in the run directory.
-    log: &'static str,
+/// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
+/// expressions, sampling refused where it cannot work, raw NVTX expressions refused under the trace.
+pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NcuPlan> {
+    let nvtx = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    let passes = Passes::of(config);
+    if let Some(why) = sampling::refusal(config) {
+        return Err(Error::Usage(why));
+    }
+    if let Some(why) = trace::refusal(config, passes.first) {
+        return Err(Error::Usage(why));
+    }
+    Ok(NcuPlan {
+        analysis,
+        nvtx,
+        max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
+        passes,
+    })
 }
 
-/// The ncu runs a profiling run in `dir` makes, in order: one, or the timing and the deep pass of a
-/// sampled run (`pipeline.ncu.sampling`), both with the same NVTX filter and process options.
-/// Under `timing: trace` the trace pass stands for the timing pass: only a sampled run's deep pass
-/// runs under ncu.
-fn passes(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> Vec<Pass> {
-    let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
-    let ncu = &config.pipeline.ncu;
-    if traced(config) {
-        if !ncu.sampling.enabled {
-            return Vec::new();
+/// The first pass of a run, ready to start.
+enum FirstRun {
+    /// ncu's only pass, or a sampled run's timing pass (boxed: a pass's command line is large).
+    Ncu(Box<Pass>),
+    /// The workload under the CUPTI trace.
+    Trace,
+}
+
+/// The runs a profiling run in `dir` makes, in order, as the plan's [`Passes`] say: the first, and
+/// a sampled run's deep pass, both with the same NVTX filter and process options.
+struct Runs {
+    first: FirstRun,
+    deep: Option<Pass>,
+}
+
+impl Runs {
+    fn new(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> Runs {
+        let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
+        let ncu = &config.pipeline.ncu;
+        let deep = plan.passes.deep.then(|| Pass {
+            name: "ncu's deep pass",
+            cli: cli.clone().with_flags(
+                sampling::deep_flags(
+                    &ncu.ncu_cli,
+                    ncu.sampling.launch_count,
+                    ncu.sampling.skip_cold_start,
+                ),
+                &dir.join(sampling::DEEP_REPORT_BASE),
+            ),
+            log: sampling::DEEP_LOG,
+        });
+        let first = match (plan.passes.first, plan.passes.deep) {
+            (FirstPass::Trace, _) => FirstRun::Trace,
+            (FirstPass::Ncu, false) => FirstRun::Ncu(Box::new(Pass {
+                name: "ncu",
+                cli,
+                log: LOG,
+            })),
+            (FirstPass::Ncu, true) => FirstRun::Ncu(Box::new(Pass {
+                name: "ncu's timing pass",
+                cli: cli.with_flags(
+                    sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric),
+                    &dir.join(REPORT_BASE),
+                ),
+                log: LOG,
+            })),
+        };
+        Runs { first, deep }
+    }
+
+    /// The passes under ncu, in order.
+    fn under_ncu(&self) -> impl Iterator<Item = &Pass> {
+        let first = match &self.first {
+            FirstRun::Ncu(pass) => Some(pass.as_ref()),
+            FirstRun::Trace => None,
+        };
+        first.into_iter().chain(self.deep.as_ref())
+    }
+
+    /// What ncu warns of its first command line, on stderr.
+    fn warn(&self) {
+        if let Some(first) = self.under_ncu().next() {
+            for warning in first.cli.warnings() {
+                err_line(&format!("warning: {warning}"));
+            }
         }
-        let deep = sampling::deep_flags(
-            &ncu.ncu_cli,
-            ncu.sampling.launch_count,
-            ncu.sampling.skip_cold_start,
-        );
-        return vec![Pass {
-            name: "ncu's deep pass",
-            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
-            log: sampling::DEEP_LOG,
-        }];
     }
-    if !ncu.sampling.enabled {
-        return vec![Pass {
-            name: "ncu",
-            cli,
-            log: LOG,
-        }];
-    }
-    let timing = sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric);
-    let deep = sampling::deep_flags(
-        &ncu.ncu_cli,
-        ncu.sampling.launch_count,
-        ncu.sampling.skip_cold_start,
-    );
-    vec![
-        Pass {
-            name: "ncu's timing pass",
-            cli: cli.clone().with_flags(timing, &dir.join(REPORT_BASE)),
-            log: LOG,
-        },
-        Pass {
-            name: "ncu's deep pass",
-            cli: cli.with_flags(deep, &dir.join(sampling::DEEP_REPORT_BASE)),
-            log: sampling::DEEP_LOG,
-        },
-    ]
-}
 
-/// Whether kernel times come from the CUPTI trace (`pipeline.ncu.timing: trace`).
-fn traced(config: &Config) -> bool {
-    config.pipeline.ncu.timing == TimingSource::Trace
+    /// Each run's name and shell line, in order.
+    fn lines(&self, config: &Config, dir: &Path, workload: &[String]) -> Vec<(&str, String)> {
+        let trace = match self.first {
+            FirstRun::Trace => Some(("the trace pass", trace::shell_line(config, dir, workload))),
+            FirstRun::Ncu(_) => None,
+        };
+        trace
+            .into_iter()
+            .chain(self.under_ncu().map(|p| (p.name, p.cli.shell_line())))
+            .collect()
+    }
 }
 
 /// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run (the
 /// trace pass's line first under `timing: trace`).
-pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[String]) -> String {
-    let passes = passes(config, plan, dir, workload);
-    if let Some(first) = passes.first() {
-        for warning in first.cli.warnings() {
-            err_line(&format!("warning: {warning}"));
-        }
-    }
-    let mut lines: Vec<(&str, String)> = Vec::new();
-    if traced(config) {
-        lines.push(("the trace pass", trace::shell_line(config, dir, workload)));
-    }
-    lines.extend(passes.iter().map(|p| (p.name, p.cli.shell_line())));
-    lines.extend(coverage::dry_run_note(config, &plan.nvtx));
+pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> String {
+    let runs = Runs::new(plan, config, dir, workload);
+    runs.warn();
+    let mut lines = runs.lines(config, dir, workload);
+    lines.extend(coverage::dry_run_note(config, plan.passes));
     let sampling = &config.pipeline.ncu.sampling;
-    if sampling.enabled && sampling.adaptive {
+    if plan.passes.deep && sampling.adaptive {
         lines.push((
             "a top-up pass may follow",
             format!(
                 "# if some launch key's first-pass durations ask for more deep samples than launch_count ({}; at most max_samples, {}), the deep pass's command runs again for those keys, with --kernel-name regex:^(?:NAME|…)$ --launch-skip S+K --launch-count M, writing {}",
                 sampling.launch_count,
                 sampling.max_samples,
-                dir.join(crate::run::ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
+                dir.join(ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
             ),
         ));
     }
@@ -134,49 +167,31 @@ pub fn dry_run(config: &Config, plan: &ProfilerPlan, dir: &Path, workload: &[Str
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started (or, under
 /// `timing: trace`, the injection library is missing or not one).
-pub fn check_runnable(config: &Config) -> Result<()> {
-    if traced(config) {
+pub fn check_runnable(plan: &NcuPlan, config: &Config) -> Result<()> {
+    if plan.passes.first == FirstPass::Trace {
         trace::check_library(config)?;
-        if !config.pipeline.ncu.sampling.enabled {
-            return Ok(());
-        }
     }
-    let program = &config.pipeline.ncu.executable;
-    match resolve_program(program) {
-        Ok(_) => Ok(()),
-        Err(Unrunnable::Missing(why)) => Err(ProfilerError::NotFound {
-            program: program.clone(),
-            hint: format!(
-                " ({why}); install Nsight Compute and put `ncu` on PATH, or set pipeline.ncu.executable=/path/to/ncu"
-            ),
-        }
-        .into()),
-        Err(Unrunnable::NotRunnable(why)) => Err(ProfilerError::NotRunnable {
-            program: program.clone(),
-            why,
-        }
-        .into()),
+    if plan.passes.runs_ncu() {
+        check_program(config)?;
     }
+    Ok(())
 }
 
 /// `--dry-run`'s check of what the run starts, as a clause for its `checked:` line: ncu resolves
 /// (exit 3 otherwise) and `ncu --version` answers with a version (exit 3 with its path otherwise: an
 /// ncu that cannot start would fail the run). Under `timing: trace` the injection library is found
 /// and is an ELF shared object (exit 3 otherwise); a time-only traced run needs no ncu.
-pub fn check_starts(config: &Config) -> Result<String> {
-    check_runnable(config)?;
-    let traced = traced(config);
-    let library = traced.then(|| {
+pub fn check_starts(plan: &NcuPlan, config: &Config) -> Result<String> {
+    check_runnable(plan, config)?;
+    let library = (plan.passes.first == FirstPass::Trace).then(|| {
         format!(
             "the CUPTI injection library ({}, an ELF shared object) found",
             trace::library(config).display()
         )
     });
-    // A time-only traced run starts no ncu: the injection library is all it needs.
-    let ncu = if traced && !config.pipeline.ncu.sampling.enabled {
-        None
-    } else {
-        Some(ncu_answers(config)?)
+    let ncu = match plan.passes.runs_ncu() {
+        true => Some(ncu_answers(config)?),
+        false => None,
     };
     Ok([library, ncu]
         .into_iter()
@@ -185,136 +200,72 @@ pub fn check_starts(config: &Config) -> Result<String> {
         .join(", "))
 }
 
-/// The Nsight Compute release every fixture and measurement of this project comes from.
-const TESTED_NCU: &str = "2025.3";
-
-/// A note for an ncu of another release than [`TESTED_NCU`]: it may name sections and metrics
-/// otherwise, or write another report file format, which the reports then say; nothing is refused
-/// for the version alone.
-fn untested_version_note(version: &str) -> Option<String> {
-    let release: Vec<&str> = version.split('.').take(2).collect();
-    (release.join(".") != TESTED_NCU).then(|| {
-        format!(
-            "note: ncu {version} is not the release profile-run is tested with ({TESTED_NCU}.1): sections, metric names and the report file's format may differ; a report names every metric it could not find, and a run that is not sampled can read any release's CSV export instead (pipeline.ncu.reader=csv 'pipeline.ncu.export.pages=[raw]')"
-        )
-    })
-}
-
-/// The version ncu says it is, for the run record; a release other than the tested one is noted
-/// unless `quiet`.
-fn version_of(program: &str, run: &RunDir, quiet: bool) -> Result<Option<String>> {
-    let version = export_pages::profiler_version(program).map_err(|signal| Error::Interrupted {
-        signal,
-        run_dir: run.root().to_path_buf(),
-        captured: false,
-    })?;
-    let note = version.as_deref().and_then(untested_version_note);
-    if let Some(note) = note.filter(|_| !quiet) {
-        err_line(&note);
-    }
-    Ok(version)
-}
-
-/// `ncu --version` answers with a version: `ncu 2025.3.1.0 (ncu) runs`.
-fn ncu_answers(config: &Config) -> Result<String> {
-    let program = &config.pipeline.ncu.executable;
-    match export_pages::profiler_version(program) {
-        Ok(Some(version)) => {
-            if let Some(note) = untested_version_note(&version) {
-                err_line(&note);
-            }
-            Ok(format!("ncu {version} ({program}) runs"))
-        }
-        Ok(None) => Err(ProfilerError::Spawn {
-            program: program.clone(),
-            source: std::io::Error::other("`--version` printed no version"),
-        }
-        .into()),
-        Err(signal) => Err(crate::error::Error::Interrupted {
-            signal,
-            run_dir: std::path::PathBuf::from("no directory (a dry run captures nothing)"),
-            captured: false,
-        }),
-    }
-}
-
 /// Runs the workload under ncu into `run`, keeping the run record up to date; returns how ncu ended.
 /// A sampled run runs it twice: the deep pass only after a timing pass that succeeded, and how the
 /// deep pass went is in the record (`deep_pass`) unless a signal ended it, which is returned.
-pub fn capture(plan: &ProfilerPlan, capture: Capture<'_>) -> Result<Finished> {
+pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     let Capture {
         loaded,
         run,
         record,
         workload,
         quiet,
-    } = capture;
+    } = job;
     let config = &loaded.config;
-    let traced = traced(config);
-    let passes = passes(config, plan, run.root(), workload);
-    if let Some(first) = passes.first() {
-        for warning in first.cli.warnings() {
-            err_line(&format!("warning: {warning}"));
-        }
-    }
-    let command = |cli: &NcuCli| -> Vec<String> {
-        std::iter::once(cli.program().to_string())
-            .chain(cli.argv())
-            .collect()
+    let runs = Runs::new(plan, config, run.root(), workload);
+    runs.warn();
+    record.profiler_command = match &runs.first {
+        FirstRun::Ncu(pass) => pass.command(),
+        FirstRun::Trace => trace::command(config, run.root(), workload),
     };
-    let (timing, deep) = match (traced, passes.as_slice()) {
-        (true, [deep]) => (None, Some(deep)),
-        (true, _) => (None, None),
-        (false, [timing, deep]) => (Some(timing), Some(deep)),
-        (false, [only]) => (Some(only), None),
-        (false, _) => (None, None),
-    };
-    record.profiler_command = match timing {
-        Some(pass) => command(&pass.cli),
-        None => trace_command(config, run.root(), workload),
-    };
-    record.deep_pass = deep.map(|deep| PassRecord {
-        command: command(&deep.cli),
+    record.deep_pass = runs.deep.as_ref().map(|deep| PassRecord {
+        command: deep.command(),
         ..PassRecord::default()
     });
-    if let Some(ncu) = passes.first() {
+    if let Some(ncu) = runs.under_ncu().next() {
         record.profiler_version = version_of(ncu.cli.program(), run, quiet)?;
     }
-    let mut lines: Vec<String> = Vec::new();
-    if traced {
+    if let FirstRun::Trace = runs.first {
         let dir = run.path(trace::TRACE_DIR);
         std::fs::create_dir_all(&dir).map_err(|source| Error::Write { path: dir, source })?;
-        lines.push(trace::shell_line(config, run.root(), workload));
     }
-    lines.extend(passes.iter().map(|p| p.cli.shell_line()));
+    let lines: Vec<String> = runs
+        .lines(config, run.root(), workload)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect();
     run.write_start(&loaded.to_yaml(), &lines, record)?;
 
     // A signal between the probe and now: do not start ncu at all.
-    if let Some(signal) = crate::process::received_signal() {
-        return Err(crate::error::Error::Interrupted {
+    if let Some(signal) = received_signal() {
+        return Err(Error::Interrupted {
             signal,
             run_dir: run.root().to_path_buf(),
             captured: false,
         });
     }
-    let grace = std::time::Duration::from_secs(config.pipeline.signal_grace_seconds);
+    let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
     let display = Display::new(quiet);
-    let first = match timing {
-        Some(pass) => run_pass(pass, run, grace, &display, None)?.0,
-        None => run_trace(config, run, workload, grace, &display)?,
+    let first = match &runs.first {
+        FirstRun::Ncu(pass) => run_pass(pass, run, grace, &display, None)?.0,
+        FirstRun::Trace => trace::run(config, run, workload, grace, &display)?,
     };
     record.finish(&first);
     // Under ncu the workload's exit code is in ncu's log; a traced workload ran as the pass itself.
-    let workload_exit = match timing {
-        Some(pass) => {
+    let workload_exit = match &runs.first {
+        FirstRun::Ncu(pass) => {
             let log_text = std::fs::read_to_string(run.path(pass.log)).unwrap_or_default();
-            log::application_exit_code(&log_text)
+            run::log::application_exit_code(&log_text)
         }
-        None => first.code.or(first.killed_by.map(|signal| 128 + signal)),
+        FirstRun::Trace => first.code.or(first.killed_by.map(|signal| 128 + signal)),
     };
     record.set_workload_exit(workload_exit);
     run.write_record(record)?;
-    let Some(deep) = deep.filter(|_| first.success() && first.interrupted_by.is_none()) else {
+    let Some(deep) = runs
+        .deep
+        .as_ref()
+        .filter(|_| first.success() && first.interrupted_by.is_none())
+    else {
         display.finish();
         return Ok(first);
     };
@@ -342,10 +293,10 @@ fn run_deep(
 ) -> Result<Option<Finished>> {
     let (config, run) = (topup.config, topup.run);
     let sampling = &config.pipeline.ncu.sampling;
-    let countable = coverage::uncountable(config, &topup.plan.nvtx).is_none();
+    let countable = coverage::uncountable(config, topup.plan.passes).is_none();
     let first = (sampling.adaptive || countable)
         .then(|| topup::first_pass_durations(config, topup.plan, run, record));
-    let expected = coverage::deep_expected(config, &topup.plan.nvtx, first.as_ref());
+    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref());
     let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished, covered);
@@ -365,105 +316,4 @@ fn run_deep(
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
     Ok(topup::top_up(topup, record, first.as_ref())?
         .filter(|topped| topped.interrupted_by.is_some()))
-}
-
-/// The trace pass's command as run.json records it: the environment, then the workload.
-fn trace_command(config: &Config, dir: &Path, workload: &[String]) -> Vec<String> {
-    let mut command = vec!["env".to_string()];
-    command.extend(
-        trace::environment(config, dir)
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    command.extend(workload.iter().cloned());
-    command
-}
-
-/// Runs the workload under the CUPTI trace, passing its output through.
-fn run_trace(
-    config: &Config,
-    run: &RunDir,
-    workload: &[String],
-    grace: std::time::Duration,
-    display: &Display,
-) -> Result<Finished> {
-    display.status("starting the trace pass".to_string());
-    let (program, expression) = trace::expression(config, run.root(), workload);
-    Ok(run_streaming(
-        &program,
-        expression,
-        &run.path(trace::LOG),
-        grace,
-        &mut |line| {
-            display.passthrough(line);
-            Flow::Continue
-        },
-    )?)
-}
-
-/// Runs one pass, showing ncu's progress lines as status and passing everything else through;
-/// `expected`: the results after which its workload is stopped (`None`: it runs to its end).
-/// Returns how ncu ended and, when the workload was stopped, the results counted then.
-fn run_pass(
-    pass: &Pass,
-    run: &RunDir,
-    grace: std::time::Duration,
-    display: &Display,
-    expected: Option<u64>,
-) -> Result<(Finished, Option<u64>)> {
-    let cli = &pass.cli;
-    display.status(format!("starting {}", pass.name));
-    let mut coverage = coverage::Coverage::new(expected);
-    let finished = run_streaming(
-        cli.program(),
-        cli.expression(),
-        &run.path(pass.log),
-        grace,
-        &mut |line| match log::parse_prof(line) {
-            Some(log::Progress::Profiling { name, index }) => {
-                let flow = coverage.profiled();
-                let profiled = coverage.count();
-                display.status(match flow {
-                    Flow::Continue => format!(
-                        "{}: profiling {name} (#{index}, {profiled} so far)",
-                        pass.name
-                    ),
-                    // Coverage only ever stops the workload; ncu itself always exits.
-                    Flow::StopWorkload | Flow::EndProgram => format!(
-                        "{}: all {profiled} results profiled; ending the workload",
-                        pass.name
-                    ),
-                });
-                flow
-            }
-            Some(log::Progress::Connected { process }) => {
-                display.status(format!("{}: connected to {process}", pass.name));
-                Flow::Continue
-            }
-            Some(_) => Flow::Continue,
-            None => {
-                display.passthrough(line);
-                Flow::Continue
-            }
-        },
-    )?;
-    let covered = expected.filter(|_| finished.workload_stopped);
-    Ok((finished, covered))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::untested_version_note;
-
-    #[test]
-    fn only_another_release_than_the_tested_one_gets_a_note() {
-        assert_eq!(untested_version_note("2025.3.1.0"), None);
-        assert_eq!(untested_version_note("2025.3.0.0"), None);
-        let note = untested_version_note("2023.2.0.0").unwrap();
-        assert!(
-            note.contains("ncu 2023.2.0.0") && note.contains("2025.3.1"),
-            "{note}"
-        );
-        assert!(untested_version_note("2025.4.0.0").is_some());
-    }
 }

@@ -2,62 +2,84 @@
 //! or the exported pages), the notes an interrupted run gets, the failure a run that captured
 //! nothing gives, and whether a sampled run's passes all completed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::{Config, Loaded};
+use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::{Failure, Finished, ProfilerError};
-use crate::profiler::ProfilerPlan;
-use crate::report::model::Report;
-use crate::run::{RunDir, RunRecord};
-
-use crate::console::err_line;
-
-use super::inputs::{self, Inputs};
-use super::log::{self, LOG};
-use super::{diagnose, export_pages, sampling, trace, traced};
 use crate::profiler::ncu::observe::report_source::ReportInput;
 use crate::profiler::ncu::observe::source::ExportSet;
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+use crate::report::model::Report;
+use crate::run::{ncu_report_file, RunDir, RunRecord};
+
+use super::inputs::{self, Captures, NcuInputs};
+use super::run::log::{self, LOG};
+use super::run::{diagnose, export_pages};
+use super::{sampling, trace};
 
 /// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
 /// (the capture and the exports are then the result). Exports the CSV pages
 /// `pipeline.ncu.export.pages` lists; analyses the report file itself under `pipeline.ncu.reader:
 /// native`, the raw and details pages under `csv`.
 pub fn report(
+    plan: &NcuPlan,
     loaded: &Loaded,
-    plan: &ProfilerPlan,
     run: &RunDir,
     record: &RunRecord,
     quiet: bool,
 ) -> Result<Option<Report>> {
     let config = &loaded.config;
-    if traced(config) {
-        let rank = record.rank.as_ref().map(|r| r.rank);
-        let traces = match trace::traces(run, rank, config.pipeline.ncu.trace.max_mib) {
-            Ok(traces) => traces,
-            // A workload that failed explains itself (`failure`); its missing traces do not.
-            Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
-        if !config.output.render {
-            return Ok(None);
+    let rank = record.rank.as_ref().map(|r| r.rank);
+    let deep = plan
+        .passes
+        .deep
+        .then(|| run.path(&ncu_report_file(sampling::DEEP_REPORT_BASE)));
+    let captures = match plan.passes.first {
+        FirstPass::Trace => {
+            let traces = match trace::traces(run, rank, config.pipeline.ncu.trace.max_mib) {
+                Ok(traces) => traces,
+                // A workload that failed explains itself (`failure`); its missing traces do not.
+                Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            if !config.output.render {
+                return Ok(None);
+            }
+            Captures::Traces { traces, deep }
         }
-        let inputs = Inputs {
-            exports: Vec::new(),
-            reports: Vec::new(),
-            traces,
-            trace_deep: config
-                .pipeline
-                .ncu
-                .sampling
-                .enabled
-                .then(|| run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))),
-            context: record.context(loaded.fingerprint()),
-            run_dir: None,
-        };
-        return inputs.analyze(plan, config, &inputs.context).map(Some);
+        FirstPass::Ncu => match exported(config, run, rank, deep, quiet)? {
+            Some(captures) => captures,
+            None => return Ok(None),
+        },
+    };
+    let inputs = NcuInputs {
+        captures,
+        context: record.context(loaded.fingerprint()),
+        run_dir: None,
+    };
+    let mut report = inputs.analyze(plan, config, &inputs.context)?;
+    if plan.passes.first == FirstPass::Ncu {
+        let results =
+            report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
+        let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
+        report.notes.extend(notes);
     }
+    Ok(Some(report))
+}
+
+/// The capture of a run under ncu, once the pages `pipeline.ncu.export.pages` lists are exported:
+/// its report file (with `deep`, a sampled run's deep pass) under the native reader, its raw and
+/// details pages under `csv`; `None` when ncu wrote no report file or rendering is off.
+fn exported(
+    config: &Config,
+    run: &RunDir,
+    rank: Option<u32>,
+    deep: Option<PathBuf>,
+    quiet: bool,
+) -> Result<Option<Captures>> {
     let report_file = run.report_file();
     if !report_file.exists() {
         return Ok(None);
@@ -71,58 +93,29 @@ pub fn report(
     if !config.output.render {
         return Ok(None);
     }
+    if inputs::reads_report_files(config) {
+        return Ok(Some(Captures::ReportFiles(vec![ReportInput {
+            deep,
+            path: report_file,
+            rank,
+        }])));
+    }
     let page = |name: &str| {
         pages
             .iter()
             .find(|(page, _)| page == name)
             .map(|(_, path)| path.clone())
     };
-    let rank = record.rank.as_ref().map(|r| r.rank);
-    let context = record.context(loaded.fingerprint());
-    let inputs =
-        if !inputs::reads_report_files(config) {
-            let raw = page("raw").ok_or_else(|| {
-                Error::Usage(
-                "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`"
-                    .into(),
-            )
-            })?;
-            Inputs {
-                exports: vec![ExportSet {
-                    details: page("details"),
-                    raw,
-                    rank,
-                }],
-                reports: Vec::new(),
-                traces: Vec::new(),
-                trace_deep: None,
-                context,
-                run_dir: None,
-            }
-        } else {
-            let input =
-                ReportInput {
-                    deep: config.pipeline.ncu.sampling.enabled.then(|| {
-                        run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE))
-                    }),
-                    path: report_file,
-                    rank,
-                };
-            Inputs {
-                exports: Vec::new(),
-                reports: vec![input],
-                traces: Vec::new(),
-                trace_deep: None,
-                context,
-                run_dir: None,
-            }
-        };
-    let mut report = inputs.analyze(plan, config, &inputs.context)?;
-    let results =
-        report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
-    let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
-    report.notes.extend(notes);
-    Ok(Some(report))
+    let raw = page("raw").ok_or_else(|| {
+        Error::Usage(
+            "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`".into(),
+        )
+    })?;
+    Ok(Some(Captures::Exports(vec![ExportSet {
+        details: page("details"),
+        raw,
+        rank,
+    }])))
 }
 
 /// What to tell a user whose run was interrupted: why it may have needed it, from the log.
@@ -143,12 +136,12 @@ pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> 
 
 /// Why a run that did not succeed failed, with the fix.
 pub fn failure(
-    config: &Config,
+    plan: &NcuPlan,
     run: &RunDir,
     finished: &Finished,
     partial_report: bool,
 ) -> ProfilerError {
-    if traced(config) {
+    if plan.passes.first == FirstPass::Trace {
         return trace::failure(run, finished, partial_report);
     }
     let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
@@ -172,7 +165,7 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         workload_stopped: deep.stopped_when_covered,
         ended_when_complete: false,
     };
-    let report = run.path(&crate::run::ncu_report_file(sampling::DEEP_REPORT_BASE));
+    let report = run.path(&ncu_report_file(sampling::DEEP_REPORT_BASE));
     if !deep.ended_well() || !report.is_file() {
         let partial = !deep.ended_well();
         let log = (log_text.as_str(), log_path);

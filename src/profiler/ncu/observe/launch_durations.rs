@@ -1,6 +1,6 @@
 //! Each launch key's durations in a sampled run's first pass (ncu's timing pass or the CUPTI trace):
 //! how many launches it had per process and how much their durations vary, which is what the
-//! adaptive deep samples per key are sized by (`capture::topup`).
+//! adaptive deep samples per key are sized by (`capture::sampling::topup`).
 
 use crate::fast_map::FastMap;
 use crate::region::Moments;

@@ -22,6 +22,7 @@ use crate::report::model::Sampling;
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
+use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
 use crate::profiler::ncu::readers::siblings::topup_sibling;
@@ -513,7 +514,7 @@ fn deep_files(inputs: &[ReportInput]) -> (Vec<String>, Vec<String>) {
 
 /// The report of one or more captures' report files, under a checked plan.
 pub fn analyze_report_files(
-    plan: &crate::profiler::ProfilerPlan,
+    plan: &NcuPlan,
     inputs: &[ReportInput],
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {

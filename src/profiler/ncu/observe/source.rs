@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
 use crate::report::model::{Platform, ProfilerInfo};
 
+use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::{open_raw_file, stream_files, RawFile, RawPlan};
 use crate::profiler::ncu::readers::export::ExportError;
@@ -297,7 +298,7 @@ fn read_details_file(
 
 /// The report of one or more captures' CSV exports, under a checked plan.
 pub fn analyze_exports(
-    plan: &crate::profiler::ProfilerPlan,
+    plan: &NcuPlan,
     sets: &[ExportSet],
     context: &RunContext,
 ) -> Result<crate::report::model::Report> {

@@ -21,12 +21,13 @@ use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
+use crate::profiler::job::Capture;
 use crate::profiler::neuron::capture::cli::{
-    capture_outputs, resolve_program, NeuronCli, ViewInput,
+    capture_outputs, resolve_program, NeuronCli, ViewInput, NEURON_BIN,
 };
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
-use crate::profiler::Capture;
+use crate::profiler::neuron::observe::report;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
@@ -53,7 +54,7 @@ pub fn check_config(config: &Config) -> Result<()> {
         }
     }
     // The rules file is loaded (and checked against the metric vocabulary) before anything starts.
-    crate::profiler::neuron::observe::report::rules(config)?;
+    report::rules(config)?;
     let factor = config.neuron.distribution.outlier_factor;
     if !(factor.is_finite() && factor >= 1.0) {
         return Err(Error::Usage(format!(
@@ -96,7 +97,7 @@ pub fn dry_run(config: &Config, dir: &Path, workload: &[String]) -> String {
             format!(
                 "{} (with HOME set and {} on PATH)",
                 cli.shell_line(),
-                crate::profiler::neuron::capture::cli::NEURON_BIN
+                NEURON_BIN
             )
         })
         .unwrap_or_else(|e| format!("# {e}"))
@@ -184,7 +185,7 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
         display.passthrough(l);
         Flow::Continue
     })
-    .map_err(|e| views::not_started(e, &program, "the command after `--`", &run.path(LOG)));
+    .map_err(|e| views::not_started(e, &program, named_by(pipeline.mode), &run.path(LOG)));
     display.finish();
     let finished = finished?;
     record.finish(&finished);
@@ -211,6 +212,15 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
     }
     views::write_manifest(run.root(), &viewed)?;
     Ok(finished)
+}
+
+/// What names the program the capture step starts, for a message when it cannot start: the
+/// workload in inspect mode, Neuron's own tool in NEFF mode (where nothing follows `--`).
+fn named_by(mode: CaptureMode) -> &'static str {
+    match mode {
+        CaptureMode::Inspect => "the command after `--`",
+        CaptureMode::Neff => "pipeline.neuron.executable",
+    }
 }
 
 /// The program, the command and its shell line for the capture step.
@@ -349,7 +359,7 @@ pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Optio
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::observe::report::report(&loaded.config, &viewed, &context).map(Some)
+    report::report(&loaded.config, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

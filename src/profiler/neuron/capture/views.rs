@@ -217,8 +217,8 @@ pub fn view_one(
     Ok(viewed)
 }
 
-/// A program that could not be started at all, with the setting that names it (the shared
-/// messages speak of ncu's key); other errors pass through.
+/// A program that could not be started at all, with `named_by`, what names it (a setting of
+/// Neuron's, or the command after `--`); other errors pass through.
 pub fn not_started(e: ProfilerError, program: &str, named_by: &str, log: &Path) -> ProfilerError {
     let why = match e {
         ProfilerError::NotFound { .. } => "not found on PATH".to_string(),

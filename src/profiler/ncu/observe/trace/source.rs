@@ -21,6 +21,7 @@ use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
+use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::trace::{self as file, LaunchShape, ProcessTrace, TraceInput};
 
 /// What report.json's `time_source` setting says of a trace's times.
@@ -561,7 +562,7 @@ pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
 
 /// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
 pub fn analyze_traces(
-    plan: &crate::profiler::ProfilerPlan,
+    plan: &NcuPlan,
     config: &crate::config::Config,
     inputs: &[TraceInput],
     deep: Option<&std::path::Path>,

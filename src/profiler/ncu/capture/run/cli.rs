@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, NcuCliConfig, PushPopScope, ReplayMode};
-use crate::profiler::ncu::capture::nvtx::NvtxPlan;
+use crate::profiler::ncu::nvtx::NvtxPlan;
 
 /// One ncu profiling command.
 #[derive(Debug, Clone, PartialEq)]

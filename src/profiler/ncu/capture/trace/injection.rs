@@ -7,6 +7,7 @@
 //! specification (the magic at byte 0, class at 4, byte order at 5, `e_type` at 16), so the two
 //! fields are read directly rather than through an ELF parsing crate.
 
+use crate::file_kind::Kind;
 use std::fs::OpenOptions;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -37,7 +38,7 @@ pub fn check(path: &Path) -> Result<(), Unusable> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Missing),
         Err(e) => return Err(Unusable::Wrong(format!("could not be examined ({e})"))),
     };
-    if let Some(kind) = crate::file_kind::Kind::of(&meta).odd() {
+    if let Some(kind) = Kind::of(&meta).odd() {
         return Err(Unusable::Wrong(format!("is {kind}, not a file")));
     }
     let header =

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::error::Result;
 use crate::process::ProfilerError;
+use crate::process::{run_probe, Failure};
 use crate::report::write::write_atomic;
+use crate::run::{fresh_path, ncu_export_stem};
 
 use super::cli;
 
@@ -20,13 +22,13 @@ pub fn export_pages(
     let program = &config.pipeline.ncu.executable;
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
-        let target = crate::run::fresh_path(out_dir, &crate::run::ncu_export_stem(page), "csv");
+        let target = fresh_path(out_dir, &ncu_export_stem(page), "csv");
         let output = cli::import_command(config, report, page)
             .run()
             .map_err(|source| spawn_error(program, source))?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(ProfilerError::Failed(Box::new(crate::process::Failure {
+            return Err(ProfilerError::Failed(Box::new(Failure {
                 what: format!("exporting {} (--page {page})", report.display()),
                 code: output.status.code().map(|c| format!(" (ncu exit code {c})")).unwrap_or_default(),
                 cause: stderr.lines().last().unwrap_or("ncu --import failed").to_string(),
@@ -50,17 +52,18 @@ fn spawn_error(program: &str, source: std::io::Error) -> ProfilerError {
             hint: "; it is needed to export the .ncu-rep to CSV (set pipeline.ncu.executable)"
                 .into(),
         },
-        _ => ProfilerError::Spawn {
+        _ => super::not_started(ProfilerError::Spawn {
             program: program.to_string(),
             source,
-        },
+            fix: String::new(),
+        }),
     }
 }
 
 /// `ncu --version`'s version number (`2025.3.1.0`), or `None` when it cannot be run or read;
 /// `Err(signal)` when a signal ended the probe (it is not left running).
 pub fn profiler_version(program: &str) -> Result<Option<String>, i32> {
-    let Some(stdout) = crate::process::run_probe(cli::version_command(program))? else {
+    let Some(stdout) = run_probe(cli::version_command(program))? else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&stdout);

@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 
 use crate::config::Config;
-use crate::process::Flow;
+use crate::config::ReplayMode;
+use crate::console::err_line;
+use crate::error::Result;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
-
-use super::nvtx::NvtxPlan;
+use crate::profiler::ncu::plan::{FirstPass, Passes};
 
 /// A pass's `--filter-mode per-launch-config` launch filter, per key and process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,12 +56,12 @@ pub(crate) fn expected_results(
 
 /// The results the deep pass takes, when certain and `stop_when_covered` is on; `first`: the first
 /// pass's launches as read (`None`: not read), a reading error being told as a warning.
-pub(super) fn deep_expected(
+pub(crate) fn deep_expected(
     config: &Config,
-    nvtx: &NvtxPlan,
-    first: Option<&crate::error::Result<LaunchDurations>>,
+    passes: Passes,
+    first: Option<&Result<LaunchDurations>>,
 ) -> Option<u64> {
-    if uncountable(config, nvtx).is_some() {
+    if uncountable(config, passes).is_some() {
         return None;
     }
     let sampling = &config.pipeline.ncu.sampling;
@@ -73,7 +74,7 @@ pub(super) fn deep_expected(
             expected_results(durations, filter, |_| true)
         }
         Err(e) => {
-            crate::console::err_line(&format!(
+            err_line(&format!(
                 "warning: the first pass's launches could not be counted ({e}); the deep pass runs to the workload's end"
             ));
             None
@@ -88,19 +89,19 @@ pub(super) fn deep_expected(
 /// (docs/attribution.md, "In-place times"; checked against ncu on every workload kind of
 /// tests/manual), but raw NVTX expressions and kernel_name are ncu's own matching, which the trace
 /// does not repeat.
-pub fn uncountable(config: &Config, _nvtx: &NvtxPlan) -> Option<&'static str> {
+pub fn uncountable(config: &Config, passes: Passes) -> Option<&'static str> {
     let ncu = &config.pipeline.ncu;
     if !ncu.sampling.stop_when_covered {
         return Some("pipeline.ncu.sampling.stop_when_covered is off");
     }
-    if ncu.ncu_cli.replay_mode == crate::config::ReplayMode::Application {
+    if ncu.ncu_cli.replay_mode == ReplayMode::Application {
         // ncu runs the workload once per replay pass, each run printing the results again: a stop
         // would end one of those runs, not the pass.
         return Some(
             "under application replay ncu runs the workload once per replay pass, so a pass cannot end early",
         );
     }
-    if ncu.timing != crate::config::TimingSource::Trace {
+    if passes.first == FirstPass::Ncu {
         return None;
     }
     let raw = &ncu.ncu_cli.nvtx;
@@ -118,8 +119,8 @@ pub fn uncountable(config: &Config, _nvtx: &NvtxPlan) -> Option<&'static str> {
 }
 
 /// What `--dry-run` says of the stop, as a titled comment line; `None` when no pass will stop.
-pub(super) fn dry_run_note(config: &Config, nvtx: &NvtxPlan) -> Option<(&'static str, String)> {
-    if !config.pipeline.ncu.sampling.enabled || uncountable(config, nvtx).is_some() {
+pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, String)> {
+    if !passes.deep || uncountable(config, passes).is_some() {
         return None;
     }
     Some((
@@ -128,42 +129,14 @@ pub(super) fn dry_run_note(config: &Config, nvtx: &NvtxPlan) -> Option<(&'static
     ))
 }
 
-/// Counts a pass's `==PROF== Profiling` lines and asks for the workload to stop at the expected
-/// count; never before, and never for a pass with no count.
-#[derive(Debug)]
-pub(super) struct Coverage {
-    expected: Option<u64>,
-    profiled: u64,
-}
-
-impl Coverage {
-    pub fn new(expected: Option<u64>) -> Coverage {
-        Coverage {
-            expected,
-            profiled: 0,
-        }
-    }
-
-    /// One more result profiled: whether every expected one now is.
-    pub fn profiled(&mut self) -> Flow {
-        self.profiled += 1;
-        match self.expected {
-            Some(expected) if self.profiled >= expected => Flow::StopWorkload,
-            _ => Flow::Continue,
-        }
-    }
-
-    /// Results profiled so far.
-    pub fn count(&self) -> u64 {
-        self.profiled
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
     use crate::profiler::ncu::observe::report_source::twins::Shape;
+    use crate::profiler::ncu::observe::trace::deep;
     use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+    use crate::profiler::ncu::readers::trace;
 
     fn fixture(path: &str) -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -264,11 +237,11 @@ mod tests {
         let mut per_process: BTreeMap<(String, u32, [u32; 3], [u32; 3]), u32> = BTreeMap::new();
         for file in ["twoproc.cupti.1959.trace.gz", "twoproc.cupti.1986.trace.gz"] {
             let path = fixture(&format!("h100-2025.3.1-cupti/{file}"));
-            let trace = crate::profiler::ncu::readers::trace::read(&path).unwrap();
+            let trace = trace::read(&path).unwrap();
             for k in &trace.kernels {
                 let launch = trace.shape(k);
                 let name = &trace.names[launch.name];
-                let shape = crate::profiler::ncu::observe::trace::deep::shape(launch);
+                let shape = deep::shape(launch);
                 durations.add(
                     name,
                     shape,
@@ -306,21 +279,17 @@ mod tests {
     }
 
     #[test]
-    fn the_workload_stops_at_the_expected_count_never_before() {
-        let mut coverage = Coverage::new(Some(3));
-        assert_eq!(coverage.profiled(), Flow::Continue);
-        assert_eq!(coverage.profiled(), Flow::Continue);
-        assert_eq!(coverage.profiled(), Flow::StopWorkload);
-        assert_eq!(coverage.count(), 3);
-        let mut uncounted = Coverage::new(None);
-        assert!((0..100).all(|_| uncounted.profiled() == Flow::Continue));
-    }
-
-    #[test]
     fn only_a_trace_filtered_by_ncus_own_matching_is_uncountable() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
-        let nvtx = NvtxPlan::default();
-        assert_eq!(uncountable(&config, &nvtx), None);
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        let ncu = Passes {
+            first: FirstPass::Ncu,
+            deep: true,
+        };
+        let traced = Passes {
+            first: FirstPass::Trace,
+            deep: true,
+        };
+        assert_eq!(uncountable(&config, ncu), None);
         config
             .pipeline
             .ncu
@@ -328,23 +297,24 @@ mod tests {
             .nvtx
             .exclude
             .push("warmup/".into());
-        assert_eq!(uncountable(&config, &nvtx), None, "the timing pass saw it");
-        config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
-        assert!(uncountable(&config, &nvtx).unwrap().contains("raw NVTX"));
+        assert_eq!(uncountable(&config, ncu), None, "the timing pass saw it");
+        assert!(uncountable(&config, traced).unwrap().contains("raw NVTX"));
         config.pipeline.ncu.ncu_cli.nvtx.exclude.clear();
         config.regions.include = vec!["train_step".into()];
         assert_eq!(
-            uncountable(&config, &nvtx),
+            uncountable(&config, traced),
             None,
             "the trace selects by regions.include as ncu does"
         );
         config.pipeline.ncu.ncu_cli.kernel_name = Some("regex:gemm".into());
-        assert!(uncountable(&config, &nvtx).unwrap().contains("kernel_name"));
+        assert!(uncountable(&config, traced)
+            .unwrap()
+            .contains("kernel_name"));
         config.pipeline.ncu.sampling.stop_when_covered = false;
-        assert!(uncountable(&config, &nvtx).unwrap().contains("off"));
-        let mut application: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
-        application.pipeline.ncu.ncu_cli.replay_mode = crate::config::ReplayMode::Application;
-        assert!(uncountable(&application, &nvtx)
+        assert!(uncountable(&config, traced).unwrap().contains("off"));
+        let mut application: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        application.pipeline.ncu.ncu_cli.replay_mode = ReplayMode::Application;
+        assert!(uncountable(&application, ncu)
             .unwrap()
             .contains("application replay"));
     }

@@ -15,12 +15,16 @@ use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
 use crate::profiler::ncu::observe::report_source::twins::Shape;
 use crate::profiler::ncu::observe::trace::source::{exclude_of, scope_of, TraceSource};
-use crate::profiler::ProfilerPlan;
 use crate::run::{PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
 
-use super::cli::NcuCli;
-use super::sampling::{deep_flags, samples_needed, DEEP_REPORT_BASE, TOPUP_LOG, TOPUP_REPORT_BASE};
-use super::{coverage, run_pass, trace, traced, Pass};
+use crate::profiler::ncu::capture::run::cli::NcuCli;
+use crate::profiler::ncu::capture::run::{run_pass, Pass};
+use crate::profiler::ncu::capture::trace;
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
+use crate::run::{fresh_path, ncu_report_file, NCU_TOPUP_FAILED_REPORT_BASE};
+
+use super::coverage;
+use super::{deep_flags, samples_needed, DEEP_REPORT_BASE, TOPUP_LOG, TOPUP_REPORT_BASE};
 
 /// What the first pass's durations ask of the deep samples.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -112,9 +116,9 @@ pub fn topup_flags(deep: &NcuCliConfig, topup: &TopUp) -> NcuCliConfig {
 }
 
 /// What the top-up pass runs with.
-pub(super) struct TopUpRun<'a> {
+pub(crate) struct TopUpRun<'a> {
     pub config: &'a Config,
-    pub plan: &'a ProfilerPlan,
+    pub plan: &'a NcuPlan,
     pub run: &'a RunDir,
     pub workload: &'a [String],
     pub grace: std::time::Duration,
@@ -126,7 +130,7 @@ pub(super) struct TopUpRun<'a> {
 /// key needs more. Returns how the top-up pass ended (`None`: none ran). A top-up pass that fails
 /// leaves the deep pass's results as they are: its partial report file is moved aside
 /// (`profile.topup.failed.ncu-rep`) and the record says it failed.
-pub(super) fn top_up(
+pub(crate) fn top_up(
     ctx: TopUpRun<'_>,
     record: &mut RunRecord,
     first: std::result::Result<&LaunchDurations, &Error>,
@@ -155,7 +159,7 @@ pub(super) fn top_up(
         &format!("{commands}{}\n", pass.cli.shell_line()),
     )?;
     run.write_record(record)?;
-    let expected = coverage::uncountable(config, &plan.nvtx)
+    let expected = coverage::uncountable(config, plan.passes)
         .is_none()
         .then(|| {
             let filter = coverage::LaunchFilter {
@@ -185,7 +189,7 @@ pub(super) fn top_up(
     if let Some(pass) = record.topup_pass.as_mut() {
         pass.finish(&finished, covered);
     }
-    let report = run.path(&crate::run::ncu_report_file(TOPUP_REPORT_BASE));
+    let report = run.path(&ncu_report_file(TOPUP_REPORT_BASE));
     let ended_well = record
         .topup_pass
         .as_ref()
@@ -274,11 +278,7 @@ fn keep_aside(run: &RunDir, report: &std::path::Path) -> Result<()> {
     if !report.is_file() {
         return Ok(());
     }
-    let aside = crate::run::fresh_path(
-        run.root(),
-        crate::run::NCU_TOPUP_FAILED_REPORT_BASE,
-        "ncu-rep",
-    );
+    let aside = fresh_path(run.root(), NCU_TOPUP_FAILED_REPORT_BASE, "ncu-rep");
     std::fs::rename(report, &aside).map_err(|source| Error::Write {
         path: aside,
         source,
@@ -287,49 +287,50 @@ fn keep_aside(run: &RunDir, report: &std::path::Path) -> Result<()> {
 
 /// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
 /// trace under `timing: trace`), over the launches the later passes' filters select.
-pub(super) fn first_pass_durations(
+pub(crate) fn first_pass_durations(
     config: &Config,
-    plan: &ProfilerPlan,
+    plan: &NcuPlan,
     run: &RunDir,
     record: &RunRecord,
 ) -> Result<LaunchDurations> {
     let rank = record.rank.as_ref().map(|r| r.rank);
-    Ok(if traced(config) {
-        let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
-        let source = TraceSource::open(
-            &plan.analysis,
-            &inputs,
-            scope_of(config),
-            exclude_of(config)?,
-            None,
-        )?;
-        source.launch_durations()?
-    } else {
-        launch_durations(
+    Ok(match plan.passes.first {
+        FirstPass::Trace => {
+            let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
+            let source = TraceSource::open(
+                &plan.analysis,
+                &inputs,
+                scope_of(config),
+                exclude_of(config)?,
+                None,
+            )?;
+            source.launch_durations()?
+        }
+        FirstPass::Ncu => launch_durations(
             &plan.analysis,
             &run.report_file(),
             plan.max_block_bytes,
             None,
-        )?
+        )?,
     })
 }
 
 /// What the first pass's durations and the deep pass's keys ask of the top-up pass.
 fn need(
     config: &Config,
-    plan: &ProfilerPlan,
+    plan: &NcuPlan,
     run: &RunDir,
     record: &RunRecord,
     durations: &LaunchDurations,
 ) -> Result<Need> {
     // The deep pass's keys, read without indexing its values (the report indexes them once).
-    let deep = run.path(&crate::run::ncu_report_file(DEEP_REPORT_BASE));
+    let deep = run.path(&ncu_report_file(DEEP_REPORT_BASE));
     let measured = if deep.is_file() {
         launch_durations(&plan.analysis, &deep, plan.max_block_bytes, Some(0.0))?
     } else {
         LaunchDurations::default()
     };
-    let skipped = super::sampling::skipped(&record.context(String::new()).deep_command);
+    let skipped = super::skipped(&record.context(String::new()).deep_command);
     Ok(decide(
         durations,
         |name, shape| measured.contains(name, shape),
@@ -341,6 +342,7 @@ fn need(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn sampling(launch_count: u32, max_samples: u32) -> SamplingConfig {
         SamplingConfig {
@@ -453,7 +455,7 @@ mod tests {
 
     #[test]
     fn the_topup_flags_select_the_keys_past_the_deep_passs_launches() {
-        let config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         let deep = deep_flags(&config.pipeline.ncu.ncu_cli, 1, false);
         let flags = topup_flags(
             &deep,

@@ -2,6 +2,7 @@
 //! code, or the signal that ended ncu, each with the fix.
 
 use crate::process::{Failure, Finished, ProfilerError};
+use crate::run::read_record;
 use crate::run::RunDir;
 
 use super::log;
@@ -85,10 +86,7 @@ pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<S
 /// The `--replay-mode` of the ncu command the run recorded in run.json (`kernel`, ncu's default, when
 /// absent or unreadable).
 fn replay_mode(run: &RunDir) -> String {
-    let text = crate::run::read_record(run.root())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let text = read_record(run.root()).ok().flatten().unwrap_or_default();
     let record: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     let args: Vec<&str> = record["profiler_command"]
         .as_array()

@@ -324,6 +324,8 @@ fn ends_with_unescaped_slash(body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Unrequested;
+    use crate::region::AutoRegions;
 
     fn regions(include: &[&str], domain: Option<&str>) -> Regions {
         Regions {
@@ -331,8 +333,8 @@ mod tests {
             exclude: Vec::new(),
             domain: domain.map(str::to_string),
             rename: Vec::new(),
-            unrequested: crate::config::Unrequested::Note,
-            auto: crate::region::AutoRegions::default(),
+            unrequested: Unrequested::Note,
+            auto: AutoRegions::default(),
             max_depth: 256,
         }
     }

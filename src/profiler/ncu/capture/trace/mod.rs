@@ -3,18 +3,28 @@
 //! the libcupti the process loaded, so ranges reach the same CUPTI instance as the kernels), and the
 //! run directory's `trace/` as `PROFILE_RUN_TRACE_DIR`. Children inherit the environment, so every
 //! CUDA process writes its own `cupti.<pid>.trace`; one that could not load CUPTI writes
-//! `cupti.<pid>.error` saying where it looked.
+//! `cupti.<pid>.error` saying where it looked. Whether a file can be the library at all is in
+//! `injection`.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+mod injection;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::config::Config;
+use crate::config::{Config, TimingSource};
 use crate::error::Result;
-use crate::process::{Failure, Finished, ProfilerError};
+use crate::process::progress::Display;
+use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
+use crate::profiler::ncu::capture::run::diagnose;
+use crate::profiler::ncu::plan::FirstPass;
+use crate::profiler::ncu::readers::trace::TraceInput;
+use crate::run::trace_checks;
 use crate::run::RunDir;
 
-use crate::profiler::ncu::readers::trace::TraceInput;
-
-use super::injection::Unusable;
+use self::injection::Unusable;
 
 /// The run directory's folder of trace files.
 pub const TRACE_DIR: &str = "trace";
@@ -39,26 +49,26 @@ pub fn library(config: &Config) -> PathBuf {
 /// Settles `pipeline.ncu.timing: auto`: the trace when the injection library is usable, else ncu's
 /// timing pass; the note says why ncu times the kernels. Other values stay as they are.
 pub fn settle_timing(config: &mut Config) -> Option<String> {
-    if config.pipeline.ncu.timing != crate::config::TimingSource::Auto {
+    if config.pipeline.ncu.timing != TimingSource::Auto {
         return None;
     }
     let path = library(config);
     if let Some((key, exprs)) = raw_nvtx(config) {
-        config.pipeline.ncu.timing = crate::config::TimingSource::Ncu;
+        config.pipeline.ncu.timing = TimingSource::Ncu;
         return Some(format!(
             "pipeline.ncu.timing is `auto` and pipeline.ncu.ncu_cli.nvtx.{key} holds raw ncu expressions ({exprs}), which only ncu evaluates, so ncu's timing pass times every kernel; write them as regions.{key} patterns to time by the trace"
         ));
     }
-    match super::injection::check(&path) {
+    match injection::check(&path) {
         Ok(()) => {
-            config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
+            config.pipeline.ncu.timing = TimingSource::Trace;
             None
         }
         Err(unusable) => {
-            config.pipeline.ncu.timing = crate::config::TimingSource::Ncu;
+            config.pipeline.ncu.timing = TimingSource::Ncu;
             let why = match unusable {
-                super::injection::Unusable::Missing => "was not found".to_string(),
-                super::injection::Unusable::Wrong(what) => what,
+                injection::Unusable::Missing => "was not found".to_string(),
+                injection::Unusable::Wrong(what) => what,
             };
             Some(format!(
                 "pipeline.ncu.timing is `auto` and the injection library {} {why}, so ncu's timing pass times every kernel (about 12 ms a kernel, against the unprofiled run's cost for the trace): build it with `cargo build --release` and keep it beside profile-run, or set pipeline.ncu.timing=ncu to choose ncu's pass",
@@ -72,7 +82,7 @@ pub fn settle_timing(config: &mut Config) -> Option<String> {
 /// object.
 pub fn check_library(config: &Config) -> Result<()> {
     let path = library(config);
-    let (problem, fix) = match super::injection::check(&path) {
+    let (problem, fix) = match injection::check(&path) {
         Ok(()) => return Ok(()),
         Err(Unusable::Missing) => (
             "was not found (pipeline.ncu.timing=trace loads it into the workload)".to_string(),
@@ -140,6 +150,40 @@ pub fn shell_line(config: &Config, dir: &Path, workload: &[String]) -> String {
     shell_words::join(words)
 }
 
+/// The trace pass's command as run.json records it: the environment, then the workload.
+pub fn command(config: &Config, dir: &Path, workload: &[String]) -> Vec<String> {
+    let mut command = vec!["env".to_string()];
+    command.extend(
+        environment(config, dir)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    command.extend(workload.iter().cloned());
+    command
+}
+
+/// Runs the workload under the CUPTI trace, passing its output through.
+pub fn run(
+    config: &Config,
+    run: &RunDir,
+    workload: &[String],
+    grace: Duration,
+    display: &Display,
+) -> Result<Finished> {
+    display.status("starting the trace pass".to_string());
+    let (program, expression) = expression(config, run.root(), workload);
+    Ok(run_streaming(
+        &program,
+        expression,
+        &run.path(LOG),
+        grace,
+        &mut |line| {
+            display.passthrough(line);
+            Flow::Continue
+        },
+    )?)
+}
+
 /// The workload under the trace, as an expression to start (program, expression).
 pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, duct::Expression) {
     let program = workload.first().cloned().unwrap_or_default();
@@ -160,7 +204,7 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
         return cupti_failure(error, " (stopped at its first CUDA call)");
     }
     let log = run.path(LOG);
-    let text = super::diagnose::read_log_end(&log);
+    let text = diagnose::read_log_end(&log);
     let (mut code, cause) = match (finished.code, finished.killed_by) {
         (_, Some(signal)) => (
             format!(" (killed by signal {signal})"),
@@ -178,7 +222,7 @@ pub fn failure(run: &RunDir, finished: &Finished, partial_report: bool) -> Profi
             run.root().display()
         ));
     }
-    let tail = super::diagnose::log_tail(&text);
+    let tail = diagnose::log_tail(&text);
     ProfilerError::Failed(Box::new(Failure {
         what: "the traced run".into(),
         code,
@@ -199,7 +243,7 @@ pub fn traces_in(dir: &Path, rank: Option<u32>, max_mib: u64) -> Vec<TraceInput>
         .map(|(_, path)| TraceInput {
             path,
             rank,
-            checks: crate::run::trace_checks(Some(dir), max_mib),
+            checks: trace_checks(Some(dir), max_mib),
         })
         .collect()
 }
@@ -277,15 +321,15 @@ pub fn traces(
         .map(|(_, path)| TraceInput {
             path,
             rank,
-            checks: crate::run::trace_checks(Some(run.root()), max_mib),
+            checks: trace_checks(Some(run.root()), max_mib),
         })
         .collect())
 }
 
 /// Why `timing: trace` cannot run with these settings, naming the key and the fix; `None` when it can.
 /// Only ncu evaluates its raw NVTX expressions, and no ncu filters a trace.
-pub fn refusal(config: &Config) -> Option<String> {
-    if config.pipeline.ncu.timing != crate::config::TimingSource::Trace {
+pub fn refusal(config: &Config, first: FirstPass) -> Option<String> {
+    if first == FirstPass::Ncu {
         return None;
     }
     let (key, exprs) = raw_nvtx(config)?;
@@ -307,23 +351,27 @@ fn raw_nvtx(config: &Config) -> Option<(&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     #[test]
     fn raw_ncu_expressions_are_refused_under_trace_timing() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.ncu_cli.nvtx.include = vec!["[train_step/".into()];
-        assert_eq!(refusal(&config), None, "ncu timing evaluates them");
-        config.pipeline.ncu.timing = crate::config::TimingSource::Trace;
-        let why = refusal(&config).unwrap();
+        assert_eq!(
+            refusal(&config, FirstPass::Ncu),
+            None,
+            "ncu timing evaluates them"
+        );
+        let why = refusal(&config, FirstPass::Trace).unwrap();
         assert!(why.contains("pipeline.ncu.ncu_cli.nvtx.include"), "{why}");
         assert!(why.contains("regions.include"), "{why}");
         config.pipeline.ncu.ncu_cli.nvtx.include.clear();
-        assert_eq!(refusal(&config), None);
+        assert_eq!(refusal(&config, FirstPass::Trace), None);
     }
 
     #[test]
     fn the_workload_runs_with_both_injections_aimed_at_the_library() {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.trace.library = Some("/opt/lib/libcupti_trace.so".into());
         config.pipeline.ncu.trace.libcupti = Some("/opt/cupti/libcupti.so.13".into());
         let env = environment(&config, Path::new("/runs/r"));

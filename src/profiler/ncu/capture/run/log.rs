@@ -242,7 +242,8 @@ mod tests {
     #[test]
     fn a_real_range_replay_of_a_backward_pass_is_explained_by_its_errors() {
         // ncu 2025.3.1 on an H100, range replay of a GPT-2 training step (gpt2_captures.sh rangebw).
-        let log = include_str!("../../../../tests/fixtures/ncu/h100-2025.3.1-gpt2/rangebw.ncu.log");
+        let log =
+            include_str!("../../../../../tests/fixtures/ncu/h100-2025.3.1-gpt2/rangebw.ncu.log");
         let d = range_replay(log, "range", Some(9), Some(0)).unwrap();
         assert!(d
             .cause

@@ -7,8 +7,16 @@
 //! instance and thread. The deep pass collects the configured sections, metrics or set once per
 //! distinct launch (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`:
 //! with ncu's default `function` name base, launches of one template with other arguments would
-//! share one deep result).
+//! share one deep result). An adaptive run's top-up pass is in `topup`; ending a pass once it has
+//! profiled what the report will use, in `coverage`.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
+pub mod coverage;
+pub mod topup;
+
+use crate::config::ReportReader;
 use crate::config::{Config, NcuCliConfig, ReplayMode, SamplingConfig};
 
 /// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
@@ -49,7 +57,7 @@ pub fn refusal(config: &Config) -> Option<String> {
     if let Some(why) = adaptive_refusal(&ncu.sampling) {
         return Some(why);
     }
-    if ncu.reader != crate::config::ReportReader::Native {
+    if ncu.reader != ReportReader::Native {
         return Some(
             "pipeline.ncu.sampling joins the passes by mangled kernel name, which only the report file holds, but pipeline.ncu.reader is `csv`; set pipeline.ncu.reader=native"
                 .into(),
@@ -177,9 +185,10 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn config() -> Config {
-        let mut config: Config = serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap();
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.sampling.enabled = true;
         config
     }
@@ -200,7 +209,7 @@ mod tests {
                 "replay_mode is `app-range`",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.reader = crate::config::ReportReader::Csv),
+                Box::new(|c| c.pipeline.ncu.reader = ReportReader::Csv),
                 "pipeline.ncu.reader=native",
             ),
             (

@@ -1,0 +1,25 @@
+//! What the seam hands an adapter for one capture ([`Capture`]) and what reading captures again
+//! gives back ([`Analysed`]), the same for every profiler. A leaf: it names no adapter, so the
+//! adapters import it without a loop through the seam.
+
+use crate::config::Loaded;
+use crate::report::model::Report;
+use crate::run::{RunDir, RunRecord};
+
+/// One capture a profiler is asked to make, whichever profiler: the loaded configuration, the run
+/// directory and its record (kept up to date), the workload after `--`, and whether progress is
+/// shown.
+pub struct Capture<'a> {
+    pub loaded: &'a Loaded,
+    pub run: &'a RunDir,
+    pub record: &'a mut RunRecord,
+    pub workload: &'a [String],
+    pub quiet: bool,
+}
+
+/// A report of captures found again, and what only `-v` shows of how they were read (a Neuron
+/// profile's top-level keys that were not used).
+pub struct Analysed {
+    pub report: Report,
+    pub details: Vec<String>,
+}

@@ -1,0 +1,88 @@
+//! ncu's own part of the checked plan (built and checked by `capture::plan`): the NVTX expressions
+//! from `regions.include`, the largest report-file block read, and the passes a run makes. The
+//! passes are decided here once, from the settled `pipeline.ncu.timing` and
+//! `pipeline.ncu.sampling.enabled`; every step that differs by them matches on [`Passes`] rather
+//! than reading the settings again.
+
+use crate::analysis::AnalysisPlan;
+use crate::config::{Config, TimingSource};
+
+use super::nvtx::NvtxPlan;
+
+/// What an ncu run and its reading are handed, fully checked.
+#[derive(Debug, Clone)]
+pub struct NcuPlan {
+    pub analysis: AnalysisPlan,
+    /// The NVTX expressions handed to ncu.
+    pub nvtx: NvtxPlan,
+    /// `pipeline.ncu.max_block_mib` in bytes: the largest `.ncu-rep` block read.
+    pub max_block_bytes: u64,
+    pub passes: Passes,
+}
+
+/// Where kernel times come from: the pass every run starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FirstPass {
+    /// ncu's own pass (a sampled run's timing pass): its time metric, measured on the serialized
+    /// replay.
+    Ncu,
+    /// The CUPTI trace: the workload run unprofiled with the injection library.
+    Trace,
+}
+
+/// The passes of one run: the first, and whether a sampled run's deep pass (under ncu, whatever
+/// the first) follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Passes {
+    pub first: FirstPass,
+    pub deep: bool,
+}
+
+impl Passes {
+    /// The passes a configuration asks for. `timing: auto` is settled before a run is planned
+    /// (`settle`); a plan that reads captures again never runs a pass, so there it is
+    /// taken as ncu's.
+    pub fn of(config: &Config) -> Passes {
+        let ncu = &config.pipeline.ncu;
+        Passes {
+            first: match ncu.timing {
+                TimingSource::Trace => FirstPass::Trace,
+                TimingSource::Ncu | TimingSource::Auto => FirstPass::Ncu,
+            },
+            deep: ncu.sampling.enabled,
+        }
+    }
+
+    /// Whether any pass runs under ncu (a time-only traced run starts none).
+    pub fn runs_ncu(self) -> bool {
+        self.first == FirstPass::Ncu || self.deep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULT_PRESET;
+
+    #[test]
+    fn the_passes_follow_the_settled_timing_and_sampling() {
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.timing = TimingSource::Ncu;
+        config.pipeline.ncu.sampling.enabled = false;
+        let ncu_only = Passes::of(&config);
+        assert_eq!((ncu_only.first, ncu_only.deep), (FirstPass::Ncu, false));
+        assert!(ncu_only.runs_ncu());
+        config.pipeline.ncu.timing = TimingSource::Trace;
+        let trace_only = Passes::of(&config);
+        assert_eq!(trace_only.first, FirstPass::Trace);
+        assert!(
+            !trace_only.runs_ncu(),
+            "a time-only traced run starts no ncu"
+        );
+        config.pipeline.ncu.sampling.enabled = true;
+        let traced_deep = Passes::of(&config);
+        assert!(traced_deep.deep && traced_deep.runs_ncu());
+        config.pipeline.ncu.timing = TimingSource::Auto;
+        assert_eq!(Passes::of(&config).first, FirstPass::Ncu);
+    }
+}
