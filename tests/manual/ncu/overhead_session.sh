@@ -4,7 +4,7 @@
 # Hugging Face GPT-2 (tests/manual/ncu/gpt2_step.py) and the straggle workload without a straggler
 # (tests/manual/ncu/straggle_step.py), each with DDP and FSDP. Prints every wall time and the median
 # ratio; keeps the last traced run of each in $OUT/runs.tar.gz.
-#   BIN=path/to/profile-run (libcupti_trace.so beside it) [WORKLOADS="gpt2 straggle"] [REPEATS=3] \
+#   BIN=path/to/profile-run (libcupti_trace.so beside it) [WORKLOADS="gpt2 straggle"] [MODES="ddp fsdp"] [REPEATS=3] \
 #     [LAYERS=12 STEPS=30] tests/manual/ncu/overhead_session.sh
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -28,7 +28,7 @@ timed() {
 }
 echo "=== $n GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
 for workload in ${WORKLOADS:-gpt2 straggle}; do
-  for mode in ddp fsdp; do
+  for mode in ${MODES:-ddp fsdp}; do
     export MODE=$mode STEPS=$steps STRAGGLE=
     case $workload in
       gpt2) args=("$here/gpt2_step.py" "$layers" "$steps") ;;
