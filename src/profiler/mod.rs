@@ -277,8 +277,7 @@ impl Inputs {
             Inputs::Neuron(found) => {
                 let mut context = found.context.clone();
                 context.config_fingerprint = fingerprint;
-                let (report, details) =
-                    neuron::observe::report::report_with_details(config, &found.viewed, &context)?;
+                let (report, details) = found.report(config, &context)?;
                 Ok(Analysed { report, details })
             }
         }

@@ -1,6 +1,8 @@
 //! Neuron inputs of `profile-run report`, told apart by content: a Neuron run directory (its
 //! `neuron-views.json`), a `view` output (full JSON, summary JSON, summary text, Parquet directory)
-//! or an inspect output directory (viewed first, into the report's directory).
+//! or an inspect output directory (viewed first, into the report's directory); or a system
+//! profile: its Parquet directory, or a directory holding several instances'
+//! `<instance-id>_pid_<pid>/` outputs on shared storage, read as one run with a scope per worker.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,7 +11,11 @@ use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
+use crate::profiler::neuron::observe::report::report_with_details;
+use crate::profiler::neuron::observe::workers::system;
+use crate::profiler::neuron::readers::parquet::system::{read_all, system_dirs};
 use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
+use crate::report::model::Report;
 use crate::run::RunRecord;
 
 /// The Neuron profiles named by `report` arguments, with the run they came from.
@@ -19,6 +25,28 @@ pub struct NeuronInputs {
     pub context: RunContext,
     /// The run directory of the first input, when it is one.
     pub run_dir: Option<PathBuf>,
+    /// System-profile directories (every instance's and process's), read as one run; when there
+    /// are any, `viewed` is empty.
+    pub system: Vec<PathBuf>,
+}
+
+impl NeuronInputs {
+    /// The report of these inputs, and what only `-v` shows of how they were read.
+    pub fn report(&self, config: &Config, context: &RunContext) -> Result<(Report, Vec<String>)> {
+        if self.system.is_empty() {
+            return report_with_details(config, &self.viewed, context);
+        }
+        let profile = read_all(&self.system)?;
+        let sources: Vec<String> = self
+            .system
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        Ok((
+            system::report(config, &profile, &sources, context),
+            Vec::new(),
+        ))
+    }
 }
 
 /// How one argument is read, or `None` when it is no Neuron input.
@@ -28,6 +56,8 @@ enum Kind {
     /// A folder of `view` outputs, in natural name order.
     Folder(Vec<PathBuf>),
     Inspect,
+    /// System-profile directories.
+    System(Vec<PathBuf>),
 }
 
 fn kind(path: &Path) -> Result<Option<Kind>> {
@@ -41,6 +71,12 @@ fn kind(path: &Path) -> Result<Option<Kind>> {
     if path.is_dir() {
         if let Some(viewed) = read_manifest(path)? {
             return Ok(Some(Kind::RunDir(viewed)));
+        }
+        // Told by its tables (`SystemProfileEvents`), before a Parquet directory or an inspect
+        // output's `_pid_` directories are taken for a device profile.
+        let dirs = system_dirs(path);
+        if !dirs.is_empty() {
+            return Ok(Some(Kind::System(dirs)));
         }
     }
     Ok(match recognise(path) {
@@ -84,6 +120,7 @@ pub fn resolve_inputs(
         viewed: Vec::new(),
         context: RunContext::default(),
         run_dir: None,
+        system: Vec::new(),
     };
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
     for (i, (path, kind)) in paths.iter().zip(kinds).enumerate() {
@@ -95,6 +132,7 @@ pub fn resolve_inputs(
                 }
                 out.viewed.extend(viewed);
             }
+            Kind::System(dirs) => out.system.extend(dirs),
             Kind::Readable => out.viewed.push(as_viewed(path)),
             Kind::Folder(files) => out.viewed.extend(files.iter().map(|f| as_viewed(f))),
             Kind::Inspect => {
@@ -109,6 +147,13 @@ pub fn resolve_inputs(
                     )?);
             }
         }
+    }
+    if !out.system.is_empty() && !out.viewed.is_empty() {
+        return Err(Error::Usage(
+            "a system profile and device profiles cannot be one report: report the system profile \
+             (its workers and collectives) and the device profiles (their instructions) separately"
+                .into(),
+        ));
     }
     Ok(Some(out))
 }

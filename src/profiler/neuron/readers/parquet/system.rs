@@ -172,8 +172,36 @@ pub fn read_instances(root: &Path) -> Result<SystemProfile> {
                 .into(),
         });
     }
+    read_all(&dirs)
+}
+
+/// Several system-profile directories (instances, or processes of one) read as one run.
+pub fn read_all(dirs: &[PathBuf]) -> Result<SystemProfile> {
     let parts = dirs.iter().map(|d| read(d)).collect::<Result<Vec<_>>>()?;
     Ok(SystemProfile::merge(parts))
+}
+
+/// The system-profile directories a path given to `report` holds, told by content: the path itself,
+/// its one `<name>@latest/`, or every `<instance-id>_pid_<pid>/` under it. Empty when it holds none
+/// (it is then some other input); a directory that cannot be listed holds none.
+pub fn system_dirs(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return Vec::new();
+    }
+    if is_system_profile(path) {
+        return vec![path.to_path_buf()];
+    }
+    let latest: Vec<PathBuf> = sub_dirs(path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.to_string_lossy().ends_with("@latest"))
+        .collect();
+    if let [one] = latest.as_slice() {
+        if is_system_profile(one) {
+            return latest;
+        }
+    }
+    instance_dirs(path).unwrap_or_default()
 }
 
 /// Each instance and process directory's system-profile directory, in name order.
