@@ -119,3 +119,27 @@ fn a_needed_column_missing_is_refused_naming_table_and_column() {
     let err = system::read_instances(tmp.path()).unwrap_err().to_string();
     assert!(err.contains("_pid_"), "{err}");
 }
+
+#[test]
+fn a_fractional_number_in_an_integer_column_is_refused_not_rounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    write_table(
+        &dir.join("SystemProfileEvents.parquet"),
+        "SystemProfileEvents",
+        &[
+            Col::Str("name", vec![Some("nrt_execute".into()); 2]),
+            Col::I64("start_ts", vec![Some(FIRST_NS); 2]),
+            Col::I64("end_ts", vec![Some(FIRST_NS + 10); 2]),
+            Col::Str("instance_id", vec![Some(INSTANCE_A.into()); 2]),
+            Col::F64("process_id", vec![Some(4242.0), Some(4242.5)]),
+        ],
+    );
+    let err = system::read(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("table SystemProfileEvents, row 1, column `process_id`")
+            && err.contains("4242.5 is not a whole number"),
+        "{err}"
+    );
+}

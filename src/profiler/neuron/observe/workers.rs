@@ -7,6 +7,9 @@
 //!
 //! A system profile names its workers itself: `system` makes its report, one scope per worker, from
 //! each worker's events swept into phases (`phases`).
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod phases;
 pub mod system;

@@ -277,14 +277,41 @@ fn required_text(r: &RowView, column: &str) -> Result<String> {
     })
 }
 
+/// An integer column's value, exactly: a fractional number (a column written as a double) is refused
+/// with its row rather than cut to an integer.
+fn int(r: &RowView, column: &str) -> Result<Option<u64>> {
+    let value = r.u64(column)?;
+    match (value, r.f64(column)?) {
+        (Some(v), Some(f)) if v as f64 != f => Err(NeuronError::parse(
+            r.file,
+            format!("table {}, row {}, column `{column}`", r.table, r.row_no),
+            format!(
+                "{f} is not a whole number: profile schema 7.4.0 documents `{column}` as an \
+                 integer, and profile-run does not round it"
+            ),
+        )),
+        _ => Ok(value),
+    }
+}
+
+fn required_int(r: &RowView, column: &str) -> Result<u64> {
+    int(r, column)?.ok_or_else(|| {
+        NeuronError::parse(
+            r.file,
+            format!("table {}, row {}, column `{column}`", r.table, r.row_no),
+            "missing value (null)",
+        )
+    })
+}
+
 fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
     check_columns(t, EVENT_COLUMNS, EVENT_NEEDS)?;
     let mut out = Vec::new();
     t.for_each(|r| {
-        let start = r.req_u64("start_ts")?;
-        let end = match r.u64("end_ts")? {
+        let start = required_int(r, "start_ts")?;
+        let end = match int(r, "end_ts")? {
             Some(e) => e,
-            None => start.saturating_add(r.req_u64("duration_ns")?),
+            None => start.saturating_add(required_int(r, "duration_ns")?),
         };
         if end < start {
             return Err(NeuronError::parse(
@@ -299,10 +326,10 @@ fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
             end_ns: end,
             source: r.text("trace_event_source")?,
             instance_id: required_text(r, "instance_id")?,
-            process_id: r.req_u64("process_id")?,
-            thread_id: r.u64("thread_id")?,
-            nc_idx: r.u64("nc_idx")?,
-            worker_gid: r.u64("worker_gid")?,
+            process_id: required_int(r, "process_id")?,
+            thread_id: int(r, "thread_id")?,
+            nc_idx: int(r, "nc_idx")?,
+            worker_gid: int(r, "worker_gid")?,
         });
         Ok(())
     })?;
@@ -316,10 +343,10 @@ fn read_devices(t: &Table) -> Result<Vec<DeviceProfileEntry>> {
         out.push(DeviceProfileEntry {
             name: required_text(r, "device_profile_name")?,
             instance_id: required_text(r, "instance_id")?,
-            process_id: r.req_u64("process_id")?,
-            nc_id: r.req_u64("nc_id")?,
-            session_id: r.u64("session_id")?,
-            model_id: r.u64("model_id")?,
+            process_id: required_int(r, "process_id")?,
+            nc_id: required_int(r, "nc_id")?,
+            session_id: int(r, "session_id")?,
+            model_id: int(r, "model_id")?,
         });
         Ok(())
     })?;
@@ -333,10 +360,10 @@ fn read_metadata(t: &Table) -> Result<SystemMetadata> {
     t.for_each(|r| {
         if out.is_none() {
             out = Some(SystemMetadata {
-                first_ns: r.u64("first_ts_ns")?,
-                last_ns: r.u64("last_ts_ns")?,
-                ntff_version: r.u64("ntff_version")?,
-                hbm_capacity_bytes: r.u64("hbm_capacity_bytes")?,
+                first_ns: int(r, "first_ts_ns")?,
+                last_ns: int(r, "last_ts_ns")?,
+                ntff_version: int(r, "ntff_version")?,
+                hbm_capacity_bytes: int(r, "hbm_capacity_bytes")?,
             });
         }
         Ok(())
