@@ -10,13 +10,15 @@ use std::time::Duration;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::ncu::capture::inputs::is_compressed_csv;
+use crate::profiler::neuron::capture::view_inspect_dir;
 use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
 use crate::profiler::neuron::observe::report::report_with_details;
 use crate::profiler::neuron::observe::workers::system;
 use crate::profiler::neuron::readers::parquet::system::{read_all, system_dirs};
 use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
 use crate::report::model::Report;
-use crate::run::RunRecord;
+use crate::run::{read_record, RunRecord};
 
 /// The Neuron profiles named by `report` arguments, with the run they came from.
 #[derive(Debug, Clone)]
@@ -62,10 +64,7 @@ enum Kind {
 
 fn kind(path: &Path) -> Result<Option<Kind>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ["ncu-rep", "csv"].contains(&ext)
-        || crate::profiler::ncu::capture::inputs::is_compressed_csv(path)
-        || is_ncu_csv(path)
-    {
+    if ["ncu-rep", "csv"].contains(&ext) || is_compressed_csv(path) || is_ncu_csv(path) {
         return Ok(None);
     }
     if path.is_dir() {
@@ -137,14 +136,13 @@ pub fn resolve_inputs(
             Kind::Folder(files) => out.viewed.extend(files.iter().map(|f| as_viewed(f))),
             Kind::Inspect => {
                 let dir = dest()?;
-                out.viewed
-                    .extend(crate::profiler::neuron::capture::view_inspect_dir(
-                        &config.pipeline.neuron,
-                        path,
-                        &dir,
-                        None,
-                        grace,
-                    )?);
+                out.viewed.extend(view_inspect_dir(
+                    &config.pipeline.neuron,
+                    path,
+                    &dir,
+                    None,
+                    grace,
+                )?);
             }
         }
     }
@@ -173,8 +171,7 @@ fn as_viewed(path: &Path) -> Viewed {
 /// What the run directory's `run.json` says about the run (empty when it is missing or does not
 /// parse); one that is a link, a FIFO, a device or too large to be a record is refused unread.
 fn run_context(dir: &Path) -> Result<RunContext> {
-    let record: Option<RunRecord> =
-        crate::run::read_record(dir)?.and_then(|t| serde_json::from_str(&t).ok());
+    let record: Option<RunRecord> = read_record(dir)?.and_then(|t| serde_json::from_str(&t).ok());
     Ok(record.map_or_else(RunContext::default, |r| {
         r.context(r.config_fingerprint.clone())
     }))

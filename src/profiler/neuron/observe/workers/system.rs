@@ -253,22 +253,26 @@ fn regions(
         .enumerate()
         .map(|(i, p)| (p.path.as_slice(), i))
         .collect();
-    let ancestors = |i: usize| -> Vec<usize> {
-        let path = &swept.phases[i].path;
-        (1..=path.len())
-            .filter_map(|n| index.get(&path[..n]).copied())
-            .collect()
-    };
+    // Each phase's own index last, its ancestors' before it.
+    let ancestors: Vec<Vec<usize>> = swept
+        .phases
+        .iter()
+        .map(|p| {
+            (1..=p.path.len())
+                .filter_map(|n| index.get(&p.path[..n]).copied())
+                .collect()
+        })
+        .collect();
     // The events of each phase and of the phases it holds.
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); swept.phases.len()];
     for (j, &(phase, _, _)) in swept.spans.iter().enumerate() {
-        for at in ancestors(phase) {
+        for &at in &ancestors[phase] {
             members[at].push(j);
         }
     }
     // Sorting by the ancestors in first-run order walks the tree depth first.
     let mut order: Vec<usize> = (0..swept.phases.len()).collect();
-    order.sort_by_cached_key(|&i| ancestors(i));
+    order.sort_by(|&a, &b| ancestors[a].cmp(&ancestors[b]));
     order
         .into_iter()
         .map(|i| {
@@ -278,7 +282,9 @@ fn regions(
                 .map(|&j| (swept.spans[j].1, swept.spans[j].2))
                 .collect();
             let covered = covered_times(&of, &spans, is_collective);
-            region(&swept.phases[i], members[i].len() as u64, span, covered)
+            let mut r = region(&swept.phases[i], members[i].len() as u64, span, covered);
+            r.kernels = by_name(&of);
+            r
         })
         .collect()
 }
