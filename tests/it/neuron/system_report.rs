@@ -10,10 +10,22 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 use super::cli::report_json;
-use super::system_gen::{training_run, INSTANCE_A, INSTANCE_B, LATE_BY};
+use super::system_gen::{
+    training_run, write_process, Event, Process, INSTANCE_A, INSTANCE_B, LATE_BY,
+};
 
 /// `profile-run COMMAND INPUTS…`; the report directory, or the failed run's stderr.
 fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String> {
+    run_with(command, dir, inputs, &[])
+}
+
+/// [`run`] with overrides.
+fn run_with(
+    command: &str,
+    dir: &Path,
+    inputs: &[PathBuf],
+    overrides: &[&str],
+) -> Result<PathBuf, String> {
     let out = dir.join(format!("report-{command}"));
     let output = Command::cargo_bin("profile-run")
         .unwrap()
@@ -23,6 +35,7 @@ fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String>
         .args(inputs)
         .arg("--out")
         .arg(&out)
+        .args(overrides)
         .output()
         .unwrap();
     if output.status.success() {
@@ -214,4 +227,60 @@ fn an_undocumented_column_in_one_instance_refuses_the_report_naming_table_and_co
         err.contains("table DeviceProfileList, column `core_group`"),
         "{err}"
     );
+}
+
+#[test]
+fn events_nested_past_regions_max_depth_stop_the_report_naming_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    // a range entered in a loop and never left: each event inside the last
+    let events = (0..12)
+        .map(|i| Event {
+            name: "forward",
+            source: "framework",
+            worker: Some((0, 0)),
+            start: i * 10,
+            end: 10_000 - i * 10,
+        })
+        .collect();
+    write_process(
+        tmp.path(),
+        &Process {
+            instance: INSTANCE_A,
+            pid: 7,
+            events,
+        },
+    );
+    let err = run_with(
+        "report",
+        tmp.path(),
+        &[tmp.path().to_path_buf()],
+        &["regions.max_depth=8"],
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("is 12 levels deep, past regions.max_depth (8)"),
+        "{err}"
+    );
+    // within the limit, one phase per level
+    let out = run("report", tmp.path(), &[tmp.path().to_path_buf()]).unwrap();
+    let report = report_json(&out);
+    assert_eq!(report["scopes"][0]["regions"].as_array().unwrap().len(), 12);
+}
+
+#[test]
+fn a_system_profile_without_events_is_a_report_that_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_process(
+        tmp.path(),
+        &Process {
+            instance: INSTANCE_A,
+            pid: 7,
+            events: Vec::new(),
+        },
+    );
+    let out = run("report", tmp.path(), &[tmp.path().to_path_buf()]).unwrap();
+    let report = report_json(&out);
+    assert!(report["scopes"].as_array().unwrap().is_empty());
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("holds no event"), "{notes}");
 }

@@ -45,7 +45,7 @@ impl NeuronInputs {
             .map(|d| d.display().to_string())
             .collect();
         Ok((
-            system::report(config, &profile, &sources, context),
+            system::report(config, &profile, &sources, context)?,
             Vec::new(),
         ))
     }

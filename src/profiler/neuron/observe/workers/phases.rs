@@ -108,6 +108,22 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
     out
 }
 
+/// How deeply the events nest (1: none holds another), as [`sweep`] nests them: known before any
+/// path is built, since a path per event costs the square of the depth.
+pub fn deepest(events: &[&SystemEvent]) -> usize {
+    let mut ends: Vec<u64> = Vec::new();
+    let mut deepest = 0;
+    for e in events {
+        while ends.last().is_some_and(|&end| end <= e.start_ns) {
+            ends.pop();
+        }
+        let end = ends.last().map_or(e.end_ns, |&top| e.end_ns.min(top));
+        ends.push(end);
+        deepest = deepest.max(ends.len());
+    }
+    deepest
+}
+
 impl Sweep {
     /// The open event's own time from `from` to `to`; a collective's is given whole at its start.
     fn own_time(&mut self, open: &Open, from: u64, to: u64) {
@@ -166,5 +182,16 @@ mod tests {
         assert!(s.pieces.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
         let cc: Vec<&Piece> = s.pieces.iter().filter(|p| p.collective).collect();
         assert_eq!((cc.len(), cc[0].start_ns, cc[0].len_ns), (1, 70, 20));
+        assert_eq!(deepest(&refs), 3);
+    }
+
+    #[test]
+    fn events_each_inside_the_last_nest_as_deep_as_they_are_many() {
+        let events: Vec<SystemEvent> = (0..50).map(|i| ev("range", i, 1_000 - i)).collect();
+        let refs: Vec<&SystemEvent> = events.iter().collect();
+        assert_eq!(deepest(&refs), 50);
+        // side by side: one level
+        let flat: Vec<SystemEvent> = (0..50).map(|i| ev("range", 10 * i, 10 * i + 10)).collect();
+        assert_eq!(deepest(&flat.iter().collect::<Vec<_>>()), 1);
     }
 }

@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use super::phases::{sweep, Phase, Sweep};
+use super::phases::{deepest, sweep, Phase, Sweep};
 use crate::analysis::cross_rank::{annotate, diagnose, Timelines};
 use crate::analysis::RunContext;
 use crate::config::{Config, KernelNameBase};
+use crate::error::{Error, Result};
 use crate::profiler::neuron::observe::report::PROFILER_NAME;
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::system::{SystemEvent, SystemProfile, WorkerKey};
@@ -52,19 +53,28 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
     launch_overhead: false,
 };
 
-/// The report of a system profile read from `sources`.
+/// The report of a system profile read from `sources`; events nested deeper than
+/// `regions.max_depth` stop it, as a GPU range stack that deep does.
 pub fn report(
     config: &Config,
     profile: &SystemProfile,
     sources: &[String],
     context: &RunContext,
-) -> Report {
+) -> Result<Report> {
     let collectives = collective_set();
     let is_collective = |name: &str| collectives.is_match(name);
     let mut timelines = Timelines::default();
     let mut scopes = Vec::new();
     let mut any_collective = false;
     for (key, events) in profile.by_worker() {
+        let depth = deepest(&events);
+        if depth > config.regions.max_depth {
+            return Err(Error::RegionsTooDeep {
+                depth,
+                limit: config.regions.max_depth,
+                sources: sources.join(", "),
+            });
+        }
         let swept = sweep(&events, &is_collective);
         any_collective |= swept.pieces.iter().any(|p| p.collective);
         let scope_key = key.scope_key();
@@ -89,7 +99,7 @@ pub fn report(
         outlier_factor: config.neuron.distribution.outlier_factor,
         threads: config.report.threads,
     });
-    report
+    Ok(report)
 }
 
 fn collective_set() -> GlobSet {
@@ -380,7 +390,14 @@ fn run_info(context: &RunContext, sources: &[String]) -> RunInfo {
 /// captured beside the system profile.
 fn notes(profile: &SystemProfile, any_collective: bool, diagnosed: bool) -> Vec<String> {
     let mut out = Vec::new();
-    if !any_collective {
+    if profile.events.is_empty() {
+        out.push(
+            "The system profile holds no event: nothing ran while it was captured, or \
+             `NEURON_RT_INSPECT_EVENT_FILTER_TYPE` / `_NC` (`pipeline.neuron.inspect.event_filter_*`) \
+             left every event out."
+                .to_string(),
+        );
+    } else if !any_collective {
         out.push(format!(
             "No collective in the system profile (no `{COLLECTIVE_EVENT}` event on any worker): no \
              cross-worker diagnosis."
