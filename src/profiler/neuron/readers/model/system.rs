@@ -180,3 +180,72 @@ impl SystemProfile {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(name: &str, pid: u64, nc: Option<u64>, gid: Option<u64>, start: u64) -> SystemEvent {
+        SystemEvent {
+            name: name.into(),
+            start_ns: start,
+            end_ns: start + 10,
+            instance_id: "i-1".into(),
+            process_id: pid,
+            nc_idx: nc,
+            worker_gid: gid,
+            ..SystemEvent::default()
+        }
+    }
+
+    fn names(p: &SystemProfile) -> Vec<(String, Vec<String>)> {
+        p.by_worker()
+            .into_iter()
+            .map(|(k, evs)| (k.label(), evs.iter().map(|e| e.name.clone()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn a_core_named_without_its_worker_id_joins_the_worker_and_a_process_its_only_worker() {
+        let p = SystemProfile::merge(vec![SystemProfile {
+            events: vec![
+                ev("forward", 7, None, None, 0),
+                ev("nrt_execute", 7, Some(1), None, 1),
+                ev("nc_exec_running", 7, Some(1), Some(5), 2),
+            ],
+            ..SystemProfile::default()
+        }]);
+        assert_eq!(
+            names(&p),
+            [(
+                "worker 5 (pid 7) on i-1".to_string(),
+                vec![
+                    "forward".into(),
+                    "nrt_execute".into(),
+                    "nc_exec_running".into()
+                ]
+            )]
+        );
+    }
+
+    #[test]
+    fn a_process_driving_several_workers_keeps_its_own_events_apart() {
+        let p = SystemProfile::merge(vec![SystemProfile {
+            events: vec![
+                ev("forward", 7, None, None, 0),
+                ev("nc_exec_running", 7, Some(0), Some(0), 1),
+                ev("nc_exec_running", 7, Some(1), Some(1), 1),
+            ],
+            ..SystemProfile::default()
+        }]);
+        let labels: Vec<String> = names(&p).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(
+            labels,
+            [
+                "process (pid 7) on i-1",
+                "worker 0 (pid 7) on i-1",
+                "worker 1 (pid 7) on i-1"
+            ]
+        );
+    }
+}
