@@ -47,10 +47,11 @@ fn instances_on_shared_storage_merge_into_one_run_with_a_scope_per_worker() {
     sorted.sort();
     assert_eq!(system::system_dirs(tmp.path()), sorted);
     assert_eq!(system::system_dirs(&dirs[1]), [dirs[1].clone()]);
-    assert_eq!(
-        system::system_dirs(dirs[1].parent().unwrap()),
-        [dirs[1].clone()]
-    );
+    // a process directory named on its own, its device profile's tables beside the system's
+    let process = dirs[1].parent().unwrap();
+    std::fs::create_dir_all(process.join("device@latest")).unwrap();
+    std::fs::write(process.join("device@latest/Instruction.parquet"), b"PAR1").unwrap();
+    assert_eq!(system::system_dirs(process), [dirs[1].clone()]);
     assert!(system::system_dirs(&tmp.path().join("notes")).is_empty());
 }
 

@@ -182,7 +182,8 @@ pub fn read_all(dirs: &[PathBuf]) -> Result<SystemProfile> {
 }
 
 /// The system-profile directories a path given to `report` holds, told by content: the path itself,
-/// its one `<name>@latest/`, or every `<instance-id>_pid_<pid>/` under it. Empty when it holds none
+/// the one in an `<instance-id>_pid_<pid>/` named on its own, a `<name>@latest/` in it, or every
+/// `<instance-id>_pid_<pid>/`'s under it. Empty when it holds none
 /// (it is then some other input); a directory that cannot be listed holds none.
 pub fn system_dirs(path: &Path) -> Vec<PathBuf> {
     if !path.is_dir() {
@@ -191,15 +192,17 @@ pub fn system_dirs(path: &Path) -> Vec<PathBuf> {
     if is_system_profile(path) {
         return vec![path.to_path_buf()];
     }
+    // One process's output, named on its own: its system profile beside any device profile.
+    if is_instance_dir(path) {
+        return in_instance(path).unwrap_or_default();
+    }
     let latest: Vec<PathBuf> = sub_dirs(path)
         .unwrap_or_default()
         .into_iter()
-        .filter(|d| d.to_string_lossy().ends_with("@latest"))
+        .filter(|d| d.to_string_lossy().ends_with("@latest") && is_system_profile(d))
         .collect();
-    if let [one] = latest.as_slice() {
-        if is_system_profile(one) {
-            return latest;
-        }
+    if !latest.is_empty() {
+        return latest;
     }
     instance_dirs(path).unwrap_or_default()
 }
@@ -208,23 +211,33 @@ pub fn system_dirs(path: &Path) -> Vec<PathBuf> {
 fn instance_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     for dir in sub_dirs(root)? {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        if !name.rsplit_once("_pid_").is_some_and(|(i, p)| {
-            !i.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
-        }) {
-            continue;
+        if is_instance_dir(&dir) {
+            found.extend(in_instance(&dir)?);
         }
-        if is_system_profile(&dir) {
-            found.push(dir);
-            continue;
-        }
-        // `<name>@latest/` or a timestamped run directory, one or two levels down.
-        for sub in sub_dirs(&dir)? {
-            if is_system_profile(&sub) {
-                found.push(sub);
-            } else {
-                found.extend(sub_dirs(&sub)?.into_iter().filter(|d| is_system_profile(d)));
-            }
+    }
+    Ok(found)
+}
+
+/// Whether a directory is named as the runtime names its output: `<instance-id>_pid_<pid>`.
+fn is_instance_dir(dir: &Path) -> bool {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    name.rsplit_once("_pid_").is_some_and(|(i, p)| {
+        !i.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// The system profiles of one instance and process directory: itself, or a `<name>@latest/` or a
+/// timestamped run directory one or two levels down.
+fn in_instance(dir: &Path) -> Result<Vec<PathBuf>> {
+    if is_system_profile(dir) {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut found = Vec::new();
+    for sub in sub_dirs(dir)? {
+        if is_system_profile(&sub) {
+            found.push(sub);
+        } else {
+            found.extend(sub_dirs(&sub)?.into_iter().filter(|d| is_system_profile(d)));
         }
     }
     Ok(found)
