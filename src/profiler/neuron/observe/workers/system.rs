@@ -115,13 +115,13 @@ fn collective_set() -> GlobSet {
 fn feed(timelines: &mut Timelines, key: &ScopeKey, swept: &Sweep, collectives: &GlobSet) {
     for piece in &swept.pieces {
         let path = &swept.phases[piece.phase].path;
-        let (stack, name) = if piece.collective {
-            (
-                path[..path.len() - 1].to_vec(),
-                path[path.len() - 1].as_str(),
-            )
+        let Some((name, enclosing)) = path.split_last() else {
+            continue;
+        };
+        let stack = if piece.collective {
+            enclosing.to_vec()
         } else {
-            (path.clone(), path[path.len() - 1].as_str())
+            path.clone()
         };
         let stacks = [stack];
         let obs = Observation {
@@ -234,7 +234,9 @@ fn by_name(events: &[&SystemEvent]) -> Vec<Kernel> {
         t.0 += 1;
         t.1 += e.end_ns - e.start_ns;
     }
-    let mut out: Vec<Kernel> = tally
+    let mut sorted: Vec<(&str, (u64, u64))> = tally.into_iter().collect();
+    sorted.sort_by_key(|&(_, (_, ns))| std::cmp::Reverse(ns));
+    sorted
         .into_iter()
         .map(|(name, (count, ns))| Kernel {
             name: name.to_string(),
@@ -242,11 +244,7 @@ fn by_name(events: &[&SystemEvent]) -> Vec<Kernel> {
             count,
             metrics: time_map(ns),
         })
-        .collect();
-    out.sort_by_key(|k| {
-        std::cmp::Reverse(k.metrics.get(TIME).and_then(|v| v.value).unwrap_or(0.0) as u64)
-    });
-    out
+        .collect()
 }
 
 /// The phases as regions, depth first, siblings in the order they first ran; each with its time
