@@ -40,6 +40,9 @@ pub struct Sweep {
     pub pieces: Vec<Piece>,
     /// Each event's phase and its span as cut, in the order the events were given.
     pub spans: Vec<(usize, u64, u64)>,
+    /// Event time cut off where an event outlasts the one it starts in (a device execution that
+    /// runs on after the host's range has ended), summed over the events cut (ns).
+    pub cut_ns: u64,
 }
 
 /// An event open on the sweep's stack.
@@ -64,6 +67,7 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
             }
         }
         let end = stack.last().map_or(e.end_ns, |top| e.end_ns.min(top.end));
+        out.cut_ns += e.end_ns - end;
         if let Some(top) = stack.last() {
             out.own_time(top, cursor, e.start_ns);
         }
@@ -183,6 +187,7 @@ mod tests {
         let cc: Vec<&Piece> = s.pieces.iter().filter(|p| p.collective).collect();
         assert_eq!((cc.len(), cc[0].start_ns, cc[0].len_ns), (1, 70, 20));
         assert_eq!(deepest(&refs), 3);
+        assert_eq!(s.cut_ns, 10);
     }
 
     #[test]

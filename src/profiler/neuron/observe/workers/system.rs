@@ -19,6 +19,7 @@ use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::system::{SystemEvent, SystemProfile, WorkerKey};
 use crate::region::{display_of, Coverage, Observation, RegionKind, Rollup, ScopeKey};
 use crate::report::finish::Finishing;
+use crate::report::format;
 use crate::report::model::{
     ItemNoun, Kernel, KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, ProfilerInfo,
     Region, Report, RunInfo, Scope, Totals,
@@ -174,6 +175,14 @@ fn scope(
     let mut notes = Vec::new();
     if let Some(nc) = events.iter().find_map(|e| e.nc_idx) {
         notes.push(format!("NeuronCore {nc} of its process (`nc_idx`)."));
+    }
+    if swept.cut_ns > 0 {
+        notes.push(format!(
+            "{} of events that outlast the event they start in (work running on after the \
+             range that started it ended) is cut at that event's end in the phases; the totals \
+             above count it whole.",
+            format::value(Some(swept.cut_ns as f64), "ns")
+        ));
     }
     Scope {
         label: key.label(),
