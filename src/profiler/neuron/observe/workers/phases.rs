@@ -49,7 +49,8 @@ pub struct Sweep {
 struct Open {
     phase: usize,
     end: u64,
-    collective: bool,
+    /// Whether it is a collective or runs inside one: the collective, given whole, owns its time.
+    in_collective: bool,
 }
 
 /// Sweeps one worker's events, in start order with the longer first at one start (as
@@ -86,11 +87,12 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
             out.phases.len() - 1
         });
         let collective = is_collective(&e.name);
+        let inside = stack.last().is_some_and(|top| top.in_collective);
         out.spans.push((phase, e.start_ns, end));
         let p = &mut out.phases[phase];
         p.count += 1;
         p.inclusive_ns += end - e.start_ns;
-        if collective {
+        if collective && !inside {
             p.self_ns += end - e.start_ns;
             out.pieces.push(Piece {
                 phase,
@@ -102,7 +104,7 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
         stack.push(Open {
             phase,
             end,
-            collective,
+            in_collective: collective || inside,
         });
     }
     while let Some(top) = stack.pop() {
@@ -129,9 +131,10 @@ pub fn deepest(events: &[&SystemEvent]) -> usize {
 }
 
 impl Sweep {
-    /// The open event's own time from `from` to `to`; a collective's is given whole at its start.
+    /// The open event's own time from `from` to `to`; a collective's is given whole at its start,
+    /// with that of the events inside it.
     fn own_time(&mut self, open: &Open, from: u64, to: u64) {
-        if to <= from || open.collective {
+        if to <= from || open.in_collective {
             return;
         }
         self.phases[open.phase].self_ns += to - from;
@@ -147,6 +150,7 @@ impl Sweep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profiler::neuron::readers::model::intervals::{length, union};
 
     fn ev(name: &str, start: u64, end: u64) -> SystemEvent {
         SystemEvent {
@@ -198,5 +202,34 @@ mod tests {
         // side by side: one level
         let flat: Vec<SystemEvent> = (0..50).map(|i| ev("range", 10 * i, 10 * i + 10)).collect();
         assert_eq!(deepest(&flat.iter().collect::<Vec<_>>()), 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pieces_cover_the_cut_events_once_in_time_order(
+            raw in proptest::collection::vec((0u64..1_000, 1u64..300, 0u8..4), 0..60),
+        ) {
+            let names = ["step", "execute", "cc_running", "copy"];
+            let mut events: Vec<SystemEvent> = raw
+                .iter()
+                .map(|&(start, len, n)| ev(names[n as usize], start, start + len))
+                .collect();
+            events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
+            let refs: Vec<&SystemEvent> = events.iter().collect();
+            let s = sweep(&refs, &|n| n == "cc_running");
+            let cut: Vec<(u64, u64)> = s.spans.iter().map(|&(_, a, b)| (a, b)).collect();
+            let covered = length(&union(cut));
+            let pieces: u64 = s.pieces.iter().map(|p| p.len_ns).sum();
+            let own: u64 = s.phases.iter().map(|p| p.self_ns).sum();
+            proptest::prop_assert_eq!(pieces, covered);
+            proptest::prop_assert_eq!(own, covered);
+            // in time order, never overlapping
+            proptest::prop_assert!(s
+                .pieces
+                .windows(2)
+                .all(|w| w[0].start_ns + w[0].len_ns <= w[1].start_ns));
+            proptest::prop_assert_eq!(s.phases.iter().map(|p| p.count).sum::<u64>(), events.len() as u64);
+            proptest::prop_assert!(deepest(&refs) <= events.len());
+        }
     }
 }
