@@ -149,6 +149,20 @@ pub fn analyze(
 ) -> Result<Analysed> {
     let mut context = found.context.clone();
     context.config_fingerprint = fingerprint;
-    let (report, details) = observe::report::report_with_details(config, &found.viewed, &context)?;
-    Ok(Analysed { report, details })
+    if found.system.is_empty() {
+        let (report, details) =
+            observe::report::report_with_details(config, &found.viewed, &context)?;
+        return Ok(Analysed { report, details });
+    }
+    // A system profile: every instance's and process's directory read as one run.
+    let profile = readers::parquet::system::read_all(&found.system)?;
+    let sources: Vec<String> = found
+        .system
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    Ok(Analysed {
+        report: observe::workers::system::report(config, &profile, &sources, &context)?,
+        details: Vec::new(),
+    })
 }

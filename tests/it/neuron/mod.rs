@@ -20,6 +20,8 @@ mod robust;
 mod settings;
 mod summary_checks;
 mod system;
+mod system_gen;
+mod system_report;
 mod view_serves;
 
 use std::path::PathBuf;

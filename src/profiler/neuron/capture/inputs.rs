@@ -1,6 +1,8 @@
 //! Neuron inputs of `profile-run report`, told apart by content: a Neuron run directory (its
 //! `neuron-views.json`), a `view` output (full JSON, summary JSON, summary text, Parquet directory)
-//! or an inspect output directory (viewed first, into the report's directory).
+//! or an inspect output directory (viewed first, into the report's directory); or a system
+//! profile: its Parquet directory, or a directory holding several instances'
+//! `<instance-id>_pid_<pid>/` outputs on shared storage, read as one run with a scope per worker.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,9 +10,12 @@ use std::time::Duration;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::ncu::capture::inputs::is_compressed_csv;
+use crate::profiler::neuron::capture::view_inspect_dir;
 use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
+use crate::profiler::neuron::readers::parquet::system::system_dirs;
 use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
-use crate::run::RunRecord;
+use crate::run::{read_record, RunRecord};
 
 /// The Neuron profiles named by `report` arguments, with the run they came from.
 #[derive(Debug, Clone)]
@@ -19,6 +24,9 @@ pub struct NeuronInputs {
     pub context: RunContext,
     /// The run directory of the first input, when it is one.
     pub run_dir: Option<PathBuf>,
+    /// System-profile directories (every instance's and process's), read as one run; when there
+    /// are any, `viewed` is empty.
+    pub system: Vec<PathBuf>,
 }
 
 /// How one argument is read, or `None` when it is no Neuron input.
@@ -28,19 +36,24 @@ enum Kind {
     /// A folder of `view` outputs, in natural name order.
     Folder(Vec<PathBuf>),
     Inspect,
+    /// System-profile directories.
+    System(Vec<PathBuf>),
 }
 
 fn kind(path: &Path) -> Result<Option<Kind>> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if ["ncu-rep", "csv"].contains(&ext)
-        || crate::profiler::ncu::capture::inputs::is_compressed_csv(path)
-        || is_ncu_csv(path)
-    {
+    if ["ncu-rep", "csv"].contains(&ext) || is_compressed_csv(path) || is_ncu_csv(path) {
         return Ok(None);
     }
     if path.is_dir() {
         if let Some(viewed) = read_manifest(path)? {
             return Ok(Some(Kind::RunDir(viewed)));
+        }
+        // Told by its tables (`SystemProfileEvents`), before a Parquet directory or an inspect
+        // output's `_pid_` directories are taken for a device profile.
+        let dirs = system_dirs(path);
+        if !dirs.is_empty() {
+            return Ok(Some(Kind::System(dirs)));
         }
     }
     Ok(match recognise(path) {
@@ -84,6 +97,7 @@ pub fn resolve_inputs(
         viewed: Vec::new(),
         context: RunContext::default(),
         run_dir: None,
+        system: Vec::new(),
     };
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
     for (i, (path, kind)) in paths.iter().zip(kinds).enumerate() {
@@ -95,20 +109,27 @@ pub fn resolve_inputs(
                 }
                 out.viewed.extend(viewed);
             }
+            Kind::System(dirs) => out.system.extend(dirs),
             Kind::Readable => out.viewed.push(as_viewed(path)),
             Kind::Folder(files) => out.viewed.extend(files.iter().map(|f| as_viewed(f))),
             Kind::Inspect => {
                 let dir = dest()?;
-                out.viewed
-                    .extend(crate::profiler::neuron::capture::view_inspect_dir(
-                        &config.pipeline.neuron,
-                        path,
-                        &dir,
-                        None,
-                        grace,
-                    )?);
+                out.viewed.extend(view_inspect_dir(
+                    &config.pipeline.neuron,
+                    path,
+                    &dir,
+                    None,
+                    grace,
+                )?);
             }
         }
+    }
+    if !out.system.is_empty() && !out.viewed.is_empty() {
+        return Err(Error::Usage(
+            "a system profile and device profiles cannot be one report: report the system profile \
+             (its workers and collectives) and the device profiles (their instructions) separately"
+                .into(),
+        ));
     }
     Ok(Some(out))
 }
@@ -128,8 +149,7 @@ fn as_viewed(path: &Path) -> Viewed {
 /// What the run directory's `run.json` says about the run (empty when it is missing or does not
 /// parse); one that is a link, a FIFO, a device or too large to be a record is refused unread.
 fn run_context(dir: &Path) -> Result<RunContext> {
-    let record: Option<RunRecord> =
-        crate::run::read_record(dir)?.and_then(|t| serde_json::from_str(&t).ok());
+    let record: Option<RunRecord> = read_record(dir)?.and_then(|t| serde_json::from_str(&t).ok());
     Ok(record.map_or_else(RunContext::default, |r| {
         r.context(r.config_fingerprint.clone())
     }))

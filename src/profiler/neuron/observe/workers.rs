@@ -4,6 +4,15 @@
 //! arrive, the others' wait for it, and the straggler, through the neutral cross-rank diagnosis
 //! the GPU side uses ([`crate::analysis::cross_rank`]). Times are each profile's own clock (its origin plus the rebased
 //! time): workers on different instances compare as far as the instances' clocks agree.
+//!
+//! A system profile names its workers itself: `system` makes its report, one scope per worker, from
+//! each worker's events swept into phases (`phases`).
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+pub mod phases;
+pub mod system;
 
 use crate::analysis::cross_rank::{diagnose, Timelines};
 use crate::profiler::neuron::readers::model::NeuronProfile;

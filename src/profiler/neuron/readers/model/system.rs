@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::region::ScopeKey;
+use crate::report::build::scope_label;
+
 /// One row of `SystemProfileEvents`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SystemEvent {
@@ -47,8 +50,10 @@ pub struct SystemMetadata {
     pub hbm_capacity_bytes: Option<u64>,
 }
 
-/// Who produced an event: the Neuron counterpart of a GPU rank. `worker_gid` where the profile has
-/// it (unique across the workload); else the process and its NeuronCore on that instance.
+/// Who produced an event: the Neuron counterpart of a GPU rank. A NeuronCore worker is known by
+/// `worker_gid` where the profile has it (unique across the workload), else by its process and
+/// NeuronCore on that instance; the process's own events (the framework's, and runtime calls tied
+/// to no core) have neither and are the process's.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct WorkerKey {
     pub instance_id: String,
@@ -62,27 +67,40 @@ impl WorkerKey {
         WorkerKey {
             instance_id: e.instance_id.clone(),
             worker_gid: e.worker_gid,
-            // With a global worker id, the process and core are not part of who it is.
-            process_id: if e.worker_gid.is_some() {
-                0
-            } else {
-                e.process_id
-            },
-            nc_idx: if e.worker_gid.is_some() {
-                None
-            } else {
-                e.nc_idx
-            },
+            process_id: e.process_id,
+            // With a global worker id, the core is not part of who it is.
+            nc_idx: e.nc_idx.filter(|_| e.worker_gid.is_none()),
         }
     }
 
-    /// `i-0b1e… worker 3`, `i-0b1e… pid 4242 nc 1`, `i-0b1e… pid 4242`.
-    pub fn label(&self) -> String {
+    /// Whether the key names a NeuronCore worker rather than a process's own events.
+    pub fn is_worker(&self) -> bool {
+        self.worker_gid.is_some() || self.nc_idx.is_some()
+    }
+
+    /// What the worker is called among the workers of its process: `worker 3`, `nc 1`, `process`.
+    pub fn name(&self) -> String {
         match (self.worker_gid, self.nc_idx) {
-            (Some(w), _) => format!("{} worker {w}", self.instance_id),
-            (None, Some(nc)) => format!("{} pid {} nc {nc}", self.instance_id, self.process_id),
-            (None, None) => format!("{} pid {}", self.instance_id, self.process_id),
+            (Some(w), _) => format!("worker {w}"),
+            (None, Some(nc)) => format!("nc {nc}"),
+            (None, None) => "process".to_string(),
         }
+    }
+
+    /// The worker as the report's scopes and the cross-rank diagnosis key it: the instance is its
+    /// host (each instance has its own clock), the worker its name.
+    pub fn scope_key(&self) -> ScopeKey {
+        ScopeKey {
+            host: self.instance_id.clone(),
+            process_id: self.process_id.to_string(),
+            process_name: self.name(),
+            ..ScopeKey::default()
+        }
+    }
+
+    /// `worker 3 (pid 4242) on i-0b1e…`, `nc 1 (pid 4242) on i-0b1e…`, `process (pid 4242) on i-0b1e…`.
+    pub fn label(&self) -> String {
+        scope_label(&self.scope_key())
     }
 }
 
@@ -108,16 +126,126 @@ impl SystemProfile {
             out.devices.extend(p.devices);
             out.metadata.extend(p.metadata);
         }
-        out.events.sort_by_key(|e| (e.start_ns, e.end_ns));
+        // Parents before the events they hold: an earlier start first, then the longer.
+        out.events
+            .sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
         out
     }
 
     /// The events of each worker, workers in order (instance, then worker id or process and core).
+    ///
+    /// An event with a NeuronCore but no `worker_gid` belongs to the worker that core is in its
+    /// process, where other events name both. A process's own events (no core, no worker) belong to
+    /// its worker when it drives exactly one, so that its framework phases and runtime calls sit on
+    /// that worker's timeline; a process driving several keeps them apart, under its own key.
     pub fn by_worker(&self) -> BTreeMap<WorkerKey, Vec<&SystemEvent>> {
+        let core_of = self.workers_by_core();
         let mut out: BTreeMap<WorkerKey, Vec<&SystemEvent>> = BTreeMap::new();
         for e in &self.events {
-            out.entry(WorkerKey::of(e)).or_default().push(e);
+            let mut key = WorkerKey::of(e);
+            if let (None, Some(nc)) = (key.worker_gid, key.nc_idx) {
+                if let Some(gid) = core_of.get(&(key.instance_id.clone(), key.process_id, nc)) {
+                    key.worker_gid = Some(*gid);
+                    key.nc_idx = None;
+                }
+            }
+            out.entry(key).or_default().push(e);
+        }
+        let process_keys: Vec<WorkerKey> = out.keys().filter(|k| !k.is_worker()).cloned().collect();
+        for process in process_keys {
+            let mut workers = out.keys().filter(|k| {
+                k.is_worker()
+                    && k.instance_id == process.instance_id
+                    && k.process_id == process.process_id
+            });
+            let (Some(only), None) = (workers.next().cloned(), workers.next()) else {
+                continue;
+            };
+            let own = out.remove(&process).unwrap_or_default();
+            let events = out.entry(only).or_default();
+            events.extend(own);
+            events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
         }
         out
+    }
+
+    /// The worker id of each (instance, process, core) that events name together.
+    fn workers_by_core(&self) -> BTreeMap<(String, u64, u64), u64> {
+        self.events
+            .iter()
+            .filter_map(|e| {
+                let (nc, gid) = (e.nc_idx?, e.worker_gid?);
+                Some(((e.instance_id.clone(), e.process_id, nc), gid))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(name: &str, pid: u64, nc: Option<u64>, gid: Option<u64>, start: u64) -> SystemEvent {
+        SystemEvent {
+            name: name.into(),
+            start_ns: start,
+            end_ns: start + 10,
+            instance_id: "i-1".into(),
+            process_id: pid,
+            nc_idx: nc,
+            worker_gid: gid,
+            ..SystemEvent::default()
+        }
+    }
+
+    fn names(p: &SystemProfile) -> Vec<(String, Vec<String>)> {
+        p.by_worker()
+            .into_iter()
+            .map(|(k, evs)| (k.label(), evs.iter().map(|e| e.name.clone()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn a_core_named_without_its_worker_id_joins_the_worker_and_a_process_its_only_worker() {
+        let p = SystemProfile::merge(vec![SystemProfile {
+            events: vec![
+                ev("forward", 7, None, None, 0),
+                ev("nrt_execute", 7, Some(1), None, 1),
+                ev("nc_exec_running", 7, Some(1), Some(5), 2),
+            ],
+            ..SystemProfile::default()
+        }]);
+        assert_eq!(
+            names(&p),
+            [(
+                "worker 5 (pid 7) on i-1".to_string(),
+                vec![
+                    "forward".into(),
+                    "nrt_execute".into(),
+                    "nc_exec_running".into()
+                ]
+            )]
+        );
+    }
+
+    #[test]
+    fn a_process_driving_several_workers_keeps_its_own_events_apart() {
+        let p = SystemProfile::merge(vec![SystemProfile {
+            events: vec![
+                ev("forward", 7, None, None, 0),
+                ev("nc_exec_running", 7, Some(0), Some(0), 1),
+                ev("nc_exec_running", 7, Some(1), Some(1), 1),
+            ],
+            ..SystemProfile::default()
+        }]);
+        let labels: Vec<String> = names(&p).into_iter().map(|(l, _)| l).collect();
+        assert_eq!(
+            labels,
+            [
+                "process (pid 7) on i-1",
+                "worker 0 (pid 7) on i-1",
+                "worker 1 (pid 7) on i-1"
+            ]
+        );
     }
 }

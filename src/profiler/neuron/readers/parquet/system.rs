@@ -172,31 +172,72 @@ pub fn read_instances(root: &Path) -> Result<SystemProfile> {
                 .into(),
         });
     }
+    read_all(&dirs)
+}
+
+/// Several system-profile directories (instances, or processes of one) read as one run.
+pub fn read_all(dirs: &[PathBuf]) -> Result<SystemProfile> {
     let parts = dirs.iter().map(|d| read(d)).collect::<Result<Vec<_>>>()?;
     Ok(SystemProfile::merge(parts))
+}
+
+/// The system-profile directories a path given to `report` holds, told by content: the path itself,
+/// the one in an `<instance-id>_pid_<pid>/` named on its own, a `<name>@latest/` in it, or every
+/// `<instance-id>_pid_<pid>/`'s under it. Empty when it holds none
+/// (it is then some other input); a directory that cannot be listed holds none.
+pub fn system_dirs(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return Vec::new();
+    }
+    if is_system_profile(path) {
+        return vec![path.to_path_buf()];
+    }
+    // One process's output, named on its own: its system profile beside any device profile.
+    if is_instance_dir(path) {
+        return in_instance(path).unwrap_or_default();
+    }
+    let latest: Vec<PathBuf> = sub_dirs(path)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.to_string_lossy().ends_with("@latest") && is_system_profile(d))
+        .collect();
+    if !latest.is_empty() {
+        return latest;
+    }
+    instance_dirs(path).unwrap_or_default()
 }
 
 /// Each instance and process directory's system-profile directory, in name order.
 fn instance_dirs(root: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     for dir in sub_dirs(root)? {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        if !name.rsplit_once("_pid_").is_some_and(|(i, p)| {
-            !i.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
-        }) {
-            continue;
+        if is_instance_dir(&dir) {
+            found.extend(in_instance(&dir)?);
         }
-        if is_system_profile(&dir) {
-            found.push(dir);
-            continue;
-        }
-        // `<name>@latest/` or a timestamped run directory, one or two levels down.
-        for sub in sub_dirs(&dir)? {
-            if is_system_profile(&sub) {
-                found.push(sub);
-            } else {
-                found.extend(sub_dirs(&sub)?.into_iter().filter(|d| is_system_profile(d)));
-            }
+    }
+    Ok(found)
+}
+
+/// Whether a directory is named as the runtime names its output: `<instance-id>_pid_<pid>`.
+fn is_instance_dir(dir: &Path) -> bool {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    name.rsplit_once("_pid_").is_some_and(|(i, p)| {
+        !i.is_empty() && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// The system profiles of one instance and process directory: itself, or a `<name>@latest/` or a
+/// timestamped run directory one or two levels down.
+fn in_instance(dir: &Path) -> Result<Vec<PathBuf>> {
+    if is_system_profile(dir) {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut found = Vec::new();
+    for sub in sub_dirs(dir)? {
+        if is_system_profile(&sub) {
+            found.push(sub);
+        } else {
+            found.extend(sub_dirs(&sub)?.into_iter().filter(|d| is_system_profile(d)));
         }
     }
     Ok(found)
@@ -249,14 +290,41 @@ fn required_text(r: &RowView, column: &str) -> Result<String> {
     })
 }
 
+/// An integer column's value, exactly: a fractional number (a column written as a double) is refused
+/// with its row rather than cut to an integer.
+fn int(r: &RowView, column: &str) -> Result<Option<u64>> {
+    let value = r.u64(column)?;
+    match (value, r.f64(column)?) {
+        (Some(v), Some(f)) if v as f64 != f => Err(NeuronError::parse(
+            r.file,
+            format!("table {}, row {}, column `{column}`", r.table, r.row_no),
+            format!(
+                "{f} is not a whole number: profile schema 7.4.0 documents `{column}` as an \
+                 integer, and profile-run does not round it"
+            ),
+        )),
+        _ => Ok(value),
+    }
+}
+
+fn required_int(r: &RowView, column: &str) -> Result<u64> {
+    int(r, column)?.ok_or_else(|| {
+        NeuronError::parse(
+            r.file,
+            format!("table {}, row {}, column `{column}`", r.table, r.row_no),
+            "missing value (null)",
+        )
+    })
+}
+
 fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
     check_columns(t, EVENT_COLUMNS, EVENT_NEEDS)?;
     let mut out = Vec::new();
     t.for_each(|r| {
-        let start = r.req_u64("start_ts")?;
-        let end = match r.u64("end_ts")? {
+        let start = required_int(r, "start_ts")?;
+        let end = match int(r, "end_ts")? {
             Some(e) => e,
-            None => start.saturating_add(r.req_u64("duration_ns")?),
+            None => start.saturating_add(required_int(r, "duration_ns")?),
         };
         if end < start {
             return Err(NeuronError::parse(
@@ -271,10 +339,10 @@ fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
             end_ns: end,
             source: r.text("trace_event_source")?,
             instance_id: required_text(r, "instance_id")?,
-            process_id: r.req_u64("process_id")?,
-            thread_id: r.u64("thread_id")?,
-            nc_idx: r.u64("nc_idx")?,
-            worker_gid: r.u64("worker_gid")?,
+            process_id: required_int(r, "process_id")?,
+            thread_id: int(r, "thread_id")?,
+            nc_idx: int(r, "nc_idx")?,
+            worker_gid: int(r, "worker_gid")?,
         });
         Ok(())
     })?;
@@ -288,10 +356,10 @@ fn read_devices(t: &Table) -> Result<Vec<DeviceProfileEntry>> {
         out.push(DeviceProfileEntry {
             name: required_text(r, "device_profile_name")?,
             instance_id: required_text(r, "instance_id")?,
-            process_id: r.req_u64("process_id")?,
-            nc_id: r.req_u64("nc_id")?,
-            session_id: r.u64("session_id")?,
-            model_id: r.u64("model_id")?,
+            process_id: required_int(r, "process_id")?,
+            nc_id: required_int(r, "nc_id")?,
+            session_id: int(r, "session_id")?,
+            model_id: int(r, "model_id")?,
         });
         Ok(())
     })?;
@@ -305,10 +373,10 @@ fn read_metadata(t: &Table) -> Result<SystemMetadata> {
     t.for_each(|r| {
         if out.is_none() {
             out = Some(SystemMetadata {
-                first_ns: r.u64("first_ts_ns")?,
-                last_ns: r.u64("last_ts_ns")?,
-                ntff_version: r.u64("ntff_version")?,
-                hbm_capacity_bytes: r.u64("hbm_capacity_bytes")?,
+                first_ns: int(r, "first_ts_ns")?,
+                last_ns: int(r, "last_ts_ns")?,
+                ntff_version: int(r, "ntff_version")?,
+                hbm_capacity_bytes: int(r, "hbm_capacity_bytes")?,
             });
         }
         Ok(())
