@@ -13,7 +13,7 @@ use crate::analysis::{self, AnalysisPlan};
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
 use crate::profiler::{Profiler, ProfilerPlan};
-use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
+use crate::region::{KernelFilter, RegionFilter, Regioner, Renames};
 use crate::report::model::KernelSelectionInfo;
 use crate::report::render::{markdown, RenderOptions};
 
@@ -39,7 +39,15 @@ impl Plan {
         if let Some(path) = &render.template {
             markdown::check_template(path)?;
         }
-        let profiler = Profiler::of(config).plan(config, analysis_plan(config)?)?;
+        // `regions.include` / `regions.exclude` read once, for the analysis and the profiler alike.
+        let regions = RegionFilter::new(
+            &config.regions.include,
+            &config.regions.exclude,
+            config.regions.domain.as_deref(),
+        )
+        .map_err(|e| Error::Usage(e.to_string()))?;
+        let analysis = analysis_plan(config, &regions)?;
+        let profiler = Profiler::of(config).plan(config, analysis, regions)?;
         Ok(Plan {
             profiler,
             render,
@@ -48,7 +56,7 @@ impl Plan {
     }
 }
 
-fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
+fn analysis_plan(config: &Config, regions: &RegionFilter) -> Result<AnalysisPlan> {
     let selection = &config.report.kernels;
     let filter = KernelFilter::new(
         &selection.include,
@@ -74,8 +82,8 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
             results_selected: 0,
             results_excluded: 0,
         },
-        requested: requested_regions(config)?,
-        requested_paths: requested_paths(config),
+        requested: regions.requested(),
+        requested_paths: regions.requested_paths(),
         regioner: regioner(config)?,
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
@@ -143,44 +151,4 @@ fn regioner(config: &Config) -> Result<Regioner> {
         ));
     }
     Ok(regioner)
-}
-
-/// `regions.include` as region-path matchers (empty when nothing is named).
-fn requested_regions(config: &Config) -> Result<RequestedRegions> {
-    let domain = config.regions.domain.as_deref();
-    let patterns = config
-        .regions
-        .include
-        .iter()
-        .enumerate()
-        .map(|(i, pattern)| {
-            pattern::level_regexes(pattern, domain).map_err(|e| {
-                Error::Usage(format!(
-                    "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
-                ))
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(RequestedRegions::new(patterns))
-}
-
-/// The patterns of `regions.include` that name exactly one region, with that region's path, so a
-/// region asked for that saw no result still shows (with a note).
-fn requested_paths(config: &Config) -> Vec<(String, Vec<String>)> {
-    config
-        .regions
-        .include
-        .iter()
-        .filter_map(|pattern| {
-            let levels = pattern::literal_levels(pattern)?;
-            let segments = levels
-                .into_iter()
-                .map(|s| match &config.regions.domain {
-                    Some(domain) => format!("{domain}@{s}"),
-                    None => s,
-                })
-                .collect();
-            Some((pattern.clone(), segments))
-        })
-        .collect()
 }

@@ -20,6 +20,7 @@ use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded, ProfilerKind};
 use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
+use crate::region::RegionFilter;
 use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
@@ -59,8 +60,13 @@ impl Profiler {
         }
     }
 
-    pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
-        let nvtx = ncu::capture::nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+    pub fn plan(
+        self,
+        config: &Config,
+        analysis: AnalysisPlan,
+        regions: RegionFilter,
+    ) -> Result<ProfilerPlan> {
+        let nvtx = ncu::capture::nvtx::plan(&regions, &config.pipeline.ncu.ncu_cli.nvtx)
             .map_err(|e| Error::Usage(e.to_string()))?;
         if let Some(why) = ncu::capture::sampling::refusal(config) {
             return Err(Error::Usage(why));
@@ -73,6 +79,7 @@ impl Profiler {
         }
         Ok(ProfilerPlan {
             analysis,
+            regions,
             nvtx,
             max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         })

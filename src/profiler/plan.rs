@@ -5,11 +5,14 @@
 use super::ncu::capture::nvtx::NvtxPlan;
 use crate::analysis::AnalysisPlan;
 use crate::config::Loaded;
+use crate::region::RegionFilter;
 use crate::run::{RunDir, RunRecord};
 
 #[derive(Debug)]
 pub struct ProfilerPlan {
     pub analysis: AnalysisPlan,
+    /// `regions.include` / `regions.exclude`, checked once: every profiler selects regions by it.
+    pub regions: RegionFilter,
     /// The NVTX expressions handed to ncu (built for every profiler: `regions.include` is checked
     /// the same way whichever runs).
     pub nvtx: NvtxPlan,

@@ -19,6 +19,7 @@ mod regioner;
 mod rename;
 mod requested;
 mod rollup;
+mod selection;
 mod tree;
 
 pub use coverage::{Coverage, CoverageTimes};
@@ -33,6 +34,7 @@ pub use regioner::{
 pub use rename::{was_cut, RenameError, RenameRule, Renames, NAME_LIMIT};
 pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, PerResult, Rollup};
+pub use selection::{PatternForm, RegionFilter, RegionPattern, RegionPatternError};
 pub use tree::{
     Observation, RegionAccumulator, RegionKind, RegionPath, RegionStats, ScopeKey, ScopeStats,
 };

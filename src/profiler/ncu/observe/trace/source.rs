@@ -5,7 +5,6 @@
 
 use std::sync::Mutex;
 
-use regex::Regex;
 
 use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::Result;
@@ -65,12 +64,12 @@ pub struct Sampled<'p> {
 }
 
 impl<'p> TraceSource<'p> {
-    /// Reads every trace. `exclude` holds `regions.exclude` as level matchers.
+    /// Reads every trace. `exclude`: `regions.exclude`, from the plan's region filter.
     pub fn open(
         plan: &'p AnalysisPlan,
         inputs: &[TraceInput],
         scope: PushPopScope,
-        exclude: Vec<Vec<Regex>>,
+        exclude: RequestedRegions,
         sampled: Option<Sampled<'p>>,
     ) -> Result<TraceSource<'p>> {
         let mut traces = Vec::with_capacity(inputs.len());
@@ -111,7 +110,7 @@ impl<'p> TraceSource<'p> {
             found,
             time_specs,
             scope,
-            exclude: RequestedRegions::new(exclude),
+            exclude,
             sampled,
         })
     }
@@ -536,24 +535,6 @@ pub fn scope_of(config: &crate::config::Config) -> PushPopScope {
     }
 }
 
-/// `regions.exclude` as level matchers, as `regions.include` is read.
-pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
-    let domain = config.regions.domain.as_deref();
-    config
-        .regions
-        .exclude
-        .iter()
-        .enumerate()
-        .map(|(i, pattern)| {
-            crate::region::pattern::level_regexes(pattern, domain).map_err(|e| {
-                crate::error::Error::Usage(format!(
-                    "regions.exclude[{i}] {pattern:?} is not a valid pattern: {e}"
-                ))
-            })
-        })
-        .collect()
-}
-
 /// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
 pub fn analyze_traces(
     plan: &crate::profiler::ProfilerPlan,
@@ -583,7 +564,7 @@ pub fn analyze_traces(
         &plan.analysis,
         inputs,
         scope_of(config),
-        exclude_of(config)?,
+        plan.regions.excluded(),
         sampled,
     )?;
     crate::analysis::analyze(&plan.analysis, source, context)
