@@ -76,6 +76,9 @@ impl Profiler {
         }
         if self == Profiler::Neuron {
             neuron::capture::check_config(config)?;
+            if let Some(why) = neuron::observe::regions::filter_refusal(&regions) {
+                return Err(Error::Usage(why));
+            }
         }
         Ok(ProfilerPlan {
             analysis,
@@ -191,7 +194,7 @@ impl Profiler {
     ) -> Result<Option<Report>> {
         match self {
             Profiler::Ncu => ncu::capture::report(loaded, plan, run, record, quiet),
-            Profiler::Neuron => neuron::capture::report(loaded, run, record),
+            Profiler::Neuron => neuron::capture::report(loaded, plan, run, record),
         }
     }
 
@@ -285,7 +288,12 @@ impl Inputs {
                 let mut context = found.context.clone();
                 context.config_fingerprint = fingerprint;
                 let (report, details) =
-                    neuron::observe::report::report_with_details(config, &found.viewed, &context)?;
+                neuron::observe::report::report_with_details(
+                    config,
+                    &plan.regions,
+                    &found.viewed,
+                    &context,
+                )?;
                 Ok(Analysed { report, details })
             }
         }

@@ -13,6 +13,7 @@ mod estimate;
 mod filter;
 pub mod methods;
 mod moments;
+mod nest;
 mod path;
 pub mod pattern;
 mod regioner;
@@ -26,6 +27,7 @@ pub use coverage::{Coverage, CoverageTimes};
 pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z95};
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use moments::Moments;
+pub use nest::{nest, Nested, WholeRegion};
 pub use path::display_of;
 pub use regioner::{
     collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,

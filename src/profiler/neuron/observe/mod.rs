@@ -10,6 +10,7 @@ pub mod group_ratios;
 pub mod idle;
 pub mod idle_finding;
 pub mod metrics;
+pub mod nesting;
 pub mod opcodes;
 pub mod provenance;
 pub mod regions;
@@ -31,6 +32,7 @@ use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::NeuronProfile;
 use crate::profiler::neuron::settings::InsightSettings;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::region::RegionFilter;
 use crate::report::idle::Idle;
 use idle::Timeline;
 use opcodes::{opcode_times, OpcodeTime};
@@ -132,10 +134,17 @@ pub struct Analysis {
 
 /// Analyse a profile: regions by `settings.regions` (already resolved against `regions.auto`, see
 /// [`crate::profiler::neuron::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
-pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
+/// Only the regions `filter` (`regions.include` / `regions.exclude`) selects are kept.
+pub fn analyse(
+    profile: &NeuronProfile,
+    settings: &NeuronSettings,
+    rules: &RuleSet,
+    filter: &RegionFilter,
+) -> Analysis {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
     let mut generated = regions::generate(profile, &settings.regions);
+    regions::select(&mut generated, filter);
     let timeline = Timeline::of(profile);
     let mut regions: Vec<Region> = generated
         .spans

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
@@ -15,6 +15,7 @@ use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow}
 use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
 use crate::profiler::neuron::settings::RegionMethod;
+use crate::region::RegionFilter;
 use crate::report::finish::Finishing;
 use crate::report::model::{
     ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo, Scope,
@@ -44,20 +45,30 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
 pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
     crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
-        .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
+        .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))
 }
 
-/// Loads and analyses every viewed profile and maps them onto one report.
-pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Result<Report> {
-    Ok(report_with_details(config, viewed, context)?.0)
+/// Loads and analyses every viewed profile and maps them onto one report, keeping the regions
+/// `filter` selects.
+pub fn report(
+    config: &Config,
+    filter: &RegionFilter,
+    viewed: &[Viewed],
+    context: &RunContext,
+) -> Result<Report> {
+    Ok(report_with_details(config, filter, viewed, context)?.0)
 }
 
 /// [`report`], and what only `-v` shows: each profile's top-level keys that were not used.
 pub fn report_with_details(
     config: &Config,
+    filter: &RegionFilter,
     viewed: &[Viewed],
     context: &RunContext,
 ) -> Result<(Report, Vec<String>)> {
+    if let Some(why) = super::regions::filter_refusal(filter) {
+        return Err(Error::Usage(why));
+    }
     // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
     let rules = rules(config)?;
     let mut neuron = config.neuron.clone();
@@ -69,7 +80,7 @@ pub fn report_with_details(
         ignored,
         platform,
         collectives,
-    } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    } = analyse_all(viewed, &neuron, &rules, filter, config.report.threads)?;
     // Workers of one run (a collectives rank, or a process of an inspect capture), not the profiles
     // of a sweep, which ran one after another.
     let (labels, collectives): (Vec<String>, Vec<_>) = viewed
@@ -85,7 +96,7 @@ pub fn report_with_details(
     // Each analysis is consumed as its scopes are made: a profile of 200,000 subgraphs never holds
     // its summaries twice over.
     for (v, analysis) in viewed.iter().zip(analyses) {
-        scopes_of(v, analysis, &units, &mut scopes);
+        scopes_of(v, analysis, &units, filter, &mut scopes);
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -168,6 +179,7 @@ fn analyse_all(
     viewed: &[Viewed],
     neuron: &crate::profiler::neuron::settings::NeuronSettings,
     rules: &crate::insights::RuleSet,
+    filter: &RegionFilter,
     threads: usize,
 ) -> Result<Analysed> {
     let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
@@ -179,7 +191,7 @@ fn analyse_all(
                 profile.ignored_keys.join(", ")
             )
         });
-        let analysis = analyse(&profile, neuron, rules);
+        let analysis = analyse(&profile, neuron, rules, filter);
         Ok::<_, crate::error::Error>((
             tool_version(&profile),
             Provenance::of(&profile),
@@ -250,7 +262,13 @@ fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<Stri
 
 /// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Scope>) {
+fn scopes_of(
+    v: &Viewed,
+    mut a: Analysis,
+    units: &[UnitRow],
+    filter: &RegionFilter,
+    scopes: &mut Vec<Scope>,
+) {
     let count = a.summaries.len();
     let mut summaries = std::mem::take(&mut a.summaries).into_iter();
     let first = summaries.next();
@@ -258,7 +276,8 @@ fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Sc
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
-    let regions = super::report_region::regions(&a.regions, units, total_ns);
+    let mut regions = super::report_region::regions(&a.regions, units, total_ns);
+    super::report_region::add_requested_empty(filter, units, &mut regions);
     let mut main = scope(v, first, units, count > 1, a.idle.as_ref());
     main.idle = a.idle.clone();
     main.regions = regions;
