@@ -287,8 +287,7 @@ impl Inputs {
             Inputs::Neuron(found) => {
                 let mut context = found.context.clone();
                 context.config_fingerprint = fingerprint;
-                let (report, details) =
-                neuron::observe::report::report_with_details(
+                let (report, details) = neuron::observe::report::report_with_details(
                     config,
                     &plan.regions,
                     &found.viewed,

@@ -5,6 +5,8 @@
 //!
 //! Floor: region (see `crate::region`): imports the ground floor only.
 
+use std::collections::HashMap;
+
 use super::path::RegionKind;
 use super::rollup::{MetricSpec, Rollup};
 
@@ -69,7 +71,7 @@ pub fn nest(specs: &[MetricSpec], time: Option<usize>, regions: &[WholeRegion<'_
 
 /// The nearest enclosing stack region of each region, found by path.
 fn parents(regions: &[WholeRegion<'_>]) -> Vec<Option<usize>> {
-    let index: std::collections::HashMap<&[String], usize> = regions
+    let index: HashMap<&[String], usize> = regions
         .iter()
         .enumerate()
         .filter(|(_, r)| r.kind == RegionKind::Stack)
@@ -160,7 +162,12 @@ mod tests {
             spec("peak", Rollup::Max),
             spec("ratio", Rollup::Derived),
         ];
-        let paths = [path("sg00"), path("sg00/a"), path("sg00/a/x"), path("sg00/b")];
+        let paths = [
+            path("sg00"),
+            path("sg00/a"),
+            path("sg00/a/x"),
+            path("sg00/b"),
+        ];
         let values = [
             [Some(100.0), Some(50.0), Some(0.5), Some(9.0), Some(1.0)],
             [Some(40.0), Some(30.0), Some(0.75), Some(9.0), Some(2.0)],

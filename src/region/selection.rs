@@ -1,8 +1,8 @@
 //! The region filter: `regions.include` / `regions.exclude` (and `regions.domain`) read once, in the
 //! grammar of [`super::pattern`], and checked with errors that name the key and the fix. Every
-//! profiler selects regions through it: ncu's NVTX expressions are written from its parsed levels, the
-//! trace's attribution and the report's requested regions use its level matchers, and Neuron keeps the
-//! regions it names.
+//! profiler selects regions through it: a profiler's own filter expressions are written from its
+//! parsed levels, and the requested regions, a trace's attribution and a profiler's own region list
+//! use its level matchers.
 
 use regex::Regex;
 use thiserror::Error;
@@ -218,7 +218,10 @@ mod tests {
     #[test]
     fn patterns_are_read_once_into_their_forms() {
         let f = RegionFilter::new(&strings(&[r"a\/b/c", "dec*", "regex:x+"]), &[], None).unwrap();
-        assert_eq!(f.include[0].form, PatternForm::Literal(strings(&["a/b", "c"])));
+        assert_eq!(
+            f.include[0].form,
+            PatternForm::Literal(strings(&["a/b", "c"]))
+        );
         assert!(matches!(f.include[1].form, PatternForm::Glob(_)));
         assert_eq!(f.include[2].form, PatternForm::Regex("x+".into()));
         assert_eq!(f.include[1].key, "regions.include[1]");

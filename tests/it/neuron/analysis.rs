@@ -6,11 +6,11 @@ use profile_run::insights::RuleSet;
 use profile_run::profiler::neuron::observe::metrics::vocabulary;
 use profile_run::profiler::neuron::observe::{analyse, load_rules, Analysis, Bound, Region};
 use profile_run::profiler::neuron::readers::model::NeuronProfile;
-use profile_run::region::RegionFilter;
 use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json};
 use profile_run::profiler::neuron::settings::{
     CollectiveRegions, InsightSettings, NeuronSettings, RegionMethod,
 };
+use profile_run::region::RegionFilter;
 
 use super::parquet_gen::{generate, GenOptions};
 use super::{decoder_json, MIB};
@@ -192,7 +192,12 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
         summaries,
         ..NeuronProfile::default()
     };
-    let a = analyse(&p, &NeuronSettings::default(), &shipped_rules(), &RegionFilter::default());
+    let a = analyse(
+        &p,
+        &NeuronSettings::default(),
+        &shipped_rules(),
+        &RegionFilter::default(),
+    );
     // No timeline: no regions, and the note says why.
     assert!(a.regions.is_empty());
     assert!(

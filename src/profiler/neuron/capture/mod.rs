@@ -354,8 +354,13 @@ pub fn report(
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    crate::profiler::neuron::observe::report::report(&loaded.config, &plan.regions, &viewed, &context)
-        .map(Some)
+    crate::profiler::neuron::observe::report::report(
+        &loaded.config,
+        &plan.regions,
+        &viewed,
+        &context,
+    )
+    .map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

@@ -80,8 +80,11 @@ pub fn select(regions: &mut Regions, filter: &RegionFilter) {
     if filter.is_empty() || regions.spans.is_empty() {
         return;
     }
-    let paths: Vec<(RegionKind, Vec<String>)> =
-        regions.spans.iter().map(|s| (s.kind(), s.segments())).collect();
+    let paths: Vec<(RegionKind, Vec<String>)> = regions
+        .spans
+        .iter()
+        .map(|s| (s.kind(), s.segments()))
+        .collect();
     let keys: Vec<(RegionKind, &[String])> =
         paths.iter().map(|(k, p)| (*k, p.as_slice())).collect();
     let keep = filter.keep(&keys);

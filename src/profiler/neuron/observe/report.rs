@@ -277,6 +277,7 @@ fn scopes_of(
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
     let mut regions = super::report_region::regions(&a.regions, units, total_ns);
+    super::nesting::nest(&mut regions, units);
     super::report_region::add_requested_empty(filter, units, &mut regions);
     let mut main = scope(v, first, units, count > 1, a.idle.as_ref());
     main.idle = a.idle.clone();

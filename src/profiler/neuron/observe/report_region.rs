@@ -1,6 +1,5 @@
-//! Neuron regions as report regions: their paths, nested by the region core (`nesting.rs`), their
-//! notes and their instructions by engine and opcode; a region `regions.include` names that the
-//! profile lacks, shown empty.
+//! Neuron regions as report regions: their paths, their notes and their instructions by engine and
+//! opcode; a region `regions.include` names that the profile lacks, shown empty.
 
 use super::units::{metric_map, rollup_of, UnitRow};
 use crate::profiler::neuron::observe::opcodes::OpcodeTime;
@@ -64,11 +63,9 @@ pub(super) fn findings(
     out
 }
 
-/// Every region of one profile, nested where a hierarchy path extends another region's path.
+/// Every region of one profile, each alone (`nesting.rs` nests them).
 pub fn regions(found: &[NRegion], units: &[UnitRow], total_ns: Option<f64>) -> Vec<Region> {
-    let mut out: Vec<Region> = found.iter().map(|r| region(r, units, total_ns)).collect();
-    super::nesting::nest(&mut out, units);
-    out
+    found.iter().map(|r| region(r, units, total_ns)).collect()
 }
 
 /// A region `regions.include` names by its path that the profile does not have still shows, empty

@@ -5,7 +5,6 @@
 
 use std::sync::Mutex;
 
-
 use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::Result;
 use crate::profiler::ncu::readers::{rollup, units};
