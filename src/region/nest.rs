@@ -218,4 +218,37 @@ mod tests {
         let nested = nest(&specs, Some(0), &regions);
         assert!(nested.iter().all(|n| n.parent.is_none() && n.depth == 0));
     }
+
+    proptest::proptest! {
+        /// A parent's own sum plus its children's is its inclusive sum, and its own time-weighted
+        /// mean, weighted by its own time, adds up with its children's to its inclusive one.
+        #[test]
+        fn own_values_and_childrens_add_up_to_the_inclusive_ones(
+            children in proptest::collection::vec((1.0f64..1e6, 0.0f64..1.0, 0.0f64..1e9), 1..6),
+            own_time in 1.0f64..1e6,
+            own_share in 0.0f64..1.0,
+            own_flops in 0.0f64..1e9,
+        ) {
+            let specs = [spec("time", Rollup::Sum), spec("share", Rollup::Mean), spec("flops", Rollup::Sum)];
+            let time = own_time + children.iter().map(|c| c.0).sum::<f64>();
+            let busy = own_share * own_time + children.iter().map(|c| c.0 * c.1).sum::<f64>();
+            let flops = own_flops + children.iter().map(|c| c.2).sum::<f64>();
+            let mut paths = vec![path("p")];
+            let mut values = vec![[Some(time), Some(busy / time), Some(flops)]];
+            for (n, (t, share, f)) in children.iter().enumerate() {
+                paths.push(path(&format!("p/c{n}")));
+                values.push([Some(*t), Some(*share), Some(*f)]);
+            }
+            let regions: Vec<WholeRegion> = paths
+                .iter()
+                .zip(&values)
+                .map(|(p, v)| WholeRegion { kind: RegionKind::Stack, segments: p, inclusive: v })
+                .collect();
+            let own = &nest(&specs, Some(0), &regions)[0].exclusive;
+            let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+            proptest::prop_assert!(near(own[0].unwrap(), own_time), "{own:?}");
+            proptest::prop_assert!(near(own[1].unwrap(), own_share), "{own:?}");
+            proptest::prop_assert!(near(own[2].unwrap(), own_flops), "{own:?}");
+        }
+    }
 }
