@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::analysis::{analyze, AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::{Error, Result};
+use crate::profiler::ProfilerPlan;
 use crate::region::{KernelFilter, Observation};
-use crate::report::model::{Platform, ProfilerInfo};
+use crate::report::model::{Platform, ProfilerInfo, Report};
 
 use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::{open_raw_file, stream_files, RawFile, RawPlan};
@@ -297,12 +298,12 @@ fn read_details_file(
 
 /// The report of one or more captures' CSV exports, under a checked plan.
 pub fn analyze_exports(
-    plan: &crate::profiler::ProfilerPlan,
+    plan: &ProfilerPlan,
     sets: &[ExportSet],
     context: &RunContext,
-) -> Result<crate::report::model::Report> {
+) -> Result<Report> {
     let source = CsvSource::open(&plan.analysis, sets, context, &plan.nvtx.include)?;
-    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    let mut report = analyze(&plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)
 }

@@ -26,7 +26,8 @@ use serde::Serialize;
 use crate::insights::{Insight, RuleSet, RulesError};
 use crate::profiler::neuron::observe::group_ratios::set_group_ratios;
 use crate::profiler::neuron::observe::metrics::{
-    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
+    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, vocabulary,
+    MetricMap, Peaks,
 };
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::NeuronProfile;
@@ -44,7 +45,7 @@ pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml
 /// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
 /// metric vocabulary either way.
 pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
-    let vocabulary = crate::profiler::neuron::observe::metrics::vocabulary();
+    let vocabulary = vocabulary();
     match &settings.rules {
         Some(path) => RuleSet::load(path, &vocabulary),
         None => RuleSet::parse(

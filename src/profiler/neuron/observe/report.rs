@@ -5,21 +5,24 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
-use crate::config::Config;
+use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
+use crate::insights::RuleSet;
+use crate::parallel;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
-use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
+use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
-use crate::profiler::neuron::settings::RegionMethod;
+use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::profiler::neuron::{load, NeuronProfile};
 use crate::region::RegionFilter;
 use crate::report::finish::Finishing;
 use crate::report::model::{
-    ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo, Scope,
-    Totals,
+    Idle, ItemNoun, KernelSelectionInfo, MetricMap, MetricValue, Platform, ProfilerInfo, Report,
+    RunInfo, Scope, Totals,
 };
 
 /// The name the report gives the profiler.
@@ -43,8 +46,8 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
-pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
-    crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
+pub fn rules(config: &Config) -> Result<RuleSet> {
+    load_rules(&config.neuron.insights)
         .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))
 }
 
@@ -135,8 +138,8 @@ pub fn report_with_details(
         include: config.report.kernels.include.clone(),
         exclude: config.report.kernels.exclude.clone(),
         name_base: match config.report.kernels.name_base {
-            crate::config::KernelNameBase::Demangled => "demangled",
-            crate::config::KernelNameBase::Function => "function",
+            KernelNameBase::Demangled => "demangled",
+            KernelNameBase::Function => "function",
         }
         .to_string(),
         results_selected: instructions,
@@ -177,13 +180,13 @@ struct Analysed {
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
 fn analyse_all(
     viewed: &[Viewed],
-    neuron: &crate::profiler::neuron::settings::NeuronSettings,
-    rules: &crate::insights::RuleSet,
+    neuron: &NeuronSettings,
+    rules: &RuleSet,
     filter: &RegionFilter,
     threads: usize,
 ) -> Result<Analysed> {
-    let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
-        let profile = crate::profiler::neuron::load(&v.output)?;
+    let loaded = parallel::map(viewed.iter().collect(), threads, |v| {
+        let profile = load(&v.output)?;
         let ignored = (!profile.ignored_keys.is_empty()).then(|| {
             format!(
                 "{}: keys not used: {}",
@@ -192,7 +195,7 @@ fn analyse_all(
             )
         });
         let analysis = analyse(&profile, neuron, rules, filter);
-        Ok::<_, crate::error::Error>((
+        Ok::<_, Error>((
             tool_version(&profile),
             Provenance::of(&profile),
             super::workers::collectives_of(&profile),
@@ -238,7 +241,7 @@ fn field_names(analyses: &[Analysis]) -> BTreeSet<String> {
 /// The tools' version as the profile records it: `profiler_version` (the full JSON's
 /// `profile_info`), `tools_version` in the metadata, `sw_version` in a summary (the schema, NTFF and
 /// data versions are not the tools').
-fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
+fn tool_version(profile: &NeuronProfile) -> Option<String> {
     if let Some(v) = profile.metadata.get("profiler_version") {
         return Some(v.clone());
     }
@@ -291,7 +294,7 @@ fn scopes_of(
     if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {
         main.outside_regions.metrics.0.push((
             unit.0.clone(),
-            crate::report::model::MetricValue {
+            MetricValue {
                 value: outside_ns,
                 unit: unit.1.clone(),
                 values: None,
@@ -317,7 +320,7 @@ fn scope(
     summary: Option<&ProfileSummary>,
     units: &[UnitRow],
     name_summary: bool,
-    idle: Option<&crate::report::model::Idle>,
+    idle: Option<&Idle>,
 ) -> Scope {
     let label = match summary {
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),

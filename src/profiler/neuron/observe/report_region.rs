@@ -2,6 +2,7 @@
 //! opcode; a region `regions.include` names that the profile lacks, shown empty.
 
 use super::units::{metric_map, rollup_of, UnitRow};
+use crate::insights::Insight as RuleFinding;
 use crate::profiler::neuron::observe::opcodes::OpcodeTime;
 use crate::profiler::neuron::observe::{Bound, Region as NRegion};
 use crate::profiler::neuron::settings::RegionMethod;
@@ -16,7 +17,7 @@ pub(super) const TIME_METRIC: &str = "total_time";
 /// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
 /// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
 pub(super) fn insights(
-    found: &[crate::insights::Insight],
+    found: &[RuleFinding],
     time_ns: Option<f64>,
     units: &[UnitRow],
 ) -> Vec<Insight> {
@@ -43,7 +44,7 @@ const SPAN_RULES: [&str; 2] = ["slow_instance", "collective_outlier"];
 /// busy-time advice then weighs the time something ran (`evidence.time` is the active time), and is
 /// not offered at all where nothing ran.
 pub(super) fn findings(
-    found: &[crate::insights::Insight],
+    found: &[RuleFinding],
     time_ns: Option<f64>,
     idle: Option<&Idle>,
     units: &[UnitRow],

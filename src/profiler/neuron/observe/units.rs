@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::insights::Units;
 use crate::profiler::neuron::observe::metrics::{
-    MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
+    label, MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
 use crate::profiler::neuron::readers::model::SummaryLayout;
 use crate::region::Rollup;
@@ -165,7 +166,7 @@ pub fn metric_table(
     let infos = rows
         .iter()
         .map(|&(_, name, unit)| MetricInfo {
-            label: crate::profiler::neuron::observe::metrics::label(name).map(String::from),
+            label: label(name).map(String::from),
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
             rollup: rollup_of(name, report_unit(unit).0),
@@ -211,7 +212,7 @@ pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
 /// The units a rule's message shows its placeholders in (`1.61 GB`, not `1,610,612,736`): byte
 /// counts only, the one report unit whose values the analysis already holds as they are shown
 /// (times are seconds there and percents 0–1 fractions, which messages format with `{name:%}`).
-pub fn message_units() -> crate::insights::Units {
+pub fn message_units() -> Units {
     unit_table()
         .into_iter()
         .filter(|(_, unit, factor)| &**unit == "byte" && *factor == 1.0)
