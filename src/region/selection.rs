@@ -91,17 +91,6 @@ impl RegionPattern {
             levels,
         })
     }
-
-    /// Whether the pattern names the region of these path segments: its levels match the innermost
-    /// segments (`forward` names `train_step/forward`).
-    pub fn names(&self, segments: &[String]) -> bool {
-        self.levels.len() <= segments.len()
-            && self
-                .levels
-                .iter()
-                .zip(&segments[segments.len() - self.levels.len()..])
-                .all(|(level, segment)| level.is_match(segment))
-    }
 }
 
 /// `regions.include`, `regions.exclude` and `regions.domain`, checked once.
@@ -191,14 +180,6 @@ impl RegionFilter {
             .into_iter()
             .zip(regions)
             .map(|(kept, (_, segments))| kept && !prefixes_excluded(segments))
-            .collect()
-    }
-
-    /// The include patterns that name none of these regions.
-    pub fn unmatched_includes(&self, regions: &[&[String]]) -> Vec<&RegionPattern> {
-        self.include
-            .iter()
-            .filter(|p| !regions.iter().any(|segments| p.names(segments)))
             .collect()
     }
 }
