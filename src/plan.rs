@@ -133,11 +133,17 @@ fn region_rules(config: &Config) -> Result<crate::insights::RuleSet> {
     })
 }
 
-/// `regions.auto` checked: a method with usable settings, and not beside `regions.include` (the
-/// user's own ranges and a method's regions would be two answers to one question).
+/// `regions.auto` checked: a method with usable settings, and, for a profiler with ranges of its own,
+/// not beside `regions.include` (the user's own ranges and a method's regions would be two answers to
+/// one question).
 fn regioner(config: &Config) -> Result<Regioner> {
     let regioner = Regioner::new(&config.regions.auto)
         .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?;
+    if Profiler::of(config) == Profiler::Neuron {
+        // A Neuron profile has no ranges of its own: its regions are always a method's, and
+        // `regions.include` picks among them.
+        return Ok(regioner);
+    }
     if matches!(regioner, Regioner::StackFrames { .. }) && !config.regions.include.is_empty() {
         // Python frames explain the GPU time inside the ranges asked for: `step/<frames…>`.
         return Ok(Regioner::nested_stack_frames(config.regions.auto.depth));

@@ -65,6 +65,22 @@ fn include_keeps_the_regions_its_globs_and_regexes_name() {
 }
 
 #[test]
+fn include_picks_among_the_regions_of_a_method_named_in_regions_auto() {
+    // Neuron's regions are always a method's, so `regions.auto.method` beside `regions.include` is
+    // no conflict there.
+    let scope = decoder_scope(&[
+        "--config",
+        "neuron/default",
+        "regions.auto.method=hierarchy",
+        "regions.include=['NeuronLlamaDecoderLayer?2?']",
+    ]);
+    assert_eq!(
+        paths(&scope),
+        ["NeuronLlamaModel/NeuronLlamaDecoderLayer[2]"]
+    );
+}
+
+#[test]
 fn exclude_leaves_out_what_it_names_and_its_instructions_count_outside() {
     let scope = decoder_scope(&["regions.exclude=[segment*]"]);
     assert!(paths(&scope).is_empty(), "{scope:#}");
