@@ -1,8 +1,8 @@
 //! NVTX filter expressions for ncu: region patterns written in the user's words become `--nvtx-include` /
 //! `--nvtx-exclude` expressions, and raw expressions are linted for ncu's grammar traps.
 //!
-//! The user-pattern grammar itself is `crate::region::pattern`; this file builds ncu's expressions
-//! from it. ncu's grammar (docs/ncu-facts, seen on ncu 2025.3.1): push/pop levels are separated by `/` and a push/pop
+//! The user-pattern grammar itself is `crate::region::pattern`, and the patterns of a run are read
+//! once into `crate::region::RegionFilter`; this file builds ncu's expressions from their forms. ncu's grammar (docs/ncu-facts, seen on ncu 2025.3.1): push/pop levels are separated by `/` and a push/pop
 //! expression ends in `/` (without it ncu reads a start/end range and matches nothing pushed); `Domain@`
 //! picks a domain; `@ , [ ] / * +` are operators unless escaped with `\`; `regex:` turns the whole
 //! expression into regexes.
@@ -178,8 +178,8 @@ struct Converted {
 fn convert(pattern: &RegionPattern, domain: Option<&str>) -> Converted {
     let (key, text) = (&pattern.key, &pattern.text);
     let mut warnings = Vec::new();
-    let literal = !matches!(pattern.form, PatternForm::Regex(_));
-    if literal && (text.starts_with('[') || text.starts_with(']')) {
+    let names = !matches!(pattern.form, PatternForm::Regex(_));
+    if names && (text.starts_with('[') || text.starts_with(']')) {
         warnings.push(format!(
             "`{key}`: `{text}` is taken as a literal range name (`[`/`]` escaped); ncu's stack \
              anchors belong in a raw expression under `pipeline.ncu.ncu_cli.nvtx.include`"
