@@ -303,18 +303,7 @@ impl Observations for TraceSource<'_> {
                 counts.coverage[coverage as usize] += 1;
                 let device = a.kernel.device.to_string();
                 if scope.device != device || scope.process_id.is_empty() {
-                    scope = ScopeKey {
-                        host: trace.host.clone(),
-                        process_id: trace.pid.to_string(),
-                        process_name: trace.process_name.clone(),
-                        device,
-                        // The run record's rank (one profile-run per rank) else the one the
-                        // launcher gave the process (one profile-run around the launcher).
-                        rank: rank
-                            .or(trace.rank)
-                            .map(|r| r.to_string())
-                            .unwrap_or_default(),
-                    };
+                    scope = trace_scope(trace, device, *rank);
                 }
                 visit(
                     &mut state,
@@ -352,6 +341,21 @@ impl Observations for TraceSource<'_> {
         }
         reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
         Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+/// The scope of a trace's kernels on `device`, ranked by the run record's rank (one profile-run
+/// per rank) else by the one the launcher gave the process (one profile-run around the launcher).
+fn trace_scope(trace: &ProcessTrace, device: String, rank: Option<u32>) -> ScopeKey {
+    ScopeKey {
+        host: trace.host.clone(),
+        process_id: trace.pid.to_string(),
+        process_name: trace.process_name.clone(),
+        device,
+        rank: rank
+            .or(trace.rank)
+            .map(|r| r.to_string())
+            .unwrap_or_default(),
     }
 }
 
