@@ -14,8 +14,7 @@ use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
 use crate::insights::{load_region_rules, RuleSet};
 use crate::profiler::{Profiler, ProfilerPlan};
-use crate::region::collective_kernels;
-use crate::region::{pattern, KernelFilter, Regioner, Renames, RequestedRegions};
+use crate::region::{collective_kernels, KernelFilter, RegionFilter, Regioner, Renames};
 use crate::report::compare::MAX_COMPARED;
 use crate::report::model::KernelSelectionInfo;
 use crate::report::render::Format;
@@ -24,7 +23,7 @@ use crate::report::render::{markdown, RenderOptions};
 /// What a run will do, fully checked.
 #[derive(Debug)]
 pub struct Plan {
-    /// What the profiler is handed: the analysis plan and its own part (ncu's NVTX expressions).
+    /// What the profiler is handed: its own plan, holding the analysis plan and the region filter.
     pub profiler: ProfilerPlan,
     pub render: RenderOptions,
     /// The files written for a report (`report.outputs`).
@@ -43,7 +42,15 @@ impl Plan {
         if let Some(path) = &render.template {
             markdown::check_template(path)?;
         }
-        let profiler = Profiler::of(config).plan(config, analysis_plan(config)?)?;
+        // `regions.include` / `regions.exclude` read once, for the analysis and the profiler alike.
+        let regions = RegionFilter::new(
+            &config.regions.include,
+            &config.regions.exclude,
+            config.regions.domain.as_deref(),
+        )
+        .map_err(|e| Error::Usage(e.to_string()))?;
+        let analysis = analysis_plan(config, &regions)?;
+        let profiler = Profiler::of(config).plan(config, analysis, regions)?;
         Ok(Plan {
             profiler,
             render,
@@ -52,7 +59,7 @@ impl Plan {
     }
 }
 
-fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
+fn analysis_plan(config: &Config, regions: &RegionFilter) -> Result<AnalysisPlan> {
     let selection = &config.report.kernels;
     let filter = KernelFilter::new(
         &selection.include,
@@ -78,8 +85,8 @@ fn analysis_plan(config: &Config) -> Result<AnalysisPlan> {
             results_selected: 0,
             results_excluded: 0,
         },
-        requested: requested_regions(config)?,
-        requested_paths: requested_paths(config),
+        requested: regions.requested(),
+        requested_paths: regions.requested_paths(),
         regioner: regioner(config)?,
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
@@ -129,11 +136,17 @@ fn region_rules(config: &Config) -> Result<RuleSet> {
     })
 }
 
-/// `regions.auto` checked: a method with usable settings, and not beside `regions.include` (the
-/// user's own ranges and a method's regions would be two answers to one question).
+/// `regions.auto` checked: a method with usable settings, and, for a profiler with ranges of its own,
+/// not beside `regions.include` (the user's own ranges and a method's regions would be two answers to
+/// one question).
 fn regioner(config: &Config) -> Result<Regioner> {
     let regioner = Regioner::new(&config.regions.auto)
         .map_err(|e| Error::Usage(format!("{e}; fix it in the preset or with an override")))?;
+    if Profiler::of(config) == Profiler::Neuron {
+        // A Neuron profile has no ranges of its own: its regions are always a method's, and
+        // `regions.include` picks among them.
+        return Ok(regioner);
+    }
     if matches!(regioner, Regioner::StackFrames { .. }) && !config.regions.include.is_empty() {
         // Python frames explain the GPU time inside the ranges asked for: `step/<frames…>`.
         return Ok(Regioner::nested_stack_frames(config.regions.auto.depth));
@@ -147,44 +160,4 @@ fn regioner(config: &Config) -> Result<Regioner> {
         ));
     }
     Ok(regioner)
-}
-
-/// `regions.include` as region-path matchers (empty when nothing is named).
-fn requested_regions(config: &Config) -> Result<RequestedRegions> {
-    let domain = config.regions.domain.as_deref();
-    let patterns = config
-        .regions
-        .include
-        .iter()
-        .enumerate()
-        .map(|(i, pattern)| {
-            pattern::level_regexes(pattern, domain).map_err(|e| {
-                Error::Usage(format!(
-                    "regions.include[{i}] {pattern:?} is not a valid pattern: {e}"
-                ))
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(RequestedRegions::new(patterns))
-}
-
-/// The patterns of `regions.include` that name exactly one region, with that region's path, so a
-/// region asked for that saw no result still shows (with a note).
-fn requested_paths(config: &Config) -> Vec<(String, Vec<String>)> {
-    config
-        .regions
-        .include
-        .iter()
-        .filter_map(|pattern| {
-            let levels = pattern::literal_levels(pattern)?;
-            let segments = levels
-                .into_iter()
-                .map(|s| match &config.regions.domain {
-                    Some(domain) => format!("{domain}@{s}"),
-                    None => s,
-                })
-                .collect();
-            Some((pattern.clone(), segments))
-        })
-        .collect()
 }

@@ -24,6 +24,7 @@ use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded, ProfilerKind};
 use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
+use crate::region::RegionFilter;
 use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
@@ -67,11 +68,18 @@ impl Profiler {
     }
 
     /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and
-    /// the plan it is handed: ncu's NVTX expressions and passes, Neuron's settings and rules file.
-    pub fn plan(self, config: &Config, analysis: AnalysisPlan) -> Result<ProfilerPlan> {
+    /// the plan it is handed, holding the region filter `crate::plan` read once: ncu's NVTX
+    /// expressions (built from that filter) and passes, Neuron's settings, rules file and its
+    /// refusal of what the filter asks that a Neuron profile cannot answer.
+    pub fn plan(
+        self,
+        config: &Config,
+        analysis: AnalysisPlan,
+        regions: RegionFilter,
+    ) -> Result<ProfilerPlan> {
         match self {
-            Profiler::Ncu => ncu::plan(config, analysis).map(ProfilerPlan::Ncu),
-            Profiler::Neuron => neuron::plan(config, analysis).map(ProfilerPlan::Neuron),
+            Profiler::Ncu => ncu::plan(config, analysis, regions).map(ProfilerPlan::Ncu),
+            Profiler::Neuron => neuron::plan(config, analysis, regions).map(ProfilerPlan::Neuron),
         }
     }
 
@@ -272,7 +280,9 @@ impl Inputs {
 fn ncu_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NcuPlan>> {
     match plan {
         ProfilerPlan::Ncu(own) => Ok(Cow::Borrowed(own)),
-        ProfilerPlan::Neuron(_) => ncu::plan(config, plan.analysis().clone()).map(Cow::Owned),
+        ProfilerPlan::Neuron(_) => {
+            ncu::plan(config, plan.analysis().clone(), plan.regions().clone()).map(Cow::Owned)
+        }
     }
 }
 
@@ -280,7 +290,9 @@ fn ncu_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NcuPl
 fn neuron_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NeuronPlan>> {
     match plan {
         ProfilerPlan::Neuron(own) => Ok(Cow::Borrowed(own)),
-        ProfilerPlan::Ncu(_) => neuron::plan(config, plan.analysis().clone()).map(Cow::Owned),
+        ProfilerPlan::Ncu(_) => {
+            neuron::plan(config, plan.analysis().clone(), plan.regions().clone()).map(Cow::Owned)
+        }
     }
 }
 

@@ -1,10 +1,12 @@
 //! The checked plan as a profiler is handed it: each adapter's own plan, built and checked by its
-//! own `plan` function through [`super::Profiler::plan`], each holding the neutral analysis plan.
+//! own `plan` function through [`super::Profiler::plan`], each holding the neutral analysis plan and
+//! the region filter (`regions.include` / `regions.exclude`, read once by `crate::plan`).
 //! `crate::plan` builds it; the profilers never see the rest of the plan (outputs, templates).
 
 use super::ncu::NcuPlan;
 use super::neuron::NeuronPlan;
 use crate::analysis::AnalysisPlan;
+use crate::region::RegionFilter;
 
 /// One profiler's plan; the steps that take it follow it to its adapter.
 #[derive(Debug)]
@@ -19,6 +21,14 @@ impl ProfilerPlan {
         match self {
             ProfilerPlan::Ncu(plan) => &plan.analysis,
             ProfilerPlan::Neuron(plan) => &plan.analysis,
+        }
+    }
+
+    /// The region filter every profiler selects its regions by, whichever profiler.
+    pub fn regions(&self) -> &RegionFilter {
+        match self {
+            ProfilerPlan::Ncu(plan) => &plan.regions,
+            ProfilerPlan::Neuron(plan) => &plan.regions,
         }
     }
 }

@@ -13,18 +13,21 @@ mod estimate;
 mod filter;
 pub mod methods;
 mod moments;
+mod nest;
 mod path;
 pub mod pattern;
 mod regioner;
 mod rename;
 mod requested;
 mod rollup;
+mod selection;
 mod tree;
 
 pub use coverage::{Coverage, CoverageTimes};
 pub use estimate::{Estimate, KeySamples, KeyTally, RunToRun, Spread, Tallies, Z95};
 pub use filter::{function_name, KernelFilter, PatternError};
 pub use moments::Moments;
+pub use nest::{nest, Nested, WholeRegion};
 pub use path::display_of;
 pub use regioner::{
     collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,
@@ -33,6 +36,7 @@ pub use regioner::{
 pub use rename::{was_cut, RenameError, RenameRule, Renames, NAME_LIMIT};
 pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, PerResult, Rollup};
+pub use selection::{PatternForm, RegionFilter, RegionPattern, RegionPatternError};
 pub use tree::{
     Observation, RegionAccumulator, RegionKind, RegionPath, RegionStats, ScopeKey, ScopeStats,
 };

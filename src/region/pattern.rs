@@ -1,9 +1,9 @@
 //! The grammar of region patterns (`regions.include` / `regions.exclude`), profiler-neutral: `/`
 //! separates levels (`train_step/forward`); `\X` is a literal `X` (`a\/b` is one level named
 //! `a/b`); `*` and `?` inside a level are glob wildcards; `regex:…` is the user's own regex, levels
-//! split at unescaped `/`. Region paths are matched level by level ([`level_regexes`]); a pattern
-//! naming exactly one region gives its names ([`literal_levels`]). A profiler's own filter
-//! expressions are built from the same pieces in its adapter.
+//! split at unescaped `/`. Region paths are matched level by level ([`level_regexes`]). The patterns
+//! of a run are read once, into [`super::RegionFilter`]; a profiler's own filter expressions are
+//! built from its parsed levels in its adapter.
 
 /// One character of a user pattern level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,20 +13,6 @@ pub enum Piece {
     AnyRun,
     /// Glob `?`: one character.
     AnyOne,
-}
-
-/// The range names of a pattern that names exactly one region (no glob, no `regex:`), level by level,
-/// with escapes resolved: `train_step/a\/b` → `["train_step", "a/b"]`. `None` for patterns that can
-/// match several regions.
-pub fn literal_levels(pattern: &str) -> Option<Vec<String>> {
-    if pattern.is_empty() || pattern.starts_with("regex:") {
-        return None;
-    }
-    let levels = split_levels(pattern);
-    let literal = levels
-        .iter()
-        .all(|level| !level.is_empty() && level.iter().all(|p| matches!(p, Piece::Lit(_))));
-    literal.then(|| levels.iter().map(|level| literal_text(level)).collect())
 }
 
 /// One anchored regex per level of a user pattern, matching region path segments as profile-run writes
@@ -120,21 +106,4 @@ pub fn literal_text(level: &[Piece]) -> String {
             Piece::AnyOne => '?',
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn literal_levels_resolve_escapes_and_refuse_globs() {
-        assert_eq!(
-            literal_levels(r"train_step/a\/b/").unwrap(),
-            ["train_step", "a/b"]
-        );
-        assert_eq!(literal_levels(r"x\*").unwrap(), ["x*"]);
-        assert_eq!(literal_levels("decode*"), None);
-        assert_eq!(literal_levels("regex:dec.*"), None);
-        assert_eq!(literal_levels("a//b"), None);
-    }
 }

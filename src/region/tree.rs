@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use super::rollup::{Cell, Group, MetricSpec};
 use crate::fast_map::FastMap;
+use crate::parallel;
 use build::build_subtree;
 
 /// Groups by kernel name. Unordered: every list made from one is sorted (longest time first, then by
@@ -370,7 +371,7 @@ impl RegionAccumulator {
             scopes.insert(0, (key, merged));
         }
         let mut finished =
-            crate::parallel::map(scopes, threads, |(key, acc)| finish_scope(key, acc, &specs));
+            parallel::map(scopes, threads, |(key, acc)| finish_scope(key, acc, &specs));
         let aggregate = aggregate.then(|| finished.remove(0));
         (finished, aggregate)
     }

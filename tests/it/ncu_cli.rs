@@ -5,6 +5,7 @@ use std::path::Path;
 use profile_run::config::{Config, ReplayMode, DEFAULT_PRESET};
 use profile_run::profiler::ncu::capture::run::cli;
 use profile_run::profiler::ncu::nvtx;
+use profile_run::region::RegionFilter;
 
 fn default_config() -> Config {
     serde_yaml::from_str(DEFAULT_PRESET).expect("default preset parses")
@@ -14,8 +15,16 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// The NVTX expressions of a configuration, through the region filter the plan builds once.
+fn nvtx_plan(config: &Config) -> Result<nvtx::NvtxPlan, String> {
+    let r = &config.regions;
+    let filter = RegionFilter::new(&r.include, &r.exclude, r.domain.as_deref())
+        .map_err(|e| e.to_string())?;
+    nvtx::plan(&filter, &config.pipeline.ncu.ncu_cli.nvtx).map_err(|e| e.to_string())
+}
+
 fn build(config: &Config, workload: &[&str]) -> cli::NcuCli {
-    let plan = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx).expect("plan");
+    let plan = nvtx_plan(config).expect("plan");
     cli::NcuCli::profile(
         config,
         &plan,
@@ -28,9 +37,7 @@ fn converted(patterns: &[&str], domain: Option<&str>) -> Vec<String> {
     let mut config = default_config();
     config.regions.include = strings(patterns);
     config.regions.domain = domain.map(str::to_string);
-    nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
-        .expect("plan")
-        .include
+    nvtx_plan(&config).expect("plan").include
 }
 
 #[test]
@@ -343,15 +350,15 @@ fn domain_is_prefixed_only_when_set() {
 fn empty_patterns_are_errors() {
     let mut config = default_config();
     config.regions.exclude = strings(&["a//b"]);
-    let err = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx).unwrap_err();
-    assert!(err.to_string().contains("regions.exclude[0]"), "{err}");
+    let err = nvtx_plan(&config).unwrap_err();
+    assert!(err.contains("regions.exclude[0]"), "{err}");
 }
 
 #[test]
 fn raw_expressions_are_linted_not_changed() {
     let mut config = default_config();
     config.pipeline.ncu.ncu_cli.nvtx.include = strings(&["decode", "LLM@prefill/"]);
-    let plan = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx).unwrap();
+    let plan = nvtx_plan(&config).unwrap();
     assert_eq!(plan.include, ["decode", "LLM@prefill/"]);
     assert!(
         plan.warnings[0].contains("write `decode/`"),

@@ -142,47 +142,53 @@ fn what_the_writer_renders_the_reader_reads_back_field_for_field() {
             read.partial, None,
             "the writer's trace ends with its end line"
         );
-        let ranges: Vec<_> = read
-            .ranges
-            .iter()
-            .map(|r| {
-                (
-                    r.id,
-                    r.kind,
-                    r.thread,
-                    r.start,
-                    r.end,
-                    r.domain.map(|d| read.text(d)),
-                    r.name.map(|n| read.text(n)),
-                )
-            })
-            .collect();
-        assert_eq!(
-            ranges,
-            [
-                (
-                    1,
-                    RangeKind::PushPop,
-                    77,
-                    900,
-                    Some(2_500),
-                    None,
-                    Some("step\t1\nof\r2 \\ done")
-                ),
-                (2, RangeKind::PushPop, 77, 950, None, Some("-"), Some("-")),
-                (
-                    3,
-                    RangeKind::StartEnd,
-                    77,
-                    960,
-                    Some(2_100),
-                    Some("LLM"),
-                    None
-                ),
-                (4, RangeKind::PushPop, 77, 970, None, Some(""), Some("")),
-            ]
-        );
+        assert_ranges_read_back(&read);
     }
+}
+
+/// The writer's four ranges, as the reader gives them back: escaped names, a `-` that is a name, an
+/// empty domain and name, a start/end range in its domain.
+fn assert_ranges_read_back(read: &reader::ProcessTrace) {
+    let ranges: Vec<_> = read
+        .ranges
+        .iter()
+        .map(|r| {
+            (
+                r.id,
+                r.kind,
+                r.thread,
+                r.start,
+                r.end,
+                r.domain.map(|d| read.text(d)),
+                r.name.map(|n| read.text(n)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ranges,
+        [
+            (
+                1,
+                RangeKind::PushPop,
+                77,
+                900,
+                Some(2_500),
+                None,
+                Some("step\t1\nof\r2 \\ done")
+            ),
+            (2, RangeKind::PushPop, 77, 950, None, Some("-"), Some("-")),
+            (
+                3,
+                RangeKind::StartEnd,
+                77,
+                960,
+                Some(2_100),
+                Some("LLM"),
+                None
+            ),
+            (4, RangeKind::PushPop, 77, 970, None, Some(""), Some("")),
+        ]
+    );
 }
 
 #[test]

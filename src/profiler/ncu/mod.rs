@@ -23,6 +23,7 @@ use crate::config::{Config, Loaded};
 use crate::error::Result;
 use crate::process::{Finished, ProfilerError};
 use crate::profiler::job::{Analysed, Capture};
+use crate::region::RegionFilter;
 use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
@@ -35,9 +36,9 @@ pub fn settle(config: &mut Config) -> Vec<String> {
     capture::trace::settle_timing(config).into_iter().collect()
 }
 
-/// ncu's checks of a configuration (exit 2) and its plan.
-pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NcuPlan> {
-    capture::plan(config, analysis)
+/// ncu's checks of a configuration (exit 2) and its plan, its NVTX expressions built from `regions`.
+pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> Result<NcuPlan> {
+    capture::plan(config, analysis, regions)
 }
 
 /// An ncu run always profiles a workload named after `--`.

@@ -1,8 +1,8 @@
 //! NVTX filter expressions for ncu: region patterns written in the user's words become `--nvtx-include` /
 //! `--nvtx-exclude` expressions, and raw expressions are linted for ncu's grammar traps.
 //!
-//! The user-pattern grammar itself is `crate::region::pattern`; this file builds ncu's expressions
-//! from it. ncu's grammar (docs/ncu-facts, seen on ncu 2025.3.1): push/pop levels are separated by `/` and a push/pop
+//! The user-pattern grammar itself is `crate::region::pattern`, and the patterns of a run are read
+//! once into `crate::region::RegionFilter`; this file builds ncu's expressions from their forms. ncu's grammar (docs/ncu-facts, seen on ncu 2025.3.1): push/pop levels are separated by `/` and a push/pop
 //! expression ends in `/` (without it ncu reads a start/end range and matches nothing pushed); `Domain@`
 //! picks a domain; `@ , [ ] / * +` are operators unless escaped with `\`; `regex:` turns the whole
 //! expression into regexes.
@@ -18,8 +18,9 @@
 
 use thiserror::Error;
 
-use crate::config::{NvtxConfig, Regions};
-use crate::region::pattern::{literal_text, split_levels, Piece};
+use crate::config::NvtxConfig;
+use crate::region::pattern::Piece;
+use crate::region::{PatternForm, RegionFilter, RegionPattern};
 
 /// The NVTX expressions handed to ncu, in order: converted `regions.*` patterns first, then the raw ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,34 +42,24 @@ impl NvtxPlan {
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum NvtxError {
-    #[error("`{key}`: region pattern {pattern:?} {reason}")]
-    InvalidPattern {
+    #[error("`{key}`: NVTX expression {pattern:?} {reason}")]
+    InvalidExpression {
         key: String,
         pattern: String,
         reason: String,
     },
 }
 
-/// Builds the NVTX expressions for a run.
-pub fn plan(regions: &Regions, raw: &NvtxConfig) -> Result<NvtxPlan, NvtxError> {
+/// Builds the NVTX expressions for a run from the checked region filter and the raw expressions.
+pub fn plan(regions: &RegionFilter, raw: &NvtxConfig) -> Result<NvtxPlan, NvtxError> {
     let mut plan = NvtxPlan::default();
-    let domain = match regions.domain.as_deref() {
-        Some("") => {
-            return Err(NvtxError::InvalidPattern {
-                key: "regions.domain".into(),
-                pattern: String::new(),
-                reason: "is empty; use `null` for the default domain".into(),
-            })
-        }
-        other => other,
-    };
-    for (list, key, out) in [
-        (&regions.include, "regions.include", &mut plan.include),
-        (&regions.exclude, "regions.exclude", &mut plan.exclude),
+    let domain = regions.domain.as_deref();
+    for (patterns, out) in [
+        (&regions.include, &mut plan.include),
+        (&regions.exclude, &mut plan.exclude),
     ] {
-        for (i, pattern) in list.iter().enumerate() {
-            let key = format!("{key}[{i}]");
-            let converted = convert(pattern, domain, &key)?;
+        for pattern in patterns {
+            let converted = convert(pattern, domain);
             out.push(converted.expression);
             plan.warnings.extend(converted.warnings);
         }
@@ -88,7 +79,7 @@ pub fn plan(regions: &Regions, raw: &NvtxConfig) -> Result<NvtxPlan, NvtxError> 
         for (i, expr) in list.iter().enumerate() {
             let key = format!("{key}[{i}]");
             if expr.trim().is_empty() {
-                return Err(NvtxError::InvalidPattern {
+                return Err(NvtxError::InvalidExpression {
                     key,
                     pattern: expr.clone(),
                     reason: "is empty; remove it or write an ncu NVTX expression".into(),
@@ -183,88 +174,63 @@ struct Converted {
     warnings: Vec<String>,
 }
 
-fn convert(pattern: &str, domain: Option<&str>, key: &str) -> Result<Converted, NvtxError> {
-    let invalid = |reason: String| NvtxError::InvalidPattern {
-        key: key.to_string(),
-        pattern: pattern.to_string(),
-        reason,
-    };
+/// ncu's expression for one checked pattern (the grammar's errors were the filter's to give).
+fn convert(pattern: &RegionPattern, domain: Option<&str>) -> Converted {
+    let (key, text) = (&pattern.key, &pattern.text);
     let mut warnings = Vec::new();
-    if let Some(body) = pattern.strip_prefix("regex:") {
-        if body.is_empty() || body == "/" {
-            return Err(invalid(
-                "has nothing after `regex:`; write a regex such as `regex:dec.*`".into(),
-            ));
-        }
-        let mut expression = String::from("regex:");
-        if let Some(d) = domain {
-            expression.push_str(&regex_escape(d));
-            expression.push('@');
-        }
-        expression.push_str(body);
-        if !ends_with_unescaped_slash(body) {
-            expression.push('/');
-        }
-        return Ok(Converted {
-            expression,
-            warnings,
-        });
-    }
-
-    let levels = split_levels(pattern);
-    if levels.len() == 1 && levels[0].is_empty() {
-        return Err(invalid(
-            "is empty; write a range name such as `forward`".into(),
-        ));
-    }
-    if let Some(n) = levels.iter().position(Vec::is_empty) {
-        return Err(invalid(format!(
-            "has an empty level {} (`a//b`, a leading `/` or a lone `/`); name every level, \
-             e.g. `train_step/forward`, and write `\\/` for a `/` inside a name",
-            n + 1
-        )));
-    }
-    if pattern.starts_with('[') || pattern.starts_with(']') {
+    let names = !matches!(pattern.form, PatternForm::Regex(_));
+    if names && (text.starts_with('[') || text.starts_with(']')) {
         warnings.push(format!(
-            "`{key}`: `{pattern}` is taken as a literal range name (`[`/`]` escaped); ncu's stack \
+            "`{key}`: `{text}` is taken as a literal range name (`[`/`]` escaped); ncu's stack \
              anchors belong in a raw expression under `pipeline.ncu.ncu_cli.nvtx.include`"
         ));
     }
-
-    let is_glob = levels.iter().flatten().any(|p| !matches!(p, Piece::Lit(_)));
-    let expression = if is_glob {
-        let mut e = String::from("regex:");
-        if let Some(d) = domain {
-            e.push_str(&regex_escape(d));
-            e.push('@');
+    let expression = match &pattern.form {
+        PatternForm::Regex(body) => {
+            let mut expression = String::from("regex:");
+            if let Some(d) = domain {
+                expression.push_str(&regex_escape(d));
+                expression.push('@');
+            }
+            expression.push_str(body);
+            if !ends_with_unescaped_slash(body) {
+                expression.push('/');
+            }
+            expression
         }
-        let levels: Vec<String> = levels.iter().map(|l| regex_level(l)).collect();
-        e.push_str(&levels.join("/"));
-        e.push('/');
-        // Seen: `regex:dec.*/` matched `decode`. Not known: whether ncu matches a level's regex against
-        // the whole name or searches within it. We emit the form seen to work, unanchored, and say so.
-        warnings.push(format!(
-            "`{key}`: glob `{pattern}` became `{e}`; ncu may match a regex anywhere inside a range \
-             name, so this can also select ranges that merely contain the text; if it does, write an \
-             anchored `regex:^…$/` in `{key}` instead"
-        ));
-        e
-    } else {
-        let mut e = domain
-            .map(|d| format!("{}@", escape_name(d)))
-            .unwrap_or_default();
-        let levels: Vec<String> = levels
-            .iter()
-            .map(|l| escape_name(&literal_text(l)))
-            .collect();
-        e.push_str(&levels.join("/"));
-        e.push('/');
-        e
+        PatternForm::Glob(levels) => {
+            let mut e = String::from("regex:");
+            if let Some(d) = domain {
+                e.push_str(&regex_escape(d));
+                e.push('@');
+            }
+            let levels: Vec<String> = levels.iter().map(|l| regex_level(l)).collect();
+            e.push_str(&levels.join("/"));
+            e.push('/');
+            // Seen: `regex:dec.*/` matched `decode`. Not known: whether ncu matches a level's regex
+            // against the whole name or searches within it. We emit the form seen to work,
+            // unanchored, and say so.
+            warnings.push(format!(
+                "`{key}`: glob `{text}` became `{e}`; ncu may match a regex anywhere inside a range \
+                 name, so this can also select ranges that merely contain the text; if it does, write an \
+                 anchored `regex:^…$/` in `{key}` instead"
+            ));
+            e
+        }
+        PatternForm::Literal(names) => {
+            let mut e = domain
+                .map(|d| format!("{}@", escape_name(d)))
+                .unwrap_or_default();
+            let levels: Vec<String> = names.iter().map(|n| escape_name(n)).collect();
+            e.push_str(&levels.join("/"));
+            e.push('/');
+            e
+        }
     };
-    Ok(Converted {
+    Converted {
         expression,
         warnings,
-    })
+    }
 }
 
 fn regex_level(level: &[Piece]) -> String {
@@ -324,19 +290,10 @@ fn ends_with_unescaped_slash(body: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Unrequested;
-    use crate::region::AutoRegions;
 
-    fn regions(include: &[&str], domain: Option<&str>) -> Regions {
-        Regions {
-            include: include.iter().map(|s| s.to_string()).collect(),
-            exclude: Vec::new(),
-            domain: domain.map(str::to_string),
-            rename: Vec::new(),
-            unrequested: Unrequested::Note,
-            auto: AutoRegions::default(),
-            max_depth: 256,
-        }
+    fn regions(include: &[&str], domain: Option<&str>) -> RegionFilter {
+        let include: Vec<String> = include.iter().map(|s| s.to_string()).collect();
+        RegionFilter::new(&include, &[], domain).unwrap()
     }
 
     fn raw(include: &[&str]) -> NvtxConfig {
@@ -400,13 +357,15 @@ mod tests {
     }
 
     #[test]
-    fn empty_levels_are_errors_naming_the_key() {
-        for bad in ["", "/", "a//b", "/a", "regex:"] {
-            let err = plan(&regions(&["ok", bad], None), &raw(&[])).unwrap_err();
-            let msg = err.to_string();
-            assert!(msg.contains("regions.include[1]"), "{msg}");
-            assert!(msg.contains(&format!("{bad:?}")), "{msg}");
-        }
+    fn empty_raw_expressions_are_errors_naming_the_key() {
+        let mut raw = raw(&["a/"]);
+        raw.exclude = vec![" ".into()];
+        let err = plan(&regions(&[], None), &raw).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("`pipeline.ncu.ncu_cli.nvtx.exclude[0]`"),
+            "{err}"
+        );
     }
 
     #[test]

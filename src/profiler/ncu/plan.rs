@@ -6,6 +6,7 @@
 
 use crate::analysis::AnalysisPlan;
 use crate::config::{Config, TimingSource};
+use crate::region::RegionFilter;
 
 use super::nvtx::NvtxPlan;
 
@@ -13,7 +14,10 @@ use super::nvtx::NvtxPlan;
 #[derive(Debug, Clone)]
 pub struct NcuPlan {
     pub analysis: AnalysisPlan,
-    /// The NVTX expressions handed to ncu.
+    /// `regions.include` / `regions.exclude`, read once: the NVTX expressions are built from it,
+    /// and the trace (which no ncu filtered) selects its kernels by it.
+    pub regions: RegionFilter,
+    /// The NVTX expressions handed to ncu, built from `regions`.
     pub nvtx: NvtxPlan,
     /// `pipeline.ncu.max_block_mib` in bytes: the largest `.ncu-rep` block read.
     pub max_block_bytes: u64,

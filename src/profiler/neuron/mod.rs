@@ -34,9 +34,10 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalysisPlan;
 use crate::config::{Config, Loaded};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::process::{Finished, ProfilerError};
 use crate::profiler::job::{Analysed, Capture};
+use crate::region::RegionFilter;
 use crate::report::model::{ItemNoun, Report};
 use crate::run::{RunDir, RunRecord};
 
@@ -45,10 +46,14 @@ pub fn settle(_config: &mut Config) -> Vec<String> {
     Vec::new()
 }
 
-/// Neuron's checks of a configuration (exit 2) and its plan.
-pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NeuronPlan> {
+/// Neuron's checks of a configuration (exit 2) and its plan; `regions` is refused where it asks
+/// what a Neuron profile cannot answer (an NVTX domain).
+pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> Result<NeuronPlan> {
     capture::check_config(config)?;
-    Ok(NeuronPlan { analysis })
+    if let Some(why) = observe::regions::filter_refusal(&regions) {
+        return Err(Error::Usage(why));
+    }
+    Ok(NeuronPlan { analysis, regions })
 }
 
 /// Whether a run needs a workload after `--` (a NEFF capture runs the NEFF itself).
@@ -89,13 +94,13 @@ pub fn capture(_plan: &NeuronPlan, job: Capture<'_>) -> Result<Finished> {
 
 /// The report of what a run viewed; `None` when nothing was (or rendering is off).
 pub fn report(
-    _plan: &NeuronPlan,
+    plan: &NeuronPlan,
     loaded: &Loaded,
     run: &RunDir,
     record: &RunRecord,
     _quiet: bool,
 ) -> Result<Option<Report>> {
-    capture::report(loaded, run, record)
+    capture::report(loaded, plan, run, record)
 }
 
 /// Notes for a run ended by a signal.
@@ -143,7 +148,7 @@ pub fn merges_captures(_found: &NeuronInputs) -> bool {
 /// top-level keys each left unused (for `-v`).
 pub fn analyze(
     found: &NeuronInputs,
-    _plan: &NeuronPlan,
+    plan: &NeuronPlan,
     config: &Config,
     fingerprint: String,
 ) -> Result<Analysed> {
@@ -151,7 +156,7 @@ pub fn analyze(
     context.config_fingerprint = fingerprint;
     if found.system.is_empty() {
         let (report, details) =
-            observe::report::report_with_details(config, &found.viewed, &context)?;
+            observe::report::report_with_details(config, &plan.regions, &found.viewed, &context)?;
         return Ok(Analysed { report, details });
     }
     // A system profile: every instance's and process's directory read as one run.
@@ -162,7 +167,13 @@ pub fn analyze(
         .map(|d| d.display().to_string())
         .collect();
     Ok(Analysed {
-        report: observe::workers::system::report(config, &profile, &sources, &context)?,
+        report: observe::workers::system::report(
+            config,
+            &plan.regions,
+            &profile,
+            &sources,
+            &context,
+        )?,
         details: Vec::new(),
     })
 }

@@ -10,6 +10,7 @@ use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json
 use profile_run::profiler::neuron::settings::{
     CollectiveRegions, InsightSettings, NeuronSettings, RegionMethod,
 };
+use profile_run::region::RegionFilter;
 
 use super::parquet_gen::{generate, GenOptions};
 use super::{decoder_json, MIB};
@@ -49,7 +50,7 @@ pub fn mlp_settings() -> NeuronSettings {
 
 fn mlp_analysis(settings: &NeuronSettings) -> Analysis {
     let p = profile_json::read(&decoder_json()).unwrap();
-    analyse(&p, settings, &shipped_rules())
+    analyse(&p, settings, &shipped_rules(), &RegionFilter::default())
 }
 
 fn m(r: &Region, k: &str) -> f64 {
@@ -191,7 +192,12 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
         summaries,
         ..NeuronProfile::default()
     };
-    let a = analyse(&p, &NeuronSettings::default(), &shipped_rules());
+    let a = analyse(
+        &p,
+        &NeuronSettings::default(),
+        &shipped_rules(),
+        &RegionFilter::default(),
+    );
     // No timeline: no regions, and the note says why.
     assert!(a.regions.is_empty());
     assert!(
@@ -223,7 +229,7 @@ fn summary_json_profiles_get_the_summary_viewer_recommendations() {
     assert_eq!(ids(1), ["low_mfu_while_active", "compute_bound"]);
     let mut all = NeuronSettings::default();
     all.insights.max = 10;
-    let a = analyse(&p, &all, &shipped_rules());
+    let a = analyse(&p, &all, &shipped_rules(), &RegionFilter::default());
     assert_eq!(a.summaries[0].insights.len(), 6);
     assert_eq!(a.summaries[0].insights[4].rule, "weights_reloaded");
     assert_eq!(a.summaries[0].insights[5].rule, "transpose_heavy");
@@ -235,7 +241,7 @@ fn parquet_gives_the_same_regions_as_json() {
     generate(&decoder_json(), tmp.path(), &GenOptions::default());
     let pq = parquet::read(tmp.path()).unwrap();
     let settings = mlp_settings();
-    let from_pq = analyse(&pq, &settings, &shipped_rules());
+    let from_pq = analyse(&pq, &settings, &shipped_rules(), &RegionFilter::default());
     let from_js = mlp_analysis(&settings);
     assert_eq!(from_pq.regions, from_js.regions);
 }

@@ -17,6 +17,7 @@ mod real_outputs;
 mod real_profiles;
 mod regions;
 mod robust;
+mod selection;
 mod settings;
 mod summary_checks;
 mod system;

@@ -284,3 +284,51 @@ fn a_system_profile_without_events_is_a_report_that_says_so() {
     let notes = report["notes"].to_string();
     assert!(notes.contains("holds no event"), "{notes}");
 }
+
+#[test]
+fn regions_include_and_exclude_pick_among_the_phases_with_the_one_grammar() {
+    let tmp = tempfile::tempdir().unwrap();
+    training_run(&tmp.path().join("shared"), Some(3), true);
+    let paths = |report: &Value| -> Vec<String> {
+        report["scopes"][2]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let out = run_with(
+        "report",
+        tmp.path(),
+        &[tmp.path().join("shared")],
+        &[
+            "--config",
+            "neuron/default",
+            "regions.exclude=[train_step/nrt_execute]",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&report_json(&out)),
+        [
+            "train_step",
+            "train_step/nrt_tensor_write",
+            "train_step/cc_running"
+        ]
+    );
+    let out = run_with(
+        "report",
+        tmp.path(),
+        &[tmp.path().join("shared")],
+        &[
+            "--config",
+            "neuron/default",
+            "regions.include=[train_step/cc_*]",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        paths(&report_json(&out)),
+        ["train_step", "train_step/cc_running"]
+    );
+}

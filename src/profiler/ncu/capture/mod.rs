@@ -28,6 +28,7 @@ use crate::process::{received_signal, Finished};
 use crate::profiler::job::Capture;
 use crate::profiler::ncu::nvtx;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
+use crate::region::RegionFilter;
 use crate::run::{ncu_report_file, PassRecord, RunRecord, REPORT_BASE};
 
 use self::run::cli::NcuCli;
@@ -36,9 +37,10 @@ use self::run::{check_program, ncu_answers, run_pass, version_of, Pass};
 use self::sampling::{coverage, topup};
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
-/// expressions, sampling refused where it cannot work, raw NVTX expressions refused under the trace.
-pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NcuPlan> {
-    let nvtx = nvtx::plan(&config.regions, &config.pipeline.ncu.ncu_cli.nvtx)
+/// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
+/// refused under the trace.
+pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> Result<NcuPlan> {
+    let nvtx = nvtx::plan(&regions, &config.pipeline.ncu.ncu_cli.nvtx)
         .map_err(|e| Error::Usage(e.to_string()))?;
     let passes = Passes::of(config);
     if let Some(why) = sampling::refusal(config) {
@@ -49,6 +51,7 @@ pub fn plan(config: &Config, analysis: AnalysisPlan) -> Result<NcuPlan> {
     }
     Ok(NcuPlan {
         analysis,
+        regions,
         nvtx,
         max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         passes,

@@ -15,10 +15,11 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
-use crate::error::Result;
-use crate::region::{KernelFilter, MetricSpec, Observation};
-use crate::report::model::Sampling;
+use crate::analysis::{analyze, AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::error::{Error, Result};
+use crate::parallel;
+use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation};
+use crate::report::model::{Report, Sampling};
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
@@ -88,7 +89,7 @@ impl<'p> ReportSource<'p> {
             names.push(file_names);
         }
         if inputs.is_empty() {
-            return Err(crate::error::Error::Usage("no report file to read".into()));
+            return Err(Error::Usage("no report file to read".into()));
         }
         let with_results: Vec<(usize, &Vec<String>)> = names
             .iter()
@@ -101,7 +102,7 @@ impl<'p> ReportSource<'p> {
         };
         for (at, n) in with_results.iter().skip(1) {
             if requested(n) != requested(reference) {
-                return Err(crate::error::Error::Usage(format!(
+                return Err(Error::Usage(format!(
                     "{} and {} hold different metrics; profile every rank with the same sections and metrics",
                     inputs[with_results[0].0].path.display(),
                     inputs[*at].path.display()
@@ -228,7 +229,7 @@ impl Observations for ReportSource<'_> {
         M: FnMut(&mut S, S),
     {
         let inputs: Vec<(u64, &ReportInput)> = (0..).zip(self.inputs.iter()).collect();
-        let read = crate::parallel::map(inputs, threads, |(ordinal, input)| {
+        let read = parallel::map(inputs, threads, |(ordinal, input)| {
             let base = ordinal * twins::KEY_BASE_STEP;
             let twins = match &input.deep {
                 Some(deep) => Some(self.twins(deep, input.rank, filter, base)?),
@@ -252,7 +253,7 @@ impl Observations for ReportSource<'_> {
                 samples: t.samples(self.from_deep.clone(), self.timed_in_both()),
             });
             let session = report.session().clone();
-            Ok::<_, crate::error::Error>((state, advice, counts, nvtx, joined, session))
+            Ok::<_, Error>((state, advice, counts, nvtx, joined, session))
         });
         let mut state = None;
         let mut advice = AdviceIndex::default();
@@ -317,7 +318,7 @@ struct Joined {
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 3],
     /// The deep samples of each launch key, for the intervals.
-    samples: crate::region::KeySamples,
+    samples: KeySamples,
 }
 
 impl ReportSource<'_> {
@@ -517,7 +518,7 @@ pub fn analyze_report_files(
     plan: &NcuPlan,
     inputs: &[ReportInput],
     context: &RunContext,
-) -> Result<crate::report::model::Report> {
+) -> Result<Report> {
     let source = ReportSource::open(
         &plan.analysis,
         inputs,
@@ -525,7 +526,7 @@ pub fn analyze_report_files(
         &plan.nvtx.include,
         plan.max_block_bytes,
     )?;
-    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    let mut report = analyze(&plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)
 }

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
+use crate::analysis::{analyze, AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
 use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
-use crate::report::model::{Platform, ProfilerInfo};
+use crate::report::model::{Platform, ProfilerInfo, Report};
 
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
@@ -297,13 +297,9 @@ fn read_details_file(
 }
 
 /// The report of one or more captures' CSV exports, under a checked plan.
-pub fn analyze_exports(
-    plan: &NcuPlan,
-    sets: &[ExportSet],
-    context: &RunContext,
-) -> Result<crate::report::model::Report> {
+pub fn analyze_exports(plan: &NcuPlan, sets: &[ExportSet], context: &RunContext) -> Result<Report> {
     let source = CsvSource::open(&plan.analysis, sets, context, &plan.nvtx.include)?;
-    let mut report = crate::analysis::analyze(&plan.analysis, source, context)?;
+    let mut report = analyze(&plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)
 }

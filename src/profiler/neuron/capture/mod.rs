@@ -28,6 +28,7 @@ use crate::profiler::neuron::capture::cli::{
 use crate::profiler::neuron::capture::inspect::{discover, inspect_env};
 use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
 use crate::profiler::neuron::observe::report;
+use crate::profiler::neuron::plan::NeuronPlan;
 use crate::report::model::Report;
 use crate::run::{RunDir, RunRecord};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
@@ -351,7 +352,12 @@ fn view_sessions(pipeline: &NeuronPipeline, run: &RunDir, grace: Duration) -> Re
 }
 
 /// The report of what the run viewed, or `None` when nothing was (or rendering is off).
-pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Option<Report>> {
+pub fn report(
+    loaded: &Loaded,
+    plan: &NeuronPlan,
+    run: &RunDir,
+    record: &RunRecord,
+) -> Result<Option<Report>> {
     let Some(viewed) = views::read_manifest(run.root())? else {
         return Ok(None);
     };
@@ -359,7 +365,7 @@ pub fn report(loaded: &Loaded, run: &RunDir, record: &RunRecord) -> Result<Optio
         return Ok(None);
     }
     let context = record.context(loaded.fingerprint());
-    report::report(&loaded.config, &viewed, &context).map(Some)
+    report::report(&loaded.config, &plan.regions, &viewed, &context).map(Some)
 }
 
 /// What to tell a user whose run was interrupted.

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use super::report_region::TIME_METRIC;
+use crate::region::Rollup;
 use crate::report::model::{
     Idle, Kernel, MetricInfo, MetricMap, MetricValue, Region, Scope, Totals,
 };
@@ -25,9 +26,7 @@ fn combine_of(info: &MetricInfo) -> Combine {
         _ if info.name == "mm_arithmetic_intensity" => Combine::Intensity,
         "%" => Combine::TimeWeighted,
         "ns" | "byte" | "flop" | "cycle" => Combine::Sum,
-        _ if info.name.ends_with("_count") || info.rollup == crate::region::Rollup::Sum => {
-            Combine::Sum
-        }
+        _ if info.name.ends_with("_count") || info.rollup == Rollup::Sum => Combine::Sum,
         _ => Combine::Same,
     }
 }

@@ -10,6 +10,7 @@ pub mod group_ratios;
 pub mod idle;
 pub mod idle_finding;
 pub mod metrics;
+pub mod nesting;
 pub mod opcodes;
 pub mod provenance;
 pub mod regions;
@@ -25,12 +26,14 @@ use serde::Serialize;
 use crate::insights::{Insight, RuleSet, RulesError};
 use crate::profiler::neuron::observe::group_ratios::set_group_ratios;
 use crate::profiler::neuron::observe::metrics::{
-    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, MetricMap, Peaks,
+    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, vocabulary,
+    MetricMap, Peaks,
 };
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::NeuronProfile;
 use crate::profiler::neuron::settings::InsightSettings;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::region::RegionFilter;
 use crate::report::idle::Idle;
 use idle::Timeline;
 use opcodes::{opcode_times, OpcodeTime};
@@ -42,7 +45,7 @@ pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml
 /// `neuron.insights.rules` when set, else the built-in `conf/neuron/rules.yaml`; checked against the
 /// metric vocabulary either way.
 pub fn load_rules(settings: &InsightSettings) -> std::result::Result<RuleSet, RulesError> {
-    let vocabulary = crate::profiler::neuron::observe::metrics::vocabulary();
+    let vocabulary = vocabulary();
     match &settings.rules {
         Some(path) => RuleSet::load(path, &vocabulary),
         None => RuleSet::parse(
@@ -132,10 +135,17 @@ pub struct Analysis {
 
 /// Analyse a profile: regions by `settings.regions` (already resolved against `regions.auto`, see
 /// [`crate::profiler::neuron::settings::RegionSettings::resolve`]), their metrics and insights, and the summaries.
-pub fn analyse(profile: &NeuronProfile, settings: &NeuronSettings, rules: &RuleSet) -> Analysis {
+/// Only the regions `filter` (`regions.include` / `regions.exclude`) selects are kept.
+pub fn analyse(
+    profile: &NeuronProfile,
+    settings: &NeuronSettings,
+    rules: &RuleSet,
+    filter: &RegionFilter,
+) -> Analysis {
     let max = settings.insights.max;
     let peaks = Peaks::resolve(&settings.hardware, profile.summaries.first());
     let mut generated = regions::generate(profile, &settings.regions);
+    regions::select(&mut generated, filter);
     let timeline = Timeline::of(profile);
     let mut regions: Vec<Region> = generated
         .spans

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::profiler::neuron::readers::model::NeuronProfile;
+use crate::profiler::neuron::readers::model::{Engine, NeuronProfile};
 
 /// One opcode on one engine within a region: how often it ran and for how long in all.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,7 +51,7 @@ pub fn opcode_times(profile: &NeuronProfile, members: &[usize]) -> Vec<OpcodeTim
     out
 }
 
-pub(super) fn engine_name(e: &crate::profiler::neuron::readers::model::Engine) -> String {
+pub(super) fn engine_name(e: &Engine) -> String {
     use crate::profiler::neuron::readers::model::Engine;
     match e {
         Engine::Tensor => "Tensor",

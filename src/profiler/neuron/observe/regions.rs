@@ -12,6 +12,7 @@ use crate::profiler::neuron::readers::model::intervals::union;
 use crate::profiler::neuron::readers::model::{Instruction, NeuronProfile};
 use crate::profiler::neuron::settings::{RegionMethod, RegionSettings};
 use crate::region::methods::{self, collectives, hierarchy, stack_frames, Item, Members, Spans};
+use crate::region::{RegionFilter, RegionKind};
 
 pub use crate::region::methods::base_name;
 
@@ -42,6 +43,62 @@ pub struct RegionSpan {
     /// The `layer_summary` record it stands for (index into `NeuronProfile::layers`), whose figures
     /// are the region's own.
     pub layer: Option<usize>,
+}
+
+impl RegionSpan {
+    /// The region's path: a hierarchy name is a layer path (a segment per level); any other name is
+    /// one segment, whatever it holds.
+    pub fn segments(&self) -> Vec<String> {
+        if self.method == RegionMethod::Hierarchy {
+            return self.name.split('/').map(str::to_string).collect();
+        }
+        vec![self.name.clone()]
+    }
+
+    /// Layer paths nest; every other region is a flat mark.
+    pub fn kind(&self) -> RegionKind {
+        if self.method == RegionMethod::Hierarchy {
+            RegionKind::Stack
+        } else {
+            RegionKind::Mark
+        }
+    }
+}
+
+/// Why a region filter cannot apply to Neuron regions, with the fix; `None` when it can.
+pub fn filter_refusal(filter: &RegionFilter) -> Option<String> {
+    let domain = filter.domain.as_deref()?;
+    Some(format!(
+        "regions.domain is `{domain}`, an NVTX domain; Neuron regions have no domain, so no region \
+         pattern could match one: remove regions.domain (regions.domain=null)"
+    ))
+}
+
+/// Keeps the regions `regions.include` / `regions.exclude` select (docs/neuron.md, "Regions"), in
+/// the grammar ncu's regions are selected in; a note says how many were left out.
+pub fn select(regions: &mut Regions, filter: &RegionFilter) {
+    if filter.is_empty() || regions.spans.is_empty() {
+        return;
+    }
+    let paths: Vec<(RegionKind, Vec<String>)> = regions
+        .spans
+        .iter()
+        .map(|s| (s.kind(), s.segments()))
+        .collect();
+    let keys: Vec<(RegionKind, &[String])> =
+        paths.iter().map(|(k, p)| (*k, p.as_slice())).collect();
+    let keep = filter.keep(&keys);
+    let left_out = keep.iter().filter(|k| !**k).count();
+    if left_out == 0 {
+        return;
+    }
+    let mut keep = keep.into_iter();
+    let total = regions.spans.len();
+    regions.spans.retain(|_| keep.next().unwrap_or(true));
+    regions.notes.push(format!(
+        "regions.include / regions.exclude left out {left_out} of the profile's {total} regions \
+         (their instructions count outside regions)"
+    ));
 }
 
 /// The regions of one profile and why there are none, if so.

@@ -5,20 +5,24 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
-use crate::config::Config;
-use crate::error::Result;
+use crate::config::{Config, KernelNameBase};
+use crate::error::{Error, Result};
+use crate::insights::RuleSet;
+use crate::parallel;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
-use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
+use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
-use crate::profiler::neuron::settings::RegionMethod;
+use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::profiler::neuron::{load, NeuronProfile};
+use crate::region::RegionFilter;
 use crate::report::finish::Finishing;
 use crate::report::model::{
-    ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo, Scope,
-    Totals,
+    Idle, ItemNoun, KernelSelectionInfo, MetricMap, MetricValue, Platform, ProfilerInfo, Report,
+    RunInfo, Scope, Totals,
 };
 
 /// The name the report gives the profiler.
@@ -42,22 +46,32 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
-pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
-    crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
-        .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
+pub fn rules(config: &Config) -> Result<RuleSet> {
+    load_rules(&config.neuron.insights)
+        .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))
 }
 
-/// Loads and analyses every viewed profile and maps them onto one report.
-pub fn report(config: &Config, viewed: &[Viewed], context: &RunContext) -> Result<Report> {
-    Ok(report_with_details(config, viewed, context)?.0)
+/// Loads and analyses every viewed profile and maps them onto one report, keeping the regions
+/// `filter` selects.
+pub fn report(
+    config: &Config,
+    filter: &RegionFilter,
+    viewed: &[Viewed],
+    context: &RunContext,
+) -> Result<Report> {
+    Ok(report_with_details(config, filter, viewed, context)?.0)
 }
 
 /// [`report`], and what only `-v` shows: each profile's top-level keys that were not used.
 pub fn report_with_details(
     config: &Config,
+    filter: &RegionFilter,
     viewed: &[Viewed],
     context: &RunContext,
 ) -> Result<(Report, Vec<String>)> {
+    if let Some(why) = super::regions::filter_refusal(filter) {
+        return Err(Error::Usage(why));
+    }
     // `regions.auto.*` when it names a method, else the alias `neuron.regions.*`.
     let rules = rules(config)?;
     let mut neuron = config.neuron.clone();
@@ -69,7 +83,7 @@ pub fn report_with_details(
         ignored,
         platform,
         collectives,
-    } = analyse_all(viewed, &neuron, &rules, config.report.threads)?;
+    } = analyse_all(viewed, &neuron, &rules, filter, config.report.threads)?;
     // Workers of one run (a collectives rank, or a process of an inspect capture), not the profiles
     // of a sweep, which ran one after another.
     let (labels, collectives): (Vec<String>, Vec<_>) = viewed
@@ -85,7 +99,7 @@ pub fn report_with_details(
     // Each analysis is consumed as its scopes are made: a profile of 200,000 subgraphs never holds
     // its summaries twice over.
     for (v, analysis) in viewed.iter().zip(analyses) {
-        scopes_of(v, analysis, &units, &mut scopes);
+        scopes_of(v, analysis, &units, filter, &mut scopes);
     }
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -124,8 +138,8 @@ pub fn report_with_details(
         include: config.report.kernels.include.clone(),
         exclude: config.report.kernels.exclude.clone(),
         name_base: match config.report.kernels.name_base {
-            crate::config::KernelNameBase::Demangled => "demangled",
-            crate::config::KernelNameBase::Function => "function",
+            KernelNameBase::Demangled => "demangled",
+            KernelNameBase::Function => "function",
         }
         .to_string(),
         results_selected: instructions,
@@ -166,12 +180,13 @@ struct Analysed {
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
 fn analyse_all(
     viewed: &[Viewed],
-    neuron: &crate::profiler::neuron::settings::NeuronSettings,
-    rules: &crate::insights::RuleSet,
+    neuron: &NeuronSettings,
+    rules: &RuleSet,
+    filter: &RegionFilter,
     threads: usize,
 ) -> Result<Analysed> {
-    let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
-        let profile = crate::profiler::neuron::load(&v.output)?;
+    let loaded = parallel::map(viewed.iter().collect(), threads, |v| {
+        let profile = load(&v.output)?;
         let ignored = (!profile.ignored_keys.is_empty()).then(|| {
             format!(
                 "{}: keys not used: {}",
@@ -179,8 +194,8 @@ fn analyse_all(
                 profile.ignored_keys.join(", ")
             )
         });
-        let analysis = analyse(&profile, neuron, rules);
-        Ok::<_, crate::error::Error>((
+        let analysis = analyse(&profile, neuron, rules, filter);
+        Ok::<_, Error>((
             tool_version(&profile),
             Provenance::of(&profile),
             super::workers::collectives_of(&profile),
@@ -226,7 +241,7 @@ fn field_names(analyses: &[Analysis]) -> BTreeSet<String> {
 /// The tools' version as the profile records it: `profiler_version` (the full JSON's
 /// `profile_info`), `tools_version` in the metadata, `sw_version` in a summary (the schema, NTFF and
 /// data versions are not the tools').
-fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
+fn tool_version(profile: &NeuronProfile) -> Option<String> {
     if let Some(v) = profile.metadata.get("profiler_version") {
         return Some(v.clone());
     }
@@ -250,7 +265,13 @@ fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<Stri
 
 /// The scope of a profile (its regions and distributions, its first summary), then one
 /// scope for each further summary (another subgraph of the same profile).
-fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Scope>) {
+fn scopes_of(
+    v: &Viewed,
+    mut a: Analysis,
+    units: &[UnitRow],
+    filter: &RegionFilter,
+    scopes: &mut Vec<Scope>,
+) {
     let count = a.summaries.len();
     let mut summaries = std::mem::take(&mut a.summaries).into_iter();
     let first = summaries.next();
@@ -258,7 +279,9 @@ fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Sc
     let total_ns = first
         .and_then(|s| s.metrics.get(TIME_METRIC).copied().flatten())
         .map(|s| s * 1e9);
-    let regions = super::report_region::regions(&a.regions, units, total_ns);
+    let mut regions = super::report_region::regions(&a.regions, units, total_ns);
+    super::nesting::nest(&mut regions, units);
+    super::report_region::add_requested_empty(filter, units, &mut regions);
     let mut main = scope(v, first, units, count > 1, a.idle.as_ref());
     main.idle = a.idle.clone();
     main.regions = regions;
@@ -271,7 +294,7 @@ fn scopes_of(v: &Viewed, mut a: Analysis, units: &[UnitRow], scopes: &mut Vec<Sc
     if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {
         main.outside_regions.metrics.0.push((
             unit.0.clone(),
-            crate::report::model::MetricValue {
+            MetricValue {
                 value: outside_ns,
                 unit: unit.1.clone(),
                 values: None,
@@ -297,7 +320,7 @@ fn scope(
     summary: Option<&ProfileSummary>,
     units: &[UnitRow],
     name_summary: bool,
-    idle: Option<&crate::report::model::Idle>,
+    idle: Option<&Idle>,
 ) -> Scope {
     let label = match summary {
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),

@@ -1,14 +1,12 @@
-//! Neuron regions as report regions: their paths, the layer hierarchy (a `layer_summary` path's
-//! parent is the region of its prefix; its self time and instructions are its own less its
-//! children's), their notes and their instructions by engine and opcode.
+//! Neuron regions as report regions: their paths, their notes and their instructions by engine and
+//! opcode; a region `regions.include` names that the profile lacks, shown empty.
 
-use std::collections::HashMap;
-
-use super::units::{metric_map, UnitRow};
+use super::units::{metric_map, rollup_of, UnitRow};
+use crate::insights::Insight as RuleFinding;
 use crate::profiler::neuron::observe::opcodes::OpcodeTime;
 use crate::profiler::neuron::observe::{Bound, Region as NRegion};
 use crate::profiler::neuron::settings::RegionMethod;
-use crate::region::RegionKind;
+use crate::region::{display_of, RegionFilter, RegionKind, Rollup};
 use crate::report::model::{Idle, Insight, Kernel, MetricMap, MetricValue, Region};
 
 /// Who found the rules' insights.
@@ -19,7 +17,7 @@ pub(super) const TIME_METRIC: &str = "total_time";
 /// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
 /// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
 pub(super) fn insights(
-    found: &[crate::insights::Insight],
+    found: &[RuleFinding],
     time_ns: Option<f64>,
     units: &[UnitRow],
 ) -> Vec<Insight> {
@@ -46,7 +44,7 @@ const SPAN_RULES: [&str; 2] = ["slow_instance", "collective_outlier"];
 /// busy-time advice then weighs the time something ran (`evidence.time` is the active time), and is
 /// not offered at all where nothing ran.
 pub(super) fn findings(
-    found: &[crate::insights::Insight],
+    found: &[RuleFinding],
     time_ns: Option<f64>,
     idle: Option<&Idle>,
     units: &[UnitRow],
@@ -66,60 +64,60 @@ pub(super) fn findings(
     out
 }
 
-/// Every region of one profile, nested where a hierarchy path extends another region's path.
+/// Every region of one profile, each alone (`nesting.rs` nests them).
 pub fn regions(found: &[NRegion], units: &[UnitRow], total_ns: Option<f64>) -> Vec<Region> {
-    let mut out: Vec<Region> = found.iter().map(|r| region(r, units, total_ns)).collect();
-    nest(&mut out);
-    out
+    found.iter().map(|r| region(r, units, total_ns)).collect()
 }
 
-/// Parent and depth from the paths of hierarchy regions; each parent's exclusive time and self
-/// instruction count then lose what its children hold.
-fn nest(regions: &mut [Region]) {
-    let index: HashMap<String, usize> = regions
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.kind == RegionKind::Stack)
-        .map(|(i, r)| (r.path.clone(), i))
-        .collect();
-    let parents: Vec<Option<usize>> = regions
-        .iter()
-        .map(|r| {
-            if r.kind != RegionKind::Stack {
-                return None;
-            }
-            (1..r.segments.len())
-                .rev()
-                .find_map(|n| index.get(&r.segments[..n].join("/")).copied())
-        })
-        .collect();
-    for i in 0..regions.len() {
-        let mut depth = 0;
-        let mut up = parents[i];
-        while let Some(p) = up {
-            depth += 1;
-            up = parents[p];
+/// A region `regions.include` names by its path that the profile does not have still shows, empty
+/// and with a note, as it does for ncu: "nothing there" is visible rather than silently absent.
+pub fn add_requested_empty(filter: &RegionFilter, units: &[UnitRow], regions: &mut Vec<Region>) {
+    for (pattern, segments) in filter.requested_paths() {
+        if regions.iter().any(|r| r.segments == segments) {
+            continue;
         }
-        regions[i].depth = depth;
-        regions[i].parent = parents[i].map(|p| regions[p].path.clone());
-    }
-    for (child, parent) in parents.iter().enumerate() {
-        let Some(p) = *parent else { continue };
-        let time = regions[child]
-            .inclusive
-            .get(TIME_METRIC)
-            .and_then(|v| v.value);
-        let count = regions[child].kernel_count;
-        let own = &mut regions[p];
-        own.self_kernel_count = own.self_kernel_count.saturating_sub(count);
-        if let Some((_, v)) = own
-            .exclusive
-            .0
-            .iter_mut()
-            .find(|(n, _)| &**n == TIME_METRIC)
-        {
-            v.value = v.value.zip(time).map(|(o, c)| (o - c).max(0.0));
-        }
+        // Nothing ran there: its times, counts, bytes and FLOPs are zero; its ratios unknown.
+        let metrics = MetricMap(
+            units
+                .iter()
+                .map(|(name, unit, _)| {
+                    let value = (rollup_of(name, unit) == Rollup::Sum).then_some(0.0);
+                    let (values, interval95) = (None, None);
+                    let unit = unit.clone();
+                    let value = MetricValue {
+                        value,
+                        unit,
+                        values,
+                        interval95,
+                    };
+                    (name.clone(), value)
+                })
+                .collect(),
+        );
+        regions.push(Region {
+            coverage: None,
+            name: segments.last().cloned().unwrap_or_default(),
+            path: display_of(&segments),
+            depth: 0,
+            parent: None,
+            kernels: Vec::new(),
+            kind: RegionKind::Stack,
+            origin: "regions.include".to_string(),
+            segments,
+            kernel_count: 0,
+            self_kernel_count: 0,
+            time_share: Some(0.0),
+            exclusive: metrics.clone(),
+            inclusive: metrics,
+            per_result: Default::default(),
+            collectives: None,
+            instances: None,
+            insights: Vec::new(),
+            notes: vec![format!(
+                "Requested in regions.include (`{pattern}`) but this profile has no such region; its times and counts are zero."
+            )],
+            idle: None,
+        });
     }
 }
 

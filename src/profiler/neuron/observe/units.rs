@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::insights::Units;
 use crate::profiler::neuron::observe::metrics::{
-    MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
+    label, MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
 use crate::profiler::neuron::readers::model::SummaryLayout;
 use crate::region::Rollup;
@@ -50,8 +51,12 @@ fn summary_only_unit(name: &str) -> &'static str {
     }
 }
 
-/// Metrics that are a sum over the region's instructions, transfers or collectives.
+/// Metrics that add up over disjoint spans: sums over the region's instructions, transfers or
+/// collectives, and the lengths of its windows and of the busy or collective time in them.
 const SUMS: &[&str] = &[
+    "total_time",
+    "total_active_time",
+    "cc_op_active_time",
     "hardware_flops",
     "transpose_flops",
     "model_flops",
@@ -66,6 +71,45 @@ const SUMS: &[&str] = &[
     "dma_transfer_total_bytes",
     "cc_op_count",
 ];
+
+/// Metrics that are a part of the region's time (a time, or FLOPs or bytes at the peak rate, over
+/// `total_time`): the mean of the parts weighted by their time.
+const TIME_SHARES: &[&str] = &[
+    "active_time_percent",
+    "tensor_engine_active_time_percent",
+    "vector_engine_active_time_percent",
+    "scalar_engine_active_time_percent",
+    "gpsimd_engine_active_time_percent",
+    "sync_engine_active_time_percent",
+    "mfu_estimated_percent",
+    "hfu_estimated_percent",
+    "mbu_estimated_percent",
+    "dma_wait_percent",
+    "cc_op_time_percent",
+];
+
+/// How a metric combines over the parts of a region (what a parent's exclusive value follows), from
+/// its name and report unit: sums and times add up, time shares are weighted by time, and the
+/// ratios are derived per region by the formulas in docs/neuron.md. The tool's own fields (a
+/// summary's or a layer record's) follow their unit: times, bytes, FLOPs, cycles and counts add
+/// up, shares are weighted by time.
+pub fn rollup_of(name: &str, unit: &str) -> Rollup {
+    if SUMS.contains(&name) {
+        return Rollup::Sum;
+    }
+    if TIME_SHARES.contains(&name) {
+        return Rollup::Mean;
+    }
+    if REGION_METRICS.iter().any(|d| d.name == name) {
+        return Rollup::Derived;
+    }
+    match unit {
+        "ns" | "byte" | "flop" | "cycle" => Rollup::Sum,
+        _ if name.ends_with("_count") => Rollup::Sum,
+        "%" => Rollup::Mean,
+        _ => Rollup::Derived,
+    }
+}
 
 /// The group a metric is shown under.
 fn group(name: &str) -> &'static str {
@@ -122,14 +166,10 @@ pub fn metric_table(
     let infos = rows
         .iter()
         .map(|&(_, name, unit)| MetricInfo {
-            label: crate::profiler::neuron::observe::metrics::label(name).map(String::from),
+            label: label(name).map(String::from),
             name: name.to_string(),
             unit: report_unit(unit).0.to_string(),
-            rollup: if SUMS.contains(&name) {
-                Rollup::Sum
-            } else {
-                Rollup::Derived
-            },
+            rollup: rollup_of(name, report_unit(unit).0),
             group: layout
                 .groups
                 .get(name)
@@ -172,7 +212,7 @@ pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
 /// The units a rule's message shows its placeholders in (`1.61 GB`, not `1,610,612,736`): byte
 /// counts only, the one report unit whose values the analysis already holds as they are shown
 /// (times are seconds there and percents 0–1 fractions, which messages format with `{name:%}`).
-pub fn message_units() -> crate::insights::Units {
+pub fn message_units() -> Units {
     unit_table()
         .into_iter()
         .filter(|(_, unit, factor)| &**unit == "byte" && *factor == 1.0)
@@ -206,15 +246,19 @@ mod tests {
     }
 
     #[test]
-    fn sums_are_region_metrics_and_the_rest_is_derived() {
+    fn sums_and_time_shares_are_region_metrics_and_the_rest_is_derived() {
         let infos = metric_infos();
-        for name in SUMS {
+        for name in SUMS.iter().chain(TIME_SHARES) {
             assert!(REGION_METRICS.iter().any(|d| d.name == *name), "{name}");
         }
         let rollup = |n: &str| infos.iter().find(|i| i.name == n).unwrap().rollup;
         assert_eq!(rollup("hbm_read_bytes"), Rollup::Sum);
-        assert_eq!(rollup("total_active_time"), Rollup::Derived);
-        assert_eq!(rollup("dma_wait_percent"), Rollup::Derived);
+        assert_eq!(rollup("total_active_time"), Rollup::Sum);
+        assert_eq!(rollup("dma_wait_percent"), Rollup::Mean);
+        assert_eq!(rollup("mm_arithmetic_intensity"), Rollup::Derived);
+        assert_eq!(rollup("dma_transfer_average_bytes"), Rollup::Derived);
+        assert_eq!(rollup("weight_size_bytes"), Rollup::Sum);
+        assert_eq!(rollup("dma_active_time_percent"), Rollup::Mean);
         assert_eq!(
             infos.len(),
             REGION_METRICS.len() + SUMMARY_ONLY_METRICS.len()

@@ -14,7 +14,7 @@ use crate::process::Finished;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
 use crate::profiler::ncu::observe::report_source::twins::Shape;
-use crate::profiler::ncu::observe::trace::source::{exclude_of, scope_of, TraceSource};
+use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::run::{PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
 
 use crate::profiler::ncu::capture::run::cli::NcuCli;
@@ -301,7 +301,7 @@ pub(crate) fn first_pass_durations(
                 &plan.analysis,
                 &inputs,
                 scope_of(config),
-                exclude_of(config)?,
+                plan.regions.excluded(),
                 None,
             )?;
             source.launch_durations()?

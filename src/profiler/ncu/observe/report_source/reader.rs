@@ -17,8 +17,9 @@ use crate::profiler::ncu::observe::source::ResultCounts;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
-    MetricValue, ReportFileError, ResultKind, ResultRecord,
+    MetricValue, ReportFileError, ResultKind, ResultRecord, StackFrame,
 };
+use crate::profiler::ncu::readers::siblings::skipped;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -99,9 +100,7 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::readers::siblings::skipped(
-                &source.context.deep_command,
-            )),
+            ordinals: LaunchOrdinals::skipping(skipped(&source.context.deep_command)),
             coverage: [0; 3],
         }
     }
@@ -371,7 +370,7 @@ fn launch_key<'r>(r: &ResultRecord<'r>, numbers: &Numbers<'_>) -> Option<(&'r st
 
 /// A Python stack as region segments, outermost frame first: `function (file:line)`, the file by its
 /// name only, so two call sites of one function stay apart and paths stay short.
-fn python_frames(frames: &[crate::profiler::ncu::readers::report_file::StackFrame]) -> Vec<String> {
+fn python_frames(frames: &[StackFrame]) -> Vec<String> {
     frames
         .iter()
         .rev()

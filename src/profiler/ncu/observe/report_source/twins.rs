@@ -6,6 +6,7 @@
 
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
+use crate::profiler::ncu::readers::report_file::SessionInfo;
 use crate::region::{Cell, KeySamples, Moments, Spread};
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
@@ -94,7 +95,7 @@ pub(crate) struct TwinIndex {
     /// Deep results read.
     pub results: u64,
     /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
-    pub session: Option<crate::profiler::ncu::readers::report_file::SessionInfo>,
+    pub session: Option<SessionInfo>,
 }
 
 impl TwinIndex {

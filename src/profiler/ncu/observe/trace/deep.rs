@@ -10,10 +10,12 @@ use std::sync::Mutex;
 use crate::analysis::AdaptiveRecord;
 use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
 use crate::error::Result;
+use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
+use crate::profiler::ncu::readers::siblings::topup_sibling;
 use crate::region::{Coverage, KernelFilter, KeySamples};
 use crate::report::model::Sampling;
 
@@ -178,18 +180,12 @@ pub fn sampling(
 ) -> Sampling {
     let deep_results = deep.results;
     Sampling {
-        adaptive: crate::profiler::ncu::observe::adaptive::sampling(
-            recorded,
-            deep.keys,
-            deep.topup_results,
-        ),
+        adaptive: adaptive::sampling(recorded, deep.keys, deep.topup_results),
         deep_sources: std::iter::once(deep_path.to_path_buf())
-            .chain(crate::profiler::ncu::readers::siblings::topup_sibling(
-                deep_path,
-            ))
+            .chain(topup_sibling(deep_path))
             .map(|p| p.display().to_string())
             .collect(),
-        topup_sources: crate::profiler::ncu::readers::siblings::topup_sibling(deep_path)
+        topup_sources: topup_sibling(deep_path)
             .map(|p| p.display().to_string())
             .into_iter()
             .collect(),

@@ -5,15 +5,19 @@
 
 use std::sync::Mutex;
 
-use regex::Regex;
-
-use crate::analysis::{AnalysisPlan, MetricsFound, Observations, Reading, RunContext};
-use crate::error::Result;
+use crate::analysis::{
+    analyze, join_reasons, AdaptiveRecord, AnalysisPlan, MetricsFound, Observations, Reading,
+    RunContext,
+};
+use crate::config::{Config, PushPopScope as ConfigScope};
+use crate::error::{Error, Result};
+use crate::parallel;
+use crate::profiler::ncu::readers::siblings;
 use crate::profiler::ncu::readers::{rollup, units};
 use crate::region::{
     Cell, Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey,
 };
-use crate::report::model::ProfilerInfo;
+use crate::report::model::{ProfilerInfo, Report};
 
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
@@ -60,18 +64,18 @@ pub struct Sampled<'p> {
     /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
     pub skipped: u32,
     /// How an adaptive run sized its deep samples (`run.json`).
-    pub adaptive: Option<crate::analysis::AdaptiveRecord>,
+    pub adaptive: Option<AdaptiveRecord>,
     /// Whether the deep or top-up pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
 }
 
 impl<'p> TraceSource<'p> {
-    /// Reads every trace. `exclude` holds `regions.exclude` as level matchers.
+    /// Reads every trace. `exclude`: `regions.exclude`, from the plan's region filter.
     pub fn open(
         plan: &'p AnalysisPlan,
         inputs: &[TraceInput],
         scope: PushPopScope,
-        exclude: Vec<Vec<Regex>>,
+        exclude: RequestedRegions,
         sampled: Option<Sampled<'p>>,
     ) -> Result<TraceSource<'p>> {
         let mut traces = Vec::with_capacity(inputs.len());
@@ -112,7 +116,7 @@ impl<'p> TraceSource<'p> {
             found,
             time_specs,
             scope,
-            exclude: RequestedRegions::new(exclude),
+            exclude,
             sampled,
         })
     }
@@ -163,7 +167,7 @@ impl TraceSource<'_> {
         attribute(trace, self.scope, &self.plan.renames, limit, each).map_err(|refused| {
             let path = trace.path.clone();
             match refused {
-                TooMany::Levels { depth, .. } => crate::error::Error::RegionsTooDeep {
+                TooMany::Levels { depth, .. } => Error::RegionsTooDeep {
                     depth,
                     limit,
                     sources: path.display().to_string(),
@@ -266,73 +270,61 @@ impl Observations for TraceSource<'_> {
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
         let time_specs = self.time_specs;
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
-        let parts: Vec<Result<(S, Counts)>> =
-            crate::parallel::map(traces, threads, |(trace, rank)| {
-                let mut state = init();
-                let mut counts = Counts {
-                    has_ranges: !trace.ranges.is_empty(),
-                    unfinished: trace.unfinished,
-                    ..Counts::default()
-                };
-                let mut ordinals = LaunchOrdinals::skipping(skipped);
-                let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
-                let mut scope = ScopeKey::default();
-                let mut wanted = Wanted::default();
-                self.attribute(trace, |a| {
-                    if !wanted.of(&self, a) {
-                        return;
-                    }
-                    counts.results += 1;
-                    counts.unlaunched += u64::from(!a.launched);
-                    if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
-                        counts.in_ranges += 1;
-                    }
-                    let time = a.kernel.duration_ns();
-                    let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                    let launch = trace.shape(a.kernel);
-                    let (coverage, values, weight, key) = cells(
-                        index.as_ref().map(|i| (i, &mut ordinals)),
-                        process,
-                        (&trace.names[launch.name], launch),
-                        time,
-                        (specs, time_specs),
-                    );
-                    counts.coverage[coverage as usize] += 1;
-                    let device = a.kernel.device.to_string();
-                    if scope.device != device || scope.process_id.is_empty() {
-                        scope = ScopeKey {
-                            host: trace.host.clone(),
-                            process_id: trace.pid.to_string(),
-                            process_name: trace.process_name.clone(),
-                            device,
-                            // The run record's rank (one profile-run per rank) else the one the
-                            // launcher gave the process (one profile-run around the launcher).
-                            rank: rank
-                                .or(trace.rank)
-                                .map(|r| r.to_string())
-                                .unwrap_or_default(),
-                        };
-                    }
-                    visit(
-                        &mut state,
-                        &Observation {
-                            scope: &scope,
-                            stacks: a.stacks,
-                            instances: Some(a.ids),
-                            marks: a.marks,
-                            call_stack: None,
-                            kernel: &names[launch.name],
-                            time: Some(time),
-                            start: Some(a.kernel.start),
-                            weight,
-                            values: &values,
-                            coverage,
-                            key,
-                        },
-                    );
-                })?;
-                Ok((state, counts))
-            });
+        let parts: Vec<Result<(S, Counts)>> = parallel::map(traces, threads, |(trace, rank)| {
+            let mut state = init();
+            let mut counts = Counts {
+                has_ranges: !trace.ranges.is_empty(),
+                unfinished: trace.unfinished,
+                ..Counts::default()
+            };
+            let mut ordinals = LaunchOrdinals::skipping(skipped);
+            let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
+            let mut scope = ScopeKey::default();
+            let mut wanted = Wanted::default();
+            self.attribute(trace, |a| {
+                if !wanted.of(&self, a) {
+                    return;
+                }
+                counts.results += 1;
+                counts.unlaunched += u64::from(!a.launched);
+                if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
+                    counts.in_ranges += 1;
+                }
+                let time = a.kernel.duration_ns();
+                let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                let launch = trace.shape(a.kernel);
+                let (coverage, values, weight, key) = cells(
+                    index.as_ref().map(|i| (i, &mut ordinals)),
+                    process,
+                    (&trace.names[launch.name], launch),
+                    time,
+                    (specs, time_specs),
+                );
+                counts.coverage[coverage as usize] += 1;
+                let device = a.kernel.device.to_string();
+                if scope.device != device || scope.process_id.is_empty() {
+                    scope = trace_scope(trace, device, *rank);
+                }
+                visit(
+                    &mut state,
+                    &Observation {
+                        scope: &scope,
+                        stacks: a.stacks,
+                        instances: Some(a.ids),
+                        marks: a.marks,
+                        call_stack: None,
+                        kernel: &names[launch.name],
+                        time: Some(time),
+                        start: Some(a.kernel.start),
+                        weight,
+                        values: &values,
+                        coverage,
+                        key,
+                    },
+                );
+            })?;
+            Ok((state, counts))
+        });
         let mut state = None;
         let mut total = Counts::default();
         for part in parts {
@@ -349,6 +341,21 @@ impl Observations for TraceSource<'_> {
         }
         reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
         Ok((state.unwrap_or_else(init), reading))
+    }
+}
+
+/// The scope of a trace's kernels on `device`, ranked by the run record's rank (one profile-run
+/// per rank) else by the one the launcher gave the process (one profile-run around the launcher).
+fn trace_scope(trace: &ProcessTrace, device: String, rank: Option<u32>) -> ScopeKey {
+    ScopeKey {
+        host: trace.host.clone(),
+        process_id: trace.pid.to_string(),
+        process_name: trace.process_name.clone(),
+        device,
+        rank: rank
+            .or(trace.rank)
+            .map(|r| r.to_string())
+            .unwrap_or_default(),
     }
 }
 
@@ -458,7 +465,7 @@ impl TraceSource<'_> {
             origin: "nvtx".into(),
             sampling,
             key_samples: None,
-            partial: crate::analysis::join_reasons(
+            partial: join_reasons(
                 self.traces.iter().filter_map(|(t, _)| t.partial.as_deref()),
             ),
         }
@@ -524,50 +531,30 @@ fn sampled_notes(
     } else if deep_results == 0 {
         notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
     }
-    notes.extend(
-        crate::profiler::ncu::observe::report_source::stopped_pass_note(
-            sampled.stopped_when_covered,
-            unmatched,
-        ),
-    );
+    notes.extend(report_source::stopped_pass_note(
+        sampled.stopped_when_covered,
+        unmatched,
+    ));
     notes
 }
 
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
 /// unset is ncu's default, thread).
-pub fn scope_of(config: &crate::config::Config) -> PushPopScope {
+pub fn scope_of(config: &Config) -> PushPopScope {
     match config.pipeline.ncu.ncu_cli.nvtx.push_pop_scope {
-        Some(crate::config::PushPopScope::Process) => PushPopScope::Process,
+        Some(ConfigScope::Process) => PushPopScope::Process,
         _ => PushPopScope::Thread,
     }
-}
-
-/// `regions.exclude` as level matchers, as `regions.include` is read.
-pub fn exclude_of(config: &crate::config::Config) -> Result<Vec<Vec<Regex>>> {
-    let domain = config.regions.domain.as_deref();
-    config
-        .regions
-        .exclude
-        .iter()
-        .enumerate()
-        .map(|(i, pattern)| {
-            crate::region::pattern::level_regexes(pattern, domain).map_err(|e| {
-                crate::error::Error::Usage(format!(
-                    "regions.exclude[{i}] {pattern:?} is not a valid pattern: {e}"
-                ))
-            })
-        })
-        .collect()
 }
 
 /// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
 pub fn analyze_traces(
     plan: &NcuPlan,
-    config: &crate::config::Config,
+    config: &Config,
     inputs: &[TraceInput],
     deep: Option<&std::path::Path>,
     context: &RunContext,
-) -> Result<crate::report::model::Report> {
+) -> Result<Report> {
     let sampled = match deep {
         Some(path) => Some(Sampled {
             deep: DeepJoin::open(
@@ -579,7 +566,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            skipped: crate::profiler::ncu::readers::siblings::skipped(&context.deep_command),
+            skipped: siblings::skipped(&context.deep_command),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),
@@ -589,8 +576,8 @@ pub fn analyze_traces(
         &plan.analysis,
         inputs,
         scope_of(config),
-        exclude_of(config)?,
+        plan.regions.excluded(),
         sampled,
     )?;
-    crate::analysis::analyze(&plan.analysis, source, context)
+    analyze(&plan.analysis, source, context)
 }

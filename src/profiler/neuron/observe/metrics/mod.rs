@@ -9,6 +9,7 @@ mod labels;
 mod layer;
 mod region;
 
+use crate::insights::Metrics;
 use crate::profiler::neuron::readers::model::Summary;
 use crate::profiler::neuron::settings::HardwareSettings;
 
@@ -17,7 +18,7 @@ pub use layer::apply_layer_figures;
 pub use region::{owned_instructions, region_metrics};
 
 /// Metric name → value; `None` where the data cannot give it (the rules engine's map).
-pub type MetricMap = crate::insights::Metrics;
+pub type MetricMap = Metrics;
 
 /// A metric's name, unit and formula, for the docs and the rules' vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::profiler::neuron::observe::report::PROFILER_NAME;
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::system::{SystemEvent, SystemProfile, WorkerKey};
-use crate::region::{display_of, Coverage, Observation, RegionKind, Rollup, ScopeKey};
+use crate::region::{
+    display_of, Coverage, Observation, RegionFilter, RegionKind, Rollup, ScopeKey,
+};
 use crate::report::finish::Finishing;
 use crate::report::format;
 use crate::report::model::{
@@ -58,6 +60,7 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
 /// `regions.max_depth` stop it, as a GPU range stack that deep does.
 pub fn report(
     config: &Config,
+    filter: &RegionFilter,
     profile: &SystemProfile,
     sources: &[String],
     context: &RunContext,
@@ -80,7 +83,17 @@ pub fn report(
         any_collective |= swept.pieces.iter().any(|p| p.collective);
         let scope_key = key.scope_key();
         feed(&mut timelines, &scope_key, &swept, &collectives);
-        scopes.push(scope(&key, &events, &swept, &is_collective));
+        let mut scope = scope(&key, &events, &swept, &is_collective);
+        // Phases are regions: `regions.include`/`exclude` pick among them as among any regions.
+        let paths: Vec<((), &[String])> = scope
+            .regions
+            .iter()
+            .map(|r| ((), r.segments.as_slice()))
+            .collect();
+        let kept = filter.keep(&paths);
+        let mut kept = kept.into_iter();
+        scope.regions.retain(|_| kept.next().unwrap_or(true));
+        scopes.push(scope);
     }
     let selected = profile.events.len() as u64;
     let mut report = Report::new(
