@@ -70,6 +70,9 @@ struct Timeline {
     kernels: bool,
     /// Interned kernel and region names (a run repeats a few of them many times).
     names: FastMap<String, Arc<str>>,
+    /// Whether each kernel name seen is a collective: the glob match costs more than the rest of a
+    /// result's visit, and a run launches a few names many times.
+    collective: FastMap<String, bool>,
     /// The last range stack seen and its region: consecutive kernels mostly share one, so its path
     /// is built once, not once per kernel.
     last_stack: Vec<String>,
@@ -90,6 +93,15 @@ impl Timeline {
         self.last_stack = stack.to_vec();
         self.last_region = Some(region.clone());
         region
+    }
+
+    fn is_collective(&mut self, kernel: &str, collectives: &GlobSet) -> bool {
+        if let Some(&known) = self.collective.get(kernel) {
+            return known;
+        }
+        let matched = collectives.is_match(kernel);
+        self.collective.insert(kernel.to_string(), matched);
+        matched
     }
 
     fn intern(&mut self, name: &str) -> Arc<str> {
@@ -130,7 +142,7 @@ impl Timelines {
         let region = timeline.region_of(obs.stacks.first().map_or(&[], Vec::as_slice));
         timeline.kernels = true;
         timeline.time += time;
-        if collectives.is_match(obs.kernel) {
+        if timeline.is_collective(obs.kernel, collectives) {
             let kernel = timeline.intern(obs.kernel);
             let mut before: Vec<(Arc<str>, f64)> = timeline.since_last.drain().collect();
             before.sort_by(|a, b| a.0.cmp(&b.0));

@@ -98,6 +98,8 @@ pub struct AnalysisPlan {
     /// `regions.auto`: the method giving results their regions (`Own`: their own ranges).
     pub regioner: Regioner,
     pub aggregate: bool,
+    /// `report.scope_trees`: every scope keeps its whole region tree however many there are.
+    pub scope_trees: bool,
     pub threads: usize,
     /// `regions.max_depth`: the deepest range stack read.
     pub max_depth: usize,
@@ -209,6 +211,7 @@ pub fn analyze<O: Observations>(
         outlier_factor: OUTLIER_FACTOR,
         threads: plan.threads,
     });
+    report.keep_scope_totals(plan.scope_trees);
     Ok(report)
 }
 

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
@@ -41,8 +42,9 @@ pub fn write_atomic_with(
 /// temporary is removed.
 #[derive(Debug)]
 pub struct Staged {
-    /// The target's directory, as opened when the file was staged.
-    dir: OwnedFd,
+    /// The target's directory, as opened when the file was staged (shared by the files staged in
+    /// it together).
+    dir: Arc<OwnedFd>,
     tmp: OsString,
     name: OsString,
     target: PathBuf,
@@ -66,43 +68,86 @@ pub fn stage_in(
     rel: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, RenderError> {
-    let target = dir.join(rel);
-    let error = |source| RenderError::Write {
-        path: target.clone(),
-        source,
-    };
-    let names: Vec<&OsStr> = rel
-        .components()
-        .map(|c| match c {
-            std::path::Component::Normal(name) => Some(name),
-            _ => None,
-        })
-        .collect::<Option<_>>()
-        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
-    let (name, folders) = names
-        .split_last()
-        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
-    let mut opened =
-        nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()).map_err(|errno| error(errno.into()))?;
-    let mut at = dir.to_path_buf();
-    for folder in folders {
-        at.push(folder);
-        opened = open_folder(&opened, folder, &at, &target)?;
+    Folders::new(dir).stage(rel, fill)
+}
+
+/// The folders of one report directory, each opened once however many files are staged in it: a
+/// report of ten thousand ranks stages ten thousand scope pages in `scopes/` with one descriptor
+/// held for the folder, not one per page.
+pub struct Folders<'a> {
+    dir: &'a Path,
+    open: std::collections::HashMap<Vec<OsString>, Arc<OwnedFd>>,
+}
+
+impl<'a> Folders<'a> {
+    pub fn new(dir: &'a Path) -> Folders<'a> {
+        Folders {
+            dir,
+            open: Default::default(),
+        }
     }
-    let (tmp, file) = create_temp(&opened, name).map_err(error)?;
-    let staged = Staged {
-        dir: opened,
-        tmp,
-        name: name.to_os_string(),
-        target: target.clone(),
-        committed: false,
-    };
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    fill(&mut out)
-        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
-        .and_then(|file| file.sync_all())
-        .map_err(error)?;
-    Ok(staged)
+
+    /// Stages `dir/rel` as [`stage_in`] does, in its folder as first opened here.
+    pub fn stage(
+        &mut self,
+        rel: &Path,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<Staged, RenderError> {
+        let target = self.dir.join(rel);
+        let error = |source| RenderError::Write {
+            path: target.clone(),
+            source,
+        };
+        let names: Vec<&OsStr> = rel
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+        let (name, folders) = names
+            .split_last()
+            .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+        let key: Vec<OsString> = folders.iter().map(|f| f.to_os_string()).collect();
+        let opened = match self.open.get(&key) {
+            Some(opened) => opened.clone(),
+            None => {
+                let opened = Arc::new(self.open_folders(folders, &target)?);
+                self.open.insert(key, opened.clone());
+                opened
+            }
+        };
+        let (tmp, file) = create_temp(&opened, name).map_err(error)?;
+        let staged = Staged {
+            dir: opened,
+            tmp,
+            name: name.to_os_string(),
+            target: target.clone(),
+            committed: false,
+        };
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        fill(&mut out)
+            .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+            .and_then(|file| file.sync_all())
+            .map_err(error)?;
+        Ok(staged)
+    }
+
+    fn open_folders(&self, folders: &[&OsStr], target: &Path) -> Result<OwnedFd, RenderError> {
+        let mut opened = nix::fcntl::open(self.dir, DIR_FLAGS, Mode::empty()).map_err(|errno| {
+            RenderError::Write {
+                path: target.to_path_buf(),
+                source: errno.into(),
+            }
+        })?;
+        let mut at = self.dir.to_path_buf();
+        for folder in folders {
+            at.push(folder);
+            opened = open_folder(&opened, folder, &at, target)?;
+        }
+        Ok(opened)
+    }
 }
 
 /// How a directory written into is opened.

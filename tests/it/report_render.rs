@@ -206,6 +206,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     Report {
         sampling: None,
         cross_rank: None,
+        scope_trees: true,
         item_noun: Default::default(),
         console_notes: Vec::new(),
         time_measured: None,
