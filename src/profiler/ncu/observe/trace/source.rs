@@ -15,6 +15,8 @@ use crate::region::{
 };
 use crate::report::model::ProfilerInfo;
 
+mod counts;
+
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
 use crate::profiler::ncu::observe::adaptive;
@@ -22,6 +24,7 @@ use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::readers::trace::{self as file, LaunchShape, ProcessTrace, TraceInput};
+use counts::Counts;
 
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
@@ -214,40 +217,6 @@ fn demangle(mangled: &str) -> String {
         .unwrap_or_else(|| mangled.to_string())
 }
 
-impl Counts {
-    fn add(&mut self, other: Counts) {
-        self.results += other.results;
-        self.in_ranges += other.in_ranges;
-        self.unlaunched += other.unlaunched;
-        self.unfinished += other.unfinished;
-        self.has_ranges |= other.has_ranges;
-        for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
-            *sum += n;
-        }
-        if self.libcupti.is_none() {
-            self.libcupti = other.libcupti;
-        }
-        self.partial.extend(other.partial);
-    }
-}
-
-/// What one trace gave.
-#[derive(Default)]
-struct Counts {
-    results: u64,
-    /// Results measured, estimated, unmatched (a sampled run).
-    coverage: [u64; 3],
-    in_ranges: u64,
-    unlaunched: u64,
-    /// Kernels CUPTI handed over unfinished, left out by the reader.
-    unfinished: u64,
-    has_ranges: bool,
-    /// The libcupti of the first trace read.
-    libcupti: Option<String>,
-    /// Why traces hold only part of their process's run, in input order.
-    partial: Vec<String>,
-}
-
 impl Observations for TraceSource<'_> {
     fn metrics(&self) -> &MetricsFound {
         &self.found
@@ -270,16 +239,15 @@ impl Observations for TraceSource<'_> {
         M: FnMut(&mut S, S),
     {
         let (index, deep) = self.deep_index(filter)?;
-        let specs = self.found.specs.len();
-        let time_specs = self.time_specs;
-        let threads = crate::parallel::thread_count(threads);
-        let mut state = None;
-        let mut total = Counts::default();
-        for batch in self.inputs.chunks(threads * 2) {
+        let (mut state, mut total) = (None, Counts::default());
+        for batch in self
+            .inputs
+            .chunks(crate::parallel::thread_count(threads) * 2)
+        {
             let parts = crate::parallel::map(batch.iter().collect(), threads, |input| {
                 let mut state = init();
-                let counts = self.read_one(input, index.as_ref(), |obs| visit(&mut state, obs))?;
-                Ok::<_, crate::error::Error>((state, counts))
+                let counts = self.read_one(input, index.as_ref(), |obs| visit(&mut state, obs));
+                counts.map(|counts| (state, counts))
             });
             for part in parts {
                 let (part, counts) = part?;
@@ -294,7 +262,8 @@ impl Observations for TraceSource<'_> {
         if let Some(session) = index.as_ref().and_then(|i| i.session.as_ref()) {
             report_source::deep_pass_provenance(session, &mut reading);
         }
-        reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
+        let specs = (self.found.specs.len(), self.time_specs);
+        reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -315,8 +284,7 @@ impl TraceSource<'_> {
             partial: trace.partial.clone().into_iter().collect(),
             ..Counts::default()
         };
-        let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
-        let mut ordinals = LaunchOrdinals::skipping(skipped);
+        let mut ordinals = LaunchOrdinals::skipping(self.sampled.as_ref().map_or(0, |s| s.skipped));
         let specs = (self.found.specs.len(), self.time_specs);
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
         let mut scope = ScopeKey::default();
