@@ -15,13 +15,15 @@ use std::sync::Arc;
 use globset::GlobSet;
 
 use crate::fast_map::FastMap;
-use crate::region::{Observation, ScopeKey};
+use crate::region::{display_of, Observation, ScopeKey};
+use crate::report::format::plain_name;
+use crate::report::model::{CollectiveTime, Region, Report};
 
 pub use diagnose::diagnose;
 
 /// Puts each scope's collective wait and transfer on the regions its collectives ran in, from the
 /// diagnosis, so that a region's own section says how much of its time was waiting.
-pub fn annotate(report: &mut crate::report::model::Report) {
+pub fn annotate(report: &mut Report) {
     let Some(x) = report.cross_rank.as_ref() else {
         return;
     };
@@ -30,11 +32,9 @@ pub fn annotate(report: &mut crate::report::model::Report) {
             continue;
         };
         for g in &x.regions {
-            let shown = |r: &&mut crate::report::model::Region| {
-                crate::report::format::plain_name(&r.path) == g.region.as_str()
-            };
+            let shown = |r: &&mut Region| plain_name(&r.path) == g.region.as_str();
             if let Some(region) = scope.regions.iter_mut().find(shown) {
-                region.collectives = Some(crate::report::model::CollectiveTime {
+                region.collectives = Some(CollectiveTime {
                     wait_ns: g.wait_ns[at],
                     transfer_ns: g.transfer_ns[at],
                 });
@@ -89,7 +89,7 @@ impl Timeline {
         {
             return region.clone();
         }
-        let region = self.intern(&crate::region::display_of(stack));
+        let region = self.intern(&display_of(stack));
         self.last_stack = stack.to_vec();
         self.last_region = Some(region.clone());
         region

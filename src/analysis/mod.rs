@@ -19,10 +19,13 @@ use std::sync::Mutex;
 use crate::config::Unrequested;
 use crate::error::{Error, Result};
 use crate::fast_map::FastMap;
+use crate::insights::{self, RuleSet};
+use crate::parallel;
 use crate::region::{
-    KernelFilter, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner, RegionerState,
-    RequestedRegions,
+    KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
+    RegionerState, Renames, RequestedRegions, Rollup,
 };
+use crate::report::over_peak;
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
@@ -85,9 +88,9 @@ pub struct AdaptiveRecord {
 #[derive(Debug)]
 pub struct AnalysisPlan {
     pub requests: Vec<MetricRequest>,
-    pub rollups: std::collections::BTreeMap<String, crate::region::Rollup>,
+    pub rollups: std::collections::BTreeMap<String, Rollup>,
     pub time_metric: String,
-    pub renames: crate::region::Renames,
+    pub renames: Renames,
     pub filter: KernelFilter,
     /// `report.kernels`, as the report states it.
     pub selection: KernelSelectionInfo,
@@ -106,7 +109,7 @@ pub struct AnalysisPlan {
     /// `report.compare`: at most three region paths or names.
     pub compare: Vec<String>,
     /// Rules evaluated on every region (`report.rules`).
-    pub rules: crate::insights::RuleSet,
+    pub rules: RuleSet,
     /// Which kernels are collectives (`regions.auto.collectives.kernels`), for the cross-rank
     /// diagnosis.
     pub collectives: globset::GlobSet,
@@ -176,7 +179,7 @@ pub fn analyze<O: Observations>(
     // regions set aside or added, and the rules' findings.
     let has_aggregate = aggregate.is_some();
     let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
-    let mut finished = crate::parallel::map(
+    let mut finished = parallel::map(
         stats.into_iter().enumerate().collect(),
         plan.threads,
         |(i, stats)| {
@@ -188,7 +191,7 @@ pub fn analyze<O: Observations>(
     let scopes = finished;
 
     let metrics = metric_infos(&found);
-    notes.extend(crate::report::over_peak::notes(&metrics, &scopes));
+    notes.extend(over_peak::notes(&metrics, &scopes));
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
     selection.results_excluded = excluded;
@@ -258,7 +261,7 @@ fn finish_scope(
         set_aside_unrequested(&plan.requested, &mut scope);
     }
     add_requested_empty_regions(plan, &mut scope, builder);
-    crate::insights::region::apply(&plan.rules, time, &mut scope);
+    insights::region::apply(&plan.rules, time, &mut scope);
     scope
 }
 
@@ -299,7 +302,7 @@ struct ChunkState {
 }
 
 impl ChunkState {
-    fn new(specs: &[crate::region::MetricSpec]) -> ChunkState {
+    fn new(specs: &[MetricSpec]) -> ChunkState {
         ChunkState {
             accumulator: RegionAccumulator::new(specs.to_vec()),
             decisions: FastMap::default(),
