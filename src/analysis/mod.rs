@@ -25,11 +25,11 @@ use crate::region::{
     KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
     RegionerState, Renames, RequestedRegions, Rollup,
 };
-use crate::report::over_peak;
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
 use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
+use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
@@ -203,10 +203,9 @@ pub fn analyze<O: Observations>(
         scopes,
         aggregate,
     );
-    report.sampling = reading.sampling.clone();
+    (report.sampling, report.time_measured) = (reading.sampling, reading.time_measured.clone());
     report.cross_rank = cross_rank::diagnose(timelines);
     cross_rank::annotate(&mut report);
-    report.time_measured = reading.time_measured.clone();
     report.notes = notes.all;
     report.console_notes = notes.console;
     report.finish(&Finishing {

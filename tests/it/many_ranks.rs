@@ -79,26 +79,52 @@ fn more_ranks_than_open_files_merge_keep_totals_and_name_the_straggler() {
 
     let scopes = report["scopes"].as_array().unwrap();
     assert_eq!(scopes.len(), ranks);
-    assert_eq!(std::fs::read_dir(out.join("scopes")).unwrap().count(), ranks);
+    assert_eq!(
+        std::fs::read_dir(out.join("scopes")).unwrap().count(),
+        ranks
+    );
     assert_eq!(report["scope_trees"], false);
     for scope in scopes {
         assert!(!regions(scope).is_empty(), "{}", scope["label"]);
         for region in regions(scope) {
-            assert_eq!(region["kernels"], serde_json::json!([]), "{}", region["path"]);
-            assert!(region["inclusive"]["gpu__time_duration.sum"]["value"].as_f64().unwrap() > 0.0);
+            assert_eq!(
+                region["kernels"],
+                serde_json::json!([]),
+                "{}",
+                region["path"]
+            );
+            assert!(
+                region["inclusive"]["gpu__time_duration.sum"]["value"]
+                    .as_f64()
+                    .unwrap()
+                    > 0.0
+            );
         }
         assert!(scope["summary"]["top_kernels"].as_array().unwrap().len() > 1);
     }
     let aggregate = &report["aggregate"];
-    assert!(regions(aggregate).iter().all(|r| !r["kernels"].as_array().unwrap().is_empty()));
+    assert!(regions(aggregate)
+        .iter()
+        .all(|r| !r["kernels"].as_array().unwrap().is_empty()));
     let notes = report["notes"].as_array().unwrap();
-    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("report.scope_trees=true")));
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("report.scope_trees=true")));
 
     let bytes = std::fs::metadata(out.join("report.json")).unwrap().len();
-    assert!(bytes / ranks as u64 <= 16 * 1024, "{bytes} bytes for {ranks} ranks");
+    assert!(
+        bytes / ranks as u64 <= 16 * 1024,
+        "{bytes} bytes for {ranks} ranks"
+    );
 
     let s = &report["cross_rank"]["straggler"];
-    assert!(s["scope"].as_str().unwrap().ends_with(&format!("rank {straggler}")), "{s}");
+    assert!(
+        s["scope"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("rank {straggler}")),
+        "{s}"
+    );
     assert_eq!(s["cause"]["region"], "train_step/forward", "{s}");
     assert!(md.contains(&format!("rank {straggler} is late")), "{md}");
 }
@@ -119,7 +145,10 @@ fn scope_trees_keeps_every_scopes_whole_tree_on_request() {
             .sum()
     };
     let (totals, _) = merge(&root, &tmp.path().join("totals"), 1024, &[]);
-    assert_eq!((totals["scope_trees"].clone(), kernels(&totals)), (false.into(), 0));
+    assert_eq!(
+        (totals["scope_trees"].clone(), kernels(&totals)),
+        (false.into(), 0)
+    );
     let (trees, _) = merge(
         &root,
         &tmp.path().join("trees"),
@@ -129,5 +158,8 @@ fn scope_trees_keeps_every_scopes_whole_tree_on_request() {
     assert_eq!(trees["scope_trees"], true);
     assert!(kernels(&trees) > 9 * 4, "{}", kernels(&trees));
     let per_result = &regions(&trees["scopes"][0])[0]["per_result"];
-    assert!(per_result.as_object().is_some_and(|m| !m.is_empty()), "{per_result}");
+    assert!(
+        per_result.as_object().is_some_and(|m| !m.is_empty()),
+        "{per_result}"
+    );
 }

@@ -2,6 +2,9 @@
 //! in-place time and the regions [`super::attribute`] gives it, one scope per process and device.
 //! `regions.include` / `regions.exclude` select kernels as ncu's NVTX filter would (a kernel counts
 //! when a push/pop range the pattern names is open at its launch), since no ncu ran to filter them.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::sync::Mutex;
 
