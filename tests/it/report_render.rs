@@ -502,7 +502,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "notes",
             "compare",
             "sampling",
-            "cross_rank"
+            "cross_rank",
+            "scope_trees"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();
