@@ -476,6 +476,31 @@ mod tests {
     }
 
     #[test]
+    fn files_staged_unsynced_in_one_folder_are_all_put_in_place_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("scopes")).unwrap();
+        let mut folders = Folders::batch(tmp.path());
+        let staged: Vec<Staged> = (0..3)
+            .map(|i| {
+                let rel = format!("scopes/rank-{i}.md");
+                folders
+                    .stage(Path::new(&rel), |out| write!(out, "rank {i}"))
+                    .unwrap()
+            })
+            .collect();
+        assert!(staged.iter().all(|f| Arc::ptr_eq(&f.dir, &staged[0].dir)));
+        commit_all(staged, false).unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(tmp.path().join("scopes"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["rank-0.md", "rank-1.md", "rank-2.md"]);
+        let page = std::fs::read_to_string(tmp.path().join("scopes/rank-2.md")).unwrap();
+        assert_eq!(page, "rank 2");
+    }
+
+    #[test]
     fn a_killed_renders_temporary_files_are_swept_and_nothing_else() {
         let tmp = tempfile::tempdir().unwrap();
         let charts = tmp.path().join("charts");
