@@ -90,6 +90,7 @@ fn analysis_plan(config: &Config, regions: &RegionFilter) -> Result<AnalysisPlan
         regioner: regioner(config)?,
         unrequested: config.regions.unrequested,
         aggregate: config.report.aggregate,
+        scope_trees: config.report.scope_trees,
         threads: config.report.threads,
         max_depth: config.regions.max_depth,
         rules: region_rules(config)?,

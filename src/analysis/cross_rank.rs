@@ -15,13 +15,15 @@ use std::sync::Arc;
 use globset::GlobSet;
 
 use crate::fast_map::FastMap;
-use crate::region::{Observation, ScopeKey};
+use crate::region::{display_of, Observation, ScopeKey};
+use crate::report::format::plain_name;
+use crate::report::model::{CollectiveTime, Region, Report};
 
 pub use diagnose::diagnose;
 
 /// Puts each scope's collective wait and transfer on the regions its collectives ran in, from the
 /// diagnosis, so that a region's own section says how much of its time was waiting.
-pub fn annotate(report: &mut crate::report::model::Report) {
+pub fn annotate(report: &mut Report) {
     let Some(x) = report.cross_rank.as_ref() else {
         return;
     };
@@ -30,11 +32,9 @@ pub fn annotate(report: &mut crate::report::model::Report) {
             continue;
         };
         for g in &x.regions {
-            let shown = |r: &&mut crate::report::model::Region| {
-                crate::report::format::plain_name(&r.path) == g.region.as_str()
-            };
+            let shown = |r: &&mut Region| plain_name(&r.path) == g.region.as_str();
             if let Some(region) = scope.regions.iter_mut().find(shown) {
-                region.collectives = Some(crate::report::model::CollectiveTime {
+                region.collectives = Some(CollectiveTime {
                     wait_ns: g.wait_ns[at],
                     transfer_ns: g.transfer_ns[at],
                 });
@@ -70,6 +70,9 @@ struct Timeline {
     kernels: bool,
     /// Interned kernel and region names (a run repeats a few of them many times).
     names: FastMap<String, Arc<str>>,
+    /// Whether each kernel name seen is a collective: the glob match costs more than the rest of a
+    /// result's visit, and a run launches a few names many times.
+    collective: FastMap<String, bool>,
     /// The last range stack seen and its region: consecutive kernels mostly share one, so its path
     /// is built once, not once per kernel.
     last_stack: Vec<String>,
@@ -86,10 +89,19 @@ impl Timeline {
         {
             return region.clone();
         }
-        let region = self.intern(&crate::region::display_of(stack));
+        let region = self.intern(&display_of(stack));
         self.last_stack = stack.to_vec();
         self.last_region = Some(region.clone());
         region
+    }
+
+    fn is_collective(&mut self, kernel: &str, collectives: &GlobSet) -> bool {
+        if let Some(&known) = self.collective.get(kernel) {
+            return known;
+        }
+        let matched = collectives.is_match(kernel);
+        self.collective.insert(kernel.to_string(), matched);
+        matched
     }
 
     fn intern(&mut self, name: &str) -> Arc<str> {
@@ -130,7 +142,7 @@ impl Timelines {
         let region = timeline.region_of(obs.stacks.first().map_or(&[], Vec::as_slice));
         timeline.kernels = true;
         timeline.time += time;
-        if collectives.is_match(obs.kernel) {
+        if timeline.is_collective(obs.kernel, collectives) {
             let kernel = timeline.intern(obs.kernel);
             let mut before: Vec<(Arc<str>, f64)> = timeline.since_last.drain().collect();
             before.sort_by(|a, b| a.0.cmp(&b.0));

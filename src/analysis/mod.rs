@@ -19,14 +19,17 @@ use std::sync::Mutex;
 use crate::config::Unrequested;
 use crate::error::{Error, Result};
 use crate::fast_map::FastMap;
+use crate::insights::{self, RuleSet};
+use crate::parallel;
 use crate::region::{
-    KernelFilter, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner, RegionerState,
-    RequestedRegions,
+    KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
+    RegionerState, Renames, RequestedRegions, Rollup,
 };
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
 use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
+use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
@@ -85,9 +88,9 @@ pub struct AdaptiveRecord {
 #[derive(Debug, Clone)]
 pub struct AnalysisPlan {
     pub requests: Vec<MetricRequest>,
-    pub rollups: std::collections::BTreeMap<String, crate::region::Rollup>,
+    pub rollups: std::collections::BTreeMap<String, Rollup>,
     pub time_metric: String,
-    pub renames: crate::region::Renames,
+    pub renames: Renames,
     pub filter: KernelFilter,
     /// `report.kernels`, as the report states it.
     pub selection: KernelSelectionInfo,
@@ -98,13 +101,15 @@ pub struct AnalysisPlan {
     /// `regions.auto`: the method giving results their regions (`Own`: their own ranges).
     pub regioner: Regioner,
     pub aggregate: bool,
+    /// `report.scope_trees`: every scope keeps its whole region tree however many there are.
+    pub scope_trees: bool,
     pub threads: usize,
     /// `regions.max_depth`: the deepest range stack read.
     pub max_depth: usize,
     /// `report.compare`: at most three region paths or names.
     pub compare: Vec<String>,
     /// Rules evaluated on every region (`report.rules`).
-    pub rules: crate::insights::RuleSet,
+    pub rules: RuleSet,
     /// Which kernels are collectives (`regions.auto.collectives.kernels`), for the cross-rank
     /// diagnosis.
     pub collectives: globset::GlobSet,
@@ -174,7 +179,7 @@ pub fn analyze<O: Observations>(
     // regions set aside or added, and the rules' findings.
     let has_aggregate = aggregate.is_some();
     let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
-    let mut finished = crate::parallel::map(
+    let mut finished = parallel::map(
         stats.into_iter().enumerate().collect(),
         plan.threads,
         |(i, stats)| {
@@ -186,7 +191,7 @@ pub fn analyze<O: Observations>(
     let scopes = finished;
 
     let metrics = metric_infos(&found);
-    notes.extend(crate::report::over_peak::notes(&metrics, &scopes));
+    notes.extend(over_peak::notes(&metrics, &scopes));
     let mut selection = plan.selection.clone();
     selection.results_selected = selected;
     selection.results_excluded = excluded;
@@ -198,10 +203,9 @@ pub fn analyze<O: Observations>(
         scopes,
         aggregate,
     );
-    report.sampling = reading.sampling.clone();
+    (report.sampling, report.time_measured) = (reading.sampling, reading.time_measured.clone());
     report.cross_rank = cross_rank::diagnose(timelines);
     cross_rank::annotate(&mut report);
-    report.time_measured = reading.time_measured.clone();
     report.notes = notes.all;
     report.console_notes = notes.console;
     report.finish(&Finishing {
@@ -209,6 +213,7 @@ pub fn analyze<O: Observations>(
         outlier_factor: OUTLIER_FACTOR,
         threads: plan.threads,
     });
+    report.keep_scope_totals(plan.scope_trees);
     Ok(report)
 }
 
@@ -255,7 +260,7 @@ fn finish_scope(
         set_aside_unrequested(&plan.requested, &mut scope);
     }
     add_requested_empty_regions(plan, &mut scope, builder);
-    crate::insights::region::apply(&plan.rules, time, &mut scope);
+    insights::region::apply(&plan.rules, time, &mut scope);
     scope
 }
 
@@ -296,7 +301,7 @@ struct ChunkState {
 }
 
 impl ChunkState {
-    fn new(specs: &[crate::region::MetricSpec]) -> ChunkState {
+    fn new(specs: &[MetricSpec]) -> ChunkState {
         ChunkState {
             accumulator: RegionAccumulator::new(specs.to_vec()),
             decisions: FastMap::default(),

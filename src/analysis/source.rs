@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use crate::error::Result;
-use crate::region::{KernelFilter, MetricSpec, Observation, RegionPath, ScopeKey};
+use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation, RegionPath, ScopeKey};
 use crate::report::model::{Insight, Platform, ProfilerInfo, Sampling};
 
 /// The requested metrics a source can give, known before any result is read.
@@ -63,7 +63,7 @@ pub struct Reading {
     pub sampling: Option<Sampling>,
     /// A sampled reading's deep samples per launch key (the keys of its observations), from which
     /// each estimated deep value gets its 95% interval; `None` otherwise.
-    pub key_samples: Option<crate::region::KeySamples>,
+    pub key_samples: Option<KeySamples>,
     /// Why the inputs themselves hold only part of the run (a file cut short), beside what the run's
     /// record says; `None` when they are whole.
     pub partial: Option<String>,

@@ -327,6 +327,9 @@ pub struct ReportConfig {
     pub rules: Option<String>,
     /// Up to 3 region paths (or names) shown side by side in the report.
     pub compare: Vec<String>,
+    /// Whether every scope keeps its whole region tree in a report of more than 8 scopes; `false`
+    /// keeps each scope's region totals only (the aggregate keeps its tree either way).
+    pub scope_trees: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -46,6 +46,7 @@ impl Report {
             compare: Vec::new(),
             sampling: None,
             cross_rank: None,
+            scope_trees: true,
             item_noun: Default::default(),
             console_notes: Vec::new(),
         }

@@ -18,10 +18,12 @@ pub use item_noun::ItemNoun;
 mod item_noun;
 
 mod cross_rank;
+mod scope_totals;
 mod summary;
 pub use cross_rank::{
     Cause, CollectiveTime, CrossRank, FlaggedRank, RankWaits, RegionWaits, Straggler,
 };
+pub use scope_totals::TREES_UP_TO;
 pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
 
 /// Version of the report.json layout.
@@ -58,6 +60,9 @@ pub struct Report {
     /// Collectives matched across ranks and the straggler they waited for; `null` unless at least two
     /// scopes ran collectives with in-place times.
     pub cross_rank: Option<CrossRank>,
+    /// Whether every scope holds its whole region tree; `false` when a report of more than
+    /// [`TREES_UP_TO`] scopes keeps each scope's region totals only (`report.scope_trees`).
+    pub scope_trees: bool,
     /// What the profiler calls one result, for prose and headings (`kernel`, `instruction`); given by
     /// the adapter, not written to report.json.
     #[serde(skip)]

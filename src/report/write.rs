@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
@@ -41,12 +42,15 @@ pub fn write_atomic_with(
 /// temporary is removed.
 #[derive(Debug)]
 pub struct Staged {
-    /// The target's directory, as opened when the file was staged.
-    dir: OwnedFd,
+    /// The target's directory, as opened when the file was staged (shared by the files staged in
+    /// it together).
+    dir: Arc<OwnedFd>,
     tmp: OsString,
     name: OsString,
     target: PathBuf,
     committed: bool,
+    /// Whether its contents are on disk already (else [`commit_all`] syncs them first).
+    synced: bool,
 }
 
 /// Stages `path` in its directory, which is opened as named (the caller chose it, links and all).
@@ -66,43 +70,101 @@ pub fn stage_in(
     rel: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<Staged, RenderError> {
-    let target = dir.join(rel);
-    let error = |source| RenderError::Write {
-        path: target.clone(),
-        source,
-    };
-    let names: Vec<&OsStr> = rel
-        .components()
-        .map(|c| match c {
-            std::path::Component::Normal(name) => Some(name),
-            _ => None,
-        })
-        .collect::<Option<_>>()
-        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
-    let (name, folders) = names
-        .split_last()
-        .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
-    let mut opened =
-        nix::fcntl::open(dir, DIR_FLAGS, Mode::empty()).map_err(|errno| error(errno.into()))?;
-    let mut at = dir.to_path_buf();
-    for folder in folders {
-        at.push(folder);
-        opened = open_folder(&opened, folder, &at, &target)?;
+    Folders::new(dir).stage(rel, fill)
+}
+
+/// The folders of one report directory, each opened once however many files are staged in it: a
+/// report of ten thousand ranks stages ten thousand scope pages in `scopes/` with one descriptor
+/// held for the folder, not one per page.
+pub struct Folders<'a> {
+    dir: &'a Path,
+    open: std::collections::HashMap<Vec<OsString>, Arc<OwnedFd>>,
+    /// Whether each file is synced as it is staged; otherwise [`commit_all`] syncs them together.
+    sync_each: bool,
+}
+
+impl<'a> Folders<'a> {
+    /// Files synced one by one as they are staged.
+    pub fn new(dir: &'a Path) -> Folders<'a> {
+        Folders {
+            dir,
+            open: Default::default(),
+            sync_each: true,
+        }
     }
-    let (tmp, file) = create_temp(&opened, name).map_err(error)?;
-    let staged = Staged {
-        dir: opened,
-        tmp,
-        name: name.to_os_string(),
-        target: target.clone(),
-        committed: false,
-    };
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    fill(&mut out)
-        .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
-        .and_then(|file| file.sync_all())
-        .map_err(error)?;
-    Ok(staged)
+
+    /// Files left unsynced when staged, to be synced together by [`commit_all`]: one sync of the
+    /// file system instead of one per file (ten thousand scope pages cost seconds each way).
+    pub fn batch(dir: &'a Path) -> Folders<'a> {
+        Folders {
+            sync_each: false,
+            ..Folders::new(dir)
+        }
+    }
+
+    /// Stages `dir/rel` as [`stage_in`] does, in its folder as first opened here.
+    pub fn stage(
+        &mut self,
+        rel: &Path,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<Staged, RenderError> {
+        let target = self.dir.join(rel);
+        let error = |source| RenderError::Write {
+            path: target.clone(),
+            source,
+        };
+        let names: Vec<&OsStr> = rel
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(name) => Some(name),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+        let (name, folders) = names
+            .split_last()
+            .ok_or_else(|| error(std::io::ErrorKind::InvalidInput.into()))?;
+        let key: Vec<OsString> = folders.iter().map(|f| f.to_os_string()).collect();
+        let opened = match self.open.get(&key) {
+            Some(opened) => opened.clone(),
+            None => {
+                let opened = Arc::new(self.open_folders(folders, &target)?);
+                self.open.insert(key, opened.clone());
+                opened
+            }
+        };
+        let (tmp, file) = create_temp(&opened, name).map_err(error)?;
+        let staged = Staged {
+            dir: opened,
+            tmp,
+            name: name.to_os_string(),
+            target: target.clone(),
+            committed: false,
+            synced: self.sync_each,
+        };
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let sync_each = self.sync_each;
+        fill(&mut out)
+            .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+            .and_then(|file| if sync_each { file.sync_all() } else { Ok(()) })
+            .map_err(error)?;
+        Ok(staged)
+    }
+
+    fn open_folders(&self, folders: &[&OsStr], target: &Path) -> Result<OwnedFd, RenderError> {
+        let mut opened = nix::fcntl::open(self.dir, DIR_FLAGS, Mode::empty()).map_err(|errno| {
+            RenderError::Write {
+                path: target.to_path_buf(),
+                source: errno.into(),
+            }
+        })?;
+        let mut at = self.dir.to_path_buf();
+        for folder in folders {
+            at.push(folder);
+            opened = open_folder(&opened, folder, &at, target)?;
+        }
+        Ok(opened)
+    }
 }
 
 /// How a directory written into is opened.
@@ -139,7 +201,18 @@ impl Staged {
     }
 
     /// Renames the file into place (replacing what was there) and makes the rename durable.
-    pub fn commit(mut self) -> Result<(), RenderError> {
+    pub fn commit(self) -> Result<(), RenderError> {
+        commit_all(vec![self], true)
+    }
+
+    /// Like [`Staged::commit`], but never replaces anything already at the target (a file, a link):
+    /// refused instead, atomically where the system can (`renameat2` with `RENAME_NOREPLACE`).
+    pub fn commit_new(self) -> Result<(), RenderError> {
+        commit_all(vec![self], false)
+    }
+
+    /// Renames the file into place, replacing what was there.
+    fn rename(&mut self) -> Result<(), RenderError> {
         nix::fcntl::renameat(
             &self.dir,
             self.tmp.as_os_str(),
@@ -151,13 +224,11 @@ impl Staged {
             source: errno.into(),
         })?;
         self.committed = true;
-        sync_dir(&self.dir);
         Ok(())
     }
 
-    /// Like [`Staged::commit`], but never replaces anything already at the target (a file, a link):
-    /// refused instead, atomically where the system can (`renameat2` with `RENAME_NOREPLACE`).
-    pub fn commit_new(mut self) -> Result<(), RenderError> {
+    /// Renames the file into place unless something is at the target already.
+    fn rename_new(&mut self) -> Result<(), RenderError> {
         rename_no_replace(&self.dir, &self.tmp, &self.name).map_err(|source| {
             if source.kind() == std::io::ErrorKind::AlreadyExists {
                 not_replaced(&self.target)
@@ -169,9 +240,54 @@ impl Staged {
             }
         })?;
         self.committed = true;
-        sync_dir(&self.dir);
         Ok(())
     }
+}
+
+/// Puts staged files in place (replacing what is there when `replace`, else refusing to): the
+/// contents of those staged unsynced made durable first by one sync of the file system of each of
+/// their folders, then every rename, then one sync per folder, so that a thousand pages in one
+/// folder cost one sync each way, not a thousand.
+pub fn commit_all(mut files: Vec<Staged>, replace: bool) -> Result<(), RenderError> {
+    for file in each_folder(files.iter().filter(|f| !f.synced)) {
+        sync_contents(&file.dir).map_err(|source| RenderError::Write {
+            path: file.target.clone(),
+            source,
+        })?;
+    }
+    for file in &mut files {
+        match replace {
+            true => file.rename()?,
+            false => file.rename_new()?,
+        }
+    }
+    for file in each_folder(files.iter()) {
+        sync_dir(&file.dir);
+    }
+    Ok(())
+}
+
+/// The first of `files` staged in each folder.
+fn each_folder<'s>(files: impl Iterator<Item = &'s Staged>) -> Vec<&'s Staged> {
+    let mut first: Vec<&Staged> = Vec::new();
+    for file in files {
+        if !first.iter().any(|f| Arc::ptr_eq(&f.dir, &file.dir)) {
+            first.push(file);
+        }
+    }
+    first
+}
+
+/// Syncs the file system that holds folder `dir`, with every file staged in it.
+#[cfg(target_os = "linux")]
+fn sync_contents(dir: &OwnedFd) -> std::io::Result<()> {
+    Ok(nix::unistd::syncfs(dir)?)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_contents(_dir: &OwnedFd) -> std::io::Result<()> {
+    nix::unistd::sync();
+    Ok(())
 }
 
 /// The refusal to replace a file without `--force`.
@@ -357,6 +473,31 @@ mod tests {
         .to_string();
         assert!(err.contains("is a symbolic link"), "{err}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn files_staged_unsynced_in_one_folder_are_all_put_in_place_together() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("scopes")).unwrap();
+        let mut folders = Folders::batch(tmp.path());
+        let staged: Vec<Staged> = (0..3)
+            .map(|i| {
+                let rel = format!("scopes/rank-{i}.md");
+                folders
+                    .stage(Path::new(&rel), |out| write!(out, "rank {i}"))
+                    .unwrap()
+            })
+            .collect();
+        assert!(staged.iter().all(|f| Arc::ptr_eq(&f.dir, &staged[0].dir)));
+        commit_all(staged, false).unwrap();
+        let mut names: Vec<_> = std::fs::read_dir(tmp.path().join("scopes"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["rank-0.md", "rank-1.md", "rank-2.md"]);
+        let page = std::fs::read_to_string(tmp.path().join("scopes/rank-2.md")).unwrap();
+        assert_eq!(page, "rank 2");
     }
 
     #[test]

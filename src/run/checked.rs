@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::file_kind::{Checks, FileError, Limit, Links};
+use crate::file_kind::{open_checked, read_small, Checks, FileError, Limit, Links};
 
 /// The largest `run.json` read: profile-run writes a few KiB, one pass record per pass.
 pub const RECORD_LIMIT: u64 = 16 << 20;
@@ -35,7 +35,7 @@ pub fn trace_checks(run_dir: Option<&Path>, max_mib: u64) -> Checks {
 /// naming the file, never read.
 pub fn read_record(dir: &Path) -> Result<Option<String>> {
     let path = dir.join(super::RECORD_FILE);
-    crate::file_kind::read_small(
+    read_small(
         &path,
         RECORD_LIMIT,
         "the run record profile-run writes",
@@ -56,7 +56,7 @@ pub fn read_report_json(path: &Path, run_dir: Option<&Path>) -> Result<String> {
         },
     };
     let mut text = String::new();
-    crate::file_kind::open_checked(path, &checks)
+    open_checked(path, &checks)
         .map_err(|e| refused(path, e))?
         .take(REPORT_JSON_LIMIT + 1)
         .read_to_string(&mut text)
@@ -78,7 +78,7 @@ pub fn check_in_run(path: &Path, dir: &Path) -> Result<()> {
             fix: "",
         },
     };
-    crate::file_kind::open_checked(path, &checks)
+    open_checked(path, &checks)
         .map(drop)
         .map_err(|e| refused(path, e))
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::console::err_line;
 use crate::error::{Error, Result};
+use crate::file_kind::odd_kind;
 
 /// The file that says a command is writing a report into its directory.
 pub const CLAIM_FILE: &str = ".profile-run.lock";
@@ -86,7 +87,7 @@ fn refuse_odd_kind(path: &Path) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };
-    let Some(what) = crate::file_kind::odd_kind(&meta) else {
+    let Some(what) = odd_kind(&meta) else {
         return Ok(());
     };
     Err(Error::Usage(format!(

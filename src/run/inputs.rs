@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::file_kind::special_kind;
 
 /// How much of a file is looked at to tell what it is.
 const HEAD: u64 = 64 * 1024;
@@ -15,7 +16,7 @@ const HEAD: u64 = 64 * 1024;
 /// Refuses an input that is a FIFO, a device or a socket, by kind and without opening it: every
 /// reader (ncu's, Neuron's, `diff`'s report.json) would block in `open()` or read without end.
 pub fn check_readable(input: &Path) -> Result<()> {
-    match crate::file_kind::special_kind(input) {
+    match special_kind(input) {
         Some(kind) => Err(Error::Usage(format!(
             "{} {kind}, not a file profile-run can read; give a run directory, a `--page raw` CSV export, an .ncu-rep, a Neuron profile or a report.json",
             input.display()

@@ -267,6 +267,7 @@ pub fn fresh_dir(parent: &Path, prefix: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn env_of<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| {
@@ -277,7 +278,7 @@ mod tests {
     }
 
     fn config() -> Config {
-        serde_yaml::from_str(crate::config::DEFAULT_PRESET).unwrap()
+        serde_yaml::from_str(DEFAULT_PRESET).unwrap()
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod gpu_rules;
 mod hardening;
 mod inputs;
 mod insights;
+mod many_ranks;
 mod markdown_prose;
 mod mostly_in;
 mod native_report;

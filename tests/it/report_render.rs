@@ -206,6 +206,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
     Report {
         sampling: None,
         cross_rank: None,
+        scope_trees: true,
         item_noun: Default::default(),
         console_notes: Vec::new(),
         time_measured: None,
@@ -501,7 +502,8 @@ fn json_is_deterministic_and_ends_with_a_newline() {
             "notes",
             "compare",
             "sampling",
-            "cross_rank"
+            "cross_rank",
+            "scope_trees"
         ]
     );
     let value: serde_json::Value = serde_json::from_str(&a).unwrap();

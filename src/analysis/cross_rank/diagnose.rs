@@ -173,8 +173,9 @@ struct Tally {
     transfer: Vec<f64>,
     /// region → (wait, transfer) per rank.
     regions: BTreeMap<Arc<str>, (Vec<f64>, Vec<f64>)>,
-    /// Per late rank: what it caused.
-    caused: Vec<Caused>,
+    /// Per rank that was last to some collective: what it caused. Only those ranks have an entry,
+    /// each with one wait per rank, so 10,000 ranks need a few such rows, not 10,000².
+    caused: BTreeMap<usize, Caused>,
 }
 
 #[derive(Default, Clone)]
@@ -196,13 +197,7 @@ impl Tally {
             wait: vec![0.0; n],
             transfer: vec![0.0; n],
             regions: BTreeMap::new(),
-            caused: vec![
-                Caused {
-                    wait_of: vec![0.0; n],
-                    ..Caused::default()
-                };
-                n
-            ],
+            caused: BTreeMap::new(),
         }
     }
 
@@ -212,7 +207,10 @@ impl Tally {
         let arrival = |r: usize| ranks[r].1.arrivals[at[r]].start as i64 - offsets[r];
         let late = (0..n).max_by_key(|&r| (arrival(r), n - r)).unwrap_or(0);
         self.last[late] += 1;
-        let caused = &mut self.caused[late];
+        let caused = self.caused.entry(late).or_insert_with(|| Caused {
+            wait_of: vec![0.0; n],
+            ..Caused::default()
+        });
         let mut waited = 0.0;
         for r in 0..n {
             let a = &ranks[r].1.arrivals[at[r]];
@@ -294,11 +292,12 @@ impl Tally {
         let others = |late: usize, v: &dyn Fn(usize) -> f64| -> f64 {
             median((0..ranks.len()).filter(|&r| r != late).map(v).collect())
         };
-        let late = (0..ranks.len()).max_by(|&a, &b| {
-            let sum = |r: usize| self.caused[r].wait_of.iter().sum::<f64>();
-            sum(a).total_cmp(&sum(b))
-        })?;
-        let caused = &self.caused[late];
+        // A rank never last caused no wait; among equal waits the last rank is named.
+        let sum = |c: &Caused| c.wait_of.iter().sum::<f64>();
+        let (&late, caused) = self
+            .caused
+            .iter()
+            .max_by(|a, b| sum(a.1).total_cmp(&sum(b.1)))?;
         let wait_ns = others(late, &|r| caused.wait_of[r]);
         let time = others(late, &|r| ranks[r].1.time);
         let all_waiting: f64 = self.wait.iter().sum();

@@ -107,6 +107,7 @@ struct Page<'a> {
     /// Why the report covers only part of the run (`run.partial`).
     partial: Option<&'a str>,
     cross_rank: Option<&'a crate::report::model::CrossRank>,
+    scope_trees: bool,
     flagged_ranks: &'a [crate::report::model::FlaggedRank],
     time_metric: Option<&'a str>,
     time_measured: Option<&'a str>,
@@ -257,6 +258,7 @@ impl<'a> Page<'a> {
             fingerprint: &run.config_fingerprint,
             partial: run.partial.as_deref(),
             cross_rank: report.cross_rank.as_ref(),
+            scope_trees: report.scope_trees,
             flagged_ranks: &run.flagged_ranks,
             sources: &run.sources,
             time_metric: time,

@@ -70,7 +70,7 @@ impl Serialize for ParallelScopes<'_> {
         }
 
         let report = self.report;
-        let mut fields = serializer.serialize_struct("Report", 12)?;
+        let mut fields = serializer.serialize_struct("Report", 13)?;
         fields.serialize_field("schema_version", &report.schema_version)?;
         fields.serialize_field("generator", &report.generator)?;
         fields.serialize_field("run", &report.run)?;
@@ -83,6 +83,7 @@ impl Serialize for ParallelScopes<'_> {
         fields.serialize_field("compare", &report.compare)?;
         fields.serialize_field("sampling", &report.sampling)?;
         fields.serialize_field("cross_rank", &report.cross_rank)?;
+        fields.serialize_field("scope_trees", &report.scope_trees)?;
         fields.end()
     }
 }

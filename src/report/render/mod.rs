@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use crate::config::Format;
 use crate::report::inside;
 use crate::report::model::Report;
-use crate::report::write::{not_replaced, stage, stage_in, Staged};
+use crate::report::write::{commit_all, not_replaced, stage, Folders, Staged};
 use crate::report::RenderError;
 
 /// One output format.
@@ -97,13 +97,7 @@ fn write_outputs(
             return Err(not_replaced(taken.target()));
         }
     }
-    for file in all {
-        if replace {
-            file.commit()?;
-        } else {
-            file.commit_new()?;
-        }
-    }
+    commit_all(all, replace)?;
     manifest::replace(dir, &previous, &written)?;
     Ok(outputs.iter().map(|o| dir.join(o.file_name())).collect())
 }
@@ -140,10 +134,12 @@ fn stage_extra(
     extra: Vec<(PathBuf, Vec<u8>)>,
     mut staged: Vec<Staged>,
 ) -> Result<Vec<Staged>, RenderError> {
+    // One descriptor per folder however many files go in it (a page per scope of 10,000 ranks).
+    let mut folders = Folders::batch(dir);
     for (rel, contents) in extra {
         // Its folders made and checked here; opened again, never through a link, when staged.
         inside::target(dir, &rel)?;
-        staged.push(stage_in(dir, &rel, |out| out.write_all(&contents))?);
+        staged.push(folders.stage(&rel, |out| out.write_all(&contents))?);
     }
     Ok(staged)
 }

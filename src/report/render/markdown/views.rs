@@ -62,6 +62,7 @@ struct ReportView<'a> {
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
     cross_rank: Option<&'a crate::report::model::CrossRank>,
+    scope_trees: bool,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -212,6 +213,7 @@ impl<'a> Context<'a> {
                 compare: &report.compare,
                 sampling: report.sampling.as_ref(),
                 cross_rank: report.cross_rank.as_ref(),
+                scope_trees: report.scope_trees,
                 item: report.item_noun,
             },
             summary_metrics,

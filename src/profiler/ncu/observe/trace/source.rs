@@ -2,6 +2,9 @@
 //! in-place time and the regions [`super::attribute`] gives it, one scope per process and device.
 //! `regions.include` / `regions.exclude` select kernels as ncu's NVTX filter would (a kernel counts
 //! when a push/pop range the pattern names is open at its launch), since no ncu ran to filter them.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::sync::Mutex;
 
@@ -19,6 +22,8 @@ use crate::region::{
 };
 use crate::report::model::{ProfilerInfo, Report};
 
+mod counts;
+
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
 use crate::profiler::ncu::observe::adaptive;
@@ -27,6 +32,7 @@ use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::trace::{self as file, LaunchShape, ProcessTrace, TraceInput};
+use counts::Counts;
 
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
@@ -41,10 +47,12 @@ const TIME_MEASURED: &str =
 /// The sampled run that adds deep metrics to the trace's times.
 const DEEP_PASS: &str = "`--config ncu/sampled pipeline.ncu.timing=trace`";
 
-/// One run's trace files, with what decides which kernels count.
+/// One run's trace files, with what decides which kernels count. Each trace is read when its turn
+/// comes and dropped once its kernels are handed over, so a merge of many ranks holds one trace per
+/// reader thread and one open file per reader thread, never all of them.
 pub struct TraceSource<'p> {
     plan: &'p AnalysisPlan,
-    traces: Vec<(ProcessTrace, Option<u32>)>,
+    inputs: Vec<TraceInput>,
     found: MetricsFound,
     /// Where a sampled reading keeps the in-place and the serialized duration among its specs.
     time_specs: deep::TimeSpecs,
@@ -70,7 +78,8 @@ pub struct Sampled<'p> {
 }
 
 impl<'p> TraceSource<'p> {
-    /// Reads every trace. `exclude`: `regions.exclude`, from the plan's region filter.
+    /// The traces of `inputs`, read later ([`Observations::read`]). `exclude` holds
+    /// `regions.exclude` as level matchers.
     pub fn open(
         plan: &'p AnalysisPlan,
         inputs: &[TraceInput],
@@ -78,10 +87,6 @@ impl<'p> TraceSource<'p> {
         exclude: RequestedRegions,
         sampled: Option<Sampled<'p>>,
     ) -> Result<TraceSource<'p>> {
-        let mut traces = Vec::with_capacity(inputs.len());
-        for input in inputs {
-            traces.push((file::read_input(input)?, input.rank));
-        }
         let mut found = MetricsFound {
             has_time: true,
             ..MetricsFound::default()
@@ -112,7 +117,7 @@ impl<'p> TraceSource<'p> {
         }
         Ok(TraceSource {
             plan,
-            traces,
+            inputs: inputs.to_vec(),
             found,
             time_specs,
             scope,
@@ -141,7 +146,8 @@ impl TraceSource<'_> {
     /// the report counts), for the adaptive deep samples.
     pub(crate) fn launch_durations(&self) -> Result<LaunchDurations> {
         let mut durations = LaunchDurations::default();
-        for (trace, _) in &self.traces {
+        for input in &self.inputs {
+            let trace = &file::read_input(input)?;
             let mut wanted = Wanted::default();
             self.attribute(trace, |a| {
                 if !wanted.of(self, a) {
@@ -219,38 +225,13 @@ fn demangle(mangled: &str) -> String {
         .unwrap_or_else(|| mangled.to_string())
 }
 
-impl Counts {
-    fn add(&mut self, other: &Counts) {
-        self.results += other.results;
-        self.in_ranges += other.in_ranges;
-        self.unlaunched += other.unlaunched;
-        self.unfinished += other.unfinished;
-        self.has_ranges |= other.has_ranges;
-        for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
-            *sum += n;
-        }
-    }
-}
-
-/// What one trace gave.
-#[derive(Default)]
-struct Counts {
-    results: u64,
-    /// Results measured, estimated, unmatched (a sampled run).
-    coverage: [u64; 3],
-    in_ranges: u64,
-    unlaunched: u64,
-    /// Kernels CUPTI handed over unfinished, left out by the reader.
-    unfinished: u64,
-    has_ranges: bool,
-}
-
 impl Observations for TraceSource<'_> {
     fn metrics(&self) -> &MetricsFound {
         &self.found
     }
 
-    /// Reads each process's trace on its own thread, folded in input order.
+    /// Reads each process's trace on its own thread, folded in input order a batch at a time: at
+    /// most a batch of traces and of their states is held at once, however many ranks are merged.
     fn read<S, I, V, M>(
         self,
         threads: usize,
@@ -266,80 +247,28 @@ impl Observations for TraceSource<'_> {
         M: FnMut(&mut S, S),
     {
         let (index, deep) = self.deep_index(filter)?;
-        let specs = self.found.specs.len();
-        let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
-        let time_specs = self.time_specs;
-        let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
-        let parts: Vec<Result<(S, Counts)>> = parallel::map(traces, threads, |(trace, rank)| {
-            let mut state = init();
-            let mut counts = Counts {
-                has_ranges: !trace.ranges.is_empty(),
-                unfinished: trace.unfinished,
-                ..Counts::default()
-            };
-            let mut ordinals = LaunchOrdinals::skipping(skipped);
-            let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
-            let mut scope = ScopeKey::default();
-            let mut wanted = Wanted::default();
-            self.attribute(trace, |a| {
-                if !wanted.of(&self, a) {
-                    return;
+        let (mut state, mut total) = (None, Counts::default());
+        for batch in self.inputs.chunks(parallel::thread_count(threads) * 2) {
+            let parts = parallel::map(batch.iter().collect(), threads, |input| {
+                let mut state = init();
+                let counts = self.read_one(input, index.as_ref(), |obs| visit(&mut state, obs));
+                counts.map(|counts| (state, counts))
+            });
+            for part in parts {
+                let (part, counts) = part?;
+                match state.as_mut() {
+                    Some(state) => merge(state, part),
+                    None => state = Some(part),
                 }
-                counts.results += 1;
-                counts.unlaunched += u64::from(!a.launched);
-                if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
-                    counts.in_ranges += 1;
-                }
-                let time = a.kernel.duration_ns();
-                let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                let launch = trace.shape(a.kernel);
-                let (coverage, values, weight, key) = cells(
-                    index.as_ref().map(|i| (i, &mut ordinals)),
-                    process,
-                    (&trace.names[launch.name], launch),
-                    time,
-                    (specs, time_specs),
-                );
-                counts.coverage[coverage as usize] += 1;
-                let device = a.kernel.device.to_string();
-                if scope.device != device || scope.process_id.is_empty() {
-                    scope = trace_scope(trace, device, *rank);
-                }
-                visit(
-                    &mut state,
-                    &Observation {
-                        scope: &scope,
-                        stacks: a.stacks,
-                        instances: Some(a.ids),
-                        marks: a.marks,
-                        call_stack: None,
-                        kernel: &names[launch.name],
-                        time: Some(time),
-                        start: Some(a.kernel.start),
-                        weight,
-                        values: &values,
-                        coverage,
-                        key,
-                    },
-                );
-            })?;
-            Ok((state, counts))
-        });
-        let mut state = None;
-        let mut total = Counts::default();
-        for part in parts {
-            let (part, counts) = part?;
-            match state.as_mut() {
-                Some(state) => merge(state, part),
-                None => state = Some(part),
+                total.add(counts);
             }
-            total.add(&counts);
         }
         let mut reading = self.reading(&total, &deep);
         if let Some(session) = index.as_ref().and_then(|i| i.session.as_ref()) {
             report_source::deep_pass_provenance(session, &mut reading);
         }
-        reading.key_samples = index.map(|i| deep::key_samples(&i, specs, time_specs));
+        let specs = (self.found.specs.len(), self.time_specs);
+        reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -360,6 +289,68 @@ fn trace_scope(trace: &ProcessTrace, device: String, rank: Option<u32>) -> Scope
 }
 
 impl TraceSource<'_> {
+    /// One process's trace, read, handed over kernel by kernel to `visit` and dropped.
+    fn read_one(
+        &self,
+        input: &TraceInput,
+        index: Option<&TwinIndex>,
+        mut visit: impl FnMut(&Observation<'_>),
+    ) -> Result<Counts> {
+        let trace = file::read_input(input)?;
+        let mut counts = Counts {
+            has_ranges: !trace.ranges.is_empty(),
+            unfinished: trace.unfinished,
+            libcupti: Some(trace.libcupti.clone()),
+            partial: trace.partial.clone().into_iter().collect(),
+            ..Counts::default()
+        };
+        let mut ordinals = LaunchOrdinals::skipping(self.sampled.as_ref().map_or(0, |s| s.skipped));
+        let specs = (self.found.specs.len(), self.time_specs);
+        let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
+        let mut scope = ScopeKey::default();
+        let mut wanted = Wanted::default();
+        self.attribute(&trace, |a| {
+            if !wanted.of(self, a) {
+                return;
+            }
+            counts.results += 1;
+            counts.unlaunched += u64::from(!a.launched);
+            if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
+                counts.in_ranges += 1;
+            }
+            let time = a.kernel.duration_ns();
+            let process = (trace.pid, Some(u64::from(a.kernel.device)));
+            let launch = trace.shape(a.kernel);
+            let (coverage, values, weight, key) = cells(
+                index.map(|i| (i, &mut ordinals)),
+                process,
+                (&trace.names[launch.name], launch),
+                time,
+                specs,
+            );
+            counts.coverage[coverage as usize] += 1;
+            let device = a.kernel.device.to_string();
+            if scope.device != device || scope.process_id.is_empty() {
+                scope = trace_scope(&trace, device, input.rank);
+            }
+            visit(&Observation {
+                scope: &scope,
+                stacks: a.stacks,
+                instances: Some(a.ids),
+                marks: a.marks,
+                call_stack: None,
+                kernel: &names[launch.name],
+                time: Some(time),
+                start: Some(a.kernel.start),
+                weight,
+                values: &values,
+                coverage,
+                key,
+            });
+        })?;
+        Ok(counts)
+    }
+
     /// A sampled run's deep (and top-up) results by launch key, and their counts.
     fn deep_index(
         &self,
@@ -386,11 +377,6 @@ impl TraceSource<'_> {
             PushPopScope::Thread => "thread",
         };
         settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
-        let libcupti: Vec<&str> = self
-            .traces
-            .iter()
-            .map(|(t, _)| t.libcupti.as_str())
-            .collect();
         let mut notes = vec![
             "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
                 .to_string(),
@@ -440,13 +426,13 @@ impl TraceSource<'_> {
             has_ranges: total.has_ranges,
             profiler: ProfilerInfo {
                 name: "cupti".into(),
-                version: libcupti.first().map(|l| l.to_string()).filter(|l| !l.is_empty()),
+                version: total.libcupti.clone().filter(|l| !l.is_empty()),
                 settings,
             },
             sources: self
-                .traces
+                .inputs
                 .iter()
-                .map(|(t, _)| t.path.display().to_string())
+                .map(|t| t.path.display().to_string())
                 .collect(),
             notes,
             no_results_hint: "Check that regions.include names push/pop ranges the program pushes, and that the workload launches kernels.".into(),
@@ -465,9 +451,7 @@ impl TraceSource<'_> {
             origin: "nvtx".into(),
             sampling,
             key_samples: None,
-            partial: join_reasons(
-                self.traces.iter().filter_map(|(t, _)| t.partial.as_deref()),
-            ),
+            partial: join_reasons(total.partial.iter()),
         }
     }
 }

@@ -1,0 +1,36 @@
+//! What the traces of one reading gave, trace by trace and summed: results, their coverage, kernels
+//! left out, the first trace's libcupti and why traces are partial.
+
+impl Counts {
+    pub(super) fn add(&mut self, other: Counts) {
+        self.results += other.results;
+        self.in_ranges += other.in_ranges;
+        self.unlaunched += other.unlaunched;
+        self.unfinished += other.unfinished;
+        self.has_ranges |= other.has_ranges;
+        for (sum, n) in self.coverage.iter_mut().zip(other.coverage) {
+            *sum += n;
+        }
+        if self.libcupti.is_none() {
+            self.libcupti = other.libcupti;
+        }
+        self.partial.extend(other.partial);
+    }
+}
+
+/// What one trace gave.
+#[derive(Default)]
+pub(super) struct Counts {
+    pub(super) results: u64,
+    /// Results measured, estimated, unmatched (a sampled run).
+    pub(super) coverage: [u64; 3],
+    pub(super) in_ranges: u64,
+    pub(super) unlaunched: u64,
+    /// Kernels CUPTI handed over unfinished, left out by the reader.
+    pub(super) unfinished: u64,
+    pub(super) has_ranges: bool,
+    /// The libcupti of the first trace read.
+    pub(super) libcupti: Option<String>,
+    /// Why traces hold only part of their process's run, in input order.
+    pub(super) partial: Vec<String>,
+}
