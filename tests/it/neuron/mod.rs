@@ -18,6 +18,7 @@ mod regions;
 mod robust;
 mod settings;
 mod summary_checks;
+mod summary_rows;
 mod system;
 mod view_serves;
 
