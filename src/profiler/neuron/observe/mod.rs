@@ -15,6 +15,7 @@ pub mod provenance;
 pub mod regions;
 pub mod report;
 pub mod report_region;
+pub mod subgraphs;
 pub mod units;
 pub mod workers;
 

@@ -231,6 +231,7 @@ impl<'de> Visitor<'de> for Metrics<'_> {
                 }
             }
         }
+        out.metrics.shrink_to_fit();
         Ok(out)
     }
 

@@ -62,6 +62,8 @@ struct ReportView<'a> {
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
     cross_rank: Option<&'a crate::report::model::CrossRank>,
+    /// What report.md shows of each table of scopes held as rows (never the rows themselves).
+    scope_tables: Vec<&'a crate::report::model::TableSummary>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -212,6 +214,7 @@ impl<'a> Context<'a> {
                 compare: &report.compare,
                 sampling: report.sampling.as_ref(),
                 cross_rank: report.cross_rank.as_ref(),
+                scope_tables: report.scope_tables.iter().map(|t| &t.summary).collect(),
                 item: report.item_noun,
             },
             summary_metrics,
