@@ -226,7 +226,11 @@ impl Serialize for ScopeTable {
         let mut table = serializer.serialize_struct("ScopeTable", 3)?;
         table.serialize_field("summary", &self.summary)?;
         table.serialize_field("units", &Units(&self.metrics))?;
-        let rows: Vec<Row<'_>> = self.rows.iter().map(|row| Row { table: self, row }).collect();
+        let rows: Vec<Row<'_>> = self
+            .rows
+            .iter()
+            .map(|row| Row { table: self, row })
+            .collect();
         table.serialize_field("rows", &rows)?;
         table.end()
     }

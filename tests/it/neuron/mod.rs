@@ -8,6 +8,7 @@ mod cli_workers;
 mod diff;
 mod driver;
 mod idle;
+mod many_subgraphs;
 mod parquet;
 mod parquet_gen;
 mod parsers;

@@ -31,9 +31,14 @@ pub fn metric_names(rows: &[Summary]) -> BTreeSet<String> {
     if rows.is_empty() {
         return BTreeSet::new();
     }
-    let derived = summary_metrics(&Summary::default()).into_keys();
-    let own = rows.iter().flat_map(|s| s.metrics.keys().map(|k| k.to_string()));
-    derived.chain(own).collect()
+    let mut names: BTreeSet<String> = summary_metrics(&Summary::default()).into_keys().collect();
+    // One insert per new name: collecting every row's names first would hold them all at once.
+    for name in rows.iter().flat_map(|s| s.metrics.keys()) {
+        if !names.contains(&**name) {
+            names.insert(name.to_string());
+        }
+    }
+    names
 }
 
 /// What a row is judged with: the rules, their message units and how many findings a row keeps.

@@ -79,7 +79,10 @@ mod tests {
         assert_eq!(m.insert("total_time".into(), Some(2.0)), None);
         assert_eq!(m.insert("active".into(), None), None);
         assert_eq!(m.insert("total_time".into(), Some(3.0)), Some(Some(2.0)));
-        assert_eq!(m.keys().map(|k| &**k).collect::<Vec<_>>(), ["active", "total_time"]);
+        assert_eq!(
+            m.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["active", "total_time"]
+        );
         assert_eq!(m.get("total_time"), Some(&Some(3.0)));
         assert_eq!(m.get("active"), Some(&None));
         assert_eq!(m.get("other"), None);

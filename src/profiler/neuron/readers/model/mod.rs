@@ -8,9 +8,9 @@ pub mod intervals;
 pub mod metrics;
 pub mod system;
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use serde::Serialize;
 
 pub use metrics::SummaryMetrics;
 
