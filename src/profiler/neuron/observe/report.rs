@@ -1,26 +1,28 @@
 //! Neuron analyses mapped onto the shared report model: one scope per profile (and per further
-//! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
+//! summary of it, or past the eighth a row of its table), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
-use crate::config::Config;
-use crate::error::Result;
+use crate::config::{Config, KernelNameBase};
+use crate::error::{Error, Result};
 use crate::insights::RuleSet;
+use crate::parallel;
 use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::subgraphs::{metric_names, split_off, table, Judge};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
-use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
+use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::{Summary, SummaryLayout};
-use crate::profiler::neuron::settings::RegionMethod;
+use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
+use crate::profiler::neuron::{load, NeuronProfile};
 use crate::report::finish::Finishing;
 use crate::report::model::{
-    ItemNoun, KernelSelectionInfo, MetricMap, Platform, ProfilerInfo, Report, RunInfo, Scope,
-    ScopeTable, Totals,
+    Idle, ItemNoun, KernelSelectionInfo, MetricMap, MetricValue, Platform, ProfilerInfo, Report,
+    RunInfo, Scope, ScopeTable, Totals,
 };
 
 /// The name the report gives the profiler.
@@ -44,9 +46,9 @@ pub const ITEM_NOUN: ItemNoun = ItemNoun {
 
 /// The rules judging Neuron regions: `neuron.insights.rules`, else the shipped ones, checked against
 /// the metric vocabulary. Loaded only for Neuron runs and reports.
-pub fn rules(config: &Config) -> Result<crate::insights::RuleSet> {
-    crate::profiler::neuron::observe::load_rules(&config.neuron.insights)
-        .map_err(|e| crate::error::Error::Usage(format!("neuron.insights.rules: {e}")))
+pub fn rules(config: &Config) -> Result<RuleSet> {
+    load_rules(&config.neuron.insights)
+        .map_err(|e| Error::Usage(format!("neuron.insights.rules: {e}")))
 }
 
 /// Loads and analyses every viewed profile and maps them onto one report.
@@ -125,8 +127,8 @@ pub fn report_with_details(
         include: config.report.kernels.include.clone(),
         exclude: config.report.kernels.exclude.clone(),
         name_base: match config.report.kernels.name_base {
-            crate::config::KernelNameBase::Demangled => "demangled",
-            crate::config::KernelNameBase::Function => "function",
+            KernelNameBase::Demangled => "demangled",
+            KernelNameBase::Function => "function",
         }
         .to_string(),
         results_selected: instructions,
@@ -170,12 +172,12 @@ struct Analysed {
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
 fn analyse_all(
     viewed: &[Viewed],
-    neuron: &crate::profiler::neuron::settings::NeuronSettings,
-    rules: &crate::insights::RuleSet,
+    neuron: &NeuronSettings,
+    rules: &RuleSet,
     threads: usize,
 ) -> Result<Analysed> {
-    let loaded = crate::parallel::map(viewed.iter().collect(), threads, |v| {
-        let mut profile = crate::profiler::neuron::load(&v.output)?;
+    let loaded = parallel::map(viewed.iter().collect(), threads, |v| {
+        let mut profile = load(&v.output)?;
         let rows = split_off(&mut profile.summaries);
         let ignored = (!profile.ignored_keys.is_empty()).then(|| {
             format!(
@@ -185,7 +187,7 @@ fn analyse_all(
             )
         });
         let analysis = analyse(&profile, neuron, rules);
-        Ok::<_, crate::error::Error>((
+        Ok::<_, Error>((
             tool_version(&profile),
             Provenance::of(&profile),
             super::workers::collectives_of(&profile),
@@ -234,7 +236,7 @@ fn field_names(analyses: &[Analysis]) -> BTreeSet<String> {
 /// The tools' version as the profile records it: `profiler_version` (the full JSON's
 /// `profile_info`), `tools_version` in the metadata, `sw_version` in a summary (the schema, NTFF and
 /// data versions are not the tools').
-fn tool_version(profile: &crate::profiler::neuron::NeuronProfile) -> Option<String> {
+fn tool_version(profile: &NeuronProfile) -> Option<String> {
     if let Some(v) = profile.metadata.get("profiler_version") {
         return Some(v.clone());
     }
@@ -313,7 +315,7 @@ fn scopes_of(
     if let Some(unit) = units.iter().find(|u| &*u.0 == TIME_METRIC) {
         main.outside_regions.metrics.0.push((
             unit.0.clone(),
-            crate::report::model::MetricValue {
+            MetricValue {
                 value: outside_ns,
                 unit: unit.1.clone(),
                 values: None,
@@ -339,7 +341,7 @@ fn scope(
     summary: Option<&ProfileSummary>,
     units: &[UnitRow],
     name_summary: bool,
-    idle: Option<&crate::report::model::Idle>,
+    idle: Option<&Idle>,
 ) -> Scope {
     let label = match summary {
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),

@@ -218,7 +218,7 @@ impl<'de> Visitor<'de> for Metrics<'_> {
             ..Summary::default()
         };
         while let Some(name) = map.next_key_seed(NameSeed(self.names))? {
-            let duplicate = out.metrics.contains_key(&*name) || out.text.contains_key(&*name);
+            let duplicate = out.metrics.contains_key(&name) || out.text.contains_key(&*name);
             match map.next_value_seed(ValueSeed {
                 name: &name,
                 duplicate,
