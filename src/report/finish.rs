@@ -42,6 +42,7 @@ impl Report {
             kernel_selection,
             scopes,
             aggregate,
+            scope_tables: Vec::new(),
             notes: Vec::new(),
             compare: Vec::new(),
             sampling: None,

@@ -18,11 +18,13 @@ pub use item_noun::ItemNoun;
 mod item_noun;
 
 mod cross_rank;
+mod scope_table;
 mod scope_totals;
 mod summary;
 pub use cross_rank::{
     Cause, CollectiveTime, CrossRank, FlaggedRank, RankWaits, RegionWaits, Straggler,
 };
+pub use scope_table::{RowFinding, ScopeRow, ScopeTable, Spread, TableSummary};
 pub use scope_totals::TREES_UP_TO;
 pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
 
@@ -49,6 +51,10 @@ pub struct Report {
     pub scopes: Vec<Scope>,
     /// Everything merged across scopes; `null` when `report.aggregate` is false.
     pub aggregate: Option<Scope>,
+    /// Scopes too many to hold one by one (a Neuron profile's subgraphs past the eighth), as rows of
+    /// values beside the scope they belong to; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scope_tables: Vec<ScopeTable>,
     /// Report-wide notes: why no regions were found, patterns that matched nothing, missing metrics.
     pub notes: Vec<String>,
     /// `report.compare`: the chosen regions side by side, one entry per scope (and the aggregate)

@@ -204,6 +204,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         all
     });
     Report {
+        scope_tables: Vec::new(),
         sampling: None,
         cross_rank: None,
         scope_trees: true,

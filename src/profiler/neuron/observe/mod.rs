@@ -16,6 +16,7 @@ pub mod provenance;
 pub mod regions;
 pub mod report;
 pub mod report_region;
+pub mod subgraphs;
 pub mod units;
 pub mod workers;
 

@@ -1,5 +1,5 @@
 //! Neuron analyses mapped onto the shared report model: one scope per profile (and per further
-//! summary of it), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
+//! summary of it, or past the eighth a row of its table), one region per Neuron region, the metrics in report units (s → ns, fractions → %),
 //! the rules' findings and the duration distributions (report.compare works on the mapped regions).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,16 +13,17 @@ use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
+use crate::profiler::neuron::observe::subgraphs::{metric_names, split_off, table, Judge};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
-use crate::profiler::neuron::readers::model::SummaryLayout;
+use crate::profiler::neuron::readers::model::{Summary, SummaryLayout};
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
 use crate::profiler::neuron::{load, NeuronProfile};
 use crate::region::RegionFilter;
 use crate::report::finish::Finishing;
 use crate::report::model::{
     Idle, ItemNoun, KernelSelectionInfo, MetricMap, MetricValue, Platform, ProfilerInfo, Report,
-    RunInfo, Scope, Totals,
+    RunInfo, Scope, ScopeTable, Totals,
 };
 
 /// The name the report gives the profiler.
@@ -83,6 +84,7 @@ pub fn report_with_details(
         ignored,
         platform,
         collectives,
+        rows,
     } = analyse_all(viewed, &neuron, &rules, filter, config.report.threads)?;
     // Workers of one run (a collectives rank, or a process of an inspect capture), not the profiles
     // of a sweep, which ran one after another.
@@ -94,13 +96,11 @@ pub fn report_with_details(
         .unzip();
     let cross_rank = super::workers::cross_rank(&labels, &collectives);
     let instructions = analyses.iter().map(|a| a.instruction_count as u64).sum();
-    let (metrics, units) = metric_table(&field_names(&analyses), &layout);
-    let mut scopes = Vec::new();
-    // Each analysis is consumed as its scopes are made: a profile of 200,000 subgraphs never holds
-    // its summaries twice over.
-    for (v, analysis) in viewed.iter().zip(analyses) {
-        scopes_of(v, analysis, &units, filter, &mut scopes);
-    }
+    let mut names = field_names(&analyses);
+    names.extend(rows.iter().flat_map(|r| metric_names(r)));
+    let (metrics, units) = metric_table(&names, &layout);
+    let judge = (&rules, neuron.insights.max);
+    let (scopes, tables) = scopes_and_tables(viewed, analyses, rows, &units, filter, judge);
     let mut settings = BTreeMap::new();
     settings.insert(
         "method".to_string(),
@@ -154,6 +154,7 @@ pub fn report_with_details(
         aggregate,
     );
     report.item_noun = ITEM_NOUN;
+    report.scope_tables = tables;
     report.cross_rank = cross_rank;
     // report.compare works on the mapped regions as on any profiler's.
     report.finish(&Finishing {
@@ -175,6 +176,8 @@ struct Analysed {
     platform: Platform,
     /// Each profile's collectives, for the comparison across workers.
     collectives: Vec<Vec<super::workers::Taken>>,
+    /// Each profile's summaries past the eighth, which become rows of a table, not scopes.
+    rows: Vec<Vec<Summary>>,
 }
 
 /// Loads and analyses the profiles on the one executor (`report.threads`), in their order.
@@ -186,7 +189,8 @@ fn analyse_all(
     threads: usize,
 ) -> Result<Analysed> {
     let loaded = parallel::map(viewed.iter().collect(), threads, |v| {
-        let profile = load(&v.output)?;
+        let mut profile = load(&v.output)?;
+        let rows = split_off(&mut profile.summaries);
         let ignored = (!profile.ignored_keys.is_empty()).then(|| {
             format!(
                 "{}: keys not used: {}",
@@ -202,6 +206,7 @@ fn analyse_all(
             profile.summary_layout,
             ignored,
             analysis,
+            rows,
         ))
     });
     let mut out = Analysed {
@@ -211,9 +216,11 @@ fn analyse_all(
         ignored: Vec::new(),
         platform: Platform::default(),
         collectives: Vec::new(),
+        rows: Vec::new(),
     };
     for result in loaded {
-        let (version, provenance, collectives, layout, ignored, analysis) = result?;
+        let (version, provenance, collectives, layout, ignored, analysis, rows) = result?;
+        out.rows.push(rows);
         provenance.add_to(&mut out.platform);
         out.version = out.version.or(version);
         out.collectives.push(collectives);
@@ -263,13 +270,43 @@ fn tool_version(profile: &NeuronProfile) -> Option<String> {
     })
 }
 
+/// Every profile's scopes, and the table of each profile with more summaries than scopes apart.
+/// Each analysis is consumed as its scopes are made, and each summary past the first as its row is:
+/// a profile of 200,000 subgraphs never holds its summaries twice over.
+fn scopes_and_tables(
+    viewed: &[Viewed],
+    analyses: Vec<Analysis>,
+    rows: Vec<Vec<Summary>>,
+    units: &[UnitRow],
+    filter: &RegionFilter,
+    (rules, max): (&RuleSet, usize),
+) -> (Vec<Scope>, Vec<ScopeTable>) {
+    let message_units = super::units::message_units();
+    let judge = Judge {
+        rules,
+        units: &message_units,
+        max,
+    };
+    let (mut scopes, mut tables) = (Vec::new(), Vec::new());
+    for ((v, analysis), rows) in viewed.iter().zip(analyses).zip(rows) {
+        scopes_of(v, analysis, units, filter, !rows.is_empty(), &mut scopes);
+        if !rows.is_empty() {
+            let beside = scopes.last().map(|s| s.label.clone()).unwrap_or_default();
+            tables.push(table(beside, rows, units, &judge));
+        }
+    }
+    (scopes, tables)
+}
+
 /// The scope of a profile (its regions and distributions, its first summary), then one
-/// scope for each further summary (another subgraph of the same profile).
+/// scope for each further summary (another subgraph of the same profile). Where further summaries
+/// follow as rows of a table (`rows_follow`), the scope is named by its summary too.
 fn scopes_of(
     v: &Viewed,
     mut a: Analysis,
     units: &[UnitRow],
     filter: &RegionFilter,
+    rows_follow: bool,
     scopes: &mut Vec<Scope>,
 ) {
     let count = a.summaries.len();
@@ -282,7 +319,7 @@ fn scopes_of(
     let mut regions = super::report_region::regions(&a.regions, units, total_ns);
     super::nesting::nest(&mut regions, units);
     super::report_region::add_requested_empty(filter, units, &mut regions);
-    let mut main = scope(v, first, units, count > 1, a.idle.as_ref());
+    let mut main = scope(v, first, units, count > 1 || rows_follow, a.idle.as_ref());
     main.idle = a.idle.clone();
     main.regions = regions;
     main.total.kernel_count = a.instruction_count as u64;

@@ -218,7 +218,7 @@ impl<'de> Visitor<'de> for Metrics<'_> {
             ..Summary::default()
         };
         while let Some(name) = map.next_key_seed(NameSeed(self.names))? {
-            let duplicate = out.metrics.contains_key(&*name) || out.text.contains_key(&*name);
+            let duplicate = out.metrics.contains_key(&name) || out.text.contains_key(&*name);
             match map.next_value_seed(ValueSeed {
                 name: &name,
                 duplicate,
@@ -231,6 +231,7 @@ impl<'de> Visitor<'de> for Metrics<'_> {
                 }
             }
         }
+        out.metrics.shrink_to_fit();
         Ok(out)
     }
 
@@ -384,31 +385,12 @@ fn is_measure(name: &str) -> bool {
 /// versions write them; other keys (versions, the instance type) are kept as text. The error message
 /// says what is wrong; the caller adds where.
 pub(crate) fn check_value(name: &str, value: Scalar<'_>) -> std::result::Result<Entry, String> {
-    let number = |x: f64, written: &dyn fmt::Display| {
-        if x.is_nan() {
-            Err(format!(
-                "`{name}` is {written}, not a number: re-export the summary; a profile whose \
-                 counters overflowed cannot be read"
-            ))
-        } else if x.is_infinite() {
-            Err(format!(
-                "`{name}` is {written}, which is not a finite number"
-            ))
-        } else if x < 0.0 {
-            Err(format!(
-                "`{name}` is {written}: a summary holds times, sizes, counts and fractions, \
-                 none of which can be negative"
-            ))
-        } else {
-            Ok(Entry::Number(Some(x)))
-        }
-    };
     match value {
-        Scalar::Number(x) => number(x, &x),
+        Scalar::Number(x) => number(name, x, &x),
         Scalar::Text(t) if is_measure(name) => match t.trim() {
             "" => Ok(Entry::Number(None)),
             digits => match digits.parse::<f64>() {
-                Ok(x) => number(x, &format_args!("\"{t}\"")),
+                Ok(x) => number(name, x, &format_args!("\"{t}\"")),
                 Err(_) => Err(format!(
                     "`{name}` is the text \"{}\", but it measures something and must be a number",
                     t.chars().take(40).collect::<String>()
@@ -420,6 +402,40 @@ pub(crate) fn check_value(name: &str, value: Scalar<'_>) -> std::result::Result<
             "`{name}` is {b}, but it measures something and must be a number"
         )),
         Scalar::Bool(b) => Ok(Entry::Text(b.to_string())),
+    }
+}
+
+/// A number of a summary, `written` as the file has it: none is negative, NaN or infinite.
+fn number(name: &str, x: f64, written: &dyn fmt::Display) -> std::result::Result<Entry, String> {
+    if x.is_nan() {
+        Err(format!(
+            "`{name}` is {written}, not a number: re-export the summary; a profile whose \
+             counters overflowed cannot be read"
+        ))
+    } else if x.is_infinite() {
+        Err(format!(
+            "`{name}` is {written}, which is not a finite number"
+        ))
+    } else if x < 0.0 {
+        Err(format!(
+            "`{name}` is {written}: a summary holds times, sizes, counts and fractions, \
+             none of which can be negative"
+        ))
+    } else {
+        Ok(Entry::Number(Some(x)))
+    }
+}
+
+/// A summary value written as text by a reader that reads numbers as text too (the Parquet `Summary`
+/// table, summary-text): numeric text is a number and checked as one, anything else is checked as
+/// text (refused under a measure's name); empty text is `null`.
+pub(crate) fn check_text(name: &str, text: &str) -> std::result::Result<Entry, String> {
+    match text.trim() {
+        "" => Ok(Entry::Number(None)),
+        digits => match digits.parse::<f64>() {
+            Ok(x) => number(name, x, &format_args!("\"{text}\"")),
+            Err(_) => check_value(name, Scalar::Text(text)),
+        },
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::profiler::neuron::error::{NeuronError, Result};
 use crate::profiler::neuron::readers::model::Summary;
+use crate::profiler::neuron::readers::summary_json::{check_text, check_value, Entry, Scalar};
 
 /// The summary and what could not be converted (unknown units are kept as text, with a note).
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +86,8 @@ pub fn parse(path: &Path, text: &str) -> Result<SummaryText> {
     Ok(out)
 }
 
+/// Stores one row's value, checked as summary-json's are: a negative, NaN or infinite number, or a
+/// measure whose value is not a number, is refused naming the line and the key.
 fn store(
     out: &mut SummaryText,
     key: String,
@@ -92,22 +95,31 @@ fn store(
     path: &Path,
     line_no: usize,
 ) -> Result<()> {
-    match convert(value) {
-        Converted::Number(v) => {
-            out.summary.metrics.insert(key.into(), Some(v));
-        }
-        Converted::Missing => {
-            out.summary.metrics.insert(key.into(), None);
-        }
-        Converted::Text => {
-            out.summary.text.insert(key, value.to_string());
-        }
+    let refused =
+        |message: String| NeuronError::parse(path, format!("line {line_no}, key `{key}`"), message);
+    let entry = match convert(value) {
+        Converted::Number(v) => check_value(&key, Scalar::Number(v)),
+        Converted::Missing => Ok(Entry::Number(None)),
+        // `NaN`, `inf` and words land here: numbers and measures are checked as text.
+        Converted::Text => check_text(&key, value),
         Converted::UnknownUnit(unit) => {
+            if let Some(Ok(x)) = leading_number(value) {
+                check_value(&key, Scalar::Number(x)).map_err(&refused)?;
+            }
             out.notes.push(format!(
                 "{}: line {line_no}: unit `{unit}` of `{key}` is not known; kept as text",
                 path.display()
             ));
-            out.summary.text.insert(key, value.to_string());
+            Ok(Entry::Text(value.to_string()))
+        }
+    }
+    .map_err(&refused)?;
+    match entry {
+        Entry::Number(v) => {
+            out.summary.metrics.insert(key.into(), v);
+        }
+        Entry::Text(t) => {
+            out.summary.text.insert(key, t);
         }
     }
     Ok(())
@@ -162,17 +174,27 @@ fn convert(value: &str) -> Converted {
     {
         return Converted::Missing;
     }
-    let split = v
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | ',')))
-        .unwrap_or(v.len());
-    let (num, unit) = (v[..split].replace(',', ""), v[split..].trim());
-    let Ok(x) = num.parse::<f64>() else {
+    let Some(Ok(x)) = leading_number(v) else {
         return Converted::Text;
     };
+    let unit = v[number_end(v)..].trim();
     match scale(unit) {
         Some(f) => Converted::Number(x * f),
         None => Converted::UnknownUnit(unit.to_string()),
     }
+}
+
+/// Where the number a value starts with ends (digits, sign, decimal point, exponent, thousands commas).
+fn number_end(v: &str) -> usize {
+    v.find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | ',')))
+        .unwrap_or(v.len())
+}
+
+/// The number a value starts with, before its unit; `None` where it starts with none.
+fn leading_number(value: &str) -> Option<std::result::Result<f64, std::num::ParseFloatError>> {
+    let v = value.trim();
+    let end = number_end(v);
+    (end > 0).then(|| v[..end].replace(',', "").parse::<f64>())
 }
 
 fn scale(unit: &str) -> Option<f64> {

@@ -63,6 +63,8 @@ struct ReportView<'a> {
     sampling: Option<&'a Sampling>,
     cross_rank: Option<&'a crate::report::model::CrossRank>,
     scope_trees: bool,
+    /// What report.md shows of each table of scopes held as rows (never the rows themselves).
+    scope_tables: Vec<&'a crate::report::model::TableSummary>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -214,6 +216,7 @@ impl<'a> Context<'a> {
                 sampling: report.sampling.as_ref(),
                 cross_rank: report.cross_rank.as_ref(),
                 scope_trees: report.scope_trees,
+                scope_tables: report.scope_tables.iter().map(|t| &t.summary).collect(),
                 item: report.item_noun,
             },
             summary_metrics,

@@ -5,13 +5,14 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod intervals;
+pub mod metrics;
 pub mod system;
 
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use serde::Serialize;
+pub use metrics::SummaryMetrics;
 
 /// A NeuronCore engine, as named by `label`/`subgroup` (JSON) or `engine` (Parquet).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -149,7 +150,7 @@ pub struct Summary {
     pub profile_id: String,
     /// `None` where the tool wrote `null`; absent where it wrote nothing. Names are shared: a
     /// profile of 200,000 subgraphs repeats the same few dozen.
-    pub metrics: BTreeMap<Arc<str>, Option<f64>>,
+    pub metrics: SummaryMetrics,
     /// Text values such as versions (`2.29.18.0%kaena-tools/2.29@d5fe7ba`).
     pub text: BTreeMap<String, String>,
 }

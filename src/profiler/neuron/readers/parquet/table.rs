@@ -10,6 +10,7 @@ use parquet::record::{Field, Row};
 
 use crate::profiler::neuron::error::{NeuronError, Result};
 use crate::profiler::neuron::readers::json_text::parse_id_list;
+use crate::profiler::neuron::readers::summary_json::{check_text, check_value, Entry, Scalar};
 
 /// A table's files, in part order.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,6 +177,35 @@ impl RowView<'_> {
             Field::Bytes(b) => Some(String::from_utf8_lossy(b.data()).into_owned()),
             other => Some(other.to_string()),
         })
+    }
+
+    /// The value of `column` as a summary metric named `name` (the column itself in a wide table, the
+    /// row's key in a long one), checked as summary-json's values are: a negative, NaN or infinite
+    /// number, or a measure that is not a number, is refused naming the table, row, column and key.
+    /// `None` where the column is absent.
+    pub(crate) fn summary_value(&self, column: &str, name: &str) -> Result<Option<Entry>> {
+        let Some(f) = self.field(column) else {
+            return Ok(None);
+        };
+        let checked = match f {
+            Field::Null => Ok(Entry::Number(None)),
+            Field::Str(s) => check_text(name, s),
+            Field::Bytes(b) => check_text(name, &String::from_utf8_lossy(b.data())),
+            Field::Bool(b) => check_value(name, Scalar::Bool(*b)),
+            Field::Group(_) | Field::ListInternal(_) | Field::MapInternal(_) => Err(format!(
+                "`{name}` is a nested value ({f}); the `Summary` table holds one number or text \
+                 per metric: is this `view --output-format parquet` output?"
+            )),
+            _ => match self.f64(column) {
+                Ok(Some(x)) => check_value(name, Scalar::Number(x)),
+                Ok(None) => Ok(Entry::Number(None)),
+                // Dates, decimals: not a number this reader converts; text, refused for a measure.
+                Err(_) => check_value(name, Scalar::Text(&f.to_string())),
+            },
+        };
+        checked
+            .map(Some)
+            .map_err(|message| self.error(column, format!("key `{name}`: {message}")))
     }
 
     /// A list of ids: a Parquet list, or text such as `[3, 7]`.

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use super::table::{RowView, Table};
 use super::Ctx;
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::Result;
 use crate::profiler::neuron::readers::model::{
     Collective, DmaTransfer, Engine, Instruction, LayerNode, LayerSpan, StackFrame, Summary,
 };
+use crate::profiler::neuron::readers::summary_json::Entry;
 
 /// The end of a row: `end_ts`, else start + `duration_ns`, else the start.
 fn end(ctx: &Ctx, r: &RowView, start: u64) -> Result<u64> {
@@ -197,6 +198,7 @@ pub(super) fn key_values(t: &Table) -> Result<BTreeMap<String, String>> {
 }
 
 /// `Summary`: one entry per row of a wide table (`profile_id` names it), or one entry from a long one.
+/// Every value is checked as summary-json's are ([`RowView::summary_value`]).
 pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
     let cols = t.columns()?;
     let mut out: Vec<Summary> = Vec::new();
@@ -209,7 +211,8 @@ pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
             let Some(name) = r.text(k)? else {
                 return Ok(());
             };
-            put(&mut s, name, r.text("value")?);
+            let value = r.summary_value("value", &name)?;
+            put(&mut s, name, value.unwrap_or(Entry::Number(None)));
             Ok(())
         })?;
         out.push(s);
@@ -223,14 +226,8 @@ pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
             ..Summary::default()
         };
         for c in r.columns.iter().filter(|c| *c != "profile_id") {
-            match r.f64(c) {
-                Ok(v) => {
-                    s.metrics.insert(c.as_str().into(), v);
-                }
-                Err(NeuronError::Parse { .. }) => {
-                    s.text.insert(c.clone(), r.text(c)?.unwrap_or_default());
-                }
-                Err(e) => return Err(e),
+            if let Some(value) = r.summary_value(c, c)? {
+                put(&mut s, c.clone(), value);
             }
         }
         out.push(s);
@@ -239,18 +236,13 @@ pub(super) fn summaries(t: &Table) -> Result<Vec<Summary>> {
     Ok(out)
 }
 
-fn put(s: &mut Summary, name: String, value: Option<String>) {
+fn put(s: &mut Summary, name: String, value: Entry) {
     match value {
-        None => {
-            s.metrics.insert(name.into(), None);
+        Entry::Number(v) => {
+            s.metrics.insert(name.into(), v);
         }
-        Some(v) => match v.trim().parse::<f64>() {
-            Ok(x) => {
-                s.metrics.insert(name.into(), Some(x));
-            }
-            Err(_) => {
-                s.text.insert(name, v);
-            }
-        },
+        Entry::Text(t) => {
+            s.text.insert(name, t);
+        }
     }
 }
