@@ -139,7 +139,11 @@ impl<'s> FileReader<'s> {
         let numbers = self.numbers(r)?;
         let time = numbers.time.or(untimed);
         if let (Some(time), Some((name, shape))) = (time, launch_key(r, &numbers)) {
-            durations.add(name, shape, (r.process.id, numbers.device), time);
+            let stacks = match r.nvtx()? {
+                Some(state) => stacks_of(&state, r.thread_id, &self.source.plan.renames).0,
+                None => Vec::new(),
+            };
+            durations.add(name, shape, (r.process.id, numbers.device), time, &stacks);
         }
         Ok(())
     }

@@ -150,6 +150,7 @@ impl TraceSource<'_> {
                     deep::shape(launch),
                     process,
                     a.kernel.duration_ns(),
+                    a.stacks,
                 );
             })?;
         }
