@@ -14,6 +14,7 @@ use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilde
 use super::ReportSource;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
+use crate::profiler::ncu::readers::siblings;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
@@ -64,7 +65,7 @@ pub(super) struct FileReader<'s> {
     twins: Option<&'s TwinIndex>,
     ordinals: LaunchOrdinals,
     /// Results per [`Coverage`] (measured, estimated, unmatched).
-    pub(super) coverage: [u64; 3],
+    pub(super) coverage: [u64; 4],
 }
 
 /// One result's numbers, read in one pass over its metrics.
@@ -99,10 +100,9 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::skipping(crate::profiler::ncu::readers::siblings::skipped(
-                &source.context.deep_command,
-            )),
-            coverage: [0; 3],
+            ordinals: LaunchOrdinals::skipping(siblings::skipped(&source.context.deep_command))
+                .keeping(siblings::kept_names(&source.context.deep_command)),
+            coverage: [0; 4],
         }
     }
 
@@ -242,7 +242,10 @@ impl<'s> FileReader<'s> {
                     Coverage::Estimated
                 }
             }
-            None => Coverage::Unmatched,
+            None => match launch_key(r, numbers) {
+                Some((name, _)) if self.ordinals.left_out(name) => Coverage::NotMeasured,
+                _ => Coverage::Unmatched,
+            },
         };
         self.coverage[coverage as usize] += 1;
         (

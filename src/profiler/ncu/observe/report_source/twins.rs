@@ -235,6 +235,8 @@ pub(crate) struct LaunchOrdinals {
     seen: FastMap<(Process, usize), u32>,
     /// Launches of each key the deep pass skipped before profiling (`--launch-skip`).
     skipped: u32,
+    /// The mangled names the deep pass was limited to (`None`: every name).
+    kept: Option<regex::Regex>,
 }
 
 impl LaunchOrdinals {
@@ -244,6 +246,17 @@ impl LaunchOrdinals {
             skipped,
             ..LaunchOrdinals::default()
         }
+    }
+
+    /// The same, for a deep pass limited to the mangled names `kept` matches (`None`: every name).
+    pub fn keeping(self, kept: Option<regex::Regex>) -> LaunchOrdinals {
+        LaunchOrdinals { kept, ..self }
+    }
+
+    /// Whether the deep pass was told to leave out launches named `mangled`: a launch without a
+    /// twin is then not measured, rather than unmatched.
+    pub fn left_out(&self, mangled: &str) -> bool {
+        self.kept.as_ref().is_some_and(|kept| !kept.is_match(mangled))
     }
 
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.

@@ -59,6 +59,8 @@ pub struct Sampled<'p> {
     pub launch_count: Option<u32>,
     /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
     pub skipped: u32,
+    /// The mangled names the deep pass was limited to (`--kernel-name`; `None`: every name).
+    pub kept: Option<regex::Regex>,
     /// How an adaptive run sized its deep samples (`run.json`).
     pub adaptive: Option<crate::analysis::AdaptiveRecord>,
     /// Whether the deep or top-up pass was ended once covered (`run.json`).
@@ -234,7 +236,7 @@ impl Counts {
 struct Counts {
     results: u64,
     /// Results measured, estimated, unmatched (a sampled run).
-    coverage: [u64; 3],
+    coverage: [u64; 4],
     in_ranges: u64,
     unlaunched: u64,
     /// Kernels CUPTI handed over unfinished, left out by the reader.
@@ -265,6 +267,7 @@ impl Observations for TraceSource<'_> {
         let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
         let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
+        let kept = self.sampled.as_ref().and_then(|s| s.kept.clone());
         let time_specs = self.time_specs;
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
         let parts: Vec<Result<(S, Counts)>> =
@@ -275,7 +278,7 @@ impl Observations for TraceSource<'_> {
                     unfinished: trace.unfinished,
                     ..Counts::default()
                 };
-                let mut ordinals = LaunchOrdinals::skipping(skipped);
+                let mut ordinals = LaunchOrdinals::skipping(skipped).keeping(kept.clone());
                 let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
                 let mut scope = ScopeKey::default();
                 let mut wanted = Wanted::default();
@@ -509,7 +512,7 @@ fn sampled_notes(
     deep_results: u64,
     time_metric: &str,
 ) -> Vec<String> {
-    let [measured, estimated, unmatched] = total.coverage;
+    let [measured, estimated, unmatched, not_measured] = total.coverage;
     let mut notes = vec![format!(
         "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as {} (`{}{}`, ncu's serialized replay); it weighs the deep rates.",
         total.results,
@@ -531,6 +534,7 @@ fn sampled_notes(
             unmatched,
         ),
     );
+    notes.extend(crate::profiler::ncu::observe::report_source::not_measured_note(not_measured));
     notes
 }
 
@@ -581,6 +585,7 @@ pub fn analyze_traces(
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
             skipped: crate::profiler::ncu::readers::siblings::skipped(&context.deep_command),
+            kept: crate::profiler::ncu::readers::siblings::kept_names(&context.deep_command),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),
