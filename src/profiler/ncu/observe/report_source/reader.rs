@@ -14,12 +14,12 @@ use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilde
 use super::ReportSource;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
-use crate::profiler::ncu::readers::siblings;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
     MetricValue, ReportFileError, ResultKind, ResultRecord,
 };
+use crate::profiler::ncu::readers::siblings;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -118,6 +118,10 @@ impl<'s> FileReader<'s> {
         let Some((mangled, shape)) = launch_key(r, &numbers) else {
             return Ok(());
         };
+        // A name the deep pass was told to leave out stays not measured, whatever came back.
+        if self.ordinals.left_out(mangled) {
+            return Ok(());
+        }
         twins.add(DeepResult {
             mangled,
             shape,

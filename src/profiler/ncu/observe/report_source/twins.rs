@@ -256,7 +256,9 @@ impl LaunchOrdinals {
     /// Whether the deep pass was told to leave out launches named `mangled`: a launch without a
     /// twin is then not measured, rather than unmatched.
     pub fn left_out(&self, mangled: &str) -> bool {
-        self.kept.as_ref().is_some_and(|kept| !kept.is_match(mangled))
+        self.kept
+            .as_ref()
+            .is_some_and(|kept| !kept.is_match(mangled))
     }
 
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.
