@@ -236,3 +236,81 @@ fn a_share_outside_zero_to_one_or_beside_kernel_name_exits_2_before_anything_run
         assert!(profile_invocations(tmp.path()).is_empty(), "ncu never ran");
     }
 }
+
+#[test]
+fn dry_run_says_the_deep_pass_is_narrowed_after_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fake_sampled(tmp.path())
+        .args([
+            "--dry-run",
+            "pipeline.ncu.sampling.min_time_share=0.001",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("--kernel-name regex:^(?:NAME|…)$") && text.contains("at or above 0.001"),
+        "{text}"
+    );
+    assert!(profile_invocations(tmp.path()).is_empty(), "nothing ran");
+}
+
+/// What each threshold leaves out of GPT-2's deep pass (the committed H100 trace of
+/// `gpt2_step.py 4 3`, `train_step`: the first pass of a trace-timed sampled run), the figures
+/// docs/performance.md gives: `cargo test --test it sampled_share::gpt2 -- --nocapture`.
+#[test]
+fn gpt2_what_each_threshold_leaves_out() {
+    let ncu = format!(
+        "pipeline.ncu.executable={}",
+        repo().join("tests/support/fake-ncu").display()
+    );
+    for (share, note, results, time_share) in [
+        (
+            "0.001",
+            "leaves 5 of 50 kernel names (5 of 72 launch keys)",
+            27,
+            0.0010,
+        ),
+        (
+            "0.01",
+            "leaves 20 of 50 kernel names (25 of 72 launch keys)",
+            216,
+            0.0440,
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let setting = format!("pipeline.ncu.sampling.min_time_share={share}");
+        let overrides = [
+            "pipeline.ncu.sampling.enabled=true",
+            "regions.include=[train_step]",
+            &ncu,
+            &setting,
+        ];
+        let out = crate::trace::trace_run(tmp.path(), "gpt2", &overrides)
+            .env(
+                "FAKE_NCU_DEEP_REPORT",
+                fixture("ncu/h100-2025.3.1-sampled/train.deep.ncu-rep.gz"),
+            )
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let report = read_json(&tmp.path().join("runs/run/report.json"));
+        let train_step = regions(&report)[0];
+        let left = train_step["coverage"]["not_measured_time_share"]
+            .as_f64()
+            .unwrap();
+        println!(
+            "min_time_share={share}: {} of {} results, {:.2}% of train_step's time not measured; {}",
+            report["sampling"]["not_measured_results"],
+            train_step["kernel_count"],
+            100.0 * left,
+            stderr.lines().find(|l| l.contains("leaves")).unwrap_or("")
+        );
+        assert!(stderr.contains(note), "{stderr}");
+        assert_eq!(report["sampling"]["not_measured_results"], results);
+        assert_eq!(train_step["kernel_count"], 852);
+        assert!((left - time_share).abs() < 0.00005, "{left}");
+    }
+}

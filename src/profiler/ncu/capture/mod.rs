@@ -167,6 +167,15 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
             ),
         ));
     }
+    if plan.passes.deep && sampling.min_time_share > 0.0 {
+        lines.push((
+            "the deep pass keeps the kernel names that matter",
+            format!(
+                "# once the first pass has run, the deep pass's command gets --kernel-name regex:^(?:NAME|…)$ of the mangled names with a launch key at or above {} of some region it runs in (pipeline.ncu.sampling.min_time_share); the others keep their times, their deep metrics not measured",
+                sampling.min_time_share
+            ),
+        ));
+    }
     if lines.len() == 1 {
         return lines.remove(0).1;
     }
@@ -372,8 +381,9 @@ fn keep_where_it_matters(
             "pipeline.ncu.sampling.min_time_share is {share}, and every launch key of the first pass is below that share of each of its regions: the deep pass would measure nothing; lower min_time_share (0 leaves nothing out)"
         )));
     }
+    let (keys, keys_left_out) = selection.keys;
     err_line(&format!(
-        "note: pipeline.ncu.sampling.min_time_share={share} leaves {} of {} kernel names out of the deep pass; their deep metrics are not measured",
+        "note: pipeline.ncu.sampling.min_time_share={share} leaves {} of {} kernel names ({keys_left_out} of {keys} launch keys) out of the deep pass; their deep metrics are not measured",
         selection.left_out.len(),
         selection.left_out.len() + selection.kept.len()
     ));

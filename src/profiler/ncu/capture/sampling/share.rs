@@ -36,12 +36,16 @@ pub struct Selection {
     pub kept: Vec<String>,
     /// Names whose every key is below the share, each once, in first-seen order.
     pub left_out: Vec<String>,
+    /// Launch keys of the first pass, and how many of them the names left out hold.
+    pub keys: (u64, u64),
 }
 
 /// Splits the first pass's names by `share` (`durations`: every key's time per region).
 pub(crate) fn select(durations: &LaunchDurations, share: f64) -> Selection {
     let mut names: Vec<(&str, bool)> = Vec::new();
+    let mut keys_of: Vec<&str> = Vec::new();
     for (name, _, key) in durations.keys() {
+        keys_of.push(name);
         let small = durations.below_share(key, share);
         match names.iter_mut().find(|(n, _)| *n == name) {
             Some((_, all_small)) => *all_small &= small,
@@ -49,10 +53,15 @@ pub(crate) fn select(durations: &LaunchDurations, share: f64) -> Selection {
         }
     }
     let (left_out, kept): (Vec<_>, Vec<_>) = names.into_iter().partition(|(_, small)| *small);
-    let own = |list: Vec<(&str, bool)>| list.into_iter().map(|(n, _)| n.to_string()).collect();
+    let own = |list: Vec<(&str, bool)>| -> Vec<String> {
+        list.into_iter().map(|(n, _)| n.to_string()).collect()
+    };
+    let left_out = own(left_out);
+    let keys_left_out = keys_of.iter().filter(|n| left_out.iter().any(|l| l == *n));
     Selection {
         kept: own(kept),
-        left_out: own(left_out),
+        keys: (keys_of.len() as u64, keys_left_out.count() as u64),
+        left_out,
     }
 }
 
@@ -110,6 +119,7 @@ mod tests {
         let at_1 = select(&d, 0.01);
         assert_eq!(at_1.kept, ["_Z4gemm", "_Z3add"]);
         assert_eq!(at_1.left_out, ["_Z4norm"]);
+        assert_eq!(at_1.keys, (4, 1), "four keys, one left out");
         let nothing = select(&d, 0.0);
         assert!(nothing.left_out.is_empty());
         assert_eq!(nothing.kept.len(), 3);
