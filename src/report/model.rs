@@ -556,6 +556,16 @@ impl Serialize for PerResultMap {
     }
 }
 
+/// Whether a count is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a share is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero_share(share: &f64) -> bool {
+    *share == 0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::Instances;
@@ -573,14 +583,4 @@ mod tests {
             (0, None, None, None, None)
         );
     }
-}
-
-/// Whether a count is 0 (left out of report.json, as in reports written before it existed).
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// Whether a share is 0 (left out of report.json, as in reports written before it existed).
-fn is_zero_share(share: &f64) -> bool {
-    *share == 0.0
 }

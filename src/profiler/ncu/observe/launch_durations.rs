@@ -4,6 +4,7 @@
 //! region's time it takes, which is what `pipeline.ncu.sampling.min_time_share` leaves keys out of
 //! the deep pass by (`capture::sampling::share`).
 
+use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use crate::fast_map::FastMap;
@@ -108,7 +109,7 @@ impl LaunchDurations {
 fn regions_of(process: Process, stacks: &[Vec<String>]) -> Vec<Region> {
     let prefixes = stacks.iter().enumerate().flat_map(|(family, path)| {
         (1..=path.len()).map(move |depth| {
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            let mut hasher = DefaultHasher::new();
             (family, &path[..depth]).hash(&mut hasher);
             hasher.finish()
         })

@@ -76,6 +76,7 @@ pub fn keep_only(deep: &NcuCliConfig, kept: &[String]) -> NcuCliConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::super::refusal as refusal_of;
     use super::*;
     use crate::config::{Config, DEFAULT_PRESET};
     use crate::profiler::ncu::observe::report_source::twins::Shape;
@@ -92,17 +93,17 @@ mod tests {
         assert_eq!(c.pipeline.ncu.sampling.min_time_share, 0.0, "the default");
         for bad in [1.0, -0.1, 2.0, f64::NAN] {
             c.pipeline.ncu.sampling.min_time_share = bad;
-            let why = super::super::refusal(&c).expect("refused");
+            let why = refusal_of(&c).expect("refused");
             assert!(
                 why.contains("pipeline.ncu.sampling.min_time_share is") && why.contains("[0, 1)"),
                 "{why}"
             );
         }
         c.pipeline.ncu.sampling.min_time_share = 0.01;
-        assert_eq!(super::super::refusal(&c), None);
+        assert_eq!(refusal_of(&c), None);
         c.pipeline.ncu.ncu_cli.kernel_name = Some("regex:^_Z.*gemm".into());
         c.pipeline.ncu.ncu_cli.kernel_name_base = Some("mangled".into());
-        let why = super::super::refusal(&c).expect("one --kernel-name");
+        let why = refusal_of(&c).expect("one --kernel-name");
         assert!(why.contains("kernel_name=null"), "{why}");
     }
 

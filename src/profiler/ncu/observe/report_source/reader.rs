@@ -19,7 +19,6 @@ use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
     MetricValue, ReportFileError, ResultKind, ResultRecord,
 };
-use crate::profiler::ncu::readers::siblings;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -100,8 +99,7 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::skipping(siblings::skipped(&source.context.deep_command))
-                .keeping(siblings::kept_names(&source.context.deep_command)),
+            ordinals: LaunchOrdinals::of_deep_pass(&source.context.deep_command),
             coverage: [0; 4],
         }
     }

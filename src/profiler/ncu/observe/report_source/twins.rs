@@ -6,6 +6,7 @@
 
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
+use crate::profiler::ncu::readers::siblings;
 use crate::region::{Cell, KeySamples, Moments, Spread};
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
@@ -230,7 +231,7 @@ fn spread(numbers: &Moments) -> Option<Spread> {
 
 /// Counts each key's launches per process in a timing pass, in the order they come: the first
 /// `per_process` of them are the launches the deep pass measured.
-#[derive(Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LaunchOrdinals {
     seen: FastMap<(Process, usize), u32>,
     /// Launches of each key the deep pass skipped before profiling (`--launch-skip`).
@@ -246,6 +247,12 @@ impl LaunchOrdinals {
             skipped,
             ..LaunchOrdinals::default()
         }
+    }
+
+    /// Ordinals for the deep pass run by `deep_command`: its `--launch-skip` and `--kernel-name`.
+    pub fn of_deep_pass(deep_command: &[String]) -> LaunchOrdinals {
+        LaunchOrdinals::skipping(siblings::skipped(deep_command))
+            .keeping(siblings::kept_names(deep_command))
     }
 
     /// The same, for a deep pass limited to the mangled names `kept` matches (`None`: every name).

@@ -57,10 +57,9 @@ pub struct Sampled<'p> {
     pub path: std::path::PathBuf,
     /// Deep results per distinct launch (`--launch-count`).
     pub launch_count: Option<u32>,
-    /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
-    pub skipped: u32,
-    /// The mangled names the deep pass was limited to (`--kernel-name`; `None`: every name).
-    pub kept: Option<regex::Regex>,
+    /// Each trace's count of launches per key starts here: none seen yet, the launches the deep
+    /// pass skipped first (`--launch-skip`) and the names it was limited to (`--kernel-name`).
+    pub(crate) ordinals: LaunchOrdinals,
     /// How an adaptive run sized its deep samples (`run.json`).
     pub adaptive: Option<crate::analysis::AdaptiveRecord>,
     /// Whether the deep or top-up pass was ended once covered (`run.json`).
@@ -266,8 +265,7 @@ impl Observations for TraceSource<'_> {
     {
         let (index, deep) = self.deep_index(filter)?;
         let specs = self.found.specs.len();
-        let skipped = self.sampled.as_ref().map_or(0, |s| s.skipped);
-        let kept = self.sampled.as_ref().and_then(|s| s.kept.clone());
+        let fresh = self.sampled.as_ref().map(|s| &s.ordinals);
         let time_specs = self.time_specs;
         let traces: Vec<&(ProcessTrace, Option<u32>)> = self.traces.iter().collect();
         let parts: Vec<Result<(S, Counts)>> =
@@ -278,7 +276,7 @@ impl Observations for TraceSource<'_> {
                     unfinished: trace.unfinished,
                     ..Counts::default()
                 };
-                let mut ordinals = LaunchOrdinals::skipping(skipped).keeping(kept.clone());
+                let mut ordinals = fresh.cloned().unwrap_or_default();
                 let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
                 let mut scope = ScopeKey::default();
                 let mut wanted = Wanted::default();
@@ -584,8 +582,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            skipped: crate::profiler::ncu::readers::siblings::skipped(&context.deep_command),
-            kept: crate::profiler::ncu::readers::siblings::kept_names(&context.deep_command),
+            ordinals: LaunchOrdinals::of_deep_pass(&context.deep_command),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),
