@@ -194,7 +194,8 @@ impl Loaded {
     /// `pipeline.ncu.max_block_mib`, `pipeline.ncu.max_export_mib`, `pipeline.ncu.trace.max_mib`): they change how fast a report is made, how long an interrupted
     /// run waits or what is refused, never what a report says. The adaptive sampling settings
     /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
-    /// where they change nothing; `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
+    /// where they change nothing, and `pipeline.ncu.sampling.min_time_share` at 0;
+    /// `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
     /// only once every result the report uses was profiled).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
@@ -211,6 +212,9 @@ impl Loaded {
             &["pipeline", "ncu", "max_export_mib"],
             &["pipeline", "ncu", "sampling", "stop_when_covered"],
         ];
+        if config.pipeline.ncu.sampling.min_time_share == 0.0 {
+            left_out.push(&["pipeline", "ncu", "sampling", "min_time_share"]);
+        }
         if !config.pipeline.ncu.sampling.adaptive {
             left_out.extend([
                 &["pipeline", "ncu", "sampling", "adaptive"][..],

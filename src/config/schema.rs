@@ -141,6 +141,10 @@ pub struct SamplingConfig {
     /// End the deep pass (and the top-up pass) once ncu has profiled every result the first pass's
     /// launches say it will take, instead of running the rest of the workload under ncu.
     pub stop_when_covered: bool,
+    /// Leave out of the deep pass the launch keys whose first-pass time is below this share of
+    /// every region they appear in, in [0, 1): their kernels keep their times, their deep metrics
+    /// are not measured. 0 leaves nothing out.
+    pub min_time_share: f64,
 }
 
 impl SamplingConfig {

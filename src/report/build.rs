@@ -208,11 +208,12 @@ impl<'a> ScopeBuilder<'a> {
         if !self.sampled {
             return None;
         }
-        let [measured, estimated, unmatched] = group.coverage.shares()?;
+        let [measured, estimated, unmatched, not_measured] = group.coverage.shares()?;
         Some(Coverage {
             measured_time_share: measured,
             estimated_time_share: estimated,
             unmatched_time_share: unmatched,
+            not_measured_time_share: not_measured,
             estimated: !group.coverage.all_measured(),
         })
     }

@@ -104,6 +104,10 @@ pub struct Sampling {
     pub estimated_results: u64,
     /// Timing results with no twin: they have their time and no deep metrics.
     pub unmatched_results: u64,
+    /// Timing results whose key was left out of the deep samples on purpose (a share of every
+    /// region's time below the run's threshold): time kept, deep metrics not measured. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_measured_results: u64,
     /// Adaptive samples per launch key, and what they took.
     #[serde(flatten)]
     pub adaptive: AdaptiveSampling,
@@ -138,6 +142,10 @@ pub struct Coverage {
     pub estimated_time_share: f64,
     /// Time with no twin, so no deep metrics, 0..1.
     pub unmatched_time_share: f64,
+    /// Time whose key was left out of the deep samples on purpose, so not measured, 0..1. Absent
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero_share")]
+    pub not_measured_time_share: f64,
     /// Whether the deep metrics are estimated, in part or in whole (not all time measured).
     pub estimated: bool,
 }
@@ -557,6 +565,16 @@ impl Serialize for PerResultMap {
         }
         map.end()
     }
+}
+
+/// Whether a count is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a share is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero_share(share: &f64) -> bool {
+    *share == 0.0
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ mod report_scopes;
 mod report_templates;
 mod rollups;
 mod sampled;
+mod sampled_share;
 mod savings;
 mod trace;
 mod trace_format;

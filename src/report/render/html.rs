@@ -470,11 +470,18 @@ fn row<'a>(
             format::count(region.self_kernel_count as f64)
         ),
         coverage: region.coverage.map(|c| {
+            let not_measured = (c.not_measured_time_share > 0.0).then(|| {
+                format!(
+                    " / {} not measured",
+                    format::share(Some(c.not_measured_time_share))
+                )
+            });
             format!(
-                "{} / {} / {}",
+                "{} / {} / {}{}",
                 format::share(Some(c.measured_time_share)),
                 format::share(Some(c.estimated_time_share)),
-                format::share(Some(c.unmatched_time_share))
+                format::share(Some(c.unmatched_time_share)),
+                not_measured.unwrap_or_default()
             )
         }),
         metrics: keys

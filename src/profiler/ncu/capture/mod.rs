@@ -27,9 +27,10 @@ use crate::process::progress::Display;
 use crate::process::{received_signal, Finished};
 use crate::profiler::job::Capture;
 use crate::profiler::ncu::nvtx;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::region::RegionFilter;
-use crate::run::{ncu_report_file, PassRecord, RunRecord, REPORT_BASE};
+use crate::run::{ncu_report_file, PassRecord, RunDir, RunRecord, COMMAND_FILE, REPORT_BASE};
 
 use self::run::cli::NcuCli;
 use self::run::log::LOG;
@@ -77,18 +78,7 @@ impl Runs {
     fn new(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> Runs {
         let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
         let ncu = &config.pipeline.ncu;
-        let deep = plan.passes.deep.then(|| Pass {
-            name: "ncu's deep pass",
-            cli: cli.clone().with_flags(
-                sampling::deep_flags(
-                    &ncu.ncu_cli,
-                    ncu.sampling.launch_count,
-                    ncu.sampling.skip_cold_start,
-                ),
-                &dir.join(sampling::DEEP_REPORT_BASE),
-            ),
-            log: sampling::DEEP_LOG,
-        });
+        let deep = plan.passes.deep.then(|| deep_pass(&cli, config, dir, None));
         let first = match (plan.passes.first, plan.passes.deep) {
             (FirstPass::Trace, _) => FirstRun::Trace,
             (FirstPass::Ncu, false) => FirstRun::Ncu(Box::new(Pass {
@@ -139,6 +129,28 @@ impl Runs {
     }
 }
 
+/// A sampled run's deep pass, from the run's ncu command `cli`; `kept`: the mangled names
+/// `sampling.min_time_share` leaves in it (`None`: every name).
+fn deep_pass(cli: &NcuCli, config: &Config, dir: &Path, kept: Option<&[String]>) -> Pass {
+    let sampling = &config.pipeline.ncu.sampling;
+    let flags = sampling::deep_flags(
+        &config.pipeline.ncu.ncu_cli,
+        sampling.launch_count,
+        sampling.skip_cold_start,
+    );
+    let flags = match kept {
+        Some(kept) => sampling::share::keep_only(&flags, kept),
+        None => flags,
+    };
+    Pass {
+        name: "ncu's deep pass",
+        cli: cli
+            .clone()
+            .with_flags(flags, &dir.join(sampling::DEEP_REPORT_BASE)),
+        log: sampling::DEEP_LOG,
+    }
+}
+
 /// What `--dry-run` prints: the ncu command line for a run in `dir`, or both of a sampled run (the
 /// trace pass's line first under `timing: trace`).
 pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> String {
@@ -155,6 +167,15 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
                 sampling.launch_count,
                 sampling.max_samples,
                 dir.join(ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
+            ),
+        ));
+    }
+    if plan.passes.deep && sampling.min_time_share > 0.0 {
+        lines.push((
+            "the deep pass keeps the kernel names that matter",
+            format!(
+                "# once the first pass has run, the deep pass's command gets --kernel-name regex:^(?:NAME|…)$ of the mangled names with a launch key at or above {} of some region it runs in (pipeline.ncu.sampling.min_time_share); the others keep their times, their deep metrics not measured",
+                sampling.min_time_share
             ),
         ));
     }
@@ -297,9 +318,24 @@ fn run_deep(
     let (config, run) = (topup.config, topup.run);
     let sampling = &config.pipeline.ncu.sampling;
     let countable = coverage::uncountable(config, topup.plan.passes).is_none();
-    let first = (sampling.adaptive || countable)
+    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0)
         .then(|| topup::first_pass_durations(config, topup.plan, run, record));
-    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref());
+    let selection = keep_where_it_matters(config, first.as_ref())?;
+    let narrowed = match &selection {
+        Some(selection) => {
+            let pass = deep_pass(&deep.cli, config, run.root(), Some(&selection.kept));
+            replace_deep_command(run, record, deep, &pass)?;
+            Some(pass)
+        }
+        None => None,
+    };
+    let deep = narrowed.as_ref().unwrap_or(deep);
+    let kept = |name: &str| {
+        selection
+            .as_ref()
+            .is_none_or(|s| s.kept.iter().any(|k| k == name))
+    };
+    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept);
     let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished, covered);
@@ -319,4 +355,57 @@ fn run_deep(
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
     Ok(topup::top_up(topup, record, first.as_ref())?
         .filter(|topped| topped.interrupted_by.is_some()))
+}
+
+/// The names the deep pass keeps under `sampling.min_time_share` (`None`: it keeps every name, as
+/// at 0, or when the first pass's launches could not be read, said in a warning). Leaving out every
+/// name is refused: the deep pass would measure nothing.
+fn keep_where_it_matters(
+    config: &Config,
+    first: Option<&Result<LaunchDurations>>,
+) -> Result<Option<sampling::share::Selection>> {
+    let share = config.pipeline.ncu.sampling.min_time_share;
+    let durations = match first {
+        Some(Ok(durations)) if share > 0.0 => durations,
+        Some(Err(e)) if share > 0.0 => {
+            err_line(&format!(
+                "warning: the first pass's launches could not be read ({e}); pipeline.ncu.sampling.min_time_share leaves nothing out, the deep pass profiles every launch key"
+            ));
+            return Ok(None);
+        }
+        _ => return Ok(None),
+    };
+    let selection = sampling::share::select(durations, share);
+    if selection.left_out.is_empty() {
+        return Ok(None);
+    }
+    if selection.kept.is_empty() {
+        return Err(Error::Usage(format!(
+            "pipeline.ncu.sampling.min_time_share is {share}, and every launch key of the first pass is below that share of each of its regions: the deep pass would measure nothing; lower min_time_share (0 leaves nothing out)"
+        )));
+    }
+    let (keys, keys_left_out) = selection.keys;
+    err_line(&format!(
+        "note: pipeline.ncu.sampling.min_time_share={share} leaves {} of {} kernel names ({keys_left_out} of {keys} launch keys) out of the deep pass; their deep metrics are not measured",
+        selection.left_out.len(),
+        selection.left_out.len() + selection.kept.len()
+    ));
+    Ok(Some(selection))
+}
+
+/// Records the deep pass's command as narrowed after the first pass: in run.json and in
+/// command.txt, in place of the line written before the first pass ran.
+fn replace_deep_command(
+    run: &RunDir,
+    record: &mut RunRecord,
+    was: &Pass,
+    now: &Pass,
+) -> Result<()> {
+    if let Some(pass) = record.deep_pass.as_mut() {
+        pass.command = now.command();
+    }
+    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    let commands = commands.replace(&was.cli.shell_line(), &now.cli.shell_line());
+    run.write_text(COMMAND_FILE, &commands)?;
+    run.write_record(record)
 }

@@ -1,23 +1,37 @@
 //! Each launch key's durations in a sampled run's first pass (ncu's timing pass or the CUPTI trace):
 //! how many launches it had per process and how much their durations vary, which is what the
-//! adaptive deep samples per key are sized by (`capture::sampling::topup`).
+//! adaptive deep samples per key are sized by (`capture::sampling::topup`), and how much of each
+//! region's time it takes, which is what `pipeline.ncu.sampling.min_time_share` leaves keys out of
+//! the deep pass by (`capture::sampling::share`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 
 use crate::fast_map::FastMap;
 use crate::region::Moments;
 
 use super::report_source::twins::{Process, Shape};
 
+/// A region of one process: the process's whole time, or one prefix of one of its range stacks
+/// (hashed: a key's share is compared region by region, never shown).
+type Region = (Process, u64);
+
 /// One launch key's durations and its launches per process.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct KeyDurations {
     per_process: FastMap<Process, u32>,
     durations: Moments,
+    /// The key's time in each region it appears in.
+    regions: FastMap<Region, f64>,
 }
 
 impl KeyDurations {
-    fn add(&mut self, process: Process, duration: f64) {
+    fn add(&mut self, process: Process, duration: f64, regions: &[Region]) {
         *self.per_process.entry(process).or_default() += 1;
         self.durations.add(duration);
+        for region in regions {
+            *self.regions.entry(*region).or_default() += duration;
+        }
     }
 
     /// The coefficient of variation of the key's durations ([`Moments::cv`]).
@@ -36,10 +50,25 @@ impl KeyDurations {
 pub(crate) struct LaunchDurations {
     at: FastMap<(String, Shape), usize>,
     keys: Vec<(String, Shape, KeyDurations)>,
+    /// Every region's time, over all keys.
+    region_time: FastMap<Region, f64>,
 }
 
 impl LaunchDurations {
-    pub fn add(&mut self, mangled: &str, shape: Shape, process: Process, duration: f64) {
+    /// One launch of a key in `process`, inside the range `stacks` (one path per stack family,
+    /// outermost first): it counts in the process's whole time and in every prefix of each path.
+    pub fn add(
+        &mut self,
+        mangled: &str,
+        shape: Shape,
+        process: Process,
+        duration: f64,
+        stacks: &[Vec<String>],
+    ) {
+        let regions = regions_of(process, stacks);
+        for region in &regions {
+            *self.region_time.entry(*region).or_default() += duration;
+        }
         let at = match self.at.get(&(mangled.to_string(), shape)) {
             Some(at) => *at,
             None => {
@@ -50,7 +79,16 @@ impl LaunchDurations {
                 self.keys.len() - 1
             }
         };
-        self.keys[at].2.add(process, duration);
+        self.keys[at].2.add(process, duration, &regions);
+    }
+
+    /// Whether `key`'s time is below `share` of every region it appears in (never, for a share of
+    /// 0 or a region without time).
+    pub fn below_share(&self, key: &KeyDurations, share: f64) -> bool {
+        key.regions.iter().all(|(region, time)| {
+            let whole = self.region_time.get(region).copied().unwrap_or(0.0);
+            *time < share * whole
+        })
     }
 
     /// Whether the key was seen.
@@ -66,6 +104,22 @@ impl LaunchDurations {
     }
 }
 
+/// The regions a launch in `process` inside `stacks` counts in: the process's whole time, and
+/// each prefix of each stack family's path.
+fn regions_of(process: Process, stacks: &[Vec<String>]) -> Vec<Region> {
+    let prefixes = stacks.iter().enumerate().flat_map(|(family, path)| {
+        (1..=path.len()).map(move |depth| {
+            let mut hasher = DefaultHasher::new();
+            (family, &path[..depth]).hash(&mut hasher);
+            hasher.finish()
+        })
+    });
+    std::iter::once(0)
+        .chain(prefixes)
+        .map(|region| (process, region))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,9 +128,9 @@ mod tests {
     fn a_keys_variation_and_launches_are_counted_per_key_and_process() {
         let mut d = LaunchDurations::default();
         for (process, ns) in [(1, 10.0), (1, 12.0), (1, 14.0), (2, 12.0)] {
-            d.add("_Z4gemm", Shape::of_grid(8), (process, Some(0)), ns);
+            d.add("_Z4gemm", Shape::of_grid(8), (process, Some(0)), ns, &[]);
         }
-        d.add("_Z4gemm", Shape::of_grid(16), (1, Some(0)), 99.0);
+        d.add("_Z4gemm", Shape::of_grid(16), (1, Some(0)), 99.0, &[]);
         let keys: Vec<_> = d.keys().collect();
         assert_eq!(keys.len(), 2, "one key per shape");
         let (name, s, gemm8) = keys[0];
@@ -90,5 +144,25 @@ mod tests {
         assert_eq!(keys[1].2.per_process().map(|(_, n)| n).sum::<u32>(), 1);
         assert!(d.contains("_Z4gemm", &Shape::of_grid(16)));
         assert!(!d.contains("_Z4gemm", &Shape::of_grid(32)));
+    }
+
+    #[test]
+    fn a_key_is_below_a_share_only_where_it_is_small_in_every_region() {
+        let mut d = LaunchDurations::default();
+        let (a, b) = (vec![vec!["a".to_string()]], vec![vec!["b".to_string()]]);
+        let p = (1, Some(0));
+        d.add("_Z3big", Shape::of_grid(1), p, 990.0, &a);
+        d.add("_Z4tiny", Shape::of_grid(1), p, 10.0, &a);
+        // Alone in region b: 100% of it, though 1% of a and of the process.
+        d.add("_Z5alone", Shape::of_grid(1), p, 10.0, &b);
+        let below = |name: &str, share: f64| {
+            let (_, _, key) = d.keys().find(|(n, _, _)| *n == name).unwrap();
+            d.below_share(key, share)
+        };
+        assert!(below("_Z4tiny", 0.02), "10 of a's 1000");
+        assert!(!below("_Z4tiny", 0.01), "1% is not below 1%");
+        assert!(!below("_Z5alone", 0.5), "the whole of region b");
+        assert!(!below("_Z3big", 0.5));
+        assert!(!below("_Z4tiny", 0.0), "a share of 0 leaves nothing out");
     }
 }

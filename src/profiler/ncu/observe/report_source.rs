@@ -316,7 +316,7 @@ struct Joined {
     /// Why the top-up pass's report file was left out, if it was.
     topup_unread: Option<String>,
     /// Timing results measured, estimated, unmatched.
-    coverage: [u64; 3],
+    coverage: [u64; 4],
     /// The deep samples of each launch key, for the intervals.
     samples: KeySamples,
 }
@@ -422,7 +422,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .filter(|(_, deep)| **deep)
         .map(|(s, _)| s.name.clone())
         .collect();
-    let mut by_coverage = [0u64; 3];
+    let mut by_coverage = [0u64; 4];
     for j in joined {
         for (total, n) in by_coverage.iter_mut().zip(j.coverage) {
             *total += n;
@@ -466,6 +466,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         );
     }
     // A deep pass that matches no timing result is said by `hints::add_deep_mismatch`, on stderr too.
+    notes.extend(not_measured_note(by_coverage[3]));
     notes.extend(stopped_pass_note(
         source.context.stopped_when_covered,
         by_coverage[2],
@@ -495,6 +496,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         measured_results: by_coverage[0],
         estimated_results: by_coverage[1],
         unmatched_results: by_coverage[2],
+        not_measured_results: by_coverage[3],
     };
     (sampling, notes)
 }
@@ -546,6 +548,14 @@ pub(crate) fn deep_pass_provenance(session: &SessionInfo, reading: &mut Reading)
     }
 }
 
+/// A note on results whose names `min_time_share` left out of the deep pass (`None`: none were).
+pub(crate) fn not_measured_note(not_measured: u64) -> Option<String> {
+    (not_measured > 0).then(|| format!(
+        "{not_measured} result(s) were left out of the deep pass by pipeline.ncu.sampling.min_time_share (their kernel's launch keys were below that share of every region they ran in): they keep their times, and their deep metrics are not measured (— in the tables, `not measured` in each region's coverage), never estimated. Profile with min_time_share=0 to measure them."
+    ))
+}
+
+/// A note on results left without a twin by a pass ended once covered (`None`: none were).
 pub(crate) fn stopped_pass_note(stopped: bool, unmatched: u64) -> Option<String> {
     (stopped && unmatched > 0).then(|| format!(
         "{unmatched} result(s) had no twin although the deep pass was ended once its count of results was in: the run under ncu launched kernels the first pass had not seen, which count too. Profile again with pipeline.ncu.sampling.stop_when_covered=false to run the workload to its end."

@@ -1,7 +1,7 @@
 //! Which report files of a sampled capture belong together: the deep pass's beside the timing
 //! pass's (`NAME.deep.ncu-rep[.gz]` beside `NAME.ncu-rep[.gz]`), the top-up pass's beside the deep
-//! pass's (`NAME.topup.ncu-rep[.gz]`), and how many launches of each configuration the deep pass
-//! skipped, from its recorded command line. Both the capture (resolving inputs) and the readers of a
+//! pass's (`NAME.topup.ncu-rep[.gz]`), how many launches of each configuration the deep pass
+//! skipped and which kernel names it was limited to, from its recorded command line. Both the capture (resolving inputs) and the readers of a
 //! sampled capture ask.
 
 /// A deep pass's report file found beside a timing pass's.
@@ -21,6 +21,20 @@ pub fn skipped(deep_command: &[String]) -> u32 {
         .nth(1)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// The mangled names the deep pass was limited to, from its command line (`--kernel-name`, as
+/// `pipeline.ncu.sampling.min_time_share` sets it: `regex:^(?:…)$`, or a plain name); `None` when
+/// it was not limited, or the pattern is not one this reader can repeat.
+pub fn kept_names(deep_command: &[String]) -> Option<regex::Regex> {
+    let pattern = deep_command
+        .iter()
+        .skip_while(|a| *a != "--kernel-name")
+        .nth(1)?;
+    match pattern.strip_prefix("regex:") {
+        Some(expression) => regex::Regex::new(expression).ok(),
+        None => regex::Regex::new(&format!("^{}$", regex::escape(pattern))).ok(),
+    }
 }
 
 /// The deep pass's report file beside a timing pass's `NAME.ncu-rep[.gz]`: `NAME.deep.ncu-rep[.gz]`.

@@ -55,11 +55,13 @@ pub(crate) fn expected_results(
 }
 
 /// The results the deep pass takes, when certain and `stop_when_covered` is on; `first`: the first
-/// pass's launches as read (`None`: not read), a reading error being told as a warning.
+/// pass's launches as read (`None`: not read), a reading error being told as a warning; `selected`:
+/// the mangled names the deep pass keeps.
 pub(crate) fn deep_expected(
     config: &Config,
     passes: Passes,
     first: Option<&Result<LaunchDurations>>,
+    selected: impl Fn(&str) -> bool,
 ) -> Option<u64> {
     if uncountable(config, passes).is_some() {
         return None;
@@ -71,7 +73,7 @@ pub(crate) fn deep_expected(
                 skip: u32::from(sampling.skip_cold_start),
                 count: sampling.launch_count,
             };
-            expected_results(durations, filter, |_| true)
+            expected_results(durations, filter, selected)
         }
         Err(e) => {
             err_line(&format!(
@@ -178,7 +180,7 @@ mod tests {
                     shared_dynamic: number("launch__shared_mem_per_block_dynamic") as u64,
                 };
                 let duration = number("gpu__time_duration.sum");
-                durations.add(&name, shape, (r.process.id, Some(0)), duration);
+                durations.add(&name, shape, (r.process.id, Some(0)), duration, &[]);
                 launches.push((name, grid, block, r.process.id));
                 Ok::<(), ReportFileError>(())
             })
@@ -247,6 +249,7 @@ mod tests {
                     shape,
                     (trace.pid, Some(u64::from(k.device))),
                     k.duration_ns(),
+                    &[],
                 );
                 *per_process
                     .entry((name.clone(), trace.pid, launch.grid, launch.block))
@@ -271,10 +274,10 @@ mod tests {
     #[test]
     fn a_key_on_two_devices_of_one_process_is_not_counted() {
         let mut d = LaunchDurations::default();
-        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(0)), 10.0);
-        d.add("_Z4gemm", Shape::of_grid(1), (8, Some(1)), 10.0);
+        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(0)), 10.0, &[]);
+        d.add("_Z4gemm", Shape::of_grid(1), (8, Some(1)), 10.0, &[]);
         assert_eq!(expected_results(&d, filter(0, 1), |_| true), Some(2));
-        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(1)), 10.0);
+        d.add("_Z4gemm", Shape::of_grid(1), (7, Some(1)), 10.0, &[]);
         assert_eq!(expected_results(&d, filter(0, 1), |_| true), None);
     }
 

@@ -14,6 +14,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod coverage;
+pub mod share;
 pub mod topup;
 
 use crate::config::ReportReader;
@@ -55,6 +56,9 @@ pub fn refusal(config: &Config) -> Option<String> {
         );
     }
     if let Some(why) = adaptive_refusal(&ncu.sampling) {
+        return Some(why);
+    }
+    if let Some(why) = share::refusal(&ncu.sampling, cli) {
         return Some(why);
     }
     if ncu.reader != ReportReader::Native {

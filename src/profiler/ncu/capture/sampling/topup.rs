@@ -353,13 +353,14 @@ mod tests {
             error: 0.05,
             max_samples,
             stop_when_covered: true,
+            min_time_share: 0.0,
         }
     }
 
     /// Durations with mean 100 and the given spread around it, one process.
     fn key(d: &mut LaunchDurations, name: &str, grid: u64, durations: &[f64]) {
         for ns in durations {
-            d.add(name, Shape::of_grid(grid), (7, Some(0)), *ns);
+            d.add(name, Shape::of_grid(grid), (7, Some(0)), *ns, &[]);
         }
     }
 
@@ -417,14 +418,14 @@ mod tests {
         let mut d = LaunchDurations::default();
         for rank in 1..=4 {
             for ns in [90.0, 110.0, 90.0, 110.0, 90.0, 110.0] {
-                d.add("_Z4gemm", Shape::of_grid(1), (rank, Some(0)), ns);
+                d.add("_Z4gemm", Shape::of_grid(1), (rank, Some(0)), ns, &[]);
             }
         }
         // 96.5 and 103.5 over 16 launches: sd 3.615, cv 0.03615, n = ⌈2.004⌉ = 3. Four ranks'
         // one sample each already give 4: no top-up for it (sized per process it would get one).
         for rank in 1..=4 {
             for ns in [96.5, 103.5, 96.5, 103.5] {
-                d.add("_Z4norm", Shape::of_grid(1), (rank, Some(0)), ns);
+                d.add("_Z4norm", Shape::of_grid(1), (rank, Some(0)), ns, &[]);
             }
         }
         let need = decide(&d, |_, _| true, &sampling(1, 4), 0);
@@ -444,7 +445,7 @@ mod tests {
         for (rank, launches) in [(1, 2), (2, 20)] {
             for i in 0..launches {
                 let ns = if i % 2 == 0 { 90.0 } else { 110.0 };
-                uneven.add("_Z4gemm", Shape::of_grid(1), (rank, Some(0)), ns);
+                uneven.add("_Z4gemm", Shape::of_grid(1), (rank, Some(0)), ns, &[]);
             }
         }
         let topup = decide(&uneven, |_, _| true, &sampling(1, 20), 0)

@@ -19,7 +19,6 @@ use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
     MetricValue, ReportFileError, ResultKind, ResultRecord, StackFrame,
 };
-use crate::profiler::ncu::readers::siblings::skipped;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -65,7 +64,7 @@ pub(super) struct FileReader<'s> {
     twins: Option<&'s TwinIndex>,
     ordinals: LaunchOrdinals,
     /// Results per [`Coverage`] (measured, estimated, unmatched).
-    pub(super) coverage: [u64; 3],
+    pub(super) coverage: [u64; 4],
 }
 
 /// One result's numbers, read in one pass over its metrics.
@@ -100,8 +99,8 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::skipping(skipped(&source.context.deep_command)),
-            coverage: [0; 3],
+            ordinals: LaunchOrdinals::of_deep_pass(&source.context.deep_command),
+            coverage: [0; 4],
         }
     }
 
@@ -117,6 +116,10 @@ impl<'s> FileReader<'s> {
         let Some((mangled, shape)) = launch_key(r, &numbers) else {
             return Ok(());
         };
+        // A name the deep pass was told to leave out stays not measured, whatever came back.
+        if self.ordinals.left_out(mangled) {
+            return Ok(());
+        }
         twins.add(DeepResult {
             mangled,
             shape,
@@ -138,7 +141,11 @@ impl<'s> FileReader<'s> {
         let numbers = self.numbers(r)?;
         let time = numbers.time.or(untimed);
         if let (Some(time), Some((name, shape))) = (time, launch_key(r, &numbers)) {
-            durations.add(name, shape, (r.process.id, numbers.device), time);
+            let stacks = match r.nvtx()? {
+                Some(state) => stacks_of(&state, r.thread_id, &self.source.plan.renames).0,
+                None => Vec::new(),
+            };
+            durations.add(name, shape, (r.process.id, numbers.device), time, &stacks);
         }
         Ok(())
     }
@@ -237,7 +244,10 @@ impl<'s> FileReader<'s> {
                     Coverage::Estimated
                 }
             }
-            None => Coverage::Unmatched,
+            None => match launch_key(r, numbers) {
+                Some((name, _)) if self.ordinals.left_out(name) => Coverage::NotMeasured,
+                _ => Coverage::Unmatched,
+            },
         };
         self.coverage[coverage as usize] += 1;
         (

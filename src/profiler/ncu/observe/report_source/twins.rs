@@ -7,6 +7,7 @@
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
 use crate::profiler::ncu::readers::report_file::SessionInfo;
+use crate::profiler::ncu::readers::siblings;
 use crate::region::{Cell, KeySamples, Moments, Spread};
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
@@ -231,11 +232,13 @@ fn spread(numbers: &Moments) -> Option<Spread> {
 
 /// Counts each key's launches per process in a timing pass, in the order they come: the first
 /// `per_process` of them are the launches the deep pass measured.
-#[derive(Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LaunchOrdinals {
     seen: FastMap<(Process, usize), u32>,
     /// Launches of each key the deep pass skipped before profiling (`--launch-skip`).
     skipped: u32,
+    /// The mangled names the deep pass was limited to (`None`: every name).
+    kept: Option<regex::Regex>,
 }
 
 impl LaunchOrdinals {
@@ -245,6 +248,25 @@ impl LaunchOrdinals {
             skipped,
             ..LaunchOrdinals::default()
         }
+    }
+
+    /// Ordinals for the deep pass run by `deep_command`: its `--launch-skip` and `--kernel-name`.
+    pub fn of_deep_pass(deep_command: &[String]) -> LaunchOrdinals {
+        LaunchOrdinals::skipping(siblings::skipped(deep_command))
+            .keeping(siblings::kept_names(deep_command))
+    }
+
+    /// The same, for a deep pass limited to the mangled names `kept` matches (`None`: every name).
+    pub fn keeping(self, kept: Option<regex::Regex>) -> LaunchOrdinals {
+        LaunchOrdinals { kept, ..self }
+    }
+
+    /// Whether the deep pass was told to leave out launches named `mangled`: a launch without a
+    /// twin is then not measured, rather than unmatched.
+    pub fn left_out(&self, mangled: &str) -> bool {
+        self.kept
+            .as_ref()
+            .is_some_and(|kept| !kept.is_match(mangled))
     }
 
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.

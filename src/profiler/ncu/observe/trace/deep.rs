@@ -155,6 +155,7 @@ pub(crate) fn join<'i>(
             };
             (coverage, Some((index.key(id), twins)))
         }
+        None if ordinals.left_out(mangled) => (Coverage::NotMeasured, None),
         None => (Coverage::Unmatched, None),
     }
 }
@@ -175,7 +176,7 @@ pub fn sampling(
     (found, time): (&MetricsFound, TimeSpecs),
     deep_path: &Path,
     deep: &DeepCounts,
-    coverage: [u64; 3],
+    coverage: [u64; 4],
     (launch_count, recorded): (Option<u32>, Option<&AdaptiveRecord>),
 ) -> Sampling {
     let deep_results = deep.results;
@@ -212,5 +213,6 @@ pub fn sampling(
         measured_results: coverage[0],
         estimated_results: coverage[1],
         unmatched_results: coverage[2],
+        not_measured_results: coverage[3],
     }
 }

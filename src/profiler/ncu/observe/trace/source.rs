@@ -15,7 +15,6 @@ use crate::analysis::{
 use crate::config::{Config, PushPopScope as ConfigScope};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::profiler::ncu::readers::siblings;
 use crate::profiler::ncu::readers::{rollup, units};
 use crate::region::{
     Cell, Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey,
@@ -69,8 +68,9 @@ pub struct Sampled<'p> {
     pub path: std::path::PathBuf,
     /// Deep results per distinct launch (`--launch-count`).
     pub launch_count: Option<u32>,
-    /// Launches of each distinct launch the deep pass skipped first (`--launch-skip`).
-    pub skipped: u32,
+    /// Each trace's count of launches per key starts here: none seen yet, the launches the deep
+    /// pass skipped first (`--launch-skip`) and the names it was limited to (`--kernel-name`).
+    pub(crate) ordinals: LaunchOrdinals,
     /// How an adaptive run sized its deep samples (`run.json`).
     pub adaptive: Option<AdaptiveRecord>,
     /// Whether the deep or top-up pass was ended once covered (`run.json`).
@@ -160,6 +160,7 @@ impl TraceSource<'_> {
                     deep::shape(launch),
                     process,
                     a.kernel.duration_ns(),
+                    a.stacks,
                 );
             })?;
         }
@@ -304,7 +305,11 @@ impl TraceSource<'_> {
             partial: trace.partial.clone().into_iter().collect(),
             ..Counts::default()
         };
-        let mut ordinals = LaunchOrdinals::skipping(self.sampled.as_ref().map_or(0, |s| s.skipped));
+        let mut ordinals = self
+            .sampled
+            .as_ref()
+            .map(|s| s.ordinals.clone())
+            .unwrap_or_default();
         let specs = (self.found.specs.len(), self.time_specs);
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
         let mut scope = ScopeKey::default();
@@ -499,7 +504,7 @@ fn sampled_notes(
     deep_results: u64,
     time_metric: &str,
 ) -> Vec<String> {
-    let [measured, estimated, unmatched] = total.coverage;
+    let [measured, estimated, unmatched, not_measured] = total.coverage;
     let mut notes = vec![format!(
         "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as {} (`{}{}`, ncu's serialized replay); it weighs the deep rates.",
         total.results,
@@ -519,6 +524,7 @@ fn sampled_notes(
         sampled.stopped_when_covered,
         unmatched,
     ));
+    notes.extend(report_source::not_measured_note(not_measured));
     notes
 }
 
@@ -550,7 +556,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            skipped: siblings::skipped(&context.deep_command),
+            ordinals: LaunchOrdinals::of_deep_pass(&context.deep_command),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),

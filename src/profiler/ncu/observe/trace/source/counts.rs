@@ -23,7 +23,7 @@ impl Counts {
 pub(super) struct Counts {
     pub(super) results: u64,
     /// Results measured, estimated, unmatched (a sampled run).
-    pub(super) coverage: [u64; 3],
+    pub(super) coverage: [u64; 4],
     pub(super) in_ranges: u64,
     pub(super) unlaunched: u64,
     /// Kernels CUPTI handed over unfinished, left out by the reader.
