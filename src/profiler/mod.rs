@@ -289,24 +289,24 @@ impl Inputs {
 // adapters and nothing outside `src/profiler/` names them.
 impl From<ncu::readers::export::ExportError> for Error {
     fn from(e: ncu::readers::export::ExportError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<ncu::readers::report_file::ReportFileError> for Error {
     fn from(e: ncu::readers::report_file::ReportFileError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<ncu::readers::trace::TraceError> for Error {
     fn from(e: ncu::readers::trace::TraceError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<neuron::NeuronError> for Error {
     fn from(e: neuron::NeuronError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }

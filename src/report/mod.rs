@@ -29,6 +29,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::error::DomainError;
 use crate::exit;
 
 #[derive(Debug, Error)]
@@ -52,8 +53,8 @@ pub enum RenderError {
     Refused { path: PathBuf, reason: String },
 }
 
-impl RenderError {
-    pub fn exit_code(&self) -> i32 {
+impl DomainError for RenderError {
+    fn exit_code(&self) -> i32 {
         match self {
             RenderError::Template { .. }
             | RenderError::TemplateRead { .. }
