@@ -5,7 +5,7 @@
 use crate::fast_map::FastMap;
 use crate::region::Moments;
 
-use super::report_source::twins::{Process, Shape};
+use super::launch_key::{Process, Shape};
 
 /// One launch key's durations and its launches per process.
 #[derive(Debug, Default, Clone)]

@@ -14,25 +14,10 @@ use crate::profiler::neuron::capture::completion::{Completion, SETTLE};
 use crate::profiler::neuron::capture::inspect::CapturePair;
 use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
 use crate::profiler::neuron::capture::pipeline::ViewFormat;
+// What capture hands the readers; named here too, as the manifest lists them.
+pub use crate::profiler::neuron::readers::viewed::Viewed;
 
 pub use crate::run::{NEURON_VIEWS_DIR as VIEWS_DIR, NEURON_VIEWS_MANIFEST as MANIFEST};
-
-/// One readable profile and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Viewed {
-    /// How the report names its scope.
-    pub label: String,
-    /// The launcher or collectives rank, when known.
-    pub rank: Option<u32>,
-    pub process_id: Option<u64>,
-    /// `NeuronCore <N>`, when known.
-    pub device: Option<String>,
-    /// The `view` output (a file, or a Parquet directory); relative to the run directory in the
-    /// manifest.
-    pub output: PathBuf,
-    /// The `view` command line that wrote it (empty for a profile given as is).
-    pub command: Vec<String>,
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {

@@ -7,13 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
-use crate::profiler::neuron::capture::views::Viewed;
 use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::SummaryLayout;
+use crate::profiler::neuron::readers::viewed::Viewed;
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::report::finish::Finishing;
 use crate::report::model::{
