@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::common::repo;
 
 mod imports;
+mod names;
 mod rooms;
 
 use imports::Crate;

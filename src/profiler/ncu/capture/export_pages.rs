@@ -20,8 +20,9 @@ pub fn export_pages(
     let program = &config.pipeline.ncu.executable;
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
-        let target = crate::run::fresh_path(out_dir, &crate::run::ncu_export_stem(page), "csv");
-        let output = cli::import_command(config, report, page)
+        let target =
+            crate::run::fresh_path(out_dir, &crate::run::ncu_export_stem(page.as_str()), "csv");
+        let output = cli::import_command(config, report, page.as_str())
             .run()
             .map_err(|source| spawn_error(program, source))?;
         if !output.status.success() {
@@ -37,7 +38,7 @@ pub fn export_pages(
             .into());
         }
         write_atomic(&target, &output.stdout)?;
-        exported.push((page.clone(), target));
+        exported.push((page.to_string(), target));
     }
     Ok(exported)
 }
