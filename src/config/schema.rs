@@ -23,7 +23,7 @@ pub struct Config {
     pub pipeline: Pipeline,
     pub regions: Regions,
     pub report: ReportConfig,
-    pub output: Output,
+    pub output: OutputSettings,
     /// How Neuron profiles are cut into regions and judged (`neuron:`); read when
     /// `pipeline.profiler` is `neuron` or a Neuron profile is reported.
     pub neuron: super::neuron_settings::NeuronSettings,
@@ -354,7 +354,7 @@ pub enum KernelNameBase {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Output {
+pub struct OutputSettings {
     /// Directory under which each run gets its own directory.
     pub root: String,
     /// Name of the run directory under `root`. `null`: `<timestamp>-<random id>`, or, under a launcher

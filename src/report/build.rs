@@ -9,8 +9,8 @@ use crate::region::{
 };
 
 use super::model::{
-    Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap, PerResultValue,
-    Region, Scope, Totals,
+    CoverageShares, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap,
+    PerResultValue, Region, Scope, Totals,
 };
 
 /// Builds report scopes from finished region statistics.
@@ -204,12 +204,12 @@ impl<'a> ScopeBuilder<'a> {
     }
 
     /// How a group's deep metrics were obtained, in a sampled reading with results in the group.
-    fn coverage(&self, group: &Group) -> Option<Coverage> {
+    fn coverage(&self, group: &Group) -> Option<CoverageShares> {
         if !self.sampled {
             return None;
         }
         let [measured, estimated, unmatched] = group.coverage.shares()?;
-        Some(Coverage {
+        Some(CoverageShares {
             measured_time_share: measured,
             estimated_time_share: estimated,
             unmatched_time_share: unmatched,

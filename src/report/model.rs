@@ -34,9 +34,9 @@ pub use kernel::{Kernel, KernelSelectionInfo};
 pub use metric::{MetricInfo, MetricMap, MetricValue, PerResultMap, PerResultValue};
 pub use region::{Instances, Region};
 pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
-pub use sampling::{AdaptiveSampling, Coverage, Sampling};
+pub use sampling::{AdaptiveSampling, CoverageShares, Sampling};
 pub use scope::{Scope, Totals};
-pub use summary::{NotQuantified, Summary, SummaryInsight, SummaryKernel, SummaryRegion};
+pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 
 /// Version of the report.json layout.
 pub const SCHEMA_VERSION: u32 = 4;

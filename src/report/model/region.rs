@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::region::RegionKind;
 
-use super::{CollectiveTime, Coverage, Idle, Insight, Kernel, MetricMap, PerResultMap};
+use super::{CollectiveTime, CoverageShares, Idle, Insight, Kernel, MetricMap, PerResultMap};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Region {
@@ -28,7 +28,7 @@ pub struct Region {
     /// Inclusive time over the scope's total time, 0..1 (`null` without a time metric).
     pub time_share: Option<f64>,
     /// How the inclusive deep metrics were obtained (sampled runs; `null` otherwise).
-    pub coverage: Option<Coverage>,
+    pub coverage: Option<CoverageShares>,
     pub inclusive: MetricMap,
     pub exclusive: MetricMap,
     /// Per-result statistics over the region's results (nested regions included): the smallest,

@@ -52,7 +52,7 @@ pub struct AdaptiveSampling {
 
 /// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Coverage {
+pub struct CoverageShares {
     /// Time whose deep metrics were measured on that very launch, 0..1.
     pub measured_time_share: f64,
     /// Time whose deep metrics come from a twin launch, 0..1.

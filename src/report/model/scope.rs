@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Coverage, Distribution, Idle, Insight, Kernel, MetricMap, Region, Summary};
+use super::{CoverageShares, Distribution, Idle, Insight, Kernel, MetricMap, Region, ScopeSummary};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Scope {
@@ -17,7 +17,7 @@ pub struct Scope {
     pub device: Option<String>,
     /// Where the scope's time goes and what would save the most: report.md and report.html open
     /// with it.
-    pub summary: Summary,
+    pub summary: ScopeSummary,
     /// Every selected result of the scope, inside regions or not.
     pub total: Totals,
     /// Selected results that ran outside every range.
@@ -40,7 +40,7 @@ pub struct Scope {
 pub struct Totals {
     pub kernel_count: u64,
     /// How the deep metrics were obtained (sampled runs; `null` otherwise).
-    pub coverage: Option<Coverage>,
+    pub coverage: Option<CoverageShares>,
     pub metrics: MetricMap,
     pub kernels: Vec<Kernel>,
 }

@@ -1,5 +1,5 @@
-//! Type names: every `struct`, `enum`, `type`, `trait` and `union` of src/ is defined once, so a
-//! name read anywhere means one thing (two `Region`s, one the report's and one a profiler's, make
+//! Type names: every `struct`, `enum`, `type`, `trait` and `union` of src/ that another file can
+//! see is defined once, so a name read anywhere means one thing (two `Region`s, one the report's and one a profiler's, make
 //! every `use` line a guess).
 
 use std::collections::BTreeMap;
@@ -7,16 +7,24 @@ use std::collections::BTreeMap;
 use super::{display, krate};
 use crate::architecture::imports::code_of;
 
-/// The type names a source defines, at any nesting (inline modules and functions included).
+/// The type names a source defines for other files to see (`pub`, `pub(crate)`, `pub(super)`), at
+/// any nesting; a private helper type is its file's own word.
 fn defined_types(code: &str) -> Vec<String> {
     let words: Vec<&str> = code
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
-    words
-        .windows(2)
-        .filter(|pair| ["struct", "enum", "type", "trait", "union"].contains(&pair[0]))
-        .map(|pair| pair[1].to_string())
+    let shown = |at: usize| match at {
+        0 => false,
+        1 => words[0] == "pub",
+        _ => {
+            words[at - 1] == "pub"
+                || (words[at - 2] == "pub" && ["crate", "super"].contains(&words[at - 1]))
+        }
+    };
+    (0..words.len().saturating_sub(1))
+        .filter(|&i| ["struct", "enum", "type", "trait", "union"].contains(&words[i]) && shown(i))
+        .map(|i| words[i + 1].to_string())
         .filter(|name| name.starts_with(|c: char| c.is_ascii_uppercase()))
         .collect()
 }
@@ -49,11 +57,9 @@ fn no_type_name_is_defined_twice() {
 #[test]
 fn type_definitions_are_found_in_code_only() {
     let code = code_of(
-        "pub(crate) struct Shape { a: u8 }\nenum Cell<'a> { X }\ntype Rows = Vec<u8>;\n\
-         pub trait Output {}\n// struct Commented;\nlet s = \"enum Quoted\";\nimpl Iterator for X { type Item = u8; }\n",
+        "pub(crate) struct Shape { a: u8 }\npub enum Cell<'a> { X }\npub(super) type Rows = Vec<u8>;\n\
+         pub trait Output {}\n// pub struct Commented;\nlet s = \"pub enum Quoted\";\n\
+         impl Iterator for X { type Item = u8; }\nstruct Private;\n",
     );
-    assert_eq!(
-        defined_types(&code),
-        ["Shape", "Cell", "Rows", "Output", "Item"]
-    );
+    assert_eq!(defined_types(&code), ["Shape", "Cell", "Rows", "Output"]);
 }

@@ -70,7 +70,7 @@ pub struct TraceInput {
 
 /// A kernel launch as traced.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Kernel {
+pub struct TracedKernel {
     pub correlation: u32,
     pub start: u64,
     pub end: u64,
@@ -82,7 +82,7 @@ pub struct Kernel {
     pub launch: Option<Launch>,
 }
 
-impl Kernel {
+impl TracedKernel {
     pub fn duration_ns(&self) -> f64 {
         self.end.saturating_sub(self.start) as f64
     }
@@ -141,7 +141,7 @@ pub struct ProcessTrace {
     /// Launch keys, each once.
     pub shapes: Vec<LaunchShape>,
     /// Kernels in launch order: by [`Kernel::launched_at`], then correlation id, then start.
-    pub kernels: Vec<Kernel>,
+    pub kernels: Vec<TracedKernel>,
     /// Ranges by start, then id.
     pub ranges: Vec<Range>,
     /// Range domains and names, each once.
@@ -154,12 +154,12 @@ pub struct ProcessTrace {
 
 impl ProcessTrace {
     /// A kernel's launch key.
-    pub fn shape(&self, kernel: &Kernel) -> &LaunchShape {
+    pub fn shape(&self, kernel: &TracedKernel) -> &LaunchShape {
         &self.shapes[kernel.shape as usize]
     }
 
     /// A kernel's mangled name.
-    pub fn name(&self, kernel: &Kernel) -> &str {
+    pub fn name(&self, kernel: &TracedKernel) -> &str {
         &self.names[self.shape(kernel).name]
     }
 

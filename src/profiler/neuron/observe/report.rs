@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::Result;
-use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::observe::metrics::RuleMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
@@ -303,7 +303,7 @@ fn scope(
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
         _ => v.label.clone(),
     };
-    let empty = NMetrics::default();
+    let empty = RuleMetrics::default();
     Scope {
         label,
         rank: v.rank,

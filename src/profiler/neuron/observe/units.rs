@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::profiler::neuron::observe::metrics::{
-    MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
+    RuleMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
 use crate::profiler::neuron::readers::model::SummaryLayout;
 use crate::region::Rollup;
@@ -148,7 +148,7 @@ pub fn metric_table(
 }
 
 /// Converts an analysis metric map into report units, in report order (absent metrics left out).
-pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
+pub fn metric_map(metrics: &RuleMetrics, infos: &[UnitRow]) -> MetricMap {
     let mut values: Vec<_> = infos
         .iter()
         .filter_map(|(name, unit, factor)| {

@@ -23,7 +23,7 @@ mod matrix;
 mod views;
 
 pub(in crate::report::render) use kernels::KernelList;
-use views::Context;
+use views::TemplateContext;
 
 /// The built-in templates, by the name templates include them with.
 const BUILTIN: &[(&str, &str)] = &[
@@ -132,7 +132,7 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
             name
         }
     };
-    let mut context = Context::new(report, options);
+    let mut context = TemplateContext::new(report, options);
     if options.template.is_none() || context.split {
         render_scopes_apart(&env, &mut context, options.threads)?;
     }
@@ -154,7 +154,7 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
 /// already), so a report of 200,000 scopes does not hold every section twice.
 fn scope_pages(
     env: &Environment<'static>,
-    context: &mut Context<'_>,
+    context: &mut TemplateContext<'_>,
 ) -> Result<Vec<(String, String)>, RenderError> {
     let page = env.get_template(SCOPE_PAGE).map_err(template_error)?;
     let texts = std::mem::take(&mut context.scope_texts);
@@ -186,7 +186,7 @@ fn finish(mut text: String, builtin: bool) -> String {
 /// done on one thread or for a single scope.
 fn render_scopes_apart(
     env: &Environment<'static>,
-    context: &mut Context<'_>,
+    context: &mut TemplateContext<'_>,
     threads: usize,
 ) -> Result<(), RenderError> {
     let scopes = context.scopes.len().unwrap_or(0);

@@ -12,9 +12,9 @@ use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{
-    Comparison, Coverage, Distribution, Idle, Insight, Instances, ItemNoun, KernelSelectionInfo,
-    MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope,
-    Summary, Totals,
+    Comparison, CoverageShares, Distribution, Idle, Insight, Instances, ItemNoun,
+    KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo,
+    Sampling, Scope, ScopeSummary, Totals,
 };
 use crate::report::render::shown::shown_regions;
 use crate::report::render::RenderOptions;
@@ -24,7 +24,7 @@ use crate::report::render::RenderOptions;
 /// `max_regions` regions per scope and `max_kernels` kernels per list. The truncation is decided here,
 /// and the views carry the shown rows plus counts of what was left out.
 #[derive(Serialize)]
-pub(super) struct Context<'a> {
+pub(super) struct TemplateContext<'a> {
     report: ReportView<'a>,
     /// Up to four metrics after the time metric, in report order: the summary table's columns.
     summary_metrics: Vec<&'a MetricInfo>,
@@ -78,7 +78,7 @@ pub(super) struct ScopeView<'a> {
     process_name: Option<&'a str>,
     host: Option<&'a str>,
     device: Option<&'a str>,
-    summary: &'a Summary,
+    summary: &'a ScopeSummary,
     /// The section anchor of each region the summary names.
     summary_anchors: HashMap<&'a str, String>,
     total: TotalsView<'a>,
@@ -122,7 +122,7 @@ struct ChartLink {
 #[derive(Serialize)]
 struct TotalsView<'a> {
     kernel_count: u64,
-    coverage: Option<&'a Coverage>,
+    coverage: Option<&'a CoverageShares>,
     metrics: &'a MetricMap,
 }
 
@@ -139,7 +139,7 @@ struct RegionView<'a> {
     kernel_count: u64,
     self_kernel_count: u64,
     time_share: Option<f64>,
-    coverage: Option<&'a Coverage>,
+    coverage: Option<&'a CoverageShares>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
     per_result: &'a PerResultMap,
@@ -158,8 +158,8 @@ struct RegionView<'a> {
     collectives: Option<&'a crate::report::model::CollectiveTime>,
 }
 
-impl<'a> Context<'a> {
-    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> Context<'a> {
+impl<'a> TemplateContext<'a> {
+    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> TemplateContext<'a> {
         let time = report.time_metric.as_deref();
         let summary_metrics = report
             .metrics
@@ -197,7 +197,7 @@ impl<'a> Context<'a> {
         // Converted here so that `scopes` and `report.scopes` share one value instead of two copies.
         let scopes = Value::from_serialize(&scopes);
         let aggregate = Value::from_serialize(&aggregate);
-        Context {
+        TemplateContext {
             report: ReportView {
                 schema_version: report.schema_version,
                 generator: &report.generator,
