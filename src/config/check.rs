@@ -12,6 +12,7 @@ use super::origin::Layer;
 use super::origin::{dotted, flow, origin_of, Origin};
 use super::schema::Config;
 use super::suggest::{did_you_mean, get, key_path};
+use crate::region::Renames;
 
 /// Check one layer; scalars given where a string or a list is expected are fixed up in place
 /// (`devices=0` means the string "0", `regions.include=decode` the list `[decode]`).
@@ -210,7 +211,7 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             allowed: with_hint(missing, &groups),
         });
     }
-    if let Err(err) = crate::region::Renames::new(&config.regions.rename) {
+    if let Err(err) = Renames::new(&config.regions.rename) {
         return Err(ConfigError::Invalid {
             key: format!("regions.rename[{}].pattern", err.index),
             origin: origin("regions.rename"),

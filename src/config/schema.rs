@@ -12,6 +12,8 @@ use super::closed_sets::{
     CacheControl, CallStackType, ClockControl, Communicator, ExportPage, FilterMode,
     GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
 };
+use crate::region::AutoRegions;
+use crate::region::RenameRule;
 
 /// The whole resolved configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -282,13 +284,13 @@ pub struct Regions {
     /// NVTX domain for every pattern; `null` means the default domain.
     pub domain: Option<String>,
     /// Regex replacements applied, in order, to every range name before attribution.
-    pub rename: Vec<crate::region::RenameRule>,
+    pub rename: Vec<RenameRule>,
     /// What happens to ranges that `include` does not name (another domain's, unrelated start/end
     /// ranges): `note` lists them with their kernel counts in a note, `show` keeps them in the tree.
     pub unrequested: Unrequested,
     /// Automatic regions: a method that gives results their regions instead of the program's own
     /// ranges (`none` keeps them).
-    pub auto: crate::region::AutoRegions,
+    pub auto: AutoRegions,
     /// Deepest range stack read (levels); a deeper one stops the report with an error, because the
     /// region tree keeps every level's whole path.
     pub max_depth: usize,

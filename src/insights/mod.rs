@@ -27,6 +27,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::report::model::{
+    Evidence as ReportEvidence, Insight as ReportInsight, Severity as ReportSeverity,
+};
+
 pub use condition::{Condition, Operand};
 pub use rules::{Rule, RuleSet, RulesError};
 
@@ -91,10 +95,7 @@ pub struct FiredRule {
 impl FiredRule {
     /// The report's form of a fired rule: `high`, `medium` and `low` rules name something to change
     /// (an opportunity), `info` rules give context; the evidence keeps the values that fired it.
-    pub fn into_report(self, source: &str) -> crate::report::model::Insight {
-        use crate::report::model::{
-            Evidence as ReportEvidence, Insight as ReportInsight, Severity as ReportSeverity,
-        };
+    pub fn into_report(self, source: &str) -> ReportInsight {
         let severity = match self.severity {
             RuleSeverity::Info => ReportSeverity::Info,
             RuleSeverity::Low | RuleSeverity::Medium | RuleSeverity::High => {

@@ -12,6 +12,7 @@ use super::model::{
     CoverageShares, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap,
     PerResultValue, Region, Scope, Totals,
 };
+use crate::region;
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
@@ -195,7 +196,7 @@ impl<'a> ScopeBuilder<'a> {
         kernels
             .into_iter()
             .map(|(name, group)| Kernel {
-                function: crate::region::function_name(&name).to_string(),
+                function: region::function_name(&name).to_string(),
                 count: group.count,
                 metrics: self.metric_map(&group, tallies),
                 name,

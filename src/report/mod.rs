@@ -42,7 +42,7 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}", crate::exit::write_message(path, source))]
+    #[error("{}", exit::write_message(path, source))]
     Write {
         path: PathBuf,
         #[source]
@@ -59,7 +59,7 @@ impl DomainError for RenderError {
             RenderError::Template { .. }
             | RenderError::TemplateRead { .. }
             | RenderError::Refused { .. } => exit::USAGE,
-            RenderError::Write { source, .. } => crate::exit::write_exit_code(source),
+            RenderError::Write { source, .. } => exit::write_exit_code(source),
         }
     }
 }

@@ -20,7 +20,12 @@ use super::layout::time_of;
 use super::shown::shown_regions;
 use super::svg::{self, Chart};
 use super::RenderOptions;
+use crate::region::RegionKind;
 use crate::report::format;
+use crate::report::model::CrossRank;
+use crate::report::model::FlaggedRank;
+use crate::report::model::ItemNoun;
+use crate::report::model::Platform;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
 use totals::{totals, TotalRow};
@@ -100,19 +105,19 @@ struct Page<'a> {
     command: Option<String>,
     profiler: String,
     profiler_command: Option<String>,
-    platform: &'a crate::report::model::Platform,
+    platform: &'a Platform,
     settings: Vec<(&'a String, &'a String)>,
     fingerprint: &'a str,
     sources: &'a [String],
     /// Why the report covers only part of the run (`run.partial`).
     partial: Option<&'a str>,
-    cross_rank: Option<&'a crate::report::model::CrossRank>,
-    flagged_ranks: &'a [crate::report::model::FlaggedRank],
+    cross_rank: Option<&'a CrossRank>,
+    flagged_ranks: &'a [FlaggedRank],
     time_metric: Option<&'a str>,
     time_measured: Option<&'a str>,
     selection: String,
     /// What one result is called (`kernel`, `instruction`).
-    item: crate::report::model::ItemNoun,
+    item: ItemNoun,
     notes: &'a [String],
     metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
@@ -386,10 +391,7 @@ fn metric_evidence(report: &Report, a: &Insight) -> String {
 
 /// Whether some results count in more than one top-level region (flat ranges across the others).
 fn overlapping(scope: &Scope) -> bool {
-    let has_flat = scope
-        .regions
-        .iter()
-        .any(|r| r.kind == crate::region::RegionKind::Mark);
+    let has_flat = scope.regions.iter().any(|r| r.kind == RegionKind::Mark);
     let top: u64 = scope
         .regions
         .iter()
@@ -479,7 +481,7 @@ fn row<'a>(
             .iter()
             .map(|(name, unit)| marked(name, metric(&region.inclusive, Some(name), unit)))
             .collect(),
-        flat: region.kind == crate::region::RegionKind::Mark,
+        flat: region.kind == RegionKind::Mark,
     }
 }
 

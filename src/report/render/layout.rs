@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::region::RegionKind;
+use crate::report::model::MetricMap;
 use crate::report::model::{Region, Scope};
 
 /// Regions that may overlap regions of another lane, so each lane starts at 0.
@@ -64,7 +65,7 @@ impl TimelineSpan {
 }
 
 /// The time metric's value in a metric map; 0 when missing (a region without a value is drawn empty).
-pub fn time_of(map: &crate::report::model::MetricMap, time: &str) -> f64 {
+pub fn time_of(map: &MetricMap, time: &str) -> f64 {
     map.get(time)
         .and_then(|v| v.value)
         .filter(|v| v.is_finite() && *v > 0.0)

@@ -23,6 +23,8 @@ use thiserror::Error;
 
 use trace_format::LineError;
 
+use crate::file_kind::{self, Checks};
+
 /// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
 pub use trace_format::RangeKind;
 
@@ -65,7 +67,7 @@ pub struct TraceInput {
     pub rank: Option<u32>,
     /// How the file is opened (`crate::run::trace_checks`): the run directory a link must stay in,
     /// and the bytes its text may reach.
-    pub checks: crate::file_kind::Checks,
+    pub checks: Checks,
 }
 
 /// A kernel launch as traced.
@@ -174,7 +176,7 @@ pub fn read(path: &Path) -> Result<ProcessTrace, TraceError> {
     read_input(&TraceInput {
         path: path.to_path_buf(),
         rank: None,
-        checks: crate::file_kind::Checks::unbounded(),
+        checks: Checks::unbounded(),
     })
 }
 
@@ -185,7 +187,7 @@ pub fn read_input(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
         path: path.to_path_buf(),
         source,
     };
-    let input = crate::file_kind::open_text(path, &input.checks).map_err(|e| io(e.into()))?;
+    let input = file_kind::open_text(path, &input.checks).map_err(|e| io(e.into()))?;
     parse(BufReader::new(input), path)
 }
 

@@ -22,6 +22,8 @@ mod kernels;
 mod matrix;
 mod views;
 
+use crate::parallel;
+use crate::region;
 pub(in crate::report::render) use kernels::KernelList;
 use views::TemplateContext;
 
@@ -191,7 +193,7 @@ fn render_scopes_apart(
 ) -> Result<(), RenderError> {
     let scopes = context.scopes.len().unwrap_or(0);
     // Split pages need every section apart, on however many threads.
-    if !context.split && (crate::parallel::thread_count(threads) <= 1 || scopes < 2) {
+    if !context.split && (parallel::thread_count(threads) <= 1 || scopes < 2) {
         return Ok(());
     }
     let section = env.get_template(SECTION).map_err(template_error)?;
@@ -203,7 +205,7 @@ fn render_scopes_apart(
         .into_iter()
         .chain((0..scopes).map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default()))
         .collect();
-    let rendered = crate::parallel::map(work, threads, |scope| {
+    let rendered = parallel::map(work, threads, |scope| {
         section.render(minijinja::context! { scope => scope, ..base.clone() })
     });
     let mut texts = Vec::with_capacity(rendered.len());
@@ -269,7 +271,7 @@ fn environment() -> Environment<'static> {
     });
     env.add_function("scaled_row", scaled_row);
     env.add_filter("function_name", |name: String| {
-        crate::region::function_name(&name).to_string()
+        region::function_name(&name).to_string()
     });
     env
 }

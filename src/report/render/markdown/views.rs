@@ -11,12 +11,16 @@ use super::matrix::{self, Matrix, RowKey};
 use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
+use crate::report::model::CollectiveTime;
+use crate::report::model::CrossRank;
 use crate::report::model::{
     Comparison, CoverageShares, Distribution, Idle, Insight, Instances, ItemNoun,
     KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo,
     Sampling, Scope, ScopeSummary, Totals,
 };
 use crate::report::render::shown::shown_regions;
+use crate::report::render::svg;
+use crate::report::render::svg::ChartKind;
 use crate::report::render::RenderOptions;
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -61,7 +65,7 @@ struct ReportView<'a> {
     notes: &'a [String],
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
-    cross_rank: Option<&'a crate::report::model::CrossRank>,
+    cross_rank: Option<&'a CrossRank>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -155,7 +159,7 @@ struct RegionView<'a> {
     parent_share: Option<f64>,
     top_kernels: KernelList<'a>,
     idle: Option<&'a Idle>,
-    collectives: Option<&'a crate::report::model::CollectiveTime>,
+    collectives: Option<&'a CollectiveTime>,
 }
 
 impl<'a> TemplateContext<'a> {
@@ -433,12 +437,12 @@ fn link_charts<'a>(
     scopes: &mut [ScopeView<'a>],
     mut aggregate: Option<&mut ScopeView<'a>>,
 ) {
-    for chart in crate::report::render::svg::plan(report, options.max_regions) {
+    for chart in svg::plan(report, options.max_regions) {
         let title = match chart.kind {
-            crate::report::render::svg::ChartKind::Time => "region time breakdown",
-            crate::report::render::svg::ChartKind::Instances => "instance times",
-            crate::report::render::svg::ChartKind::Flame => "GPU time by Python call stack",
-            crate::report::render::svg::ChartKind::Sweep => "sweep: total time and MFU per profile",
+            ChartKind::Time => "region time breakdown",
+            ChartKind::Instances => "instance times",
+            ChartKind::Flame => "GPU time by Python call stack",
+            ChartKind::Sweep => "sweep: total time and MFU per profile",
         };
         let (view, prefix) = match chart.scope {
             Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),

@@ -20,6 +20,7 @@ use crate::region::Observation;
 
 use super::fast::{read_range, ColumnLayout};
 use super::{open_raw_file, Columns, ExportError, RawFile, RawPlan, RawSummary, RowReader};
+use crate::parallel;
 
 /// Target size of one work unit. Fixed (not derived from the core count) so that floating-point
 /// sums are added in the same order on every machine.
@@ -67,7 +68,7 @@ where
         .map(|e| ColumnLayout::new(&e.columns))
         .collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
-    let threads = crate::parallel::thread_count(threads);
+    let threads = parallel::thread_count(threads);
     // One thread still reads large inputs unit by unit, so sums add up in the same order as on any
     // number of threads: the same input gives the same report on every machine and setting.
     if total < PARALLEL_MIN_BYTES || units.len() < 2 {
