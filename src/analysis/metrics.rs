@@ -50,7 +50,7 @@ pub fn rollup_overrides(config: &Config) -> Result<BTreeMap<String, Rollup>> {
         .rollups
         .iter()
         .map(|(metric, text)| {
-            Rollup::parse(text).map(|r| (metric.clone(), r)).ok_or_else(|| {
+            Rollup::parse(text.as_str()).map(|r| (metric.clone(), r)).ok_or_else(|| {
                 Error::Usage(format!(
                     "report.rollups.{metric} = `{text}` is not a rollup; use one of sum, mean, max, min, distinct"
                 ))

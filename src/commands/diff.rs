@@ -13,6 +13,8 @@ use crate::profiler::Profiler;
 use crate::report::diff::{self, Gate, RunReport, Verdict};
 
 use super::{load_config, print_stdout};
+use crate::console;
+use crate::run;
 
 pub fn diff_command(args: DiffArgs) -> Result<i32> {
     let mut gates = gates(&args)?;
@@ -52,7 +54,7 @@ pub fn diff_command(args: DiffArgs) -> Result<i32> {
     match args.format {
         DiffFormat::Table => {
             // Region and scope names come from the inputs: shown, never sent to the terminal raw.
-            print_stdout(&crate::console::escape_controls(&diff::table(&result)))?
+            print_stdout(&console::escape_controls(&diff::table(&result)))?
         }
         DiffFormat::Json => print_stdout(&format!("{json}\n"))?,
     }
@@ -127,7 +129,7 @@ fn read_side(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
 }
 
 fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
-    crate::run::check_readable(path)?;
+    run::check_readable(path)?;
     let file = if path.is_dir() {
         path.join("report.json")
     } else {
@@ -139,7 +141,7 @@ fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     // A run directory's report.json may be anything a stranger put there: checked, never followed
     // out of the directory, and bounded before it is read.
     let run_dir = path.is_dir().then_some(path);
-    let text = crate::run::read_report_json(&file, run_dir)?;
+    let text = run::read_report_json(&file, run_dir)?;
     RunReport::parse(&text).or_else(|e| {
         if Profiler::reads_as_capture(path) {
             return analyse_capture(path, configs);
@@ -163,7 +165,7 @@ fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
         if let Some(made) = &scratch {
             return Ok(made.clone());
         }
-        let made = crate::run::fresh_dir(&std::env::temp_dir(), "profile-run-diff")?;
+        let made = run::fresh_dir(&std::env::temp_dir(), "profile-run-diff")?;
         scratch = Some(made.clone());
         Ok(made)
     })

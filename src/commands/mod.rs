@@ -20,6 +20,8 @@ use crate::plan::Plan;
 use crate::report::model::Report;
 use crate::report::render;
 
+use crate::console;
+use crate::process::watchdog;
 use profile::profile_command;
 use report::report_command;
 
@@ -39,9 +41,7 @@ pub fn main() -> Result<i32> {
             })?;
             Ok(exit::OK)
         }
-        Some(Command::WatchProfiler { pid, started }) => {
-            Ok(crate::process::watchdog::watch(pid, started))
-        }
+        Some(Command::WatchProfiler { pid, started }) => Ok(watchdog::watch(pid, started)),
         None => profile_command(cli.profile),
     }
 }
@@ -58,7 +58,7 @@ pub fn planned_files(plan: &Plan) -> Vec<&'static str> {
 
 /// Prints to stdout; a closed pipe (`| head`) is not an error, a full disk (`> /dev/full`) is.
 pub(crate) fn print_stdout(text: &str) -> Result<()> {
-    crate::console::out_text(text).map_err(|source| Error::Stdout { source })
+    console::out_text(text).map_err(|source| Error::Stdout { source })
 }
 
 pub(crate) fn load_config(args: &ConfigArgs) -> Result<Loaded> {

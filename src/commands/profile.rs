@@ -1,17 +1,45 @@
-//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, analysis, reports. Every
-//! check runs in [`Plan::new`] before the profiler starts; what the profiler does is behind
-//! [`Profiler`].
+//! `profile-run [KEY=VALUE]... -- WORKLOAD`: plan, run directory, capture, analysis, reports. Three
+//! steps: [`validate`] (every check, in [`Plan::new`] and here, before the profiler starts), a dry
+//! run that only prints and checks, or [`run`] and its [`outcome`]. What the profiler does is
+//! behind [`Profiler`].
+
+use std::path::{Path, PathBuf};
 
 use crate::cli::ProfileArgs;
+use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
+use crate::process::{check_workload, received_signal, Finished};
 use crate::profiler::{Capture, Profiler};
-use crate::run::{self, RunDir, RunRecord};
+use crate::report::headline;
+use crate::report::model::Report;
+use crate::run::{self, Rank, RunDir, RunRecord};
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
 
 pub fn profile_command(args: ProfileArgs) -> Result<i32> {
+    let checked = validate(&args)?;
+    if args.dry_run {
+        dry_run(&checked, &args.workload)
+    } else {
+        run(checked, &args)
+    }
+}
+
+/// A profile run that passed every check: nothing has started and no directory exists yet.
+struct Checked {
+    loaded: Loaded,
+    profiler: Profiler,
+    plan: Plan,
+    root: PathBuf,
+    run_name: String,
+    rank: Option<Rank>,
+}
+
+/// Loads the configuration and checks it and the workload against each other, so that every
+/// mistake exits 2 before anything starts.
+fn validate(args: &ProfileArgs) -> Result<Checked> {
     let mut loaded = load_config(&args.config)?;
     let profiler = Profiler::of(&loaded.config);
     for note in profiler.settle(&mut loaded.config) {
@@ -33,19 +61,48 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let plan = Plan::new(config)?;
     let root = run::absolute_root(&config.output.root)?;
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok())?;
+    Ok(Checked {
+        loaded,
+        profiler,
+        plan,
+        root,
+        run_name,
+        rank,
+    })
+}
 
-    if args.dry_run {
-        return dry_run(
-            profiler,
-            config,
-            &plan,
-            &args.workload,
-            &root,
-            &run_name,
-            rank.as_ref(),
-        );
-    }
+/// `--dry-run`: the command lines and run directory, then what the run would find out only after
+/// starting (the profiler, then the workload).
+fn dry_run(checked: &Checked, workload: &[String]) -> Result<i32> {
+    let Checked {
+        loaded,
+        profiler,
+        plan,
+        ..
+    } = checked;
+    let config = &loaded.config;
+    let dir = run::planned_path(&checked.root, &checked.run_name, checked.rank.as_ref());
+    let line = profiler.dry_run(config, &plan.profiler, &dir, workload);
+    print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
+    let found = profiler.check_starts(&plan.profiler, config)?;
+    check_workload(workload).map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
+    err_line(&format!(
+        "checked: {found}; the workload's program was found"
+    ));
+    Ok(exit::OK)
+}
 
+/// Captures, renders what was captured, and turns how the run ended into the exit code.
+fn run(checked: Checked, args: &ProfileArgs) -> Result<i32> {
+    let Checked {
+        loaded,
+        profiler,
+        plan,
+        root,
+        run_name,
+        rank,
+    } = checked;
+    let config = &loaded.config;
     profiler.check_runnable(&plan.profiler, config)?;
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
@@ -65,16 +122,45 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
             Some(report) => write_and_tell(&report, &plan, run.root(), args.quiet).map(Some),
             None => Ok(None),
         });
+    let ended = Ended {
+        profiler,
+        plan: &plan,
+        config,
+        run: &run,
+        record: &record,
+        finished: &finished,
+    };
+    outcome(&ended, rendered)
+}
 
+/// How a capture ended, for [`outcome`].
+struct Ended<'a> {
+    profiler: Profiler,
+    plan: &'a Plan,
+    config: &'a Config,
+    run: &'a RunDir,
+    record: &'a RunRecord,
+    finished: &'a Finished,
+}
+
+/// The exit code of a run that captured: 128+n after a signal, the profiler's failure, a capture
+/// that missed passes, or the path of the report (or of the run directory, with `output.render`
+/// off) on stdout.
+fn outcome(ended: &Ended<'_>, rendered: Result<Option<PathBuf>>) -> Result<i32> {
+    let Ended {
+        profiler,
+        plan,
+        config,
+        run,
+        record,
+        finished,
+    } = ended;
     // A signal while the capture was exported or rendered (after ncu ended) still ends the run with
     // 128+n once what was captured is written.
-    if let Some(signal) = finished
-        .interrupted_by
-        .or_else(crate::process::received_signal)
-    {
+    if let Some(signal) = finished.interrupted_by.or_else(received_signal) {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
-        for note in profiler.interrupted_notes(config, &run, &finished) {
+        for note in profiler.interrupted_notes(config, run, finished) {
             err_line(&format!("note: {note}"));
         }
         if let Err(render_error) = &rendered {
@@ -91,10 +177,10 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     let rendered = rendered?;
     if !finished.success() || (rendered.is_none() && config.output.render) {
         return Err(profiler
-            .failure(&plan.profiler, config, &run, &finished, rendered.is_some())
+            .failure(&plan.profiler, config, run, finished, rendered.is_some())
             .into());
     }
-    if let Some(missing) = profiler.incomplete(&run, &record) {
+    if let Some(missing) = profiler.incomplete(run, record) {
         if let Some(md) = &rendered {
             err_line(&format!(
                 "note: report of what was captured: {}",
@@ -109,41 +195,13 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `--dry-run`: the command lines and run directory, then what the run would find out only after
-/// starting (the profiler, then the workload).
-fn dry_run(
-    profiler: Profiler,
-    config: &crate::config::Config,
-    plan: &Plan,
-    workload: &[String],
-    root: &std::path::Path,
-    run_name: &str,
-    rank: Option<&run::Rank>,
-) -> Result<i32> {
-    let dir = run::planned_path(root, run_name, rank);
-    let line = profiler.dry_run(config, &plan.profiler, &dir, workload);
-    print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
-    let found = profiler.check_starts(&plan.profiler, config)?;
-    crate::process::check_workload(workload)
-        .map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
-    err_line(&format!(
-        "checked: {found}; the workload's program was found"
-    ));
-    Ok(exit::OK)
-}
-
 /// Writes the reports and says on stderr what changes how the numbers read and, unless `quiet`, where
 /// the time went; returns the path to print.
-fn write_and_tell(
-    report: &crate::report::model::Report,
-    plan: &Plan,
-    dir: &std::path::Path,
-    quiet: bool,
-) -> Result<std::path::PathBuf> {
+fn write_and_tell(report: &Report, plan: &Plan, dir: &Path, quiet: bool) -> Result<PathBuf> {
     let md = write_reports(report, plan, dir)?;
     print_selection_notes(report);
     if !quiet {
-        for line in crate::report::headline::lines(report) {
+        for line in headline::lines(report) {
             err_line(&line);
         }
     }

@@ -14,12 +14,17 @@ use crate::run;
 use super::{
     load_config_over, planned_files, print_selection_notes, print_stdout, write_reports_into,
 };
+use crate::config::trust;
+use crate::config::Recorded;
+use crate::console;
+use crate::report::model::Report;
+use crate::report::workload;
 
 pub fn report_command(args: ReportArgs) -> Result<i32> {
     let (input_paths, config_args) = args.split();
     // Before any directory is made: a refused input leaves nothing behind.
     run::check_report_inputs(&input_paths)?;
-    let recorded = recorded_config(&input_paths).map(|path| crate::config::Recorded {
+    let recorded = recorded_config(&input_paths).map(|path| Recorded {
         path,
         trusted: args.trust_run_config,
     });
@@ -42,7 +47,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?;
     if args.verbose {
         for line in &details {
-            crate::console::err_line(&format!("note: {line}"));
+            console::err_line(&format!("note: {line}"));
         }
     }
     if inputs.merges_captures() && !args.allow_incomparable {
@@ -58,8 +63,8 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
 
 /// Several captures merged into one report must be one workload (the ranks of one job): captures on
 /// different GPU models, or whose kernels barely overlap, would add up to numbers about nothing.
-fn refuse_unrelated(report: &crate::report::model::Report) -> Result<()> {
-    let why = crate::report::workload::unrelated_scopes(report);
+fn refuse_unrelated(report: &Report) -> Result<()> {
+    let why = workload::unrelated_scopes(report);
     if why.is_empty() {
         return Ok(());
     }
@@ -96,16 +101,16 @@ fn recorded_config(inputs: &[std::path::PathBuf]) -> Option<std::path::PathBuf> 
         })
         .collect();
     let first = recorded.first()?.clone();
-    let text = |p: &std::path::Path| crate::config::trust::read_recorded(p).unwrap_or_default();
+    let text = |p: &std::path::Path| trust::read_recorded(p).unwrap_or_default();
     let first_text = text(&first);
     for other in recorded.iter().skip(1).filter(|p| text(p) != first_text) {
-        crate::console::err_line(&format!(
+        console::err_line(&format!(
             "note: {} differs from {}; the report uses the first (give --config or overrides to change it)",
             other.display(),
             first.display()
         ));
     }
-    crate::console::err_line(&format!(
+    console::err_line(&format!(
         "note: using the configuration recorded in {} (--config files and overrides apply on top)",
         first.display()
     ));

@@ -6,50 +6,13 @@ use figment::error::Kind;
 use figment::Figment;
 use serde_yaml::{Mapping, Value};
 
+use super::closed_sets::ExportPage;
 use super::error::ConfigError;
 use super::origin::Layer;
 use super::origin::{dotted, flow, origin_of, Origin};
 use super::schema::Config;
 use super::suggest::{did_you_mean, get, key_path};
-
-/// String keys whose values ncu (or the report) accepts from a fixed set. `*` means every map value.
-const ALLOWED: &[(&str, &[&str])] = &[
-    (
-        "pipeline.ncu.ncu_cli.target_processes",
-        &["all", "application-only"],
-    ),
-    (
-        "pipeline.ncu.ncu_cli.kernel_name_base",
-        &["function", "demangled", "mangled"],
-    ),
-    (
-        "pipeline.ncu.ncu_cli.filter_mode",
-        &["global", "per-gpu", "per-launch-config"],
-    ),
-    (
-        "pipeline.ncu.ncu_cli.clock_control",
-        &["base", "none", "reset"],
-    ),
-    ("pipeline.ncu.ncu_cli.cache_control", &["all", "none"]),
-    ("pipeline.ncu.ncu_cli.graph_profiling", &["node", "graph"]),
-    (
-        "pipeline.ncu.ncu_cli.communicator",
-        &["none", "tcp", "shmem"],
-    ),
-    (
-        "pipeline.ncu.ncu_cli.call_stack_type",
-        &["native", "python"],
-    ),
-    (
-        "pipeline.ncu.export.pages",
-        &["raw", "details", "source", "session"],
-    ),
-    ("pipeline.ncu.export.print_units", &["base", "auto"]),
-    (
-        "report.rollups.*",
-        &["sum", "mean", "max", "min", "distinct"],
-    ),
-];
+use crate::region::Renames;
 
 /// Check one layer; scalars given where a string or a list is expected are fixed up in place
 /// (`devices=0` means the string "0", `regions.include=decode` the list `[decode]`).
@@ -219,53 +182,7 @@ fn with_hint(value: &str, allowed: &[&str]) -> String {
 
 /// Checks on the resolved config that need more than its types.
 pub(crate) fn check_values(config: &Config, layers: &[Layer]) -> Result<(), ConfigError> {
-    let resolved = serde_yaml::to_value(config).expect("config serialises");
-    let Value::Mapping(resolved) = resolved else {
-        unreachable!("a struct serialises to a mapping");
-    };
-    for (key, allowed) in ALLOWED {
-        let path: Vec<String> = key.split('.').map(str::to_string).collect();
-        for (path, value) in values_at(&resolved, &path) {
-            if !allowed.contains(&value.as_str()) {
-                let origin = origin_of(layers, &path)
-                    .cloned()
-                    .unwrap_or(Origin::DefaultPreset);
-                return Err(ConfigError::InvalidValue {
-                    key: dotted(&path),
-                    origin,
-                    allowed: with_hint(&value, allowed),
-                    value: format!("`{value}`"),
-                });
-            }
-        }
-    }
     check_references(config, layers)
-}
-
-/// The strings at `path`, a `*` segment standing for every key of a map; a list yields its items.
-fn values_at(data: &Mapping, path: &[String]) -> Vec<(Vec<String>, String)> {
-    let Some(star) = path.iter().position(|s| s == "*") else {
-        return match get(data, path) {
-            Some(Value::String(s)) => vec![(path.to_vec(), s.clone())],
-            Some(Value::Sequence(items)) => items
-                .iter()
-                .filter_map(|item| item.as_str().map(|s| (path.to_vec(), s.to_string())))
-                .collect(),
-            _ => Vec::new(),
-        };
-    };
-    let Some(Value::Mapping(map)) = get(data, &path[..star]) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (k, v) in map {
-        let mut full = path[..star].to_vec();
-        full.push(super::origin::key_string(k));
-        if let Some(s) = v.as_str() {
-            out.push((full, s.to_string()));
-        }
-    }
-    out
 }
 
 fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError> {
@@ -294,7 +211,7 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
             allowed: with_hint(missing, &groups),
         });
     }
-    if let Err(err) = crate::region::Renames::new(&config.regions.rename) {
+    if let Err(err) = Renames::new(&config.regions.rename) {
         return Err(ConfigError::Invalid {
             key: format!("regions.rename[{}].pattern", err.index),
             origin: origin("regions.rename"),
@@ -315,7 +232,7 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
     }
     let ncu = &config.pipeline.ncu;
     if ncu.reader == super::schema::ReportReader::Csv
-        && !ncu.export.pages.iter().any(|p| p == "raw")
+        && !ncu.export.pages.contains(&ExportPage::Raw)
     {
         return Err(ConfigError::Invalid {
             key: "pipeline.ncu.export.pages".to_string(),

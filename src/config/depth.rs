@@ -75,11 +75,12 @@ fn flow_depth(content: &str, open: &mut usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
 
     #[test]
     fn shipped_presets_are_shallow() {
-        for name in crate::config::preset_names() {
-            let text = crate::config::preset_text(name).unwrap();
+        for name in config::preset_names() {
+            let text = config::preset_text(name).unwrap();
             assert_eq!(too_deep(text, 6), None, "{name}");
         }
     }

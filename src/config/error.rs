@@ -1,11 +1,13 @@
 //! Configuration errors. Each names its source (file, env var or override) and, where there is one,
-//! the full dotted key, and says how to fix it. The caller maps every variant to exit code 2.
+//! the full dotted key, and says how to fix it. Every variant is a usage error (exit code 2).
 
 use std::path::PathBuf;
 
 use thiserror::Error;
 
 use super::origin::Origin;
+use crate::error::DomainError;
+use crate::exit;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -140,5 +142,11 @@ impl ConfigError {
             | ConfigError::PresetCycle { .. }
             | ConfigError::OverrideWithoutEquals { .. } => None,
         }
+    }
+}
+
+impl DomainError for ConfigError {
+    fn exit_code(&self) -> i32 {
+        exit::USAGE
     }
 }

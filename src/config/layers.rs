@@ -19,6 +19,7 @@ use super::error::ConfigError;
 use super::origin::{flow, key_string, Layer, Origin};
 use super::suggest::did_you_mean;
 use super::{DEFAULT_PRESET, ENV_PREFIX};
+use crate::file_kind;
 
 /// Every file of `conf/ncu/`, compiled in. A unit test checks that none is missing.
 pub(crate) const PRESETS: &[(&str, &str)] = &[
@@ -141,7 +142,7 @@ impl Preset {
 
     fn file(path: &Path) -> Result<Preset, ConfigError> {
         // Told by kind before opening: a FIFO would block `open()`, a device read without end.
-        if let Some(kind) = crate::file_kind::not_a_file(path) {
+        if let Some(kind) = file_kind::not_a_file(path) {
             return Err(ConfigError::NotAFile {
                 path: path.to_path_buf(),
                 kind,

@@ -22,6 +22,7 @@
 //! tests/it/architecture.rs)
 
 mod check;
+pub mod closed_sets;
 pub mod depth;
 mod error;
 mod layers;
@@ -37,6 +38,7 @@ use std::path::PathBuf;
 use figment::Figment;
 use serde_yaml::Value;
 
+pub use closed_sets::*;
 pub use error::ConfigError;
 pub use origin::Origin;
 pub use schema::*;

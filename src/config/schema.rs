@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::closed_sets::{
+    CacheControl, CallStackType, ClockControl, Communicator, ExportPage, FilterMode,
+    GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
+};
+use crate::region::AutoRegions;
+use crate::region::RenameRule;
+
 /// The whole resolved configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,7 +25,7 @@ pub struct Config {
     pub pipeline: Pipeline,
     pub regions: Regions,
     pub report: ReportConfig,
-    pub output: Output,
+    pub output: OutputSettings,
     /// How Neuron profiles are cut into regions and judged (`neuron:`); read when
     /// `pipeline.profiler` is `neuron` or a Neuron profile is reported.
     pub neuron: super::neuron_settings::NeuronSettings,
@@ -173,13 +180,13 @@ pub struct NcuCliConfig {
     /// `--metrics a,b,c`.
     pub metrics: Vec<String>,
     /// `--target-processes all|application-only`.
-    pub target_processes: Option<String>,
+    pub target_processes: Option<TargetProcesses>,
     /// `--target-processes-filter EXPR`.
     pub target_processes_filter: Option<String>,
     /// `--kernel-name EXPR` (`-k`).
     pub kernel_name: Option<String>,
     /// `--kernel-name-base function|demangled|mangled`.
-    pub kernel_name_base: Option<String>,
+    pub kernel_name_base: Option<KernelNameForm>,
     /// `--kernel-id EXPR`.
     pub kernel_id: Option<String>,
     /// `--launch-skip N` (`-s`).
@@ -189,17 +196,17 @@ pub struct NcuCliConfig {
     /// `--launch-count N` (`-c`).
     pub launch_count: Option<u64>,
     /// `--filter-mode global|per-gpu|per-launch-config`.
-    pub filter_mode: Option<String>,
+    pub filter_mode: Option<FilterMode>,
     /// `--devices 0,1`.
     pub devices: Option<String>,
     /// `--clock-control base|none|reset`. Keep `none` on shared machines.
-    pub clock_control: Option<String>,
+    pub clock_control: Option<ClockControl>,
     /// `--cache-control all|none`.
-    pub cache_control: Option<String>,
+    pub cache_control: Option<CacheControl>,
     /// `--graph-profiling node|graph`.
-    pub graph_profiling: Option<String>,
+    pub graph_profiling: Option<GraphProfiling>,
     /// `--communicator none|tcp|shmem` (ncu versions that support multi-process lockstep).
-    pub communicator: Option<String>,
+    pub communicator: Option<Communicator>,
     /// `--communicator-num-peers N`.
     pub communicator_num_peers: Option<u32>,
     /// `--communicator-tcp-hostname HOST`.
@@ -211,7 +218,7 @@ pub struct NcuCliConfig {
     /// `--call-stack`.
     pub call_stack: bool,
     /// `--call-stack-type native|python`, repeated.
-    pub call_stack_type: Vec<String>,
+    pub call_stack_type: Vec<CallStackType>,
     /// `--import-source yes|no`.
     pub import_source: Option<bool>,
     /// `--apply-rules yes|no`.
@@ -266,9 +273,9 @@ pub enum PushPopScope {
 #[serde(deny_unknown_fields)]
 pub struct ExportConfig {
     /// Pages exported with `ncu --import … --csv --page P`; `raw` is required when `reader` is `csv`.
-    pub pages: Vec<String>,
+    pub pages: Vec<ExportPage>,
     /// `--print-units` used for the export (`base` keeps values unscaled).
-    pub print_units: String,
+    pub print_units: PrintUnits,
 }
 
 /// Region patterns in a user's own words; turned into ncu NVTX expressions by `ncu::nvtx`.
@@ -281,13 +288,13 @@ pub struct Regions {
     /// NVTX domain for every pattern; `null` means the default domain.
     pub domain: Option<String>,
     /// Regex replacements applied, in order, to every range name before attribution.
-    pub rename: Vec<crate::region::RenameRule>,
+    pub rename: Vec<RenameRule>,
     /// What happens to ranges that `include` does not name (another domain's, unrelated start/end
     /// ranges): `note` lists them with their kernel counts in a note, `show` keeps them in the tree.
     pub unrequested: Unrequested,
     /// Automatic regions: a method that gives results their regions instead of the program's own
     /// ranges (`none` keeps them).
-    pub auto: crate::region::AutoRegions,
+    pub auto: AutoRegions,
     /// Deepest range stack read (levels); a deeper one stops the report with an error, because the
     /// region tree keeps every level's whole path.
     pub max_depth: usize,
@@ -311,7 +318,7 @@ pub struct ReportConfig {
     /// Named groups of raw metric names; `sections` picks among them.
     pub metric_groups: BTreeMap<String, Vec<String>>,
     /// Per-metric aggregation override: `sum`, `mean` (duration-weighted), `max`, `min`, `distinct`.
-    pub rollups: BTreeMap<String, String>,
+    pub rollups: BTreeMap<String, RollupChoice>,
     /// The metric that weights means and orders regions and kernels ("time").
     pub time_metric: String,
     /// Add a section aggregated across all processes and devices.
@@ -356,7 +363,7 @@ pub enum KernelNameBase {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Output {
+pub struct OutputSettings {
     /// Directory under which each run gets its own directory.
     pub root: String,
     /// Name of the run directory under `root`. `null`: `<timestamp>-<random id>`, or, under a launcher

@@ -14,6 +14,7 @@ use serde_yaml::{Mapping, Value};
 use super::error::ConfigError;
 use super::origin::flow;
 use super::suggest::get;
+use crate::file_kind;
 use crate::file_kind::FileError;
 
 /// Keys a recorded configuration never sets (without `--trust-run-config`), and what each one names.
@@ -94,7 +95,7 @@ pub fn read_recorded(path: &Path) -> Result<String, ConfigError> {
         path: path.to_path_buf(),
         reason,
     };
-    crate::file_kind::read_small(
+    file_kind::read_small(
         path,
         RECORDED_LIMIT,
         "the configuration profile-run recorded",
@@ -176,6 +177,7 @@ pub(crate) fn ignored(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
 
     /// Words that make a key look like it names a program, its arguments, a file or a directory.
     const PATH_WORDS: &[&str] = &[
@@ -237,7 +239,7 @@ mod tests {
 
     /// Every leaf key of the schema, from the resolved default configuration (which sets each one).
     fn schema_keys() -> Vec<String> {
-        let loaded = crate::config::load(&Default::default()).unwrap();
+        let loaded = config::load(&Default::default()).unwrap();
         let Value::Mapping(tree) = serde_yaml::to_value(&loaded.config).unwrap() else {
             unreachable!()
         };

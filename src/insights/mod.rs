@@ -27,6 +27,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::report::model::{
+    Evidence as ReportEvidence, Insight as ReportInsight, Severity as ReportSeverity,
+};
+
 pub use condition::{Condition, Operand};
 pub use rules::{Rule, RuleSet, RulesError};
 
@@ -58,7 +62,7 @@ pub type Units = BTreeMap<String, String>;
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "snake_case")]
-pub enum Severity {
+pub enum RuleSeverity {
     Info,
     Low,
     Medium,
@@ -67,37 +71,36 @@ pub enum Severity {
 
 /// One metric value that took part in firing a rule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Evidence {
+pub struct FiringValue {
     pub metric: String,
     pub value: f64,
 }
 
 /// A fired rule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Insight {
+pub struct FiredRule {
     pub rule: String,
-    pub severity: Severity,
+    pub severity: RuleSeverity,
     pub priority: u32,
     /// The rule's message with `{metric}` placeholders filled in.
     pub message: String,
     pub cause: String,
     pub action: String,
-    pub evidence: Vec<Evidence>,
+    pub evidence: Vec<FiringValue>,
     /// The rule's saving formula, `None` when it has none.
     #[serde(skip)]
     pub saving: Option<saving::Saving>,
 }
 
-impl Insight {
+impl FiredRule {
     /// The report's form of a fired rule: `high`, `medium` and `low` rules name something to change
     /// (an opportunity), `info` rules give context; the evidence keeps the values that fired it.
-    pub fn into_report(self, source: &str) -> crate::report::model::Insight {
-        use crate::report::model::{
-            Evidence as ReportEvidence, Insight as ReportInsight, Severity as ReportSeverity,
-        };
+    pub fn into_report(self, source: &str) -> ReportInsight {
         let severity = match self.severity {
-            Severity::Info => ReportSeverity::Info,
-            Severity::Low | Severity::Medium | Severity::High => ReportSeverity::Opportunity,
+            RuleSeverity::Info => ReportSeverity::Info,
+            RuleSeverity::Low | RuleSeverity::Medium | RuleSeverity::High => {
+                ReportSeverity::Opportunity
+            }
         };
         let mut labels = BTreeMap::new();
         labels.insert(
@@ -109,7 +112,7 @@ impl Insight {
             labels.insert("saving_formula".to_string(), saving.name().to_string());
         }
         let not_quantified = match (&self.saving, self.severity) {
-            (_, Severity::Info) => None,
+            (_, RuleSeverity::Info) => None,
             (Some(saving::Saving::NotQuantified(reason)), _) => Some(reason.clone()),
             (None, _) => Some("the rule has no saving formula".to_string()),
             (Some(_), _) => None,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::saving::Saving;
-use super::{Condition, Evidence, Insight, Metrics, Severity, Units};
+use super::{Condition, FiredRule, FiringValue, Metrics, RuleSeverity, Units};
 use crate::report::format;
 
 #[derive(Debug, Error)]
@@ -27,7 +27,7 @@ pub enum RulesError {
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     pub id: String,
-    pub severity: Severity,
+    pub severity: RuleSeverity,
     #[serde(default = "default_priority")]
     pub priority: u32,
     /// One-key maps (`{ lt: [a, b] }`) rather than YAML tags, at every level.
@@ -121,8 +121,8 @@ impl RuleSet {
 
     /// The fired rules, most important first (severity, then priority, then file order), at most
     /// `max`; message values are shown in their `units` (a metric without one as a plain number).
-    pub fn evaluate(&self, metrics: &Metrics, units: &Units, max: usize) -> Vec<Insight> {
-        let mut fired: Vec<(usize, Insight)> = self
+    pub fn evaluate(&self, metrics: &Metrics, units: &Units, max: usize) -> Vec<FiredRule> {
+        let mut fired: Vec<(usize, FiredRule)> = self
             .rules
             .iter()
             .enumerate()
@@ -138,19 +138,19 @@ impl RuleSet {
     }
 }
 
-fn insight(rule: &Rule, metrics: &Metrics, units: &Units) -> Insight {
+fn insight(rule: &Rule, metrics: &Metrics, units: &Units) -> FiredRule {
     let evidence = rule
         .when
         .metrics()
         .into_iter()
         .filter_map(|m| {
-            Some(Evidence {
+            Some(FiringValue {
                 metric: m.to_string(),
                 value: metrics.get(m).copied().flatten()?,
             })
         })
         .collect();
-    Insight {
+    FiredRule {
         rule: rule.id.clone(),
         severity: rule.severity,
         priority: rule.priority,

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::error::DomainError;
 use crate::exit;
 
 #[derive(Debug, Error)]
@@ -83,8 +84,8 @@ impl std::fmt::Display for Failure {
     }
 }
 
-impl ProfilerError {
-    pub fn exit_code(&self) -> i32 {
+impl DomainError for ProfilerError {
+    fn exit_code(&self) -> i32 {
         match self {
             ProfilerError::NotFound { .. }
             | ProfilerError::NotRunnable { .. }

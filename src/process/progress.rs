@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use crate::console;
 use indicatif::{ProgressBar, ProgressStyle};
 
 pub enum Display {
@@ -33,7 +34,7 @@ impl Display {
     pub fn passthrough(&self, line: &str) {
         match self {
             Display::Quiet => {}
-            Display::Plain => crate::console::program_line(line),
+            Display::Plain => console::program_line(line),
             Display::Spinner(bar) => bar.println(line),
         }
     }
@@ -43,9 +44,9 @@ impl Display {
     pub fn status(&self, message: String) {
         match self {
             Display::Quiet => {}
-            Display::Plain => crate::console::err_line(&message),
+            Display::Plain => console::err_line(&message),
             Display::Spinner(bar) => {
-                bar.set_message(crate::console::escape_controls(&message).into_owned())
+                bar.set_message(console::escape_controls(&message).into_owned())
             }
         }
     }

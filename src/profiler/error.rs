@@ -1,6 +1,6 @@
 //! A capture a profiler could not read, whichever profiler made it: ncu's CSV exports and report
-//! files, CUPTI traces, Neuron's profiles. The crate's error folds this one in (`crate::error::Error::Read`), so
-//! that nothing outside `src/profiler/` names a profiler's own error type.
+//! files, CUPTI traces, Neuron's profiles. It reaches the crate's error as a `DomainError`, so that nothing
+//! outside `src/profiler/` names a profiler's own error type.
 
 use thiserror::Error;
 
@@ -8,6 +8,7 @@ use super::ncu::readers::export::ExportError;
 use super::ncu::readers::report_file::ReportFileError;
 use super::ncu::readers::trace::TraceError;
 use super::neuron::NeuronError;
+use crate::error::DomainError;
 use crate::exit;
 
 #[derive(Debug, Error)]
@@ -22,10 +23,10 @@ pub enum ReadError {
     Neuron(#[from] NeuronError),
 }
 
-impl ReadError {
+impl DomainError for ReadError {
     /// An export, report file or profile that cannot be read is exit 5; a missing Neuron tool is
     /// exit 3; a wrong Neuron input, region name or environment is a usage error.
-    pub fn exit_code(&self) -> i32 {
+    fn exit_code(&self) -> i32 {
         match self {
             ReadError::Export(_) | ReadError::ReportFile(_) | ReadError::Trace(_) => {
                 exit::EXPORT_UNREADABLE

@@ -300,24 +300,24 @@ fn neuron_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, Ne
 // adapters and nothing outside `src/profiler/` names them.
 impl From<ExportError> for Error {
     fn from(e: ExportError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<ReportFileError> for Error {
     fn from(e: ReportFileError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<TraceError> for Error {
     fn from(e: TraceError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }
 
 impl From<NeuronError> for Error {
     fn from(e: NeuronError) -> Self {
-        Error::Read(e.into())
+        ReadError::from(e).into()
     }
 }

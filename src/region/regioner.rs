@@ -129,7 +129,7 @@ pub enum Regioner {
         depth: usize,
         layer: bool,
     },
-    Collectives(Cuts),
+    Collectives(CollectiveCutter),
     /// `nested`: inside the program's own ranges (`regions.include` set): the frames go below the main
     /// range stack, and a result without a call stack stays in its range; `depth` keeps the innermost
     /// frames there (all of them unless set), the outermost otherwise.
@@ -140,7 +140,7 @@ pub enum Regioner {
 }
 
 #[derive(Debug, Clone)]
-pub struct Cuts {
+pub struct CollectiveCutter {
     name: String,
     kernels: GlobSet,
     position: Position,
@@ -184,7 +184,7 @@ impl Regioner {
                     return Err(error("collectives.stride", "must be 1 or more".into()));
                 }
                 let kernels = collective_kernels(c)?;
-                Regioner::Collectives(Cuts {
+                Regioner::Collectives(CollectiveCutter {
                     name: c.name.clone(),
                     kernels,
                     position: Position {
@@ -307,7 +307,7 @@ impl Regioner {
     }
 }
 
-impl Cuts {
+impl CollectiveCutter {
     /// The segment (or the collectives' region) of one result, counting cuts per scope.
     fn region_of(
         &self,

@@ -9,9 +9,10 @@ use crate::region::{
 };
 
 use super::model::{
-    Coverage, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap, PerResultValue,
-    Region, Scope, Totals,
+    CoverageShares, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap,
+    PerResultValue, Region, Scope, Totals,
 };
+use crate::region;
 
 /// Builds report scopes from finished region statistics.
 pub struct ScopeBuilder<'a> {
@@ -195,7 +196,7 @@ impl<'a> ScopeBuilder<'a> {
         kernels
             .into_iter()
             .map(|(name, group)| Kernel {
-                function: crate::region::function_name(&name).to_string(),
+                function: region::function_name(&name).to_string(),
                 count: group.count,
                 metrics: self.metric_map(&group, tallies),
                 name,
@@ -204,12 +205,12 @@ impl<'a> ScopeBuilder<'a> {
     }
 
     /// How a group's deep metrics were obtained, in a sampled reading with results in the group.
-    fn coverage(&self, group: &Group) -> Option<Coverage> {
+    fn coverage(&self, group: &Group) -> Option<CoverageShares> {
         if !self.sampled {
             return None;
         }
         let [measured, estimated, unmatched, not_measured] = group.coverage.shares()?;
-        Some(Coverage {
+        Some(CoverageShares {
             measured_time_share: measured,
             estimated_time_share: estimated,
             unmatched_time_share: unmatched,

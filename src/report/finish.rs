@@ -8,6 +8,9 @@ use super::distribution::distributions;
 use super::empty_metrics::leave_out_empty;
 use super::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION};
 use super::summary;
+use crate::parallel;
+use crate::region;
+use crate::region::NAME_LIMIT;
 
 /// What the finishing step needs of the configuration.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +76,7 @@ impl Report {
             .into_iter()
             .chain(std::mem::take(&mut self.scopes))
             .collect();
-        let mut all = crate::parallel::map(all, finishing.threads, finish_scope);
+        let mut all = parallel::map(all, finishing.threads, finish_scope);
         let empty_note = leave_out_empty(&mut self.metrics, &mut all);
         if has_aggregate {
             self.aggregate = Some(all.remove(0));
@@ -97,7 +100,7 @@ fn cut_names_note(scopes: &[Scope]) -> Option<String> {
         .flat_map(|s| &s.regions)
         .flat_map(|r| &r.segments)
         .map(String::as_str)
-        .filter(|name| crate::region::was_cut(name))
+        .filter(|name| region::was_cut(name))
         .collect();
     cut.sort_unstable();
     cut.dedup();
@@ -105,7 +108,7 @@ fn cut_names_note(scopes: &[Scope]) -> Option<String> {
         format!(
             "{} range name(s) were longer than {} bytes and are cut there (`… (N more bytes)`): a report lists each name several times, so one very long name would make report.json huge. Names that differ only past the cut are one region.",
             cut.len(),
-            crate::region::NAME_LIMIT
+            NAME_LIMIT
         )
     })
 }

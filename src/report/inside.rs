@@ -7,6 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::RenderError;
+use crate::file_kind;
 use crate::file_kind::FileError;
 
 /// `dir/rel`, its folders created as needed. Refused when `rel` is not a plain relative path or a
@@ -103,7 +104,7 @@ pub fn read_small(
     what: &str,
     fix: &str,
 ) -> Result<Option<String>, RenderError> {
-    crate::file_kind::read_small(path, limit, what, fix).map_err(|e| match e {
+    file_kind::read_small(path, limit, what, fix).map_err(|e| match e {
         FileError::Refused { reason } => RenderError::Refused {
             path: path.to_path_buf(),
             reason,

@@ -29,6 +29,7 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+use crate::error::DomainError;
 use crate::exit;
 
 #[derive(Debug, Error)]
@@ -41,7 +42,7 @@ pub enum RenderError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{}", crate::exit::write_message(path, source))]
+    #[error("{}", exit::write_message(path, source))]
     Write {
         path: PathBuf,
         #[source]
@@ -52,13 +53,13 @@ pub enum RenderError {
     Refused { path: PathBuf, reason: String },
 }
 
-impl RenderError {
-    pub fn exit_code(&self) -> i32 {
+impl DomainError for RenderError {
+    fn exit_code(&self) -> i32 {
         match self {
             RenderError::Template { .. }
             | RenderError::TemplateRead { .. }
             | RenderError::Refused { .. } => exit::USAGE,
-            RenderError::Write { source, .. } => crate::exit::write_exit_code(source),
+            RenderError::Write { source, .. } => exit::write_exit_code(source),
         }
     }
 }

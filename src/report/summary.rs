@@ -8,7 +8,7 @@ mod savings;
 
 use std::collections::HashMap;
 
-use super::model::{Region, Scope, Summary, SummaryKernel, SummaryRegion};
+use super::model::{Region, Scope, ScopeSummary, SummaryKernel, SummaryRegion};
 use crate::region::RegionKind;
 
 /// Entries per list.
@@ -19,9 +19,9 @@ pub fn fill(scope: &mut Scope, time_metric: Option<&str>) {
     scope.summary = summarize(scope, time_metric);
 }
 
-pub fn summarize(scope: &Scope, time_metric: Option<&str>) -> Summary {
+pub fn summarize(scope: &Scope, time_metric: Option<&str>) -> ScopeSummary {
     let Some(metric) = time_metric else {
-        return Summary::default();
+        return ScopeSummary::default();
     };
     let total = scope.total.metrics.get(metric).and_then(|v| v.value);
     let share = |t: f64| total.filter(|s| *s > 0.0).map(|s| t / s);
@@ -62,7 +62,7 @@ pub fn summarize(scope: &Scope, time_metric: Option<&str>) -> Summary {
         .collect();
     overlapping_regions.sort_by(|a, b| b.self_time.total_cmp(&a.self_time));
     let findings = savings::allocate(scope, &share);
-    Summary {
+    ScopeSummary {
         time: total,
         top_regions: regions,
         top_kernels: top_kernels(scope, metric, has_stack, &share),

@@ -4,7 +4,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use profile_run::config::{
-    load, preset_names, ConfigError, ConfigSources, Loaded, Origin, ReplayMode,
+    load, preset_names, ClockControl, ConfigError, ConfigSources, KernelNameForm, Loaded, Origin,
+    ReplayMode, RollupChoice,
 };
 
 use crate::common::repo;
@@ -89,13 +90,13 @@ fn presets_change_what_they_say() {
         Some("regex:^(?!(_Z[0-9]+)?nccl)")
     );
     assert_eq!(
-        dist.pipeline.ncu.ncu_cli.kernel_name_base.as_deref(),
-        Some("mangled")
+        dist.pipeline.ncu.ncu_cli.kernel_name_base,
+        Some(KernelNameForm::Mangled)
     );
     // Untouched keys still come from the default preset.
     assert_eq!(
-        dist.pipeline.ncu.ncu_cli.clock_control.as_deref(),
-        Some("none")
+        dist.pipeline.ncu.ncu_cli.clock_control,
+        Some(ClockControl::None)
     );
 }
 
@@ -199,7 +200,10 @@ fn quoted_override_segments_address_keys_with_dots() {
         &[r#"report.rollups."gpu__time_duration.sum"=max"#],
     )
     .config;
-    assert_eq!(config.report.rollups["gpu__time_duration.sum"], "max");
+    assert_eq!(
+        config.report.rollups["gpu__time_duration.sum"],
+        RollupChoice::Max
+    );
 }
 
 #[test]

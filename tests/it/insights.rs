@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use profile_run::insights::{Metrics, RuleSet, Severity};
+use profile_run::insights::{Metrics, RuleSet, RuleSeverity};
 
 const VOCAB: &[&str] = &["busy", "wait", "read", "reload", "count", "size"];
 
@@ -67,7 +67,7 @@ fn fired_rules_come_most_important_first_with_their_evidence() {
         ids,
         ["reload_share", "fragmented", "low_busy", "idle_or_waiting"]
     );
-    assert_eq!(got[0].severity, Severity::High);
+    assert_eq!(got[0].severity, RuleSeverity::High);
     assert_eq!(got[0].message, "reload 30 of 100");
     let ev: Vec<(&str, f64)> = got[0]
         .evidence

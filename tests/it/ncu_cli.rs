@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use profile_run::config::{Config, ReplayMode, DEFAULT_PRESET};
+use profile_run::config::{
+    CacheControl, CallStackType, ClockControl, Communicator, Config, FilterMode, GraphProfiling,
+    KernelNameForm, ReplayMode, TargetProcesses, DEFAULT_PRESET,
+};
 use profile_run::profiler::ncu::capture::run::cli;
 use profile_run::profiler::ncu::nvtx;
 use profile_run::region::RegionFilter;
@@ -95,26 +98,26 @@ fn every_flag_set() -> Config {
     c.set = Some("full".into());
     c.sections = strings(&["SpeedOfLight"]);
     c.metrics = strings(&["gpu__time_duration.sum", "dram__bytes_read.sum"]);
-    c.target_processes = Some("application-only".into());
+    c.target_processes = Some(TargetProcesses::ApplicationOnly);
     c.target_processes_filter = Some("python".into());
     c.kernel_name = Some("regex:^(?!nccl)".into());
-    c.kernel_name_base = Some("demangled".into());
+    c.kernel_name_base = Some(KernelNameForm::Demangled);
     c.kernel_id = Some("::foo:2".into());
     c.launch_skip = Some(3);
     c.launch_skip_before_match = Some(1);
     c.launch_count = Some(10);
-    c.filter_mode = Some("per-gpu".into());
+    c.filter_mode = Some(FilterMode::PerGpu);
     c.devices = Some("0,1".into());
-    c.clock_control = Some("base".into());
-    c.cache_control = Some("none".into());
-    c.graph_profiling = Some("graph".into());
-    c.communicator = Some("tcp".into());
+    c.clock_control = Some(ClockControl::Base);
+    c.cache_control = Some(CacheControl::None);
+    c.graph_profiling = Some(GraphProfiling::Graph);
+    c.communicator = Some(Communicator::Tcp);
     c.communicator_num_peers = Some(2);
     c.communicator_tcp_hostname = Some("localhost".into());
     c.communicator_tcp_port = Some(50000);
     c.lockstep_kernel_launch = true;
     c.call_stack = true;
-    c.call_stack_type = strings(&["native", "python"]);
+    c.call_stack_type = vec![CallStackType::Native, CallStackType::Python];
     c.import_source = Some(true);
     c.apply_rules = Some(false);
     c.check_exit_code = Some(false);
@@ -218,17 +221,17 @@ fn every_flag_is_one_ncu_knows() {
     c.metrics = strings(&["x"]);
     c.target_processes_filter = Some("x".into());
     c.kernel_name = Some("x".into());
-    c.kernel_name_base = Some("x".into());
+    c.kernel_name_base = Some(KernelNameForm::Function);
     c.kernel_id = Some("x".into());
     c.launch_skip = Some(1);
     c.launch_skip_before_match = Some(1);
     c.launch_count = Some(1);
-    c.filter_mode = Some("x".into());
+    c.filter_mode = Some(FilterMode::Global);
     c.devices = Some("x".into());
-    c.cache_control = Some("x".into());
-    c.graph_profiling = Some("x".into());
+    c.cache_control = Some(CacheControl::All);
+    c.graph_profiling = Some(GraphProfiling::Node);
     c.call_stack = true;
-    c.call_stack_type = strings(&["x"]);
+    c.call_stack_type = vec![CallStackType::Native];
     c.import_source = Some(true);
     c.apply_rules = Some(true);
     c.check_exit_code = Some(true);

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::input::RunReport;
+use crate::report::format;
 use crate::report::workload::{KernelOverlap, MIN_KERNEL_OVERLAP};
 
 /// One recorded difference between the runs that changes what the numbers mean.
@@ -38,8 +39,8 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     match (&pa.version, &pb.version) {
         (Some(x), Some(y)) => differ(
             "profiler version",
-            Some(&crate::report::format::profiler_version(x)),
-            Some(&crate::report::format::profiler_version(y)),
+            Some(&format::profiler_version(x)),
+            Some(&format::profiler_version(y)),
         ),
         (x, y) => notes.push(format!(
             "The profiler version is recorded {}; it could not be compared.",

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::{Change, Difference, RegionDiff, ScopeDiff, Verdict};
+use crate::report::format;
 use crate::report::model::ItemNoun;
 
 /// A gate: the time metric (`metric: None`) or a named metric may grow by at most `limit_pct`.
@@ -130,12 +131,12 @@ fn finding_why(status: GateStatus, change: &Change, noise: Option<f64>, limit: f
     match (status, noise) {
         (GateStatus::WithinNoise, Some(n)) => format!(
             "{basis} grew {by} (limit {limit}%), but the change {} is within the runs' spread p90 − min = {}",
-            crate::report::format::number(change.delta),
-            crate::report::format::number(n)
+            format::number(change.delta),
+            format::number(n)
         ),
         (_, Some(n)) => format!(
             "{basis} grew {by} (limit {limit}%), beyond the runs' spread p90 − min = {}",
-            crate::report::format::number(n)
+            format::number(n)
         ),
         _ => format!("{basis} grew {by} (limit {limit}%); no visit spread is known to judge noise"),
     }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::report::model::ItemNoun;
+use crate::report::model::SCHEMA_VERSION;
 
 /// The oldest report.json layout the diff reads.
 const OLDEST_READABLE: u32 = 2;
@@ -208,13 +209,13 @@ impl RunReport {
             format!("not a profile-run report.json (at `{path}`: {})", e.inner())
         })?;
         // Versions since 2 only added fields: every field read here is in all of them.
-        let readable = OLDEST_READABLE..=crate::report::model::SCHEMA_VERSION;
+        let readable = OLDEST_READABLE..=SCHEMA_VERSION;
         if !readable.contains(&report.schema_version) {
             return Err(format!(
                 "report.json schema_version {} is not one this profile-run reads ({} to {}); render it again with `profile-run report`",
                 report.schema_version,
                 OLDEST_READABLE,
-                crate::report::model::SCHEMA_VERSION
+                SCHEMA_VERSION
             ));
         }
         Ok(report)

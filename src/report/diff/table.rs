@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::{Diff, GateStatus, RegionDiff};
+use crate::console;
 use crate::report::format::{cut_long, value};
 
 pub fn table(diff: &Diff) -> String {
@@ -80,7 +81,7 @@ fn row(r: &RegionDiff, unit: &str, gated: &[&str]) -> Vec<String> {
     let mut cells = vec![
         // Cut and escaped here, not only when printed, so the columns line up with what is shown;
         // the diff's JSON keeps the whole path.
-        crate::console::escape_controls(&cut_long(&r.path)).into_owned(),
+        console::escape_controls(&cut_long(&r.path)).into_owned(),
         value(time.map(|t| t.a), unit),
         value(time.map(|t| t.b), unit),
         time.map_or("—".into(), |t| pct(t.delta_pct)),

@@ -1,7 +1,8 @@
 //! Markdown for the prose profile-run writes itself (notes, findings' messages and actions): its
 //! `code spans` stay code, everything else is escaped as [`super::escape_md`] escapes names.
 
-use super::{cut_long, escape_html, is_invisible_control, push_escaped_md, visible};
+use super::text::{cut_long, escape_html, push_escaped_md, visible};
+use crate::console::is_invisible_control;
 
 /// Escapes prose for Markdown, keeping its code spans: a run of backticks that a run of the same
 /// length closes (CommonMark's rule) is written as is, with what it encloses, because the inside of

@@ -7,7 +7,7 @@ use super::Severity;
 /// A scope at a glance: the regions with the most self time, the kernels with the most time, and the
 /// findings that would save the most time in the scope. Times in the time metric's base unit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Summary {
+pub struct ScopeSummary {
     /// The scope's total time (`null` without a time metric).
     pub time: Option<f64>,
     /// Regions by self time (the results directly in them), most first.

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::report::format;
-use crate::report::model::{Idle, Summary};
+use crate::report::model::{Idle, ScopeSummary};
 
 #[derive(Serialize)]
 pub struct Glance {
@@ -57,7 +57,7 @@ pub struct GlanceInsight {
 
 /// `anchors`: each shown region's section anchor, by path; `unit`: the time metric's unit.
 pub fn glance(
-    summary: &Summary,
+    summary: &ScopeSummary,
     idle: Option<&Idle>,
     anchors: &HashMap<&str, String>,
     unit: &str,
@@ -138,7 +138,7 @@ pub fn glance(
 }
 
 /// `rule (source) in region: 245.88 µs, counted under …` for each overlapping finding.
-fn overlapping(summary: &Summary) -> Vec<String> {
+fn overlapping(summary: &ScopeSummary) -> Vec<String> {
     summary
         .overlapping
         .iter()
@@ -156,7 +156,7 @@ fn overlapping(summary: &Summary) -> Vec<String> {
 }
 
 /// `rule (source) in region: reason` for each finding without an estimate.
-fn not_quantified(summary: &Summary) -> Vec<String> {
+fn not_quantified(summary: &ScopeSummary) -> Vec<String> {
     summary
         .not_quantified
         .iter()
@@ -168,7 +168,7 @@ fn not_quantified(summary: &Summary) -> Vec<String> {
 }
 
 /// The sentence naming the start/end ranges the region list leaves out, if any.
-fn overlapping_regions(summary: &Summary, unit: &str) -> Option<String> {
+fn overlapping_regions(summary: &ScopeSummary, unit: &str) -> Option<String> {
     if summary.overlapping_regions.is_empty() {
         return None;
     }

@@ -12,6 +12,7 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+mod detail;
 mod idle;
 mod selection;
 mod totals;
@@ -20,9 +21,15 @@ use super::layout::time_of;
 use super::shown::shown_regions;
 use super::svg::{self, Chart};
 use super::RenderOptions;
+use crate::region::RegionKind;
 use crate::report::format;
+use crate::report::model::CrossRank;
+use crate::report::model::FlaggedRank;
+use crate::report::model::ItemNoun;
+use crate::report::model::Platform;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
+use detail::{detail, insight, Detail, InsightView};
 use totals::{totals, TotalRow};
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
@@ -100,20 +107,20 @@ struct Page<'a> {
     command: Option<String>,
     profiler: String,
     profiler_command: Option<String>,
-    platform: &'a crate::report::model::Platform,
+    platform: &'a Platform,
     settings: Vec<(&'a String, &'a String)>,
     fingerprint: &'a str,
     sources: &'a [String],
     /// Why the report covers only part of the run (`run.partial`).
     partial: Option<&'a str>,
-    cross_rank: Option<&'a crate::report::model::CrossRank>,
+    cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
-    flagged_ranks: &'a [crate::report::model::FlaggedRank],
+    flagged_ranks: &'a [FlaggedRank],
     time_metric: Option<&'a str>,
     time_measured: Option<&'a str>,
     selection: String,
     /// What one result is called (`kernel`, `instruction`).
-    item: crate::report::model::ItemNoun,
+    item: ItemNoun,
     notes: &'a [String],
     metric_heads: Vec<MetricHead<'a>>,
     scopes: Vec<ScopeView<'a>>,
@@ -173,32 +180,6 @@ struct Row<'a> {
     coverage: Option<String>,
     metrics: Vec<String>,
     flat: bool,
-}
-
-#[derive(Serialize)]
-struct Detail<'a> {
-    anchor: String,
-    path: String,
-    idle: Option<idle::IdleView>,
-    instances: Option<String>,
-    insights: Vec<InsightView<'a>>,
-    notes: &'a [String],
-}
-
-#[derive(Serialize)]
-struct InsightView<'a> {
-    severity: String,
-    rule: &'a str,
-    source: &'a str,
-    message: &'a str,
-    cause: Option<&'a str>,
-    action: Option<&'a str>,
-    /// Kernel-local, of the shown result.
-    speedup: Option<String>,
-    /// Estimated time saved in the region, with its share of the region.
-    saves: Option<String>,
-    kernel: Option<&'a str>,
-    evidence: String,
 }
 
 /// A metric column's head: the profiler's label, its raw name as the tooltip.
@@ -388,10 +369,7 @@ fn metric_evidence(report: &Report, a: &Insight) -> String {
 
 /// Whether some results count in more than one top-level region (flat ranges across the others).
 fn overlapping(scope: &Scope) -> bool {
-    let has_flat = scope
-        .regions
-        .iter()
-        .any(|r| r.kind == crate::region::RegionKind::Mark);
+    let has_flat = scope.regions.iter().any(|r| r.kind == RegionKind::Mark);
     let top: u64 = scope
         .regions
         .iter()
@@ -488,73 +466,7 @@ fn row<'a>(
             .iter()
             .map(|(name, unit)| marked(name, metric(&region.inclusive, Some(name), unit)))
             .collect(),
-        flat: region.kind == crate::region::RegionKind::Mark,
-    }
-}
-
-/// A region's section below the table, when it has insights, notes or instances to show.
-fn detail<'a>(
-    region: &'a Region,
-    anchor: String,
-    time: Option<&str>,
-    unit: &str,
-) -> Option<Detail<'a>> {
-    let instances = region
-        .instances
-        .as_ref()
-        .filter(|_| time.is_some())
-        .map(|i| {
-            let v = |x: Option<f64>| format::value(x, unit);
-            format!(
-                "{} visit(s); time per visit min {}, median {}, p90 {}, max {}",
-                format::count(i.count as f64),
-                v(i.min),
-                v(i.median),
-                v(i.p90),
-                v(i.max)
-            )
-        });
-    if region.insights.is_empty() && region.notes.is_empty() && instances.is_none() {
-        return None;
-    }
-    Some(Detail {
-        anchor,
-        path: region.segments.join(" / "),
-        idle: region.idle.as_ref().map(idle::view),
-        instances,
-        insights: region
-            .insights
-            .iter()
-            .map(|a| insight(a, time.and_then(|t| region.inclusive.get(t)?.value)))
-            .collect(),
-        notes: &region.notes,
-    })
-}
-
-/// `region_time`: the region's time in ns, which the saving is a share of.
-fn insight(a: &Insight, region_time: Option<f64>) -> InsightView<'_> {
-    InsightView {
-        severity: format!("{:?}", a.severity).to_lowercase(),
-        rule: &a.rule,
-        source: &a.source,
-        message: &a.message,
-        cause: a.cause.as_deref(),
-        action: a.action.as_deref(),
-        speedup: a.estimated_speedup.map(|s| format::value(Some(s), "%")),
-        saves: a.estimated_saving_ns.map(|s| {
-            format!(
-                "{} ({} of the region)",
-                format::value(Some(s), "ns"),
-                format::share(ratio(Some(s), region_time))
-            )
-        }),
-        kernel: a.evidence.kernel.as_deref(),
-        // A rule judging a region's figures fired on no result of its own: no `0 result(s)`.
-        evidence: std::iter::once(a.evidence.results)
-            .filter(|&n| n > 0)
-            .map(|n| format!("{} result(s), ", format::count(n as f64)))
-            .chain([format::value(Some(a.evidence.time), "ns")])
-            .collect(),
+        flat: region.kind == RegionKind::Mark,
     }
 }
 

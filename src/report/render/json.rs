@@ -11,7 +11,9 @@ use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 
 use serde_json::value::RawValue;
 
+use crate::parallel;
 use crate::report::model::{Report, Scope};
+use crate::report::RenderError;
 
 /// The report as pretty JSON with a trailing newline. Non-finite numbers (which JSON cannot hold)
 /// come out as `null`.
@@ -29,7 +31,7 @@ pub fn write_json<W: Write>(report: &Report, out: W) -> io::Result<()> {
 /// [`write_json`] with the scopes serialised on up to `threads` threads (0: one per core), a batch
 /// at a time so that only a batch of scopes is held as text; the same bytes as one thread.
 pub fn write_json_on<W: Write>(report: &Report, mut out: W, threads: usize) -> io::Result<()> {
-    let threads = crate::parallel::thread_count(threads);
+    let threads = parallel::thread_count(threads);
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, Layout::default());
     if threads <= 1 || report.scopes.len() < 2 {
         report.serialize(&mut serializer)
@@ -60,7 +62,7 @@ impl Serialize for ParallelScopes<'_> {
                 let ParallelScopes { report, threads } = *self.0;
                 let mut seq = serializer.serialize_seq(Some(report.scopes.len()))?;
                 for batch in report.scopes.chunks(threads * 2) {
-                    let texts = crate::parallel::map(batch.iter().collect(), threads, scope_text);
+                    let texts = parallel::map(batch.iter().collect(), threads, scope_text);
                     for text in texts {
                         seq.serialize_element(&text.map_err(S::Error::custom)?)?;
                     }
@@ -302,12 +304,10 @@ impl super::Output for Json {
         &self,
         report: &Report,
         out: &mut dyn Write,
-    ) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, crate::report::RenderError> {
-        write_json_on(report, out, self.threads).map_err(|source| {
-            crate::report::RenderError::Write {
-                path: "report.json".into(),
-                source,
-            }
+    ) -> Result<Vec<(std::path::PathBuf, Vec<u8>)>, RenderError> {
+        write_json_on(report, out, self.threads).map_err(|source| RenderError::Write {
+            path: "report.json".into(),
+            source,
         })?;
         Ok(Vec::new())
     }

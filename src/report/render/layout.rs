@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::region::RegionKind;
+use crate::report::model::MetricMap;
 use crate::report::model::{Region, Scope};
 
 /// Regions that may overlap regions of another lane, so each lane starts at 0.
@@ -49,7 +50,7 @@ fn domain(path: &str) -> Option<String> {
 
 /// Where a region lies on the synthetic timeline, in the time metric's unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Span {
+pub struct TimelineSpan {
     pub start: f64,
     /// The inclusive time.
     pub length: f64,
@@ -57,14 +58,14 @@ pub struct Span {
     pub self_start: f64,
 }
 
-impl Span {
+impl TimelineSpan {
     pub fn end(&self) -> f64 {
         self.start + self.length
     }
 }
 
 /// The time metric's value in a metric map; 0 when missing (a region without a value is drawn empty).
-pub fn time_of(map: &crate::report::model::MetricMap, time: &str) -> f64 {
+pub fn time_of(map: &MetricMap, time: &str) -> f64 {
     map.get(time)
         .and_then(|v| v.value)
         .filter(|v| v.is_finite() && *v > 0.0)
@@ -72,13 +73,13 @@ pub fn time_of(map: &crate::report::model::MetricMap, time: &str) -> f64 {
 }
 
 /// One span per region of `regions` (tree order: parents before children), by index.
-pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
+pub fn spans(regions: &[Region], time: &str) -> Vec<TimelineSpan> {
     let index: HashMap<(RegionKind, &str), usize> = regions
         .iter()
         .enumerate()
         .map(|(i, r)| ((r.kind, r.path.as_str()), i))
         .collect();
-    let mut spans: Vec<Span> = Vec::with_capacity(regions.len());
+    let mut spans: Vec<TimelineSpan> = Vec::with_capacity(regions.len());
     // Where the next child of each region starts.
     let mut cursor: Vec<f64> = Vec::with_capacity(regions.len());
     let mut top: HashMap<Lane, f64> = HashMap::new();
@@ -101,7 +102,7 @@ pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
                 at
             }
         };
-        spans.push(Span {
+        spans.push(TimelineSpan {
             start,
             length,
             self_start: start,
@@ -116,9 +117,9 @@ pub fn spans(regions: &[Region], time: &str) -> Vec<Span> {
 
 /// The end of the laid-out timeline: the scope's total time, or further when a lane's regions
 /// overlapped one another (flat ranges laid end to end).
-pub fn extent(scope: &Scope, spans: &[Span], time: &str) -> f64 {
+pub fn extent(scope: &Scope, spans: &[TimelineSpan], time: &str) -> f64 {
     let total = time_of(&scope.total.metrics, time);
-    spans.iter().map(Span::end).fold(total, f64::max)
+    spans.iter().map(TimelineSpan::end).fold(total, f64::max)
 }
 
 /// The kernels that ran directly in each region (its own results, not its children's): the region's

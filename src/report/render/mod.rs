@@ -20,8 +20,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use crate::config::Format;
+use crate::parallel;
 use crate::report::inside;
 use crate::report::model::Report;
+use crate::report::write;
 use crate::report::write::{commit_all, not_replaced, stage, Folders, Staged};
 use crate::report::RenderError;
 
@@ -78,8 +80,8 @@ fn write_outputs(
 ) -> Result<Vec<PathBuf>, RenderError> {
     let previous = manifest::previous(dir)?;
     // The caller holds the directory's claim: any temporary file in it is a killed render's.
-    crate::report::write::sweep_stale(dir);
-    let staged = crate::parallel::map(outputs.to_vec(), threads, |output| {
+    write::sweep_stale(dir);
+    let staged = parallel::map(outputs.to_vec(), threads, |output| {
         stage_output(report, output, dir)
     });
     let mut all = Vec::new();

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use super::layout::{self, time_of, Span};
+use super::layout::{self, time_of, TimelineSpan};
 use crate::region::RegionKind;
 use crate::report::format::{self, escape_html as esc};
 use crate::report::model::{Instances, Region, Report, Scope};
@@ -325,7 +325,7 @@ fn others(scope: &Scope, shown: &[usize], time: &str) -> Option<(usize, f64)> {
 fn time_row(
     out: &mut String,
     region: &Region,
-    span: &Span,
+    span: &TimelineSpan,
     (y, extent): (f64, f64),
     (time, unit, noun): (&str, &str, &str),
 ) {

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde_json::{json, Map, Value};
 
 use super::layout::{self, time_of, Lane};
+use crate::region;
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::{MetricMap, Region, Report, Scope};
@@ -198,7 +199,7 @@ impl ScopeTrace<'_> {
                 "launches": count,
                 "time": format::value(Some(*t), self.unit),
             });
-            let short = crate::region::function_name(name);
+            let short = region::function_name(name);
             events.push(self.slice(short, "kernel", (cursor, end), tid, args));
             cursor = end;
         }

@@ -4,7 +4,7 @@
 
 use profile_run::insights::RuleSet;
 use profile_run::profiler::neuron::observe::metrics::vocabulary;
-use profile_run::profiler::neuron::observe::{analyse, load_rules, Analysis, Bound, Region};
+use profile_run::profiler::neuron::observe::{analyse, load_rules, Analysis, Bound, NeuronRegion};
 use profile_run::profiler::neuron::readers::model::NeuronProfile;
 use profile_run::profiler::neuron::readers::{parquet, profile_json, summary_json};
 use profile_run::profiler::neuron::settings::{
@@ -53,7 +53,7 @@ fn mlp_analysis(settings: &NeuronSettings) -> Analysis {
     analyse(&p, settings, &shipped_rules(), &RegionFilter::default())
 }
 
-fn m(r: &Region, k: &str) -> f64 {
+fn m(r: &NeuronRegion, k: &str) -> f64 {
     r.metrics
         .get(k)
         .copied()
@@ -134,7 +134,7 @@ fn mlp0_metrics_match_the_hand_computation() {
 #[test]
 fn insights_fire_on_the_hand_computed_values() {
     let a = mlp_analysis(&mlp_settings());
-    let ids = |r: &Region| {
+    let ids = |r: &NeuronRegion| {
         r.insights
             .iter()
             .map(|i| i.rule.clone())

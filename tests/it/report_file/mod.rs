@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use profile_run::profiler::ncu::readers::report_file::{
-    MetricValue, NvtxState, ReportFile, ReportFileError, ResultKind, RuleResult, StackFrame,
+    CallFrame, NvtxState, RecordedValue, ReportFile, ReportFileError, ResultKind, RuleResult,
 };
 
 use crate::common::fixture;
@@ -59,7 +59,7 @@ pub struct Decoded {
     pub metric_types: BTreeMap<String, &'static str>,
     pub nvtx: Option<NvtxState>,
     pub rules: Vec<RuleResult>,
-    pub python_stack: Option<Vec<StackFrame>>,
+    pub python_stack: Option<Vec<CallFrame>>,
 }
 
 pub fn decode(name: &str) -> Vec<Decoded> {
@@ -74,8 +74,8 @@ pub fn decode(name: &str) -> Vec<Decoded> {
                 let m = m.map_err(|e| r.err(e))?;
                 metric_types.insert(m.name.to_owned(), m.value.type_name());
                 let v = match m.value {
-                    MetricValue::String(s) => Val::Str(s.to_owned()),
-                    MetricValue::Missing => Val::Missing,
+                    RecordedValue::String(s) => Val::Str(s.to_owned()),
+                    RecordedValue::Missing => Val::Missing,
                     v => Val::Num(v.as_f64().unwrap()),
                 };
                 metrics.insert(m.name.to_owned(), v);

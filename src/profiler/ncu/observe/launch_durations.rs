@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use crate::fast_map::FastMap;
 use crate::region::Moments;
 
-use super::report_source::twins::{Process, Shape};
+use super::launch_key::{Process, Shape};
 
 /// A region of one process: the process's whole time, or one prefix of one of its range stacks
 /// (hashed: a key's share is compared region by region, never shown).

@@ -8,6 +8,7 @@ pub mod adaptive;
 pub mod hints;
 pub mod labels;
 pub mod launch_durations;
+pub mod launch_key;
 pub mod report_source;
 pub mod source;
 pub mod trace;

@@ -4,6 +4,8 @@
 //! skipped and which kernel names it was limited to, from its recorded command line. Both the capture (resolving inputs) and the readers of a
 //! sampled capture ask.
 
+use crate::file_kind;
+
 /// A deep pass's report file found beside a timing pass's.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Sibling {
@@ -47,7 +49,7 @@ pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
         return None;
     }
     let deep = timing.with_file_name(format!("{stem}.deep{ext}"));
-    if let Some(kind) = crate::file_kind::not_a_file(&deep) {
+    if let Some(kind) = file_kind::not_a_file(&deep) {
         return Some(Sibling::NotAFile(deep, kind));
     }
     deep.is_file().then_some(Sibling::File(deep))
@@ -66,7 +68,7 @@ pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
     let topup = deep.with_file_name(format!("{stem}.topup{ext}"));
     // Only a regular file: anything else in its place (a directory, a FIFO that would block the
     // read) is not a top-up capture, and the deep pass's results stand alone.
-    (crate::file_kind::not_a_file(&topup).is_none() && topup.is_file()).then_some(topup)
+    (file_kind::not_a_file(&topup).is_none() && topup.is_file()).then_some(topup)
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ use thiserror::Error;
 
 use trace_format::LineError;
 
+use crate::file_kind::{self, Checks};
+
 /// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
 pub use trace_format::RangeKind;
 
@@ -65,12 +67,12 @@ pub struct TraceInput {
     pub rank: Option<u32>,
     /// How the file is opened (`crate::run::trace_checks`): the run directory a link must stay in,
     /// and the bytes its text may reach.
-    pub checks: crate::file_kind::Checks,
+    pub checks: Checks,
 }
 
 /// A kernel launch as traced.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Kernel {
+pub struct TracedKernel {
     pub correlation: u32,
     pub start: u64,
     pub end: u64,
@@ -82,7 +84,7 @@ pub struct Kernel {
     pub launch: Option<Launch>,
 }
 
-impl Kernel {
+impl TracedKernel {
     pub fn duration_ns(&self) -> f64 {
         self.end.saturating_sub(self.start) as f64
     }
@@ -143,7 +145,7 @@ pub struct ProcessTrace {
     /// Launch keys, each once.
     pub shapes: Vec<LaunchShape>,
     /// Kernels in launch order: by [`Kernel::launched_at`], then correlation id, then start.
-    pub kernels: Vec<Kernel>,
+    pub kernels: Vec<TracedKernel>,
     /// Ranges by start, then id.
     pub ranges: Vec<Range>,
     /// Range domains and names, each once.
@@ -156,12 +158,12 @@ pub struct ProcessTrace {
 
 impl ProcessTrace {
     /// A kernel's launch key.
-    pub fn shape(&self, kernel: &Kernel) -> &LaunchShape {
+    pub fn shape(&self, kernel: &TracedKernel) -> &LaunchShape {
         &self.shapes[kernel.shape as usize]
     }
 
     /// A kernel's mangled name.
-    pub fn name(&self, kernel: &Kernel) -> &str {
+    pub fn name(&self, kernel: &TracedKernel) -> &str {
         &self.names[self.shape(kernel).name]
     }
 
@@ -176,7 +178,7 @@ pub fn read(path: &Path) -> Result<ProcessTrace, TraceError> {
     read_input(&TraceInput {
         path: path.to_path_buf(),
         rank: None,
-        checks: crate::file_kind::Checks::unbounded(),
+        checks: Checks::unbounded(),
     })
 }
 
@@ -187,7 +189,7 @@ pub fn read_input(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
         path: path.to_path_buf(),
         source,
     };
-    let input = crate::file_kind::open_text(path, &input.checks).map_err(|e| io(e.into()))?;
+    let input = file_kind::open_text(path, &input.checks).map_err(|e| io(e.into()))?;
     parse(BufReader::new(input), path)
 }
 

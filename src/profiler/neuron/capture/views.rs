@@ -14,25 +14,13 @@ use crate::profiler::neuron::capture::completion::{Completion, SETTLE};
 use crate::profiler::neuron::capture::inspect::CapturePair;
 use crate::profiler::neuron::capture::pipeline::NeuronPipeline;
 use crate::profiler::neuron::capture::pipeline::ViewFormat;
+// What capture hands the readers; named here too, as the manifest lists them.
+pub use crate::profiler::neuron::readers::viewed::Viewed;
 
+use crate::file_kind;
+use crate::file_kind::FileError;
+use crate::report::inside;
 pub use crate::run::{NEURON_VIEWS_DIR as VIEWS_DIR, NEURON_VIEWS_MANIFEST as MANIFEST};
-
-/// One readable profile and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Viewed {
-    /// How the report names its scope.
-    pub label: String,
-    /// The launcher or collectives rank, when known.
-    pub rank: Option<u32>,
-    pub process_id: Option<u64>,
-    /// `NeuronCore <N>`, when known.
-    pub device: Option<String>,
-    /// The `view` output (a file, or a Parquet directory); relative to the run directory in the
-    /// manifest.
-    pub output: PathBuf,
-    /// The `view` command line that wrote it (empty for a profile given as is).
-    pub command: Vec<String>,
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Manifest {
@@ -61,17 +49,15 @@ const MANIFEST_LIMIT: u64 = 16 << 20;
 pub fn read_manifest(dir: &Path) -> Result<Option<Vec<Viewed>>> {
     let path = dir.join(MANIFEST);
     // A stranger's directory may hold anything under the name: not a link, a FIFO or a device.
-    let text = crate::file_kind::read_small(
+    let text = file_kind::read_small(
         &path,
         MANIFEST_LIMIT,
         "the list of profiles a Neuron run viewed",
         "restore it or report on the `views/` outputs directly",
     )
     .map_err(|e| match e {
-        crate::file_kind::FileError::Refused { reason } => {
-            Error::Usage(format!("{}: {reason}", path.display()))
-        }
-        crate::file_kind::FileError::Io { source } => {
+        FileError::Refused { reason } => Error::Usage(format!("{}: {reason}", path.display())),
+        FileError::Io { source } => {
             Error::Usage(format!("could not read {}: {source}", path.display()))
         }
     })?;
@@ -156,9 +142,7 @@ pub fn view_one(
     // `view` writes wherever it is told, following links: its output and log are checked to lie
     // inside `dir` through real folders, and not to be links themselves.
     let format = pipeline.view.format;
-    let inside = |name: String| {
-        crate::report::inside::unlinked_target(dir, &Path::new(VIEWS_DIR).join(name))
-    };
+    let inside = |name: String| inside::unlinked_target(dir, &Path::new(VIEWS_DIR).join(name));
     let out = inside(format.file_name(stem))?;
     let log = inside(format!("{stem}.log"))?;
     let home = std::env::var_os("HOME");

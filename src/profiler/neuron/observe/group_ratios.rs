@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use super::metrics::MetricMap;
+use super::metrics::RuleMetrics;
 use crate::report::distribution::percentile;
 
 /// One region as the group ratios see it: its base name and its metrics.
-pub type Member<'a> = (&'a str, &'a mut MetricMap);
+pub type Member<'a> = (&'a str, &'a mut RuleMetrics);
 
-fn metric(m: &MetricMap, k: &str) -> Option<f64> {
+fn metric(m: &RuleMetrics, k: &str) -> Option<f64> {
     m.get(k).copied().flatten()
 }
 

@@ -24,11 +24,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::insights::{Insight, RuleSet, RulesError};
+use crate::insights::{FiredRule, RuleSet, RulesError};
 use crate::profiler::neuron::observe::group_ratios::set_group_ratios;
 use crate::profiler::neuron::observe::metrics::{
-    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, vocabulary,
-    MetricMap, Peaks,
+    apply_layer_figures, owned_instructions, region_metrics, summary_metrics, vocabulary, Peaks,
+    RuleMetrics,
 };
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::NeuronProfile;
@@ -66,7 +66,7 @@ pub enum Bound {
 }
 
 impl Bound {
-    pub fn of(metrics: &MetricMap) -> Option<Bound> {
+    pub fn of(metrics: &RuleMetrics) -> Option<Bound> {
         let g = |k: &str| metrics.get(k).copied().flatten();
         let (ai, ratio) = (
             g("mm_arithmetic_intensity")?,
@@ -82,7 +82,7 @@ impl Bound {
 
 /// One region with its metrics and insights.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Region {
+pub struct NeuronRegion {
     pub name: String,
     pub base: String,
     pub index: usize,
@@ -92,9 +92,9 @@ pub struct Region {
     pub end_ns: u64,
     /// The instructions it owns (indices into the profile's instructions).
     pub instructions: Vec<usize>,
-    pub metrics: MetricMap,
+    pub metrics: RuleMetrics,
     pub bound: Option<Bound>,
-    pub insights: Vec<Insight>,
+    pub insights: Vec<FiredRule>,
     /// What the reader of this region should know (figures that disagree with each other).
     pub notes: Vec<String>,
     /// Its instructions by engine and opcode, longest first.
@@ -107,9 +107,9 @@ pub struct Region {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProfileSummary {
     pub profile_id: String,
-    pub metrics: MetricMap,
+    pub metrics: RuleMetrics,
     pub bound: Option<Bound>,
-    pub insights: Vec<Insight>,
+    pub insights: Vec<FiredRule>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -119,7 +119,7 @@ pub struct Analysis {
     pub peak_flops: Option<f64>,
     pub peak_bandwidth: Option<f64>,
     pub summaries: Vec<ProfileSummary>,
-    pub regions: Vec<Region>,
+    pub regions: Vec<NeuronRegion>,
     /// Instructions in the profile, and those in no region.
     pub instruction_count: usize,
     pub outside_count: usize,
@@ -148,7 +148,7 @@ pub fn analyse(
     let mut generated = regions::generate(profile, &settings.regions);
     regions::select(&mut generated, filter);
     let timeline = Timeline::of(profile);
-    let mut regions: Vec<Region> = generated
+    let mut regions: Vec<NeuronRegion> = generated
         .spans
         .iter()
         .map(|s| region(profile, s, &peaks, timeline.as_ref()))
@@ -219,7 +219,7 @@ fn region(
     s: &RegionSpan,
     peaks: &Peaks,
     timeline: Option<&Timeline>,
-) -> Region {
+) -> NeuronRegion {
     let mut metrics = region_metrics(profile, s, peaks);
     let idle = timeline.map(|t| t.idle(&regions::windows(s)));
     // Active as the profile counts it: engines busy or a DMA queue moving data. A profile without a
@@ -237,7 +237,7 @@ fn region(
         .and_then(|n| profile.layers.get(n))
         .map(|layer| apply_layer_figures(&mut metrics, layer, profile))
         .unwrap_or_default();
-    Region {
+    NeuronRegion {
         name: s.name.clone(),
         base: s.base.clone(),
         index: s.index,

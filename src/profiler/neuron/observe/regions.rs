@@ -76,7 +76,7 @@ pub fn filter_refusal(filter: &RegionFilter) -> Option<String> {
 
 /// Keeps the regions `regions.include` / `regions.exclude` select (docs/neuron.md, "Regions"), in
 /// the grammar ncu's regions are selected in; a note says how many were left out.
-pub fn select(regions: &mut Regions, filter: &RegionFilter) {
+pub fn select(regions: &mut ProfileRegions, filter: &RegionFilter) {
     if filter.is_empty() || regions.spans.is_empty() {
         return;
     }
@@ -103,7 +103,7 @@ pub fn select(regions: &mut Regions, filter: &RegionFilter) {
 
 /// The regions of one profile and why there are none, if so.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Regions {
+pub struct ProfileRegions {
     pub spans: Vec<RegionSpan>,
     pub notes: Vec<String>,
 }
@@ -117,9 +117,9 @@ pub fn windows(span: &RegionSpan) -> Vec<(u64, u64)> {
 }
 
 /// Cut the profile into regions with the configured method.
-pub fn generate(profile: &NeuronProfile, settings: &RegionSettings) -> Regions {
+pub fn generate(profile: &NeuronProfile, settings: &RegionSettings) -> ProfileRegions {
     let mut out = match settings.method {
-        RegionMethod::None => Regions::default(),
+        RegionMethod::None => ProfileRegions::default(),
         RegionMethod::Collectives => by_collectives(profile, settings),
         RegionMethod::Hierarchy => by_hierarchy(profile, settings.hierarchy.depth),
         RegionMethod::StackFrames => by_stack_frames(profile, settings.stack_frames.depth + 1),
@@ -138,8 +138,8 @@ fn spans_of(
     method: RegionMethod,
     spans: Spans,
     selection: impl Fn(Members) -> Selection,
-) -> Regions {
-    Regions {
+) -> ProfileRegions {
+    ProfileRegions {
         spans: spans
             .spans
             .into_iter()
@@ -165,7 +165,7 @@ fn instructions(members: Members) -> Selection {
     }
 }
 
-fn by_collectives(profile: &NeuronProfile, settings: &RegionSettings) -> Regions {
+fn by_collectives(profile: &NeuronProfile, settings: &RegionSettings) -> ProfileRegions {
     if profile.collectives.is_empty() {
         // One note either way; a profile with the tool's own layer records is cut along them.
         if has_layer_records(profile) {
@@ -177,7 +177,7 @@ fn by_collectives(profile: &NeuronProfile, settings: &RegionSettings) -> Regions
             );
             return regions;
         }
-        return Regions {
+        return ProfileRegions {
             spans: Vec::new(),
             notes: vec![format!(
                 "no collectives in {} (no `cc_ops` list or CcOp table): method `collectives` has nothing \
@@ -233,7 +233,7 @@ fn modules(path: &str) -> Vec<String> {
     parts
 }
 
-fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
+fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> ProfileRegions {
     if has_layer_records(profile) {
         return by_layer_summary(profile, depth);
     }
@@ -275,7 +275,7 @@ fn by_hierarchy(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
         });
     }
     if profile.layer_spans.is_empty() {
-        return Regions {
+        return ProfileRegions {
             spans: Vec::new(),
             notes: vec![format!(
                 "no layer paths in {}: instructions carry no `layer` or `hlo_name` and there is no \
@@ -358,13 +358,13 @@ fn chain(ins: &Instruction, by_id: &HashMap<u64, (&str, Option<u64>)>) -> Vec<St
         .collect()
 }
 
-fn by_stack_frames(profile: &NeuronProfile, depth: usize) -> Regions {
+fn by_stack_frames(profile: &NeuronProfile, depth: usize) -> ProfileRegions {
     if profile
         .instructions
         .iter()
         .all(|i| i.stack_frame_ids.is_empty())
     {
-        return Regions {
+        return ProfileRegions {
             spans: Vec::new(),
             notes: vec![format!(
                 "no instruction in {} carries NKI stack frames: method `stack_frames` needs NKI kernels \
@@ -403,7 +403,7 @@ fn has_layer_records(profile: &NeuronProfile) -> bool {
 /// One region per `layer_summary` record with a span (`/sg00`, `/sg00/_dot.3`): the tool's own cut,
 /// so its figures are the region's. The path is the record's name without the leading `/`; with
 /// `regions.auto.depth` set, paths deeper than it are left out.
-fn by_layer_summary(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
+fn by_layer_summary(profile: &NeuronProfile, depth: Option<usize>) -> ProfileRegions {
     let mut spans: Vec<RegionSpan> = profile
         .layers
         .iter()
@@ -435,7 +435,7 @@ fn by_layer_summary(profile: &NeuronProfile, depth: Option<usize>) -> Regions {
         s.index = *count;
         *count += 1;
     }
-    Regions {
+    ProfileRegions {
         spans,
         notes: Vec::new(),
     }

@@ -9,14 +9,14 @@ use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
 use crate::insights::RuleSet;
 use crate::parallel;
-use crate::profiler::neuron::capture::views::Viewed;
-use crate::profiler::neuron::observe::metrics::MetricMap as NMetrics;
+use crate::profiler::neuron::observe::metrics::RuleMetrics;
 use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::subgraphs::{metric_names, split_off, table, Judge};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
 use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::{Summary, SummaryLayout};
+use crate::profiler::neuron::readers::viewed::Viewed;
 use crate::profiler::neuron::settings::{NeuronSettings, RegionMethod};
 use crate::profiler::neuron::{load, NeuronProfile};
 use crate::region::RegionFilter;
@@ -363,7 +363,7 @@ fn scope(
         Some(s) if name_summary => format!("{} · {}", v.label, s.profile_id),
         _ => v.label.clone(),
     };
-    let empty = NMetrics::default();
+    let empty = RuleMetrics::default();
     Scope {
         label,
         rank: v.rank,

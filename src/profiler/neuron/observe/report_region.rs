@@ -2,9 +2,9 @@
 //! opcode; a region `regions.include` names that the profile lacks, shown empty.
 
 use super::units::{metric_map, rollup_of, UnitRow};
-use crate::insights::Insight as RuleFinding;
+use crate::insights::FiredRule;
 use crate::profiler::neuron::observe::opcodes::OpcodeTime;
-use crate::profiler::neuron::observe::{Bound, Region as NRegion};
+use crate::profiler::neuron::observe::{Bound, NeuronRegion};
 use crate::profiler::neuron::settings::RegionMethod;
 use crate::region::{display_of, RegionFilter, RegionKind, Rollup};
 use crate::report::model::{Idle, Insight, Kernel, MetricMap, MetricValue, Region};
@@ -17,7 +17,7 @@ pub(super) const TIME_METRIC: &str = "total_time";
 /// The rules' findings in report form, their evidence in the report unit of each metric (a fraction
 /// shown as the % the tables show, seconds as ns), so evidence reads like the tables beside it.
 pub(super) fn insights(
-    found: &[RuleFinding],
+    found: &[FiredRule],
     time_ns: Option<f64>,
     units: &[UnitRow],
 ) -> Vec<Insight> {
@@ -44,7 +44,7 @@ const SPAN_RULES: [&str; 2] = ["slow_instance", "collective_outlier"];
 /// busy-time advice then weighs the time something ran (`evidence.time` is the active time), and is
 /// not offered at all where nothing ran.
 pub(super) fn findings(
-    found: &[RuleFinding],
+    found: &[FiredRule],
     time_ns: Option<f64>,
     idle: Option<&Idle>,
     units: &[UnitRow],
@@ -65,7 +65,7 @@ pub(super) fn findings(
 }
 
 /// Every region of one profile, each alone (`nesting.rs` nests them).
-pub fn regions(found: &[NRegion], units: &[UnitRow], total_ns: Option<f64>) -> Vec<Region> {
+pub fn regions(found: &[NeuronRegion], units: &[UnitRow], total_ns: Option<f64>) -> Vec<Region> {
     found.iter().map(|r| region(r, units, total_ns)).collect()
 }
 
@@ -155,7 +155,7 @@ pub fn opcode_list(opcodes: &[OpcodeTime], units: &[UnitRow]) -> Vec<Kernel> {
 
 /// The path of a region: hierarchy names are layer paths already; other names are one segment, a
 /// `/` or `\` in them escaped.
-fn segments(r: &NRegion) -> (String, Vec<String>) {
+fn segments(r: &NeuronRegion) -> (String, Vec<String>) {
     if r.method == RegionMethod::Hierarchy {
         let segments = r.name.split('/').map(str::to_string).collect();
         return (r.name.clone(), segments);
@@ -164,7 +164,7 @@ fn segments(r: &NRegion) -> (String, Vec<String>) {
     (escaped, vec![r.name.clone()])
 }
 
-pub fn region(r: &NRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
+pub fn region(r: &NeuronRegion, units: &[UnitRow], total_ns: Option<f64>) -> Region {
     let (path, segments) = segments(r);
     let metrics = metric_map(&r.metrics, units);
     let time_ns = r

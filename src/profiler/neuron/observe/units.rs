@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::insights::Units;
 use crate::profiler::neuron::observe::metrics::{
-    label, MetricMap as NMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
+    label, RuleMetrics, REGION_METRICS, SUMMARY_ONLY_METRICS,
 };
 use crate::profiler::neuron::readers::model::SummaryLayout;
 use crate::region::Rollup;
@@ -188,7 +188,7 @@ pub fn metric_table(
 }
 
 /// Converts an analysis metric map into report units, in report order (absent metrics left out).
-pub fn metric_map(metrics: &NMetrics, infos: &[UnitRow]) -> MetricMap {
+pub fn metric_map(metrics: &RuleMetrics, infos: &[UnitRow]) -> MetricMap {
     let mut values: Vec<_> = infos
         .iter()
         .filter_map(|(name, unit, factor)| {

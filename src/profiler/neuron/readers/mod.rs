@@ -15,3 +15,4 @@ pub mod profile_json;
 pub mod recognise;
 pub mod summary_json;
 pub mod summary_text;
+pub mod viewed;

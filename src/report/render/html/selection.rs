@@ -1,8 +1,9 @@
 //! report.html's kernel-selection line: the patterns and how many results they kept and left out.
 
 use crate::report::format;
+use crate::report::model::KernelSelectionInfo;
 
-pub(super) fn text(ks: &crate::report::model::KernelSelectionInfo, many: &str) -> String {
+pub(super) fn text(ks: &KernelSelectionInfo, many: &str) -> String {
     let patterns = |list: &[String]| list.join(", ");
     let what = match (ks.include.is_empty(), ks.exclude.is_empty()) {
         (true, true) => format!("all {many}"),

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::region::RegionKind;
+use crate::report::distribution;
 use crate::report::format;
+use crate::report::model::Scope;
 use crate::report::model::{MetricValue, Report};
 
 #[derive(Serialize)]
@@ -68,7 +70,7 @@ pub(super) type RowKey = (RegionKind, String, String, usize, Option<String>);
 /// Short, unique labels for the scopes' columns and files: `rank 3`, else `pid 1606`, with the device
 /// when a process has several; `scope N` when even that repeats.
 pub(super) fn short_labels(report: &Report) -> Vec<String> {
-    let one = |s: &crate::report::model::Scope, device: bool| match (s.rank, s.process_id) {
+    let one = |s: &Scope, device: bool| match (s.rank, s.process_id) {
         (Some(rank), _) => format!("rank {rank}"),
         (None, Some(pid)) if device && s.device.is_some() => {
             format!("pid {pid}, device {}", s.device.as_deref().unwrap_or(""))
@@ -206,7 +208,7 @@ fn across(times: &[Option<MetricValue>], labels: &[String]) -> Option<Across> {
     present.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut sorted: Vec<f64> = present.iter().map(|p| p.1).collect();
     sorted.reverse();
-    let at = |q: f64| crate::report::distribution::percentile(&sorted, q);
+    let at = |q: f64| distribution::percentile(&sorted, q);
     Some(Across {
         scopes: present.len(),
         min: value(at(0.0)?),

@@ -22,8 +22,10 @@ mod kernels;
 mod matrix;
 mod views;
 
+use crate::parallel;
+use crate::region;
 pub(in crate::report::render) use kernels::KernelList;
-use views::Context;
+use views::TemplateContext;
 
 /// The built-in templates, by the name templates include them with.
 const BUILTIN: &[(&str, &str)] = &[
@@ -132,7 +134,7 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
             name
         }
     };
-    let mut context = Context::new(report, options);
+    let mut context = TemplateContext::new(report, options);
     if options.template.is_none() || context.split {
         render_scopes_apart(&env, &mut context, options.threads)?;
     }
@@ -154,7 +156,7 @@ pub fn render_pages(report: &Report, options: &RenderOptions) -> Result<Pages, R
 /// already), so a report of 200,000 scopes does not hold every section twice.
 fn scope_pages(
     env: &Environment<'static>,
-    context: &mut Context<'_>,
+    context: &mut TemplateContext<'_>,
 ) -> Result<Vec<(String, String)>, RenderError> {
     let page = env.get_template(SCOPE_PAGE).map_err(template_error)?;
     let texts = std::mem::take(&mut context.scope_texts);
@@ -186,12 +188,12 @@ fn finish(mut text: String, builtin: bool) -> String {
 /// done on one thread or for a single scope.
 fn render_scopes_apart(
     env: &Environment<'static>,
-    context: &mut Context<'_>,
+    context: &mut TemplateContext<'_>,
     threads: usize,
 ) -> Result<(), RenderError> {
     let scopes = context.scopes.len().unwrap_or(0);
     // Split pages need every section apart, on however many threads.
-    if !context.split && (crate::parallel::thread_count(threads) <= 1 || scopes < 2) {
+    if !context.split && (parallel::thread_count(threads) <= 1 || scopes < 2) {
         return Ok(());
     }
     let section = env.get_template(SECTION).map_err(template_error)?;
@@ -203,7 +205,7 @@ fn render_scopes_apart(
         .into_iter()
         .chain((0..scopes).map(|i| context.scopes.get_item(&Value::from(i)).unwrap_or_default()))
         .collect();
-    let rendered = crate::parallel::map(work, threads, |scope| {
+    let rendered = parallel::map(work, threads, |scope| {
         section.render(minijinja::context! { scope => scope, ..base.clone() })
     });
     let mut texts = Vec::with_capacity(rendered.len());
@@ -269,7 +271,7 @@ fn environment() -> Environment<'static> {
     });
     env.add_function("scaled_row", scaled_row);
     env.add_filter("function_name", |name: String| {
-        crate::region::function_name(&name).to_string()
+        region::function_name(&name).to_string()
     });
     env
 }

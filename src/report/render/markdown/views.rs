@@ -11,12 +11,16 @@ use super::matrix::{self, Matrix, RowKey};
 use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
+use crate::report::model::CollectiveTime;
+use crate::report::model::CrossRank;
 use crate::report::model::{
-    Comparison, Coverage, Distribution, Idle, Insight, Instances, ItemNoun, KernelSelectionInfo,
-    MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo, Sampling, Scope,
-    Summary, Totals,
+    Comparison, CoverageShares, Distribution, Idle, Insight, Instances, ItemNoun,
+    KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo,
+    Sampling, Scope, ScopeSummary, TableSummary, Totals,
 };
 use crate::report::render::shown::shown_regions;
+use crate::report::render::svg;
+use crate::report::render::svg::ChartKind;
 use crate::report::render::RenderOptions;
 
 /// What templates see: only what report.md can show. The model is never converted whole: a report
@@ -24,7 +28,7 @@ use crate::report::render::RenderOptions;
 /// `max_regions` regions per scope and `max_kernels` kernels per list. The truncation is decided here,
 /// and the views carry the shown rows plus counts of what was left out.
 #[derive(Serialize)]
-pub(super) struct Context<'a> {
+pub(super) struct TemplateContext<'a> {
     report: ReportView<'a>,
     /// Up to four metrics after the time metric, in report order: the summary table's columns.
     summary_metrics: Vec<&'a MetricInfo>,
@@ -61,10 +65,10 @@ struct ReportView<'a> {
     notes: &'a [String],
     compare: &'a [Comparison],
     sampling: Option<&'a Sampling>,
-    cross_rank: Option<&'a crate::report::model::CrossRank>,
+    cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
     /// What report.md shows of each table of scopes held as rows (never the rows themselves).
-    scope_tables: Vec<&'a crate::report::model::TableSummary>,
+    scope_tables: Vec<&'a TableSummary>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
     item: ItemNoun,
 }
@@ -81,7 +85,7 @@ pub(super) struct ScopeView<'a> {
     process_name: Option<&'a str>,
     host: Option<&'a str>,
     device: Option<&'a str>,
-    summary: &'a Summary,
+    summary: &'a ScopeSummary,
     /// The section anchor of each region the summary names.
     summary_anchors: HashMap<&'a str, String>,
     total: TotalsView<'a>,
@@ -125,7 +129,7 @@ struct ChartLink {
 #[derive(Serialize)]
 struct TotalsView<'a> {
     kernel_count: u64,
-    coverage: Option<&'a Coverage>,
+    coverage: Option<&'a CoverageShares>,
     metrics: &'a MetricMap,
 }
 
@@ -142,7 +146,7 @@ struct RegionView<'a> {
     kernel_count: u64,
     self_kernel_count: u64,
     time_share: Option<f64>,
-    coverage: Option<&'a Coverage>,
+    coverage: Option<&'a CoverageShares>,
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
     per_result: &'a PerResultMap,
@@ -158,11 +162,11 @@ struct RegionView<'a> {
     parent_share: Option<f64>,
     top_kernels: KernelList<'a>,
     idle: Option<&'a Idle>,
-    collectives: Option<&'a crate::report::model::CollectiveTime>,
+    collectives: Option<&'a CollectiveTime>,
 }
 
-impl<'a> Context<'a> {
-    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> Context<'a> {
+impl<'a> TemplateContext<'a> {
+    pub(super) fn new(report: &'a Report, options: &RenderOptions) -> TemplateContext<'a> {
         let time = report.time_metric.as_deref();
         let summary_metrics = report
             .metrics
@@ -200,7 +204,7 @@ impl<'a> Context<'a> {
         // Converted here so that `scopes` and `report.scopes` share one value instead of two copies.
         let scopes = Value::from_serialize(&scopes);
         let aggregate = Value::from_serialize(&aggregate);
-        Context {
+        TemplateContext {
             report: ReportView {
                 schema_version: report.schema_version,
                 generator: &report.generator,
@@ -438,12 +442,12 @@ fn link_charts<'a>(
     scopes: &mut [ScopeView<'a>],
     mut aggregate: Option<&mut ScopeView<'a>>,
 ) {
-    for chart in crate::report::render::svg::plan(report, options.max_regions) {
+    for chart in svg::plan(report, options.max_regions) {
         let title = match chart.kind {
-            crate::report::render::svg::ChartKind::Time => "region time breakdown",
-            crate::report::render::svg::ChartKind::Instances => "instance times",
-            crate::report::render::svg::ChartKind::Flame => "GPU time by Python call stack",
-            crate::report::render::svg::ChartKind::Sweep => "sweep: total time and MFU per profile",
+            ChartKind::Time => "region time breakdown",
+            ChartKind::Instances => "instance times",
+            ChartKind::Flame => "GPU time by Python call stack",
+            ChartKind::Sweep => "sweep: total time and MFU per profile",
         };
         let (view, prefix) = match chart.scope {
             Some(i) => (scopes.get_mut(i), if split { "../" } else { "" }),

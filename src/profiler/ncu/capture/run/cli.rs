@@ -271,7 +271,7 @@ impl Flags {
         }
     }
 
-    fn each(&mut self, flag: &str, values: &[String]) {
+    fn each(&mut self, flag: &str, values: &[impl std::fmt::Display]) {
         for v in values {
             self.opt(flag, Some(v));
         }

@@ -22,8 +22,8 @@ pub fn export_pages(
     let program = &config.pipeline.ncu.executable;
     let mut exported = Vec::new();
     for page in &config.pipeline.ncu.export.pages {
-        let target = fresh_path(out_dir, &ncu_export_stem(page), "csv");
-        let output = cli::import_command(config, report, page)
+        let target = fresh_path(out_dir, &ncu_export_stem(page.as_str()), "csv");
+        let output = cli::import_command(config, report, page.as_str())
             .run()
             .map_err(|source| spawn_error(program, source))?;
         if !output.status.success() {
@@ -39,7 +39,7 @@ pub fn export_pages(
             .into());
         }
         write_atomic(&target, &output.stdout)?;
-        exported.push((page.clone(), target));
+        exported.push((page.to_string(), target));
     }
     Ok(exported)
 }

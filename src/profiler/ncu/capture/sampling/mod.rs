@@ -18,7 +18,9 @@ pub mod share;
 pub mod topup;
 
 use crate::config::ReportReader;
-use crate::config::{Config, NcuCliConfig, ReplayMode, SamplingConfig};
+use crate::config::{
+    Config, FilterMode, GraphProfiling, KernelNameForm, NcuCliConfig, ReplayMode, SamplingConfig,
+};
 
 /// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
 /// They come from the launch itself, so collecting them adds no replay pass.
@@ -67,7 +69,7 @@ pub fn refusal(config: &Config) -> Option<String> {
                 .into(),
         );
     }
-    if cli.graph_profiling.as_deref() == Some("graph") {
+    if cli.graph_profiling == Some(GraphProfiling::Graph) {
         return Some(
             "pipeline.ncu.sampling joins kernel launches, but pipeline.ncu.ncu_cli.graph_profiling is `graph` (one result per CUDA graph, with no launch configuration); set it to node (or null)"
                 .into(),
@@ -88,8 +90,8 @@ pub fn refusal(config: &Config) -> Option<String> {
             "pipeline.ncu.ncu_cli.{key} is set, but with pipeline.ncu.sampling the deep pass sets the launch filter itself (--filter-mode per-launch-config --launch-count K) and the timing pass must see every launch its twin stands for; set {key}=null (choose kernels with report.kernels, deep results per launch with sampling.launch_count)"
         ));
     }
-    match (cli.kernel_name.is_some(), cli.kernel_name_base.as_deref()) {
-        (_, Some(base)) if base != "mangled" => Some(format!(
+    match (cli.kernel_name.is_some(), cli.kernel_name_base) {
+        (_, Some(base)) if base != KernelNameForm::Mangled => Some(format!(
             "pipeline.ncu.ncu_cli.kernel_name_base is `{base}`, but the deep pass of pipeline.ncu.sampling needs `mangled` (with `function`, launches of one template with other arguments share one deep result); set kernel_name_base=null, and write any kernel_name pattern against mangled names"
         )),
         (true, None) => Some(
@@ -167,11 +169,11 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) 
             deep.metrics.push(key.to_string());
         }
     }
-    deep.filter_mode = Some("per-launch-config".into());
+    deep.filter_mode = Some(FilterMode::PerLaunchConfig);
     deep.launch_count = Some(u64::from(launch_count));
     // With per-launch-config, ncu applies --launch-skip to each configuration.
     deep.launch_skip = skip_cold_start.then_some(1);
-    deep.kernel_name_base = Some("mangled".into());
+    deep.kernel_name_base = Some(KernelNameForm::Mangled);
     deep.call_stack = false;
     deep.call_stack_type = Vec::new();
     // The kernels' SASS feeds only source-level metrics (the SourceCounters section, which the
@@ -217,7 +219,7 @@ mod tests {
                 "pipeline.ncu.reader=native",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.ncu_cli.filter_mode = Some("global".into())),
+                Box::new(|c| c.pipeline.ncu.ncu_cli.filter_mode = Some(FilterMode::Global)),
                 "ncu_cli.filter_mode is set",
             ),
             (
@@ -225,7 +227,9 @@ mod tests {
                 "ncu_cli.launch_skip is set",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.ncu_cli.kernel_name_base = Some("function".into())),
+                Box::new(|c| {
+                    c.pipeline.ncu.ncu_cli.kernel_name_base = Some(KernelNameForm::Function)
+                }),
                 "kernel_name_base is `function`",
             ),
             (
@@ -233,7 +237,7 @@ mod tests {
                 "kernel_name is set without kernel_name_base",
             ),
             (
-                Box::new(|c| c.pipeline.ncu.ncu_cli.graph_profiling = Some("graph".into())),
+                Box::new(|c| c.pipeline.ncu.ncu_cli.graph_profiling = Some(GraphProfiling::Graph)),
                 "graph_profiling is `graph`",
             ),
             (
@@ -269,7 +273,7 @@ mod tests {
         assert_eq!(more.pipeline.ncu.sampling.budget(), 5);
         let mut mangled = config();
         mangled.pipeline.ncu.ncu_cli.kernel_name = Some("regex:^_Z.*gemm".into());
-        mangled.pipeline.ncu.ncu_cli.kernel_name_base = Some("mangled".into());
+        mangled.pipeline.ncu.ncu_cli.kernel_name_base = Some(KernelNameForm::Mangled);
         assert_eq!(refusal(&mangled), None);
         let mut off = config();
         off.pipeline.ncu.sampling.enabled = false;
@@ -340,9 +344,9 @@ mod tests {
         // The user's metrics first, each key metric once.
         assert_eq!(deep.metrics[..2], cli.metrics[..]);
         assert_eq!(deep.metrics.len(), 2 + KEY_METRICS.len() - 1);
-        assert_eq!(deep.filter_mode.as_deref(), Some("per-launch-config"));
+        assert_eq!(deep.filter_mode, Some(FilterMode::PerLaunchConfig));
         assert_eq!(deep.launch_count, Some(2));
-        assert_eq!(deep.kernel_name_base.as_deref(), Some("mangled"));
+        assert_eq!(deep.kernel_name_base, Some(KernelNameForm::Mangled));
         assert!(!deep.call_stack);
     }
 }

@@ -8,7 +8,7 @@
 //! every key with that name is under the share, so a small key whose name a larger key shares is
 //! profiled with it (and measured).
 
-use crate::config::{NcuCliConfig, SamplingConfig};
+use crate::config::{KernelNameForm, NcuCliConfig, SamplingConfig};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
 /// Why `min_time_share` cannot be used, naming the key; `None` when it can (or is 0).
@@ -70,7 +70,7 @@ pub fn keep_only(deep: &NcuCliConfig, kept: &[String]) -> NcuCliConfig {
     let mut flags = deep.clone();
     let names: Vec<String> = kept.iter().map(|n| regex::escape(n)).collect();
     flags.kernel_name = Some(format!("regex:^(?:{})$", names.join("|")));
-    flags.kernel_name_base = Some("mangled".into());
+    flags.kernel_name_base = Some(KernelNameForm::Mangled);
     flags
 }
 

@@ -6,7 +6,7 @@
 //! mangled name), the most any selected key still needs: keys that need fewer get more, never fewer.
 
 use crate::analysis::AdaptiveRecord;
-use crate::config::{Config, NcuCliConfig, SamplingConfig};
+use crate::config::{Config, KernelNameForm, NcuCliConfig, SamplingConfig};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
@@ -109,7 +109,7 @@ pub fn topup_flags(deep: &NcuCliConfig, topup: &TopUp) -> NcuCliConfig {
     let mut flags = deep.clone();
     let names: Vec<String> = topup.names.iter().map(|n| regex::escape(n)).collect();
     flags.kernel_name = Some(format!("regex:^(?:{})$", names.join("|")));
-    flags.kernel_name_base = Some("mangled".into());
+    flags.kernel_name_base = Some(KernelNameForm::Mangled);
     flags.launch_skip = Some(u64::from(topup.skip));
     flags.launch_count = Some(u64::from(topup.count));
     flags
@@ -342,6 +342,7 @@ fn need(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::FilterMode;
     use crate::config::DEFAULT_PRESET;
 
     fn sampling(launch_count: u32, max_samples: u32) -> SamplingConfig {
@@ -470,9 +471,9 @@ mod tests {
             flags.kernel_name.as_deref(),
             Some("regex:^(?:_Z4gemm|_Z3f\\$x)$")
         );
-        assert_eq!(flags.kernel_name_base.as_deref(), Some("mangled"));
+        assert_eq!(flags.kernel_name_base, Some(KernelNameForm::Mangled));
         assert_eq!((flags.launch_skip, flags.launch_count), (Some(2), Some(3)));
-        assert_eq!(flags.filter_mode.as_deref(), Some("per-launch-config"));
+        assert_eq!(flags.filter_mode, Some(FilterMode::PerLaunchConfig));
         assert_eq!(flags.metrics, deep.metrics);
     }
 }

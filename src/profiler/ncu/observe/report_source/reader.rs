@@ -17,7 +17,7 @@ use crate::profiler::ncu::observe::source::ResultCounts;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
-    MetricValue, ReportFileError, ResultKind, ResultRecord, StackFrame,
+    CallFrame, RecordedValue, ReportFileError, ResultKind, ResultRecord,
 };
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
@@ -277,13 +277,15 @@ impl<'s> FileReader<'s> {
                 continue;
             }
             let number = match m.value {
-                MetricValue::String(s) => parse_number(s.as_bytes()),
+                RecordedValue::String(s) => parse_number(s.as_bytes()),
                 v => v.as_f64(),
             };
             if let Some(at) = slot.spec {
                 n.values[at] = match (number, m.value) {
                     (Some(v), _) => Cell::Num(v * source.factors[at]),
-                    (None, MetricValue::String(s)) if !s.is_empty() && s != "n/a" => Cell::Text(s),
+                    (None, RecordedValue::String(s)) if !s.is_empty() && s != "n/a" => {
+                        Cell::Text(s)
+                    }
                     _ => Cell::Missing,
                 };
             }
@@ -380,7 +382,7 @@ fn launch_key<'r>(r: &ResultRecord<'r>, numbers: &Numbers<'_>) -> Option<(&'r st
 
 /// A Python stack as region segments, outermost frame first: `function (file:line)`, the file by its
 /// name only, so two call sites of one function stay apart and paths stay short.
-fn python_frames(frames: &[StackFrame]) -> Vec<String> {
+fn python_frames(frames: &[CallFrame]) -> Vec<String> {
     frames
         .iter()
         .rev()

@@ -4,6 +4,9 @@
 //! dynamic shared memory. The key never uses launch order: two runs of a workload need not launch in
 //! the same order.
 
+// The join is keyed by launch: its readers name the key through it.
+pub(crate) use crate::profiler::ncu::observe::launch_key::{Process, Shape};
+
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
 use crate::profiler::ncu::readers::report_file::SessionInfo;
@@ -14,33 +17,6 @@ use crate::region::{Cell, KeySamples, Moments, Spread};
 /// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
 /// mix keys, and the same inputs always give the same ids.
 pub(crate) const KEY_BASE_STEP: u64 = 1 << 32;
-
-/// A launch's configuration: with the mangled kernel name, what makes two launches twins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Shape {
-    pub grid: [u64; 3],
-    pub block: [u64; 3],
-    pub registers: u64,
-    pub shared_static: u64,
-    pub shared_dynamic: u64,
-}
-
-#[cfg(test)]
-impl Shape {
-    /// A one-dimensional launch of `grid` blocks of 128 threads: the launch key tests vary.
-    pub(crate) fn of_grid(grid: u64) -> Shape {
-        Shape {
-            grid: [grid, 1, 1],
-            block: [128, 1, 1],
-            registers: 32,
-            shared_static: 0,
-            shared_dynamic: 0,
-        }
-    }
-}
-
-/// Which process (id, device) of one capture a result ran in.
-pub(crate) type Process = (u32, Option<u64>);
 
 /// One deep result as the index takes it.
 pub(super) struct DeepResult<'a> {

@@ -19,19 +19,16 @@ use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::nvtx_cell::{path_segment, DEFAULT_DOMAIN, UNNAMED};
 use crate::region::Renames;
 
-use crate::profiler::ncu::readers::trace::{Kernel, ProcessTrace, Range};
+use crate::profiler::ncu::readers::trace::{ProcessTrace, Range, TracedKernel};
 
-/// Whose push/pop ranges a kernel sees (`--nvtx-push-pop-scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PushPopScope {
-    Thread,
-    Process,
-}
+/// Whose push/pop ranges a kernel sees: the setting itself (`--nvtx-push-pop-scope`), named here
+/// for the attribution that follows it.
+pub use crate::config::PushPopScope;
 
 /// One kernel with its regions, in launch order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attributed<'w> {
-    pub kernel: &'w Kernel,
+    pub kernel: &'w TracedKernel,
     /// One path per domain (the default domain's first), outermost first.
     pub stacks: &'w [Vec<String>],
     /// The ranges' ids, parallel to `stacks`.

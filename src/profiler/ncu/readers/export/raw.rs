@@ -29,6 +29,7 @@ pub use parked::{open_raw_file, RawFile};
 use stacks::StackCache;
 
 pub use crate::analysis::MetricRequest;
+use crate::region::Coverage;
 
 /// What to read from the export.
 #[derive(Debug, Clone)]
@@ -432,7 +433,7 @@ impl<'c> RowReader<'c> {
             start: None,
             weight: None,
             values: &values,
-            coverage: crate::region::Coverage::Measured,
+            coverage: Coverage::Measured,
             key: None,
         });
         Ok(())

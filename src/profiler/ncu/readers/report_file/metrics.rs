@@ -8,7 +8,7 @@ use super::wire::{Cursor, WireError};
 /// A metric value with the type the file stores it as.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 #[serde(untagged)]
-pub enum MetricValue<'a> {
+pub enum RecordedValue<'a> {
     String(&'a str),
     Float(f32),
     Double(f64),
@@ -18,35 +18,35 @@ pub enum MetricValue<'a> {
     Missing,
 }
 
-impl MetricValue<'_> {
+impl RecordedValue<'_> {
     /// The value as a number; strings and missing values give `None`.
     pub fn as_f64(&self) -> Option<f64> {
         match *self {
-            MetricValue::Float(v) => Some(f64::from(v)),
-            MetricValue::Double(v) => Some(v),
-            MetricValue::Uint32(v) => Some(f64::from(v)),
-            MetricValue::Uint64(v) => Some(v as f64),
-            MetricValue::String(_) | MetricValue::Missing => None,
+            RecordedValue::Float(v) => Some(f64::from(v)),
+            RecordedValue::Double(v) => Some(v),
+            RecordedValue::Uint32(v) => Some(f64::from(v)),
+            RecordedValue::Uint64(v) => Some(v as f64),
+            RecordedValue::String(_) | RecordedValue::Missing => None,
         }
     }
 
     /// The value as an unsigned integer when it is stored as one.
     pub fn as_u64(&self) -> Option<u64> {
         match *self {
-            MetricValue::Uint32(v) => Some(u64::from(v)),
-            MetricValue::Uint64(v) => Some(v),
+            RecordedValue::Uint32(v) => Some(u64::from(v)),
+            RecordedValue::Uint64(v) => Some(v),
             _ => None,
         }
     }
 
     pub fn type_name(&self) -> &'static str {
         match self {
-            MetricValue::String(_) => "string",
-            MetricValue::Float(_) => "float",
-            MetricValue::Double(_) => "double",
-            MetricValue::Uint32(_) => "uint32",
-            MetricValue::Uint64(_) => "uint64",
-            MetricValue::Missing => "missing",
+            RecordedValue::String(_) => "string",
+            RecordedValue::Float(_) => "float",
+            RecordedValue::Double(_) => "double",
+            RecordedValue::Uint32(_) => "uint32",
+            RecordedValue::Uint64(_) => "uint64",
+            RecordedValue::Missing => "missing",
         }
     }
 }
@@ -57,7 +57,7 @@ impl MetricValue<'_> {
 pub struct Metric<'a> {
     pub name: &'a str,
     pub name_id: u32,
-    pub value: MetricValue<'a>,
+    pub value: RecordedValue<'a>,
 }
 
 /// Iterates the metric fields of one result message, decoding each as it is reached.
@@ -107,7 +107,7 @@ impl<'a> Iterator for MetricIter<'a> {
 
 fn decode_metric<'a>(msg: Cursor<'a>, strings: &'a StringTable) -> Result<Metric<'a>, WireError> {
     let mut name_id = None;
-    let mut value = MetricValue::Missing;
+    let mut value = RecordedValue::Missing;
     let mut at = msg.start();
     msg.for_each(|f| {
         match f.number {
@@ -140,15 +140,15 @@ fn decode_metric<'a>(msg: Cursor<'a>, strings: &'a StringTable) -> Result<Metric
 }
 
 /// A `ProfileMetricValue` (also used for device attributes): one of five typed fields.
-pub(crate) fn decode_value(msg: Cursor<'_>) -> Result<MetricValue<'_>, WireError> {
-    let mut value = MetricValue::Missing;
+pub(crate) fn decode_value(msg: Cursor<'_>) -> Result<RecordedValue<'_>, WireError> {
+    let mut value = RecordedValue::Missing;
     msg.for_each(|f| {
         value = match f.number {
-            1 => MetricValue::String(f.as_str()?),
-            2 => MetricValue::Float(f.as_f32()?),
-            3 => MetricValue::Double(f.as_f64()?),
-            4 => MetricValue::Uint32(f.as_u32()?),
-            5 => MetricValue::Uint64(f.as_u64()?),
+            1 => RecordedValue::String(f.as_str()?),
+            2 => RecordedValue::Float(f.as_f32()?),
+            3 => RecordedValue::Double(f.as_f64()?),
+            4 => RecordedValue::Uint32(f.as_u32()?),
+            5 => RecordedValue::Uint64(f.as_u64()?),
             _ => value,
         };
         Ok(())

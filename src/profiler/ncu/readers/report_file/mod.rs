@@ -50,14 +50,14 @@ use std::path::Path;
 
 pub use block::{DeviceInfo, SessionInfo, DEFAULT_MAX_BLOCK_BYTES};
 pub use error::{ReportFileError, KNOWN_VERSIONS};
-pub use metrics::{Metric, MetricIter, MetricValue};
+pub use metrics::{Metric, MetricIter, RecordedValue};
 pub use nvtx::{
     NvtxAttributes, NvtxMessage, NvtxPayload, NvtxRange, NvtxState, NvtxThread, PushPopStack,
     StartEndRange, DEFAULT_DOMAIN,
 };
 pub use record::{KernelNames, ProcessInfo, ResultKind, ResultRecord};
-pub use rules::{RuleMessage, RuleResult, RuleSeverity, Speedup, SpeedupKind};
-pub use stack::StackFrame;
+pub use rules::{RuleMessage, RuleResult, RuleResultSeverity, Speedup, SpeedupKind};
+pub use stack::CallFrame;
 pub use wire::WireError;
 
 use block::BlockReader;

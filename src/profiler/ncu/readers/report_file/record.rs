@@ -8,7 +8,7 @@ use super::error::ReportFileError;
 use super::metrics::{Metric, MetricIter};
 use super::nvtx::NvtxState;
 use super::rules::RuleResult;
-use super::stack::StackFrame;
+use super::stack::CallFrame;
 use super::strings::StringTable;
 use super::wire::{Cursor, WireError};
 
@@ -198,16 +198,16 @@ impl<'a> ResultRecord<'a> {
 
     /// The Python call stack (`--call-stack-type python`), innermost frame first as ncu stores it;
     /// `None` when it was not captured.
-    pub fn python_stack(&self) -> Result<Option<Vec<StackFrame>>, ReportFileError> {
+    pub fn python_stack(&self) -> Result<Option<Vec<CallFrame>>, ReportFileError> {
         self.stack(self.layout.python_stack)
     }
 
     /// The native CPU call stack (`--call-stack`), `None` when not captured.
-    pub fn cpu_stack(&self) -> Result<Option<Vec<StackFrame>>, ReportFileError> {
+    pub fn cpu_stack(&self) -> Result<Option<Vec<CallFrame>>, ReportFileError> {
         self.stack(self.layout.cpu_stack)
     }
 
-    fn stack(&self, number: u32) -> Result<Option<Vec<StackFrame>>, ReportFileError> {
+    fn stack(&self, number: u32) -> Result<Option<Vec<CallFrame>>, ReportFileError> {
         match self.find(number).map_err(|e| self.err(e))? {
             Some(c) => super::stack::decode(c).map(Some).map_err(|e| self.err(e)),
             None => Ok(None),

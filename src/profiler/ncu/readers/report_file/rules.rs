@@ -20,7 +20,7 @@ pub struct RuleMessage {
     /// The text as stored, with ncu's link markup (`@section:ID:Label@`, `@url:Label:URL@`);
     /// [`RuleMessage::plain_text`] renders it the way the details page prints it.
     pub text: String,
-    pub severity: RuleSeverity,
+    pub severity: RuleResultSeverity,
     /// The message's short title (`Small Grid`), when the rule gave one.
     pub title: Option<String>,
     /// The estimated speedup given in the same body item, if any.
@@ -70,7 +70,7 @@ fn render_links(text: &str) -> String {
 /// A message's type; `csv_label` is how the details page prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RuleSeverity {
+pub enum RuleResultSeverity {
     None,
     Ok,
     Warning,
@@ -78,25 +78,25 @@ pub enum RuleSeverity {
     Optimization,
 }
 
-impl RuleSeverity {
-    fn from_wire(v: u64) -> RuleSeverity {
+impl RuleResultSeverity {
+    fn from_wire(v: u64) -> RuleResultSeverity {
         match v {
-            1 => RuleSeverity::Ok,
-            2 => RuleSeverity::Warning,
-            3 => RuleSeverity::Error,
-            4 => RuleSeverity::Optimization,
-            _ => RuleSeverity::None,
+            1 => RuleResultSeverity::Ok,
+            2 => RuleResultSeverity::Warning,
+            3 => RuleResultSeverity::Error,
+            4 => RuleResultSeverity::Optimization,
+            _ => RuleResultSeverity::None,
         }
     }
 
     /// The details page's `Rule Type` cell (ncu prints an `Ok` message as `INF`).
     pub fn csv_label(self) -> &'static str {
         match self {
-            RuleSeverity::None => "",
-            RuleSeverity::Ok => "INF",
-            RuleSeverity::Warning => "WRN",
-            RuleSeverity::Error => "ERR",
-            RuleSeverity::Optimization => "OPT",
+            RuleResultSeverity::None => "",
+            RuleResultSeverity::Ok => "INF",
+            RuleResultSeverity::Warning => "WRN",
+            RuleResultSeverity::Error => "ERR",
+            RuleResultSeverity::Optimization => "OPT",
         }
     }
 }
@@ -171,12 +171,14 @@ fn decode_item(msg: Cursor<'_>) -> Result<Option<RuleMessage>, WireError> {
     }))
 }
 
-fn decode_message(msg: Cursor<'_>) -> Result<(String, RuleSeverity, Option<String>), WireError> {
-    let (mut text, mut severity, mut title) = (String::new(), RuleSeverity::None, None);
+fn decode_message(
+    msg: Cursor<'_>,
+) -> Result<(String, RuleResultSeverity, Option<String>), WireError> {
+    let (mut text, mut severity, mut title) = (String::new(), RuleResultSeverity::None, None);
     msg.for_each(|f| {
         match f.number {
             1 => text = f.as_str()?.to_owned(),
-            2 => severity = RuleSeverity::from_wire(f.as_u64()?),
+            2 => severity = RuleResultSeverity::from_wire(f.as_u64()?),
             4 => title = Some(f.as_str()?.to_owned()),
             _ => {}
         }

@@ -4,7 +4,7 @@
 use super::wire::{Cursor, WireError};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct StackFrame {
+pub struct CallFrame {
     /// The function (`step`, `<module>`); empty when ncu could not resolve it.
     pub function: String,
     pub file: Option<String>,
@@ -14,7 +14,7 @@ pub struct StackFrame {
     pub pc: u64,
 }
 
-pub(crate) fn decode(msg: Cursor<'_>) -> Result<Vec<StackFrame>, WireError> {
+pub(crate) fn decode(msg: Cursor<'_>) -> Result<Vec<CallFrame>, WireError> {
     let mut frames = Vec::new();
     msg.for_each(|f| {
         if f.number == 1 {
@@ -25,8 +25,8 @@ pub(crate) fn decode(msg: Cursor<'_>) -> Result<Vec<StackFrame>, WireError> {
     Ok(frames)
 }
 
-fn decode_frame(msg: Cursor<'_>) -> Result<StackFrame, WireError> {
-    let mut fr = StackFrame::default();
+fn decode_frame(msg: Cursor<'_>) -> Result<CallFrame, WireError> {
+    let mut fr = CallFrame::default();
     msg.for_each(|f| {
         match f.number {
             1 => fr.module = f.as_str()?.to_owned(),

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use trace_format::{LineError, Record};
 
-use super::{Kernel, Launch, LaunchShape, ProcessTrace, Range, MAX_DURATION_NS};
+use super::{Launch, LaunchShape, ProcessTrace, Range, TracedKernel, MAX_DURATION_NS};
 use crate::fast_map::FastMap;
 
 /// A trace being read.
@@ -120,7 +120,7 @@ impl Builder {
             shapes.push(shape.clone());
             shapes.len() as u32 - 1
         });
-        self.trace.kernels.push(Kernel {
+        self.trace.kernels.push(TracedKernel {
             correlation: k.correlation,
             start: k.start,
             end: k.end,

@@ -3,7 +3,7 @@
 //! give, under the summary's metric names. The engine busy time the `active_time` intervals give over
 //! the same span is held against the record's: beyond 1 % apart, a note says so.
 
-use super::MetricMap;
+use super::RuleMetrics;
 use crate::profiler::neuron::readers::model::intervals::{clip, length, union};
 use crate::profiler::neuron::readers::model::{LayerNode, NeuronProfile};
 
@@ -40,7 +40,7 @@ fn renames(engine: &str) -> [(String, String, f64); 4] {
 
 /// Put the record's figures in `metrics`; the notes on engines whose intervals disagree.
 pub fn apply_layer_figures(
-    metrics: &mut MetricMap,
+    metrics: &mut RuleMetrics,
     layer: &LayerNode,
     profile: &NeuronProfile,
 ) -> Vec<String> {

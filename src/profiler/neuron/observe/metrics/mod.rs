@@ -18,7 +18,7 @@ pub use layer::apply_layer_figures;
 pub use region::{owned_instructions, region_metrics};
 
 /// Metric name → value; `None` where the data cannot give it (the rules engine's map).
-pub type MetricMap = Metrics;
+pub type RuleMetrics = Metrics;
 
 /// A metric's name, unit and formula, for the docs and the rules' vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,14 +162,14 @@ pub(crate) fn derived_bytes(
 
 /// The whole profile from one summary: its own metrics, plus those the UI derives (same formulas as for
 /// regions) where the summary lacks them.
-pub fn summary_metrics(summary: &Summary) -> MetricMap {
-    let mut out: MetricMap = summary
+pub fn summary_metrics(summary: &Summary) -> RuleMetrics {
+    let mut out: RuleMetrics = summary
         .metrics
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
     let g = |k: &str| summary.get(k);
-    let mut derived = MetricMap::new();
+    let mut derived = RuleMetrics::new();
     {
         let mut put = |k: &str, v: Option<f64>| {
             derived.insert(k.to_string(), v.filter(|x| x.is_finite()));

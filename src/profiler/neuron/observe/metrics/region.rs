@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{derived_bytes, div, sum2, MetricMap, Peaks};
+use super::{derived_bytes, div, sum2, Peaks, RuleMetrics};
 use crate::profiler::neuron::observe::regions::{RegionSpan, Selection};
 use crate::profiler::neuron::readers::model::intervals::{clip, contains, length, union};
 use crate::profiler::neuron::readers::model::{Instruction, NeuronProfile};
@@ -114,9 +114,9 @@ pub fn owned_instructions(profile: &NeuronProfile, span: &RegionSpan) -> Vec<usi
 }
 
 /// The metrics of one region.
-pub fn region_metrics(profile: &NeuronProfile, span: &RegionSpan, peaks: &Peaks) -> MetricMap {
+pub fn region_metrics(profile: &NeuronProfile, span: &RegionSpan, peaks: &Peaks) -> RuleMetrics {
     let mut owned = gather(profile, span);
-    let mut out = MetricMap::new();
+    let mut out = RuleMetrics::new();
     let mut put = |k: &str, v: Option<f64>| {
         out.insert(k.to_string(), v.filter(|x| x.is_finite()));
     };

@@ -15,14 +15,14 @@ use std::path::Path;
 
 use crate::region::Observation;
 
-use super::scan::{field_body, has_escapes, scan_row, unescape_into, Span};
+use super::scan::{field_body, has_escapes, scan_row, unescape_into, FieldSpan};
 use super::{Columns, Fields, RowReader};
 
 /// Size of the read buffer (grown only for a row longer than this).
 const BLOCK_BYTES: usize = 4 << 20;
 
 /// Which columns a row must yield, found once per export.
-pub(super) struct Layout {
+pub(super) struct ColumnLayout {
     width: usize,
     /// Columns to take out of each row, ascending.
     wanted: Vec<usize>,
@@ -30,8 +30,8 @@ pub(super) struct Layout {
     slot_of: Vec<u32>,
 }
 
-impl Layout {
-    pub(super) fn new(columns: &Columns) -> Layout {
+impl ColumnLayout {
+    pub(super) fn new(columns: &Columns) -> ColumnLayout {
         let width = columns.headers.len();
         let mut wanted: Vec<usize> = [
             Some(columns.result.kernel),
@@ -55,7 +55,7 @@ impl Layout {
         for (slot, &col) in wanted.iter().enumerate() {
             slot_of[col] = slot as u32;
         }
-        Layout {
+        ColumnLayout {
             width,
             wanted,
             slot_of,
@@ -66,7 +66,7 @@ impl Layout {
 /// One row's wanted cells: spans in the row, or in `scratch` for cells that held doubled quotes.
 struct Row<'r> {
     row: &'r [u8],
-    cells: &'r [(bool, Span)],
+    cells: &'r [(bool, FieldSpan)],
     scratch: &'r [u8],
     slot_of: &'r [u32],
 }
@@ -92,7 +92,7 @@ pub(super) fn read_range(
     path: &Path,
     start: u64,
     end: u64,
-    layout: &Layout,
+    layout: &ColumnLayout,
     rows: &mut RowReader<'_>,
     sink: &mut dyn FnMut(&Observation<'_>),
 ) -> Result<(), ()> {
@@ -136,15 +136,15 @@ pub(super) fn read_range(
 
 /// Buffers reused from row to row.
 struct RowCells {
-    spans: Vec<Span>,
-    cells: Vec<(bool, Span)>,
+    spans: Vec<FieldSpan>,
+    cells: Vec<(bool, FieldSpan)>,
     scratch: Vec<u8>,
 }
 
 impl RowCells {
-    fn new(layout: &Layout) -> RowCells {
+    fn new(layout: &ColumnLayout) -> RowCells {
         RowCells {
-            spans: vec![Span::default(); layout.wanted.len()],
+            spans: vec![FieldSpan::default(); layout.wanted.len()],
             cells: Vec::with_capacity(layout.wanted.len()),
             scratch: Vec::new(),
         }
@@ -153,7 +153,7 @@ impl RowCells {
     fn read(
         &mut self,
         row: &[u8],
-        layout: &Layout,
+        layout: &ColumnLayout,
         rows: &mut RowReader<'_>,
         sink: &mut dyn FnMut(&Observation<'_>),
     ) -> Result<(), ()> {
@@ -170,7 +170,7 @@ impl RowCells {
                 let to = self.scratch.len() as u32;
                 self.cells.push((
                     true,
-                    Span {
+                    FieldSpan {
                         start: from,
                         end: to,
                     },

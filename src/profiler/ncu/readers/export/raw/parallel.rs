@@ -18,8 +18,9 @@ use std::sync::mpsc;
 
 use crate::region::Observation;
 
-use super::fast::{read_range, Layout};
+use super::fast::{read_range, ColumnLayout};
 use super::{open_raw_file, Columns, ExportError, RawFile, RawPlan, RawSummary, RowReader};
+use crate::parallel;
 
 /// Target size of one work unit. Fixed (not derived from the core count) so that floating-point
 /// sums are added in the same order on every machine.
@@ -62,9 +63,12 @@ where
         Ok(units) => units,
         Err(_) => return stream_sequential(exports, &init, &visit),
     };
-    let layouts: Vec<Layout> = exports.iter().map(|e| Layout::new(&e.columns)).collect();
+    let layouts: Vec<ColumnLayout> = exports
+        .iter()
+        .map(|e| ColumnLayout::new(&e.columns))
+        .collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
-    let threads = crate::parallel::thread_count(threads);
+    let threads = parallel::thread_count(threads);
     // One thread still reads large inputs unit by unit, so sums add up in the same order as on any
     // number of threads: the same input gives the same report on every machine and setting.
     if total < PARALLEL_MIN_BYTES || units.len() < 2 {
@@ -144,7 +148,7 @@ fn stream_sequential<S>(
 /// would make it; `None` when some row needs the CSV reader (nothing has been consumed then).
 fn scan_sequential<S>(
     exports: &[RawFile],
-    layouts: &[Layout],
+    layouts: &[ColumnLayout],
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
 ) -> Option<(S, Vec<RawSummary>)> {
@@ -172,7 +176,7 @@ fn scan_sequential<S>(
 /// Reads one unit with the row scanner into a fresh state.
 fn scan_unit<S>(
     export: &RawFile,
-    layout: &Layout,
+    layout: &ColumnLayout,
     unit: &Unit,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),

@@ -13,7 +13,7 @@
 
 /// Where a wanted field lies in the row: `start..end` covers the field with its quotes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Span {
+pub struct FieldSpan {
     pub start: u32,
     pub end: u32,
 }
@@ -21,7 +21,7 @@ pub struct Span {
 /// Finds the fields numbered `wanted` (ascending, distinct) in `row` (a line without its `\n`) that
 /// must have exactly `width` fields, writing their spans to `out` (same order). `false` when the row
 /// is not fully quoted CSV of that width.
-pub fn scan_row(row: &[u8], width: usize, wanted: &[usize], out: &mut [Span]) -> bool {
+pub fn scan_row(row: &[u8], width: usize, wanted: &[usize], out: &mut [FieldSpan]) -> bool {
     debug_assert_eq!(wanted.len(), out.len());
     if row.is_empty() || row.len() >= u32::MAX as usize || width == 0 {
         return false;
@@ -64,7 +64,7 @@ pub fn scan_row(row: &[u8], width: usize, wanted: &[usize], out: &mut [Span]) ->
             let at = offset + separators.trailing_zeros();
             separators &= separators - 1;
             if field == want {
-                out[next] = Span {
+                out[next] = FieldSpan {
                     start: field_start,
                     end: at,
                 };
@@ -82,7 +82,7 @@ pub fn scan_row(row: &[u8], width: usize, wanted: &[usize], out: &mut [Span]) ->
         return false;
     }
     if field == want {
-        out[next] = Span {
+        out[next] = FieldSpan {
             start: field_start,
             end: row.len() as u32,
         };
@@ -93,7 +93,7 @@ pub fn scan_row(row: &[u8], width: usize, wanted: &[usize], out: &mut [Span]) ->
 
 /// The text of a field found by [`scan_row`]: without its quotes, with doubled quotes still doubled
 /// (see [`has_escapes`] and [`unescape_into`]).
-pub fn field_body(row: &[u8], span: Span) -> &[u8] {
+pub fn field_body(row: &[u8], span: FieldSpan) -> &[u8] {
     let raw = &row[span.start as usize..span.end as usize];
     // The scanner accepts only quoted fields or empty ones (`,,`).
     if raw.len() >= 2 {
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     fn fields(row: &[u8], width: usize, wanted: &[usize]) -> Option<Vec<Vec<u8>>> {
-        let mut spans = vec![Span::default(); wanted.len()];
+        let mut spans = vec![FieldSpan::default(); wanted.len()];
         scan_row(row, width, wanted, &mut spans).then(|| {
             spans
                 .iter()

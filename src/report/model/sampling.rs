@@ -1,0 +1,82 @@
+//! How a sampled run joined its passes, and how much of a region's deep metrics were measured.
+
+use serde::Serialize;
+
+/// A sampled run: a timing pass measured every result's time; a deep pass measured the other
+/// metrics on a few launches of each distinct launch key, and every result took its twins' values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sampling {
+    /// The deep pass's files, each followed by its top-up pass's where one ran.
+    pub deep_sources: Vec<String>,
+    /// The top-up passes' files among `deep_sources`.
+    pub topup_sources: Vec<String>,
+    /// What makes two launches twins.
+    pub join_key: Vec<String>,
+    /// Deep results per distinct launch (`null` when not recorded); twins are averaged.
+    pub launch_count: Option<u32>,
+    /// The metrics that come from the deep pass (all others come from the timing pass).
+    pub deep_metrics: Vec<String>,
+    /// Results of the deep pass.
+    pub deep_results: u64,
+    /// Timing results whose deep metrics were measured on that very launch (the same launch of its
+    /// key in its process).
+    pub measured_results: u64,
+    /// Timing results that took the deep metrics of a twin launch.
+    pub estimated_results: u64,
+    /// Timing results with no twin: they have their time and no deep metrics.
+    pub unmatched_results: u64,
+    /// Timing results whose key was left out of the deep samples on purpose (a share of every
+    /// region's time below the run's threshold): time kept, deep metrics not measured. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_measured_results: u64,
+    /// Adaptive samples per launch key, and what they took.
+    #[serde(flatten)]
+    pub adaptive: AdaptiveSampling,
+}
+
+/// Adaptive samples per launch key (n = ⌈(1.96·CV/error)²⌉, at most `max_samples`) in a sampled run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct AdaptiveSampling {
+    /// Whether the run sized each key's deep samples by its first-pass durations.
+    pub adaptive: bool,
+    /// ε: the relative half-width at 95% the samples aimed at (`null` when not adaptive or unknown).
+    pub error: Option<f64>,
+    /// The budget: the most deep samples any key got (`null` when not adaptive or unknown).
+    pub max_samples: Option<u32>,
+    /// Distinct launch keys with deep results.
+    pub keys: u64,
+    /// Keys whose n exceeded the deep pass's `launch_count`: the top-up pass sampled them again
+    /// (`null` when not recorded).
+    pub keys_topped_up: Option<u64>,
+    /// Keys held below their n by `max_samples` (`null` when not recorded).
+    pub keys_capped: Option<u64>,
+    /// Deep results the top-up pass added.
+    pub topup_results: u64,
+}
+
+/// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CoverageShares {
+    /// Time whose deep metrics were measured on that very launch, 0..1.
+    pub measured_time_share: f64,
+    /// Time whose deep metrics come from a twin launch, 0..1.
+    pub estimated_time_share: f64,
+    /// Time with no twin, so no deep metrics, 0..1.
+    pub unmatched_time_share: f64,
+    /// Time whose key was left out of the deep samples on purpose, so not measured, 0..1. Absent
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero_share")]
+    pub not_measured_time_share: f64,
+    /// Whether the deep metrics are estimated, in part or in whole (not all time measured).
+    pub estimated: bool,
+}
+
+/// Whether a count is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a share is 0 (left out of report.json, as in reports written before it existed).
+fn is_zero_share(share: &f64) -> bool {
+    *share == 0.0
+}
