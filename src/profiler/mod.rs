@@ -108,7 +108,7 @@ impl Profiler {
     /// The profiler a report.json names in `run.profiler.name`: Neuron for its own name, a GPU
     /// profiler (ncu, or the CUPTI trace that times for it) for any other.
     pub fn recorded(name: &str) -> Profiler {
-        if name == neuron::observe::report::PROFILER_NAME {
+        if name == neuron::observe::PROFILER_NAME {
             Profiler::Neuron
         } else {
             Profiler::Ncu

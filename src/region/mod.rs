@@ -16,6 +16,7 @@ mod moments;
 mod nest;
 mod path;
 pub mod pattern;
+mod percentile;
 mod regioner;
 mod rename;
 mod requested;
@@ -29,6 +30,7 @@ pub use filter::{function_name, KernelFilter, PatternError};
 pub use moments::Moments;
 pub use nest::{nest, Nested, WholeRegion};
 pub use path::display_of;
+pub use percentile::percentile;
 pub use regioner::{
     collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,
     RegionerState, COLLECTIVES_REGION,

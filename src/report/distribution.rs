@@ -7,18 +7,11 @@ use std::collections::BTreeMap;
 
 use super::model::{Distribution, DistributionEntry, Region};
 use crate::region::methods::base_name;
+use crate::region::percentile;
 
 /// The outlier factor where no setting gives one (GPU reports; Neuron's is
 /// `neuron.distribution.outlier_factor`, 1.5 by default too).
 pub const OUTLIER_FACTOR: f64 = 1.5;
-
-/// Linear interpolation between closest ranks (numpy's default) over sorted values.
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let pos = p.clamp(0.0, 1.0) * last as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
-}
 
 /// One distribution per base with at least two regions, in base order; `metric` is read from each
 /// region's inclusive metrics, in its unit (regions without a value are left out). An outlier lies above

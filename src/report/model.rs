@@ -38,7 +38,7 @@ pub use region::{Instances, Region};
 pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, Sampling};
 pub use scope::{Scope, Totals};
-pub use scope_table::{RowFinding, ScopeRow, ScopeTable, Spread, TableSummary};
+pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
 pub use scope_totals::TREES_UP_TO;
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 

@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 use super::{Timeline, Timelines};
 use crate::fast_map::FastMap;
+use crate::region::percentile;
 use crate::region::{function_name, ScopeKey};
 use crate::report::build::scope_label;
-use crate::report::distribution::percentile;
 use crate::report::format;
 use crate::report::model::{Cause, CrossRank, RankWaits, RegionWaits, Straggler};
 

@@ -77,4 +77,4 @@ impl NeuronError {
     }
 }
 
-pub type Result<T, E = NeuronError> = std::result::Result<T, E>;
+pub type NeuronResult<T, E = NeuronError> = std::result::Result<T, E>;

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
 use super::Severity;
-use crate::report::distribution::percentile;
+use crate::region::percentile;
 
 /// How many of the slowest rows the summary names.
 const SLOWEST: usize = 10;
@@ -45,7 +45,7 @@ pub struct TableSummary {
     /// The metric rows are ranked by (the report's time metric); `null` without one.
     pub time_metric: Option<String>,
     /// Each metric's spread over the rows that have a value of it, in the table's order.
-    pub spread: Vec<Spread>,
+    pub spread: Vec<MetricSpread>,
     /// The time metric's unit (`null` without one).
     pub time_unit: Option<Arc<str>>,
     /// The slowest rows by the time metric, slowest first: label and value (in `time_unit`).
@@ -56,7 +56,7 @@ pub struct TableSummary {
 
 /// One metric over the rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Spread {
+pub struct MetricSpread {
     pub metric: Arc<str>,
     pub unit: Arc<str>,
     /// Rows with a value.
@@ -169,7 +169,7 @@ impl ScopeTable {
                 column.clear();
                 column.extend(self.rows.iter().filter_map(|r| r.values[i]));
                 column.sort_by(f64::total_cmp);
-                Some(Spread {
+                Some(MetricSpread {
                     metric: self.metrics[i].0.clone(),
                     unit: self.metrics[i].1.clone(),
                     rows: column.len() as u64,

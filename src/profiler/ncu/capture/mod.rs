@@ -363,7 +363,7 @@ fn run_deep(
 fn keep_where_it_matters(
     config: &Config,
     first: Option<&Result<LaunchDurations>>,
-) -> Result<Option<sampling::share::Selection>> {
+) -> Result<Option<sampling::share::DeepSelection>> {
     let share = config.pipeline.ncu.sampling.min_time_share;
     let durations = match first {
         Some(Ok(durations)) if share > 0.0 => durations,

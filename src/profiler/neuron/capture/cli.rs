@@ -8,7 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::profiler::neuron::capture::pipeline::{NeuronPipeline, ViewFormat};
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 
 /// Where the Neuron tools are installed.
 pub const NEURON_BIN: &str = "/opt/aws/neuron/bin";

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::profiler::neuron::capture::pipeline::{Framework, InspectOptions};
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 
 /// The variables to add to the workload's environment, and what the user should know.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::metrics::RuleMetrics;
-use crate::report::distribution::percentile;
+use crate::region::percentile;
 
 /// One region as the group ratios see it: its base name and its metrics.
 pub type Member<'a> = (&'a str, &'a mut RuleMetrics);

@@ -40,6 +40,9 @@ use idle::Timeline;
 use opcodes::{opcode_times, OpcodeTime};
 use regions::RegionSpan;
 
+/// The name the report gives the profiler (`run.profiler.name`).
+pub const PROFILER_NAME: &str = "neuron-explorer";
+
 /// The shipped rules, built in so that a default install needs no file.
 pub const DEFAULT_RULES: &str = include_str!("../../../../conf/neuron/rules.yaml");
 

@@ -14,6 +14,7 @@ use crate::profiler::neuron::observe::provenance::Provenance;
 use crate::profiler::neuron::observe::report_region::{findings, TIME_METRIC};
 use crate::profiler::neuron::observe::subgraphs::{metric_names, split_off, table, Judge};
 use crate::profiler::neuron::observe::units::{metric_map, metric_table, UnitRow};
+use crate::profiler::neuron::observe::PROFILER_NAME;
 use crate::profiler::neuron::observe::{analyse, load_rules, Analysis, ProfileSummary};
 use crate::profiler::neuron::readers::model::{Summary, SummaryLayout};
 use crate::profiler::neuron::readers::viewed::Viewed;
@@ -25,9 +26,6 @@ use crate::report::model::{
     Idle, ItemNoun, KernelSelectionInfo, MetricMap, MetricValue, Platform, ProfilerInfo, Report,
     RunInfo, Scope, ScopeTable, Totals,
 };
-
-/// The name the report gives the profiler.
-pub const PROFILER_NAME: &str = "neuron-explorer";
 
 /// What a Neuron report calls its results, regions and scopes (docs/neuron.md): instructions by
 /// engine and opcode, regions, one scope per profile.

@@ -8,7 +8,7 @@ use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 
 /// The byte offset of the document (first `{`), or an error saying none was found.
 pub fn document_start(path: &Path, text: &str) -> Result<usize> {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::{LayerNode, SummaryLayout};
 
 /// `layer_summary`: a list of objects, one per layer, named by `name`, `layer` or `node_name`, with

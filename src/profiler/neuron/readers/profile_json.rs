@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::json_text::parse_after_log;
 use crate::profiler::neuron::readers::layer_summary::{layers, layout};
 use crate::profiler::neuron::readers::model::{

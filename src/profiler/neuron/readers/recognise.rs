@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{parquet, profile_json, summary_json, summary_text};
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::NeuronProfile;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::de::{Deserialize, DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::Summary;
 
 /// Read a summary-json file.

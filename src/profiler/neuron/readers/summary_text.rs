@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::Summary;
 use crate::profiler::neuron::readers::summary_json::{check_text, check_value, Entry, Scalar};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::region::percentile;
 use crate::region::RegionKind;
-use crate::report::distribution;
 use crate::report::format;
 use crate::report::model::Scope;
 use crate::report::model::{MetricValue, Report};
@@ -208,7 +208,7 @@ fn across(times: &[Option<MetricValue>], labels: &[String]) -> Option<Across> {
     present.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut sorted: Vec<f64> = present.iter().map(|p| p.1).collect();
     sorted.reverse();
-    let at = |q: f64| distribution::percentile(&sorted, q);
+    let at = |q: f64| percentile(&sorted, q);
     Some(Across {
         scopes: present.len(),
         min: value(at(0.0)?),

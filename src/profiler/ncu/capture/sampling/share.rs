@@ -31,7 +31,7 @@ pub fn refusal(sampling: &SamplingConfig, cli: &NcuCliConfig) -> Option<String> 
 
 /// Which mangled names of the first pass's launch keys the deep pass profiles.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Selection {
+pub struct DeepSelection {
     /// Names with at least one key at or above the share, each once, in first-seen order.
     pub kept: Vec<String>,
     /// Names whose every key is below the share, each once, in first-seen order.
@@ -41,7 +41,7 @@ pub struct Selection {
 }
 
 /// Splits the first pass's names by `share` (`durations`: every key's time per region).
-pub(crate) fn select(durations: &LaunchDurations, share: f64) -> Selection {
+pub(crate) fn select(durations: &LaunchDurations, share: f64) -> DeepSelection {
     let mut names: Vec<(&str, bool)> = Vec::new();
     let mut keys_of: Vec<&str> = Vec::new();
     for (name, _, key) in durations.keys() {
@@ -58,7 +58,7 @@ pub(crate) fn select(durations: &LaunchDurations, share: f64) -> Selection {
     };
     let left_out = own(left_out);
     let keys_left_out = keys_of.iter().filter(|n| left_out.iter().any(|l| l == *n));
-    Selection {
+    DeepSelection {
         kept: own(kept),
         keys: (keys_of.len() as u64, keys_left_out.count() as u64),
         left_out,

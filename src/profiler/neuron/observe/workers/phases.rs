@@ -25,7 +25,7 @@ pub struct Phase {
 
 /// A stretch of a worker's timeline: a phase's own time, or a collective from arrival to end.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Piece {
+pub struct PhasePiece {
     /// Index into [`Sweep::phases`]: the phase the time is the own time of, or the collective's.
     pub phase: usize,
     pub start_ns: u64,
@@ -37,7 +37,7 @@ pub struct Piece {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sweep {
     pub phases: Vec<Phase>,
-    pub pieces: Vec<Piece>,
+    pub pieces: Vec<PhasePiece>,
     /// Each event's phase and its span as cut, in the order the events were given.
     pub spans: Vec<(usize, u64, u64)>,
     /// Event time cut off where an event outlasts the one it starts in (a device execution that
@@ -94,7 +94,7 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
         p.inclusive_ns += end - e.start_ns;
         if collective && !inside {
             p.self_ns += end - e.start_ns;
-            out.pieces.push(Piece {
+            out.pieces.push(PhasePiece {
                 phase,
                 start_ns: e.start_ns,
                 len_ns: end - e.start_ns,
@@ -138,7 +138,7 @@ impl Sweep {
             return;
         }
         self.phases[open.phase].self_ns += to - from;
-        self.pieces.push(Piece {
+        self.pieces.push(PhasePiece {
             phase: open.phase,
             start_ns: from,
             len_ns: to - from,
@@ -188,7 +188,7 @@ mod tests {
         let covered: u64 = s.pieces.iter().map(|p| p.len_ns).sum();
         assert_eq!(covered, 110);
         assert!(s.pieces.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
-        let cc: Vec<&Piece> = s.pieces.iter().filter(|p| p.collective).collect();
+        let cc: Vec<&PhasePiece> = s.pieces.iter().filter(|p| p.collective).collect();
         assert_eq!((cc.len(), cc[0].start_ns, cc[0].len_ns), (1, 70, 20));
         assert_eq!(deepest(&refs), 3);
         assert_eq!(s.cut_ns, 10);

@@ -14,7 +14,7 @@ use crate::analysis::cross_rank::{annotate, diagnose, Timelines};
 use crate::analysis::RunContext;
 use crate::config::{Config, KernelNameBase};
 use crate::error::{Error, Result};
-use crate::profiler::neuron::observe::report::PROFILER_NAME;
+use crate::profiler::neuron::observe::PROFILER_NAME;
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::system::{SystemEvent, SystemProfile, WorkerKey};
 use crate::region::{

@@ -14,7 +14,7 @@ mod tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::NeuronProfile;
 use schema::{Dialect, SchemaVersion};
 use table::Table;

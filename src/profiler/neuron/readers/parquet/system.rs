@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::list_tables;
 use super::table::{RowView, Table};
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::system::{
     DeviceProfileEntry, SystemEvent, SystemMetadata, SystemProfile,
 };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 
-use crate::profiler::neuron::error::{NeuronError, Result};
+use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::json_text::parse_id_list;
 use crate::profiler::neuron::readers::summary_json::{check_text, check_value, Entry, Scalar};
 

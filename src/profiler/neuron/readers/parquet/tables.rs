@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::table::{RowView, Table};
 use super::Ctx;
-use crate::profiler::neuron::error::Result;
+use crate::profiler::neuron::error::NeuronResult as Result;
 use crate::profiler::neuron::readers::model::{
     Collective, DmaTransfer, Engine, Instruction, LayerNode, LayerSpan, StackFrame, Summary,
 };
