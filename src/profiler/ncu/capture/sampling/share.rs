@@ -102,7 +102,7 @@ mod tests {
         c.pipeline.ncu.sampling.min_time_share = 0.01;
         assert_eq!(refusal_of(&c), None);
         c.pipeline.ncu.ncu_cli.kernel_name = Some("regex:^_Z.*gemm".into());
-        c.pipeline.ncu.ncu_cli.kernel_name_base = Some("mangled".into());
+        c.pipeline.ncu.ncu_cli.kernel_name_base = Some(KernelNameForm::Mangled);
         let why = refusal_of(&c).expect("one --kernel-name");
         assert!(why.contains("kernel_name=null"), "{why}");
     }
@@ -129,6 +129,6 @@ mod tests {
             flags.kernel_name.as_deref(),
             Some("regex:^(?:_Z4gemm|_Z3add)$")
         );
-        assert_eq!(flags.kernel_name_base.as_deref(), Some("mangled"));
+        assert_eq!(flags.kernel_name_base, Some(KernelNameForm::Mangled));
     }
 }
