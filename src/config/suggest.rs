@@ -144,6 +144,7 @@ pub(crate) fn override_fix(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_PRESET;
 
     fn path(s: &str) -> Vec<String> {
         s.split('.').map(str::to_string).collect()
@@ -160,7 +161,7 @@ mod tests {
 
     #[test]
     fn whole_path_typos_keep_the_valid_rest() {
-        let tree: Value = serde_yaml::from_str(super::super::DEFAULT_PRESET).unwrap();
+        let tree: Value = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         let below: Value = serde_yaml::from_str("{include: [a]}").unwrap();
         let expected = ["kernels", "sections", "metrics"];
         let got = key_path(&path("report"), "kernel", Some(&below), &expected, &tree);

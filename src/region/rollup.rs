@@ -447,6 +447,7 @@ impl Group {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::region::Estimate;
 
     fn spec(rollup: Rollup) -> Vec<MetricSpec> {
         vec![MetricSpec {
@@ -463,14 +464,14 @@ mod tests {
         sum.add(Cell::Num(4.0), None);
         assert_eq!(
             sum.estimate(Rollup::Sum),
-            Some(super::super::Estimate::Sum(7.0))
+            Some(Estimate::Sum(7.0))
         );
         let mut mean = Acc::new(Rollup::Mean);
         mean.add(Cell::Num(10.0), Some(1.0));
         mean.add(Cell::Num(40.0), Some(3.0));
         assert_eq!(
             mean.estimate(Rollup::Mean),
-            Some(super::super::Estimate::Mean {
+            Some(Estimate::Mean {
                 value: 32.5,
                 weight: 4.0
             })

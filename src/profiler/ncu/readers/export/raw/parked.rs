@@ -8,6 +8,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::{ExportError, RawExport, RawPlan};
+use crate::profiler::ncu::readers::export::complete::check_last_row;
 
 pub struct ParkedFile {
     path: PathBuf,
@@ -57,7 +58,7 @@ pub fn open_raw_file(path: &Path, plan: &RawPlan<'_>) -> Result<RawFile, ExportE
         path: PathBuf::from(path),
         source,
     })?;
-    super::super::complete::check_last_row(path)?;
+    check_last_row(path)?;
     let file = ParkedFile::new(file, path.to_path_buf());
     // 64 KiB, not more: the buffer is filled (and so resident) for each export while its header is
     // read, and a merge holds every rank's export at once.
