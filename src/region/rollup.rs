@@ -462,10 +462,7 @@ mod tests {
         let mut sum = Acc::new(Rollup::Sum);
         sum.add(Cell::Num(3.0), Some(1.0));
         sum.add(Cell::Num(4.0), None);
-        assert_eq!(
-            sum.estimate(Rollup::Sum),
-            Some(Estimate::Sum(7.0))
-        );
+        assert_eq!(sum.estimate(Rollup::Sum), Some(Estimate::Sum(7.0)));
         let mut mean = Acc::new(Rollup::Mean);
         mean.add(Cell::Num(10.0), Some(1.0));
         mean.add(Cell::Num(40.0), Some(3.0));
