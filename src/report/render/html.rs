@@ -15,6 +15,7 @@ use serde::Serialize;
 mod detail;
 mod idle;
 mod selection;
+mod tables;
 mod totals;
 
 use super::layout::time_of;
@@ -30,6 +31,7 @@ use crate::report::model::Platform;
 use crate::report::model::{Insight, Kernel, MetricMap, Region, Report, Scope};
 use crate::report::RenderError;
 use detail::{detail, insight, Detail, InsightView};
+use tables::{table, TableView};
 use totals::{totals, TotalRow};
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
@@ -116,6 +118,8 @@ struct Page<'a> {
     cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
     flagged_ranks: &'a [FlaggedRank],
+    /// Tables of scopes held as rows: their spread, slowest and findings (never the rows).
+    scope_tables: Vec<TableView>,
     time_metric: Option<&'a str>,
     time_measured: Option<&'a str>,
     selection: String,
@@ -241,6 +245,11 @@ impl<'a> Page<'a> {
             cross_rank: report.cross_rank.as_ref(),
             scope_trees: report.scope_trees,
             flagged_ranks: &run.flagged_ranks,
+            scope_tables: report
+                .scope_tables
+                .iter()
+                .map(|t| table(&t.summary))
+                .collect(),
             sources: &run.sources,
             time_metric: time,
             time_measured: report.time_measured.as_deref(),

@@ -126,3 +126,40 @@ fn eight_subgraphs_are_still_a_scope_each() {
         json["scope_tables"]
     );
 }
+
+#[test]
+fn report_html_shows_the_table_of_subgraphs_as_report_md_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = summary(tmp.path(), 12);
+    let out = tmp.path().join("html-out");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .env("HOME", tmp.path())
+        .args(["report", "-q"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .arg("report.outputs=[html]")
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let at = html
+        .find("<section class=\"scope-table\">")
+        .expect("a section for the table");
+    let section = &html[at..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("11 more"), "{section}");
+    assert!(section.contains("<code>total_time</code>"), "{section}");
+    // the slowest first, named with its time; the finding with how many subgraphs it fired on
+    assert!(section.contains("The slowest: n_11 (12"), "{section}");
+    assert!(
+        section.contains("<td>low_mfu_while_active</td>"),
+        "{section}"
+    );
+    assert!(section.contains("<td class=\"num\">11</td>"), "{section}");
+    // no section per subgraph past the first
+    assert!(
+        !html.contains("· n_5</h2>"),
+        "a subgraph past the eighth got a section"
+    );
+}
