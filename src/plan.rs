@@ -74,17 +74,7 @@ fn analysis_plan(config: &Config, regions: &RegionFilter) -> Result<AnalysisPlan
         time_metric: config.report.time_metric.clone(),
         renames,
         filter,
-        selection: KernelSelectionInfo {
-            include: selection.include.clone(),
-            exclude: selection.exclude.clone(),
-            name_base: match selection.name_base {
-                KernelNameBase::Demangled => "demangled",
-                KernelNameBase::Function => "function",
-            }
-            .into(),
-            results_selected: 0,
-            results_excluded: 0,
-        },
+        selection: KernelSelectionInfo::of(selection, 0),
         requested: regions.requested(),
         requested_paths: regions.requested_paths(),
         regioner: regioner(config)?,

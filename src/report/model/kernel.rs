@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::MetricMap;
+use crate::config::{KernelNameBase, KernelSelection};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct KernelSelectionInfo {
@@ -14,6 +15,23 @@ pub struct KernelSelectionInfo {
     pub results_selected: u64,
     /// Results dropped by the selection, over all scopes.
     pub results_excluded: u64,
+}
+
+impl KernelSelectionInfo {
+    /// What `report.kernels` selects, with `selected` results kept and none dropped yet.
+    pub fn of(kernels: &KernelSelection, selected: u64) -> KernelSelectionInfo {
+        KernelSelectionInfo {
+            include: kernels.include.clone(),
+            exclude: kernels.exclude.clone(),
+            name_base: match kernels.name_base {
+                KernelNameBase::Demangled => "demangled",
+                KernelNameBase::Function => "function",
+            }
+            .to_string(),
+            results_selected: selected,
+            results_excluded: 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

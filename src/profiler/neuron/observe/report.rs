@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::RunContext;
-use crate::config::{Config, KernelNameBase};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::insights::RuleSet;
 use crate::parallel;
@@ -132,17 +132,7 @@ pub fn report_with_details(
             .collect(),
     };
     // report.kernels picks GPU kernels; every instruction of a Neuron profile is read.
-    let selection = KernelSelectionInfo {
-        include: config.report.kernels.include.clone(),
-        exclude: config.report.kernels.exclude.clone(),
-        name_base: match config.report.kernels.name_base {
-            KernelNameBase::Demangled => "demangled",
-            KernelNameBase::Function => "function",
-        }
-        .to_string(),
-        results_selected: instructions,
-        results_excluded: 0,
-    };
+    let selection = KernelSelectionInfo::of(&config.report.kernels, instructions);
     let mut report = Report::new(
         run,
         metrics,

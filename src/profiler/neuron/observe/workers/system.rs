@@ -12,7 +12,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use super::phases::{deepest, sweep, Phase, Sweep};
 use crate::analysis::cross_rank::{annotate, diagnose, Timelines};
 use crate::analysis::RunContext;
-use crate::config::{Config, KernelNameBase};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::profiler::neuron::observe::PROFILER_NAME;
 use crate::profiler::neuron::readers::model::intervals::{length, union};
@@ -100,7 +100,7 @@ pub fn report(
         run_info(context, sources),
         metric_infos(),
         Some(TIME.to_string()),
-        selection(config, selected),
+        KernelSelectionInfo::of(&config.report.kernels, selected),
         scopes,
         None,
     );
@@ -371,20 +371,6 @@ fn metric_infos() -> Vec<MetricInfo> {
         info("runtime_time", "In the runtime (neuron_rt)"),
         info("framework_time", "In the framework"),
     ]
-}
-
-fn selection(config: &Config, selected: u64) -> KernelSelectionInfo {
-    KernelSelectionInfo {
-        include: config.report.kernels.include.clone(),
-        exclude: config.report.kernels.exclude.clone(),
-        name_base: match config.report.kernels.name_base {
-            KernelNameBase::Demangled => "demangled",
-            KernelNameBase::Function => "function",
-        }
-        .to_string(),
-        results_selected: selected,
-        results_excluded: 0,
-    }
 }
 
 fn run_info(context: &RunContext, sources: &[String]) -> RunInfo {
