@@ -193,7 +193,8 @@ mod tests {
     use super::*;
     use crate::config::DEFAULT_PRESET;
 
-    fn config() -> Config {
+    /// The default preset with sampling on (also `share.rs`'s tests' starting point).
+    pub(super) fn config() -> Config {
         let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         config.pipeline.ncu.sampling.enabled = true;
         config

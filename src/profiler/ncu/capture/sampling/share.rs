@@ -77,15 +77,9 @@ pub fn keep_only(deep: &NcuCliConfig, kept: &[String]) -> NcuCliConfig {
 #[cfg(test)]
 mod tests {
     use super::super::refusal as refusal_of;
+    use super::super::tests::config;
     use super::*;
-    use crate::config::{Config, DEFAULT_PRESET};
     use crate::profiler::ncu::observe::report_source::twins::Shape;
-
-    fn config() -> Config {
-        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
-        config.pipeline.ncu.sampling.enabled = true;
-        config
-    }
 
     #[test]
     fn a_share_outside_zero_to_one_is_refused_naming_the_key() {
