@@ -244,7 +244,7 @@ impl Tally {
         regions: bool,
     ) -> CrossRank {
         let labels: Vec<String> = ranks.iter().map(|(k, _)| scope_label(k)).collect();
-        let straggler = self.straggler(ranks, &labels);
+        let named = self.straggler(ranks, &labels);
         // The finding names a rank by its rank where the job said it (what a user searches their
         // launcher's logs for), else by its scope's label.
         let names: Vec<String> = ranks
@@ -255,10 +255,8 @@ impl Tally {
                 rank => format!("rank {rank}"),
             })
             .collect();
-        let late = straggler
-            .as_ref()
-            .and_then(|s| labels.iter().position(|l| *l == s.scope));
-        let finding = finding(&straggler, late, regions, &names, &self.last, collectives);
+        let finding = finding(named.as_ref(), regions, &names, &self.last, collectives);
+        let straggler = named.map(|(_, s)| s);
         CrossRank {
             finding,
             collectives,
@@ -287,8 +285,13 @@ impl Tally {
         }
     }
 
-    /// The rank whose lateness cost the others most, when it stands out (see the constants).
-    fn straggler(&self, ranks: &[(ScopeKey, Timeline)], labels: &[String]) -> Option<Straggler> {
+    /// The rank whose lateness cost the others most (its index and what it caused), when it stands
+    /// out (see the constants).
+    fn straggler(
+        &self,
+        ranks: &[(ScopeKey, Timeline)],
+        labels: &[String],
+    ) -> Option<(usize, Straggler)> {
         let others = |late: usize, v: &dyn Fn(usize) -> f64| -> f64 {
             median((0..ranks.len()).filter(|&r| r != late).map(v).collect())
         };
@@ -319,16 +322,19 @@ impl Tally {
                 time_ns,
                 median_ns,
             });
-        Some(Straggler {
-            scope: labels[late].clone(),
-            last: self.last[late],
-            caused_share,
-            collective: top(&caused.collective).unwrap_or_default(),
-            region: shown(&region),
-            wait_ns,
-            wait_share: (time > 0.0).then(|| wait_ns / time),
-            cause,
-        })
+        Some((
+            late,
+            Straggler {
+                scope: labels[late].clone(),
+                last: self.last[late],
+                caused_share,
+                collective: top(&caused.collective).unwrap_or_default(),
+                region: shown(&region),
+                wait_ns,
+                wait_share: (time > 0.0).then(|| wait_ns / time),
+                cause,
+            },
+        ))
     }
 }
 
@@ -382,18 +388,18 @@ fn shown(region: &str) -> String {
     }
 }
 
-/// The one sentence the Summary opens with; `regions`: whether the ranks' regions are known.
+/// The one sentence the Summary opens with, naming each rank as `names` does; `straggler`: the late
+/// rank's index and what it caused; `regions`: whether the ranks' regions are known.
 fn finding(
-    straggler: &Option<Straggler>,
-    late: Option<usize>,
+    straggler: Option<&(usize, Straggler)>,
     regions: bool,
-    labels: &[String],
+    names: &[String],
     last: &[u64],
     n: u64,
 ) -> String {
     let time = |ns: f64| format::value(Some(ns), "ns");
     match straggler {
-        Some(s) => {
+        Some((late, s)) => {
             let cause = s.cause.as_ref().map_or_else(
                 || if !regions { String::new() } else { "; none of its regions ran long enough above the other ranks' median to explain the wait (the delay is outside the traced kernels: host work, data loading or launch)".to_string() },
                 |c| format!("; its `{}` takes {} against a median of {} on the other ranks", c.region, time(c.time_ns), time(c.median_ns)),
@@ -409,15 +415,15 @@ fn finding(
             };
             format!(
                 "{} is late to the collectives{place} (last to {} of {n}, {} of all waiting, mostly in `{}`){cause}; the other ranks wait {} each (median){share}.",
-                late.map_or(&s.scope, |r| &labels[r]), s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
+                names[*late], s.last, format::share(Some(s.caused_share)), s.collective, time(s.wait_ns)
             )
         }
         None => {
-            let most = (0..labels.len()).max_by_key(|&r| last[r]).unwrap_or(0);
+            let most = (0..names.len()).max_by_key(|&r| last[r]).unwrap_or(0);
             format!(
                 "No rank stands out across {n} collectives on {} ranks: the most often last, {}, is last to {} of them.",
-                labels.len(),
-                labels[most],
+                names.len(),
+                names[most],
                 last[most]
             )
         }
