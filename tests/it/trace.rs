@@ -285,6 +285,17 @@ fn a_process_without_cupti_names_the_libcupti_looked_for() {
         .stderr(predicate::str::contains("pipeline.ncu.timing=ncu"))
         .stderr(predicate::str::contains("stopped at its first CUDA call"))
         .stderr(predicate::str::contains("workload exit code").not());
+    // A process's error file is read bounded: 1 MB of it is refused by its size, never printed.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = trace_run(tmp.path(), "graph", &[])
+        .env("FAKE_TRACE_MODE", "huge-error")
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("holds 1000000 bytes"))
+        .get_output()
+        .stderr
+        .len();
+    assert!(out < 20_000, "stderr of {out} bytes");
     let tmp = tempfile::tempdir().unwrap();
     trace_run(tmp.path(), "graph", &[])
         .env("FAKE_TRACE_MODE", "none")

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::config::{Config, TimingSource};
 use crate::error::Result;
+use crate::file_kind;
 use crate::process::progress::Display;
 use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
 use crate::profiler::ncu::capture::run::diagnose;
@@ -272,10 +273,18 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
     (traces, errors)
 }
 
+/// The most of a `cupti.<pid>.error` file read: its one line lists every libcupti looked for.
+const ERROR_FILE_LIMIT: u64 = 64 * 1024;
+
 /// A process could not trace: the reason its `cupti.<pid>.error` file gives (which names every
 /// libcupti looked for), with the fix.
 fn cupti_failure(error: &Path, code: &str) -> ProfilerError {
-    let text = std::fs::read_to_string(error).unwrap_or_default();
+    // The library writes one line naming what it looked for; a workload could write anything there.
+    let text =
+        match file_kind::read_small(error, ERROR_FILE_LIMIT, "a trace error file", "remove it") {
+            Ok(text) => text.unwrap_or_default(),
+            Err(e) => format!("{}: {}", error.display(), std::io::Error::from(e)),
+        };
     trace_failure(
         text.trim().to_string(),
         code.to_string(),
