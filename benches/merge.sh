@@ -48,7 +48,8 @@ measure() {
   while kill -0 "$pid" 2>/dev/null; do
     # The merge is /usr/bin/time's child.
     for child in $(cat "/proc/$pid/task/$pid/children" 2>/dev/null); do
-      n=$(ls "/proc/$child/fd" 2>/dev/null | wc -l)
+      # The child may end between the two reads: a vanished fd folder counts as none open.
+      n=$( (ls "/proc/$child/fd" 2>/dev/null || true) | wc -l)
       ((n > most)) && most=$n
     done
     sleep 0.01
