@@ -341,6 +341,9 @@ pub struct ReportConfig {
     /// Whether every scope keeps its whole region tree in a report of more than 8 scopes; `false`
     /// keeps each scope's region totals only (the aggregate keeps its tree either way).
     pub scope_trees: bool,
+    /// The most slices trace.json holds on a real timeline (a CUPTI trace); past it, whole steps
+    /// are kept from the start and the rest left out, with a note.
+    pub trace_events: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -53,6 +53,7 @@ impl Report {
             scope_trees: true,
             item_noun: Default::default(),
             console_notes: Vec::new(),
+            timeline: None,
         }
     }
 

@@ -25,6 +25,7 @@ mod scope;
 mod scope_table;
 mod scope_totals;
 mod summary;
+mod timeline;
 
 pub use comparison::{ComparedRegion, Comparison};
 pub use cross_rank::{
@@ -41,6 +42,9 @@ pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
 pub use scope_totals::TREES_UP_TO;
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
+pub use timeline::{
+    PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,
+};
 
 /// Version of the report.json layout.
 pub const SCHEMA_VERSION: u32 = 4;
@@ -93,4 +97,8 @@ pub struct Report {
     /// written to report.json.
     #[serde(skip)]
     pub console_notes: Vec<String>,
+    /// What really happened and when, where the capture holds real times (a CUPTI trace): trace.json
+    /// lays it out; `None` lays out the aggregates instead. Not written to report.json.
+    #[serde(skip)]
+    pub timeline: Option<RealTimeline>,
 }

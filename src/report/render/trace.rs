@@ -3,6 +3,16 @@
 //! inside its self time. The report holds aggregates, not per-launch timestamps, so the timeline is
 //! synthetic ([`layout`](super::layout)): durations are real, positions are not. The trace says so in
 //! its `otherData` and in each process's label.
+//!
+//! Where the capture holds real times (a CUPTI trace: `report.timeline`), trace.json lays them out
+//! instead ([`real`], planned by [`plan`]): one track group per rank on one clock. `otherData.layout`
+//! says which layout a file holds (`real` or `synthetic`).
+
+mod plan;
+mod real;
+
+pub use plan::{attach, cut_note};
+pub use real::REAL_NOTE;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -43,16 +53,19 @@ impl super::Output for Trace {
         report: &Report,
         out: &mut dyn Write,
     ) -> Result<Vec<(PathBuf, Vec<u8>)>, RenderError> {
-        out.write_all(to_trace(report).as_bytes())
-            .map_err(|source| RenderError::Write {
-                path: "trace.json".into(),
-                source,
-            })?;
+        let written = match &report.timeline {
+            Some(timeline) => real::write(report, timeline, out),
+            None => out.write_all(to_trace(report).as_bytes()),
+        };
+        written.map_err(|source| RenderError::Write {
+            path: "trace.json".into(),
+            source,
+        })?;
         Ok(Vec::new())
     }
 }
 
-/// The whole trace: one event per line, so the file diffs and greps well.
+/// The whole synthetic trace: one event per line, so the file diffs and greps well.
 pub fn to_trace(report: &Report) -> String {
     let mut events = Vec::new();
     if let Some(time) = report.time_metric.as_deref() {
@@ -81,6 +94,7 @@ pub fn to_trace(report: &Report) -> String {
         "generator": report.generator,
         "schema_version": report.schema_version,
         "time_metric": report.time_metric,
+        "layout": "synthetic",
         "timeline": TIMELINE_NOTE,
     });
     text.push_str("],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": ");

@@ -25,6 +25,7 @@ mod counts;
 
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
+use super::timeline::attach_timeline;
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source;
@@ -219,7 +220,7 @@ impl Wanted {
 
 /// A mangled name as C++ reads it (`void gemm<float>(float*)`); the mangled name where it does not
 /// demangle (C kernels, names of other languages).
-fn demangle(mangled: &str) -> String {
+pub(super) fn demangle(mangled: &str) -> String {
     cpp_demangle::Symbol::new(mangled)
         .ok()
         .and_then(|s| s.demangle().ok())
@@ -569,5 +570,9 @@ pub fn analyze_traces(
         plan.regions.excluded(),
         sampled,
     )?;
-    analyze(&plan.analysis, source, context)
+    let mut report = analyze(&plan.analysis, source, context)?;
+    let analysis = &plan.analysis;
+    let replay = (scope_of(config), &analysis.renames, analysis.max_depth);
+    attach_timeline(&mut report, config, inputs, replay)?;
+    Ok(report)
 }

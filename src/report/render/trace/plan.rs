@@ -1,0 +1,254 @@
+//! A real timeline planned before trace.json is written: one replay of every process finds its
+//! devices, its last time and its steps (top-level push/pop ranges), each host's clock offset comes
+//! from the cross-rank diagnosis, and the bound (`report.trace_events`) becomes one cut in aligned
+//! time at the end of a step, so that whole steps are kept on every rank rather than a random part
+//! of each. Only per-step counts are kept, never the events themselves.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::report::format;
+use crate::report::model::{
+    PlannedProcess, RealTimeline, Report, TimelineCut, TimelineEvent, TimelineProcess,
+    TimelineSource,
+};
+
+/// Plans `source` for trace.json, says in the report's notes what the bound leaves out, and hands
+/// the plan to the report; an error names the trace that could not be read again.
+pub fn attach(
+    report: &mut Report,
+    source: Arc<dyn TimelineSource>,
+    bound: u64,
+) -> std::io::Result<()> {
+    let timeline = plan(report, source, bound)?;
+    if let Some(cut) = &timeline.cut {
+        report.notes.push(cut_note(cut, timeline.origin_ns));
+    }
+    report.timeline = Some(timeline);
+    Ok(())
+}
+
+/// What report.md and trace.json say of a cut (`origin_ns`: trace.json's time 0).
+pub fn cut_note(cut: &TimelineCut, origin_ns: i64) -> String {
+    let kept = match cut.steps_kept {
+        0 => "even the first step (top-level range) holds more slices than that, so each process keeps its first slices, an equal share of the bound".to_string(),
+        n => format!(
+            "the {n} of {} steps (top-level ranges, over all ranks) that end by {} into the trace are kept whole, with everything else that started before then; what started later is left out",
+            cut.steps,
+            format::value(Some(cut.before_ns.saturating_sub(origin_ns) as f64), "ns"),
+        ),
+    };
+    format!(
+        "trace.json is bounded to {} slices (`report.trace_events`) of the capture's {}: {kept}. Raise `report.trace_events` to keep more.",
+        format::count(cut.bound as f64),
+        format::count(cut.total as f64),
+    )
+}
+
+/// One process's first replay: where its slices start relative to its steps' ends.
+#[derive(Default)]
+struct Census {
+    devices: BTreeSet<u32>,
+    first: Option<u64>,
+    last: u64,
+    /// Ends of its top-level push/pop ranges, ascending.
+    ends: Vec<u64>,
+    /// `buckets[i]`: slices starting in `[ends[i-1], ends[i])`; the last one after every end.
+    buckets: Vec<u64>,
+    /// Per thread, the ends of the push/pop ranges open there.
+    open: HashMap<u32, Vec<u64>>,
+    total: u64,
+}
+
+impl Census {
+    fn count(&mut self, start: u64, end: u64) {
+        self.first = Some(self.first.map_or(start, |f| f.min(start)));
+        self.last = self.last.max(end);
+        let at = self.ends.partition_point(|&e| e <= start);
+        self.buckets[at] += 1;
+        self.total += 1;
+    }
+
+    fn visit(&mut self, event: &TimelineEvent<'_>) {
+        if self.buckets.is_empty() {
+            self.buckets.push(0);
+        }
+        match *event {
+            TimelineEvent::Range {
+                thread,
+                start,
+                end,
+                nested,
+                ..
+            } => {
+                self.count(start, end.unwrap_or(start));
+                if !nested {
+                    return;
+                }
+                let open = self.open.entry(thread).or_default();
+                while open.last().is_some_and(|&e| e <= start) {
+                    open.pop();
+                }
+                let top = open.is_empty();
+                open.push(end.unwrap_or(u64::MAX));
+                if let (true, Some(end)) = (top, end) {
+                    // Every slice counted so far started no later than this range, so all of the
+                    // bucket it splits lies before its end.
+                    let at = self.ends.partition_point(|&e| e <= end);
+                    self.ends.insert(at, end);
+                    self.buckets.insert(at + 1, 0);
+                }
+            }
+            TimelineEvent::Kernel {
+                device, start, end, ..
+            } => {
+                self.devices.insert(device);
+                self.count(start, end);
+            }
+        }
+    }
+
+    /// Slices starting before each step's end.
+    fn before_ends(&self) -> Vec<u64> {
+        self.buckets
+            .iter()
+            .scan(0, |sum, b| {
+                *sum += b;
+                Some(*sum)
+            })
+            .take(self.ends.len())
+            .collect()
+    }
+}
+
+fn plan(
+    report: &Report,
+    source: Arc<dyn TimelineSource>,
+    bound: u64,
+) -> std::io::Result<RealTimeline> {
+    let offsets = host_offsets(report);
+    let mut processes = Vec::with_capacity(source.len());
+    let mut censuses = Vec::with_capacity(source.len());
+    for at in 0..source.len() {
+        let mut census = Census::default();
+        let process = source.replay(at, &mut |event| census.visit(event))?;
+        let offset_ns = offsets.get(process.host.as_str()).copied().unwrap_or(0);
+        processes.push(PlannedProcess {
+            label: label(&process, &census.devices),
+            devices: census.devices.iter().copied().collect(),
+            offset_ns,
+            last_ns: census.last,
+            quota: None,
+            process,
+        });
+        censuses.push(census);
+    }
+    let origin_ns = processes
+        .iter()
+        .zip(&censuses)
+        .filter_map(|(p, c)| c.first.map(|f| f as i64 + p.offset_ns))
+        .min()
+        .unwrap_or(0);
+    let hosts: BTreeSet<&str> = processes.iter().map(|p| p.process.host.as_str()).collect();
+    let clock = match &report.cross_rank {
+        Some(cross) => cross.clock.clone(),
+        None if hosts.len() > 1 => "each process's times as traced: no collective was matched across hosts to align their clocks".to_string(),
+        None => "one host: every process's times are on one clock".to_string(),
+    };
+    let cut = cut(&processes, &censuses, bound);
+    if let Some(cut) = &cut {
+        if cut.steps_kept == 0 || cut.before_ns == i64::MAX {
+            // Not even the first step fits: each process keeps its share of the bound, in order.
+            let share = bound / processes.len().max(1) as u64;
+            processes.iter_mut().for_each(|p| p.quota = Some(share));
+        }
+    }
+    Ok(RealTimeline {
+        source,
+        processes,
+        origin_ns,
+        clock,
+        cut,
+    })
+}
+
+/// The latest step end (aligned) that keeps the slices before it within `bound`, counted as
+/// upper bounds (each process's count up to its own next step end); `None` when all fit.
+fn cut(processes: &[PlannedProcess], censuses: &[Census], bound: u64) -> Option<TimelineCut> {
+    let total: u64 = censuses.iter().map(|c| c.total).sum();
+    if total <= bound {
+        return None;
+    }
+    let before: Vec<Vec<u64>> = censuses.iter().map(Census::before_ends).collect();
+    let aligned = |p: usize, e: u64| e as i64 + processes[p].offset_ns;
+    let mut candidates: Vec<i64> = censuses
+        .iter()
+        .enumerate()
+        .flat_map(|(p, c)| c.ends.iter().map(move |&e| aligned(p, e)))
+        .collect();
+    candidates.sort_unstable();
+    let estimate = |t: i64| -> u64 {
+        censuses
+            .iter()
+            .enumerate()
+            .map(|(p, c)| {
+                let k = c.ends.partition_point(|&e| aligned(p, e) < t);
+                before[p].get(k).copied().unwrap_or(c.total)
+            })
+            .sum()
+    };
+    let fits = candidates.partition_point(|&t| estimate(t) <= bound);
+    let before_ns = match fits {
+        0 => candidates.first().copied().unwrap_or(i64::MAX),
+        n => candidates[n - 1],
+    };
+    let steps_kept = match fits {
+        0 => 0,
+        _ => candidates.iter().filter(|&&t| t <= before_ns).count() as u64,
+    };
+    Some(TimelineCut {
+        bound,
+        before_ns,
+        total,
+        steps_kept,
+        steps: candidates.len() as u64,
+    })
+}
+
+/// Each host's clock offset, as the cross-rank diagnosis put the hosts on one time line (none on
+/// one host, or where no collective was matched).
+fn host_offsets(report: &Report) -> HashMap<&str, i64> {
+    let Some(cross) = &report.cross_rank else {
+        return HashMap::new();
+    };
+    let host_of: HashMap<&str, &str> = report
+        .scopes
+        .iter()
+        .filter_map(|s| Some((s.label.as_str(), s.host.as_deref()?)))
+        .collect();
+    cross
+        .ranks
+        .iter()
+        .filter_map(|r| Some((*host_of.get(r.scope.as_str())?, r.clock_offset_ns)))
+        .collect()
+}
+
+/// `rank 2 (host-a, GPU 2)`; `pid 4242 (host-a, GPU 0)` where no rank is known.
+fn label(process: &TimelineProcess, devices: &BTreeSet<u32>) -> String {
+    let who = match process.rank {
+        Some(rank) => format!("rank {rank}"),
+        None => format!("pid {}", process.pid),
+    };
+    let mut place: Vec<String> = Vec::new();
+    if !process.host.is_empty() {
+        place.push(process.host.clone());
+    }
+    if !devices.is_empty() {
+        let list: Vec<String> = devices.iter().map(u32::to_string).collect();
+        place.push(format!("GPU {}", list.join(", ")));
+    }
+    match place.is_empty() {
+        true => who,
+        false => format!("{who} ({})", place.join(", ")),
+    }
+}
