@@ -19,10 +19,12 @@ pub struct TimelineProcess {
 /// One event of a process's timeline. Times in ns on the process's own clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TimelineEvent<'a> {
-    /// A range on a CPU thread: push/pop ranges nest on their thread, start/end ranges (`nested`
-    /// false) may overlap anything. `end` is `None` for a range that never ended.
+    /// A range on a CPU thread: push/pop ranges nest on their thread within their domain (`""`: the
+    /// default one), start/end ranges (`nested` false) may overlap anything. `end` is `None` for a
+    /// range that never ended.
     Range {
         thread: u32,
+        domain: &'a str,
         start: u64,
         end: Option<u64>,
         name: &'a str,

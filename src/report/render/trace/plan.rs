@@ -55,8 +55,9 @@ struct Census {
     ends: Vec<u64>,
     /// `buckets[i]`: slices starting in `[ends[i-1], ends[i])`; the last one after every end.
     buckets: Vec<u64>,
-    /// Per thread, the ends of the push/pop ranges open there.
-    open: HashMap<u32, Vec<u64>>,
+    /// Per thread and domain, the ends of the push/pop ranges open there.
+    open: HashMap<(u32, usize), Vec<u64>>,
+    domains: Domains,
     total: u64,
 }
 
@@ -76,6 +77,7 @@ impl Census {
         match *event {
             TimelineEvent::Range {
                 thread,
+                domain,
                 start,
                 end,
                 nested,
@@ -85,7 +87,8 @@ impl Census {
                 if !nested {
                     return;
                 }
-                let open = self.open.entry(thread).or_default();
+                let domain = self.domains.index(domain);
+                let open = self.open.entry((thread, domain)).or_default();
                 while open.last().is_some_and(|&e| e <= start) {
                     open.pop();
                 }
@@ -118,6 +121,22 @@ impl Census {
             })
             .take(self.ends.len())
             .collect()
+    }
+}
+
+/// A process's range domains, numbered in order of appearance (the default domain, `""`, among them).
+#[derive(Default)]
+pub(super) struct Domains(Vec<String>);
+
+impl Domains {
+    pub(super) fn index(&mut self, domain: &str) -> usize {
+        match self.0.iter().position(|d| d == domain) {
+            Some(at) => at,
+            None => {
+                self.0.push(domain.to_string());
+                self.0.len() - 1
+            }
+        }
     }
 }
 

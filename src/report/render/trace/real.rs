@@ -9,7 +9,7 @@ use std::io::{self, BufWriter, Write};
 
 use serde_json::{json, Value};
 
-use super::plan::cut_note;
+use super::plan::{cut_note, Domains};
 use crate::region;
 use crate::report::model::{PlannedProcess, RealTimeline, Report, TimelineEvent};
 
@@ -22,6 +22,9 @@ pub const REAL_NOTE: &str = "Real timeline: every kernel at its start and end on
 fn stream_tid(device: u32, stream: u32) -> u64 {
     ((u64::from(device) + 1) << 32) | u64::from(stream)
 }
+
+/// A range domain's tracks are numbered this far apart (below 2^53, above every stream's track).
+const DOMAIN_SHIFT: u32 = 48;
 
 /// Where CPU threads' tracks sort: after every stream's.
 const THREAD_ORDER: u64 = 1 << 40;
@@ -125,8 +128,9 @@ struct ProcessWriter<'t> {
     planned: &'t PlannedProcess,
     origin_ns: i64,
     before_ns: i64,
-    /// Per thread, the push/pop ranges open there: their end and region path.
-    open: BTreeMap<u32, Vec<(u64, String)>>,
+    /// Per thread and domain, the push/pop ranges open there: their end and region path.
+    open: BTreeMap<(u32, usize), Vec<(u64, String)>>,
+    domains: Domains,
     /// Track names by tid, with their sort order (streams first).
     tracks: BTreeMap<u64, (u64, String)>,
     slices: u64,
@@ -141,6 +145,7 @@ impl<'t> ProcessWriter<'t> {
             origin_ns: timeline.origin_ns,
             before_ns: timeline.cut.as_ref().map_or(i64::MAX, |c| c.before_ns),
             open: BTreeMap::new(),
+            domains: Domains::default(),
             tracks: BTreeMap::new(),
             slices: 0,
             marks: 0,
@@ -162,26 +167,38 @@ impl<'t> ProcessWriter<'t> {
         match *event {
             TimelineEvent::Range {
                 thread,
+                domain,
                 start,
                 end,
                 name,
                 nested,
             } => {
                 let end = end.unwrap_or(self.planned.last_ns.max(start));
+                let segment = match domain {
+                    "" => region::display_of(&[name.to_string()]),
+                    _ => format!("{domain}@{}", region::display_of(&[name.to_string()])),
+                };
+                let track = self.domains.index(domain);
                 let path = match nested {
-                    true => self.nest(thread, start, end, name),
-                    false => name.to_string(),
+                    true => self.nest((thread, track), start, end, segment),
+                    false => segment,
                 };
                 if !self.kept(start) {
                     return Ok(());
                 }
-                self.tracks
-                    .entry(u64::from(thread))
-                    .or_insert_with(|| (THREAD_ORDER + u64::from(thread), format!("thread {thread}")));
+                // Each domain's ranges on a track of their own: two domains' ranges need not nest.
+                let tid = u64::from(thread) + ((track as u64) << DOMAIN_SHIFT);
+                self.tracks.entry(tid).or_insert_with(|| {
+                    let name = match domain {
+                        "" => format!("thread {thread}"),
+                        _ => format!("thread {thread} ({domain})"),
+                    };
+                    (THREAD_ORDER + tid, name)
+                });
                 self.slices += 1;
                 match nested {
-                    true => events.push(&self.slice(name, "range", (start, end), thread.into(), json!({ "path": path }))),
-                    false => self.mark(name, (start, end), thread, events),
+                    true => events.push(&self.slice(name, "range", (start, end), tid, json!({ "path": path }))),
+                    false => self.mark(name, (start, end), tid, events),
                 }
             }
             TimelineEvent::Kernel {
@@ -217,14 +234,14 @@ impl<'t> ProcessWriter<'t> {
     }
 
     /// The region path of a push/pop range on `thread`: its name under the ranges still open there.
-    fn nest(&mut self, thread: u32, start: u64, end: u64, name: &str) -> String {
-        let open = self.open.entry(thread).or_default();
+    fn nest(&mut self, track: (u32, usize), start: u64, end: u64, name: String) -> String {
+        let open = self.open.entry(track).or_default();
         while open.last().is_some_and(|(e, _)| *e <= start) {
             open.pop();
         }
         let path = match open.last() {
             Some((_, parent)) => format!("{parent}/{name}"),
-            None => name.to_string(),
+            None => name,
         };
         open.push((end, path.clone()));
         path
@@ -235,13 +252,13 @@ impl<'t> ProcessWriter<'t> {
         &mut self,
         name: &str,
         (start, end): (u64, u64),
-        thread: u32,
+        tid: u64,
         events: &mut Events<'_>,
     ) -> io::Result<()> {
         self.marks += 1;
         let id = format!("{}.{}", self.pid, self.marks);
         let at = |ph: &str, ns: u64| {
-            json!({"name": name, "cat": "mark", "ph": ph, "id": id, "pid": self.pid, "tid": thread, "ts": self.micros(ns)})
+            json!({"name": name, "cat": "mark", "ph": ph, "id": id, "pid": self.pid, "tid": tid, "ts": self.micros(ns)})
         };
         events.push(&at("b", start))?;
         events.push(&at("e", end))

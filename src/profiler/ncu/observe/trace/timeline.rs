@@ -60,6 +60,7 @@ impl TimelineSource for TraceTimeline {
         for range in &trace.ranges {
             visit(&TimelineEvent::Range {
                 thread: range.thread,
+                domain: range.domain.map_or("", |d| trace.text(d)),
                 start: range.start,
                 end: range.end,
                 name: range.name.map_or(UNNAMED, |n| trace.text(n)),
