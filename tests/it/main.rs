@@ -37,6 +37,7 @@ mod provenance;
 mod pytorch_runs;
 mod readable;
 mod readme;
+mod real_timeline;
 mod region_core;
 mod regions;
 mod report_file;

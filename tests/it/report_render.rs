@@ -210,6 +210,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         scope_trees: true,
         item_noun: Default::default(),
         console_notes: Vec::new(),
+        timeline: None,
         time_measured: None,
         schema_version: SCHEMA_VERSION,
         generator: "profile-run 0.1.0".to_string(),

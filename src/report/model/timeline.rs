@@ -35,6 +35,9 @@ pub enum TimelineEvent<'a> {
     Kernel {
         device: u32,
         stream: u32,
+        /// When the API call that launched it started (its start where the trace lacks the call):
+        /// the step it belongs to is the one open then.
+        launched: u64,
         start: u64,
         end: u64,
         name: &'a str,
@@ -91,6 +94,9 @@ pub struct PlannedProcess {
     pub offset_ns: i64,
     /// The latest time of any of its events, on its own clock: where a range that never ended ends.
     pub last_ns: u64,
+    /// Only what was pushed or launched before this time on its own clock is written (`None`: no
+    /// cut), in ns: the end of its last step before the cut.
+    pub before_ns: Option<u64>,
     /// Slices written at most (`None`: all those before the cut). Set only when even the first step
     /// holds more slices than the bound.
     pub quota: Option<u64>,
@@ -101,7 +107,7 @@ pub struct PlannedProcess {
 pub struct TimelineCut {
     /// `report.trace_events`.
     pub bound: u64,
-    /// Only events starting before this aligned time are written, in ns.
+    /// Each process keeps its steps that end by this aligned time, in ns.
     pub before_ns: i64,
     /// Slices in the capture.
     pub total: u64,

@@ -33,7 +33,7 @@ pub fn cut_note(cut: &TimelineCut, origin_ns: i64) -> String {
     let kept = match cut.steps_kept {
         0 => "even the first step (top-level range) holds more slices than that, so each process keeps its first slices, an equal share of the bound".to_string(),
         n => format!(
-            "the {n} of {} steps (top-level ranges, over all ranks) that end by {} into the trace are kept whole, with everything else that started before then; what started later is left out",
+            "the {n} of {} steps (top-level ranges of the default NVTX domain, over all ranks) that end by {} into the trace are kept whole, with everything pushed or launched before each process's last of them; what came later is left out",
             cut.steps,
             format::value(Some(cut.before_ns.saturating_sub(origin_ns) as f64), "ns"),
         ),
@@ -51,9 +51,10 @@ struct Census {
     devices: BTreeSet<u32>,
     first: Option<u64>,
     last: u64,
-    /// Ends of its top-level push/pop ranges, ascending.
+    /// Ends of its steps (the default domain's top-level push/pop ranges), ascending.
     ends: Vec<u64>,
-    /// `buckets[i]`: slices starting in `[ends[i-1], ends[i])`; the last one after every end.
+    /// `buckets[i]`: slices pushed or launched in `[ends[i-1], ends[i])`; the last one after every
+    /// end.
     buckets: Vec<u64>,
     /// Per thread and domain, the ends of the push/pop ranges open there.
     open: HashMap<(u32, usize), Vec<u64>>,
@@ -62,10 +63,11 @@ struct Census {
 }
 
 impl Census {
-    fn count(&mut self, start: u64, end: u64) {
+    /// A slice from `start` to `end`, counted in its step by `at` (its push, or its kernel's launch).
+    fn count(&mut self, (start, end): (u64, u64), at: u64) {
         self.first = Some(self.first.map_or(start, |f| f.min(start)));
         self.last = self.last.max(end);
-        let at = self.ends.partition_point(|&e| e <= start);
+        let at = self.ends.partition_point(|&e| e <= at);
         self.buckets[at] += 1;
         self.total += 1;
     }
@@ -83,10 +85,12 @@ impl Census {
                 nested,
                 ..
             } => {
-                self.count(start, end.unwrap_or(start));
+                self.count((start, end.unwrap_or(start)), start);
                 if !nested {
                     return;
                 }
+                // Steps are the default domain's: a library's own ranges (NCCL's) are not steps.
+                let default = domain.is_empty();
                 let domain = self.domains.index(domain);
                 let open = self.open.entry((thread, domain)).or_default();
                 while open.last().is_some_and(|&e| e <= start) {
@@ -94,7 +98,7 @@ impl Census {
                 }
                 let top = open.is_empty();
                 open.push(end.unwrap_or(u64::MAX));
-                if let (true, Some(end)) = (top, end) {
+                if let (true, true, Some(end)) = (top, default, end) {
                     // Every slice counted so far started no later than this range, so all of the
                     // bucket it splits lies before its end.
                     let at = self.ends.partition_point(|&e| e <= end);
@@ -103,15 +107,19 @@ impl Census {
                 }
             }
             TimelineEvent::Kernel {
-                device, start, end, ..
+                device,
+                launched,
+                start,
+                end,
+                ..
             } => {
                 self.devices.insert(device);
-                self.count(start, end);
+                self.count((start, end), launched);
             }
         }
     }
 
-    /// Slices starting before each step's end.
+    /// Slices pushed or launched before each step's end.
     fn before_ends(&self) -> Vec<u64> {
         self.buckets
             .iter()
@@ -157,6 +165,7 @@ fn plan(
             devices: census.devices.iter().copied().collect(),
             offset_ns,
             last_ns: census.last,
+            before_ns: None,
             quota: None,
             process,
         });
@@ -174,13 +183,11 @@ fn plan(
         None if hosts.len() > 1 => "each process's times as traced: no collective was matched across hosts to align their clocks".to_string(),
         None => "one host: every process's times are on one clock".to_string(),
     };
-    let cut = cut(&processes, &censuses, bound);
-    if let Some(cut) = &cut {
-        if cut.steps_kept == 0 || cut.before_ns == i64::MAX {
-            // Not even the first step fits: each process keeps its share of the bound, in order.
-            let share = bound / processes.len().max(1) as u64;
-            processes.iter_mut().for_each(|p| p.quota = Some(share));
-        }
+    let cut = cut(&mut processes, &censuses, bound);
+    if cut.as_ref().is_some_and(|c| c.steps_kept == 0) {
+        // Not even the first step fits: each process keeps its first slices, an equal share.
+        let share = bound / processes.len().max(1) as u64;
+        processes.iter_mut().for_each(|p| p.quota = Some(share));
     }
     Ok(RealTimeline {
         source,
@@ -191,40 +198,55 @@ fn plan(
     })
 }
 
-/// The latest step end (aligned) that keeps the slices before it within `bound`, counted as
-/// upper bounds (each process's count up to its own next step end); `None` when all fit.
-fn cut(processes: &[PlannedProcess], censuses: &[Census], bound: u64) -> Option<TimelineCut> {
+/// The latest step end (aligned) such that each process's slices pushed or launched before its own
+/// last step end by then stay within `bound` together; each process's own end is set as its
+/// `before_ns`. `None` when all fit.
+fn cut(processes: &mut [PlannedProcess], censuses: &[Census], bound: u64) -> Option<TimelineCut> {
     let total: u64 = censuses.iter().map(|c| c.total).sum();
     if total <= bound {
         return None;
     }
     let before: Vec<Vec<u64>> = censuses.iter().map(Census::before_ends).collect();
-    let aligned = |p: usize, e: u64| e as i64 + processes[p].offset_ns;
+    let offsets: Vec<i64> = processes.iter().map(|p| p.offset_ns).collect();
+    // How many of process p's steps end by aligned time t.
+    let steps_by = |p: usize, t: i64| {
+        censuses[p]
+            .ends
+            .partition_point(|&e| e as i64 + offsets[p] <= t)
+    };
     let mut candidates: Vec<i64> = censuses
         .iter()
         .enumerate()
-        .flat_map(|(p, c)| c.ends.iter().map(move |&e| aligned(p, e)))
+        .flat_map(|(p, c)| {
+            let offset = offsets[p];
+            c.ends.iter().map(move |&e| e as i64 + offset)
+        })
         .collect();
     candidates.sort_unstable();
-    let estimate = |t: i64| -> u64 {
-        censuses
-            .iter()
-            .enumerate()
-            .map(|(p, c)| {
-                let k = c.ends.partition_point(|&e| aligned(p, e) < t);
-                before[p].get(k).copied().unwrap_or(c.total)
+    let kept = |t: i64| -> u64 {
+        (0..censuses.len())
+            .map(|p| match steps_by(p, t) {
+                0 => 0,
+                k => before[p][k - 1],
             })
             .sum()
     };
-    let fits = candidates.partition_point(|&t| estimate(t) <= bound);
+    let fits = candidates.partition_point(|&t| kept(t) <= bound);
     let before_ns = match fits {
-        0 => candidates.first().copied().unwrap_or(i64::MAX),
+        0 => candidates.first().copied().unwrap_or(i64::MIN),
         n => candidates[n - 1],
     };
-    let steps_kept = match fits {
-        0 => 0,
-        _ => candidates.iter().filter(|&&t| t <= before_ns).count() as u64,
-    };
+    let mut steps_kept = 0;
+    for (p, process) in processes.iter_mut().enumerate() {
+        let k = if fits == 0 { 0 } else { steps_by(p, before_ns) };
+        steps_kept += k as u64;
+        // Nothing of a process none of whose steps ends by then, unless no step fits anywhere.
+        process.before_ns = Some(match k {
+            0 if fits == 0 => u64::MAX,
+            0 => 0,
+            k => censuses[p].ends[k - 1],
+        });
+    }
     Some(TimelineCut {
         bound,
         before_ns,

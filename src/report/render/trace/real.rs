@@ -127,7 +127,6 @@ struct ProcessWriter<'t> {
     pid: u64,
     planned: &'t PlannedProcess,
     origin_ns: i64,
-    before_ns: i64,
     /// Per thread and domain, the push/pop ranges open there: their end and region path.
     open: BTreeMap<(u32, usize), Vec<(u64, String)>>,
     domains: Domains,
@@ -143,7 +142,6 @@ impl<'t> ProcessWriter<'t> {
             pid,
             planned,
             origin_ns: timeline.origin_ns,
-            before_ns: timeline.cut.as_ref().map_or(i64::MAX, |c| c.before_ns),
             open: BTreeMap::new(),
             domains: Domains::default(),
             tracks: BTreeMap::new(),
@@ -157,9 +155,10 @@ impl<'t> ProcessWriter<'t> {
         (ns as i64 + self.planned.offset_ns - self.origin_ns) as f64 / 1000.0
     }
 
-    /// Whether an event starting at `start` is written: before the cut, within the quota.
-    fn kept(&self, start: u64) -> bool {
-        start as i64 + self.planned.offset_ns < self.before_ns
+    /// Whether an event pushed or launched at `at` is written: before the process's cut, within
+    /// its quota.
+    fn kept(&self, at: u64) -> bool {
+        self.planned.before_ns.is_none_or(|cut| at < cut)
             && self.planned.quota.is_none_or(|q| self.slices < q)
     }
 
@@ -197,13 +196,20 @@ impl<'t> ProcessWriter<'t> {
                 });
                 self.slices += 1;
                 match nested {
-                    true => events.push(&self.slice(name, "range", (start, end), tid, json!({ "path": path }))),
+                    true => events.push(&self.slice(
+                        name,
+                        "range",
+                        (start, end),
+                        tid,
+                        json!({ "path": path }),
+                    )),
                     false => self.mark(name, (start, end), tid, events),
                 }
             }
             TimelineEvent::Kernel {
                 device,
                 stream,
+                launched,
                 start,
                 end,
                 name,
@@ -211,12 +217,15 @@ impl<'t> ProcessWriter<'t> {
                 grid,
                 block,
             } => {
-                if !self.kept(start) {
+                if !self.kept(launched) {
                     return Ok(());
                 }
                 let tid = stream_tid(device, stream);
                 self.tracks.entry(tid).or_insert_with(|| {
-                    (stream_order(device, stream), format!("GPU {device} stream {stream}"))
+                    (
+                        stream_order(device, stream),
+                        format!("GPU {device} stream {stream}"),
+                    )
                 });
                 self.slices += 1;
                 let args = json!({
@@ -257,14 +266,19 @@ impl<'t> ProcessWriter<'t> {
     ) -> io::Result<()> {
         self.marks += 1;
         let id = format!("{}.{}", self.pid, self.marks);
-        let at = |ph: &str, ns: u64| {
-            json!({"name": name, "cat": "mark", "ph": ph, "id": id, "pid": self.pid, "tid": tid, "ts": self.micros(ns)})
-        };
+        let at = |ph: &str, ns: u64| json!({"name": name, "cat": "mark", "ph": ph, "id": id, "pid": self.pid, "tid": tid, "ts": self.micros(ns)});
         events.push(&at("b", start))?;
         events.push(&at("e", end))
     }
 
-    fn slice(&self, name: &str, cat: &str, (start, end): (u64, u64), tid: u64, args: Value) -> Value {
+    fn slice(
+        &self,
+        name: &str,
+        cat: &str,
+        (start, end): (u64, u64),
+        tid: u64,
+        args: Value,
+    ) -> Value {
         json!({
             "name": name,
             "cat": cat,
@@ -281,7 +295,11 @@ impl<'t> ProcessWriter<'t> {
     fn metadata(&self, events: &mut Events<'_>) -> io::Result<()> {
         let pid = self.pid;
         let meta = |name: &str, tid: u64, args: Value| json!({"name": name, "ph": "M", "pid": pid, "tid": tid, "args": args});
-        events.push(&meta("process_name", 0, json!({"name": self.planned.label})))?;
+        events.push(&meta(
+            "process_name",
+            0,
+            json!({"name": self.planned.label}),
+        ))?;
         events.push(&meta("process_sort_index", 0, json!({"sort_index": pid})))?;
         let offset = match self.planned.offset_ns {
             0 => "real timeline".to_string(),
@@ -290,7 +308,11 @@ impl<'t> ProcessWriter<'t> {
         events.push(&meta("process_labels", 0, json!({"labels": offset})))?;
         for (tid, (order, name)) in &self.tracks {
             events.push(&meta("thread_name", *tid, json!({"name": name})))?;
-            events.push(&meta("thread_sort_index", *tid, json!({"sort_index": order})))?;
+            events.push(&meta(
+                "thread_sort_index",
+                *tid,
+                json!({"sort_index": order}),
+            ))?;
         }
         Ok(())
     }

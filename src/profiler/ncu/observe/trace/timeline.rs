@@ -83,6 +83,7 @@ impl TimelineSource for TraceTimeline {
             visit(&TimelineEvent::Kernel {
                 device: a.kernel.device,
                 stream: a.kernel.stream,
+                launched: a.kernel.launched_at(),
                 start: a.kernel.start,
                 end: a.kernel.end,
                 name: &names[shape.name],
