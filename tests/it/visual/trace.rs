@@ -148,6 +148,7 @@ fn regions_and_kernels_nest_with_the_reports_durations() {
         .as_str()
         .unwrap()
         .starts_with("Synthetic timeline"));
+    assert_eq!(doc["otherData"]["layout"], "synthetic");
 }
 
 #[test]

@@ -293,3 +293,6 @@ fn label(process: &TimelineProcess, devices: &BTreeSet<u32>) -> String {
         false => format!("{who} ({})", place.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests;
