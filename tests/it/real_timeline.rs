@@ -59,8 +59,21 @@ fn render(verb: &str, rels: &[&str], settings: &[&str], tmp: &Path) -> (Value, V
 /// pid and a tid; slices have a time and a length; async slices an id; metadata a name in args.
 fn events(trace: &Value) -> &[Value] {
     let events = trace["traceEvents"].as_array().expect("traceEvents");
+    // Perfetto reads pid and tid as 32-bit numbers, and a thread id as the thread's across the file.
+    let mut owner: BTreeMap<u64, u64> = BTreeMap::new();
     for e in events {
-        assert!(e["pid"].is_u64() && e["tid"].is_u64(), "{e}");
+        let (pid, tid) = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        assert!(
+            pid <= u64::from(u32::MAX) && tid <= u64::from(u32::MAX),
+            "{e}"
+        );
+        if tid != 0 {
+            assert_eq!(
+                *owner.entry(tid).or_insert(pid),
+                pid,
+                "tid {tid} in two processes"
+            );
+        }
         match e["ph"].as_str().unwrap() {
             "X" => assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0),
             "b" | "e" => assert!(e["id"].is_string() && e["ts"].is_f64()),
@@ -289,4 +302,25 @@ fn the_bound_keeps_whole_steps_and_says_what_it_left_out() {
         .iter()
         .filter(|e| e["cat"] == "range")
         .all(|e| e["ts"].as_f64().unwrap() < cut_us));
+}
+
+#[test]
+fn a_bound_below_one_step_gives_each_rank_an_equal_share() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (trace, _, md) = render(
+        "report",
+        &["ddp-straggle"],
+        &["report.trace_events=100"],
+        tmp.path(),
+    );
+    let events = events(&trace);
+    let left = &trace["otherData"]["left_out"];
+    assert_eq!(left["before_ns"], Value::Null, "{left}");
+    let note = left["note"].as_str().unwrap();
+    assert!(note.contains("even the first step"), "{note}");
+    assert!(md.contains(note));
+    for p in trace["otherData"]["processes"].as_array().unwrap() {
+        assert_eq!(p["slices"], 25, "{p}");
+    }
+    assert!(events.iter().filter(|e| e["ph"] == "X").count() <= 100);
 }

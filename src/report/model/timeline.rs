@@ -107,8 +107,9 @@ pub struct PlannedProcess {
 pub struct TimelineCut {
     /// `report.trace_events`.
     pub bound: u64,
-    /// Each process keeps its steps that end by this aligned time, in ns.
-    pub before_ns: i64,
+    /// Each process keeps its steps that end by this aligned time, in ns (`None`: not even one step
+    /// fits, or there is none, and each process keeps an equal share of its first slices).
+    pub before_ns: Option<i64>,
     /// Slices in the capture.
     pub total: u64,
     /// Top-level ranges (steps) that end before the cut, summed over processes, and all of them.

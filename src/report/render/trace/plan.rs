@@ -30,12 +30,14 @@ pub fn attach(
 
 /// What report.md and trace.json say of a cut (`origin_ns`: trace.json's time 0).
 pub fn cut_note(cut: &TimelineCut, origin_ns: i64) -> String {
-    let kept = match cut.steps_kept {
-        0 => "even the first step (top-level range) holds more slices than that, so each process keeps its first slices, an equal share of the bound".to_string(),
-        n => format!(
-            "the {n} of {} steps (top-level ranges of the default NVTX domain, over all ranks) that end by {} into the trace are kept whole, with everything pushed or launched before each process's last of them; what came later is left out",
+    let kept = match cut.before_ns {
+        None if cut.steps == 0 => "the capture has no step (top-level range of the default NVTX domain) to cut at, so each process keeps its first slices, an equal share of the bound".to_string(),
+        None => "even the first step (top-level range of the default NVTX domain) holds more slices than that, so each process keeps its first slices, an equal share of the bound".to_string(),
+        Some(before) => format!(
+            "the {} of {} steps (top-level ranges of the default NVTX domain, over all ranks) that end by {} into the trace are kept whole, with everything pushed or launched before each process's last of them; what came later is left out",
+            cut.steps_kept,
             cut.steps,
-            format::value(Some(cut.before_ns.saturating_sub(origin_ns) as f64), "ns"),
+            format::value(Some(before.saturating_sub(origin_ns) as f64), "ns"),
         ),
     };
     format!(
@@ -184,9 +186,10 @@ fn plan(
         None => "one host: every process's times are on one clock".to_string(),
     };
     let cut = cut(&mut processes, &censuses, bound);
-    if cut.as_ref().is_some_and(|c| c.steps_kept == 0) {
+    if cut.as_ref().is_some_and(|c| c.before_ns.is_none()) {
         // Not even the first step fits: each process keeps its first slices, an equal share.
-        let share = bound / processes.len().max(1) as u64;
+        let shown = censuses.iter().filter(|c| c.total > 0).count();
+        let share = bound / shown.max(1) as u64;
         processes.iter_mut().for_each(|p| p.quota = Some(share));
     }
     Ok(RealTimeline {
@@ -232,19 +235,16 @@ fn cut(processes: &mut [PlannedProcess], censuses: &[Census], bound: u64) -> Opt
             .sum()
     };
     let fits = candidates.partition_point(|&t| kept(t) <= bound);
-    let before_ns = match fits {
-        0 => candidates.first().copied().unwrap_or(i64::MIN),
-        n => candidates[n - 1],
-    };
+    let before_ns = fits.checked_sub(1).map(|n| candidates[n]);
     let mut steps_kept = 0;
     for (p, process) in processes.iter_mut().enumerate() {
-        let k = if fits == 0 { 0 } else { steps_by(p, before_ns) };
-        steps_kept += k as u64;
-        // Nothing of a process none of whose steps ends by then, unless no step fits anywhere.
-        process.before_ns = Some(match k {
-            0 if fits == 0 => u64::MAX,
+        // Nothing of a process none of whose steps ends by then; no step cut where none fits.
+        process.before_ns = before_ns.map(|t| match steps_by(p, t) {
             0 => 0,
-            k => censuses[p].ends[k - 1],
+            k => {
+                steps_kept += k as u64;
+                censuses[p].ends[k - 1]
+            }
         });
     }
     Some(TimelineCut {

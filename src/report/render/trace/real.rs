@@ -18,22 +18,6 @@ pub const REAL_NOTE: &str = "Real timeline: every kernel at its start and end on
     and every NVTX range at its push and pop on its CPU thread, as the trace recorded them; time 0 \
     is the earliest event of any process, and hosts are put on one clock as `clock` says.";
 
-/// GPU stream tracks are numbered above every CPU thread id, one block per device.
-fn stream_tid(device: u32, stream: u32) -> u64 {
-    ((u64::from(device) + 1) << 32) | u64::from(stream)
-}
-
-/// A range domain's tracks are numbered this far apart (below 2^53, above every stream's track).
-const DOMAIN_SHIFT: u32 = 48;
-
-/// Where CPU threads' tracks sort: after every stream's.
-const THREAD_ORDER: u64 = 1 << 40;
-
-/// Streams' tracks sort by device, then stream.
-fn stream_order(device: u32, stream: u32) -> u64 {
-    (u64::from(device) << 20) + u64::from(stream).min((1 << 20) - 1)
-}
-
 /// The whole trace into `out`.
 pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 16, out);
@@ -42,6 +26,7 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
         out: &mut out,
         written: 0,
         first: true,
+        next_tid: 1,
     };
     let mut order: Vec<usize> = (0..timeline.processes.len()).collect();
     order.sort_by_key(|&at| {
@@ -91,7 +76,7 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
         "left_out": timeline.cut.as_ref().map(|cut| json!({
             "bound": cut.bound,
             "slices": cut.total.saturating_sub(slices),
-            "before_ns": cut.before_ns.saturating_sub(timeline.origin_ns),
+            "before_ns": cut.before_ns.map(|t| t.saturating_sub(timeline.origin_ns)),
             "steps_kept": cut.steps_kept,
             "steps": cut.steps,
             "note": cut_note(cut, timeline.origin_ns),
@@ -108,6 +93,9 @@ struct Events<'w> {
     out: &'w mut dyn Write,
     written: u64,
     first: bool,
+    /// Track ids are numbered through the whole file: Perfetto reads them as 32-bit numbers and
+    /// may join two processes' tracks of one id.
+    next_tid: u64,
 }
 
 impl Events<'_> {
@@ -130,8 +118,9 @@ struct ProcessWriter<'t> {
     /// Per thread and domain, the push/pop ranges open there: their end and region path.
     open: BTreeMap<(u32, usize), Vec<(u64, String)>>,
     domains: Domains,
-    /// Track names by tid, with their sort order (streams first).
-    tracks: BTreeMap<u64, (u64, String)>,
+    /// Each track's id and name: streams (`(0, device, stream)`) before threads (`(1, thread,
+    /// domain)`), in the order they are shown.
+    tracks: BTreeMap<(u8, u32, u32), (u64, String)>,
     slices: u64,
     marks: u64,
 }
@@ -186,13 +175,9 @@ impl<'t> ProcessWriter<'t> {
                     return Ok(());
                 }
                 // Each domain's ranges on a track of their own: two domains' ranges need not nest.
-                let tid = u64::from(thread) + ((track as u64) << DOMAIN_SHIFT);
-                self.tracks.entry(tid).or_insert_with(|| {
-                    let name = match domain {
-                        "" => format!("thread {thread}"),
-                        _ => format!("thread {thread} ({domain})"),
-                    };
-                    (THREAD_ORDER + tid, name)
+                let tid = self.track((1, thread, track as u32), events, || match domain {
+                    "" => format!("thread {thread}"),
+                    _ => format!("thread {thread} ({domain})"),
                 });
                 self.slices += 1;
                 match nested {
@@ -220,12 +205,8 @@ impl<'t> ProcessWriter<'t> {
                 if !self.kept(launched) {
                     return Ok(());
                 }
-                let tid = stream_tid(device, stream);
-                self.tracks.entry(tid).or_insert_with(|| {
-                    (
-                        stream_order(device, stream),
-                        format!("GPU {device} stream {stream}"),
-                    )
+                let tid = self.track((0, device, stream), events, || {
+                    format!("GPU {device} stream {stream}")
                 });
                 self.slices += 1;
                 let args = json!({
@@ -240,6 +221,20 @@ impl<'t> ProcessWriter<'t> {
                 events.push(&self.slice(short, "kernel", (start, end), tid, args))
             }
         }
+    }
+
+    /// The id of track `key`, numbered and named when first seen.
+    fn track(
+        &mut self,
+        key: (u8, u32, u32),
+        events: &mut Events<'_>,
+        name: impl FnOnce() -> String,
+    ) -> u64 {
+        let (tid, _) = self.tracks.entry(key).or_insert_with(|| {
+            events.next_tid += 1;
+            (events.next_tid - 1, name())
+        });
+        *tid
     }
 
     /// The region path of a push/pop range on `thread`: its name under the ranges still open there.
@@ -306,7 +301,7 @@ impl<'t> ProcessWriter<'t> {
             ns => format!("real timeline, clock shifted {ns:+} ns"),
         };
         events.push(&meta("process_labels", 0, json!({"labels": offset})))?;
-        for (tid, (order, name)) in &self.tracks {
+        for (order, (tid, name)) in self.tracks.values().enumerate() {
             events.push(&meta("thread_name", *tid, json!({"name": name})))?;
             events.push(&meta(
                 "thread_sort_index",

@@ -64,7 +64,7 @@ fn the_bound_keeps_whole_steps_on_every_process() {
     let mut processes = [planned(0), planned(0)];
     let cut = cut(&mut processes, &censuses, 45).unwrap();
     assert_eq!((cut.total, cut.steps_kept, cut.steps), (100, 4, 10));
-    assert_eq!(cut.before_ns, (2 * STEP - 1) as i64);
+    assert_eq!(cut.before_ns, Some((2 * STEP - 1) as i64));
     for p in &processes {
         assert_eq!(p.before_ns, Some(2 * STEP - 1));
     }
@@ -78,7 +78,7 @@ fn each_process_is_cut_at_its_own_step_end_on_the_aligned_clock() {
     let cut = cut(&mut processes, &censuses, 35).unwrap();
     // By aligned 1,999 the first has ended two steps and the second one (30 slices); by 2,299 both
     // have ended two (40, past the bound).
-    assert_eq!(cut.before_ns, (2 * STEP - 1) as i64);
+    assert_eq!(cut.before_ns, Some((2 * STEP - 1) as i64));
     assert_eq!(processes[0].before_ns, Some(2 * STEP - 1));
     assert_eq!(processes[1].before_ns, Some(STEP - 1));
     assert_eq!(cut.steps_kept, 3);
@@ -121,7 +121,8 @@ fn a_first_step_past_the_bound_keeps_no_step() {
     let censuses = [census(5, 9, 0, 0)];
     let mut processes = [planned(0)];
     let cut = cut(&mut processes, &censuses, 5).unwrap();
-    assert_eq!(cut.steps_kept, 0);
+    assert_eq!((cut.steps_kept, cut.before_ns), (0, None));
     // No step cut: the quota (set by the plan) bounds what is written instead.
-    assert_eq!(processes[0].before_ns, Some(u64::MAX));
+    assert_eq!(processes[0].before_ns, None);
+    assert!(cut_note(&cut, 0).contains("even the first step"));
 }
