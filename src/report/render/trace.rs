@@ -7,6 +7,8 @@
 //! Where the capture holds real times (a CUPTI trace: `report.timeline`), trace.json lays them out
 //! instead ([`real`], planned by [`plan`]): one track group per rank on one clock. `otherData.layout`
 //! says which layout a file holds (`real` or `synthetic`).
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 mod plan;
 mod real;

@@ -3,6 +3,8 @@
 //! from the cross-rank diagnosis, and the bound (`report.trace_events`) becomes one cut in aligned
 //! time at the end of a step, so that whole steps are kept on every rank rather than a random part
 //! of each. Only per-step counts are kept, never the events themselves.
+//!
+//! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

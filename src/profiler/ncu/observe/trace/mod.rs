@@ -10,5 +10,6 @@
 
 pub mod attribute;
 pub mod deep;
+mod demangle;
 pub mod source;
 pub mod timeline;

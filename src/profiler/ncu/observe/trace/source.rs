@@ -25,6 +25,7 @@ mod counts;
 
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
+use super::demangle::demangle;
 use super::timeline::attach_timeline;
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
@@ -216,15 +217,6 @@ impl Wanted {
         }
         self.wanted
     }
-}
-
-/// A mangled name as C++ reads it (`void gemm<float>(float*)`); the mangled name where it does not
-/// demangle (C kernels, names of other languages).
-pub(super) fn demangle(mangled: &str) -> String {
-    cpp_demangle::Symbol::new(mangled)
-        .ok()
-        .and_then(|s| s.demangle().ok())
-        .unwrap_or_else(|| mangled.to_string())
 }
 
 impl Observations for TraceSource<'_> {

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::attribute::{attribute, PushPopScope};
-use super::source::demangle;
+use super::demangle::demangle;
 use crate::config::{Config, Format};
 use crate::error::{Error, Result};
 use crate::profiler::ncu::readers::trace::{self as file, RangeKind, TraceError, TraceInput};
