@@ -250,12 +250,35 @@ fn two_hosts_are_shifted_by_the_diagnosis_offsets() {
         }
     }
     assert!(shifted > 0, "node1's ranks are shifted: {cross}");
-    let labels = groups(events(&trace));
+    let events = events(&trace);
+    let labels = groups(events);
     assert_eq!(labels.len(), 4);
     assert!(
         labels.iter().filter(|l| l.contains("node1")).count() == 2,
         "{labels:?}"
     );
+    // On the aligned clock each all-reduce of backward ends together on both hosts' ranks.
+    let ends: Vec<Vec<f64>> = (1..=4u64)
+        .map(|pid| {
+            kernels(events, pid)
+                .iter()
+                .filter(|k| {
+                    k.2.starts_with("ncclDevKernel_AllReduce") && k.3 == "train_step/backward"
+                })
+                .map(|k| k.1)
+                .collect()
+        })
+        .collect();
+    assert!(ends[0].len() >= 30 && ends.iter().all(|e| e.len() == ends[0].len()));
+    for i in 0..ends[0].len() {
+        let at: Vec<f64> = ends.iter().map(|e| e[i]).collect();
+        let spread = at.iter().copied().fold(f64::MIN, f64::max)
+            - at.iter().copied().fold(f64::MAX, f64::min);
+        assert!(
+            spread < 100.0,
+            "all-reduce {i} ends {spread} µs apart: {at:?}"
+        );
+    }
 }
 
 #[test]
