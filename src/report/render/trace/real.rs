@@ -24,7 +24,6 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
     out.write_all(b"{\"traceEvents\": [\n")?;
     let mut events = Events {
         out: &mut out,
-        written: 0,
         first: true,
         next_tid: 1,
     };
@@ -37,6 +36,7 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
     let mut shown = Vec::new();
     for at in order {
         let planned = &timeline.processes[at];
+        // A process that ran no kernel and pushed no range (a launcher's own) gets no group.
         if planned.devices.is_empty() && planned.last_ns == 0 {
             continue;
         }
@@ -88,10 +88,9 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
     out.flush()
 }
 
-/// The events written so far, comma-separated.
+/// Where the events go, comma-separated.
 struct Events<'w> {
     out: &'w mut dyn Write,
-    written: u64,
     first: bool,
     /// Track ids are numbered through the whole file: Perfetto reads them as 32-bit numbers and
     /// may join two processes' tracks of one id.
@@ -105,7 +104,6 @@ impl Events<'_> {
         }
         self.first = false;
         serde_json::to_writer(&mut *self.out, event)?;
-        self.written += 1;
         Ok(())
     }
 }
