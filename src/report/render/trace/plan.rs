@@ -1,7 +1,8 @@
 //! A real timeline planned before trace.json is written: one replay of every process finds its
-//! devices, its last time and its steps (top-level push/pop ranges), each host's clock offset comes
-//! from the cross-rank diagnosis, and the bound (`report.trace_events`) becomes one cut in aligned
-//! time at the end of a step, so that whole steps are kept on every rank rather than a random part
+//! devices, its last time and its steps (the default NVTX domain's top-level push/pop ranges), each
+//! host's clock offset comes from the cross-rank diagnosis, and the bound (`report.trace_events`)
+//! becomes one time on the aligned clock: each process keeps what it pushed or launched before its
+//! last step ending by then, so that whole steps are kept on every rank rather than a random part
 //! of each. Only per-step counts are kept, never the events themselves.
 //!
 //! Floor: report (see `crate::report`): imports config, region and the ground floor only.
