@@ -35,7 +35,7 @@ use crate::run::{ncu_report_file, PassRecord, RunDir, RunRecord, COMMAND_FILE, R
 use self::run::cli::NcuCli;
 use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, run_pass, version_of, Pass};
-use self::sampling::{coverage, topup};
+use self::sampling::{coverage, ranks, topup};
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -316,6 +316,10 @@ fn run_deep(
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
     let (config, run) = (topup.config, topup.run);
+    let step = ranks::deep_step(config, topup.plan, run, record)?;
+    if step == ranks::DeepStep::Unprofiled {
+        return ranks::run_unprofiled(topup, deep, record);
+    }
     let sampling = &config.pipeline.ncu.sampling;
     let countable = coverage::uncountable(config, topup.plan.passes).is_none();
     let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0)
@@ -330,6 +334,15 @@ fn run_deep(
         None => None,
     };
     let deep = narrowed.as_ref().unwrap_or(deep);
+    let on_devices = match &step {
+        ranks::DeepStep::OnDevices(devices) => {
+            let pass = ranks::on_devices(deep, devices);
+            replace_deep_command(run, record, deep, &pass)?;
+            Some(pass)
+        }
+        _ => None,
+    };
+    let deep = on_devices.as_ref().unwrap_or(deep);
     let kept = |name: &str| {
         selection
             .as_ref()

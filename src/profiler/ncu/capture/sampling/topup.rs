@@ -355,6 +355,8 @@ mod tests {
             max_samples,
             stop_when_covered: true,
             min_time_share: 0.0,
+            deep_ranks: crate::config::DeepRanks::Signature,
+            deep_ranks_wait_seconds: 120,
         }
     }
 
