@@ -1,0 +1,191 @@
+//! `pipeline.ncu.sampling.deep_ranks` end to end with the fake ncu: around a launcher (the real
+//! 4 × H200 GPT-2 DDP traces, each process's rank and device recorded) the deep pass gets
+//! `--devices` of the chosen ranks and every rank's coverage is reported; one profile-run per rank,
+//! a rank that is not chosen runs its deep-pass step unprofiled; ranks that share a device index
+//! are refused with the per-rank recipe; per-rank runs merge with deep results joined by key.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{fixture, repo};
+
+const GPT2_DDP: &str = "ncu/h200x4-cupti-straggle/gpt2-ddp-even/trace";
+
+fn traces(dir: &str) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(fixture(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    found.sort();
+    found
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A sampled run timed by the trace of the fake workload writing `traces`, the fake ncu as the deep
+/// pass (GPT-2's deep results, from one H100), under `--config ncu/distributed --config ncu/sampled`.
+fn sampled_run(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> Command {
+    let joined: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
+    let mut cmd = Command::cargo_bin("profile-run").unwrap();
+    cmd.env("FAKE_TRACES", joined.join(" "))
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            fixture("ncu/h100-2025.3.1-gpt2/gpt2_pystack.ncu-rep.gz"),
+        )
+        .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
+        .args(["-q", "--config", "ncu/distributed", "--config", "ncu/sampled"])
+        .args([
+            "pipeline.ncu.timing=trace",
+            "pipeline.ncu.sampling.adaptive=false",
+            "report.sections=[time, speed_of_light, launch]",
+        ])
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            repo().join("tests/support/fake-ncu").display()
+        ))
+        .arg(format!(
+            "pipeline.ncu.trace.library={}",
+            crate::trace::library(tmp).display()
+        ))
+        .arg(format!("output.root={}", tmp.join("runs").display()))
+        .args(overrides)
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"));
+    cmd
+}
+
+/// The argv of every ncu run that profiled (not `--version`), in order.
+fn ncu_runs(tmp: &Path) -> Vec<Vec<String>> {
+    let argv = std::fs::read_to_string(tmp.join("argv.log")).unwrap_or_default();
+    argv.split("--END--\n")
+        .map(|b| b.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|b| b.iter().any(|l| l == "-o"))
+        .collect()
+}
+
+fn devices_of(argv: &[String]) -> Option<&str> {
+    let at = argv.iter().position(|a| a == "--devices")?;
+    argv.get(at + 1).map(String::as_str)
+}
+
+#[test]
+fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
+    let tmp = tempfile::tempdir().unwrap();
+    sampled_run(tmp.path(), &traces(GPT2_DDP), &["output.run_name=run"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("the deep pass runs on rank(s) 0 of 4"));
+    let runs = ncu_runs(tmp.path());
+    assert_eq!(runs.len(), 1, "only the deep pass runs under ncu");
+    assert_eq!(devices_of(&runs[0]), Some("0"), "{:?}", runs[0]);
+    let dir = tmp.path().join("runs/run");
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["deep_ranks"]["chosen"], serde_json::json!([0]));
+    assert_eq!(record["deep_ranks"]["devices"], "0");
+    assert!(
+        record["deep_pass"]["command"].to_string().contains("--devices"),
+        "run.json keeps the command that ran"
+    );
+    let commands = std::fs::read_to_string(dir.join("command.txt")).unwrap();
+    assert!(commands.contains("--devices 0"), "{commands}");
+
+    let report = read_json(&dir.join("report.json"));
+    let ranks = report["sampling"]["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4, "{ranks:?}");
+    for (at, rank) in ranks.iter().enumerate() {
+        assert_eq!(rank["rank"], at);
+        assert_eq!(rank["deep_rank"], at == 0);
+        let shares = ["on_itself_share", "on_another_rank_share", "none_share"]
+            .map(|k| rank[k].as_f64().unwrap());
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{rank}");
+        if at == 0 {
+            assert_eq!(shares[1], 0.0);
+            assert!(shares[0] > 0.0, "rank 0 measured some keys itself: {rank}");
+        } else {
+            assert_eq!(shares[0], 0.0, "rank {at} ran no deep pass: {rank}");
+            assert!(shares[1] > 0.0, "rank {at} takes rank 0's results: {rank}");
+        }
+    }
+    // No kernel of a rank that ran no deep pass counts as measured on itself.
+    assert!(report["sampling"]["measured_results"].as_u64().unwrap() > 0);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Deep metrics per rank"), "report.md shows coverage per rank");
+
+    // deep_ranks=all: no --devices, and every rank measured on itself.
+    let all = tempfile::tempdir().unwrap();
+    sampled_run(
+        all.path(),
+        &traces(GPT2_DDP),
+        &["output.run_name=run", "pipeline.ncu.sampling.deep_ranks=all"],
+    )
+    .assert()
+    .success();
+    assert_eq!(devices_of(&ncu_runs(all.path())[0]), None);
+    let report = read_json(&all.path().join("runs/run/report.json"));
+    for rank in report["sampling"]["ranks"].as_array().unwrap() {
+        assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
+    }
+}
+
+#[test]
+fn ranks_that_share_a_device_index_are_refused_around_the_launcher() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Two ranks' traces, the second's kernels moved to device 0 as CUDA_VISIBLE_DEVICES per rank
+    // would number them.
+    let found = traces(GPT2_DDP);
+    let ranks: Vec<&PathBuf> = found.iter().skip(1).take(2).collect();
+    let mut written = Vec::new();
+    for (at, trace) in ranks.iter().enumerate() {
+        let text = gunzip(trace);
+        let text = match at {
+            0 => text,
+            _ => on_device_zero(&text),
+        };
+        let path = tmp.path().join(trace.file_name().unwrap());
+        gzip(&path, &text);
+        written.push(path);
+    }
+    sampled_run(tmp.path(), &written, &["output.run_name=run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("both ran on device 0"))
+        .stderr(predicate::str::contains("one profile-run per rank"));
+    assert!(ncu_runs(tmp.path()).is_empty(), "no deep pass ran");
+}
+
+fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+fn gzip(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut out = flate2::write::GzEncoder::new(
+        std::fs::File::create(path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    out.write_all(text.as_bytes()).unwrap();
+    out.finish().unwrap();
+}
+
+/// A trace's kernels all on device 0 (the fifth field of a `kernel` line).
+fn on_device_zero(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let mut fields: Vec<&str> = line.split('\t').collect();
+            if fields.first() == Some(&"kernel") && fields.len() > 4 {
+                fields[4] = "0";
+            }
+            fields.join("\t") + "\n"
+        })
+        .collect()
+}
