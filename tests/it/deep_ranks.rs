@@ -30,8 +30,13 @@ fn read_json(path: &Path) -> Value {
 /// A sampled run timed by the trace of the fake workload writing `traces`, the fake ncu as the deep
 /// pass (GPT-2's deep results, from one H100), under `--config ncu/distributed --config ncu/sampled`.
 fn sampled_run(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> Command {
+    Command::from_std(sampled_command(tmp, traces, overrides))
+}
+
+/// [`sampled_run`]'s command, to spawn.
+fn sampled_command(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> std::process::Command {
     let joined: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
-    let mut cmd = Command::cargo_bin("profile-run").unwrap();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"));
     cmd.env("FAKE_TRACES", joined.join(" "))
         .env(
             "FAKE_NCU_DEEP_REPORT",
@@ -188,4 +193,109 @@ fn on_device_zero(text: &str) -> String {
             fields.join("\t") + "\n"
         })
         .collect()
+}
+
+/// One profile-run per rank of a 2-rank launch (`RANK`, `WORLD_SIZE`), both started at once, rank
+/// `r` writing the GPT-2 DDP trace of rank `r`; each one's stderr.
+fn per_rank_runs(tmp: &Path, overrides: &[&str]) -> Vec<String> {
+    let found = traces(GPT2_DDP);
+    // The torchrun agent's trace comes first (lowest pid); ranks 0 and 1 follow.
+    let children: Vec<_> = (0..2)
+        .map(|rank| {
+            let mut cmd = sampled_command(tmp, &found[1 + rank..2 + rank], overrides);
+            cmd.env("RANK", rank.to_string())
+                .env("WORLD_SIZE", "2")
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{stderr}");
+            stderr
+        })
+        .collect()
+}
+
+#[test]
+fn one_profile_run_per_rank_runs_the_deep_pass_on_one_rank_and_merges_by_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stderr = per_rank_runs(tmp.path(), &["output.run_name=job"]);
+    assert!(stderr[0].contains("rank 0 runs the deep pass"), "{}", stderr[0]);
+    assert!(
+        stderr[1].contains("rank 1 is not a deep rank"),
+        "{}",
+        stderr[1]
+    );
+    let runs = ncu_runs(tmp.path());
+    assert_eq!(runs.len(), 1, "one deep pass for two ranks of one signature");
+    assert!(runs[0].iter().any(|a| a.contains("/job/rank0/")), "{:?}", runs[0]);
+    let job = tmp.path().join("runs/job");
+    assert!(job.join("deep-ranks/rank0.signature").is_file());
+    let signatures = ["rank0", "rank1"]
+        .map(|r| std::fs::read_to_string(job.join(format!("deep-ranks/{r}.signature"))).unwrap());
+    assert_eq!(signatures[0], signatures[1], "data-parallel ranks launch alike");
+
+    let rank1 = read_json(&job.join("rank1/run.json"));
+    assert!(rank1["deep_pass"].is_null(), "{rank1}");
+    let unprofiled = &rank1["deep_ranks"]["unprofiled"];
+    assert_eq!(unprofiled["exit_code"], 0, "{rank1}");
+    assert!(unprofiled["command"].to_string().contains("fake-traced-workload"));
+    assert_eq!(rank1["deep_ranks"]["chosen"], serde_json::json!([0]));
+    let log = std::fs::read_to_string(job.join("rank1/unprofiled.log")).unwrap();
+    assert!(log.contains("workload running"), "the workload ran: {log}");
+    assert!(!job.join("rank1/profile.deep.ncu-rep").exists());
+    let own = read_json(&job.join("rank1/report.json"));
+    assert_eq!(own["sampling"]["ranks"][0]["none_share"], 1.0);
+    assert!(own["notes"].to_string().contains("not a deep rank"));
+
+    // merge joins rank 0's deep results into rank 1's kernels by launch key.
+    let out = tmp.path().join("merged");
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "merge"])
+        .arg(&job)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let merged = read_json(&out.join("report.json"));
+    let ranks = merged["sampling"]["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2, "{ranks:?}");
+    assert_eq!(ranks[0]["deep_rank"], true);
+    assert_eq!(ranks[1]["deep_rank"], false);
+    // Every key rank 0 measured is one rank 1 launched; rank 1's time outside them is mostly its
+    // all-reduces (NCCL kernels, which ncu/distributed leaves out of the deep pass), waiting longer.
+    assert!(ranks[0]["on_itself_share"].as_f64().unwrap() > 0.8, "{ranks:?}");
+    assert!(ranks[1]["on_another_rank_share"].as_f64().unwrap() > 0.4, "{ranks:?}");
+    assert_eq!(ranks[1]["on_itself_share"], 0.0);
+}
+
+#[test]
+fn a_rank_that_waits_in_vain_chooses_from_what_it_has_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let found = traces(GPT2_DDP);
+    // Rank 1 of 2 alone: rank 0 never writes its signature.
+    let out = sampled_run(
+        tmp.path(),
+        &found[2..3],
+        &[
+            "output.run_name=job",
+            "pipeline.ncu.sampling.deep_ranks_wait_seconds=1",
+        ],
+    )
+    .env("RANK", "1")
+    .env("WORLD_SIZE", "2")
+    .assert()
+    .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("rank(s) 0 did not write one"), "{stderr}");
+    assert!(stderr.contains("deep_ranks_wait_seconds"), "{stderr}");
+    assert!(stderr.contains("rank 1 runs the deep pass"), "{stderr}");
+    let record = read_json(&tmp.path().join("runs/job/rank1/run.json"));
+    assert!(record["deep_ranks"]["warning"].is_string(), "{record}");
 }

@@ -347,7 +347,8 @@ impl TraceSource<'_> {
             };
             counts.coverage[coverage as usize] += 1;
             if let (Some(rank), true) = (rank, self.sampled.is_some()) {
-                let with = matches!(coverage, Coverage::Measured | Coverage::Estimated);
+                let with = index.is_some()
+                    && matches!(coverage, Coverage::Measured | Coverage::Estimated);
                 counts.rank_time.entry(rank).or_default()[usize::from(!with)] += time;
             }
             let device = a.kernel.device.to_string();
