@@ -299,3 +299,47 @@ fn a_rank_that_waits_in_vain_chooses_from_what_it_has_and_says_so() {
     let record = read_json(&tmp.path().join("runs/job/rank1/run.json"));
     assert!(record["deep_ranks"]["warning"].is_string(), "{record}");
 }
+
+/// profile-run's `--dry-run` with `args` before `--`: its exit code, stdout and stderr.
+fn dry_run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .arg("--dry-run")
+        .args(args)
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            repo().join("tests/support/fake-ncu").display()
+        ))
+        .args(["pipeline.ncu.timing=ncu", "--", "true"])
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn deep_ranks_takes_its_words_or_rank_numbers_and_refuses_the_rest_by_key() {
+    let presets = ["--config", "ncu/distributed", "--config", "ncu/sampled"];
+    for good in ["signature", "all", "[0, 4]"] {
+        let value = format!("pipeline.ncu.sampling.deep_ranks={good}");
+        let (code, _, err) = dry_run(&[&presets[..], &[value.as_str()]].concat());
+        assert_eq!(code, Some(0), "{good}: {err}");
+    }
+    let (code, out, _) = dry_run(&presets);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("deep_ranks=signature chooses the ranks"), "{out}");
+    for (bad, says) in [
+        ("signatures", "(did you mean `signature`?)"),
+        ("[]", "pipeline.ncu.sampling.deep_ranks"),
+        ("[-1]", "pipeline.ncu.sampling.deep_ranks"),
+        ("3", "pipeline.ncu.sampling.deep_ranks"),
+    ] {
+        let value = format!("pipeline.ncu.sampling.deep_ranks={bad}");
+        let (code, _, err) = dry_run(&[value.as_str()]);
+        assert_eq!(code, Some(2), "{bad}: {err}");
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+    let (code, _, err) = dry_run(&["pipeline.ncu.sampling.deep_ranks_wait_seconds=soon"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("deep_ranks_wait_seconds"), "{err}");
+}

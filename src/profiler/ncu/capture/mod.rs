@@ -158,6 +158,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
     runs.warn();
     let mut lines = runs.lines(config, dir, workload);
     lines.extend(coverage::dry_run_note(config, plan.passes));
+    lines.extend(ranks::dry_run_note(config, plan.passes));
     let sampling = &config.pipeline.ncu.sampling;
     if plan.passes.deep && sampling.adaptive {
         lines.push((

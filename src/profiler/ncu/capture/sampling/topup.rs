@@ -145,7 +145,7 @@ pub(crate) fn top_up(
         run.write_record(record)?;
         return Ok(None);
     };
-    let pass = topup_pass(&ctx, &topup);
+    let pass = super::ranks::on_deep_devices(topup_pass(&ctx, &topup), record);
     let command: Vec<String> = std::iter::once(pass.cli.program().to_string())
         .chain(pass.cli.argv())
         .collect();

@@ -11,13 +11,13 @@ mod exchange;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::config::{Config, DeepRanks};
+use crate::config::{Config, DeepRanks, TargetProcesses};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::{run_streaming, Finished, Flow};
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
 use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
-use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::run::{DeepRanksRecord, PassRecord, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG};
 
 use super::super::run::Pass;
@@ -33,6 +33,23 @@ pub enum DeepStep {
     OnDevices(String),
     /// Run the workload unprofiled instead: this rank is not a deep rank.
     Unprofiled,
+}
+
+/// What `--dry-run` says of the choice of deep ranks, for a sampled run around a launcher
+/// (`ncu_cli.target_processes: all`) that does not take every rank.
+pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, String)> {
+    let ncu = &config.pipeline.ncu;
+    let around = ncu.ncu_cli.target_processes == Some(TargetProcesses::All);
+    if !passes.deep || !around || ncu.sampling.deep_ranks == DeepRanks::All {
+        return None;
+    }
+    Some((
+        "the deep pass runs on the chosen ranks",
+        format!(
+            "# after the first pass, pipeline.ncu.sampling.deep_ranks={} chooses the ranks of the deep pass from each traced process's rank, devices and launch keys; its command then gets --devices of the chosen ranks' devices and the other ranks run unprofiled in the same launch (one profile-run per rank: a rank not chosen runs the workload unprofiled instead)",
+            ncu.sampling.deep_ranks
+        ),
+    ))
 }
 
 /// The ranks that take the deep pass among `signatures` (rank → signature): every one, the listed
@@ -165,6 +182,15 @@ pub(crate) fn on_devices(pass: &Pass, devices: &str) -> Pass {
         name: pass.name,
         cli: pass.cli.clone().on_devices(devices),
         log: pass.log,
+    }
+}
+
+/// A later pass of the deep ranks (the top-up pass) on the devices the deep pass ran on, if the
+/// run chose some.
+pub(crate) fn on_deep_devices(pass: Pass, record: &RunRecord) -> Pass {
+    match record.deep_ranks.as_ref().and_then(|d| d.devices.as_deref()) {
+        Some(devices) => on_devices(&pass, devices),
+        None => pass,
     }
 }
 
