@@ -8,7 +8,7 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The words `deep_ranks` takes besides a list of ranks.
-const WORDS: &[&str] = &["signature", "all"];
+const WORDS: &[&str] = &["signature", "all", "[rank, …]"];
 
 /// Which ranks run the deep pass; the others run the workload unprofiled, so that their peers'
 /// collectives complete, and take deep metrics by launch key from the ranks that ran it.

@@ -116,6 +116,10 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
             assert!(shares[1] > 0.0, "rank {at} takes rank 0's results: {rank}");
         }
     }
+    let (schemas, index) = crate::report_schema::schema();
+    if let Err(e) = schemas.validate(&report, index) {
+        panic!("report.json does not match docs/report.schema.json:\n{e:#}");
+    }
     // No kernel of a rank that ran no deep pass counts as measured on itself.
     assert!(report["sampling"]["measured_results"].as_u64().unwrap() > 0);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
