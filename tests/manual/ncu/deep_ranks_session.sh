@@ -79,7 +79,7 @@ for mode in modes:
     deep_metrics = one["sampling"]["deep_metrics"]
     def regions(report):
         # Scopes by rank (their process ids differ between the two runs).
-        return {(f"rank {s.get('rank') or s['label']}", r["path"]): r
+        return {(s["label"] if s.get("rank") in (None, "") else f"rank {s['rank']}", r["path"]): r
                 for s in report["scopes"] for r in s["regions"]}
     a, b = regions(one), regions(every)
     for key in sorted(set(a) & set(b)):
