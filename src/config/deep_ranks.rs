@@ -99,6 +99,9 @@ mod tests {
         assert!(read("[-1]").is_err());
         let written = serde_yaml::to_string(&DeepRanks::List(vec![0, 2])).unwrap();
         assert_eq!(read(&written).unwrap(), DeepRanks::List(vec![0, 2]));
-        assert_eq!(serde_yaml::to_string(&DeepRanks::All).unwrap().trim(), "all");
+        assert_eq!(
+            serde_yaml::to_string(&DeepRanks::All).unwrap().trim(),
+            "all"
+        );
     }
 }

@@ -43,7 +43,13 @@ fn sampled_command(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> std::p
             fixture("ncu/h100-2025.3.1-gpt2/gpt2_pystack.ncu-rep.gz"),
         )
         .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
-        .args(["-q", "--config", "ncu/distributed", "--config", "ncu/sampled"])
+        .args([
+            "-q",
+            "--config",
+            "ncu/distributed",
+            "--config",
+            "ncu/sampled",
+        ])
         .args([
             "pipeline.ncu.timing=trace",
             "pipeline.ncu.sampling.adaptive=false",
@@ -84,7 +90,9 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
     sampled_run(tmp.path(), &traces(GPT2_DDP), &["output.run_name=run"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("the deep pass runs on rank(s) 0 of 4"));
+        .stderr(predicate::str::contains(
+            "the deep pass runs on rank(s) 0 of 4",
+        ));
     let runs = ncu_runs(tmp.path());
     assert_eq!(runs.len(), 1, "only the deep pass runs under ncu");
     assert_eq!(devices_of(&runs[0]), Some("0"), "{:?}", runs[0]);
@@ -93,7 +101,9 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
     assert_eq!(record["deep_ranks"]["chosen"], serde_json::json!([0]));
     assert_eq!(record["deep_ranks"]["devices"], "0");
     assert!(
-        record["deep_pass"]["command"].to_string().contains("--devices"),
+        record["deep_pass"]["command"]
+            .to_string()
+            .contains("--devices"),
         "run.json keeps the command that ran"
     );
     let commands = std::fs::read_to_string(dir.join("command.txt")).unwrap();
@@ -123,14 +133,20 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
     // No kernel of a rank that ran no deep pass counts as measured on itself.
     assert!(report["sampling"]["measured_results"].as_u64().unwrap() > 0);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(md.contains("Deep metrics per rank"), "report.md shows coverage per rank");
+    assert!(
+        md.contains("Deep metrics per rank"),
+        "report.md shows coverage per rank"
+    );
 
     // deep_ranks=all: no --devices, and every rank measured on itself.
     let all = tempfile::tempdir().unwrap();
     sampled_run(
         all.path(),
         &traces(GPT2_DDP),
-        &["output.run_name=run", "pipeline.ncu.sampling.deep_ranks=all"],
+        &[
+            "output.run_name=run",
+            "pipeline.ncu.sampling.deep_ranks=all",
+        ],
     )
     .assert()
     .success();
@@ -209,6 +225,7 @@ fn per_rank_runs(tmp: &Path, overrides: &[&str]) -> Vec<String> {
             let mut cmd = sampled_command(tmp, &found[1 + rank..2 + rank], overrides);
             cmd.env("RANK", rank.to_string())
                 .env("WORLD_SIZE", "2")
+                .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
@@ -229,26 +246,43 @@ fn per_rank_runs(tmp: &Path, overrides: &[&str]) -> Vec<String> {
 fn one_profile_run_per_rank_runs_the_deep_pass_on_one_rank_and_merges_by_key() {
     let tmp = tempfile::tempdir().unwrap();
     let stderr = per_rank_runs(tmp.path(), &["output.run_name=job"]);
-    assert!(stderr[0].contains("rank 0 runs the deep pass"), "{}", stderr[0]);
+    assert!(
+        stderr[0].contains("rank 0 runs the deep pass"),
+        "{}",
+        stderr[0]
+    );
     assert!(
         stderr[1].contains("rank 1 is not a deep rank"),
         "{}",
         stderr[1]
     );
     let runs = ncu_runs(tmp.path());
-    assert_eq!(runs.len(), 1, "one deep pass for two ranks of one signature");
-    assert!(runs[0].iter().any(|a| a.contains("/job/rank0/")), "{:?}", runs[0]);
+    assert_eq!(
+        runs.len(),
+        1,
+        "one deep pass for two ranks of one signature"
+    );
+    assert!(
+        runs[0].iter().any(|a| a.contains("/job/rank0/")),
+        "{:?}",
+        runs[0]
+    );
     let job = tmp.path().join("runs/job");
     assert!(job.join("deep-ranks/rank0.signature").is_file());
     let signatures = ["rank0", "rank1"]
         .map(|r| std::fs::read_to_string(job.join(format!("deep-ranks/{r}.signature"))).unwrap());
-    assert_eq!(signatures[0], signatures[1], "data-parallel ranks launch alike");
+    assert_eq!(
+        signatures[0], signatures[1],
+        "data-parallel ranks launch alike"
+    );
 
     let rank1 = read_json(&job.join("rank1/run.json"));
     assert!(rank1["deep_pass"].is_null(), "{rank1}");
     let unprofiled = &rank1["deep_ranks"]["unprofiled"];
     assert_eq!(unprofiled["exit_code"], 0, "{rank1}");
-    assert!(unprofiled["command"].to_string().contains("fake-traced-workload"));
+    assert!(unprofiled["command"]
+        .to_string()
+        .contains("fake-traced-workload"));
     assert_eq!(rank1["deep_ranks"]["chosen"], serde_json::json!([0]));
     let log = std::fs::read_to_string(job.join("rank1/unprofiled.log")).unwrap();
     assert!(log.contains("workload running"), "the workload ran: {log}");
@@ -274,8 +308,14 @@ fn one_profile_run_per_rank_runs_the_deep_pass_on_one_rank_and_merges_by_key() {
     assert_eq!(ranks[1]["deep_rank"], false);
     // Every key rank 0 measured is one rank 1 launched; rank 1's time outside them is mostly its
     // all-reduces (NCCL kernels, which ncu/distributed leaves out of the deep pass), waiting longer.
-    assert!(ranks[0]["on_itself_share"].as_f64().unwrap() > 0.8, "{ranks:?}");
-    assert!(ranks[1]["on_another_rank_share"].as_f64().unwrap() > 0.4, "{ranks:?}");
+    assert!(
+        ranks[0]["on_itself_share"].as_f64().unwrap() > 0.8,
+        "{ranks:?}"
+    );
+    assert!(
+        ranks[1]["on_another_rank_share"].as_f64().unwrap() > 0.4,
+        "{ranks:?}"
+    );
     assert_eq!(ranks[1]["on_itself_share"], 0.0);
 }
 
@@ -302,6 +342,25 @@ fn a_rank_that_waits_in_vain_chooses_from_what_it_has_and_says_so() {
     assert!(stderr.contains("rank 1 runs the deep pass"), "{stderr}");
     let record = read_json(&tmp.path().join("runs/job/rank1/run.json"));
     assert!(record["deep_ranks"]["warning"].is_string(), "{record}");
+
+    // A listed rank the launcher never started is refused, naming the key.
+    let beyond = tempfile::tempdir().unwrap();
+    sampled_run(
+        beyond.path(),
+        &found[1..2],
+        &[
+            "output.run_name=job",
+            "pipeline.ncu.sampling.deep_ranks=[5]",
+        ],
+    )
+    .env("RANK", "0")
+    .env("WORLD_SIZE", "2")
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains(
+        "pipeline.ncu.sampling.deep_ranks names rank 5, but the launcher started 2 rank(s)",
+    ));
+    assert!(ncu_runs(beyond.path()).is_empty());
 }
 
 /// profile-run's `--dry-run` with `args` before `--`: its exit code, stdout and stderr.
@@ -331,7 +390,10 @@ fn deep_ranks_takes_its_words_or_rank_numbers_and_refuses_the_rest_by_key() {
     }
     let (code, out, _) = dry_run(&presets);
     assert_eq!(code, Some(0));
-    assert!(out.contains("deep_ranks=signature chooses the ranks"), "{out}");
+    assert!(
+        out.contains("deep_ranks=signature chooses the ranks"),
+        "{out}"
+    );
     for (bad, says) in [
         ("signatures", "(did you mean `signature`?)"),
         ("[]", "pipeline.ncu.sampling.deep_ranks"),

@@ -347,8 +347,8 @@ impl TraceSource<'_> {
             };
             counts.coverage[coverage as usize] += 1;
             if let (Some(rank), true) = (rank, self.sampled.is_some()) {
-                let with = index.is_some()
-                    && matches!(coverage, Coverage::Measured | Coverage::Estimated);
+                let with =
+                    index.is_some() && matches!(coverage, Coverage::Measured | Coverage::Estimated);
                 counts.rank_time.entry(rank).or_default()[usize::from(!with)] += time;
             }
             let device = a.kernel.device.to_string();
@@ -533,7 +533,11 @@ fn sampled_notes(
     if sampled.deep.is_none() && sampled.deep_ranks.as_ref().is_some_and(Vec::is_empty) {
         notes.push("This rank was not a deep rank (`pipeline.ncu.sampling.deep_ranks`): it ran its deep-pass step unprofiled, so that its peers' collectives completed, and its kernels have their times alone here; `merge` the ranks' run directories to give them deep metrics by launch key from the deep ranks.".to_string());
     } else if sampled.deep.is_none() {
-        let paths: Vec<String> = sampled.paths.iter().map(|p| p.display().to_string()).collect();
+        let paths: Vec<String> = sampled
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         notes.push(format!(
             "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
             paths.join(", ")

@@ -37,7 +37,16 @@ pub(super) fn per_rank(
     let sampling = &config.pipeline.ncu.sampling;
     let (chosen, warning) = match &sampling.deep_ranks {
         DeepRanks::All => return Ok(DeepStep::AsPlanned),
-        DeepRanks::List(ranks) => (ranks.iter().copied().collect(), None),
+        DeepRanks::List(ranks) => {
+            let world = me.world_size.unwrap_or(u32::MAX);
+            if let Some(beyond) = ranks.iter().find(|&&r| r >= world) {
+                return Err(Error::Usage(format!(
+                    "pipeline.ncu.sampling.deep_ranks names rank {beyond}, but the launcher started {world} rank(s) (the world size beside {}); name ranks below {world}, or set deep_ranks=signature",
+                    me.source
+                )));
+            }
+            (ranks.iter().copied().collect(), None)
+        }
         DeepRanks::Signature => {
             let durations = first_pass_durations(config, plan, run, record)?;
             let mut keys: Vec<String> = durations
@@ -48,7 +57,8 @@ pub(super) fn per_rank(
             let signature = digest(keys.iter().map(String::as_str));
             let shared = run.root().parent().unwrap_or(run.root());
             let wait = Duration::from_secs(sampling.deep_ranks_wait_seconds);
-            let (signatures, warning) = exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
+            let (signatures, warning) =
+                exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
             (choose(&DeepRanks::Signature, &signatures), warning)
         }
     };

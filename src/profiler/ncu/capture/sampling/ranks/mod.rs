@@ -18,7 +18,9 @@ use crate::process::{run_streaming, Finished, Flow};
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
 use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
-use crate::run::{DeepRanksRecord, PassRecord, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG};
+use crate::run::{
+    DeepRanksRecord, PassRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
+};
 
 use super::super::run::Pass;
 use super::super::trace;
@@ -74,7 +76,7 @@ pub fn choose(deep_ranks: &DeepRanks, signatures: &BTreeMap<u32, u64>) -> BTreeS
 pub(crate) fn deep_step(
     config: &Config,
     plan: &NcuPlan,
-    run: &crate::run::RunDir,
+    run: &RunDir,
     record: &mut RunRecord,
 ) -> Result<DeepStep> {
     if let Some(me) = record.rank.clone() {
@@ -188,7 +190,11 @@ pub(crate) fn on_devices(pass: &Pass, devices: &str) -> Pass {
 /// A later pass of the deep ranks (the top-up pass) on the devices the deep pass ran on, if the
 /// run chose some.
 pub(crate) fn on_deep_devices(pass: Pass, record: &RunRecord) -> Pass {
-    match record.deep_ranks.as_ref().and_then(|d| d.devices.as_deref()) {
+    match record
+        .deep_ranks
+        .as_ref()
+        .and_then(|d| d.devices.as_deref())
+    {
         Some(devices) => on_devices(&pass, devices),
         None => pass,
     }
@@ -263,7 +269,9 @@ pub fn check_deep_passes(deep: &[(PathBuf, Option<u32>)]) -> Result<()> {
         return Ok(());
     }
     let mut seen = BTreeSet::new();
-    let unranked = deep.iter().find(|(_, rank)| !rank.is_some_and(|r| seen.insert(r)));
+    let unranked = deep
+        .iter()
+        .find(|(_, rank)| !rank.is_some_and(|r| seen.insert(r)));
     match unranked {
         None => Ok(()),
         Some(_) => Err(Error::Usage(format!(

@@ -18,10 +18,7 @@ fn signature_keeps_the_lowest_rank_of_each_group() {
     let signatures: BTreeMap<u32, u64> = [(3, 7), (1, 7), (2, 9), (0, 9)].into();
     assert_eq!(choose(&DeepRanks::Signature, &signatures), [0, 1].into());
     assert_eq!(choose(&DeepRanks::All, &signatures), [0, 1, 2, 3].into());
-    assert_eq!(
-        choose(&DeepRanks::List(vec![2]), &signatures),
-        [2].into()
-    );
+    assert_eq!(choose(&DeepRanks::List(vec![2]), &signatures), [2].into());
 }
 
 #[test]
