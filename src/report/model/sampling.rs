@@ -33,7 +33,7 @@ pub struct Sampling {
     #[serde(flatten)]
     pub adaptive: AdaptiveSampling,
     /// Each rank's coverage, in rank order, where a multi-process run chose which ranks take the
-    /// deep pass (`pipeline.ncu.sampling.deep_ranks`). Absent for a run of one process.
+    /// deep pass (the sampling settings' `deep_ranks`). Absent for a run of one process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankCoverage>,
 }

@@ -5,6 +5,9 @@
 //! one profile-run per rank, a rank that is not chosen runs its deep-pass step as a plain run of the
 //! workload (`exchange` has how ranks agree on a signature choice without talking). Every rank's
 //! kernels then take deep metrics by launch key, whichever rank measured them.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod exchange;
 
@@ -184,19 +187,6 @@ pub(crate) fn on_devices(pass: &Pass, devices: &str) -> Pass {
         name: pass.name,
         cli: pass.cli.clone().on_devices(devices),
         log: pass.log,
-    }
-}
-
-/// A later pass of the deep ranks (the top-up pass) on the devices the deep pass ran on, if the
-/// run chose some.
-pub(crate) fn on_deep_devices(pass: Pass, record: &RunRecord) -> Pass {
-    match record
-        .deep_ranks
-        .as_ref()
-        .and_then(|d| d.devices.as_deref())
-    {
-        Some(devices) => on_devices(&pass, devices),
-        None => pass,
     }
 }
 
