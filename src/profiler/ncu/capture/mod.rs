@@ -323,8 +323,10 @@ fn run_deep(
     }
     let sampling = &config.pipeline.ncu.sampling;
     let countable = coverage::uncountable(config, topup.plan.passes).is_none();
-    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0)
-        .then(|| topup::first_pass_durations(config, topup.plan, run, record));
+    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0).then(|| {
+        topup::first_pass_durations(config, topup.plan, run, record)
+            .map(|first| ranks::deep_launches(first, &step))
+    });
     let selection = keep_where_it_matters(config, first.as_ref())?;
     let narrowed = match &selection {
         Some(selection) => {

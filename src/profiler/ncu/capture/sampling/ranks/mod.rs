@@ -18,6 +18,7 @@ use crate::config::{Config, DeepRanks, TargetProcesses};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::{run_streaming, Finished, Flow};
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
 use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
@@ -35,7 +36,7 @@ pub enum DeepStep {
     /// Run it as planned (one process, every rank chosen, or nothing to choose from).
     AsPlanned,
     /// Run it on these devices only (ncu's `--devices`), around the launcher.
-    OnDevices(String),
+    OnDevices(BTreeSet<u32>),
     /// Run the workload unprofiled instead: this rank is not a deep rank.
     Unprofiled,
 }
@@ -103,7 +104,7 @@ pub(crate) fn deep_step(
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
         let devices = match &step {
-            DeepStep::OnDevices(devices) => Some(devices.clone()),
+            DeepStep::OnDevices(devices) => Some(list(devices)),
             _ => None,
         };
         err_line(&format!(
@@ -172,7 +173,7 @@ pub fn around_launcher(
             )));
         }
     }
-    Ok((DeepStep::OnDevices(list(&deep_devices)), Some(chosen)))
+    Ok((DeepStep::OnDevices(deep_devices), Some(chosen)))
 }
 
 /// Numbers as ncu's `--devices` takes them: `0,2`.
@@ -182,12 +183,24 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
 }
 
 /// The deep pass `pass` limited to `devices`, to run in its place.
-pub(crate) fn on_devices(pass: &Pass, devices: &str) -> Pass {
+pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
     Pass {
         name: pass.name,
-        cli: pass.cli.clone().on_devices(devices),
+        cli: pass.cli.clone().on_devices(&list(devices)),
         log: pass.log,
     }
+}
+
+/// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
+/// it runs on them alone, so that a covered pass ends once they are profiled and the top-up pass
+/// is sized by them.
+pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
+    if let DeepStep::OnDevices(devices) = step {
+        first.retain_processes(|(_, device)| {
+            device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
+        });
+    }
+    first
 }
 
 /// This rank's deep-pass step as a plain run of the workload (it is not a deep rank), so that its

@@ -25,10 +25,10 @@ fn signature_keeps_the_lowest_rank_of_each_group() {
 fn around_a_launcher_the_deep_ranks_devices_go_to_ncu() {
     let four: Vec<_> = (0..4).map(|r| process(Some(r), r, 5)).collect();
     let (step, chosen) = around_launcher(&DeepRanks::Signature, &four).unwrap();
-    assert_eq!(step, DeepStep::OnDevices("0".into()));
+    assert_eq!(step, DeepStep::OnDevices([0].into()));
     assert_eq!(chosen, Some([0].into()));
     let (step, _) = around_launcher(&DeepRanks::List(vec![1, 3]), &four).unwrap();
-    assert_eq!(step, DeepStep::OnDevices("1,3".into()));
+    assert_eq!(step, DeepStep::OnDevices([1, 3].into()));
     let (step, chosen) = around_launcher(&DeepRanks::All, &four).unwrap();
     assert_eq!(step, DeepStep::AsPlanned, "every rank: no --devices");
     assert_eq!(chosen.map(|c| c.len()), Some(4));
@@ -70,4 +70,33 @@ fn per_rank_deep_passes_join_only_as_distinct_ranks() {
     count_deep_rank(&mut ranks, 1, true);
     count_deep_rank(&mut ranks, 0, true);
     assert_eq!(ranks, Some(vec![0, 1]));
+}
+
+#[test]
+fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
+    use crate::profiler::ncu::observe::launch_key::Shape;
+    let first = || {
+        let mut d = LaunchDurations::default();
+        for device in 0..4 {
+            d.add(
+                "_Z4gemm",
+                Shape::of_grid(8),
+                (10 + device, Some(u64::from(device))),
+                5.0,
+                &[],
+            );
+        }
+        d
+    };
+    let processes = |d: &LaunchDurations| -> Vec<u32> {
+        d.keys()
+            .flat_map(|(_, _, k)| k.per_process().map(|((pid, _), _)| pid))
+            .collect()
+    };
+    let on_two = deep_launches(first(), &DeepStep::OnDevices([2].into()));
+    assert_eq!(processes(&on_two), [12]);
+    assert_eq!(
+        processes(&deep_launches(first(), &DeepStep::AsPlanned)).len(),
+        4
+    );
 }
