@@ -83,11 +83,16 @@ pub(crate) fn deep_step(
     run: &RunDir,
     record: &mut RunRecord,
 ) -> Result<DeepStep> {
+    if plan.passes.first != FirstPass::Trace {
+        // ncu's timing pass joins each capture to its own deep pass only (`merge` pools the deep
+        // results of traced runs alone), so every rank keeps its own.
+        if record.rank.is_some() && config.pipeline.ncu.sampling.deep_ranks != DeepRanks::All {
+            err_line("note: pipeline.ncu.sampling.deep_ranks chooses deep ranks of runs timed by the trace (pipeline.ncu.timing=trace); this run is timed by ncu, so every rank runs its own deep pass");
+        }
+        return Ok(DeepStep::AsPlanned);
+    }
     if let Some(me) = record.rank.clone() {
         return exchange::per_rank(config, plan, run, record, &me);
-    }
-    if plan.passes.first != FirstPass::Trace {
-        return Ok(DeepStep::AsPlanned);
     }
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
     if inputs.len() < 2 {
