@@ -220,11 +220,20 @@ fn on_device_zero(text: &str) -> String {
 fn per_rank_runs(tmp: &Path, overrides: &[&str]) -> Vec<String> {
     let found = traces(GPT2_DDP);
     // The torchrun agent's trace comes first (lowest pid); ranks 0 and 1 follow.
-    let children: Vec<_> = (0..2)
-        .map(|rank| {
-            let mut cmd = sampled_command(tmp, &found[1 + rank..2 + rank], overrides);
+    let ranks: Vec<Vec<PathBuf>> = (0..2).map(|r| found[1 + r..2 + r].to_vec()).collect();
+    launch(tmp, &ranks, overrides)
+}
+
+/// One profile-run per rank, all started at once, rank `r` writing `traces[r]`; each one's stderr.
+fn launch(tmp: &Path, traces: &[Vec<PathBuf>], overrides: &[&str]) -> Vec<String> {
+    let world = traces.len().to_string();
+    let children: Vec<_> = traces
+        .iter()
+        .enumerate()
+        .map(|(rank, traces)| {
+            let mut cmd = sampled_command(tmp, traces, overrides);
             cmd.env("RANK", rank.to_string())
-                .env("WORLD_SIZE", "2")
+                .env("WORLD_SIZE", &world)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -408,4 +417,35 @@ fn deep_ranks_takes_its_words_or_rank_numbers_and_refuses_the_rest_by_key() {
     let (code, _, err) = dry_run(&["pipeline.ncu.sampling.deep_ranks_wait_seconds=soon"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("deep_ranks_wait_seconds"), "{err}");
+}
+
+#[test]
+fn a_rank_that_launches_other_kernels_is_a_group_of_its_own() {
+    // The real 4 × H200 DDP run with STRAGGLE=2, one profile-run per rank: rank 2's extra matrix
+    // products in `forward` are launch keys no other rank launched.
+    let tmp = tempfile::tempdir().unwrap();
+    let ranks: Vec<Vec<PathBuf>> = (0..4)
+        .map(|r| {
+            traces(&format!(
+                "ncu/h200x4-cupti-straggle/ddp-per-rank/rank{r}/trace"
+            ))
+        })
+        .collect();
+    let stderr = launch(tmp.path(), &ranks, &["output.run_name=job"]);
+    for (rank, err) in stderr.iter().enumerate() {
+        let deep = rank == 0 || rank == 2;
+        let says = match deep {
+            true => format!("rank {rank} runs the deep pass (deep ranks: 0,2;"),
+            false => format!("rank {rank} is not a deep rank"),
+        };
+        assert!(err.contains(&says), "{err}");
+    }
+    let job = tmp.path().join("runs/job");
+    let signature = |r: u32| {
+        std::fs::read_to_string(job.join(format!("deep-ranks/rank{r}.signature"))).unwrap()
+    };
+    assert_eq!(signature(0), signature(1));
+    assert_eq!(signature(0), signature(3));
+    assert_ne!(signature(0), signature(2));
+    assert_eq!(ncu_runs(tmp.path()).len(), 2, "one deep pass per signature");
 }
