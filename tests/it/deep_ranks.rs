@@ -132,6 +132,19 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
     }
     // No kernel of a rank that ran no deep pass counts as measured on itself.
     assert!(report["sampling"]["measured_results"].as_u64().unwrap() > 0);
+    for scope in report["scopes"].as_array().unwrap() {
+        let measured: f64 = scope["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["coverage"]["measured_time_share"].as_f64())
+            .sum();
+        match scope["rank"].as_u64() {
+            Some(0) => assert!(measured > 0.0, "rank 0 measured itself"),
+            Some(rank) => assert_eq!(measured, 0.0, "rank {rank} measured nothing itself"),
+            None => panic!("every scope has its rank: {}", scope["label"]),
+        }
+    }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
         md.contains("Deep metrics per rank"),

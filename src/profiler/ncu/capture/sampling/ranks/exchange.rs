@@ -105,10 +105,14 @@ pub fn exchange(
     write_atomic(&mine, format!("{signature:016x}\n").as_bytes())?;
     let Some(world) = me.world_size else {
         let read = read_signatures(dir);
-        return Ok((read, Some(format!(
+        let warning = format!(
             "the launcher did not say how many ranks it started ({} is set without its world size), so rank {} could not wait for every rank's signature: it chose from the {} it found in {}",
-            me.source, me.rank, read_signatures(dir).len(), dir.display()
-        ))));
+            me.source,
+            me.rank,
+            read.len(),
+            dir.display()
+        );
+        return Ok((read, Some(warning)));
     };
     let started = Instant::now();
     loop {
