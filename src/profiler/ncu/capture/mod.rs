@@ -351,7 +351,8 @@ fn run_deep(
             .as_ref()
             .is_none_or(|s| s.kept.iter().any(|k| k == name))
     };
-    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept);
+    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept)
+        .filter(|_| ranks::ends_alone(record));
     let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished, covered);
@@ -365,7 +366,8 @@ fn run_deep(
         .deep_pass
         .as_ref()
         .is_some_and(PassRecord::ended_well);
-    let Some(first) = first.filter(|_| sampling.adaptive && ended_well) else {
+    let alone = ranks::ends_alone(record);
+    let Some(first) = first.filter(|_| sampling.adaptive && ended_well && alone) else {
         return Ok(None);
     };
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.

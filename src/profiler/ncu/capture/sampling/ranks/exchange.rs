@@ -77,6 +77,12 @@ pub(super) fn per_rank(
         super::list(&chosen),
         sampling.deep_ranks
     ));
+    if deep && (sampling.stop_when_covered || sampling.adaptive) {
+        err_line(&format!(
+            "note: rank {} runs its deep pass to the workload's end and without a top-up pass: the other ranks run the workload beside it, unprofiled, and would wait in their collectives for a rank that stopped early or ran once more",
+            me.rank
+        ));
+    }
     record.deep_ranks = Some(DeepRanksRecord {
         chosen: chosen.into_iter().collect(),
         warning,

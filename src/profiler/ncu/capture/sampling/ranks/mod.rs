@@ -187,6 +187,13 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
     numbers.join(",")
 }
 
+/// Whether this run's deep pass may end on its own (once covered) and be followed by a top-up
+/// pass: not so for one profile-run per rank that chose its deep ranks, whose peers run the
+/// workload beside its deep pass to the end and no top-up pass (their collectives would wait).
+pub(crate) fn ends_alone(record: &RunRecord) -> bool {
+    record.rank.is_none() || record.deep_ranks.is_none()
+}
+
 /// The deep pass `pass` limited to `devices`, to run in its place.
 pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
     Pass {

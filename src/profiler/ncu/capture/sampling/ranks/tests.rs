@@ -100,3 +100,22 @@ fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
         4
     );
 }
+
+#[test]
+fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
+    use crate::run::Rank;
+    let rank = Rank {
+        rank: 0,
+        source: "RANK".into(),
+        world_size: Some(2),
+    };
+    let mut record = RunRecord::new(&[], &[], "f", Some(rank));
+    assert!(ends_alone(&record), "no ranks chosen: as before");
+    record.deep_ranks = Some(DeepRanksRecord::default());
+    assert!(!ends_alone(&record));
+    record.rank = None;
+    assert!(
+        ends_alone(&record),
+        "around a launcher every rank ends together"
+    );
+}
