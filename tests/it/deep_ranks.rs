@@ -11,6 +11,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::{fixture, repo};
+use crate::report_schema::schema;
+use crate::trace::library;
 
 const GPT2_DDP: &str = "ncu/h200x4-cupti-straggle/gpt2-ddp-even/trace";
 
@@ -61,7 +63,7 @@ fn sampled_command(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> std::p
         ))
         .arg(format!(
             "pipeline.ncu.trace.library={}",
-            crate::trace::library(tmp).display()
+            library(tmp).display()
         ))
         .arg(format!("output.root={}", tmp.join("runs").display()))
         .args(overrides)
@@ -126,7 +128,7 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
             assert!(shares[1] > 0.0, "rank {at} takes rank 0's results: {rank}");
         }
     }
-    let (schemas, index) = crate::report_schema::schema();
+    let (schemas, index) = schema();
     if let Err(e) = schemas.validate(&report, index) {
         panic!("report.json does not match docs/report.schema.json:\n{e:#}");
     }

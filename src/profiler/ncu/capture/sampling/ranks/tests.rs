@@ -1,7 +1,9 @@
 //! The choice of deep ranks and the refusals around a launcher, on plain values.
 
 use super::*;
+use crate::profiler::ncu::observe::launch_key::Shape;
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
+use crate::run::Rank;
 
 fn process(rank: Option<u32>, device: u32, signature: u64) -> ProcessLaunches {
     ProcessLaunches {
@@ -74,7 +76,6 @@ fn per_rank_deep_passes_join_only_as_distinct_ranks() {
 
 #[test]
 fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
-    use crate::profiler::ncu::observe::launch_key::Shape;
     let first = || {
         let mut d = LaunchDurations::default();
         for device in 0..4 {
@@ -103,7 +104,6 @@ fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
 
 #[test]
 fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
-    use crate::run::Rank;
     let rank = Rank {
         rank: 0,
         source: "RANK".into(),
