@@ -51,6 +51,9 @@ pub struct RunContext {
     pub stopped_when_covered: bool,
     /// Every launcher rank whose run directory was read (`merge` of per-rank runs), in input order.
     pub ranks: Vec<RankRun>,
+    /// The ranks whose own deep results a sampled multi-process run holds (the others take deep
+    /// metrics from them by launch key); `None` when no ranks were chosen.
+    pub deep_ranks: Option<Vec<u32>>,
 }
 
 /// One rank's run as its `run.json` recorded it.

@@ -23,6 +23,7 @@
 
 mod check;
 pub mod closed_sets;
+pub mod deep_ranks;
 pub mod depth;
 mod error;
 mod layers;
@@ -39,6 +40,7 @@ use figment::Figment;
 use serde_yaml::Value;
 
 pub use closed_sets::*;
+pub use deep_ranks::DeepRanks;
 pub use error::ConfigError;
 pub use origin::Origin;
 pub use schema::*;

@@ -12,6 +12,7 @@ use super::closed_sets::{
     CacheControl, CallStackType, ClockControl, Communicator, ExportPage, FilterMode,
     GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
 };
+use super::deep_ranks::DeepRanks;
 use crate::region::AutoRegions;
 use crate::region::RenameRule;
 
@@ -152,6 +153,11 @@ pub struct SamplingConfig {
     /// every region they appear in, in [0, 1): their kernels keep their times, their deep metrics
     /// are not measured. 0 leaves nothing out.
     pub min_time_share: f64,
+    /// Which ranks of a multi-process run take the deep pass (`signature`, `all` or rank numbers).
+    pub deep_ranks: DeepRanks,
+    /// Seconds a rank of one profile-run per rank waits for every rank's signature file before it
+    /// settles for the signatures it has (`deep_ranks: signature`).
+    pub deep_ranks_wait_seconds: u64,
 }
 
 impl SamplingConfig {

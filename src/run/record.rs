@@ -61,6 +61,27 @@ pub struct RunRecord {
     /// How an adaptive sampled run sized its deep samples; absent for any other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRecord>,
+    /// Which ranks took the deep pass (`pipeline.ncu.sampling.deep_ranks`); absent where the run
+    /// had one process, or every rank took it with nothing to choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep_ranks: Option<DeepRanksRecord>,
+}
+
+/// The ranks a sampled multi-process run chose for its deep pass, and what this run did about it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeepRanksRecord {
+    /// The ranks that run the deep pass, as this run knew them.
+    pub chosen: Vec<u32>,
+    /// ncu's `--devices` for them (one profile-run around the launcher).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<String>,
+    /// This rank's deep-pass step: the workload run unprofiled, so that its peers' collectives
+    /// complete (one profile-run per rank, not a deep rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unprofiled: Option<PassRecord>,
+    /// Why the choice rests on part of the ranks (their signatures did not all come in time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// How a later pass of a sampled run (the deep pass, the top-up pass) went.
@@ -136,6 +157,7 @@ impl RunRecord {
             deep_pass: None,
             topup_pass: None,
             adaptive: None,
+            deep_ranks: None,
         }
     }
 
@@ -159,6 +181,7 @@ impl RunRecord {
                 .into_iter()
                 .flatten()
                 .any(|pass| pass.stopped_when_covered),
+            deep_ranks: self.deep_ranks_measured(),
             ranks: self
                 .rank
                 .iter()
@@ -169,6 +192,18 @@ impl RunRecord {
                 })
                 .collect(),
         }
+    }
+
+    /// The ranks whose deep results this run holds: the chosen ones around a launcher, this rank
+    /// alone (or none, when it ran unprofiled) for one profile-run per rank; `None` when the run
+    /// chose no ranks.
+    fn deep_ranks_measured(&self) -> Option<Vec<u32>> {
+        let chosen = self.deep_ranks.as_ref()?;
+        Some(match (&self.rank, &chosen.unprofiled) {
+            (Some(_), Some(_)) => Vec::new(),
+            (Some(rank), None) => vec![rank.rank],
+            (None, _) => chosen.chosen.clone(),
+        })
     }
 
     /// Why the capture holds only part of the run, in the words report.md and report.json use;

@@ -14,6 +14,7 @@ mod compare;
 mod config;
 mod covered;
 mod cross_rank;
+mod deep_ranks;
 mod did_you_mean;
 mod diff;
 mod docs_links;

@@ -32,6 +32,26 @@ pub struct Sampling {
     /// Adaptive samples per launch key, and what they took.
     #[serde(flatten)]
     pub adaptive: AdaptiveSampling,
+    /// Each rank's coverage, in rank order, where a multi-process run chose which ranks take the
+    /// deep pass (the sampling settings' `deep_ranks`). Absent for a run of one process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankCoverage>,
+}
+
+/// How much of one rank's time has deep metrics, and where they were measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankCoverage {
+    pub rank: u32,
+    /// Whether the rank ran the deep pass itself.
+    pub deep_rank: bool,
+    /// The rank's time in the selected regions, in ns.
+    pub time: f64,
+    /// Time whose deep metrics were measured on this rank, 0..1.
+    pub on_itself_share: f64,
+    /// Time whose deep metrics come from another rank's deep pass by launch key, 0..1.
+    pub on_another_rank_share: f64,
+    /// Time with no deep metrics (no rank's deep pass saw its launch key), 0..1.
+    pub none_share: f64,
 }
 
 /// Adaptive samples per launch key (n = ⌈(1.96·CV/error)²⌉, at most `max_samples`) in a sampled run.

@@ -24,6 +24,7 @@ use crate::run::{
 use crate::run::{RunRecord, REPORT_BASE};
 
 use super::run::export_pages::export_pages;
+use super::sampling::ranks;
 
 /// The captures found, all of one kind: one report reads one kind of source.
 #[derive(Debug, Clone)]
@@ -36,7 +37,9 @@ pub enum Captures {
     /// of a sampled one.
     Traces {
         traces: Vec<TraceInput>,
-        deep: Option<PathBuf>,
+        /// Each deep pass's report file with its run's rank: one for a run, one per rank that
+        /// ran its own in a `merge` of per-rank runs.
+        deep: Vec<(PathBuf, Option<u32>)>,
     },
 }
 
@@ -73,7 +76,7 @@ impl NcuInputs {
     pub fn analyze(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
         match &self.captures {
             Captures::Traces { traces, deep } => {
-                let mut report = analyze_traces(plan, config, traces, deep.as_deref(), context)?;
+                let mut report = analyze_traces(plan, config, traces, deep, context)?;
                 add_deep_mismatch(&mut report);
                 Ok(report)
             }
@@ -323,8 +326,8 @@ fn gunzip_into(input: &Path, dir: &Path, checks: &Checks) -> Result<PathBuf> {
 #[derive(Default)]
 struct TracedRuns {
     inputs: Vec<TraceInput>,
-    /// The deep passes of those that were sampled.
-    deep: Vec<PathBuf>,
+    /// The deep passes of those that were sampled, with their run's rank.
+    deep: Vec<(PathBuf, Option<u32>)>,
 }
 
 impl TracedRuns {
@@ -335,17 +338,11 @@ impl TracedRuns {
                 "these inputs mix runs timed by the CUPTI trace with ncu captures, whose times were measured differently; report them apart".into(),
             ));
         }
-        if self.deep.len() > 1 {
-            return Err(Error::Usage(format!(
-                "{} sampled runs timed by the trace are given ({}); their deep passes are joined one run at a time, so report each run on its own",
-                self.deep.len(),
-                self.deep.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-            )));
-        }
+        ranks::check_deep_passes(&self.deep)?;
         Ok(NcuInputs {
             captures: Captures::Traces {
                 traces: self.inputs,
-                deep: self.deep.into_iter().next(),
+                deep: self.deep,
             },
             context,
             run_dir: run_dir_of(&inputs[0]),
@@ -427,12 +424,15 @@ impl RunDirInputs<'_> {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
             check_in_run(&deep, dir)?;
+            if let Some(rank) = rank {
+                ranks::count_deep_rank(&mut self.context.deep_ranks, rank, deep.is_file());
+            }
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {
                     self.claimed.claim(&topup, self.argument)?;
                 }
-                self.traces.deep.push(deep);
+                self.traces.deep.push((deep, rank));
             }
             return Ok(());
         }

@@ -35,7 +35,7 @@ use crate::run::{ncu_report_file, PassRecord, RunDir, RunRecord, COMMAND_FILE, R
 use self::run::cli::NcuCli;
 use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, run_pass, version_of, Pass};
-use self::sampling::{coverage, topup};
+use self::sampling::{coverage, ranks, topup};
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -158,6 +158,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
     runs.warn();
     let mut lines = runs.lines(config, dir, workload);
     lines.extend(coverage::dry_run_note(config, plan.passes));
+    lines.extend(ranks::dry_run_note(config, plan.passes));
     let sampling = &config.pipeline.ncu.sampling;
     if plan.passes.deep && sampling.adaptive {
         lines.push((
@@ -316,10 +317,16 @@ fn run_deep(
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
     let (config, run) = (topup.config, topup.run);
+    let step = ranks::deep_step(config, topup.plan, run, record)?;
+    if step == ranks::DeepStep::Unprofiled {
+        return ranks::run_unprofiled(topup, deep, record);
+    }
     let sampling = &config.pipeline.ncu.sampling;
     let countable = coverage::uncountable(config, topup.plan.passes).is_none();
-    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0)
-        .then(|| topup::first_pass_durations(config, topup.plan, run, record));
+    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0).then(|| {
+        topup::first_pass_durations(config, topup.plan, run, record)
+            .map(|first| ranks::deep_launches(first, &step))
+    });
     let selection = keep_where_it_matters(config, first.as_ref())?;
     let narrowed = match &selection {
         Some(selection) => {
@@ -330,12 +337,22 @@ fn run_deep(
         None => None,
     };
     let deep = narrowed.as_ref().unwrap_or(deep);
+    let on_devices = match &step {
+        ranks::DeepStep::OnDevices(devices) => {
+            let pass = ranks::on_devices(deep, devices);
+            replace_deep_command(run, record, deep, &pass)?;
+            Some(pass)
+        }
+        _ => None,
+    };
+    let deep = on_devices.as_ref().unwrap_or(deep);
     let kept = |name: &str| {
         selection
             .as_ref()
             .is_none_or(|s| s.kept.iter().any(|k| k == name))
     };
-    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept);
+    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept)
+        .filter(|_| ranks::ends_alone(record));
     let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.finish(&finished, covered);
@@ -349,7 +366,8 @@ fn run_deep(
         .deep_pass
         .as_ref()
         .is_some_and(PassRecord::ended_well);
-    let Some(first) = first.filter(|_| sampling.adaptive && ended_well) else {
+    let alone = ranks::ends_alone(record);
+    let Some(first) = first.filter(|_| sampling.adaptive && ended_well && alone) else {
         return Ok(None);
     };
     // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.

@@ -48,6 +48,7 @@ pub fn report(
             if !config.output.render {
                 return Ok(None);
             }
+            let deep = deep.map(|d| vec![(d, rank)]).unwrap_or_default();
             Captures::Traces { traces, deep }
         }
         FirstPass::Ncu => match exported(config, run, rank, deep, quiet)? {

@@ -96,6 +96,24 @@ impl LaunchDurations {
         self.at.contains_key(&(mangled.to_string(), *shape))
     }
 
+    /// Keeps the launches of the processes `keep` accepts (the deep ranks' own, when the deep pass
+    /// profiles only them); a key none of them launched is dropped. A key's spread stays the one
+    /// over every process: ranks that launch alike vary alike.
+    pub fn retain_processes(&mut self, keep: impl Fn(Process) -> bool) {
+        self.region_time.retain(|(process, _), _| keep(*process));
+        for (_, _, key) in &mut self.keys {
+            key.per_process.retain(|process, _| keep(*process));
+            key.regions.retain(|(process, _), _| keep(*process));
+        }
+        self.keys.retain(|(_, _, key)| !key.per_process.is_empty());
+        self.at = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(at, (name, shape, _))| ((name.clone(), *shape), at))
+            .collect();
+    }
+
     /// Each key: its mangled name, launch configuration and durations.
     pub fn keys(&self) -> impl Iterator<Item = (&str, &Shape, &KeyDurations)> {
         self.keys
@@ -144,6 +162,22 @@ mod tests {
         assert_eq!(keys[1].2.per_process().map(|(_, n)| n).sum::<u32>(), 1);
         assert!(d.contains("_Z4gemm", &Shape::of_grid(16)));
         assert!(!d.contains("_Z4gemm", &Shape::of_grid(32)));
+    }
+
+    #[test]
+    fn only_the_kept_processes_launches_remain() {
+        let mut d = LaunchDurations::default();
+        d.add("_Z4gemm", Shape::of_grid(8), (1, Some(0)), 10.0, &[]);
+        d.add("_Z4gemm", Shape::of_grid(8), (2, Some(1)), 12.0, &[]);
+        d.add("_Z4only", Shape::of_grid(8), (2, Some(1)), 12.0, &[]);
+        d.retain_processes(|(_, device)| device == Some(0));
+        let keys: Vec<_> = d
+            .keys()
+            .map(|(n, _, k)| (n, k.per_process().count()))
+            .collect();
+        assert_eq!(keys, [("_Z4gemm", 1)]);
+        assert!(!d.contains("_Z4only", &Shape::of_grid(8)));
+        assert!(d.contains("_Z4gemm", &Shape::of_grid(8)));
     }
 
     #[test]

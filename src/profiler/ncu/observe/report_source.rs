@@ -345,12 +345,24 @@ impl ReportSource<'_> {
         filter: &Mutex<KernelFilter>,
         base: u64,
     ) -> Result<(TwinIndex, u64)> {
+        self.twins_of(&[(deep, rank)], filter, base)
+    }
+
+    /// The deep results of several deep passes (each with its top-up pass) pooled by launch key:
+    /// the ranks of one job that each ran their own deep pass, joined across run directories.
+    pub(crate) fn twins_of(
+        &self,
+        deeps: &[(&std::path::Path, Option<u32>)],
+        filter: &Mutex<KernelFilter>,
+        base: u64,
+    ) -> Result<(TwinIndex, u64)> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
         let mut topup_unread = None;
         let mut session = None;
-        if deep.is_file() {
-            session = Some(self.read_deep(deep, rank, filter, &mut builder)?.1);
+        for &(deep, rank) in deeps.iter().filter(|(deep, _)| deep.is_file()) {
+            let read = self.read_deep(deep, rank, filter, &mut builder)?.1;
+            session.get_or_insert(read);
             // The top-up pass only adds samples: a file of it that cannot be read is left out,
             // never the deep pass's results with it.
             if let Some(topup) = topup_sibling(deep) {
@@ -358,7 +370,7 @@ impl ReportSource<'_> {
                 match self.read_deep(&topup, rank, filter, &mut with_topup) {
                     Ok((results, _)) => {
                         builder = with_topup;
-                        topup_results = results;
+                        topup_results += results;
                     }
                     Err(e) => {
                         topup_unread = Some(format!(
@@ -497,6 +509,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         estimated_results: by_coverage[1],
         unmatched_results: by_coverage[2],
         not_measured_results: by_coverage[3],
+        ranks: Vec::new(),
     };
     (sampling, notes)
 }

@@ -48,6 +48,12 @@ impl NcuCli {
         }
     }
 
+    /// The same command profiling only `devices` (`--devices 0,2`): the deep ranks of a launch.
+    pub fn on_devices(mut self, devices: &str) -> NcuCli {
+        self.ncu.devices = Some(devices.to_string());
+        self
+    }
+
     /// The ncu executable (`pipeline.ncu.executable`).
     pub fn program(&self) -> &str {
         &self.program

@@ -14,6 +14,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod coverage;
+pub mod ranks;
 pub mod share;
 pub mod topup;
 

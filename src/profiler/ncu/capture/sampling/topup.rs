@@ -145,7 +145,15 @@ pub(crate) fn top_up(
         run.write_record(record)?;
         return Ok(None);
     };
-    let pass = topup_pass(&ctx, &topup);
+    let mut pass = topup_pass(&ctx, &topup);
+    // The top-up pass profiles the ranks the deep pass profiled (`deep_ranks`' devices).
+    if let Some(devices) = record
+        .deep_ranks
+        .as_ref()
+        .and_then(|d| d.devices.as_deref())
+    {
+        pass.cli = pass.cli.on_devices(devices);
+    }
     let command: Vec<String> = std::iter::once(pass.cli.program().to_string())
         .chain(pass.cli.argv())
         .collect();
@@ -355,6 +363,8 @@ mod tests {
             max_samples,
             stop_when_covered: true,
             min_time_share: 0.0,
+            deep_ranks: crate::config::DeepRanks::Signature,
+            deep_ranks_wait_seconds: 120,
         }
     }
 

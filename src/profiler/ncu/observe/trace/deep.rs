@@ -38,36 +38,36 @@ pub struct TimeSpecs {
     pub serialized: Option<usize>,
 }
 
-/// The deep pass of a sampled run, ready to index.
+/// The deep pass of a sampled run, ready to index: one report file, or one per rank that ran its
+/// own (`merge` of per-rank runs), pooled by launch key.
 pub struct DeepJoin<'p> {
     source: ReportSource<'p>,
-    path: PathBuf,
-    rank: Option<u32>,
+    /// Each deep pass's report file that was written, with the rank whose run made it.
+    paths: Vec<(PathBuf, Option<u32>)>,
 }
 
 impl<'p> DeepJoin<'p> {
-    /// Opens the deep pass's report file; `None` when the pass wrote none (it failed or was stopped).
+    /// Opens the deep passes' report files; `None` when no pass wrote one (each failed, was
+    /// stopped, or its rank ran unprofiled).
     pub fn open(
         plan: &'p AnalysisPlan,
-        path: &Path,
-        rank: Option<u32>,
+        paths: &[(PathBuf, Option<u32>)],
         context: &RunContext,
         max_block: u64,
     ) -> Result<Option<DeepJoin<'p>>> {
-        if !path.is_file() {
+        let paths: Vec<(PathBuf, Option<u32>)> =
+            paths.iter().filter(|(p, _)| p.is_file()).cloned().collect();
+        let Some((path, rank)) = paths.first() else {
             return Ok(None);
-        }
+        };
+        // The passes ran under one configuration: the first one's metrics stand for all.
         let input = ReportInput {
-            path: path.to_path_buf(),
-            rank,
+            path: path.clone(),
+            rank: *rank,
             deep: None,
         };
         let source = ReportSource::open(plan, &[input], context, &[], max_block)?;
-        Ok(Some(DeepJoin {
-            source,
-            path: path.to_path_buf(),
-            rank,
-        }))
+        Ok(Some(DeepJoin { source, paths }))
     }
 
     /// The deep pass's metrics, in its own order, then the deep pass's duration as a metric of its
@@ -99,12 +99,10 @@ impl<'p> DeepJoin<'p> {
     /// The deep results indexed by launch key (the top-up pass's among them), and how many the
     /// top-up pass gave.
     pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<(TwinIndex, u64)> {
-        // The one deep pass of a traced run: its keys numbered from 0.
-        self.source.twins(&self.path, self.rank, filter, 0)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
+        // The deep passes of one traced reading: their keys numbered from 0.
+        let deeps: Vec<(&Path, Option<u32>)> =
+            self.paths.iter().map(|(p, r)| (p.as_path(), *r)).collect();
+        self.source.twins_of(&deeps, filter, 0)
     }
 }
 
@@ -174,7 +172,7 @@ pub struct DeepCounts {
 /// (`recorded`) how an adaptive run sized its samples.
 pub fn sampling(
     (found, time): (&MetricsFound, TimeSpecs),
-    deep_path: &Path,
+    deep_paths: &[PathBuf],
     deep: &DeepCounts,
     coverage: [u64; 4],
     (launch_count, recorded): (Option<u32>, Option<&AdaptiveRecord>),
@@ -182,13 +180,15 @@ pub fn sampling(
     let deep_results = deep.results;
     Sampling {
         adaptive: adaptive::sampling(recorded, deep.keys, deep.topup_results),
-        deep_sources: std::iter::once(deep_path.to_path_buf())
-            .chain(topup_sibling(deep_path))
+        deep_sources: deep_paths
+            .iter()
+            .flat_map(|p| std::iter::once(p.clone()).chain(topup_sibling(p)))
             .map(|p| p.display().to_string())
             .collect(),
-        topup_sources: topup_sibling(deep_path)
+        topup_sources: deep_paths
+            .iter()
+            .filter_map(|p| topup_sibling(p))
             .map(|p| p.display().to_string())
-            .into_iter()
             .collect(),
         join_key: [
             "mangled kernel name",
@@ -214,5 +214,6 @@ pub fn sampling(
         estimated_results: coverage[1],
         unmatched_results: coverage[2],
         not_measured_results: coverage[3],
+        ranks: Vec::new(),
     }
 }

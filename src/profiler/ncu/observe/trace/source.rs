@@ -22,6 +22,8 @@ use crate::region::{
 use crate::report::model::{ProfilerInfo, Report};
 
 mod counts;
+mod notes;
+pub mod ranks;
 
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
@@ -66,8 +68,11 @@ pub struct TraceSource<'p> {
 pub struct Sampled<'p> {
     /// `None` when the deep pass wrote no report file.
     pub deep: Option<DeepJoin<'p>>,
-    /// The deep pass's report file, where it was expected.
-    pub path: std::path::PathBuf,
+    /// The deep passes' report files, where they were expected (one per rank that ran its own).
+    pub paths: Vec<std::path::PathBuf>,
+    /// The ranks whose own deep results these are (`run.json`'s `deep_ranks`); `None`: the run
+    /// chose no ranks, and every process's deep metrics count as its own.
+    pub deep_ranks: Option<Vec<u32>>,
     /// Deep results per distinct launch (`--launch-count`).
     pub launch_count: Option<u32>,
     /// Each trace's count of launches per key starts here: none seen yet, the launches the deep
@@ -307,6 +312,9 @@ impl TraceSource<'_> {
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
         let mut scope = ScopeKey::default();
         let mut wanted = Wanted::default();
+        let rank = input.rank.or(trace.rank);
+        let deep_ranks = self.sampled.as_ref().and_then(|s| s.deep_ranks.as_deref());
+        let own = ranks::measures_itself(rank, deep_ranks);
         self.attribute(&trace, |a| {
             if !wanted.of(self, a) {
                 return;
@@ -326,7 +334,17 @@ impl TraceSource<'_> {
                 time,
                 specs,
             );
+            // A rank that ran no deep pass of its own measured none of its launches.
+            let coverage = match coverage {
+                Coverage::Measured if !own => Coverage::Estimated,
+                other => other,
+            };
             counts.coverage[coverage as usize] += 1;
+            if let (Some(rank), true) = (rank, self.sampled.is_some()) {
+                let with =
+                    index.is_some() && matches!(coverage, Coverage::Measured | Coverage::Estimated);
+                counts.rank_time.entry(rank).or_default()[usize::from(!with)] += time;
+            }
             let device = a.kernel.device.to_string();
             if scope.device != device || scope.process_id.is_empty() {
                 scope = trace_scope(&trace, device, input.rank);
@@ -380,21 +398,22 @@ impl TraceSource<'_> {
                 .to_string(),
         ];
         let sampling = self.sampled.as_ref().map(|sampled| {
-            notes.extend(sampled_notes(
+            notes.extend(notes::sampled_notes(
                 sampled,
                 total,
                 deep.results,
                 &self.plan.time_metric,
             ));
-            let (path, launch_count) = (&sampled.path, sampled.launch_count);
+            let (paths, launch_count) = (&sampled.paths, sampled.launch_count);
             let recorded = sampled.adaptive.as_ref();
-            let sampling = deep::sampling(
+            let mut sampling = deep::sampling(
                 (&self.found, self.time_specs),
-                path,
+                paths,
                 deep,
                 total.coverage,
                 (launch_count, recorded),
             );
+            sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
             notes.extend(adaptive::notes(recorded, &sampling.adaptive));
             notes.extend(deep.topup_unread.clone());
             sampling
@@ -490,37 +509,6 @@ fn cells<'i>(
     (coverage, values, weight, key)
 }
 
-/// What a sampled run's notes say of the join.
-fn sampled_notes(
-    sampled: &Sampled<'_>,
-    total: &Counts,
-    deep_results: u64,
-    time_metric: &str,
-) -> Vec<String> {
-    let [measured, estimated, unmatched, not_measured] = total.coverage;
-    let mut notes = vec![format!(
-        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as {} (`{}{}`, ncu's serialized replay); it weighs the deep rates.",
-        total.results,
-        deep::SERIALIZED_LABEL,
-        deep::SERIALIZED_PREFIX,
-        time_metric,
-    )];
-    if sampled.deep.is_none() {
-        notes.push(format!(
-            "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
-            sampled.path.display()
-        ));
-    } else if deep_results == 0 {
-        notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
-    }
-    notes.extend(report_source::stopped_pass_note(
-        sampled.stopped_when_covered,
-        unmatched,
-    ));
-    notes.extend(report_source::not_measured_note(not_measured));
-    notes
-}
-
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
 /// unset is ncu's default, thread).
 pub fn scope_of(config: &Config) -> PushPopScope {
@@ -535,25 +523,20 @@ pub fn analyze_traces(
     plan: &NcuPlan,
     config: &Config,
     inputs: &[TraceInput],
-    deep: Option<&std::path::Path>,
+    deep: &[(std::path::PathBuf, Option<u32>)],
     context: &RunContext,
 ) -> Result<Report> {
-    let sampled = match deep {
-        Some(path) => Some(Sampled {
-            deep: DeepJoin::open(
-                &plan.analysis,
-                path,
-                inputs.first().and_then(|i| i.rank),
-                context,
-                plan.max_block_bytes,
-            )?,
-            path: path.to_path_buf(),
+    let sampled = match deep.is_empty() {
+        false => Some(Sampled {
+            deep: DeepJoin::open(&plan.analysis, deep, context, plan.max_block_bytes)?,
+            paths: deep.iter().map(|(p, _)| p.clone()).collect(),
+            deep_ranks: context.deep_ranks.clone(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
             ordinals: LaunchOrdinals::of_deep_pass(&context.deep_command),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),
-        None => None,
+        true => None,
     };
     let source = TraceSource::open(
         &plan.analysis,

@@ -1,6 +1,8 @@
 //! What the traces of one reading gave, trace by trace and summed: results, their coverage, kernels
 //! left out, the first trace's libcupti and why traces are partial.
 
+use std::collections::BTreeMap;
+
 impl Counts {
     pub(super) fn add(&mut self, other: Counts) {
         self.results += other.results;
@@ -15,6 +17,11 @@ impl Counts {
             self.libcupti = other.libcupti;
         }
         self.partial.extend(other.partial);
+        for (rank, [with, without]) in other.rank_time {
+            let sum = self.rank_time.entry(rank).or_default();
+            sum[0] += with;
+            sum[1] += without;
+        }
     }
 }
 
@@ -33,4 +40,6 @@ pub(super) struct Counts {
     pub(super) libcupti: Option<String>,
     /// Why traces hold only part of their process's run, in input order.
     pub(super) partial: Vec<String>,
+    /// Each launcher rank's time in the regions: [with deep metrics, without] (a sampled run).
+    pub(super) rank_time: BTreeMap<u32, [f64; 2]>,
 }

@@ -1,0 +1,165 @@
+//! One profile-run per rank: how the ranks agree on the deep ranks without talking. Each rank
+//! writes its signature (a digest of the launch keys its first pass launched in the selected
+//! regions) into the launch's shared run directory (`<output.root>/<run name>/deep-ranks/`), then
+//! waits, at most `deep_ranks_wait_seconds`, for every rank's file; every rank then makes the same
+//! choice from the same files. A rank that gives up waiting chooses from the files it has, with a
+//! warning, and never hangs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::config::{Config, DeepRanks};
+use crate::console::err_line;
+use crate::error::{Error, Result};
+use crate::profiler::ncu::observe::trace::source::ranks::{digest, key_text};
+use crate::profiler::ncu::plan::NcuPlan;
+use crate::report::write::write_atomic;
+use crate::run::{DeepRanksRecord, Rank, RunDir, RunRecord};
+
+use super::super::topup::first_pass_durations;
+use super::{choose, DeepStep};
+
+/// The folder of the ranks' signature files, in the launch's shared run directory.
+pub const SIGNATURES_DIR: &str = "deep-ranks";
+
+/// How often a waiting rank looks for its peers' files.
+const POLL: Duration = Duration::from_millis(200);
+
+/// This rank's deep step, one profile-run per rank.
+pub(super) fn per_rank(
+    config: &Config,
+    plan: &NcuPlan,
+    run: &RunDir,
+    record: &mut RunRecord,
+    me: &Rank,
+) -> Result<DeepStep> {
+    let sampling = &config.pipeline.ncu.sampling;
+    let (chosen, warning) = match &sampling.deep_ranks {
+        DeepRanks::All => return Ok(DeepStep::AsPlanned),
+        DeepRanks::List(ranks) => {
+            let world = me.world_size.unwrap_or(u32::MAX);
+            if let Some(beyond) = ranks.iter().find(|&&r| r >= world) {
+                return Err(Error::Usage(format!(
+                    "pipeline.ncu.sampling.deep_ranks names rank {beyond}, but the launcher started {world} rank(s) (the world size beside {}); name ranks below {world}, or set deep_ranks=signature",
+                    me.source
+                )));
+            }
+            (ranks.iter().copied().collect(), None)
+        }
+        DeepRanks::Signature => {
+            let durations = first_pass_durations(config, plan, run, record)?;
+            let mut keys: Vec<String> = durations
+                .keys()
+                .map(|(name, shape, _)| key_text(name, shape))
+                .collect();
+            keys.sort_unstable();
+            let signature = digest(keys.iter().map(String::as_str));
+            let shared = run.root().parent().unwrap_or(run.root());
+            let wait = Duration::from_secs(sampling.deep_ranks_wait_seconds);
+            let (signatures, warning) =
+                exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
+            (choose(&DeepRanks::Signature, &signatures), warning)
+        }
+    };
+    if let Some(warning) = &warning {
+        err_line(&format!("warning: {warning}"));
+    }
+    let deep = chosen.contains(&me.rank);
+    err_line(&format!(
+        "note: rank {} {} (deep ranks: {}; pipeline.ncu.sampling.deep_ranks={})",
+        me.rank,
+        if deep {
+            "runs the deep pass"
+        } else {
+            "is not a deep rank: it runs its deep-pass step unprofiled"
+        },
+        super::list(&chosen),
+        sampling.deep_ranks
+    ));
+    if deep && (sampling.stop_when_covered || sampling.adaptive) {
+        err_line(&format!(
+            "note: rank {} runs its deep pass to the workload's end and without a top-up pass: the other ranks run the workload beside it, unprofiled, and would wait in their collectives for a rank that stopped early or ran once more",
+            me.rank
+        ));
+    }
+    record.deep_ranks = Some(DeepRanksRecord {
+        chosen: chosen.into_iter().collect(),
+        warning,
+        ..DeepRanksRecord::default()
+    });
+    Ok(match deep {
+        true => DeepStep::AsPlanned,
+        false => DeepStep::Unprofiled,
+    })
+}
+
+/// Writes this rank's signature into `dir` and reads every rank's, waiting at most `wait` for
+/// `me.world_size` of them; the signatures read (this rank's among them) and, when some did not
+/// come, a warning saying so.
+pub fn exchange(
+    dir: &Path,
+    me: &Rank,
+    signature: u64,
+    wait: Duration,
+) -> Result<(BTreeMap<u32, u64>, Option<String>)> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mine = dir.join(format!("rank{}.signature", me.rank));
+    write_atomic(&mine, format!("{signature:016x}\n").as_bytes())?;
+    let Some(world) = me.world_size else {
+        let read = read_signatures(dir);
+        let warning = format!(
+            "the launcher did not say how many ranks it started ({} is set without its world size), so rank {} could not wait for every rank's signature: it chose from the {} it found in {}",
+            me.source,
+            me.rank,
+            read.len(),
+            dir.display()
+        );
+        return Ok((read, Some(warning)));
+    };
+    let started = Instant::now();
+    loop {
+        let read = read_signatures(dir);
+        if read.len() >= world as usize {
+            return Ok((read, None));
+        }
+        if started.elapsed() >= wait {
+            let missing: BTreeSet<u32> = (0..world).filter(|r| !read.contains_key(r)).collect();
+            let missing: Vec<String> = missing.iter().map(u32::to_string).collect();
+            return Ok((read.clone(), Some(format!(
+                "rank {} waited {} s (pipeline.ncu.sampling.deep_ranks_wait_seconds) for every rank's signature in {}, and rank(s) {} did not write one: it chose from the {} of {} it has, so its own group's lowest known rank runs the deep pass; raise deep_ranks_wait_seconds if the ranks' first passes end far apart",
+                me.rank,
+                wait.as_secs(),
+                dir.display(),
+                missing.join(","),
+                read.len(),
+                world
+            ))));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The signatures in `dir`, by rank: `rank<N>.signature` files holding a hexadecimal digest; a
+/// file half written or of another shape is not one yet.
+fn read_signatures(dir: &Path) -> BTreeMap<u32, u64> {
+    let mut read = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rank) = name
+            .strip_prefix("rank")
+            .and_then(|n| n.strip_suffix(".signature"))
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if let Ok(signature) = u64::from_str_radix(text.trim(), 16) {
+            read.insert(rank, signature);
+        }
+    }
+    read
+}

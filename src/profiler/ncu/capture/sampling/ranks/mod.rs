@@ -1,0 +1,304 @@
+//! The deep pass on one rank per group (`pipeline.ncu.sampling.deep_ranks`): data-parallel ranks
+//! launch the same kernels, so deep metrics are needed once per distinct set of launch keys. After
+//! the first pass, around a launcher, the chosen ranks' devices go to the deep pass as ncu's
+//! `--devices` (the other ranks run unprofiled inside the same launch, so collectives complete);
+//! one profile-run per rank, a rank that is not chosen runs its deep-pass step as a plain run of the
+//! workload (`exchange` has how ranks agree on a signature choice without talking). Every rank's
+//! kernels then take deep metrics by launch key, whichever rank measured them.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+
+mod exchange;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use crate::config::{Config, DeepRanks, TargetProcesses};
+use crate::console::err_line;
+use crate::error::{Error, Result};
+use crate::process::{run_streaming, Finished, Flow};
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
+use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
+use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
+use crate::run::{
+    DeepRanksRecord, PassRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
+};
+
+use super::super::run::Pass;
+use super::super::trace;
+use super::topup::TopUpRun;
+
+/// What this run's deep pass does once the ranks are chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeepStep {
+    /// Run it as planned (one process, every rank chosen, or nothing to choose from).
+    AsPlanned,
+    /// Run it on these devices only (ncu's `--devices`), around the launcher.
+    OnDevices(BTreeSet<u32>),
+    /// Run the workload unprofiled instead: this rank is not a deep rank.
+    Unprofiled,
+}
+
+/// What `--dry-run` says of the choice of deep ranks, for a sampled run around a launcher
+/// (`ncu_cli.target_processes: all`) that does not take every rank.
+pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, String)> {
+    let ncu = &config.pipeline.ncu;
+    let around = ncu.ncu_cli.target_processes == Some(TargetProcesses::All);
+    if !passes.deep || !around || ncu.sampling.deep_ranks == DeepRanks::All {
+        return None;
+    }
+    Some((
+        "the deep pass runs on the chosen ranks",
+        format!(
+            "# after the first pass, pipeline.ncu.sampling.deep_ranks={} chooses the ranks of the deep pass from each traced process's rank, devices and launch keys; its command then gets --devices of the chosen ranks' devices and the other ranks run unprofiled in the same launch (one profile-run per rank: a rank not chosen runs the workload unprofiled instead)",
+            ncu.sampling.deep_ranks
+        ),
+    ))
+}
+
+/// The ranks that take the deep pass among `signatures` (rank → signature): every one, the listed
+/// ones, or the lowest rank of each distinct signature.
+pub fn choose(deep_ranks: &DeepRanks, signatures: &BTreeMap<u32, u64>) -> BTreeSet<u32> {
+    match deep_ranks {
+        DeepRanks::All => signatures.keys().copied().collect(),
+        DeepRanks::List(ranks) => ranks.iter().copied().collect(),
+        DeepRanks::Signature => {
+            let mut lowest: BTreeMap<u64, u32> = BTreeMap::new();
+            for (&rank, &signature) in signatures {
+                lowest.entry(signature).or_insert(rank);
+            }
+            lowest.into_values().collect()
+        }
+    }
+}
+
+/// Decides this run's deep step after its first pass, and records the choice in `record`. Around a
+/// launcher the trace tells the ranks and their devices apart; one profile-run per rank (the
+/// launcher's rank in this process's environment) agrees with its peers through files.
+pub(crate) fn deep_step(
+    config: &Config,
+    plan: &NcuPlan,
+    run: &RunDir,
+    record: &mut RunRecord,
+) -> Result<DeepStep> {
+    if plan.passes.first != FirstPass::Trace {
+        // ncu's timing pass joins each capture to its own deep pass only (`merge` pools the deep
+        // results of traced runs alone), so every rank keeps its own.
+        if record.rank.is_some() && config.pipeline.ncu.sampling.deep_ranks != DeepRanks::All {
+            err_line("note: pipeline.ncu.sampling.deep_ranks chooses deep ranks of runs timed by the trace (pipeline.ncu.timing=trace); this run is timed by ncu, so every rank runs its own deep pass");
+        }
+        return Ok(DeepStep::AsPlanned);
+    }
+    if let Some(me) = record.rank.clone() {
+        return exchange::per_rank(config, plan, run, record, &me);
+    }
+    let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
+    if inputs.len() < 2 {
+        return Ok(DeepStep::AsPlanned);
+    }
+    let source = TraceSource::open(
+        &plan.analysis,
+        &inputs,
+        scope_of(config),
+        plan.regions.excluded(),
+        None,
+    )?;
+    let processes = source.process_launches()?;
+    let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
+    if let Some(chosen) = chosen {
+        let devices = match &step {
+            DeepStep::OnDevices(devices) => Some(list(devices)),
+            _ => None,
+        };
+        err_line(&format!(
+            "note: the deep pass runs on rank(s) {} of {} (pipeline.ncu.sampling.deep_ranks={}){}",
+            list(&chosen),
+            processes.len(),
+            config.pipeline.ncu.sampling.deep_ranks,
+            devices
+                .as_ref()
+                .map(|d| format!(", ncu --devices {d}; the other ranks run unprofiled"))
+                .unwrap_or_default()
+        ));
+        record.deep_ranks = Some(DeepRanksRecord {
+            chosen: chosen.into_iter().collect(),
+            devices,
+            ..DeepRanksRecord::default()
+        });
+    }
+    Ok(step)
+}
+
+/// The deep step around a launcher, from each traced process's rank, devices and signature, and
+/// the ranks chosen (`None`: nothing to choose, the processes carry no rank). Refused when a chosen
+/// rank shares a device index with one that is not: ncu's `--devices` could not tell them apart.
+pub fn around_launcher(
+    deep_ranks: &DeepRanks,
+    processes: &[ProcessLaunches],
+) -> Result<(DeepStep, Option<BTreeSet<u32>>)> {
+    let ranked: BTreeMap<u32, &ProcessLaunches> = processes
+        .iter()
+        .filter_map(|p| Some((p.rank?, p)))
+        .collect();
+    if processes.len() < 2 || ranked.len() < processes.len() {
+        if let Some(unranked) = processes.iter().find(|p| p.rank.is_none()) {
+            if processes.len() > 1 && *deep_ranks != DeepRanks::All {
+                err_line(&format!(
+                    "warning: the trace of process {} holds no launcher rank, so pipeline.ncu.sampling.deep_ranks cannot choose among the processes: the deep pass profiles all of them (an injection library that records ranks, or one profile-run per rank, lets it choose)",
+                    unranked.pid
+                ));
+            }
+        }
+        return Ok((DeepStep::AsPlanned, None));
+    }
+    let signatures = ranked.iter().map(|(r, p)| (*r, p.signature)).collect();
+    let chosen = choose(deep_ranks, &signatures);
+    if let Some(missing) = chosen.iter().find(|r| !ranked.contains_key(r)) {
+        return Err(Error::Usage(format!(
+            "pipeline.ncu.sampling.deep_ranks names rank {missing}, but the trace holds ranks {} only; name ranks that ran, or set deep_ranks=signature",
+            list(ranked.keys())
+        )));
+    }
+    if chosen.len() == ranked.len() {
+        return Ok((DeepStep::AsPlanned, Some(chosen)));
+    }
+    let devices = |rank: &u32| ranked[rank].devices.iter().copied();
+    let deep_devices: BTreeSet<u32> = chosen.iter().flat_map(devices).collect();
+    for (rank, process) in ranked.iter().filter(|(r, _)| !chosen.contains(r)) {
+        if let Some(shared) = process.devices.iter().find(|d| deep_devices.contains(d)) {
+            let other = chosen
+                .iter()
+                .find(|r| ranked[r].devices.contains(shared))
+                .copied()
+                .unwrap_or_default();
+            return Err(Error::Usage(format!(
+                "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\"), or set pipeline.ncu.sampling.deep_ranks=all"
+            )));
+        }
+    }
+    Ok((DeepStep::OnDevices(deep_devices), Some(chosen)))
+}
+
+/// Numbers as ncu's `--devices` takes them: `0,2`.
+fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
+    let numbers: Vec<String> = numbers.into_iter().map(u32::to_string).collect();
+    numbers.join(",")
+}
+
+/// Whether this run's deep pass may end on its own (once covered) and be followed by a top-up
+/// pass: not so for one profile-run per rank that chose its deep ranks, whose peers run the
+/// workload beside its deep pass to the end and no top-up pass (their collectives would wait).
+pub(crate) fn ends_alone(record: &RunRecord) -> bool {
+    record.rank.is_none() || record.deep_ranks.is_none()
+}
+
+/// The deep pass `pass` limited to `devices`, to run in its place.
+pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
+    Pass {
+        name: pass.name,
+        cli: pass.cli.clone().on_devices(&list(devices)),
+        log: pass.log,
+    }
+}
+
+/// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
+/// it runs on them alone, so that a covered pass ends once they are profiled and the top-up pass
+/// is sized by them.
+pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
+    if let DeepStep::OnDevices(devices) = step {
+        first.retain_processes(|(_, device)| {
+            device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
+        });
+    }
+    first
+}
+
+/// This rank's deep-pass step as a plain run of the workload (it is not a deep rank), so that its
+/// peers' collectives complete; recorded in run.json (`deep_ranks.unprofiled`) and command.txt in
+/// place of the deep pass. Returns how it ended when a signal stopped it.
+pub(crate) fn run_unprofiled(
+    topup: TopUpRun<'_>,
+    deep: &Pass,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let TopUpRun {
+        run,
+        workload,
+        grace,
+        display,
+        ..
+    } = topup;
+    let line = shell_words::join(workload);
+    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    run.write_text(
+        COMMAND_FILE,
+        &commands.replace(&deep.cli.shell_line(), &line),
+    )?;
+    record.deep_pass = None;
+    let mut pass = PassRecord {
+        command: workload.to_vec(),
+        ..PassRecord::default()
+    };
+    display.status("not a deep rank: running the workload unprofiled".to_string());
+    let program = workload.first().cloned().unwrap_or_default();
+    let expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
+    let log: PathBuf = run.path(NCU_UNPROFILED_LOG);
+    let finished = run_streaming(&program, expression, &log, grace, &mut |line| {
+        display.passthrough(line);
+        Flow::Continue
+    })?;
+    pass.finish(&finished, None);
+    if !finished.success() && finished.interrupted_by.is_none() {
+        err_line(&format!(
+            "warning: the unprofiled run of this rank's deep-pass step ended with {}; its log is {}",
+            finished
+                .code
+                .map_or("a signal".to_string(), |c| format!("exit code {c}")),
+            log.display()
+        ));
+    }
+    if let Some(chosen) = record.deep_ranks.as_mut() {
+        chosen.unprofiled = Some(pass);
+    }
+    record.interrupted_by = finished.interrupted_by;
+    run.write_record(record)?;
+    Ok(finished.interrupted_by.is_some().then_some(finished))
+}
+
+/// Adds `rank` to the ranks whose own deep results a reading holds (`measured`: its run directory
+/// holds a deep pass's report file).
+pub fn count_deep_rank(deep_ranks: &mut Option<Vec<u32>>, rank: u32, measured: bool) {
+    let ranks = deep_ranks.get_or_insert_with(Vec::new);
+    if measured && !ranks.contains(&rank) {
+        ranks.push(rank);
+        ranks.sort_unstable();
+    }
+}
+
+/// Several traced runs' deep passes join into one reading only as the ranks of one job: each from
+/// a run that knows its rank, no rank twice.
+pub fn check_deep_passes(deep: &[(PathBuf, Option<u32>)]) -> Result<()> {
+    if deep.len() < 2 {
+        return Ok(());
+    }
+    let mut seen = BTreeSet::new();
+    let unranked = deep
+        .iter()
+        .find(|(_, rank)| !rank.is_some_and(|r| seen.insert(r)));
+    match unranked {
+        None => Ok(()),
+        Some(_) => Err(Error::Usage(format!(
+            "{} sampled runs timed by the trace are given ({}), but not as the ranks of one job (each run's run.json names a distinct rank); report each run on its own",
+            deep.len(),
+            deep.iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! The choice of deep ranks and the refusals around a launcher, on plain values.
+
+use super::*;
+use crate::profiler::ncu::observe::launch_key::Shape;
+use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
+use crate::run::Rank;
+
+fn process(rank: Option<u32>, device: u32, signature: u64) -> ProcessLaunches {
+    ProcessLaunches {
+        pid: 100 + device,
+        rank,
+        devices: [device].into(),
+        signature,
+        keys: 3,
+    }
+}
+
+#[test]
+fn signature_keeps_the_lowest_rank_of_each_group() {
+    let signatures: BTreeMap<u32, u64> = [(3, 7), (1, 7), (2, 9), (0, 9)].into();
+    assert_eq!(choose(&DeepRanks::Signature, &signatures), [0, 1].into());
+    assert_eq!(choose(&DeepRanks::All, &signatures), [0, 1, 2, 3].into());
+    assert_eq!(choose(&DeepRanks::List(vec![2]), &signatures), [2].into());
+}
+
+#[test]
+fn around_a_launcher_the_deep_ranks_devices_go_to_ncu() {
+    let four: Vec<_> = (0..4).map(|r| process(Some(r), r, 5)).collect();
+    let (step, chosen) = around_launcher(&DeepRanks::Signature, &four).unwrap();
+    assert_eq!(step, DeepStep::OnDevices([0].into()));
+    assert_eq!(chosen, Some([0].into()));
+    let (step, _) = around_launcher(&DeepRanks::List(vec![1, 3]), &four).unwrap();
+    assert_eq!(step, DeepStep::OnDevices([1, 3].into()));
+    let (step, chosen) = around_launcher(&DeepRanks::All, &four).unwrap();
+    assert_eq!(step, DeepStep::AsPlanned, "every rank: no --devices");
+    assert_eq!(chosen.map(|c| c.len()), Some(4));
+    let wrong = around_launcher(&DeepRanks::List(vec![7]), &four).unwrap_err();
+    assert!(wrong.to_string().contains("names rank 7"), "{wrong}");
+}
+
+#[test]
+fn ranks_that_share_a_device_index_are_refused_with_the_per_rank_recipe() {
+    let shared: Vec<_> = (0..2).map(|r| process(Some(r), 0, 5)).collect();
+    let why = around_launcher(&DeepRanks::Signature, &shared)
+        .unwrap_err()
+        .to_string();
+    assert!(why.contains("ranks 0 and 1 both ran on device 0"), "{why}");
+    assert!(why.contains("one profile-run per rank"), "{why}");
+    assert!(why.contains("deep_ranks=all"), "{why}");
+    // Every rank chosen: nothing to tell apart.
+    assert!(around_launcher(&DeepRanks::All, &shared).is_ok());
+}
+
+#[test]
+fn processes_without_ranks_are_all_profiled() {
+    let unranked = vec![process(None, 0, 5), process(None, 1, 5)];
+    let (step, chosen) = around_launcher(&DeepRanks::Signature, &unranked).unwrap();
+    assert_eq!((step, chosen), (DeepStep::AsPlanned, None));
+}
+
+#[test]
+fn per_rank_deep_passes_join_only_as_distinct_ranks() {
+    let a = (PathBuf::from("a/profile.deep.ncu-rep"), Some(0));
+    let b = (PathBuf::from("b/profile.deep.ncu-rep"), Some(1));
+    assert!(check_deep_passes(&[a.clone(), b.clone()]).is_ok());
+    assert!(check_deep_passes(&[a.clone(), a.clone()]).is_err());
+    let unranked = (PathBuf::from("c/profile.deep.ncu-rep"), None);
+    assert!(check_deep_passes(&[a, unranked]).is_err());
+    let mut ranks = None;
+    count_deep_rank(&mut ranks, 2, false);
+    assert_eq!(ranks, Some(vec![]));
+    count_deep_rank(&mut ranks, 1, true);
+    count_deep_rank(&mut ranks, 0, true);
+    assert_eq!(ranks, Some(vec![0, 1]));
+}
+
+#[test]
+fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
+    let first = || {
+        let mut d = LaunchDurations::default();
+        for device in 0..4 {
+            d.add(
+                "_Z4gemm",
+                Shape::of_grid(8),
+                (10 + device, Some(u64::from(device))),
+                5.0,
+                &[],
+            );
+        }
+        d
+    };
+    let processes = |d: &LaunchDurations| -> Vec<u32> {
+        d.keys()
+            .flat_map(|(_, _, k)| k.per_process().map(|((pid, _), _)| pid))
+            .collect()
+    };
+    let on_two = deep_launches(first(), &DeepStep::OnDevices([2].into()));
+    assert_eq!(processes(&on_two), [12]);
+    assert_eq!(
+        processes(&deep_launches(first(), &DeepStep::AsPlanned)).len(),
+        4
+    );
+}
+
+#[test]
+fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
+    let rank = Rank {
+        rank: 0,
+        source: "RANK".into(),
+        world_size: Some(2),
+    };
+    let mut record = RunRecord::new(&[], &[], "f", Some(rank));
+    assert!(ends_alone(&record), "no ranks chosen: as before");
+    record.deep_ranks = Some(DeepRanksRecord::default());
+    assert!(!ends_alone(&record));
+    record.rank = None;
+    assert!(
+        ends_alone(&record),
+        "around a launcher every rank ends together"
+    );
+}

@@ -1,0 +1,42 @@
+//! What a sampled reading of traces says of its join with the deep pass, as notes.
+
+use super::counts::Counts;
+use super::{deep, report_source, Sampled};
+
+/// What a sampled run's notes say of the join.
+pub(super) fn sampled_notes(
+    sampled: &Sampled<'_>,
+    total: &Counts,
+    deep_results: u64,
+    time_metric: &str,
+) -> Vec<String> {
+    let [measured, estimated, unmatched, not_measured] = total.coverage;
+    let mut notes = vec![format!(
+        "Sampled run timed by the trace: every kernel's time comes from the trace; its deep metrics from the deep pass's result with the same launch key (mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {measured} were counted as measured (the first launches of their key), {estimated} took a twin's deep metrics (estimated) and {unmatched} had no twin. The deep pass's own duration is kept as {} (`{}{}`, ncu's serialized replay); it weighs the deep rates.",
+        total.results,
+        deep::SERIALIZED_LABEL,
+        deep::SERIALIZED_PREFIX,
+        time_metric,
+    )];
+    if sampled.deep.is_none() && sampled.deep_ranks.as_ref().is_some_and(Vec::is_empty) {
+        notes.push("This rank was not a deep rank (`pipeline.ncu.sampling.deep_ranks`): it ran its deep-pass step unprofiled, so that its peers' collectives completed, and its kernels have their times alone here; `merge` the ranks' run directories to give them deep metrics by launch key from the deep ranks.".to_string());
+    } else if sampled.deep.is_none() {
+        let paths: Vec<String> = sampled
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        notes.push(format!(
+            "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            paths.join(", ")
+        ));
+    } else if deep_results == 0 {
+        notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
+    }
+    notes.extend(report_source::stopped_pass_note(
+        sampled.stopped_when_covered,
+        unmatched,
+    ));
+    notes.extend(report_source::not_measured_note(not_measured));
+    notes
+}
