@@ -43,6 +43,9 @@ pub struct RunContext {
     pub config_fingerprint: String,
     /// The second profiler command of a sampled run (its deep pass); empty otherwise.
     pub deep_command: Vec<String>,
+    /// Every worker's command of a deep pass run as several ncu workers, worker 0's
+    /// (`deep_command`) first; empty for a deep pass of one.
+    pub deep_worker_commands: Vec<Vec<String>>,
     /// Why the run's capture is partial (`run.json`); `None` for a whole run or a bare export.
     pub partial: Option<String>,
     /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.

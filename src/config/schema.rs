@@ -152,6 +152,52 @@ pub struct SamplingConfig {
     /// every region they appear in, in [0, 1): their kernels keep their times, their deep metrics
     /// are not measured. 0 leaves nothing out.
     pub min_time_share: f64,
+    /// How many GPUs the deep pass is spread over, one ncu worker per GPU and sample count, each
+    /// with `CUDA_VISIBLE_DEVICES` set to its GPU: a count, or `all` (the GPUs the host shows).
+    #[serde(default)]
+    pub deep_gpus: DeepGpus,
+}
+
+/// `pipeline.ncu.sampling.deep_gpus`: a count of GPUs (1 or more), or `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeepGpus {
+    Count(u32),
+    All,
+}
+
+impl Default for DeepGpus {
+    fn default() -> DeepGpus {
+        DeepGpus::Count(1)
+    }
+}
+
+impl Serialize for DeepGpus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DeepGpus::Count(n) => serializer.serialize_u32(*n),
+            DeepGpus::All => serializer.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DeepGpus {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<DeepGpus, D::Error> {
+        // A count or the word `all`; an override on the command line may give the count as text.
+        let value = serde_yaml::Value::deserialize(deserializer)?;
+        let parsed = match &value {
+            serde_yaml::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            serde_yaml::Value::String(s) if s == "all" => return Ok(DeepGpus::All),
+            serde_yaml::Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(n) if n >= 1 => Ok(DeepGpus::Count(n)),
+            _ => Err(serde::de::Error::custom(format!(
+                "deep_gpus is {}, but it is the number of GPUs the deep pass is spread over: give a count of 1 or more, or `all`",
+                serde_yaml::to_string(&value).unwrap_or_default().trim()
+            ))),
+        }
+    }
 }
 
 impl SamplingConfig {

@@ -61,6 +61,35 @@ pub struct RunRecord {
     /// How an adaptive sampled run sized its deep samples; absent for any other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRecord>,
+    /// The deep pass run as several ncu workers at once (adaptive sample counts, or
+    /// `sampling.deep_gpus`), worker 0 first (its pass is also `deep_pass`); absent for a deep pass
+    /// of one worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deep_workers: Vec<DeepWorkerRecord>,
+}
+
+/// One worker of a deep pass run as several ncu processes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeepWorkerRecord {
+    /// Its report file and log in the run directory.
+    pub report: String,
+    pub log: String,
+    /// Its `CUDA_VISIBLE_DEVICES`; `None`: the workload's own GPUs.
+    pub gpu: Option<String>,
+    /// `--launch-count`: deep samples per launch key and process.
+    pub count: u32,
+    /// The mangled names it profiled and their launch keys in the first pass.
+    pub names: u64,
+    pub keys: u64,
+    /// The results the first pass's launches say it takes.
+    pub expected_results: u64,
+    /// Its command and how it ended (after its rerun, where it had one).
+    #[serde(flatten)]
+    pub pass: PassRecord,
+    /// How its first try ended, where that failed and it was run again alone after the others;
+    /// the failed try's report file is kept aside as `…failed.ncu-rep`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_try: Option<PassRecord>,
 }
 
 /// How a later pass of a sampled run (the deep pass, the top-up pass) went.
@@ -136,6 +165,7 @@ impl RunRecord {
             deep_pass: None,
             topup_pass: None,
             adaptive: None,
+            deep_workers: Vec::new(),
         }
     }
 
@@ -153,11 +183,17 @@ impl RunRecord {
                 .as_ref()
                 .map(|p| p.command.clone())
                 .unwrap_or_default(),
+            deep_worker_commands: self
+                .deep_workers
+                .iter()
+                .map(|w| w.pass.command.clone())
+                .collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
             stopped_when_covered: [&self.deep_pass, &self.topup_pass]
                 .into_iter()
                 .flatten()
+                .chain(self.deep_workers.iter().map(|w| &w.pass))
                 .any(|pass| pass.stopped_when_covered),
             ranks: self
                 .rank

@@ -10,8 +10,6 @@ use std::collections::BTreeMap;
 
 use crate::config::Config;
 use crate::config::ReplayMode;
-use crate::console::err_line;
-use crate::error::Result;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::plan::{FirstPass, Passes};
 
@@ -52,36 +50,6 @@ pub(crate) fn expected_results(
             .sum::<u64>();
     }
     (total > 0).then_some(total)
-}
-
-/// The results the deep pass takes, when certain and `stop_when_covered` is on; `first`: the first
-/// pass's launches as read (`None`: not read), a reading error being told as a warning; `selected`:
-/// the mangled names the deep pass keeps.
-pub(crate) fn deep_expected(
-    config: &Config,
-    passes: Passes,
-    first: Option<&Result<LaunchDurations>>,
-    selected: impl Fn(&str) -> bool,
-) -> Option<u64> {
-    if uncountable(config, passes).is_some() {
-        return None;
-    }
-    let sampling = &config.pipeline.ncu.sampling;
-    match first? {
-        Ok(durations) => {
-            let filter = LaunchFilter {
-                skip: u32::from(sampling.skip_cold_start),
-                count: sampling.launch_count,
-            };
-            expected_results(durations, filter, selected)
-        }
-        Err(e) => {
-            err_line(&format!(
-                "warning: the first pass's launches could not be counted ({e}); the deep pass runs to the workload's end"
-            ));
-            None
-        }
-    }
 }
 
 /// Why the first pass's launches may not be the ones the later passes filter from; `None` when

@@ -15,7 +15,8 @@
 
 pub mod coverage;
 pub mod share;
-pub mod topup;
+pub mod deep_run;
+pub mod workers;
 
 use crate::config::ReportReader;
 use crate::config::{
@@ -33,7 +34,6 @@ pub const KEY_METRICS: [&str; 5] = [
 ];
 
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
-pub use crate::run::{NCU_TOPUP_LOG as TOPUP_LOG, NCU_TOPUP_REPORT_BASE as TOPUP_REPORT_BASE};
 
 pub use crate::profiler::ncu::readers::siblings::{deep_sibling, skipped, topup_sibling, Sibling};
 
@@ -61,6 +61,9 @@ pub fn refusal(config: &Config) -> Option<String> {
         return Some(why);
     }
     if let Some(why) = share::refusal(&ncu.sampling, cli) {
+        return Some(why);
+    }
+    if let Some(why) = workers::refusal(config) {
         return Some(why);
     }
     if ncu.reader != ReportReader::Native {

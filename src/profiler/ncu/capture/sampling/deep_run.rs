@@ -1,0 +1,301 @@
+//! Running the deep pass as its workers (`workers`): all at once, one ncu process each, then each
+//! worker that failed (out of GPU memory with several copies of the workload on one GPU, say) once
+//! more, alone, after the others. A worker that fails twice leaves its keys without deep results:
+//! unmatched in the report, never estimated. How each worker went is in run.json (`deep_workers`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::analysis::AdaptiveRecord;
+use crate::config::Config;
+use crate::console::err_line;
+use crate::error::{Error, Result};
+use crate::process::progress::Display;
+use crate::process::Finished;
+use crate::profiler::ncu::capture::run::cli::NcuCli;
+use crate::profiler::ncu::capture::run::{run_pass, Pass};
+use crate::profiler::ncu::capture::trace;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
+use crate::profiler::ncu::observe::report_source::launch_durations;
+use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
+use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
+use crate::run::{fresh_path, ncu_report_file, DeepWorkerRecord, PassRecord, RunDir, RunRecord};
+
+use super::coverage::{expected_results, LaunchFilter};
+use super::workers::{files, worker_flags, Sizing, Worker};
+
+/// What the deep pass's workers run with.
+pub(crate) struct DeepRun<'a> {
+    pub config: &'a Config,
+    pub plan: &'a NcuPlan,
+    pub run: &'a RunDir,
+    pub grace: Duration,
+    pub display: &'a Display,
+}
+
+/// Worker `index`'s pass: the deep pass's command line `deep` with the worker's launch filter,
+/// report file, log and GPU.
+pub(crate) fn worker_pass(deep: &NcuCli, config: &Config, dir: &Path, index: usize, worker: &Worker) -> Pass {
+    let sampling = &config.pipeline.ncu.sampling;
+    let flags = super::deep_flags(
+        &config.pipeline.ncu.ncu_cli,
+        sampling.launch_count,
+        sampling.skip_cold_start,
+    );
+    let (report, log) = files(index);
+    Pass {
+        name: "ncu's deep pass",
+        cli: deep.clone().with_flags(worker_flags(&flags, worker), &dir.join(report)),
+        log,
+        gpu: worker.gpu.clone(),
+    }
+}
+
+/// The results worker `worker` takes of the first pass's launches (`None`: not certain, or
+/// `countable` is false: the pass then runs to the workload's end).
+pub(crate) fn expected(
+    durations: &LaunchDurations,
+    worker: &Worker,
+    skip: u32,
+    countable: bool,
+) -> Option<u64> {
+    let filter = LaunchFilter {
+        skip,
+        count: worker.count,
+    };
+    let named = |name: &str| {
+        worker
+            .names
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    };
+    countable
+        .then(|| expected_results(durations, filter, named))
+        .flatten()
+}
+
+/// Runs `passes` at once (each with its `expected` results), records each in `records`, reruns each
+/// that failed once, alone, after the others (on the next GPU where there are several), and returns
+/// how the first pass a signal stopped ended (`None`: none was).
+pub(crate) fn run_workers(
+    ctx: &DeepRun<'_>,
+    passes: Vec<(Pass, Option<u64>)>,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let ran: Vec<Result<(Finished, Option<u64>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = passes
+            .iter()
+            .map(|(pass, expected)| {
+                scope.spawn(move || run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    let mut failed = Vec::new();
+    for (at, outcome) in ran.into_iter().enumerate() {
+        match outcome {
+            Ok((finished, covered)) => {
+                record.deep_workers[at].pass.finish(&finished, covered);
+                if finished.interrupted_by.is_some() {
+                    sync_deep_pass(record);
+                    record.interrupted_by = finished.interrupted_by;
+                    ctx.run.write_record(record)?;
+                    return Ok(Some(finished));
+                }
+                if !record.deep_workers[at].pass.ended_well() {
+                    failed.push(at);
+                }
+            }
+            Err(e) => {
+                err_line(&format!("warning: a worker of ncu's deep pass could not be run ({e})"));
+                failed.push(at);
+            }
+        }
+    }
+    sync_deep_pass(record);
+    ctx.run.write_record(record)?;
+    let gpus: Vec<Option<String>> = passes.iter().map(|(p, _)| p.gpu.clone()).collect();
+    for at in failed {
+        let (pass, expected) = &passes[at];
+        let again = Pass {
+            name: pass.name,
+            cli: pass.cli.clone(),
+            log: pass.log.clone(),
+            gpu: next_gpu(&gpus, at),
+        };
+        keep_aside(ctx.run, at)?;
+        let worker = &mut record.deep_workers[at];
+        worker.failed_try = Some(std::mem::take(&mut worker.pass));
+        worker.pass.command = worker.failed_try.as_ref().map(|t| t.command.clone()).unwrap_or_default();
+        worker.gpu = again.gpu.clone();
+        err_line(&format!(
+            "warning: worker {at} of ncu's deep pass failed (see {}); running its {} launch keys once more, alone",
+            ctx.run.path(&format!("{}.failed.log", again.log.trim_end_matches(".log"))).display(),
+            worker.keys
+        ));
+        ctx.run.write_record(record)?;
+        let outcome = run_pass(&again, ctx.run, ctx.grace, ctx.display, *expected);
+        let worker = &mut record.deep_workers[at];
+        match outcome {
+            Ok((finished, covered)) => {
+                worker.pass.finish(&finished, covered);
+                if finished.interrupted_by.is_some() {
+                    sync_deep_pass(record);
+                    record.interrupted_by = finished.interrupted_by;
+                    ctx.run.write_record(record)?;
+                    return Ok(Some(finished));
+                }
+                if !worker.pass.ended_well() {
+                    err_line(&format!(
+                        "warning: worker {at} of ncu's deep pass failed again (see {}); its launch keys have no deep results (unmatched)",
+                        ctx.run.path(&again.log).display()
+                    ));
+                }
+            }
+            Err(e) => err_line(&format!(
+                "warning: worker {at} of ncu's deep pass could not be run again ({e}); its launch keys have no deep results (unmatched)"
+            )),
+        }
+        sync_deep_pass(record);
+        ctx.run.write_record(record)?;
+    }
+    Ok(None)
+}
+
+/// A rerun's GPU: the next of the workers' GPUs after its own, so a GPU that failed it is not
+/// asked again where there is another; its own where all share one.
+fn next_gpu(gpus: &[Option<String>], at: usize) -> Option<String> {
+    let mut distinct: Vec<&Option<String>> = Vec::new();
+    for gpu in gpus {
+        if !distinct.contains(&gpu) {
+            distinct.push(gpu);
+        }
+    }
+    let own = distinct.iter().position(|g| **g == gpus[at]).unwrap_or(0);
+    distinct[(own + 1) % distinct.len()].clone()
+}
+
+/// Worker 0's pass is the deep pass run.json has always recorded.
+fn sync_deep_pass(record: &mut RunRecord) {
+    if let Some(first) = record.deep_workers.first() {
+        record.deep_pass = Some(first.pass.clone());
+    }
+}
+
+/// Moves worker `at`'s report file and log of a failed try aside (`…failed.ncu-rep`,
+/// `…failed.log`): kept, but never read as the worker's.
+fn keep_aside(run: &RunDir, at: usize) -> Result<()> {
+    let (report, log) = files(at);
+    let moves = [
+        (run.path(&ncu_report_file(&report)), fresh_path(run.root(), &format!("{report}.failed"), "ncu-rep")),
+        (run.path(&log), fresh_path(run.root(), &format!("{}.failed", log.trim_end_matches(".log")), "log")),
+    ];
+    for (from, to) in moves {
+        if from.is_file() {
+            std::fs::rename(&from, &to).map_err(|source| Error::Write { path: to, source })?;
+        }
+    }
+    Ok(())
+}
+
+/// run.json's record of the workers before they start.
+pub(crate) fn worker_records(
+    workers: &[Worker],
+    passes: &[(Pass, Option<u64>)],
+) -> Vec<DeepWorkerRecord> {
+    workers
+        .iter()
+        .zip(passes)
+        .enumerate()
+        .map(|(at, (worker, (pass, expected)))| {
+            let (report, log) = files(at);
+            DeepWorkerRecord {
+                report: ncu_report_file(&report),
+                log,
+                gpu: worker.gpu.clone(),
+                count: worker.count,
+                names: worker.names.as_ref().map_or(0, |n| n.len() as u64),
+                keys: worker.keys,
+                expected_results: expected.unwrap_or(worker.cost),
+                pass: PassRecord {
+                    command: pass.command(),
+                    ..PassRecord::default()
+                },
+                failed_try: None,
+            }
+        })
+        .collect()
+}
+
+/// run.json's `adaptive` for samples sized before the deep pass: every key's count is in its
+/// worker's `--launch-count`, so no top-up pass runs.
+pub(crate) fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord {
+    let sampling = &config.pipeline.ncu.sampling;
+    AdaptiveRecord {
+        error: sampling.error,
+        max_samples: sampling.budget(),
+        keys: sizing.keys,
+        keys_topped_up: sizing.above_launch_count,
+        keys_capped: sizing.capped,
+        topup_failed: false,
+        sizing_failed: None,
+    }
+}
+
+/// run.json's `adaptive` when the first pass's launches could not be read: every key has the deep
+/// pass's `launch_count`.
+pub(crate) fn sizing_failed(config: &Config, why: String) -> AdaptiveRecord {
+    err_line(&format!(
+        "warning: the adaptive deep samples could not be sized ({why}); every launch key gets launch_count deep samples"
+    ));
+    AdaptiveRecord {
+        sizing_failed: Some(why),
+        ..adaptive_record(config, Sizing::default())
+    }
+}
+
+/// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
+/// trace under `timing: trace`), over the launches the later passes' filters select.
+pub(crate) fn first_pass_durations(
+    config: &Config,
+    plan: &NcuPlan,
+    run: &RunDir,
+    record: &RunRecord,
+) -> Result<LaunchDurations> {
+    let rank = record.rank.as_ref().map(|r| r.rank);
+    Ok(match plan.passes.first {
+        FirstPass::Trace => {
+            let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
+            let source = TraceSource::open(
+                &plan.analysis,
+                &inputs,
+                scope_of(config),
+                plan.regions.excluded(),
+                None,
+            )?;
+            source.launch_durations()?
+        }
+        FirstPass::Ncu => launch_durations(
+            &plan.analysis,
+            &run.report_file(),
+            plan.max_block_bytes,
+            None,
+        )?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rerun_goes_to_the_next_gpu_where_there_is_one() {
+        let two = [Some("0".to_string()), Some("1".to_string()), Some("1".to_string())];
+        assert_eq!(next_gpu(&two, 0).as_deref(), Some("1"));
+        assert_eq!(next_gpu(&two, 2).as_deref(), Some("0"));
+        assert_eq!(next_gpu(&[None, None], 1), None, "one GPU: its own");
+    }
+}
