@@ -26,7 +26,7 @@ use super::source::ncu_reading;
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
-use crate::profiler::ncu::readers::siblings::topup_sibling;
+use crate::profiler::ncu::readers::siblings::{kept_names, topup_sibling, worker_siblings};
 use crate::profiler::ncu::readers::{rollup, units};
 
 mod paths;
@@ -350,12 +350,21 @@ impl ReportSource<'_> {
         let mut topup_unread = None;
         let mut session = None;
         if deep.is_file() {
-            session = Some(self.read_deep(deep, rank, filter, &mut builder)?.1);
+            session = Some(self.read_deep(deep, rank, filter, &mut builder, None)?.1);
+        }
+        // A deep pass run as several workers: each one's file holds its own names' results.
+        let commands = &self.context.deep_worker_commands;
+        for (at, worker) in worker_siblings(deep).iter().enumerate() {
+            let only = commands.get(at + 1).and_then(|c| kept_names(c));
+            let (_, worker_session) = self.read_deep(worker, rank, filter, &mut builder, only)?;
+            session.get_or_insert(worker_session);
+        }
+        if deep.is_file() {
             // The top-up pass only adds samples: a file of it that cannot be read is left out,
             // never the deep pass's results with it.
             if let Some(topup) = topup_sibling(deep) {
                 let mut with_topup = builder.clone();
-                match self.read_deep(&topup, rank, filter, &mut with_topup) {
+                match self.read_deep(&topup, rank, filter, &mut with_topup, None) {
                     Ok((results, _)) => {
                         builder = with_topup;
                         topup_results = results;
@@ -375,15 +384,18 @@ impl ReportSource<'_> {
         Ok((index, topup_results))
     }
 
-    /// One deep (or top-up) report file's results into `builder`; how many it had, and its session.
+    /// One deep (or top-up, or deep worker's) report file's results into `builder`, only those of
+    /// the names `only` matches where given; how many it had, and its session.
     fn read_deep(
         &self,
         file: &std::path::Path,
         rank: Option<u32>,
         filter: &Mutex<KernelFilter>,
         builder: &mut TwinIndexBuilder,
+        only: Option<regex::Regex>,
     ) -> Result<(u64, SessionInfo)> {
         let mut reader = FileReader::new(self, rank, filter, None);
+        reader.taking_only(only);
         let mut report = ReportFile::open_limited(file, self.max_block)?;
         report.for_each_result(|r| reader.deep_result(r, builder))?;
         Ok((reader.counts.results, report.session().clone()))
@@ -501,14 +513,19 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
     (sampling, notes)
 }
 
-/// The deep passes' files, each followed by its top-up pass's where one ran; and the top-up files
+/// The deep passes' files, each followed by its other workers' and its top-up pass's where they
+/// ran; and the top-up files
 /// alone, so the report can say which file played which part.
 fn deep_files(inputs: &[ReportInput]) -> (Vec<String>, Vec<String>) {
     let shown = |p: &std::path::Path| p.display().to_string();
     let deep = inputs.iter().filter_map(|i| i.deep.as_deref());
     let with_topups = deep
         .clone()
-        .flat_map(|d| std::iter::once(d.to_path_buf()).chain(topup_sibling(d)))
+        .flat_map(|d| {
+            std::iter::once(d.to_path_buf())
+                .chain(worker_siblings(d))
+                .chain(topup_sibling(d))
+        })
         .map(|p| shown(&p))
         .collect();
     let topups = deep.filter_map(topup_sibling).map(|p| shown(&p)).collect();

@@ -35,7 +35,9 @@ pub const KEY_METRICS: [&str; 5] = [
 
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
 
-pub use crate::profiler::ncu::readers::siblings::{deep_sibling, skipped, topup_sibling, Sibling};
+pub use crate::profiler::ncu::readers::siblings::{
+    deep_sibling, topup_sibling, worker_siblings, Sibling,
+};
 
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
 /// (or sampling is off).

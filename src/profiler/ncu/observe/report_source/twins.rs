@@ -7,6 +7,7 @@
 // The join is keyed by launch: its readers name the key through it.
 pub(crate) use crate::profiler::ncu::observe::launch_key::{Process, Shape};
 
+use crate::analysis::RunContext;
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
 use crate::profiler::ncu::readers::report_file::SessionInfo;
@@ -230,6 +231,16 @@ impl LaunchOrdinals {
     pub fn of_deep_pass(deep_command: &[String]) -> LaunchOrdinals {
         LaunchOrdinals::skipping(siblings::skipped(deep_command))
             .keeping(siblings::kept_names(deep_command))
+    }
+
+    /// Ordinals for a run's deep pass: worker 0's `--launch-skip` (every worker skips the same), and
+    /// the names of all its workers (`RunContext::deep_worker_commands`) where it ran as several.
+    pub fn of_run(context: &RunContext) -> LaunchOrdinals {
+        match context.deep_worker_commands.as_slice() {
+            [] => LaunchOrdinals::of_deep_pass(&context.deep_command),
+            workers => LaunchOrdinals::skipping(siblings::skipped(&context.deep_command))
+                .keeping(siblings::kept_names_of_all(workers)),
+        }
     }
 
     /// The same, for a deep pass limited to the mangled names `kept` matches (`None`: every name).

@@ -15,7 +15,7 @@ use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
-use crate::profiler::ncu::readers::siblings::topup_sibling;
+use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
 use crate::region::{Coverage, KernelFilter, KeySamples};
 use crate::report::model::Sampling;
 
@@ -183,6 +183,7 @@ pub fn sampling(
     Sampling {
         adaptive: adaptive::sampling(recorded, deep.keys, deep.topup_results),
         deep_sources: std::iter::once(deep_path.to_path_buf())
+            .chain(worker_siblings(deep_path))
             .chain(topup_sibling(deep_path))
             .map(|p| p.display().to_string())
             .collect(),

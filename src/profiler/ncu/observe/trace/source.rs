@@ -556,7 +556,7 @@ pub fn analyze_traces(
             )?,
             path: path.to_path_buf(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            ordinals: LaunchOrdinals::of_deep_pass(&context.deep_command),
+            ordinals: LaunchOrdinals::of_run(context),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),
