@@ -349,11 +349,12 @@ impl ReportSource<'_> {
         let mut topup_results = 0;
         let mut topup_unread = None;
         let mut session = None;
-        if deep.is_file() {
-            session = Some(self.read_deep(deep, rank, filter, &mut builder, None)?.1);
-        }
         // A deep pass run as several workers: each one's file holds its own names' results.
         let commands = &self.context.deep_worker_commands;
+        if deep.is_file() {
+            let only = commands.first().and_then(|c| kept_names(c));
+            session = Some(self.read_deep(deep, rank, filter, &mut builder, only)?.1);
+        }
         for (at, worker) in worker_siblings(deep).iter().enumerate() {
             let only = commands.get(at + 1).and_then(|c| kept_names(c));
             let (_, worker_session) = self.read_deep(worker, rank, filter, &mut builder, only)?;
