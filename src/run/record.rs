@@ -90,6 +90,10 @@ pub struct DeepWorkerRecord {
     /// the failed try's report file is kept aside as `…failed.ncu-rep`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_try: Option<PassRecord>,
+    /// The worker whose kernel names this one profiles again: that worker ended well but profiled
+    /// none of their launch keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<usize>,
 }
 
 /// How a later pass of a sampled run (the deep pass, the top-up pass) went.

@@ -130,3 +130,36 @@ fn deep_gpus_that_cannot_work_are_refused_with_the_key() {
         .stderr(predicate::str::contains("multi-process launcher"));
     assert!(profile_invocations(tmp.path()).is_empty(), "nothing ran");
 }
+
+#[test]
+fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Worker 1 writes another workload's capture: none of its names' launch keys are in it.
+    let other = crate::common::fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
+    fake_sampled(tmp.path())
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env("FAKE_NCU_ENV_LOG", tmp.path().join("env.log"))
+        .env(
+            "FAKE_NCU_WORKER_REPORT",
+            format!("profile.deep.1={}", other.display()),
+        )
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("worker 1 of ncu's deep pass profiled none"));
+    let record = read_json(&tmp.path().join("out/run/run.json"));
+    let workers = record["deep_workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 3);
+    assert_eq!(workers[2]["rerun_of"], 1);
+    assert_eq!(workers[2]["gpu"], "0", "on the other GPU");
+    assert_eq!(workers[2]["keys"], workers[1]["keys"]);
+    let env = std::fs::read_to_string(tmp.path().join("env.log")).unwrap();
+    assert!(env.lines().any(|l| l == "profile.deep.2 0"), "{env}");
+    let report = read_json(&tmp.path().join("out/run/report.json"));
+    assert_eq!(report["sampling"]["unmatched_results"], 0);
+}

@@ -352,9 +352,9 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             err_line(&format!(
                 "warning: the first pass's launches could not be read ({e}); the deep pass runs as configured, to the workload's end"
             ));
-            return run_workers(deep, &ctx, record, Vec::new(), Vec::new());
+            return run_workers(deep, &ctx, record, &[], Vec::new());
         }
-        None => return run_workers(deep, &ctx, record, Vec::new(), Vec::new()),
+        None => return run_workers(deep, &ctx, record, &[], Vec::new()),
     };
     let skip = u32::from(sampling.skip_cold_start);
     let kept = |name: &str| {
@@ -376,7 +376,11 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             (pass, expected)
         })
         .collect();
-    run_workers(deep, &ctx, record, planned, passes)
+    let stopped = run_workers(deep, &ctx, record, &planned, passes)?;
+    if stopped.is_some() || record.deep_workers.is_empty() {
+        return Ok(stopped);
+    }
+    deep_run::rerun_unseen(&ctx, &deep.cli, &planned, &durations, countable, record)
 }
 
 /// Runs the planned workers (none planned: `deep` as configured, alone), recording their commands
@@ -385,7 +389,7 @@ fn run_workers(
     deep: &Pass,
     ctx: &DeepRun<'_>,
     record: &mut RunRecord,
-    planned: Vec<workers::Worker>,
+    planned: &[workers::Worker],
     passes: Vec<(Pass, Option<u64>)>,
 ) -> Result<Option<Finished>> {
     let passes = match passes.is_empty() {
@@ -406,7 +410,7 @@ fn run_workers(
         .collect();
     replace_deep_command(ctx.run, record, deep, &passes[0].0, &lines)?;
     if passes.len() > 1 {
-        record.deep_workers = deep_run::worker_records(&planned, &passes);
+        record.deep_workers = deep_run::worker_records(planned, &passes, 0);
     }
     if record.deep_workers.is_empty() {
         let (pass, expected) = &passes[0];

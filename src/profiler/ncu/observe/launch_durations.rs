@@ -91,6 +91,11 @@ impl LaunchDurations {
         })
     }
 
+    /// Whether the key was seen.
+    pub fn contains(&self, mangled: &str, shape: &Shape) -> bool {
+        self.at.contains_key(&(mangled.to_string(), *shape))
+    }
+
     /// Each key: its mangled name, launch configuration and durations.
     pub fn keys(&self) -> impl Iterator<Item = (&str, &Shape, &KeyDurations)> {
         self.keys

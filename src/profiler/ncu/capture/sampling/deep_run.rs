@@ -201,17 +201,18 @@ fn keep_aside(run: &RunDir, at: usize) -> Result<()> {
     Ok(())
 }
 
-/// run.json's record of the workers before they start.
+/// run.json's record of the workers before they start; the first is worker `first`.
 pub(crate) fn worker_records(
     workers: &[Worker],
     passes: &[(Pass, Option<u64>)],
+    first: usize,
 ) -> Vec<DeepWorkerRecord> {
     workers
         .iter()
         .zip(passes)
         .enumerate()
         .map(|(at, (worker, (pass, expected)))| {
-            let (report, log) = files(at);
+            let (report, log) = files(first + at);
             DeepWorkerRecord {
                 report: ncu_report_file(&report),
                 log,
@@ -225,9 +226,99 @@ pub(crate) fn worker_records(
                     ..PassRecord::default()
                 },
                 failed_try: None,
+                rerun_of: None,
             }
         })
         .collect()
+}
+
+/// The names each worker that ended well was given and never profiled (no key of them in its
+/// report file), run once more as new workers after the others, each on the next GPU; a worker
+/// whose file cannot be read is not checked. Names of which it profiled some keys stay as they are:
+/// run again, its other keys would count twice. `planned`: the workers as run; `durations`: the
+/// first pass's launches. Returns how a rerun a signal stopped ended.
+pub(crate) fn rerun_unseen(
+    ctx: &DeepRun<'_>,
+    deep: &NcuCli,
+    planned: &[Worker],
+    durations: &LaunchDurations,
+    countable: bool,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let gpus: Vec<Option<String>> = planned.iter().map(|w| w.gpu.clone()).collect();
+    let mut again: Vec<(usize, Worker)> = Vec::new();
+    for (at, worker) in planned.iter().enumerate() {
+        let (Some(names), true) = (&worker.names, record.deep_workers[at].pass.ended_well()) else {
+            continue;
+        };
+        let report = ctx.run.path(&record.deep_workers[at].report);
+        let Ok(seen) = launch_durations(&ctx.plan.analysis, &report, ctx.plan.max_block_bytes, Some(0.0))
+        else {
+            continue;
+        };
+        let unseen: Vec<String> = names
+            .iter()
+            .filter(|name| {
+                !durations
+                    .keys()
+                    .any(|(n, shape, _)| n == name.as_str() && seen.contains(n, shape))
+            })
+            .cloned()
+            .collect();
+        if unseen.is_empty() {
+            continue;
+        }
+        let keys = durations
+            .keys()
+            .filter(|(n, _, _)| unseen.iter().any(|u| u == n))
+            .count() as u64;
+        err_line(&format!(
+            "warning: worker {at} of ncu's deep pass profiled none of the launch keys of {} of its kernel names; running them once more on another worker",
+            unseen.len()
+        ));
+        again.push((
+            at,
+            Worker {
+                names: Some(unseen),
+                count: worker.count,
+                gpu: next_gpu(&gpus, at),
+                keys,
+                cost: keys,
+            },
+        ));
+    }
+    for (of, worker) in again {
+        let index = record.deep_workers.len();
+        let skip = u32::from(ctx.config.pipeline.ncu.sampling.skip_cold_start);
+        let planned = [(
+            worker_pass(deep, ctx.config, ctx.run.root(), index, &worker),
+            expected(durations, &worker, skip, countable),
+        )];
+        let mut added = worker_records(std::slice::from_ref(&worker), &planned, index);
+        for added in &mut added {
+            added.rerun_of = Some(of);
+        }
+        record.deep_workers.extend(added);
+        ctx.run.write_record(record)?;
+        let [(pass, expected)] = &planned;
+        let (finished, covered) = match run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected) {
+            Ok(ran) => ran,
+            Err(e) => {
+                err_line(&format!(
+                    "warning: worker {index} of ncu's deep pass could not be run ({e}); the launch keys it was given have no deep results (unmatched)"
+                ));
+                continue;
+            }
+        };
+        record.deep_workers[index].pass.finish(&finished, covered);
+        ctx.run.write_record(record)?;
+        if finished.interrupted_by.is_some() {
+            record.interrupted_by = finished.interrupted_by;
+            ctx.run.write_record(record)?;
+            return Ok(Some(finished));
+        }
+    }
+    Ok(None)
 }
 
 /// run.json's `adaptive` for samples sized before the deep pass: every key's count is in its

@@ -352,8 +352,8 @@ mod tests {
 
     #[test]
     fn each_name_takes_the_largest_count_its_keys_need() {
-        let (needs, sizing) = needs(&durations(), &sampling(true), 0, |_| true);
-        let got: Vec<(&str, u32, u64, u64)> = needs
+        let (wanted, sizing) = needs(&durations(), &sampling(true), 0, |_| true);
+        let got: Vec<(&str, u32, u64, u64)> = wanted
             .iter()
             .map(|n| (n.name.as_str(), n.count, n.keys, n.cost))
             .collect();
@@ -377,8 +377,8 @@ mod tests {
 
     #[test]
     fn one_gpu_runs_one_worker_per_count_and_several_spread_by_cost() {
-        let (needs, _) = needs(&durations(), &sampling(true), 0, |_| true);
-        let one = plan(&needs, &[], false);
+        let (wanted, _) = needs(&durations(), &sampling(true), 0, |_| true);
+        let one = plan(&wanted, &[], false);
         let counts: Vec<(u32, Option<Vec<String>>)> =
             one.iter().map(|w| (w.count, w.names.clone())).collect();
         assert_eq!(
@@ -398,7 +398,7 @@ mod tests {
         assert!(plan(&flat, &[], true)[0].names.is_some(), "a choice keeps its filter");
         // Two GPUs: gemm (cost 8) alone on GPU 0, norm (3) and copy (1) on GPU 1.
         let gpus = ["0".to_string(), "1".to_string()];
-        let two = plan(&needs, &gpus, false);
+        let two = plan(&wanted, &gpus, false);
         let spread: Vec<(Option<&str>, u32, u64)> = two
             .iter()
             .map(|w| (w.gpu.as_deref(), w.count, w.cost))
