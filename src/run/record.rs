@@ -7,6 +7,7 @@ use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
 use crate::analysis::{AdaptiveRecord, RankRun, RunContext};
 use crate::error::Result;
 use crate::process::Finished;
+use crate::report::model::DeepWorker;
 
 impl RunDir {
     /// Writes `run.json` (the record lives here, so that the directory never imports its record).
@@ -94,6 +95,23 @@ pub struct DeepWorkerRecord {
     /// none of their launch keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<usize>,
+}
+
+impl DeepWorkerRecord {
+    /// What the report says of the worker before its file is read.
+    fn planned(&self) -> DeepWorker {
+        DeepWorker {
+            source: self.report.clone(),
+            gpu: self.gpu.clone(),
+            count: self.count,
+            keys: self.keys,
+            expected_results: self.expected_results,
+            results: 0,
+            ended_well: self.pass.ended_well(),
+            rerun: self.failed_try.is_some(),
+            rerun_of: self.rerun_of,
+        }
+    }
 }
 
 /// How a later pass of a sampled run (the deep pass, the top-up pass) went.
@@ -192,6 +210,7 @@ impl RunRecord {
                 .iter()
                 .map(|w| w.pass.command.clone())
                 .collect(),
+            deep_workers: self.deep_workers.iter().map(DeepWorkerRecord::planned).collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
             stopped_when_covered: [&self.deep_pass, &self.topup_pass]

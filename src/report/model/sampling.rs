@@ -32,6 +32,34 @@ pub struct Sampling {
     /// Adaptive samples per launch key, and what they took.
     #[serde(flatten)]
     pub adaptive: AdaptiveSampling,
+    /// The deep pass's workers where it ran as several profiler processes at once (one per sample
+    /// count and GPU): what each was planned to take and what it took. Absent for one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deep_workers: Vec<DeepWorker>,
+}
+
+/// One worker of a deep pass run as several profiler processes at once.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DeepWorker {
+    /// Its report file's name in the run directory.
+    pub source: String,
+    /// The GPU it ran on (`CUDA_VISIBLE_DEVICES`); `null`: the workload's own.
+    pub gpu: Option<String>,
+    /// Planned: deep samples per launch key and process.
+    pub count: u32,
+    /// Planned: the first pass's launch keys it was given.
+    pub keys: u64,
+    /// Planned: the results the first pass's launches said it would take.
+    pub expected_results: u64,
+    /// Taken: deep results of its own kernel names read from its file (0 when it wrote none).
+    pub results: u64,
+    /// Whether it ended well (after its rerun, where it had one).
+    pub ended_well: bool,
+    /// Whether its first try failed and it ran once more, alone, after the others.
+    pub rerun: bool,
+    /// The worker (its index here) whose kernel names it profiled again: that one ended well but
+    /// profiled none of their launch keys.
+    pub rerun_of: Option<usize>,
 }
 
 /// Adaptive samples per launch key (n = ⌈(1.96·CV/error)²⌉, at most `max_samples`) in a sampled run.

@@ -19,7 +19,7 @@ use crate::analysis::{analyze, AnalysisPlan, MetricsFound, Observations, Reading
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation};
-use crate::report::model::{Report, Sampling};
+use crate::report::model::{DeepWorker, Report, Sampling};
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
@@ -245,6 +245,7 @@ impl Observations for ReportSource<'_> {
             })?;
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
             let joined = twins.map(|(t, topup_results)| Joined {
+                workers: t.workers.clone(),
                 topup_unread: t.topup_unread.clone(),
                 deep_results: t.results,
                 keys: t.key_count() as u64,
@@ -308,6 +309,8 @@ impl Observations for ReportSource<'_> {
 
 /// What joining one sampled capture found.
 struct Joined {
+    /// The deep pass's workers, where it ran as several.
+    workers: Vec<DeepWorker>,
     deep_results: u64,
     /// Distinct launch keys with deep results.
     keys: u64,
@@ -351,14 +354,22 @@ impl ReportSource<'_> {
         let mut session = None;
         // A deep pass run as several workers: each one's file holds its own names' results.
         let commands = &self.context.deep_worker_commands;
+        let mut workers = self.context.deep_workers.clone();
         if deep.is_file() {
             let only = commands.first().and_then(|c| kept_names(c));
             session = Some(self.read_deep(deep, rank, filter, &mut builder, only)?.1);
         }
+        if let Some(first) = workers.first_mut() {
+            first.results = builder.results();
+        }
         for (at, worker) in worker_siblings(deep).iter().enumerate() {
             let only = commands.get(at + 1).and_then(|c| kept_names(c));
+            let before = builder.results();
             let (_, worker_session) = self.read_deep(worker, rank, filter, &mut builder, only)?;
             session.get_or_insert(worker_session);
+            if let Some(recorded) = workers.get_mut(at + 1) {
+                recorded.results = builder.results() - before;
+            }
         }
         if deep.is_file() {
             // The top-up pass only adds samples: a file of it that cannot be read is left out,
@@ -382,6 +393,7 @@ impl ReportSource<'_> {
         let mut index = builder.finish(base);
         index.topup_unread = topup_unread;
         index.session = session;
+        index.workers = workers;
         Ok((index, topup_results))
     }
 
@@ -510,6 +522,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         estimated_results: by_coverage[1],
         unmatched_results: by_coverage[2],
         not_measured_results: by_coverage[3],
+        deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
     };
     (sampling, notes)
 }

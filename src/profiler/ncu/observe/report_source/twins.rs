@@ -13,6 +13,7 @@ use crate::profiler::ncu::readers::export::details::Advice;
 use crate::profiler::ncu::readers::report_file::SessionInfo;
 use crate::profiler::ncu::readers::siblings;
 use crate::region::{Cell, KeySamples, Moments, Spread};
+use crate::report::model::DeepWorker;
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
 /// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
@@ -74,6 +75,8 @@ pub(crate) struct TwinIndex {
     pub results: u64,
     /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
     pub session: Option<SessionInfo>,
+    /// The deep pass's workers, where it ran as several, each with the results read of it.
+    pub workers: Vec<DeepWorker>,
 }
 
 impl TwinIndex {
@@ -132,6 +135,11 @@ struct Pending {
 }
 
 impl TwinIndexBuilder {
+    /// Deep results taken so far.
+    pub fn results(&self) -> u64 {
+        self.results
+    }
+
     pub fn add(&mut self, result: DeepResult<'_>) {
         self.results += 1;
         let shapes = self.by_name.entry(result.mangled.to_string()).or_default();
@@ -194,6 +202,7 @@ impl TwinIndexBuilder {
             topup_unread: None,
             results: self.results,
             session: None,
+            workers: Vec::new(),
         }
     }
 }

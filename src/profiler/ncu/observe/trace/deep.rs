@@ -17,7 +17,7 @@ use crate::profiler::ncu::observe::report_source::twins::{
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
 use crate::region::{Coverage, KernelFilter, KeySamples};
-use crate::report::model::Sampling;
+use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
 
@@ -168,6 +168,8 @@ pub struct DeepCounts {
     pub topup_results: u64,
     /// Why the top-up pass's report file was left out, if it was.
     pub topup_unread: Option<String>,
+    /// The deep pass's workers, where it ran as several.
+    pub workers: Vec<DeepWorker>,
 }
 
 /// The report's account of the join: results per coverage, the deep pass's size, the key, and
@@ -215,5 +217,6 @@ pub fn sampling(
         estimated_results: coverage[1],
         unmatched_results: coverage[2],
         not_measured_results: coverage[3],
+        deep_workers: deep.workers.clone(),
     }
 }

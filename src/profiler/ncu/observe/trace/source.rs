@@ -370,6 +370,7 @@ impl TraceSource<'_> {
             keys: index.key_count() as u64,
             topup_results,
             topup_unread: index.topup_unread.clone(),
+            workers: index.workers.clone(),
         };
         Ok((Some(index), counts))
     }
