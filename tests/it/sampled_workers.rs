@@ -86,6 +86,21 @@ fn two_gpus_split_the_keys_and_join_as_the_one_worker_deep_pass() {
     }
     let sources = spread["sampling"]["deep_sources"].to_string();
     assert!(sources.contains("profile.deep.1.ncu-rep"), "{sources}");
+    // What each worker was planned to take and took, in report.json.
+    let reported = spread["sampling"]["deep_workers"].as_array().unwrap();
+    assert_eq!(reported.len(), 2);
+    assert_eq!(reported[1]["source"], "profile.deep.1.ncu-rep");
+    assert_eq!(reported[1]["gpu"], "1");
+    for (worker, recorded) in reported.iter().zip(workers) {
+        assert_eq!(worker["keys"], recorded["keys"]);
+        assert_eq!(worker["results"], worker["keys"], "one result per key, its own names only");
+        assert_eq!(worker["ended_well"], true);
+    }
+    assert!(alone["sampling"].get("deep_workers").is_none(), "one worker: as before");
+    let (schemas, index) = crate::report_schema::schema();
+    if let Err(e) = schemas.validate(&spread, index) {
+        panic!("report.json does not match docs/report.schema.json:\n{e:#}");
+    }
 }
 
 #[test]
