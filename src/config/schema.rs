@@ -136,16 +136,16 @@ pub struct SamplingConfig {
     /// configuration): its cold start biases stall reasons; a configuration launched once then has
     /// no deep result.
     pub skip_cold_start: bool,
-    /// Adaptive samples per launch key: after the deep pass, a key whose first-pass durations vary
-    /// needs n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); one top-up pass takes
-    /// the samples the deep pass's `launch_count` left short.
+    /// Adaptive samples per launch key: before the deep pass, a key whose first-pass durations vary
+    /// is given n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); the deep pass runs as
+    /// one ncu worker per distinct count, all at once.
     pub adaptive: bool,
     /// ε: the relative half-width of a key's mean at 95% the samples aim at, in (0, 1).
     pub error: f64,
     /// The budget: no key gets more deep samples than this; below `launch_count` the deep pass's
     /// own `launch_count` is the budget ([`SamplingConfig::budget`]).
     pub max_samples: u32,
-    /// End the deep pass (and the top-up pass) once ncu has profiled every result the first pass's
+    /// End the deep pass (each of its workers) once ncu has profiled every result the first pass's
     /// launches say it will take, instead of running the rest of the workload under ncu.
     pub stop_when_covered: bool,
     /// Leave out of the deep pass the launch keys whose first-pass time is below this share of

@@ -190,7 +190,7 @@ fn a_traced_deep_pass_stops_unless_raw_nvtx_expressions_filter_it() {
 
 #[test]
 fn dry_run_says_when_a_pass_may_end_early() {
-    let early = "the deep pass (and a top-up pass) may end early";
+    let early = "the deep pass (each of its workers) may end early";
     for (more, says) in [
         (None, true),
         (Some("pipeline.ncu.sampling.stop_when_covered=false"), false),

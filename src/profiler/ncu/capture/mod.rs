@@ -1,8 +1,8 @@
 //! A profiling run under ncu: the plan checked before it, its passes in order (the first under ncu
-//! or the CUPTI trace, then a sampled run's deep and top-up passes), the run's files (config,
+//! or the CUPTI trace, then a sampled run's deep pass, as one ncu worker or several at once), the run's files (config,
 //! command, record, logs), `--dry-run`'s lines and checks; what the run left is read in `outcome`,
 //! captures found again in `inputs`. Its rooms: `run/` (running ncu: command lines, logs, failures,
-//! exported pages), `sampling/` (the passes of a sampled run: flags, top-up, coverage), `trace/`
+//! exported pages), `sampling/` (the passes of a sampled run: flags, workers, coverage), `trace/`
 //! (the trace pass and its injection library).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,

@@ -1,4 +1,4 @@
-//! Ending a sampled run's deep pass (and its top-up pass) once it has profiled everything the report
+//! Ending a sampled run's deep pass (each of its workers) once it has profiled everything the report
 //! will use (`pipeline.ncu.sampling.stop_when_covered`; docs/attribution.md, "Sampled runs"): how
 //! many results such a pass takes, counted from the first pass's launches, and the count of ncu's
 //! `==PROF== Profiling` lines that ends the workload when it gets there.
@@ -94,8 +94,8 @@ pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, St
         return None;
     }
     Some((
-        "the deep pass (and a top-up pass) may end early",
-        "# once ncu has profiled every result the first pass's launches say it will take (per launch key and process, min(K, launches - skipped)), the workload gets SIGTERM and ncu writes its report (pipeline.ncu.sampling.stop_when_covered)".into(),
+        "the deep pass (each of its workers) may end early",
+        "# once ncu has profiled every result the first pass's launches say it will take (per launch key and process, min(K, launches - skipped), K being the worker's --launch-count), the workload gets SIGTERM and ncu writes its report (pipeline.ncu.sampling.stop_when_covered)".into(),
     ))
 }
 
