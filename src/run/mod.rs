@@ -27,7 +27,6 @@ pub use record::{DeepWorkerRecord, PassRecord, RunRecord};
 pub use store::{
     absolute_root, detect_rank, fresh_dir, fresh_path, name_for, ncu_export_stem, ncu_report_file,
     planned_path, Rank, RunDir, COMMAND_FILE, CONFIG_FILE, NCU_DEEP_LOG, NCU_DEEP_REPORT_BASE,
-    NCU_LOG,
-    NEURON_INSPECT_DIR, NEURON_LOG, NEURON_SESSION, NEURON_VIEWS_DIR, NEURON_VIEWS_MANIFEST,
-    RECORD_FILE, REPORT_BASE,
+    NCU_LOG, NEURON_INSPECT_DIR, NEURON_LOG, NEURON_SESSION, NEURON_VIEWS_DIR,
+    NEURON_VIEWS_MANIFEST, RECORD_FILE, REPORT_BASE,
 };

@@ -210,7 +210,11 @@ impl RunRecord {
                 .iter()
                 .map(|w| w.pass.command.clone())
                 .collect(),
-            deep_workers: self.deep_workers.iter().map(DeepWorkerRecord::planned).collect(),
+            deep_workers: self
+                .deep_workers
+                .iter()
+                .map(DeepWorkerRecord::planned)
+                .collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
             stopped_when_covered: [&self.deep_pass, &self.topup_pass]

@@ -143,11 +143,7 @@ fn deep_workers(tmp: &Path) -> Workers {
         if !pass.iter().any(|a| a == "per-launch-config") {
             continue;
         }
-        let after = |flag: &str| {
-            pass.windows(2)
-                .find(|w| w[0] == flag)
-                .map(|w| w[1].clone())
-        };
+        let after = |flag: &str| pass.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
         let names = after("--kernel-name").map(|pattern| {
             pattern
                 .strip_prefix("regex:^(?:")
@@ -158,7 +154,10 @@ fn deep_workers(tmp: &Path) -> Workers {
                 .collect()
         });
         let count = after("--launch-count").unwrap().parse().unwrap();
-        assert!(workers.insert(count, names).is_none(), "one worker per count");
+        assert!(
+            workers.insert(count, names).is_none(),
+            "one worker per count"
+        );
     }
     workers
 }
@@ -223,7 +222,10 @@ fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
             "max_samples={max_samples}"
         );
         let run = tmp.path().join("out/run");
-        assert!(!run.join("profile.topup.ncu-rep").exists(), "no top-up pass");
+        assert!(
+            !run.join("profile.topup.ncu-rep").exists(),
+            "no top-up pass"
+        );
         let record = read_json(&run.join("run.json"));
         assert_eq!(record["adaptive"]["keys"], 13);
         assert_eq!(record["adaptive"]["keys_topped_up"], up);
@@ -350,7 +352,10 @@ fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
         assert!(!run.join("profile.topup.ncu-rep").exists());
         let record = read_json(&run.join("run.json"));
         assert!(record.get("topup_pass").is_none());
-        assert!(record.get("deep_workers").is_none(), "one worker: today's deep pass");
+        assert!(
+            record.get("deep_workers").is_none(),
+            "one worker: today's deep pass"
+        );
         let sampling = &read_json(&run.join("report.json"))["sampling"];
         assert_eq!(sampling["adaptive"], adaptive, "{setting}");
         assert_eq!(sampling["topup_results"], 0);
@@ -373,10 +378,15 @@ fn a_failing_worker_is_run_again_alone_and_twice_leaves_its_keys_unmatched() {
         .args(["--", "true"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("worker 1 of ncu's deep pass failed"));
+        .stderr(predicate::str::contains(
+            "worker 1 of ncu's deep pass failed",
+        ));
     let run = tmp.path().join("out/run");
     assert!(run.join("profile.deep.1.ncu-rep").is_file(), "its rerun's");
-    assert!(run.join("ncu.deep.1.failed.log").is_file(), "the failed try's log kept aside");
+    assert!(
+        run.join("ncu.deep.1.failed.log").is_file(),
+        "the failed try's log kept aside"
+    );
     let record = read_json(&run.join("run.json"));
     let worker = &record["deep_workers"][1];
     assert_eq!(worker["failed_try"]["exit_code"], 1);
@@ -471,7 +481,9 @@ fn dry_run_says_the_deep_pass_may_run_as_workers_and_bad_settings_are_refused() 
         .args(["--dry-run", "--", "true"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("the deep pass may run as several workers"));
+        .stdout(predicate::str::contains(
+            "the deep pass may run as several workers",
+        ));
     for (setting, named) in [
         (
             "pipeline.ncu.sampling.error=0",

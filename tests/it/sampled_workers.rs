@@ -5,6 +5,8 @@
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::common::fixture;
+use crate::report_schema::schema;
 use crate::sampled::{fake_sampled, profile_invocations, read_json};
 
 /// A run with the fake ncu's GPUs logged, not adaptive (every key one sample), and `more`.
@@ -38,7 +40,11 @@ fn worker_patterns(tmp: &std::path::Path) -> Vec<String> {
 fn two_gpus_split_the_keys_and_join_as_the_one_worker_deep_pass() {
     let one = tempfile::tempdir().unwrap();
     let alone = run(one.path(), &[]);
-    assert_eq!(worker_patterns(one.path()), [""], "one worker, no name filter");
+    assert_eq!(
+        worker_patterns(one.path()),
+        [""],
+        "one worker, no name filter"
+    );
 
     let two = tempfile::tempdir().unwrap();
     let spread = run(two.path(), &["pipeline.ncu.sampling.deep_gpus=2"]);
@@ -82,7 +88,10 @@ fn two_gpus_split_the_keys_and_join_as_the_one_worker_deep_pass() {
         "estimated_results",
         "unmatched_results",
     ] {
-        assert_eq!(spread["sampling"][field], alone["sampling"][field], "{field}");
+        assert_eq!(
+            spread["sampling"][field], alone["sampling"][field],
+            "{field}"
+        );
     }
     let sources = spread["sampling"]["deep_sources"].to_string();
     assert!(sources.contains("profile.deep.1.ncu-rep"), "{sources}");
@@ -93,11 +102,17 @@ fn two_gpus_split_the_keys_and_join_as_the_one_worker_deep_pass() {
     assert_eq!(reported[1]["gpu"], "1");
     for (worker, recorded) in reported.iter().zip(workers) {
         assert_eq!(worker["keys"], recorded["keys"]);
-        assert_eq!(worker["results"], worker["keys"], "one result per key, its own names only");
+        assert_eq!(
+            worker["results"], worker["keys"],
+            "one result per key, its own names only"
+        );
         assert_eq!(worker["ended_well"], true);
     }
-    assert!(alone["sampling"].get("deep_workers").is_none(), "one worker: as before");
-    let (schemas, index) = crate::report_schema::schema();
+    assert!(
+        alone["sampling"].get("deep_workers").is_none(),
+        "one worker: as before"
+    );
+    let (schemas, index) = schema();
     if let Err(e) = schemas.validate(&spread, index) {
         panic!("report.json does not match docs/report.schema.json:\n{e:#}");
     }
@@ -139,7 +154,12 @@ fn deep_gpus_that_cannot_work_are_refused_with_the_key() {
     // A launcher that places its ranks itself.
     fake_sampled(tmp.path())
         .env_remove("CUDA_VISIBLE_DEVICES")
-        .args(["pipeline.ncu.sampling.deep_gpus=2", "--", "torchrun", "x.py"])
+        .args([
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "torchrun",
+            "x.py",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("multi-process launcher"));
@@ -150,7 +170,7 @@ fn deep_gpus_that_cannot_work_are_refused_with_the_key() {
 fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
     let tmp = tempfile::tempdir().unwrap();
     // Worker 1 writes another workload's capture: none of its names' launch keys are in it.
-    let other = crate::common::fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
+    let other = fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
     fake_sampled(tmp.path())
         .env_remove("CUDA_VISIBLE_DEVICES")
         .env("FAKE_NCU_ENV_LOG", tmp.path().join("env.log"))
@@ -166,7 +186,9 @@ fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
         ])
         .assert()
         .success()
-        .stderr(predicate::str::contains("worker 1 of ncu's deep pass profiled none"));
+        .stderr(predicate::str::contains(
+            "worker 1 of ncu's deep pass profiled none",
+        ));
     let record = read_json(&tmp.path().join("out/run/run.json"));
     let workers = record["deep_workers"].as_array().unwrap();
     assert_eq!(workers.len(), 3);

@@ -340,8 +340,9 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
     let sampling = &config.pipeline.ncu.sampling;
     let gpus = workers::host_gpus(sampling.deep_gpus).map_err(Error::Usage)?;
     let countable = coverage::uncountable(config, ctx.plan.passes).is_none();
-    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0 || !gpus.is_empty())
-        .then(|| deep_run::first_pass_durations(config, ctx.plan, run, record));
+    let first =
+        (sampling.adaptive || countable || sampling.min_time_share > 0.0 || !gpus.is_empty())
+            .then(|| deep_run::first_pass_durations(config, ctx.plan, run, record));
     let selection = keep_where_it_matters(config, first.as_ref())?;
     let durations = match first {
         Some(Ok(durations)) => durations,

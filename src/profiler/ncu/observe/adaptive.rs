@@ -45,7 +45,10 @@ pub fn notes(recorded: Option<&AdaptiveRecord>, sampling: &AdaptiveSampling) -> 
     // Older runs took the extra samples in a top-up pass; runs since, in the deep pass itself, one
     // worker per sample count.
     let taken = match sampling.topup_results {
-        0 if !r.topup_failed => "took them in the deep pass itself (one ncu worker per sample count, run at once)".to_string(),
+        0 if !r.topup_failed => {
+            "took them in the deep pass itself (one ncu worker per sample count, run at once)"
+                .to_string()
+        }
         results => format!("were topped up ({results} more deep results)"),
     };
     let mut notes = vec![format!(

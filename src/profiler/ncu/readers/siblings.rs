@@ -65,7 +65,10 @@ pub fn worker_siblings(deep: &std::path::Path) -> Vec<std::path::PathBuf> {
     };
     let Some((stem, ext)) = [".deep.ncu-rep.gz", ".deep.ncu-rep"]
         .iter()
-        .find_map(|ext| name.strip_suffix(ext).map(|stem| (stem, &ext[".deep".len()..])))
+        .find_map(|ext| {
+            name.strip_suffix(ext)
+                .map(|stem| (stem, &ext[".deep".len()..]))
+        })
     else {
         return Vec::new();
     };
@@ -124,7 +127,10 @@ mod tests {
         std::fs::write(&topup, b"x").unwrap();
         assert_eq!(topup_sibling(&deep), Some(topup));
         assert_eq!(topup_sibling(&timing), None, "a timing capture has none");
-        assert!(worker_siblings(&deep).is_empty(), "a deep pass of one worker");
+        assert!(
+            worker_siblings(&deep).is_empty(),
+            "a deep pass of one worker"
+        );
         let (one, two, four) = (
             dir.path().join("step.deep.1.ncu-rep.gz"),
             dir.path().join("step.deep.2.ncu-rep.gz"),
@@ -133,7 +139,11 @@ mod tests {
         for p in [&one, &two, &four] {
             std::fs::write(p, b"x").unwrap();
         }
-        assert_eq!(worker_siblings(&deep), [one, two], "in order, while they last");
+        assert_eq!(
+            worker_siblings(&deep),
+            [one, two],
+            "in order, while they last"
+        );
         std::fs::remove_file(&deep).unwrap();
         std::fs::create_dir(&deep).unwrap();
         assert_eq!(

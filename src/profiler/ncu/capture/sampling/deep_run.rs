@@ -35,7 +35,13 @@ pub(crate) struct DeepRun<'a> {
 
 /// Worker `index`'s pass: the deep pass's command line `deep` with the worker's launch filter,
 /// report file, log and GPU.
-pub(crate) fn worker_pass(deep: &NcuCli, config: &Config, dir: &Path, index: usize, worker: &Worker) -> Pass {
+pub(crate) fn worker_pass(
+    deep: &NcuCli,
+    config: &Config,
+    dir: &Path,
+    index: usize,
+    worker: &Worker,
+) -> Pass {
     let sampling = &config.pipeline.ncu.sampling;
     let flags = super::deep_flags(
         &config.pipeline.ncu.ncu_cli,
@@ -45,7 +51,9 @@ pub(crate) fn worker_pass(deep: &NcuCli, config: &Config, dir: &Path, index: usi
     let (report, log) = files(index);
     Pass {
         name: "ncu's deep pass",
-        cli: deep.clone().with_flags(worker_flags(&flags, worker), &dir.join(report)),
+        cli: deep
+            .clone()
+            .with_flags(worker_flags(&flags, worker), &dir.join(report)),
         log,
         gpu: worker.gpu.clone(),
     }
@@ -91,7 +99,10 @@ pub(crate) fn run_workers(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     });
     let mut failed = Vec::new();
@@ -110,7 +121,9 @@ pub(crate) fn run_workers(
                 }
             }
             Err(e) => {
-                err_line(&format!("warning: a worker of ncu's deep pass could not be run ({e})"));
+                err_line(&format!(
+                    "warning: a worker of ncu's deep pass could not be run ({e})"
+                ));
                 failed.push(at);
             }
         }
@@ -129,7 +142,11 @@ pub(crate) fn run_workers(
         keep_aside(ctx.run, at)?;
         let worker = &mut record.deep_workers[at];
         worker.failed_try = Some(std::mem::take(&mut worker.pass));
-        worker.pass.command = worker.failed_try.as_ref().map(|t| t.command.clone()).unwrap_or_default();
+        worker.pass.command = worker
+            .failed_try
+            .as_ref()
+            .map(|t| t.command.clone())
+            .unwrap_or_default();
         worker.gpu = again.gpu.clone();
         err_line(&format!(
             "warning: worker {at} of ncu's deep pass failed (see {}); running its {} launch keys once more, alone",
@@ -190,8 +207,18 @@ fn sync_deep_pass(record: &mut RunRecord) {
 fn keep_aside(run: &RunDir, at: usize) -> Result<()> {
     let (report, log) = files(at);
     let moves = [
-        (run.path(&ncu_report_file(&report)), fresh_path(run.root(), &format!("{report}.failed"), "ncu-rep")),
-        (run.path(&log), fresh_path(run.root(), &format!("{}.failed", log.trim_end_matches(".log")), "log")),
+        (
+            run.path(&ncu_report_file(&report)),
+            fresh_path(run.root(), &format!("{report}.failed"), "ncu-rep"),
+        ),
+        (
+            run.path(&log),
+            fresh_path(
+                run.root(),
+                &format!("{}.failed", log.trim_end_matches(".log")),
+                "log",
+            ),
+        ),
     ];
     for (from, to) in moves {
         if from.is_file() {
@@ -252,8 +279,12 @@ pub(crate) fn rerun_unseen(
             continue;
         };
         let report = ctx.run.path(&record.deep_workers[at].report);
-        let Ok(seen) = launch_durations(&ctx.plan.analysis, &report, ctx.plan.max_block_bytes, Some(0.0))
-        else {
+        let Ok(seen) = launch_durations(
+            &ctx.plan.analysis,
+            &report,
+            ctx.plan.max_block_bytes,
+            Some(0.0),
+        ) else {
             continue;
         };
         let unseen: Vec<String> = names
@@ -384,7 +415,11 @@ mod tests {
 
     #[test]
     fn a_rerun_goes_to_the_next_gpu_where_there_is_one() {
-        let two = [Some("0".to_string()), Some("1".to_string()), Some("1".to_string())];
+        let two = [
+            Some("0".to_string()),
+            Some("1".to_string()),
+            Some("1".to_string()),
+        ];
         assert_eq!(next_gpu(&two, 0).as_deref(), Some("1"));
         assert_eq!(next_gpu(&two, 2).as_deref(), Some("0"));
         assert_eq!(next_gpu(&[None, None], 1), None, "one GPU: its own");

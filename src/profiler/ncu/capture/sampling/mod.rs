@@ -15,8 +15,8 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod coverage;
-pub mod share;
 pub mod deep_run;
+pub mod share;
 pub mod workers;
 
 use crate::config::ReportReader;

@@ -11,8 +11,8 @@
 //! Worker 0 writes today's `profile.deep.ncu-rep` and `ncu.deep.log`, so a deep pass of one worker
 //! reads exactly as before; worker i writes `profile.deep.i.ncu-rep` and `ncu.deep.i.log`.
 
-use crate::config::{DeepGpus, KernelNameForm, NcuCliConfig, SamplingConfig, TargetProcesses};
 use crate::config::{Config, ReplayMode};
+use crate::config::{DeepGpus, KernelNameForm, NcuCliConfig, SamplingConfig, TargetProcesses};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
 use super::{samples_needed, DEEP_LOG, DEEP_REPORT_BASE};
@@ -118,8 +118,10 @@ pub fn launcher_refusal(config: &Config, workload: &[String]) -> Option<String> 
     let follows_children = ncu.ncu_cli.target_processes == Some(TargetProcesses::All);
     let launcher = workload.iter().take(4).any(|arg| {
         let name = arg.rsplit('/').next().unwrap_or(arg);
-        matches!(name, "torchrun" | "mpirun" | "mpiexec" | "srun" | "deepspeed" | "accelerate")
-            || arg == "torch.distributed.run"
+        matches!(
+            name,
+            "torchrun" | "mpirun" | "mpiexec" | "srun" | "deepspeed" | "accelerate"
+        ) || arg == "torch.distributed.run"
             || arg == "torch.distributed.launch"
     });
     (follows_children && launcher).then(|| {
@@ -204,7 +206,10 @@ pub(crate) fn needs(
     }
     for (name, available, _) in counted {
         if let Some(need) = names.iter_mut().find(|n| n.name == name) {
-            let per: u64 = available.iter().map(|a| u64::from((*a).min(need.count))).sum();
+            let per: u64 = available
+                .iter()
+                .map(|a| u64::from((*a).min(need.count)))
+                .sum();
             need.cost += per;
         }
     }
@@ -231,7 +236,7 @@ pub struct Worker {
 /// choice (`min_time_share`), so even one worker keeps its name filter.
 pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<Worker> {
     let mut order: Vec<&NameNeed> = needs.iter().collect();
-    order.sort_by(|a, b| b.cost.cmp(&a.cost));
+    order.sort_by_key(|need| std::cmp::Reverse(need.cost));
     let slots = gpus.len().max(1);
     let mut load = vec![0u64; slots];
     let mut placed: Vec<(usize, &NameNeed)> = Vec::new();
@@ -255,7 +260,10 @@ pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<W
             .find(|(s, w)| s == slot && w.count == need.count);
         match found {
             Some((_, worker)) => {
-                worker.names.get_or_insert_with(Vec::new).push(need.name.clone());
+                worker
+                    .names
+                    .get_or_insert_with(Vec::new)
+                    .push(need.name.clone());
                 worker.keys += need.keys;
                 worker.cost += need.cost;
             }
@@ -317,13 +325,12 @@ pub fn files(index: usize) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profiler::ncu::capture::sampling::deep_flags;
+    use crate::profiler::ncu::capture::sampling::tests::config;
     use crate::profiler::ncu::observe::report_source::twins::Shape;
 
     fn sampling(adaptive: bool) -> SamplingConfig {
-        let mut s = crate::profiler::ncu::capture::sampling::tests::config()
-            .pipeline
-            .ncu
-            .sampling;
+        let mut s = config().pipeline.ncu.sampling;
         s.adaptive = adaptive;
         s.launch_count = 1;
         s.max_samples = 4;
@@ -342,7 +349,13 @@ mod tests {
         // cv 0: n = 1, count 1, cost 1.
         key(&mut d, "_Z4copy", 1, 7, &[100.0; 6]);
         // cv 0.10954: n = 19, held at max_samples 4 (capped): count 4.
-        key(&mut d, "_Z4gemm", 1, 7, &[90.0, 110.0, 90.0, 110.0, 90.0, 110.0]);
+        key(
+            &mut d,
+            "_Z4gemm",
+            1,
+            7,
+            &[90.0, 110.0, 90.0, 110.0, 90.0, 110.0],
+        );
         // Same name, steady: count 1 alone, but the name takes gemm's 4 (cost min(4, 6) = 4).
         key(&mut d, "_Z4gemm", 2, 7, &[100.0; 6]);
         // cv 0.05872: n = 6, held at its 3 launches (capped): count 3.
@@ -359,7 +372,11 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [("_Z4copy", 1, 1, 1), ("_Z4gemm", 4, 2, 8), ("_Z4norm", 3, 1, 3)]
+            [
+                ("_Z4copy", 1, 1, 1),
+                ("_Z4gemm", 4, 2, 8),
+                ("_Z4norm", 3, 1, 3)
+            ]
         );
         assert_eq!(
             sizing,
@@ -372,7 +389,10 @@ mod tests {
         // Without adaptive samples every name takes launch_count.
         let (flat, sizing) = needs(&durations(), &sampling(false), 0, |n| n != "_Z4norm");
         assert!(flat.iter().all(|n| n.count == 1));
-        assert_eq!((flat.len(), sizing.keys, sizing.above_launch_count), (2, 3, 0));
+        assert_eq!(
+            (flat.len(), sizing.keys, sizing.above_launch_count),
+            (2, 3, 0)
+        );
     }
 
     #[test]
@@ -395,7 +415,10 @@ mod tests {
         let today = plan(&flat, &[], false);
         assert_eq!(today.len(), 1);
         assert_eq!((today[0].names.clone(), today[0].count), (None, 1));
-        assert!(plan(&flat, &[], true)[0].names.is_some(), "a choice keeps its filter");
+        assert!(
+            plan(&flat, &[], true)[0].names.is_some(),
+            "a choice keeps its filter"
+        );
         // Two GPUs: gemm (cost 8) alone on GPU 0, norm (3) and copy (1) on GPU 1.
         let gpus = ["0".to_string(), "1".to_string()];
         let two = plan(&wanted, &gpus, false);
@@ -403,7 +426,10 @@ mod tests {
             .iter()
             .map(|w| (w.gpu.as_deref(), w.count, w.cost))
             .collect();
-        assert_eq!(spread, [(Some("0"), 4, 8), (Some("1"), 1, 1), (Some("1"), 3, 3)]);
+        assert_eq!(
+            spread,
+            [(Some("0"), 4, 8), (Some("1"), 1, 1), (Some("1"), 3, 3)]
+        );
         let flat_two = plan(&flat, &gpus, false);
         assert_eq!(flat_two.len(), 2, "one worker per GPU");
         assert!(flat_two.iter().all(|w| w.names.is_some()));
@@ -411,8 +437,8 @@ mod tests {
 
     #[test]
     fn a_workers_flags_name_its_keys_and_keep_the_users_pattern() {
-        let config = crate::profiler::ncu::capture::sampling::tests::config();
-        let deep = super::super::deep_flags(&config.pipeline.ncu.ncu_cli, 1, true);
+        let config = config();
+        let deep = deep_flags(&config.pipeline.ncu.ncu_cli, 1, true);
         let worker = Worker {
             names: Some(vec!["_Z4gemm".into(), "_Z3f$x".into()]),
             count: 3,
@@ -421,7 +447,10 @@ mod tests {
             cost: 6,
         };
         let flags = worker_flags(&deep, &worker);
-        assert_eq!(flags.kernel_name.as_deref(), Some("regex:^(?:_Z4gemm|_Z3f\\$x)$"));
+        assert_eq!(
+            flags.kernel_name.as_deref(),
+            Some("regex:^(?:_Z4gemm|_Z3f\\$x)$")
+        );
         assert_eq!((flags.launch_count, flags.launch_skip), (Some(3), Some(1)));
         let mut user = deep.clone();
         user.kernel_name = Some("regex:^(?!(_Z[0-9]+)?nccl)".into());
@@ -429,7 +458,10 @@ mod tests {
             worker_flags(&user, &worker).kernel_name.as_deref(),
             Some("regex:^(?=.*?(?:^(?!(_Z[0-9]+)?nccl)))(?:_Z4gemm|_Z3f\\$x)$")
         );
-        let every = Worker { names: None, ..worker };
+        let every = Worker {
+            names: None,
+            ..worker
+        };
         assert_eq!(worker_flags(&deep, &every).kernel_name, None);
         assert_eq!(files(0), ("profile.deep".into(), "ncu.deep.log".into()));
         assert_eq!(files(2), ("profile.deep.2".into(), "ncu.deep.2.log".into()));
@@ -438,14 +470,20 @@ mod tests {
     #[test]
     fn deep_gpus_reads_the_hosts_gpus_and_refuses_what_it_lacks() {
         assert_eq!(gpus(DeepGpus::Count(1), None, None), Ok(vec![]));
-        assert_eq!(gpus(DeepGpus::Count(2), None, None), Ok(vec!["0".into(), "1".into()]));
+        assert_eq!(
+            gpus(DeepGpus::Count(2), None, None),
+            Ok(vec!["0".into(), "1".into()])
+        );
         assert_eq!(
             gpus(DeepGpus::All, Some("2, 3"), Some(8)),
             Ok(vec!["2".into(), "3".into()])
         );
         assert_eq!(gpus(DeepGpus::All, None, Some(4)).map(|g| g.len()), Ok(4));
         let none = gpus(DeepGpus::All, None, None).unwrap_err();
-        assert!(none.contains("pipeline.ncu.sampling.deep_gpus is `all`"), "{none}");
+        assert!(
+            none.contains("pipeline.ncu.sampling.deep_gpus is `all`"),
+            "{none}"
+        );
         let short = gpus(DeepGpus::Count(4), Some("0,1"), None).unwrap_err();
         assert!(
             short.contains("deep_gpus is 4, but this host shows 2 GPU(s) (CUDA_VISIBLE_DEVICES)"),
