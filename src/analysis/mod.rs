@@ -43,7 +43,7 @@ pub struct RunContext {
     pub config_fingerprint: String,
     /// The second profiler command of a sampled run (its deep pass); empty otherwise.
     pub deep_command: Vec<String>,
-    /// Every worker's command of a deep pass run as several ncu workers, worker 0's
+    /// Every worker's command of a deep pass run as several profiler processes, worker 0's
     /// (`deep_command`) first; empty for a deep pass of one.
     pub deep_worker_commands: Vec<Vec<String>>,
     /// The same workers as run.json recorded them (what each was planned to take, how it ended),
