@@ -200,3 +200,36 @@ fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
     let report = read_json(&tmp.path().join("out/run/report.json"));
     assert_eq!(report["sampling"]["unmatched_results"], 0);
 }
+
+#[test]
+fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env("FAKE_NCU_FAIL_WORKER", "profile.deep")
+        .env("FAKE_NCU_WORKER_FAILS", "2")
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "worker 0 of ncu's deep pass failed again",
+        ));
+    let report = read_json(&tmp.path().join("out/run/report.json"));
+    let sampling = &report["sampling"];
+    assert!(
+        sampling["unmatched_results"].as_u64().unwrap() > 0,
+        "worker 0's keys"
+    );
+    assert!(
+        sampling["deep_results"].as_u64().unwrap() > 0,
+        "worker 1's stand"
+    );
+    assert_eq!(sampling["deep_workers"][0]["ended_well"], false);
+    assert_eq!(sampling["deep_workers"][0]["rerun"], true);
+    assert_eq!(sampling["deep_workers"][1]["ended_well"], true);
+}
