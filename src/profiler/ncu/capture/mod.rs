@@ -258,7 +258,9 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
         quiet,
     } = job;
     let config = &loaded.config;
-    if let Some(why) = workers::launcher_refusal(config, workload) {
+    if let Some(why) =
+        workers::launcher_refusal(config, workload, record.rank.as_ref().map(|r| r.rank))
+    {
         return Err(Error::Usage(why));
     }
     let runs = Runs::new(plan, config, run.root(), workload);

@@ -109,11 +109,17 @@ pub fn refusal(config: &Config) -> Option<String> {
 
 /// Why `deep_gpus` cannot spread a workload that is a launcher of several processes: the launcher
 /// already places its ranks on the GPUs, and a worker's `CUDA_VISIBLE_DEVICES` would put them all
-/// on one. `workload`: the command line profiled.
-pub fn launcher_refusal(config: &Config, workload: &[String]) -> Option<String> {
+/// on one. `workload`: the command line profiled; `rank`: the launcher's rank profile-run itself
+/// runs as, if any.
+pub fn launcher_refusal(config: &Config, workload: &[String], rank: Option<u32>) -> Option<String> {
     let ncu = &config.pipeline.ncu;
     if !ncu.sampling.enabled || ncu.sampling.deep_gpus == DeepGpus::Count(1) {
         return None;
+    }
+    if let Some(rank) = rank {
+        return Some(format!(
+            "pipeline.ncu.sampling.deep_gpus is above 1, but profile-run runs as rank {rank} of a launcher, which places each rank on its GPU: one CUDA_VISIBLE_DEVICES per worker would move this rank's workload off its own; set deep_gpus=1"
+        ));
     }
     let follows_children = ncu.ncu_cli.target_processes == Some(TargetProcesses::All);
     let launcher = workload.iter().take(4).any(|arg| {
@@ -465,6 +471,23 @@ mod tests {
         assert_eq!(worker_flags(&deep, &every).kernel_name, None);
         assert_eq!(files(0), ("profile.deep".into(), "ncu.deep.log".into()));
         assert_eq!(files(2), ("profile.deep.2".into(), "ncu.deep.2.log".into()));
+    }
+
+    #[test]
+    fn a_launcher_places_its_ranks_itself() {
+        let mut c = config();
+        c.pipeline.ncu.sampling.deep_gpus = DeepGpus::Count(2);
+        c.pipeline.ncu.ncu_cli.target_processes = Some(TargetProcesses::All);
+        let argv = |line: &str| -> Vec<String> { line.split(' ').map(String::from).collect() };
+        let torchrun = launcher_refusal(&c, &argv("/usr/bin/torchrun --nproc 2 x.py"), None);
+        assert!(torchrun.unwrap().contains("multi-process launcher"));
+        let module = launcher_refusal(&c, &argv("python -m torch.distributed.run x.py"), None);
+        assert!(module.is_some());
+        assert_eq!(launcher_refusal(&c, &argv("python train.py"), None), None);
+        let ranked = launcher_refusal(&c, &argv("python train.py"), Some(3)).unwrap();
+        assert!(ranked.contains("rank 3 of a launcher"), "{ranked}");
+        c.pipeline.ncu.sampling.deep_gpus = DeepGpus::Count(1);
+        assert_eq!(launcher_refusal(&c, &argv("torchrun x.py"), Some(3)), None);
     }
 
     #[test]
