@@ -6,9 +6,9 @@
 # profile-run command: both ncu runs, reading and rendering included. Every run's report.json and
 # command lines land in $OUT/sampled-<pair>.tar.gz for benches/sampled_accuracy.py.
 #   BIN=path/to/profile-run benches/sampled_gpu.sh PAIR...
-#   benches/sampled_gpu.sh --smoke   # CI: every pair of issue 32's side by side (`fastpath`) with the
+#   benches/sampled_gpu.sh --smoke   # CI: every fast-path pair side by side (`fastpath`) with the
 #                                    # fake ncu and a workload that does nothing; no GPU, no bars
-# Issue 32's figures, side by side in one command (`fastpath` runs all four; each writes its wall times
+# The fast path's figures, side by side in one command (`fastpath` runs all four; each writes its wall times
 # and the report directories' deep values to stdout and $OUT/summary.txt):
 #   defaults  (a) GPT-2, 4 layers, $STEPS steps (default 30): ncu/sampled with its defaults (trace
 #             timing where the injection library is beside BIN, adaptive samples in one deep pass as
@@ -51,7 +51,7 @@ work=$(mktemp -d /tmp/sampled.XXXXXX)
 gpt2=tests/manual/ncu/gpt2_step.py
 steps=${STEPS:-30}
 few=${FEW:-20}
-# Settings every run of the issue-32 pairs gets (the smoke run's fake ncu).
+# Settings every run of the fast-path pairs gets (the smoke run's fake ncu).
 extra=()
 # The workload of GPT-2 with L layers and S steps (the smoke run's: one that does nothing).
 workload() { echo python3 "$gpt2" "$1" "$2"; }
