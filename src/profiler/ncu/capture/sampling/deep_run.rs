@@ -3,7 +3,7 @@
 //! more, alone, after the others. A worker that fails twice leaves its keys without deep results:
 //! unmatched in the report, never estimated. How each worker went is in run.json (`deep_workers`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::analysis::AdaptiveRecord;
@@ -139,46 +139,58 @@ pub(crate) fn run_workers(
             log: pass.log.clone(),
             gpu: next_gpu(&gpus, at),
         };
-        keep_aside(ctx.run, at)?;
-        let worker = &mut record.deep_workers[at];
-        worker.failed_try = Some(std::mem::take(&mut worker.pass));
-        worker.pass.command = worker
-            .failed_try
-            .as_ref()
-            .map(|t| t.command.clone())
-            .unwrap_or_default();
-        worker.gpu = again.gpu.clone();
-        err_line(&format!(
-            "warning: worker {at} of ncu's deep pass failed (see {}); running its {} launch keys once more, alone",
-            ctx.run.path(&format!("{}.failed.log", again.log.trim_end_matches(".log"))).display(),
-            worker.keys
-        ));
-        ctx.run.write_record(record)?;
-        let outcome = run_pass(&again, ctx.run, ctx.grace, ctx.display, *expected);
-        let worker = &mut record.deep_workers[at];
-        match outcome {
-            Ok((finished, covered)) => {
-                worker.pass.finish(&finished, covered);
-                if finished.interrupted_by.is_some() {
-                    sync_deep_pass(record);
-                    record.interrupted_by = finished.interrupted_by;
-                    ctx.run.write_record(record)?;
-                    return Ok(Some(finished));
-                }
-                if !worker.pass.ended_well() {
-                    err_line(&format!(
-                        "warning: worker {at} of ncu's deep pass failed again (see {}); its launch keys have no deep results (unmatched)",
-                        ctx.run.path(&again.log).display()
-                    ));
-                }
-            }
-            Err(e) => err_line(&format!(
-                "warning: worker {at} of ncu's deep pass could not be run again ({e}); its launch keys have no deep results (unmatched)"
-            )),
+        if let Some(stopped) = rerun_alone(ctx, at, &again, *expected, record)? {
+            return Ok(Some(stopped));
         }
-        sync_deep_pass(record);
-        ctx.run.write_record(record)?;
     }
+    Ok(None)
+}
+
+/// Worker `at`'s second try, `again`, alone: its failed try's files moved aside and its record kept
+/// as `failed_try`. Returns how it ended if a signal stopped it.
+fn rerun_alone(
+    ctx: &DeepRun<'_>,
+    at: usize,
+    again: &Pass,
+    expected: Option<u64>,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let aside = keep_aside(ctx.run, at)?;
+    let worker = &mut record.deep_workers[at];
+    let failed = std::mem::take(&mut worker.pass);
+    worker.pass.command = failed.command.clone();
+    worker.failed_try = Some(failed);
+    worker.gpu = again.gpu.clone();
+    err_line(&format!(
+        "warning: worker {at} of ncu's deep pass failed (see {}); running its {} launch keys once more, alone",
+        aside.display(),
+        worker.keys
+    ));
+    ctx.run.write_record(record)?;
+    let outcome = run_pass(again, ctx.run, ctx.grace, ctx.display, expected);
+    let worker = &mut record.deep_workers[at];
+    match outcome {
+        Ok((finished, covered)) => {
+            worker.pass.finish(&finished, covered);
+            if !worker.pass.ended_well() && finished.interrupted_by.is_none() {
+                err_line(&format!(
+                    "warning: worker {at} of ncu's deep pass failed again (see {}); its launch keys have no deep results (unmatched)",
+                    ctx.run.path(&again.log).display()
+                ));
+            }
+            sync_deep_pass(record);
+            if finished.interrupted_by.is_some() {
+                record.interrupted_by = finished.interrupted_by;
+                ctx.run.write_record(record)?;
+                return Ok(Some(finished));
+            }
+        }
+        Err(e) => err_line(&format!(
+            "warning: worker {at} of ncu's deep pass could not be run again ({e}); its launch keys have no deep results (unmatched)"
+        )),
+    }
+    sync_deep_pass(record);
+    ctx.run.write_record(record)?;
     Ok(None)
 }
 
@@ -203,29 +215,27 @@ fn sync_deep_pass(record: &mut RunRecord) {
 }
 
 /// Moves worker `at`'s report file and log of a failed try aside (`…failed.ncu-rep`,
-/// `…failed.log`): kept, but never read as the worker's.
-fn keep_aside(run: &RunDir, at: usize) -> Result<()> {
+/// `…failed.log`): kept, but never read as the worker's. Returns where its log went.
+fn keep_aside(run: &RunDir, at: usize) -> Result<PathBuf> {
     let (report, log) = files(at);
+    let log_aside = fresh_path(
+        run.root(),
+        &format!("{}.failed", log.trim_end_matches(".log")),
+        "log",
+    );
     let moves = [
         (
             run.path(&ncu_report_file(&report)),
             fresh_path(run.root(), &format!("{report}.failed"), "ncu-rep"),
         ),
-        (
-            run.path(&log),
-            fresh_path(
-                run.root(),
-                &format!("{}.failed", log.trim_end_matches(".log")),
-                "log",
-            ),
-        ),
+        (run.path(&log), log_aside.clone()),
     ];
     for (from, to) in moves {
         if from.is_file() {
             std::fs::rename(&from, &to).map_err(|source| Error::Write { path: to, source })?;
         }
     }
-    Ok(())
+    Ok(log_aside)
 }
 
 /// run.json's record of the workers before they start; the first is worker `first`.
