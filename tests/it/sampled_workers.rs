@@ -233,3 +233,34 @@ fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
     assert_eq!(sampling["deep_workers"][0]["rerun"], true);
     assert_eq!(sampling["deep_workers"][1]["ended_well"], true);
 }
+
+#[test]
+fn each_worker_ends_its_workload_once_it_has_its_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    fake_sampled(tmp.path())
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        // Every worker's ncu prints more results than it takes, while its workload would go on 60 s.
+        .env("FAKE_NCU_DEEP_PROF", "1000")
+        .env("FAKE_NCU_LINGER", "60")
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success();
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    let record = read_json(&tmp.path().join("out/run/run.json"));
+    let workers = record["deep_workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    for worker in workers {
+        assert_eq!(worker["stopped_when_covered"], true, "{worker}");
+        assert_eq!(
+            worker["covered_results"], worker["expected_results"],
+            "{worker}"
+        );
+    }
+}
