@@ -6,6 +6,21 @@
 # profile-run command: both ncu runs, reading and rendering included. Every run's report.json and
 # command lines land in $OUT/sampled-<pair>.tar.gz for benches/sampled_accuracy.py.
 #   BIN=path/to/profile-run benches/sampled_gpu.sh PAIR...
+#   benches/sampled_gpu.sh --smoke   # CI: every fast-path pair side by side (`fastpath`) with the
+#                                    # fake ncu and a workload that does nothing; no GPU, no bars
+# The fast path's figures, side by side in one command (`fastpath` runs all four; each writes its wall times
+# and the report directories' deep values to stdout and $OUT/summary.txt):
+#   defaults  (a) GPT-2, 4 layers, $STEPS steps (default 30): ncu/sampled with its defaults (trace
+#             timing where the injection library is beside BIN, adaptive samples in one deep pass as
+#             workers) against the same run timed by ncu (pipeline.ncu.timing=ncu)
+#   replay3   (b) the same defaults at 3 steps against full kernel replay (ncu/default)
+#   gpus      (c) the same defaults at $STEPS steps with pipeline.ncu.sampling.deep_gpus=all against
+#             deep_gpus=1: the deep pass's own time (run.json) on each side
+#   setfull30 (d) --config ncu/full sampled at $STEPS steps; full replay of the full set is estimated
+#             from its measured cost per kernel (two full-set runs profiling the first $FEW and
+#             2×$FEW kernels: the difference over $FEW kernels) times the kernels the run launched,
+#             plus the start-up of the shorter run
+#   fastpath  all four, in that order
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
 #   steps1    the same, 1 step
@@ -15,9 +30,9 @@
 #             directories (report files, traces) land in $OUT/sampled-intervals.tar.gz, so that
 #             benches/sampled_accuracy.py --intervals can measure how often full replay lies inside
 #             each run's 95% intervals, and later builds can re-render them
-#   adaptive  the same workload sampled with adaptive deep samples (ncu/sampled's default: a top-up
-#             pass for the keys whose in-place or timing-pass durations vary), timed by the trace and
-#             by ncu's timing pass; whole run directories in $OUT/sampled-adaptive.tar.gz
+#   adaptive  the same workload sampled with adaptive deep samples (ncu/sampled's default: the deep
+#             pass as one ncu worker per sample count), timed by the trace and by ncu's timing pass;
+#             whole run directories in $OUT/sampled-adaptive.tar.gz
 #   speedup   GPT-2, 4 layers, $STEPS training steps (default 30), one deep sample per key: a sampled run
 #             timed by the trace against one timed by ncu's timing pass, after one unprofiled warm-up
 #             run, in the order trace, ncu, ncu, trace (neither side always runs first on a cold
@@ -27,15 +42,34 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+smoke=0
+failed=0
+if [[ ${1:-} == --smoke ]]; then smoke=1; shift; set -- fastpath; fi
 bin="${BIN:-profile-run}"
 out="${OUT:-.}"
 work=$(mktemp -d /tmp/sampled.XXXXXX)
+gpt2=tests/manual/ncu/gpt2_step.py
+steps=${STEPS:-30}
+few=${FEW:-20}
+# Settings every run of the fast-path pairs gets (the smoke run's fake ncu).
+extra=()
+# The workload of GPT-2 with L layers and S steps (the smoke run's: one that does nothing).
+workload() { echo python3 "$gpt2" "$1" "$2"; }
+if ((smoke)); then
+  bin="${BIN:-target/debug/profile-run}"
+  out="${OUT:-$work/out}"
+  fixtures=tests/fixtures/ncu/h100-2025.3.1-sampled
+  export FAKE_NCU_REPORT="$PWD/$fixtures/train.ncu-rep.gz" FAKE_NCU_DEEP_REPORT="$PWD/$fixtures/train.deep.ncu-rep.gz"
+  export CUDA_VISIBLE_DEVICES=0,1
+  extra=(pipeline.ncu.executable="$PWD/tests/support/fake-ncu" pipeline.ncu.timing=ncu)
+  workload() { echo true; }
+  few=2
+fi
 # Everything printed also lands in $OUT as it happens: a command cut off by its time limit still
 # leaves the runs it finished.
 mkdir -p "$out"
 exec > >(tee -a "$out/sampled_gpu.log") 2>&1
-gpt2=tests/manual/ncu/gpt2_step.py
-log() { echo; echo "=== $*"; }
+log() { echo; echo "=== $*" | tee -a "$out/summary.txt"; }
 
 # One profile-run command, timed: prints `name wall_s exit`.
 timed() {
@@ -45,8 +79,50 @@ timed() {
   "$bin" -q output.root="$work/$name" output.run_name=run "$@" >"$work/$name.log" 2>&1
   rc=$?
   e=$(date +%s%N)
-  printf '%-22s %8.1f s  exit %s\n' "$name" "$(( (e - s) / 1000000 ))e-3" "$rc"
+  ((rc == 0)) || failed=1
+  printf '%-22s %8.1f s  exit %s\n' "$name" "$(( (e - s) / 1000000 ))e-3" "$rc" | tee -a "$out/summary.txt"
   tail -n 3 "$work/$name.log" | sed 's/^/    /'
+}
+
+# A run's passes from run.json (first pass, each deep worker, any top-up) and train_step's deep values.
+deep_values() {
+  python3 - "$work" "$@" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+from datetime import datetime
+from pathlib import Path
+
+def moment(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+work = Path(sys.argv[1])
+for name in sys.argv[2:]:
+    run = work / name / "run"
+    try:
+        record = json.loads((run / "run.json").read_text())
+        report = json.loads((run / "report.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"  {name}: no run.json/report.json ({e})")
+        continue
+    start, first = moment(record["started"]), record.get("finished")
+    parts = []
+    if first and record.get("deep_pass"):
+        parts.append(f"first pass {moment(first) - start:.1f} s")
+        ends = [w["finished"] for w in record.get("deep_workers") or [record["deep_pass"]] if w.get("finished")]
+        if ends:
+            parts.append(f"deep pass {max(map(moment, ends)) - moment(first):.1f} s"
+                         f" ({len(record.get('deep_workers') or [1])} worker(s))")
+    sampling = report.get("sampling") or {}
+    for w in sampling.get("deep_workers") or []:
+        parts.append(f"{w['source']}: GPU {w['gpu'] or "the workload's own"}, count {w['count']}, {w['results']}/{w['expected_results']} results")
+    print(f"  {name}: " + "; ".join(parts) if parts else f"  {name}")
+    scope = report.get("aggregate") or report["scopes"][0]
+    region = next((r for r in scope["regions"] if r["path"] == "train_step"), None) or scope["regions"][0]
+    kernels = scope["total"]["kernel_count"]
+    print(f"    kernels {kernels}; deep values of {region['path']}:")
+    for metric, value in region["inclusive"].items():
+        if isinstance(value.get("value"), (int, float)):
+            print(f"      {metric:60s} {value['value']:.6g} {value.get('unit', '')}")
+PY
 }
 
 pair() {
@@ -57,9 +133,74 @@ pair() {
     $(cd "$work" && ls -d "$name"-*/run/report.json "$name"-*/run/command.txt "$name"-*/run/run.json 2>/dev/null)
 }
 
-log "host: $(nvidia-smi --query-gpu=name --format=csv,noheader), $(ncu --version | tail -1)"
+if ((smoke)); then
+  log "smoke: the fake ncu, a workload that does nothing (no GPU, no bars)"
+else
+  log "host: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd, -), $(ncu --version | tail -1)"
+fi
+[[ " $* " == *" fastpath "* ]] && set -- defaults replay3 gpus setfull30
 for what in "$@"; do
   case "$what" in
+  defaults)
+    log "(a) GPT-2 4 layers, $steps steps: ncu/sampled defaults against the same timed by ncu"
+    ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
+    run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
+    timed defaults-fast "${run[@]}"
+    timed defaults-ncu pipeline.ncu.timing=ncu "${run[@]}"
+    deep_values defaults-fast defaults-ncu
+    ;;
+  replay3)
+    log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
+    ((smoke)) || python3 "$gpt2" 4 3 >/dev/null 2>&1
+    timed replay3-fast --config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3)
+    timed replay3-full --config ncu/default regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3)
+    deep_values replay3-fast replay3-full
+    [[ -f "$work/replay3-full/run/report.json" && -f "$work/replay3-fast/run/report.json" ]] &&
+      python3 benches/sampled_accuracy.py "$work/replay3-full/run/report.json" "$work/replay3-fast/run/report.json" \
+        | tee -a "$out/summary.txt"
+    ;;
+  gpus)
+    log "(c) GPT-2 4 layers, $steps steps: the deep pass with deep_gpus=all against deep_gpus=1"
+    ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
+    run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
+    timed gpus-all pipeline.ncu.sampling.deep_gpus=all "${run[@]}"
+    timed gpus-one pipeline.ncu.sampling.deep_gpus=1 "${run[@]}"
+    deep_values gpus-all gpus-one
+    ;;
+  setfull30)
+    log "(d) GPT-2 4 layers, $steps steps, --set full: sampled, and full replay's cost per kernel ($few and $((2 * few)) kernels)"
+    ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
+    timed setfull30-sampled --config ncu/full --config ncu/sampled regions.include='[train_step]' "${extra[@]}" \
+      -- $(workload 4 "$steps")
+    for n in "$few" "$((2 * few))"; do
+      timed "setfull30-first$n" --config ncu/full regions.include='[train_step]' \
+        pipeline.ncu.ncu_cli.launch_count="$n" "${extra[@]}" -- $(workload 4 "$steps")
+    done
+    deep_values setfull30-sampled
+    python3 - "$work" "$few" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+from datetime import datetime
+from pathlib import Path
+
+def wall(run):
+    record = json.loads((run / "run.json").read_text())
+    at = lambda t: datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+    return at(record["finished"]) - at(record["started"])
+
+work, few = Path(sys.argv[1]), int(sys.argv[2])
+try:
+    short, long = (wall(work / f"setfull30-first{n}" / "run") for n in (few, 2 * few))
+    report = json.loads((work / "setfull30-sampled" / "run" / "report.json").read_text())
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"  full replay estimate: not available ({e})")
+scope = report.get("aggregate") or report["scopes"][0]
+kernels = scope["total"]["kernel_count"]
+per_kernel = (long - short) / few
+estimate = short - few * per_kernel + kernels * per_kernel
+print(f"  full set per kernel {per_kernel:.2f} s ({few} more kernels: {long:.1f} s against {short:.1f} s);"
+      f" {kernels} kernels: full replay about {estimate:.0f} s")
+PY
+    ;;
   steps3)
     log "GPT-2 4 layers, 3 steps: full kernel replay vs sampled, default preset"
     python3 "$gpt2" 4 3 >/dev/null 2>&1 # warm caches (Python imports, kernels) for both runs alike
@@ -122,3 +263,6 @@ for what in "$@"; do
   esac
 done
 ls -la "$out"
+# The smoke run checks that every command ran; the GPU run's figures are for a person to read.
+((smoke)) && exit "$failed"
+exit 0

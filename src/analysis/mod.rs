@@ -28,7 +28,7 @@ use crate::region::{
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
-use crate::report::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
+use crate::report::model::{DeepWorker, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
 use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
@@ -43,6 +43,12 @@ pub struct RunContext {
     pub config_fingerprint: String,
     /// The second profiler command of a sampled run (its deep pass); empty otherwise.
     pub deep_command: Vec<String>,
+    /// Every worker's command of a deep pass run as several profiler processes, worker 0's
+    /// (`deep_command`) first; empty for a deep pass of one.
+    pub deep_worker_commands: Vec<Vec<String>>,
+    /// The same workers as run.json recorded them (what each was planned to take, how it ended),
+    /// their results not yet read.
+    pub deep_workers: Vec<DeepWorker>,
     /// Why the run's capture is partial (`run.json`); `None` for a whole run or a bare export.
     pub partial: Option<String>,
     /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.

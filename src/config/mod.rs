@@ -200,7 +200,8 @@ impl Loaded {
     /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
     /// where they change nothing, and `pipeline.ncu.sampling.min_time_share` at 0;
     /// `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
-    /// only once every result the report uses was profiled).
+    /// only once every result the report uses was profiled), and `pipeline.ncu.sampling.deep_gpus`
+    /// (it spreads the deep pass, never changes what it measures).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
@@ -215,6 +216,7 @@ impl Loaded {
             &["pipeline", "ncu", "trace", "max_mib"],
             &["pipeline", "ncu", "max_export_mib"],
             &["pipeline", "ncu", "sampling", "stop_when_covered"],
+            &["pipeline", "ncu", "sampling", "deep_gpus"],
         ];
         if config.pipeline.ncu.sampling.min_time_share == 0.0 {
             left_out.push(&["pipeline", "ncu", "sampling", "min_time_share"]);

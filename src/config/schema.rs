@@ -137,16 +137,16 @@ pub struct SamplingConfig {
     /// configuration): its cold start biases stall reasons; a configuration launched once then has
     /// no deep result.
     pub skip_cold_start: bool,
-    /// Adaptive samples per launch key: after the deep pass, a key whose first-pass durations vary
-    /// needs n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); one top-up pass takes
-    /// the samples the deep pass's `launch_count` left short.
+    /// Adaptive samples per launch key: before the deep pass, a key whose first-pass durations vary
+    /// is given n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); the deep pass runs as
+    /// one ncu worker per distinct count, all at once.
     pub adaptive: bool,
     /// ε: the relative half-width of a key's mean at 95% the samples aim at, in (0, 1).
     pub error: f64,
     /// The budget: no key gets more deep samples than this; below `launch_count` the deep pass's
     /// own `launch_count` is the budget ([`SamplingConfig::budget`]).
     pub max_samples: u32,
-    /// End the deep pass (and the top-up pass) once ncu has profiled every result the first pass's
+    /// End the deep pass (each of its workers) once ncu has profiled every result the first pass's
     /// launches say it will take, instead of running the rest of the workload under ncu.
     pub stop_when_covered: bool,
     /// Leave out of the deep pass the launch keys whose first-pass time is below this share of
@@ -158,6 +158,52 @@ pub struct SamplingConfig {
     /// Seconds a rank of one profile-run per rank waits for every rank's signature file before it
     /// settles for the signatures it has (`deep_ranks: signature`).
     pub deep_ranks_wait_seconds: u64,
+    /// How many GPUs the deep pass is spread over, one ncu worker per GPU and sample count, each
+    /// with `CUDA_VISIBLE_DEVICES` set to its GPU: a count, or `all` (the GPUs the host shows).
+    #[serde(default)]
+    pub deep_gpus: DeepGpus,
+}
+
+/// `pipeline.ncu.sampling.deep_gpus`: a count of GPUs (1 or more), or `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeepGpus {
+    Count(u32),
+    All,
+}
+
+impl Default for DeepGpus {
+    fn default() -> DeepGpus {
+        DeepGpus::Count(1)
+    }
+}
+
+impl Serialize for DeepGpus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DeepGpus::Count(n) => serializer.serialize_u32(*n),
+            DeepGpus::All => serializer.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DeepGpus {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<DeepGpus, D::Error> {
+        // A count or the word `all`; an override on the command line may give the count as text.
+        let value = serde_yaml::Value::deserialize(deserializer)?;
+        let parsed = match &value {
+            serde_yaml::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            serde_yaml::Value::String(s) if s == "all" => return Ok(DeepGpus::All),
+            serde_yaml::Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        match parsed {
+            Some(n) if n >= 1 => Ok(DeepGpus::Count(n)),
+            _ => Err(serde::de::Error::custom(format!(
+                "deep_gpus is {}, but it is the number of GPUs the deep pass is spread over: give a count of 1 or more, or `all`",
+                serde_yaml::to_string(&value).unwrap_or_default().trim()
+            ))),
+        }
+    }
 }
 
 impl SamplingConfig {

@@ -37,7 +37,7 @@ pub use kernel::{Kernel, KernelSelectionInfo};
 pub use metric::{MetricInfo, MetricMap, MetricValue, PerResultMap, PerResultValue};
 pub use region::{Instances, Region};
 pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
-pub use sampling::{AdaptiveSampling, CoverageShares, RankCoverage, Sampling};
+pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
 pub use scope_totals::TREES_UP_TO;

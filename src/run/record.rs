@@ -7,6 +7,7 @@ use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
 use crate::analysis::{AdaptiveRecord, RankRun, RunContext};
 use crate::error::Result;
 use crate::process::Finished;
+use crate::report::model::DeepWorker;
 
 impl RunDir {
     /// Writes `run.json` (the record lives here, so that the directory never imports its record).
@@ -65,6 +66,11 @@ pub struct RunRecord {
     /// had one process, or every rank took it with nothing to choose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_ranks: Option<DeepRanksRecord>,
+    /// The deep pass run as several ncu workers at once (adaptive sample counts, or
+    /// `sampling.deep_gpus`), worker 0 first (its pass is also `deep_pass`); absent for a deep pass
+    /// of one worker.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deep_workers: Vec<DeepWorkerRecord>,
 }
 
 /// The ranks a sampled multi-process run chose for its deep pass, and what this run did about it.
@@ -82,6 +88,51 @@ pub struct DeepRanksRecord {
     /// Why the choice rests on part of the ranks (their signatures did not all come in time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+/// One worker of a deep pass run as several ncu processes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeepWorkerRecord {
+    /// Its report file and log in the run directory.
+    pub report: String,
+    pub log: String,
+    /// Its `CUDA_VISIBLE_DEVICES`; `None`: the workload's own GPUs.
+    pub gpu: Option<String>,
+    /// `--launch-count`: deep samples per launch key and process.
+    pub count: u32,
+    /// The mangled names it profiled and their launch keys in the first pass.
+    pub names: u64,
+    pub keys: u64,
+    /// The results the first pass's launches say it takes.
+    pub expected_results: u64,
+    /// Its command and how it ended (after its rerun, where it had one).
+    #[serde(flatten)]
+    pub pass: PassRecord,
+    /// How its first try ended, where that failed and it was run again alone after the others;
+    /// the failed try's report file is kept aside as `…failed.ncu-rep`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_try: Option<PassRecord>,
+    /// The worker whose kernel names this one profiles again: that worker ended well but profiled
+    /// none of their launch keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<usize>,
+}
+
+impl DeepWorkerRecord {
+    /// What the report says of the worker before its file is read.
+    fn planned(&self) -> DeepWorker {
+        DeepWorker {
+            source: self.report.clone(),
+            gpu: self.gpu.clone(),
+            count: self.count,
+            keys: self.keys,
+            expected_results: self.expected_results,
+            results: 0,
+            ended_well: self.pass.ended_well(),
+            rerun: self.failed_try.is_some(),
+            rerun_of: self.rerun_of,
+        }
+    }
 }
 
 /// How a later pass of a sampled run (the deep pass, the top-up pass) went.
@@ -158,6 +209,7 @@ impl RunRecord {
             topup_pass: None,
             adaptive: None,
             deep_ranks: None,
+            deep_workers: Vec::new(),
         }
     }
 
@@ -175,11 +227,22 @@ impl RunRecord {
                 .as_ref()
                 .map(|p| p.command.clone())
                 .unwrap_or_default(),
+            deep_worker_commands: self
+                .deep_workers
+                .iter()
+                .map(|w| w.pass.command.clone())
+                .collect(),
+            deep_workers: self
+                .deep_workers
+                .iter()
+                .map(DeepWorkerRecord::planned)
+                .collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
             stopped_when_covered: [&self.deep_pass, &self.topup_pass]
                 .into_iter()
                 .flatten()
+                .chain(self.deep_workers.iter().map(|w| &w.pass))
                 .any(|pass| pass.stopped_when_covered),
             deep_ranks: self.deep_ranks_measured(),
             ranks: self

@@ -24,14 +24,9 @@ pub const NCU_LOG: &str = "ncu.log";
 /// A sampled run's deep pass: its `-o` value (ncu appends `.ncu-rep`) and its log.
 pub const NCU_DEEP_REPORT_BASE: &str = "profile.deep";
 pub const NCU_DEEP_LOG: &str = "ncu.deep.log";
-/// An adaptive sampled run's top-up pass: its `-o` value and its log.
-pub const NCU_TOPUP_REPORT_BASE: &str = "profile.topup";
-pub const NCU_TOPUP_LOG: &str = "ncu.topup.log";
 /// A rank that is not a deep rank (`pipeline.ncu.sampling.deep_ranks`): the log of its deep-pass
 /// step, the workload run unprofiled.
 pub const NCU_UNPROFILED_LOG: &str = "unprofiled.log";
-/// Where a failed top-up pass's report file is moved, so that no later read takes it for a whole one.
-pub const NCU_TOPUP_FAILED_REPORT_BASE: &str = "profile.topup.failed";
 /// The report file ncu writes for an `-o` value ([`REPORT_BASE`], [`NCU_DEEP_REPORT_BASE`]).
 pub fn ncu_report_file(base: &str) -> String {
     format!("{base}.ncu-rep")

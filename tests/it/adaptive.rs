@@ -1,8 +1,8 @@
-//! Adaptive deep samples per launch key (`pipeline.ncu.sampling.adaptive`): the top-up pass's command
-//! line sized from the real first-pass durations of `tests/manual/ncu/train_step.py 2 3` (ncu's timing
+//! Adaptive deep samples per launch key (`pipeline.ncu.sampling.adaptive`): the deep pass's workers
+//! (one per sample count, all at once) sized from the real first-pass durations of `tests/manual/ncu/train_step.py 2 3` (ncu's timing
 //! pass, tests/fixtures/ncu/h100-2025.3.1-sampled, and the CUPTI trace of the same workload,
-//! tests/fixtures/ncu/h100-2025.3.1-cupti), the runs that need none, a failing top-up pass, and the
-//! re-render of a run with a top-up file. Each key's n is computed here from the files, with the
+//! tests/fixtures/ncu/h100-2025.3.1-cupti), the runs that need one worker, a failing worker, and the
+//! re-render of an older run's top-up file. Each key's n is computed here from the files, with the
 //! formula written out, independently of profile-run's own code.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::fixture;
-use crate::sampled::{fake_sampled, profile_invocations, read_json, regions, render};
+use crate::sampled::{fake_sampled, profile_invocations, read_json, render};
 use profile_run::profiler::ncu::observe::trace::attribute::{attribute, PushPopScope};
 use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 use profile_run::region::Renames;
@@ -134,47 +134,57 @@ pub(crate) fn expected(launches: &[Launch], error: f64, max_samples: u32) -> Exp
     Expected { n, capped }
 }
 
-/// The top-up pass's (names, --launch-skip, --launch-count), from the fake ncu's argv log.
-fn topup_pass(tmp: &Path) -> Option<(BTreeSet<String>, u32, u32)> {
-    let passes = profile_invocations(tmp);
-    let topup = passes.iter().find(|p| {
-        p.windows(2)
-            .any(|w| w[0] == "-o" && w[1].ends_with("profile.topup"))
-    })?;
-    let after = |flag: &str| {
-        topup
-            .windows(2)
-            .find(|w| w[0] == flag)
-            .map(|w| w[1].clone())
-            .unwrap()
-    };
-    let pattern = after("--kernel-name");
-    let names = pattern
-        .strip_prefix("regex:^(?:")
-        .and_then(|p| p.strip_suffix(")$"))
-        .unwrap_or_else(|| panic!("{pattern}"))
-        .split('|')
-        .map(String::from)
-        .collect();
-    assert_eq!(after("--kernel-name-base"), "mangled");
-    Some((
-        names,
-        after("--launch-skip").parse().unwrap(),
-        after("--launch-count").parse().unwrap(),
-    ))
+/// Each deep worker's --launch-count and names (`None`: every name), from the fake ncu's argv log.
+pub(crate) type Workers = BTreeMap<u32, Option<BTreeSet<String>>>;
+
+fn deep_workers(tmp: &Path) -> Workers {
+    let mut workers = Workers::new();
+    for pass in profile_invocations(tmp) {
+        if !pass.iter().any(|a| a == "per-launch-config") {
+            continue;
+        }
+        let after = |flag: &str| pass.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+        let names = after("--kernel-name").map(|pattern| {
+            pattern
+                .strip_prefix("regex:^(?:")
+                .and_then(|p| p.strip_suffix(")$"))
+                .unwrap_or_else(|| panic!("{pattern}"))
+                .split('|')
+                .map(String::from)
+                .collect()
+        });
+        let count = after("--launch-count").unwrap().parse().unwrap();
+        assert!(
+            workers.insert(count, names).is_none(),
+            "one worker per count"
+        );
+    }
+    workers
 }
 
-/// What the top-up pass must be for these n and K = 1, no cold start skipped.
-pub(crate) fn topup_of(expected: &Expected) -> Option<(BTreeSet<String>, u32, u32)> {
-    let short: Vec<(&Key, u32)> = expected
-        .n
-        .iter()
-        .filter(|(_, n)| **n > 1)
-        .map(|(k, n)| (k, *n))
-        .collect();
-    let count = short.iter().map(|(_, n)| n - 1).max()?;
-    let names = short.iter().map(|(k, _)| regex::escape(&k.0)).collect();
-    Some((names, 1, count))
+/// The workers these n ask for, K = 1, no cold start skipped: each name takes the largest n of its
+/// keys, one worker per count; a single worker profiles every name.
+pub(crate) fn workers_of(expected: &Expected) -> Workers {
+    let mut count_of: BTreeMap<&str, u32> = BTreeMap::new();
+    for (key, n) in &expected.n {
+        let count = count_of.entry(key.0.as_str()).or_default();
+        *count = (*count).max(*n);
+    }
+    let mut workers = Workers::new();
+    for (name, count) in count_of {
+        workers
+            .entry(count)
+            .or_insert_with(|| Some(BTreeSet::new()))
+            .as_mut()
+            .unwrap()
+            .insert(regex::escape(name));
+    }
+    if workers.len() == 1 {
+        for names in workers.values_mut() {
+            *names = None;
+        }
+    }
+    workers
 }
 
 fn topped_up(expected: &Expected) -> usize {
@@ -182,7 +192,7 @@ fn topped_up(expected: &Expected) -> usize {
 }
 
 #[test]
-fn the_timing_passs_durations_size_the_topup_pass() {
+fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
     let launches = timing_launches();
     assert_eq!(launches.len(), 54);
     for (max_samples, more) in [
@@ -204,32 +214,46 @@ fn the_timing_passs_durations_size_the_topup_pass() {
             max_samples == 2,
             "the budget holds some keys at 2"
         );
+        let workers = workers_of(&want);
+        assert!(workers.len() > 1, "the keys' counts differ");
         assert_eq!(
-            topup_pass(tmp.path()),
-            topup_of(&want),
+            deep_workers(tmp.path()),
+            workers,
             "max_samples={max_samples}"
         );
         let run = tmp.path().join("out/run");
+        assert!(
+            !run.join("profile.topup.ncu-rep").exists(),
+            "no top-up pass"
+        );
         let record = read_json(&run.join("run.json"));
         assert_eq!(record["adaptive"]["keys"], 13);
         assert_eq!(record["adaptive"]["keys_topped_up"], up);
         assert_eq!(record["adaptive"]["keys_capped"], capped);
-        assert_eq!(record["topup_pass"]["exit_code"], 0);
+        assert!(record.get("topup_pass").is_none());
+        let recorded = record["deep_workers"].as_array().unwrap();
+        assert_eq!(recorded.len(), workers.len());
+        for (worker, count) in recorded.iter().zip(workers.keys()) {
+            assert_eq!(worker["count"], *count);
+            assert_eq!(worker["exit_code"], 0);
+            assert_eq!(worker["gpu"], Value::Null, "one GPU: the workload's own");
+        }
         let sampling = &read_json(&run.join("report.json"))["sampling"];
         assert_eq!(sampling["adaptive"], true);
         assert_eq!(sampling["error"], 0.05);
         assert_eq!(sampling["max_samples"], max_samples);
         assert_eq!(sampling["keys_topped_up"], up);
-        // The fake top-up pass writes the deep pass's 13 results again: each key's second launch.
-        assert_eq!(sampling["topup_results"], 13);
-        assert_eq!(sampling["deep_results"], 26);
-        assert_eq!(sampling["measured_results"], 26, "two launches of each key");
-        assert_eq!(sampling["estimated_results"], 28);
+        // Every fake worker writes the deep fixture's 13 results; each is read for its own names.
+        assert_eq!(sampling["topup_results"], 0);
+        assert_eq!(sampling["deep_results"], 13);
+        assert_eq!(sampling["measured_results"], 13);
+        assert_eq!(sampling["estimated_results"], 41);
+        assert_eq!(sampling["unmatched_results"], 0);
         let command = std::fs::read_to_string(run.join("command.txt")).unwrap();
         assert_eq!(
             command.lines().count(),
-            3,
-            "timing, deep, top-up: {command}"
+            1 + workers.len(),
+            "timing, then each worker: {command}"
         );
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -249,7 +273,7 @@ fn the_timing_passs_durations_size_the_topup_pass() {
 }
 
 #[test]
-fn the_traces_durations_size_the_topup_pass() {
+fn the_traces_durations_size_the_deep_workers() {
     let launches = trace_launches();
     assert_eq!(launches.len(), 54, "ncu's count of train_step");
     let tmp = tempfile::tempdir().unwrap();
@@ -281,19 +305,20 @@ fn the_traces_durations_size_the_topup_pass() {
     let want = expected(&launches, 0.05, 3);
     let up = topped_up(&want);
     assert!(up > 0, "the in-place durations vary too");
-    assert_eq!(topup_pass(tmp.path()), topup_of(&want));
+    assert_eq!(deep_workers(tmp.path()), workers_of(&want));
     let run = tmp.path().join("runs/run");
     let report = read_json(&run.join("report.json"));
     assert_eq!(report["sampling"]["keys_topped_up"], up);
-    assert_eq!(report["sampling"]["topup_results"], 13);
-    assert_eq!(report["sampling"]["measured_results"], 26);
+    assert_eq!(report["sampling"]["topup_results"], 0);
+    assert_eq!(report["sampling"]["measured_results"], 13);
+    assert_eq!(report["sampling"]["unmatched_results"], 0);
     let sources = report["sampling"]["deep_sources"].to_string();
     assert!(
-        sources.contains("profile.deep.ncu-rep") && sources.contains("profile.topup.ncu-rep"),
+        sources.contains("profile.deep.ncu-rep") && sources.contains("profile.deep.1.ncu-rep"),
         "{sources}"
     );
 
-    // Re-rendered from the run directory with no ncu on hand: the top-up file joins again.
+    // Re-rendered from the run directory with no ncu on hand: the workers' files join again.
     let out = tmp.path().join("again");
     crate::sampled::profile_run()
         .arg("report")
@@ -327,6 +352,10 @@ fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
         assert!(!run.join("profile.topup.ncu-rep").exists());
         let record = read_json(&run.join("run.json"));
         assert!(record.get("topup_pass").is_none());
+        assert!(
+            record.get("deep_workers").is_none(),
+            "one worker: today's deep pass"
+        );
         let sampling = &read_json(&run.join("report.json"))["sampling"];
         assert_eq!(sampling["adaptive"], adaptive, "{setting}");
         assert_eq!(sampling["topup_results"], 0);
@@ -342,40 +371,43 @@ fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
 }
 
 #[test]
-fn a_failing_topup_pass_keeps_the_deep_results_with_a_note() {
+fn a_failing_worker_is_run_again_alone_and_twice_leaves_its_keys_unmatched() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
-        .env("FAKE_NCU_TOPUP_MODE", "range-exit-9")
-        .env("FAKE_NCU_PARTIAL", "1")
+        .env("FAKE_NCU_FAIL_WORKER", "profile.deep.1")
         .args(["--", "true"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("top-up pass failed"));
+        .stderr(predicate::str::contains(
+            "worker 1 of ncu's deep pass failed",
+        ));
     let run = tmp.path().join("out/run");
-    assert!(run.join("profile.deep.ncu-rep").is_file());
+    assert!(run.join("profile.deep.1.ncu-rep").is_file(), "its rerun's");
     assert!(
-        run.join("profile.topup.failed.ncu-rep").is_file(),
-        "the partial top-up capture is kept aside"
+        run.join("ncu.deep.1.failed.log").is_file(),
+        "the failed try's log kept aside"
     );
-    assert!(!run.join("profile.topup.ncu-rep").exists());
     let record = read_json(&run.join("run.json"));
-    assert_eq!(record["topup_pass"]["exit_code"], 9);
-    assert_eq!(record["adaptive"]["topup_failed"], true);
+    let worker = &record["deep_workers"][1];
+    assert_eq!(worker["failed_try"]["exit_code"], 1);
+    assert_eq!(worker["exit_code"], 0);
     let report = read_json(&run.join("report.json"));
-    assert_eq!(report["sampling"]["deep_results"], 13);
-    assert_eq!(report["sampling"]["topup_results"], 0);
     assert_eq!(report["sampling"]["unmatched_results"], 0);
-    let notes = report["notes"].to_string();
-    assert!(notes.contains("The top-up pass failed"), "{notes}");
-    let train_step = regions(&report)
-        .into_iter()
-        .find(|r| r["path"] == "train_step")
-        .unwrap();
-    assert!(
-        train_step["inclusive"]["sm__throughput.avg.pct_of_peak_sustained_elapsed"]["value"]
-            .as_f64()
-            .is_some()
-    );
+    assert_eq!(report["sampling"]["deep_results"], 13);
+
+    // Failing twice: its keys have no deep values, never another key's.
+    let twice = tempfile::tempdir().unwrap();
+    fake_sampled(twice.path())
+        .env("FAKE_NCU_FAIL_WORKER", "profile.deep.1")
+        .env("FAKE_NCU_WORKER_FAILS", "2")
+        .args(["--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("failed again"));
+    let report = read_json(&twice.path().join("out/run/report.json"));
+    let unmatched = report["sampling"]["unmatched_results"].as_u64().unwrap();
+    assert!(unmatched > 0, "worker 1's keys are unmatched");
+    assert!(report["sampling"]["deep_results"].as_u64().unwrap() < 13);
 }
 
 #[test]
@@ -443,13 +475,15 @@ fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
 }
 
 #[test]
-fn dry_run_says_a_topup_pass_may_follow_and_bad_settings_are_refused() {
+fn dry_run_says_the_deep_pass_may_run_as_workers_and_bad_settings_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
         .args(["--dry-run", "--", "true"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("a top-up pass may follow"));
+        .stdout(predicate::str::contains(
+            "the deep pass may run as several workers",
+        ));
     for (setting, named) in [
         (
             "pipeline.ncu.sampling.error=0",

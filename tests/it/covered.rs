@@ -5,13 +5,12 @@
 //! `tests/manual/ncu/train_step.py 2 3` (tests/fixtures/ncu/h100-2025.3.1-sampled, and the CUPTI
 //! trace in tests/fixtures/ncu/h100-2025.3.1-cupti), counted here from the files.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::adaptive::{expected, timing_launches, topup_of};
 use crate::common::{fixture, repo};
 use crate::sampled::{fake_sampled, read_json};
 use profile_run::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
@@ -111,48 +110,6 @@ fn without_stop_when_covered_or_short_of_the_count_the_workload_runs_to_its_end(
     }
 }
 
-/// The top-up pass's results: per key of a selected name and process, min(count, launches − skip).
-fn topup_results(names: &BTreeSet<String>, skip: u32, count: u32) -> u64 {
-    let mut per_key: BTreeMap<_, u32> = BTreeMap::new();
-    for l in timing_launches() {
-        if names.contains(&regex::escape(&l.key.0)) {
-            *per_key.entry((l.key, l.process)).or_default() += 1;
-        }
-    }
-    per_key
-        .values()
-        .map(|n| u64::from(n.saturating_sub(skip).min(count)))
-        .sum()
-}
-
-#[test]
-fn a_covered_topup_pass_ends_its_workload_too() {
-    let (names, skip, count) = topup_of(&expected(&timing_launches(), 0.05, 4)).unwrap();
-    let topup = topup_results(&names, skip, count);
-    assert!(topup > 0);
-    let deep = deep_results();
-    let tmp = tempfile::tempdir().unwrap();
-    let start = Instant::now();
-    let output = fake_sampled(tmp.path())
-        .env("FAKE_NCU_DEEP_PROF", deep.to_string())
-        .env("FAKE_NCU_TOPUP_PROF", topup.to_string())
-        .env("FAKE_NCU_LINGER", LONG_LINGER.to_string())
-        .args(["--", "true"])
-        .output()
-        .unwrap();
-    let took = start.elapsed();
-    assert!(took < Duration::from_secs(LONG_LINGER / 2), "took {took:?}");
-    // The fake top-up pass writes the deep pass's results again.
-    let report = report_json(tmp.path(), "out");
-    assert_complete(&output, &report, 2 * deep);
-    let record = run_json(tmp.path(), "out");
-    assert_eq!(record["deep_pass"]["covered_results"], deep);
-    assert_eq!(record["topup_pass"]["stopped_when_covered"], true);
-    assert_eq!(record["topup_pass"]["covered_results"], topup);
-    assert_eq!(record["adaptive"]["topup_failed"], false);
-    assert_eq!(report["sampling"]["topup_results"], deep);
-}
-
 /// Launch keys per process in a trace, every kernel: what a deep pass with no filter takes once each.
 fn trace_keys(workload: &str) -> u64 {
     let mut keys = BTreeSet::new();
@@ -233,7 +190,7 @@ fn a_traced_deep_pass_stops_unless_raw_nvtx_expressions_filter_it() {
 
 #[test]
 fn dry_run_says_when_a_pass_may_end_early() {
-    let early = "the deep pass (and a top-up pass) may end early";
+    let early = "the deep pass (each of its workers) may end early";
     for (more, says) in [
         (None, true),
         (Some("pipeline.ncu.sampling.stop_when_covered=false"), false),

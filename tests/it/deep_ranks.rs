@@ -464,3 +464,26 @@ fn a_rank_that_launches_other_kernels_is_a_group_of_its_own() {
     assert_ne!(signature(0), signature(2));
     assert_eq!(ncu_runs(tmp.path()).len(), 2, "one deep pass per signature");
 }
+
+/// Adaptive counts run one ncu worker per count, several copies of the workload at once: around a
+/// launcher those would be several copies of the whole job, joining each other's collectives, so
+/// the deep pass stays one worker at `launch_count` and says why.
+#[test]
+fn around_a_launcher_adaptive_samples_stay_one_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    sampled_run(
+        tmp.path(),
+        &traces(GPT2_DDP),
+        &["output.run_name=run", "pipeline.ncu.sampling.adaptive=true"],
+    )
+    .assert()
+    .success()
+    .stderr(predicate::str::contains(
+        "which a job of several processes cannot be; each launch key takes pipeline.ncu.sampling.launch_count=1",
+    ));
+    let runs = ncu_runs(tmp.path());
+    assert_eq!(runs.len(), 1, "one deep worker: {runs:?}");
+    assert_eq!(devices_of(&runs[0]), Some("0"), "{:?}", runs[0]);
+    let record = read_json(&tmp.path().join("runs/run/run.json"));
+    assert!(record.get("deep_workers").is_none(), "{record}");
+}

@@ -49,6 +49,7 @@ mod report_templates;
 mod rollups;
 mod sampled;
 mod sampled_share;
+mod sampled_workers;
 mod savings;
 mod trace;
 mod trace_format;

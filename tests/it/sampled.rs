@@ -8,7 +8,10 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{fixture, repo};
+use crate::common::{
+    assert_deep_values_within, fixture, interval_coverage, path_with_python, repo,
+};
+use crate::report_schema::schema;
 
 const DIR: &str = "ncu/h100-2025.3.1-sampled";
 const TIME: &str = "gpu__time_duration.sum";
@@ -183,7 +186,7 @@ fn deep_values_agree_with_full_replay_region_by_region() {
             region["path"]
         );
     }
-    let compared = crate::common::assert_deep_values_within(&sampled, &full, 0.05);
+    let compared = assert_deep_values_within(&sampled, &full, 0.05);
     assert!(compared >= 30, "compared {compared} values");
 }
 
@@ -200,7 +203,7 @@ fn intervals_of_estimated_values_cover_full_replay() {
         &[],
     );
     let full = full_replay(tmp.path());
-    let (inside, compared, misses) = crate::common::interval_coverage(&sampled, &full);
+    let (inside, compared, misses) = interval_coverage(&sampled, &full);
     assert!(compared >= 30, "compared {compared}");
     // All 42 when written: a change to the formula that loses one shows here.
     assert_eq!(inside, compared, "{misses:#?}");
@@ -225,7 +228,7 @@ fn intervals_of_estimated_values_cover_full_replay() {
         }
     }
     assert!(widths > 0, "some estimated value has a width");
-    let (schemas, index) = crate::report_schema::schema();
+    let (schemas, index) = schema();
     if let Err(e) = schemas.validate(&sampled, index) {
         panic!("a sampled report.json does not match docs/report.schema.json:\n{e:#}");
     }
@@ -410,7 +413,7 @@ fn dry_run_prints_both_command_lines() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("train.py"), "").unwrap();
     fake_sampled(tmp.path())
-        .env("PATH", crate::common::path_with_python(tmp.path()))
+        .env("PATH", path_with_python(tmp.path()))
         .args(["--dry-run", "--", "python3", "train.py"])
         .assert()
         .success()

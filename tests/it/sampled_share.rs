@@ -9,7 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::{fixture, repo};
-use crate::sampled::{fake_sampled, profile_invocations, read_json, regions};
+use crate::sampled::{fake_sampled, profile_invocations, read_json, regions, render};
+use crate::trace::trace_run;
 
 /// A trace-timed sampled run of the fixture workload with `more` overrides; its report.json.
 fn traced(tmp: &Path, more: &[&str]) -> Value {
@@ -24,7 +25,7 @@ fn traced(tmp: &Path, more: &[&str]) -> Value {
         &ncu,
     ];
     overrides.extend(more);
-    crate::trace::trace_run(tmp, "train", &overrides)
+    trace_run(tmp, "train", &overrides)
         .env(
             "FAKE_NCU_DEEP_REPORT",
             fixture("ncu/h100-2025.3.1-sampled/train.deep.ncu-rep.gz"),
@@ -151,7 +152,7 @@ fn keys_under_the_share_are_not_in_the_deep_filter_and_show_not_measured() {
     assert!(recorded.contains("--kernel-name"), "{recorded}");
     let commands = std::fs::read_to_string(run.join("command.txt")).unwrap();
     assert!(commands.contains("--kernel-name"), "{commands}");
-    let again = crate::sampled::render(&run, &tmp.path().join("again"), &[]);
+    let again = render(&run, &tmp.path().join("again"), &[]);
     assert_eq!(again["sampling"]["not_measured_results"], not_measured);
     assert_eq!(regions(&again)[0]["coverage"], *coverage);
 }
@@ -288,7 +289,7 @@ fn gpt2_what_each_threshold_leaves_out() {
             &ncu,
             &setting,
         ];
-        let out = crate::trace::trace_run(tmp.path(), "gpt2", &overrides)
+        let out = trace_run(tmp.path(), "gpt2", &overrides)
             .env(
                 "FAKE_NCU_DEEP_REPORT",
                 fixture("ncu/h100-2025.3.1-sampled/train.deep.ncu-rep.gz"),

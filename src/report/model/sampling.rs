@@ -36,6 +36,10 @@ pub struct Sampling {
     /// deep pass (the sampling settings' `deep_ranks`). Absent for a run of one process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankCoverage>,
+    /// The deep pass's workers where it ran as several profiler processes at once (one per sample
+    /// count and GPU): what each was planned to take and what it took. Absent for one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deep_workers: Vec<DeepWorker>,
 }
 
 /// How much of one rank's time has deep metrics, and where they were measured.
@@ -52,6 +56,30 @@ pub struct RankCoverage {
     pub on_another_rank_share: f64,
     /// Time with no deep metrics (no rank's deep pass saw its launch key), 0..1.
     pub none_share: f64,
+}
+
+/// One worker of a deep pass run as several profiler processes at once.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct DeepWorker {
+    /// Its report file's name in the run directory.
+    pub source: String,
+    /// The GPU it ran on (`CUDA_VISIBLE_DEVICES`); `null`: the workload's own.
+    pub gpu: Option<String>,
+    /// Planned: deep samples per launch key and process.
+    pub count: u32,
+    /// Planned: the first pass's launch keys it was given.
+    pub keys: u64,
+    /// Planned: the results the first pass's launches said it would take.
+    pub expected_results: u64,
+    /// Taken: deep results of its own kernel names read from its file (0 when it wrote none).
+    pub results: u64,
+    /// Whether it ended well (after its rerun, where it had one).
+    pub ended_well: bool,
+    /// Whether its first try failed and it ran once more, alone, after the others.
+    pub rerun: bool,
+    /// The worker (its index here) whose kernel names it profiled again: that one ended well but
+    /// profiled none of their launch keys.
+    pub rerun_of: Option<usize>,
 }
 
 /// Adaptive samples per launch key (n = ⌈(1.96·CV/error)²⌉, at most `max_samples`) in a sampled run.

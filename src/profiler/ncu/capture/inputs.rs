@@ -138,6 +138,9 @@ impl Claimed {
             None => return Ok(None),
         };
         self.claim(&deep, argument)?;
+        for worker in super::sampling::worker_siblings(&deep) {
+            self.claim(&worker, argument)?;
+        }
         if let Some(topup) = super::sampling::topup_sibling(&deep) {
             self.claim(&topup, argument)?;
         }
@@ -429,6 +432,9 @@ impl RunDirInputs<'_> {
             }
             if deep.is_file() {
                 self.claimed.claim(&deep, self.argument)?;
+                for worker in super::sampling::worker_siblings(&deep) {
+                    self.claimed.claim(&worker, self.argument)?;
+                }
                 if let Some(topup) = super::sampling::topup_sibling(&deep) {
                     self.claimed.claim(&topup, self.argument)?;
                 }

@@ -1,8 +1,8 @@
 //! A profiling run under ncu: the plan checked before it, its passes in order (the first under ncu
-//! or the CUPTI trace, then a sampled run's deep and top-up passes), the run's files (config,
+//! or the CUPTI trace, then a sampled run's deep pass, as one ncu worker or several at once), the run's files (config,
 //! command, record, logs), `--dry-run`'s lines and checks; what the run left is read in `outcome`,
 //! captures found again in `inputs`. Its rooms: `run/` (running ncu: command lines, logs, failures,
-//! exported pages), `sampling/` (the passes of a sampled run: flags, top-up, coverage), `trace/`
+//! exported pages), `sampling/` (the passes of a sampled run: flags, workers, coverage), `trace/`
 //! (the trace pass and its injection library).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
@@ -35,7 +35,8 @@ use crate::run::{ncu_report_file, PassRecord, RunDir, RunRecord, COMMAND_FILE, R
 use self::run::cli::NcuCli;
 use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, run_pass, version_of, Pass};
-use self::sampling::{coverage, ranks, topup};
+use self::sampling::deep_run::{self, DeepRun};
+use self::sampling::{coverage, ranks, workers};
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -46,6 +47,9 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
     let passes = Passes::of(config);
     if let Some(why) = sampling::refusal(config) {
         return Err(Error::Usage(why));
+    }
+    if passes.deep {
+        workers::host_gpus(config.pipeline.ncu.sampling.deep_gpus).map_err(Error::Usage)?;
     }
     if let Some(why) = trace::refusal(config, passes.first) {
         return Err(Error::Usage(why));
@@ -78,13 +82,14 @@ impl Runs {
     fn new(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> Runs {
         let cli = NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload);
         let ncu = &config.pipeline.ncu;
-        let deep = plan.passes.deep.then(|| deep_pass(&cli, config, dir, None));
+        let deep = plan.passes.deep.then(|| deep_pass(&cli, config, dir));
         let first = match (plan.passes.first, plan.passes.deep) {
             (FirstPass::Trace, _) => FirstRun::Trace,
             (FirstPass::Ncu, false) => FirstRun::Ncu(Box::new(Pass {
                 name: "ncu",
                 cli,
-                log: LOG,
+                log: LOG.to_string(),
+                gpu: None,
             })),
             (FirstPass::Ncu, true) => FirstRun::Ncu(Box::new(Pass {
                 name: "ncu's timing pass",
@@ -92,7 +97,8 @@ impl Runs {
                     sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric),
                     &dir.join(REPORT_BASE),
                 ),
-                log: LOG,
+                log: LOG.to_string(),
+                gpu: None,
             })),
         };
         Runs { first, deep }
@@ -129,25 +135,22 @@ impl Runs {
     }
 }
 
-/// A sampled run's deep pass, from the run's ncu command `cli`; `kept`: the mangled names
-/// `sampling.min_time_share` leaves in it (`None`: every name).
-fn deep_pass(cli: &NcuCli, config: &Config, dir: &Path, kept: Option<&[String]>) -> Pass {
+/// A sampled run's deep pass as configured, from the run's ncu command `cli`: what runs when the
+/// first pass's launches do not plan it, and the line written before the first pass.
+fn deep_pass(cli: &NcuCli, config: &Config, dir: &Path) -> Pass {
     let sampling = &config.pipeline.ncu.sampling;
     let flags = sampling::deep_flags(
         &config.pipeline.ncu.ncu_cli,
         sampling.launch_count,
         sampling.skip_cold_start,
     );
-    let flags = match kept {
-        Some(kept) => sampling::share::keep_only(&flags, kept),
-        None => flags,
-    };
     Pass {
         name: "ncu's deep pass",
         cli: cli
             .clone()
             .with_flags(flags, &dir.join(sampling::DEEP_REPORT_BASE)),
-        log: sampling::DEEP_LOG,
+        log: sampling::DEEP_LOG.to_string(),
+        gpu: None,
     }
 }
 
@@ -160,16 +163,8 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
     lines.extend(coverage::dry_run_note(config, plan.passes));
     lines.extend(ranks::dry_run_note(config, plan.passes));
     let sampling = &config.pipeline.ncu.sampling;
-    if plan.passes.deep && sampling.adaptive {
-        lines.push((
-            "a top-up pass may follow",
-            format!(
-                "# if some launch key's first-pass durations ask for more deep samples than launch_count ({}; at most max_samples, {}), the deep pass's command runs again for those keys, with --kernel-name regex:^(?:NAME|…)$ --launch-skip S+K --launch-count M, writing {}",
-                sampling.launch_count,
-                sampling.max_samples,
-                dir.join(ncu_report_file(sampling::TOPUP_REPORT_BASE)).display()
-            ),
-        ));
+    if let Some(note) = workers_note(config, plan.passes.deep, dir) {
+        lines.push(("the deep pass may run as several workers", note));
     }
     if plan.passes.deep && sampling.min_time_share > 0.0 {
         lines.push((
@@ -188,6 +183,33 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         .map(|(name, line)| format!("# {name}\n{line}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `--dry-run`'s note on the deep pass's workers, decided once the first pass has run: one per
+/// sample count (adaptive) and GPU (`deep_gpus`); `None` when it always runs as one.
+fn workers_note(config: &Config, deep: bool, dir: &Path) -> Option<String> {
+    let sampling = &config.pipeline.ncu.sampling;
+    let gpus = workers::host_gpus(sampling.deep_gpus).unwrap_or_default();
+    if !deep || (!sampling.adaptive && gpus.is_empty()) {
+        return None;
+    }
+    let spread = match gpus.is_empty() {
+        true => "on the workload's GPU".to_string(),
+        false => format!(
+            "spread over GPUs {} (pipeline.ncu.sampling.deep_gpus; each worker with CUDA_VISIBLE_DEVICES=<its GPU>), its launch keys balanced by expected cost",
+            gpus.join(", ")
+        ),
+    };
+    Some(format!(
+        "# once the first pass has run, each launch key's deep samples are sized from its durations ({}; at most max_samples, {}), and the deep pass's command runs as one ncu worker per sample count {spread}, all at once, each with --kernel-name regex:^(?:NAME|…)$ --launch-count N of its names; worker 0 writes {}, worker i {}; a worker that fails runs once more, alone, after the others",
+        match sampling.adaptive {
+            true => "adaptive",
+            false => "launch_count for every key, not adaptive",
+        },
+        sampling.budget(),
+        dir.join(ncu_report_file(sampling::DEEP_REPORT_BASE)).display(),
+        dir.join(format!("{}.i.ncu-rep", sampling::DEEP_REPORT_BASE)).display(),
+    ))
 }
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started (or, under
@@ -237,6 +259,11 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
         quiet,
     } = job;
     let config = &loaded.config;
+    if let Some(why) =
+        workers::launcher_refusal(config, workload, record.rank.as_ref().map(|r| r.rank))
+    {
+        return Err(Error::Usage(why));
+    }
     let runs = Runs::new(plan, config, run.root(), workload);
     runs.warn();
     record.profiler_command = match &runs.first {
@@ -279,7 +306,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     // Under ncu the workload's exit code is in ncu's log; a traced workload ran as the pass itself.
     let workload_exit = match &runs.first {
         FirstRun::Ncu(pass) => {
-            let log_text = std::fs::read_to_string(run.path(pass.log)).unwrap_or_default();
+            let log_text = std::fs::read_to_string(run.path(&pass.log)).unwrap_or_default();
             run::log::application_exit_code(&log_text)
         }
         FirstRun::Trace => first.code.or(first.killed_by.map(|signal| 128 + signal)),
@@ -294,7 +321,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
         display.finish();
         return Ok(first);
     };
-    let topup = topup::TopUpRun {
+    let ctx = DeepRun {
         config,
         plan,
         run,
@@ -302,77 +329,126 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
         grace,
         display: &display,
     };
-    let finished = run_deep(deep, topup, record);
+    let finished = run_deep(deep, ctx, record);
     display.finish();
     Ok(finished?.unwrap_or(first))
 }
 
-/// Runs the deep pass and, in an adaptive run whose keys need more samples, the top-up pass after
-/// it; returns how the pass a signal stopped ended (`None`: none was). Both read the first pass's
-/// launches: the top-up pass to size it, each pass (`stop_when_covered`) to know when it has
-/// profiled everything it will take.
-fn run_deep(
-    deep: &Pass,
-    topup: topup::TopUpRun<'_>,
-    record: &mut RunRecord,
-) -> Result<Option<Finished>> {
-    let (config, run) = (topup.config, topup.run);
-    let step = ranks::deep_step(config, topup.plan, run, record)?;
+/// Runs the deep pass: as planned from the first pass's launches where they could be read (each
+/// key's sample count, the names `min_time_share` keeps, the GPUs of `deep_gpus`, the ranks of
+/// `deep_ranks`), as one ncu worker or several at once; else as configured. A rank that is not a
+/// deep rank runs the workload unprofiled instead. Returns how the pass a signal stopped ended
+/// (`None`: none was). Each worker reads the first pass's launches (`stop_when_covered`) to know
+/// when it has profiled everything it will take.
+fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
+    let (config, run) = (ctx.config, ctx.run);
+    let step = ranks::deep_step(config, ctx.plan, run, record)?;
     if step == ranks::DeepStep::Unprofiled {
-        return ranks::run_unprofiled(topup, deep, record);
+        return ranks::run_unprofiled(&ctx, deep, record);
     }
     let sampling = &config.pipeline.ncu.sampling;
-    let countable = coverage::uncountable(config, topup.plan.passes).is_none();
-    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0).then(|| {
-        topup::first_pass_durations(config, topup.plan, run, record)
-            .map(|first| ranks::deep_launches(first, &step))
-    });
+    let gpus = workers::host_gpus(sampling.deep_gpus).map_err(Error::Usage)?;
+    let countable = coverage::uncountable(config, ctx.plan.passes).is_none();
+    let first =
+        (sampling.adaptive || countable || sampling.min_time_share > 0.0 || !gpus.is_empty()).then(
+            || {
+                deep_run::first_pass_durations(config, ctx.plan, run, record)
+                    .map(|first| ranks::deep_launches(first, &step))
+            },
+        );
     let selection = keep_where_it_matters(config, first.as_ref())?;
-    let narrowed = match &selection {
-        Some(selection) => {
-            let pass = deep_pass(&deep.cli, config, run.root(), Some(&selection.kept));
-            replace_deep_command(run, record, deep, &pass)?;
-            Some(pass)
-        }
-        None => None,
+    let on_devices = |pass: Pass| match &step {
+        ranks::DeepStep::OnDevices(devices) => ranks::on_devices(&pass, devices),
+        _ => pass,
     };
-    let deep = narrowed.as_ref().unwrap_or(deep);
-    let on_devices = match &step {
-        ranks::DeepStep::OnDevices(devices) => {
-            let pass = ranks::on_devices(deep, devices);
-            replace_deep_command(run, record, deep, &pass)?;
-            Some(pass)
+    let durations = match first {
+        Some(Ok(durations)) => durations,
+        Some(Err(e)) => {
+            if sampling.adaptive {
+                record.adaptive = Some(deep_run::sizing_failed(config, e.to_string()));
+            }
+            err_line(&format!(
+                "warning: the first pass's launches could not be read ({e}); the deep pass runs as configured, to the workload's end"
+            ));
+            let passes = vec![(on_devices(deep_run::configured(deep)), None)];
+            return run_workers(deep, &ctx, record, &[], passes);
         }
-        _ => None,
+        None => {
+            let passes = vec![(on_devices(deep_run::configured(deep)), None)];
+            return run_workers(deep, &ctx, record, &[], passes);
+        }
     };
-    let deep = on_devices.as_ref().unwrap_or(deep);
+    let skip = u32::from(sampling.skip_cold_start);
     let kept = |name: &str| {
         selection
             .as_ref()
             .is_none_or(|s| s.kept.iter().any(|k| k == name))
     };
-    let expected = coverage::deep_expected(config, topup.plan.passes, first.as_ref(), kept)
-        .filter(|_| ranks::ends_alone(record));
-    let (finished, covered) = run_pass(deep, run, topup.grace, topup.display, expected)?;
-    if let Some(pass) = record.deep_pass.as_mut() {
-        pass.finish(&finished, covered);
+    let one_job = ranks::one_worker(record, &step, &durations);
+    let sizing_settings = deep_run::sizing_settings(sampling, one_job);
+    let (needs, sizing) = workers::needs(&durations, &sizing_settings, skip, kept);
+    if sampling.adaptive {
+        record.adaptive = Some(deep_run::adaptive_record(config, sizing));
     }
-    record.interrupted_by = finished.interrupted_by;
-    run.write_record(record)?;
-    if finished.interrupted_by.is_some() {
-        return Ok(Some(finished));
-    }
-    let ended_well = record
-        .deep_pass
-        .as_ref()
-        .is_some_and(PassRecord::ended_well);
     let alone = ranks::ends_alone(record);
-    let Some(first) = first.filter(|_| sampling.adaptive && ended_well && alone) else {
-        return Ok(None);
+    let planned = workers::plan(&needs, &gpus, selection.is_some());
+    let passes: Vec<(Pass, Option<u64>)> = planned
+        .iter()
+        .enumerate()
+        .map(|(at, worker)| {
+            let pass = deep_run::worker_pass(&deep.cli, config, run.root(), at, worker);
+            let expected = deep_run::expected(&durations, worker, skip, countable && alone);
+            (on_devices(pass), expected)
+        })
+        .collect();
+    let stopped = run_workers(deep, &ctx, record, &planned, passes)?;
+    if stopped.is_some() || record.deep_workers.is_empty() {
+        return Ok(stopped);
+    }
+    deep_run::rerun_unseen(&ctx, &deep.cli, &planned, &durations, countable, record)
+}
+
+/// Runs the planned workers (none planned: `deep` as configured, alone), recording their commands
+/// in place of the line written before the first pass ran.
+fn run_workers(
+    deep: &Pass,
+    ctx: &DeepRun<'_>,
+    record: &mut RunRecord,
+    planned: &[workers::Worker],
+    passes: Vec<(Pass, Option<u64>)>,
+) -> Result<Option<Finished>> {
+    let passes = match passes.is_empty() {
+        true => vec![(deep_run::configured(deep), None)],
+        false => passes,
     };
-    // A top-up pass that fails keeps the deep pass's results: only a signal ends the run here.
-    Ok(topup::top_up(topup, record, first.as_ref())?
-        .filter(|topped| topped.interrupted_by.is_some()))
+    let lines: Vec<String> = passes
+        .iter()
+        .map(|(p, _)| gpu_prefix(p) + &p.cli.shell_line())
+        .collect();
+    replace_deep_command(ctx.run, record, deep, &passes[0].0, &lines)?;
+    if passes.len() > 1 {
+        record.deep_workers = deep_run::worker_records(planned, &passes, 0);
+    }
+    if record.deep_workers.is_empty() {
+        let (pass, expected) = &passes[0];
+        let (finished, covered) = run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected)?;
+        if let Some(record) = record.deep_pass.as_mut() {
+            record.finish(&finished, covered);
+        }
+        record.interrupted_by = finished.interrupted_by;
+        ctx.run.write_record(record)?;
+        return Ok(finished.interrupted_by.is_some().then_some(finished));
+    }
+    ctx.run.write_record(record)?;
+    deep_run::run_workers(ctx, passes, record)
+}
+
+/// `CUDA_VISIBLE_DEVICES=N ` before a worker's shell line where it has a GPU of its own.
+fn gpu_prefix(pass: &Pass) -> String {
+    pass.gpu
+        .as_ref()
+        .map(|gpu| format!("CUDA_VISIBLE_DEVICES={gpu} "))
+        .unwrap_or_default()
 }
 
 /// The names the deep pass keeps under `sampling.min_time_share` (`None`: it keeps every name, as
@@ -411,19 +487,21 @@ fn keep_where_it_matters(
     Ok(Some(selection))
 }
 
-/// Records the deep pass's command as narrowed after the first pass: in run.json and in
-/// command.txt, in place of the line written before the first pass ran.
+/// Records the deep pass's command as planned after the first pass: worker 0's in run.json, and
+/// every worker's line (`lines`) in command.txt in place of the line written before the first
+/// pass ran.
 fn replace_deep_command(
     run: &RunDir,
     record: &mut RunRecord,
     was: &Pass,
     now: &Pass,
+    lines: &[String],
 ) -> Result<()> {
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.command = now.command();
     }
     let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
-    let commands = commands.replace(&was.cli.shell_line(), &now.cli.shell_line());
+    let commands = commands.replace(&was.cli.shell_line(), &lines.join("\n"));
     run.write_text(COMMAND_FILE, &commands)?;
     run.write_record(record)
 }

@@ -155,6 +155,15 @@ pub fn failure(
 /// still fails (exit 4) with why and what to do. `None` for any other run.
 pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
     let deep = record.deep_pass.as_ref().filter(|d| d.finished.is_some())?;
+    // A deep pass run as workers stands while one of them profiled something: the keys of a worker
+    // that failed are unmatched, and said so when it failed.
+    let some_worker_measured = record
+        .deep_workers
+        .iter()
+        .any(|w| w.pass.ended_well() && result_count(&run.path(&w.report)).is_some_and(|n| n > 0));
+    if some_worker_measured {
+        return None;
+    }
     let what = "the deep pass of sampled profiling";
     let log_path = run.path(sampling::DEEP_LOG);
     let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();

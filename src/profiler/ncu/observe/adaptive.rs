@@ -39,16 +39,24 @@ pub fn notes(recorded: Option<&AdaptiveRecord>, sampling: &AdaptiveSampling) -> 
     };
     if let Some(why) = &r.sizing_failed {
         return vec![format!(
-            "Adaptive samples were asked for, but the deep samples could not be sized ({why}): no top-up pass ran, and every key has the deep pass's samples alone."
+            "Adaptive samples were asked for, but the deep samples could not be sized ({why}): every key has launch_count deep samples."
         )];
     }
+    // Older runs took the extra samples in a top-up pass; runs since, in the deep pass itself, one
+    // worker per sample count.
+    let taken = match sampling.topup_results {
+        0 if !r.topup_failed => {
+            "took them in the deep pass itself (one ncu worker per sample count, run at once)"
+                .to_string()
+        }
+        results => format!("were topped up ({results} more deep results)"),
+    };
     let mut notes = vec![format!(
-        "Adaptive samples (n = ⌈(1.96·CV/{error})²⌉ per launch key, CV from its first-pass durations, at most max_samples = {max}): {up} of {keys} keys needed more deep samples than the deep pass took and were topped up ({results} more deep results); {capped} stayed below their n because of max_samples (docs/attribution.md, \"Adaptive samples per launch key\").",
+        "Adaptive samples (n = ⌈(1.96·CV/{error})²⌉ per launch key, CV from its first-pass durations, at most max_samples = {max}): {up} of {keys} keys needed more deep samples than launch_count and {taken}; {capped} stayed below their n because of max_samples (docs/attribution.md, \"Adaptive samples per launch key\").",
         error = r.error,
         max = r.max_samples,
         up = r.keys_topped_up,
         keys = r.keys,
-        results = sampling.topup_results,
         capped = r.keys_capped,
     )];
     if r.topup_failed {

@@ -114,6 +114,16 @@ impl LaunchDurations {
             .collect();
     }
 
+    /// How many processes launched the keys.
+    pub fn processes(&self) -> usize {
+        let processes: std::collections::BTreeSet<Process> = self
+            .keys
+            .iter()
+            .flat_map(|(_, _, key)| key.per_process.keys().copied())
+            .collect();
+        processes.len()
+    }
+
     /// Each key: its mangled name, launch configuration and durations.
     pub fn keys(&self) -> impl Iterator<Item = (&str, &Shape, &KeyDurations)> {
         self.keys

@@ -19,23 +19,23 @@ use crate::analysis::{analyze, AnalysisPlan, MetricsFound, Observations, Reading
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation};
-use crate::report::model::{Report, Sampling};
+use crate::report::model::{DeepWorker, Report, Sampling};
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
-use crate::profiler::ncu::readers::siblings::topup_sibling;
+use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
 use crate::profiler::ncu::readers::{rollup, units};
 
+mod deep_join;
 mod paths;
 mod provenance;
 mod reader;
 pub(crate) mod twins;
 
 use reader::FileReader;
-use twins::{TwinIndex, TwinIndexBuilder};
 
 /// One capture's report file and the launcher rank that made it, when known.
 #[derive(Debug, Clone, PartialEq)]
@@ -245,6 +245,7 @@ impl Observations for ReportSource<'_> {
             })?;
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
             let joined = twins.map(|(t, topup_results)| Joined {
+                workers: t.workers.clone(),
                 topup_unread: t.topup_unread.clone(),
                 deep_results: t.results,
                 keys: t.key_count() as u64,
@@ -308,6 +309,8 @@ impl Observations for ReportSource<'_> {
 
 /// What joining one sampled capture found.
 struct Joined {
+    /// The deep pass's workers, where it ran as several.
+    workers: Vec<DeepWorker>,
     deep_results: u64,
     /// Distinct launch keys with deep results.
     keys: u64,
@@ -331,74 +334,6 @@ impl ReportSource<'_> {
             .iter()
             .position(|s| s.name == self.plan.time_metric)?;
         (!self.from_deep[at]).then_some(at)
-    }
-
-    /// The deep pass of one capture, indexed by launch key, with the deep results of its top-up pass
-    /// (`NAME.topup.ncu-rep` beside it: the later launches of the keys that needed more samples), and
-    /// how many results the top-up pass gave. A deep pass that wrote no report file (it failed, or
-    /// was stopped) gives no twins: every result keeps its time alone. Its keys are numbered from
-    /// `base`.
-    pub(crate) fn twins(
-        &self,
-        deep: &std::path::Path,
-        rank: Option<u32>,
-        filter: &Mutex<KernelFilter>,
-        base: u64,
-    ) -> Result<(TwinIndex, u64)> {
-        self.twins_of(&[(deep, rank)], filter, base)
-    }
-
-    /// The deep results of several deep passes (each with its top-up pass) pooled by launch key:
-    /// the ranks of one job that each ran their own deep pass, joined across run directories.
-    pub(crate) fn twins_of(
-        &self,
-        deeps: &[(&std::path::Path, Option<u32>)],
-        filter: &Mutex<KernelFilter>,
-        base: u64,
-    ) -> Result<(TwinIndex, u64)> {
-        let mut builder = TwinIndexBuilder::default();
-        let mut topup_results = 0;
-        let mut topup_unread = None;
-        let mut session = None;
-        for &(deep, rank) in deeps.iter().filter(|(deep, _)| deep.is_file()) {
-            let read = self.read_deep(deep, rank, filter, &mut builder)?.1;
-            session.get_or_insert(read);
-            // The top-up pass only adds samples: a file of it that cannot be read is left out,
-            // never the deep pass's results with it.
-            if let Some(topup) = topup_sibling(deep) {
-                let mut with_topup = builder.clone();
-                match self.read_deep(&topup, rank, filter, &mut with_topup) {
-                    Ok((results, _)) => {
-                        builder = with_topup;
-                        topup_results += results;
-                    }
-                    Err(e) => {
-                        topup_unread = Some(format!(
-                            "The top-up pass's report file {} could not be read ({e}); the deep metrics come from the deep pass alone.",
-                            topup.display()
-                        ));
-                    }
-                }
-            }
-        }
-        let mut index = builder.finish(base);
-        index.topup_unread = topup_unread;
-        index.session = session;
-        Ok((index, topup_results))
-    }
-
-    /// One deep (or top-up) report file's results into `builder`; how many it had, and its session.
-    fn read_deep(
-        &self,
-        file: &std::path::Path,
-        rank: Option<u32>,
-        filter: &Mutex<KernelFilter>,
-        builder: &mut TwinIndexBuilder,
-    ) -> Result<(u64, SessionInfo)> {
-        let mut reader = FileReader::new(self, rank, filter, None);
-        let mut report = ReportFile::open_limited(file, self.max_block)?;
-        report.for_each_result(|r| reader.deep_result(r, builder))?;
-        Ok((reader.counts.results, report.session().clone()))
     }
 }
 
@@ -510,18 +445,24 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         unmatched_results: by_coverage[2],
         not_measured_results: by_coverage[3],
         ranks: Vec::new(),
+        deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
     };
     (sampling, notes)
 }
 
-/// The deep passes' files, each followed by its top-up pass's where one ran; and the top-up files
+/// The deep passes' files, each followed by its other workers' and its top-up pass's where they
+/// ran; and the top-up files
 /// alone, so the report can say which file played which part.
 fn deep_files(inputs: &[ReportInput]) -> (Vec<String>, Vec<String>) {
     let shown = |p: &std::path::Path| p.display().to_string();
     let deep = inputs.iter().filter_map(|i| i.deep.as_deref());
     let with_topups = deep
         .clone()
-        .flat_map(|d| std::iter::once(d.to_path_buf()).chain(topup_sibling(d)))
+        .flat_map(|d| {
+            std::iter::once(d.to_path_buf())
+                .chain(worker_siblings(d))
+                .chain(topup_sibling(d))
+        })
         .map(|p| shown(&p))
         .collect();
     let topups = deep.filter_map(topup_sibling).map(|p| shown(&p)).collect();

@@ -1,6 +1,7 @@
 //! Which report files of a sampled capture belong together: the deep pass's beside the timing
 //! pass's (`NAME.deep.ncu-rep[.gz]` beside `NAME.ncu-rep[.gz]`), the top-up pass's beside the deep
-//! pass's (`NAME.topup.ncu-rep[.gz]`), how many launches of each configuration the deep pass
+//! pass's (`NAME.topup.ncu-rep[.gz]`), the deep pass's other workers' beside its worker 0's
+//! (`NAME.deep.1.ncu-rep[.gz]`, …), how many launches of each configuration the deep pass
 //! skipped and which kernel names it was limited to, from its recorded command line. Both the capture (resolving inputs) and the readers of a
 //! sampled capture ask.
 
@@ -55,6 +56,38 @@ pub fn deep_sibling(timing: &std::path::Path) -> Option<Sibling> {
     deep.is_file().then_some(Sibling::File(deep))
 }
 
+/// The report files of a deep pass's other workers beside worker 0's `NAME.deep.ncu-rep[.gz]`:
+/// `NAME.deep.1.ncu-rep[.gz]`, `NAME.deep.2…`, in order, as long as each is a regular file (a
+/// deep pass run as several ncu workers, `capture::sampling::workers`).
+pub fn worker_siblings(deep: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Some(name) = deep.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let Some((stem, ext)) = [".deep.ncu-rep.gz", ".deep.ncu-rep"]
+        .iter()
+        .find_map(|ext| {
+            name.strip_suffix(ext)
+                .map(|stem| (stem, &ext[".deep".len()..]))
+        })
+    else {
+        return Vec::new();
+    };
+    (1..)
+        .map(|i| deep.with_file_name(format!("{stem}.deep.{i}{ext}")))
+        .take_while(|p| file_kind::not_a_file(p).is_none() && p.is_file())
+        .collect()
+}
+
+/// The mangled names a deep pass run as several workers was limited to: every worker's
+/// `--kernel-name` (see [`kept_names`]) in one expression; `None` when some worker was not limited
+/// or a pattern cannot be repeated here.
+pub fn kept_names_of_all(commands: &[Vec<String>]) -> Option<regex::Regex> {
+    let each: Option<Vec<regex::Regex>> = commands.iter().map(|c| kept_names(c)).collect();
+    let each = each.filter(|each| !each.is_empty())?;
+    let joined: Vec<String> = each.iter().map(|r| format!("(?:{})", r.as_str())).collect();
+    regex::Regex::new(&joined.join("|")).ok()
+}
+
 /// The top-up pass's report file beside a deep pass's `NAME.deep.ncu-rep[.gz]`:
 /// `NAME.topup.ncu-rep[.gz]`, when it is a regular file (an adaptive sampled run that topped up).
 pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
@@ -94,6 +127,23 @@ mod tests {
         std::fs::write(&topup, b"x").unwrap();
         assert_eq!(topup_sibling(&deep), Some(topup));
         assert_eq!(topup_sibling(&timing), None, "a timing capture has none");
+        assert!(
+            worker_siblings(&deep).is_empty(),
+            "a deep pass of one worker"
+        );
+        let (one, two, four) = (
+            dir.path().join("step.deep.1.ncu-rep.gz"),
+            dir.path().join("step.deep.2.ncu-rep.gz"),
+            dir.path().join("step.deep.4.ncu-rep.gz"),
+        );
+        for p in [&one, &two, &four] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(
+            worker_siblings(&deep),
+            [one, two],
+            "in order, while they last"
+        );
         std::fs::remove_file(&deep).unwrap();
         std::fs::create_dir(&deep).unwrap();
         assert_eq!(
@@ -101,5 +151,26 @@ mod tests {
             Some(Sibling::NotAFile(deep.clone(), "is a directory")),
             "a directory in its place is named, not skipped"
         );
+    }
+}
+
+#[cfg(test)]
+mod kept {
+    use super::*;
+
+    fn command(pattern: &str) -> Vec<String> {
+        ["ncu", "--kernel-name", pattern, "--launch-count", "1"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn every_workers_names_are_kept_or_none_is_limited() {
+        let all = kept_names_of_all(&[command("regex:^(?:_Z4gemm)$"), command("_Z4norm")]).unwrap();
+        assert!(all.is_match("_Z4gemm") && all.is_match("_Z4norm"));
+        assert!(!all.is_match("_Z4copy"));
+        let unlimited = vec!["ncu".to_string(), "--launch-count".into(), "1".into()];
+        assert!(kept_names_of_all(&[command("_Z4norm"), unlimited]).is_none());
+        assert!(kept_names_of_all(&[]).is_none());
     }
 }

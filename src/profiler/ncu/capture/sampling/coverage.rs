@@ -1,4 +1,4 @@
-//! Ending a sampled run's deep pass (and its top-up pass) once it has profiled everything the report
+//! Ending a sampled run's deep pass (each of its workers) once it has profiled everything the report
 //! will use (`pipeline.ncu.sampling.stop_when_covered`; docs/attribution.md, "Sampled runs"): how
 //! many results such a pass takes, counted from the first pass's launches, and the count of ncu's
 //! `==PROF== Profiling` lines that ends the workload when it gets there.
@@ -10,8 +10,6 @@ use std::collections::BTreeMap;
 
 use crate::config::Config;
 use crate::config::ReplayMode;
-use crate::console::err_line;
-use crate::error::Result;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::plan::{FirstPass, Passes};
 
@@ -52,36 +50,6 @@ pub(crate) fn expected_results(
             .sum::<u64>();
     }
     (total > 0).then_some(total)
-}
-
-/// The results the deep pass takes, when certain and `stop_when_covered` is on; `first`: the first
-/// pass's launches as read (`None`: not read), a reading error being told as a warning; `selected`:
-/// the mangled names the deep pass keeps.
-pub(crate) fn deep_expected(
-    config: &Config,
-    passes: Passes,
-    first: Option<&Result<LaunchDurations>>,
-    selected: impl Fn(&str) -> bool,
-) -> Option<u64> {
-    if uncountable(config, passes).is_some() {
-        return None;
-    }
-    let sampling = &config.pipeline.ncu.sampling;
-    match first? {
-        Ok(durations) => {
-            let filter = LaunchFilter {
-                skip: u32::from(sampling.skip_cold_start),
-                count: sampling.launch_count,
-            };
-            expected_results(durations, filter, selected)
-        }
-        Err(e) => {
-            err_line(&format!(
-                "warning: the first pass's launches could not be counted ({e}); the deep pass runs to the workload's end"
-            ));
-            None
-        }
-    }
 }
 
 /// Why the first pass's launches may not be the ones the later passes filter from; `None` when
@@ -126,8 +94,8 @@ pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, St
         return None;
     }
     Some((
-        "the deep pass (and a top-up pass) may end early",
-        "# once ncu has profiled every result the first pass's launches say it will take (per launch key and process, min(K, launches - skipped)), the workload gets SIGTERM and ncu writes its report (pipeline.ncu.sampling.stop_when_covered)".into(),
+        "the deep pass (each of its workers) may end early",
+        "# once ncu has profiled every result the first pass's launches say it will take (per launch key and process, min(K, launches - skipped), K being the worker's --launch-count), the workload gets SIGTERM and ncu writes its report (pipeline.ncu.sampling.stop_when_covered)".into(),
     ))
 }
 

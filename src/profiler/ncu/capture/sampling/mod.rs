@@ -7,16 +7,18 @@
 //! instance and thread. The deep pass collects the configured sections, metrics or set once per
 //! distinct launch (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`:
 //! with ncu's default `function` name base, launches of one template with other arguments would
-//! share one deep result). An adaptive run's top-up pass is in `topup`; ending a pass once it has
-//! profiled what the report will use, in `coverage`.
+//! share one deep result). The deep pass as several ncu workers (adaptive sample counts,
+//! `deep_gpus`) is planned in `workers` and run in `deep_run`; ending a pass once it has profiled
+//! what the report will use, in `coverage`.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod coverage;
+pub mod deep_run;
 pub mod ranks;
 pub mod share;
-pub mod topup;
+pub mod workers;
 
 use crate::config::ReportReader;
 use crate::config::{
@@ -34,9 +36,10 @@ pub const KEY_METRICS: [&str; 5] = [
 ];
 
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
-pub use crate::run::{NCU_TOPUP_LOG as TOPUP_LOG, NCU_TOPUP_REPORT_BASE as TOPUP_REPORT_BASE};
 
-pub use crate::profiler::ncu::readers::siblings::{deep_sibling, skipped, topup_sibling, Sibling};
+pub use crate::profiler::ncu::readers::siblings::{
+    deep_sibling, topup_sibling, worker_siblings, Sibling,
+};
 
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
 /// (or sampling is off).
@@ -62,6 +65,9 @@ pub fn refusal(config: &Config) -> Option<String> {
         return Some(why);
     }
     if let Some(why) = share::refusal(&ncu.sampling, cli) {
+        return Some(why);
+    }
+    if let Some(why) = workers::refusal(config) {
         return Some(why);
     }
     if ncu.reader != ReportReader::Native {

@@ -99,8 +99,16 @@ impl<'s> FileReader<'s> {
             counts: ResultCounts::default(),
             has_nvtx: false,
             twins,
-            ordinals: LaunchOrdinals::of_deep_pass(&source.context.deep_command),
+            ordinals: LaunchOrdinals::of_run(&source.context),
             coverage: [0; 4],
+        }
+    }
+
+    /// Limits the deep results it takes to the names `only` matches: a worker of a deep pass run as
+    /// several takes only its own names, whatever else its file holds.
+    pub(super) fn taking_only(&mut self, only: Option<regex::Regex>) {
+        if only.is_some() {
+            self.ordinals = self.ordinals.clone().keeping(only);
         }
     }
 

@@ -7,11 +7,13 @@
 // The join is keyed by launch: its readers name the key through it.
 pub(crate) use crate::profiler::ncu::observe::launch_key::{Process, Shape};
 
+use crate::analysis::RunContext;
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::readers::export::details::Advice;
 use crate::profiler::ncu::readers::report_file::SessionInfo;
 use crate::profiler::ncu::readers::siblings;
 use crate::region::{Cell, KeySamples, Moments, Spread};
+use crate::report::model::DeepWorker;
 
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
 /// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
@@ -73,6 +75,8 @@ pub(crate) struct TwinIndex {
     pub results: u64,
     /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
     pub session: Option<SessionInfo>,
+    /// The deep pass's workers, where it ran as several, each with the results read of it.
+    pub workers: Vec<DeepWorker>,
 }
 
 impl TwinIndex {
@@ -131,6 +135,11 @@ struct Pending {
 }
 
 impl TwinIndexBuilder {
+    /// Deep results taken so far.
+    pub fn results(&self) -> u64 {
+        self.results
+    }
+
     pub fn add(&mut self, result: DeepResult<'_>) {
         self.results += 1;
         let shapes = self.by_name.entry(result.mangled.to_string()).or_default();
@@ -193,6 +202,7 @@ impl TwinIndexBuilder {
             topup_unread: None,
             results: self.results,
             session: None,
+            workers: Vec::new(),
         }
     }
 }
@@ -230,6 +240,16 @@ impl LaunchOrdinals {
     pub fn of_deep_pass(deep_command: &[String]) -> LaunchOrdinals {
         LaunchOrdinals::skipping(siblings::skipped(deep_command))
             .keeping(siblings::kept_names(deep_command))
+    }
+
+    /// Ordinals for a run's deep pass: worker 0's `--launch-skip` (every worker skips the same), and
+    /// the names of all its workers (`RunContext::deep_worker_commands`) where it ran as several.
+    pub fn of_run(context: &RunContext) -> LaunchOrdinals {
+        match context.deep_worker_commands.as_slice() {
+            [] => LaunchOrdinals::of_deep_pass(&context.deep_command),
+            workers => LaunchOrdinals::skipping(siblings::skipped(&context.deep_command))
+                .keeping(siblings::kept_names_of_all(workers)),
+        }
     }
 
     /// The same, for a deep pass limited to the mangled names `kept` matches (`None`: every name).

@@ -15,9 +15,9 @@ use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
-use crate::profiler::ncu::readers::siblings::topup_sibling;
+use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
 use crate::region::{Coverage, KernelFilter, KeySamples};
-use crate::report::model::Sampling;
+use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
 
@@ -166,6 +166,8 @@ pub struct DeepCounts {
     pub topup_results: u64,
     /// Why the top-up pass's report file was left out, if it was.
     pub topup_unread: Option<String>,
+    /// The deep pass's workers, where it ran as several.
+    pub workers: Vec<DeepWorker>,
 }
 
 /// The report's account of the join: results per coverage, the deep pass's size, the key, and
@@ -182,7 +184,11 @@ pub fn sampling(
         adaptive: adaptive::sampling(recorded, deep.keys, deep.topup_results),
         deep_sources: deep_paths
             .iter()
-            .flat_map(|p| std::iter::once(p.clone()).chain(topup_sibling(p)))
+            .flat_map(|p| {
+                std::iter::once(p.clone())
+                    .chain(worker_siblings(p))
+                    .chain(topup_sibling(p))
+            })
             .map(|p| p.display().to_string())
             .collect(),
         topup_sources: deep_paths
@@ -215,5 +221,6 @@ pub fn sampling(
         unmatched_results: coverage[2],
         not_measured_results: coverage[3],
         ranks: Vec::new(),
+        deep_workers: deep.workers.clone(),
     }
 }

@@ -381,6 +381,7 @@ impl TraceSource<'_> {
             keys: index.key_count() as u64,
             topup_results,
             topup_unread: index.topup_unread.clone(),
+            workers: index.workers.clone(),
         };
         Ok((Some(index), counts))
     }
@@ -532,7 +533,7 @@ pub fn analyze_traces(
             paths: deep.iter().map(|(p, _)| p.clone()).collect(),
             deep_ranks: context.deep_ranks.clone(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            ordinals: LaunchOrdinals::of_deep_pass(&context.deep_command),
+            ordinals: LaunchOrdinals::of_run(context),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
         }),

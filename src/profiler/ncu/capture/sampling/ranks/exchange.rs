@@ -17,7 +17,7 @@ use crate::profiler::ncu::plan::NcuPlan;
 use crate::report::write::write_atomic;
 use crate::run::{DeepRanksRecord, Rank, RunDir, RunRecord};
 
-use super::super::topup::first_pass_durations;
+use super::super::deep_run::first_pass_durations;
 use super::{choose, DeepStep};
 
 /// The folder of the ranks' signature files, in the launch's shared run directory.
@@ -79,7 +79,7 @@ pub(super) fn per_rank(
     ));
     if deep && (sampling.stop_when_covered || sampling.adaptive) {
         err_line(&format!(
-            "note: rank {} runs its deep pass to the workload's end and without a top-up pass: the other ranks run the workload beside it, unprofiled, and would wait in their collectives for a rank that stopped early or ran once more",
+            "note: rank {} runs its deep pass to the workload's end: the other ranks run the workload beside it, unprofiled, and would wait in their collectives for a rank that stopped early",
             me.rank
         ));
     }

@@ -28,7 +28,7 @@ use crate::run::{
 
 use super::super::run::Pass;
 use super::super::trace;
-use super::topup::TopUpRun;
+use super::deep_run::DeepRun;
 
 /// What this run's deep pass does once the ranks are chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,9 +187,9 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
     numbers.join(",")
 }
 
-/// Whether this run's deep pass may end on its own (once covered) and be followed by a top-up
-/// pass: not so for one profile-run per rank that chose its deep ranks, whose peers run the
-/// workload beside its deep pass to the end and no top-up pass (their collectives would wait).
+/// Whether this run's deep pass may end on its own (once covered): not so for one profile-run per
+/// rank that chose its deep ranks, whose peers run the workload beside its deep pass to the end
+/// (their collectives would wait).
 pub(crate) fn ends_alone(record: &RunRecord) -> bool {
     record.rank.is_none() || record.deep_ranks.is_none()
 }
@@ -199,13 +199,21 @@ pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
     Pass {
         name: pass.name,
         cli: pass.cli.clone().on_devices(&list(devices)),
-        log: pass.log,
+        log: pass.log.clone(),
+        gpu: pass.gpu.clone(),
     }
 }
 
+/// Whether the deep pass must run as one worker: the job has several processes (a launcher's
+/// ranks in the first pass, or this run is one rank of a launch), and two copies of it at once
+/// would join each other's collectives.
+pub(crate) fn one_worker(record: &RunRecord, step: &DeepStep, first: &LaunchDurations) -> bool {
+    record.rank.is_some() || matches!(step, DeepStep::OnDevices(_)) || first.processes() > 1
+}
+
 /// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
-/// it runs on them alone, so that a covered pass ends once they are profiled and the top-up pass
-/// is sized by them.
+/// it runs on them alone, so that a covered pass ends once they are profiled and the samples are
+/// sized by them.
 pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
     if let DeepStep::OnDevices(devices) = step {
         first.retain_processes(|(_, device)| {
@@ -219,17 +227,17 @@ pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> Laun
 /// peers' collectives complete; recorded in run.json (`deep_ranks.unprofiled`) and command.txt in
 /// place of the deep pass. Returns how it ended when a signal stopped it.
 pub(crate) fn run_unprofiled(
-    topup: TopUpRun<'_>,
+    ctx: &DeepRun<'_>,
     deep: &Pass,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
-    let TopUpRun {
+    let DeepRun {
         run,
         workload,
         grace,
         display,
         ..
-    } = topup;
+    } = *ctx;
     let line = shell_words::join(workload);
     let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
     run.write_text(
