@@ -12,14 +12,18 @@
 # and the report directories' deep values to stdout and $OUT/summary.txt):
 #   defaults  (a) GPT-2, 4 layers, $STEPS steps (default 30): ncu/sampled with its defaults (trace
 #             timing where the injection library is beside BIN, adaptive samples in one deep pass as
-#             workers) against the same run timed by ncu (pipeline.ncu.timing=ncu)
+#             workers) against the same run timed by ncu (pipeline.ncu.timing=ncu), and against the
+#             same without adaptive samples: the adaptive run's deep pass against the fixed run's plus
+#             its extra results at the fixed run's cost per result (benches/sampled_adaptive_bar.py)
 #   replay3   (b) the same defaults at 3 steps against full kernel replay (ncu/default)
 #   gpus      (c) the same defaults at $STEPS steps with pipeline.ncu.sampling.deep_gpus=all against
-#             deep_gpus=1: the deep pass's own time (run.json) on each side
+#             deep_gpus=1 ((a)'s defaults run where it ran in the same command): the deep pass's own
+#             time (run.json) on each side
 #   setfull30 (d) --config ncu/full sampled at $STEPS steps; full replay of the full set is estimated
 #             from its measured cost per kernel (two full-set runs profiling the first $FEW and
-#             2×$FEW kernels: the difference over $FEW kernels) times the kernels the run launched,
-#             plus the start-up of the shorter run
+#             2×$FEW kernels: the difference over $FEW kernels; FEW=0: the sampled run's own deep
+#             pass less its first pass, over its deep results) times the kernels the run launched,
+#             plus the start-up of the shorter run (FEW=0: the first pass)
 #   fastpath  all four, in that order
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -113,7 +117,8 @@ for name in sys.argv[2:]:
                          f" ({len(record.get('deep_workers') or [1])} worker(s))")
     sampling = report.get("sampling") or {}
     for w in sampling.get("deep_workers") or []:
-        parts.append(f"{w['source']}: GPU {w['gpu'] or "the workload's own"}, count {w['count']}, {w['results']}/{w['expected_results']} results")
+        gpu = w["gpu"] or "the workload's own"
+        parts.append(f"{w['source']}: GPU {gpu}, count {w['count']}, {w['results']}/{w['expected_results']} results")
     print(f"  {name}: " + "; ".join(parts) if parts else f"  {name}")
     scope = report.get("aggregate") or report["scopes"][0]
     region = next((r for r in scope["regions"] if r["path"] == "train_step"), None) or scope["regions"][0]
@@ -146,8 +151,10 @@ for what in "$@"; do
     ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
     run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
     timed defaults-fast "${run[@]}"
+    timed defaults-fixed pipeline.ncu.sampling.adaptive=false "${run[@]}"
     timed defaults-ncu pipeline.ncu.timing=ncu "${run[@]}"
-    deep_values defaults-fast defaults-ncu
+    deep_values defaults-fast defaults-fixed defaults-ncu
+    python3 benches/sampled_adaptive_bar.py "$work/defaults-fixed/run" "$work/defaults-fast/run" | tee -a "$out/summary.txt"
     ;;
   replay3)
     log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
@@ -156,22 +163,33 @@ for what in "$@"; do
     timed replay3-full --config ncu/default regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3)
     deep_values replay3-fast replay3-full
     [[ -f "$work/replay3-full/run/report.json" && -f "$work/replay3-fast/run/report.json" ]] &&
-      python3 benches/sampled_accuracy.py "$work/replay3-full/run/report.json" "$work/replay3-fast/run/report.json" \
-        | tee -a "$out/summary.txt"
+      for how in "" --intervals; do
+        python3 benches/sampled_accuracy.py $how "$work/replay3-full/run/report.json" "$work/replay3-fast/run/report.json" \
+          | tee -a "$out/summary.txt"
+      done
     ;;
   gpus)
     log "(c) GPT-2 4 layers, $steps steps: the deep pass with deep_gpus=all against deep_gpus=1"
     ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
     run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
     timed gpus-all pipeline.ncu.sampling.deep_gpus=all "${run[@]}"
-    timed gpus-one pipeline.ncu.sampling.deep_gpus=1 "${run[@]}"
-    deep_values gpus-all gpus-one
+    # (a)'s defaults run in this same command is the one-GPU side (deep_gpus: 1 is the default).
+    one=defaults-fast
+    [[ -f "$work/$one/run/run.json" ]] || { one=gpus-one; timed gpus-one pipeline.ncu.sampling.deep_gpus=1 "${run[@]}"; }
+    deep_values gpus-all "$one"
     ;;
   setfull30)
     log "(d) GPT-2 4 layers, $steps steps, --set full: sampled, and full replay's cost per kernel ($few and $((2 * few)) kernels)"
     ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
     timed setfull30-sampled --config ncu/full --config ncu/sampled regions.include='[train_step]' "${extra[@]}" \
       -- $(workload 4 "$steps")
+    # FEW=0: no calibration runs; the cost per kernel is the sampled run's own (its deep pass less its
+    # first pass, which ran the same workload unprofiled, over the deep results it took).
+    if ((few == 0)); then
+      deep_values setfull30-sampled
+      python3 benches/sampled_adaptive_bar.py --full-set "$work/setfull30-sampled/run" | tee -a "$out/summary.txt"
+      continue
+    fi
     for n in "$few" "$((2 * few))"; do
       timed "setfull30-first$n" --config ncu/full regions.include='[train_step]' \
         pipeline.ncu.ncu_cli.launch_count="$n" "${extra[@]}" -- $(workload 4 "$steps")
