@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::common::fixture;
+use crate::common::{copy_tree, fixture};
 
 const DIR: &str = "ncu/h200x4-cupti-straggle";
 
@@ -16,19 +16,6 @@ fn copy(rel: &str, into: &Path) -> PathBuf {
     let to = into.join(rel.replace('/', "_"));
     copy_tree(&fixture(&format!("{DIR}/{rel}")), &to);
     to
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// `profile-run VERB INPUTS… --out OUT`: report.json and report.md.

@@ -9,22 +9,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 
-use crate::common::fixture;
+use crate::common::{copy_tree, fixture};
 
 const DIR: &str = "ncu/h200x4-cupti-straggle";
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// Copies of fixture folders `rels`, rendered by `profile-run VERB … --out` with trace.json among
 /// the outputs: (trace.json, report.json, report.md).

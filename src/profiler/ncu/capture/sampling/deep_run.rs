@@ -19,6 +19,7 @@ use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
 use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
+use crate::profiler::ncu::readers::trace::TraceInput;
 use crate::run::{fresh_path, ncu_report_file, DeepWorkerRecord, PassRecord, RunDir, RunRecord};
 
 use super::coverage::{expected_results, LaunchFilter};
@@ -417,6 +418,22 @@ pub(crate) fn sizing_failed(config: &Config, why: String) -> AdaptiveRecord {
     }
 }
 
+/// The run's traces (`inputs`) opened as the report reads them: the regions the plan selects,
+/// their scopes as the configuration names them.
+pub(crate) fn open_traces<'p>(
+    config: &Config,
+    plan: &'p NcuPlan,
+    inputs: &[TraceInput],
+) -> Result<TraceSource<'p>> {
+    TraceSource::open(
+        &plan.analysis,
+        inputs,
+        scope_of(config),
+        plan.regions.excluded(),
+        None,
+    )
+}
+
 /// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
 /// trace under `timing: trace`), over the launches the later passes' filters select.
 pub(crate) fn first_pass_durations(
@@ -429,14 +446,7 @@ pub(crate) fn first_pass_durations(
     Ok(match plan.passes.first {
         FirstPass::Trace => {
             let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
-            let source = TraceSource::open(
-                &plan.analysis,
-                &inputs,
-                scope_of(config),
-                plan.regions.excluded(),
-                None,
-            )?;
-            source.launch_durations()?
+            open_traces(config, plan, &inputs)?.launch_durations()?
         }
         FirstPass::Ncu => launch_durations(
             &plan.analysis,

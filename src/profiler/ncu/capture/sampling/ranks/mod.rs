@@ -20,7 +20,6 @@ use crate::error::{Error, Result};
 use crate::process::{run_streaming, Finished, Flow};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
-use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::run::{
     DeepRanksRecord, PassRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
@@ -28,7 +27,7 @@ use crate::run::{
 
 use super::super::run::Pass;
 use super::super::trace;
-use super::deep_run::DeepRun;
+use super::deep_run::{open_traces, DeepRun};
 
 /// What this run's deep pass does once the ranks are chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,14 +97,7 @@ pub(crate) fn deep_step(
     if inputs.len() < 2 {
         return Ok(DeepStep::AsPlanned);
     }
-    let source = TraceSource::open(
-        &plan.analysis,
-        &inputs,
-        scope_of(config),
-        plan.regions.excluded(),
-        None,
-    )?;
-    let processes = source.process_launches()?;
+    let processes = open_traces(config, plan, &inputs)?.process_launches()?;
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
         let devices = match &step {
