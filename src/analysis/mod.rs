@@ -90,6 +90,10 @@ pub struct AdaptiveRecord {
     /// top-up pass ran, and the counts above are 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sizing_failed: Option<String>,
+    /// Whether each key's n was scaled by the largest share of a region's time it holds
+    /// (`sampling.error_scope: region`); absent: each key's own mean (`key`, and older runs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_region: bool,
 }
 
 /// Everything the spine needs from the configuration, checked before any process starts

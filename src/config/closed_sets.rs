@@ -34,6 +34,11 @@ macro_rules! closed_set {
 }
 
 closed_set!(
+    /// `pipeline.ncu.sampling.error_scope`: what an adaptive run's `error` bounds, each launch key's
+    /// mean or each region's time-weighted mean.
+    ErrorScope { Key => "key", Region => "region" }
+);
+closed_set!(
     /// `--target-processes`.
     TargetProcesses { All => "all", ApplicationOnly => "application-only" }
 );

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::closed_sets::{
-    CacheControl, CallStackType, ClockControl, Communicator, ExportPage, FilterMode,
+    CacheControl, CallStackType, ClockControl, Communicator, ErrorScope, ExportPage, FilterMode,
     GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
 };
 use super::deep_ranks::DeepRanks;
@@ -141,8 +141,13 @@ pub struct SamplingConfig {
     /// is given n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); the deep pass runs as
     /// one ncu worker per distinct count, all at once.
     pub adaptive: bool,
-    /// ε: the relative half-width of a key's mean at 95% the samples aim at, in (0, 1).
+    /// ε: the relative half-width at 95% the samples aim at, in (0, 1): of each launch key's mean,
+    /// or of each region's time-weighted mean (`error_scope`).
     pub error: f64,
+    /// What `error` bounds: `key` (each key's mean: n = ⌈(1.96·CV/error)²⌉) or `region` (each
+    /// region's time-weighted mean: the key's n scaled by the largest share of a region's time it
+    /// holds, so keys that weigh little in every region take fewer samples).
+    pub error_scope: ErrorScope,
     /// The budget: no key gets more deep samples than this; below `launch_count` the deep pass's
     /// own `launch_count` is the budget ([`SamplingConfig::budget`]).
     pub max_samples: u32,

@@ -333,6 +333,72 @@ fn the_traces_durations_size_the_deep_workers() {
     assert_eq!(again["scopes"], report["scopes"]);
 }
 
+/// `error_scope: region` on the committed trace: each key's n scaled by the largest share of a
+/// region's time it holds. Every name's count is at most what `key` gives it, and fewer keys need
+/// more than one sample; the note says how n was sized.
+#[test]
+fn region_scope_asks_the_trace_for_fewer_samples_than_key_scope() {
+    let run = |scope: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let ncu = format!(
+            "pipeline.ncu.executable={}",
+            crate::common::repo()
+                .join("tests/support/fake-ncu")
+                .display()
+        );
+        crate::trace::trace_run(
+            tmp.path(),
+            "train",
+            &[
+                "pipeline.ncu.sampling.enabled=true",
+                "pipeline.ncu.sampling.adaptive=true",
+                &format!("pipeline.ncu.sampling.error_scope={scope}"),
+                "report.sections=[time, speed_of_light, launch]",
+                "regions.include=[train_step]",
+                &ncu,
+            ],
+        )
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")),
+        )
+        .env("FAKE_NCU_ARGV_LOG", tmp.path().join("argv.log"))
+        .assert()
+        .success();
+        let report = read_json(&tmp.path().join("runs/run/report.json"));
+        let count_of: BTreeMap<String, u32> = deep_workers(tmp.path())
+            .into_iter()
+            .flat_map(|(count, names)| {
+                names
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(move |n| (n, count))
+            })
+            .collect();
+        (report, count_of)
+    };
+    let (key, key_counts) = run("key");
+    let (region, region_counts) = run("region");
+    let up = |r: &serde_json::Value| r["sampling"]["keys_topped_up"].as_u64().unwrap();
+    assert!(up(&key) > 0, "{}", key["sampling"]);
+    assert!(
+        up(&region) < up(&key),
+        "{} against {}",
+        up(&region),
+        up(&key)
+    );
+    for (name, count) in &region_counts {
+        let under_key = key_counts.get(name).copied().unwrap_or(1);
+        assert!(*count <= under_key, "{name}: {count} > {under_key}");
+    }
+    let notes = region["notes"].to_string();
+    assert!(
+        notes.contains("times the largest share of a region's time the key holds"),
+        "{notes}"
+    );
+    assert!(!key["notes"].to_string().contains("largest share"));
+}
+
 #[test]
 fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
     let launches = timing_launches();

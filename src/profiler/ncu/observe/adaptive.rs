@@ -52,8 +52,13 @@ pub fn notes(recorded: Option<&AdaptiveRecord>, sampling: &AdaptiveSampling) -> 
         results => format!("were topped up ({results} more deep results)"),
     };
     let mut notes = vec![format!(
-        "Adaptive samples (n = ⌈(1.96·CV/{error})²⌉ per launch key, CV from its first-pass durations, at most max_samples = {max}): {up} of {keys} keys needed more deep samples than launch_count and {taken}; {capped} stayed below their n because of max_samples (docs/attribution.md, \"Adaptive samples per launch key\").",
+        "Adaptive samples (n = ⌈(1.96·CV/{error})²⌉ per launch key{scaled}, CV from its first-pass durations, at most max_samples = {max}): {up} of {keys} keys needed more deep samples than launch_count and {taken}; {capped} stayed below their n because of max_samples (docs/attribution.md, \"Adaptive samples per launch key\").",
         error = r.error,
+        scaled = if r.per_region {
+            " times the largest share of a region's time the key holds"
+        } else {
+            ""
+        },
         max = r.max_samples,
         up = r.keys_topped_up,
         keys = r.keys,

@@ -91,6 +91,22 @@ impl LaunchDurations {
         })
     }
 
+    /// The largest share of a region's time (in one process) that `key` holds, in [0, 1]; 1 for a
+    /// key whose regions have no time.
+    pub fn largest_share(&self, key: &KeyDurations) -> f64 {
+        key.regions
+            .iter()
+            .map(|(region, time)| {
+                let whole = self.region_time.get(region).copied().unwrap_or(0.0);
+                if whole > 0.0 {
+                    (time / whole).min(1.0)
+                } else {
+                    1.0
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+
     /// Whether the key was seen.
     pub fn contains(&self, mangled: &str, shape: &Shape) -> bool {
         self.at.contains_key(&(mangled.to_string(), *shape))

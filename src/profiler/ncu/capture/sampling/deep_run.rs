@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::analysis::AdaptiveRecord;
-use crate::config::{Config, SamplingConfig};
+use crate::config::{Config, ErrorScope, SamplingConfig};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
@@ -403,6 +403,7 @@ pub(crate) fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord
         keys_capped: sizing.capped,
         topup_failed: false,
         sizing_failed: None,
+        per_region: sampling.error_scope == ErrorScope::Region,
     }
 }
 

@@ -143,6 +143,22 @@ pub fn samples_needed(cv: f64, error: f64) -> u32 {
     }
 }
 
+/// The deep samples a launch key needs so that every region's time-weighted mean lies within
+/// ±`error` at 95%: [`samples_needed`] scaled by `share`, the largest share of a region's time the
+/// key holds. With n_k = (1.96·c_k/ε)²·s_k samples per key, a region whose keys hold shares w_k ≤ s_k
+/// (Σ w_k = 1) has a relative standard error √(Σ w_k²·c_k²/n_k) ≤ (ε/1.96)·√(Σ w_k²/s_k) ≤ ε/1.96:
+/// a key that weighs little everywhere needs few samples, however much it varies.
+pub fn samples_needed_in_regions(cv: f64, error: f64, share: f64) -> u32 {
+    let n = ((1.96 * cv / error).powi(2) * share.clamp(0.0, 1.0)).ceil();
+    if n.is_nan() || n < 1.0 {
+        1
+    } else if n >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        n as u32
+    }
+}
+
 /// The timing pass's flags: the configured ones without sections, set or metrics, collecting only
 /// the time metric and the launch key. Its results need neither ncu's rules (the twins' rule results
 /// stand for them) nor the kernels' SASS (it holds no source-level metric), so both are left out:
@@ -302,6 +318,27 @@ mod tests {
         assert_eq!(samples_needed(0.0, 0.05), 1, "a key seen once");
         assert_eq!(samples_needed(f64::NAN, 0.05), 1);
         assert_eq!(samples_needed(1e9, 0.01), u32::MAX);
+    }
+
+    #[test]
+    fn region_scope_scales_a_keys_samples_by_its_largest_share() {
+        // cv 0.1 at ±5%: 16 for the key's own mean (15.3664 → 16).
+        assert_eq!(samples_needed_in_regions(0.1, 0.05, 1.0), 16);
+        // A key holding at most 25% of any region: 15.3664 · 0.25 = 3.8416 → 4.
+        assert_eq!(samples_needed_in_regions(0.1, 0.05, 0.25), 4);
+        // 1% of its regions: 0.154 → 1, however it varies.
+        assert_eq!(samples_needed_in_regions(0.1, 0.05, 0.01), 1);
+        assert_eq!(
+            samples_needed_in_regions(0.3, 0.1, 0.5),
+            18,
+            "34.5744 · 0.5 = 17.29"
+        );
+        assert_eq!(samples_needed_in_regions(f64::NAN, 0.05, 0.5), 1);
+        assert_eq!(
+            samples_needed_in_regions(0.1, 0.05, 7.0),
+            16,
+            "a share is at most 1"
+        );
     }
 
     #[test]

@@ -12,10 +12,12 @@
 //! reads exactly as before; worker i writes `profile.deep.i.ncu-rep` and `ncu.deep.i.log`.
 
 use crate::config::{Config, ReplayMode};
-use crate::config::{DeepGpus, KernelNameForm, NcuCliConfig, SamplingConfig, TargetProcesses};
+use crate::config::{
+    DeepGpus, ErrorScope, KernelNameForm, NcuCliConfig, SamplingConfig, TargetProcesses,
+};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
-use super::{samples_needed, DEEP_LOG, DEEP_REPORT_BASE};
+use super::{samples_needed, samples_needed_in_regions, DEEP_LOG, DEEP_REPORT_BASE};
 
 /// The GPUs the deep pass is spread over: `[]` for one (the workload's own, no
 /// `CUDA_VISIBLE_DEVICES` set), else each worker's `CUDA_VISIBLE_DEVICES` value. `visible`: the
@@ -183,7 +185,15 @@ pub(crate) fn needs(
             .collect();
         let given = |c: u32| -> u32 { available.iter().map(|a| (*a).min(c)).sum() };
         let count = if sampling.adaptive {
-            let wanted = samples_needed(key.cv(), sampling.error).min(given(u32::MAX));
+            let needed = match sampling.error_scope {
+                ErrorScope::Key => samples_needed(key.cv(), sampling.error),
+                ErrorScope::Region => samples_needed_in_regions(
+                    key.cv(),
+                    sampling.error,
+                    durations.largest_share(key),
+                ),
+            };
+            let wanted = needed.min(given(u32::MAX));
             let allowed = given(budget);
             if wanted > allowed {
                 sizing.capped += 1;
@@ -367,6 +377,27 @@ mod tests {
         // cv 0.05872: n = 6, held at its 3 launches (capped): count 3.
         key(&mut d, "_Z4norm", 1, 7, &[95.0, 105.0, 95.0]);
         d
+    }
+
+    #[test]
+    fn region_scope_gives_keys_that_weigh_little_fewer_samples() {
+        // The process's time: copy 600, gemm (grid 1) 600, gemm (grid 2) 600, norm 295: 2095 ns.
+        // gemm (grid 1) holds 600/2095 = 28.6% of it: n = ⌈18.44 · 0.286⌉ = 6, held at 4 by the
+        // budget, as under `key`. norm holds 14.1%: ⌈5.30 · 0.141⌉ = 1 where `key` gave 3.
+        let mut region = sampling(true);
+        region.error_scope = ErrorScope::Region;
+        let (wanted, _) = needs(&durations(), &region, 0, |_| true);
+        let counts: Vec<(&str, u32)> = wanted.iter().map(|n| (n.name.as_str(), n.count)).collect();
+        assert_eq!(counts, [("_Z4copy", 1), ("_Z4gemm", 4), ("_Z4norm", 1)]);
+        // A looser error shows the scaling below the budget: gemm's n at ±10% is ⌈4.61⌉ = 5 for its
+        // own mean, ⌈4.61 · 0.286⌉ = 2 for the region's.
+        region.error = 0.1;
+        let (wanted, _) = needs(&durations(), &region, 0, |_| true);
+        assert_eq!(wanted[1].count, 2, "{wanted:?}");
+        let mut key = region.clone();
+        key.error_scope = ErrorScope::Key;
+        let (wanted, _) = needs(&durations(), &key, 0, |_| true);
+        assert_eq!(wanted[1].count, 4, "5, held at the budget: {wanted:?}");
     }
 
     #[test]
