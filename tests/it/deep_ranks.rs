@@ -479,11 +479,20 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
     .assert()
     .success()
     .stderr(predicate::str::contains(
-        "which a job of several processes cannot be; each launch key takes pipeline.ncu.sampling.launch_count=1",
+        "adaptive counts need one worker per count (two copies of the job at once would join each other's collectives): each launch key takes pipeline.ncu.sampling.launch_count=1",
     ));
     let runs = ncu_runs(tmp.path());
     assert_eq!(runs.len(), 1, "one deep worker: {runs:?}");
     assert_eq!(devices_of(&runs[0]), Some("0"), "{:?}", runs[0]);
     let record = read_json(&tmp.path().join("runs/run/run.json"));
     assert!(record.get("deep_workers").is_none(), "{record}");
+    // The report says the samples were not sized, and why, rather than "0 keys needed more".
+    let report = read_json(&tmp.path().join("runs/run/report.json"));
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains(
+            "could not be sized (a job of several processes runs its deep pass as one ncu worker"
+        ),
+        "{notes}"
+    );
 }

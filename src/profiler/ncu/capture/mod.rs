@@ -388,7 +388,7 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
     let sizing_settings = deep_run::sizing_settings(sampling, one_job);
     let (needs, sizing) = workers::needs(&durations, &sizing_settings, skip, kept);
     if sampling.adaptive {
-        record.adaptive = Some(deep_run::adaptive_record(config, sizing));
+        record.adaptive = Some(deep_run::sized_record(config, sizing, one_job));
     }
     let alone = ranks::ends_alone(record);
     let planned = workers::plan(&needs, &gpus, selection.is_some());

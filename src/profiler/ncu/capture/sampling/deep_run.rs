@@ -54,7 +54,7 @@ pub(crate) fn sizing_settings(sampling: &SamplingConfig, one_job: bool) -> Sampl
     let mut settings = sampling.clone();
     if one_job && sampling.adaptive {
         err_line(&format!(
-            "note: adaptive deep samples run one ncu worker per sample count, several copies of the workload at once, which a job of several processes cannot be; each launch key takes pipeline.ncu.sampling.launch_count={} deep sample(s)",
+            "note: {ONE_JOB} (two copies of the job at once would join each other's collectives): each launch key takes pipeline.ncu.sampling.launch_count={} deep sample(s)",
             sampling.launch_count
         ));
         settings.adaptive = false;
@@ -393,7 +393,7 @@ pub(crate) fn rerun_unseen(
 
 /// run.json's `adaptive` for samples sized before the deep pass: every key's count is in its
 /// worker's `--launch-count`, so no top-up pass runs.
-pub(crate) fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord {
+fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord {
     let sampling = &config.pipeline.ncu.sampling;
     AdaptiveRecord {
         error: sampling.error,
@@ -404,6 +404,21 @@ pub(crate) fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord
         topup_failed: false,
         sizing_failed: None,
         per_region: sampling.error_scope == ErrorScope::Region,
+    }
+}
+
+/// Why a job of several processes takes no adaptive counts (run.json's `adaptive.sizing_failed`).
+pub(crate) const ONE_JOB: &str = "a job of several processes runs its deep pass as one ncu worker, and adaptive counts need one worker per count";
+
+/// run.json's `adaptive` for a run whose keys were sized (`sizing`), or, for a job of several
+/// processes (`one_job`), that were not: every key then has `launch_count`.
+pub(crate) fn sized_record(config: &Config, sizing: Sizing, one_job: bool) -> AdaptiveRecord {
+    match one_job {
+        true => AdaptiveRecord {
+            sizing_failed: Some(ONE_JOB.to_string()),
+            ..adaptive_record(config, Sizing::default())
+        },
+        false => adaptive_record(config, sizing),
     }
 }
 
