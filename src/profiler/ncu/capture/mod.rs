@@ -385,6 +385,7 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             .is_none_or(|s| s.kept.iter().any(|k| k == name))
     };
     let one_job = ranks::one_worker(record, &step, &durations);
+    let gpus = deep_run::gpus_for(gpus, one_job);
     let sizing_settings = deep_run::sizing_settings(sampling, one_job);
     let (needs, sizing) = workers::needs(&durations, &sizing_settings, skip, kept);
     if sampling.adaptive {

@@ -62,6 +62,17 @@ pub(crate) fn sizing_settings(sampling: &SamplingConfig, one_job: bool) -> Sampl
     settings
 }
 
+/// The GPUs the workers spread over: none for a job of several processes (`one_job`), whose deep
+/// pass is one worker on the GPUs its launcher gives each rank, said in a note when `deep_gpus`
+/// asked for more.
+pub(crate) fn gpus_for(gpus: Vec<String>, one_job: bool) -> Vec<String> {
+    if one_job && !gpus.is_empty() {
+        err_line("note: pipeline.ncu.sampling.deep_gpus is left aside: a job of several processes runs its deep pass as one ncu worker, on the GPUs its launcher gives each rank");
+        return Vec::new();
+    }
+    gpus
+}
+
 /// Worker `index`'s pass: the deep pass's command line `deep` with the worker's launch filter,
 /// report file, log and GPU.
 pub(crate) fn worker_pass(
@@ -476,6 +487,14 @@ pub(crate) fn first_pass_durations(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_of_several_processes_keeps_its_deep_pass_on_its_own_gpus() {
+        let two = vec!["0".to_string(), "1".to_string()];
+        assert_eq!(gpus_for(two.clone(), false), two);
+        assert!(gpus_for(two, true).is_empty());
+        assert!(gpus_for(Vec::new(), true).is_empty());
+    }
 
     #[test]
     fn a_rerun_goes_to_the_next_gpu_where_there_is_one() {
