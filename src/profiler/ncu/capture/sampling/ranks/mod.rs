@@ -180,10 +180,14 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
 }
 
 /// Whether this run's deep pass may end on its own (once covered): not so for one profile-run per
-/// rank that chose its deep ranks, whose peers run the workload beside its deep pass to the end
-/// (their collectives would wait).
+/// rank of a launch of several ranks, whatever `deep_ranks` chose: its peers run the workload beside
+/// its deep pass (unprofiled, or under their own deep pass) to the end, and their collectives would
+/// wait for a rank that stopped early. Around a launcher the whole job ends together.
 pub(crate) fn ends_alone(record: &RunRecord) -> bool {
-    record.rank.is_none() || record.deep_ranks.is_none()
+    record
+        .rank
+        .as_ref()
+        .is_none_or(|rank| rank.world_size == Some(1))
 }
 
 /// The deep pass `pass` limited to `devices`, to run in its place.

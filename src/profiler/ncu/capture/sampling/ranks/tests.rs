@@ -110,9 +110,19 @@ fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
         world_size: Some(2),
     };
     let mut record = RunRecord::new(&[], &[], "f", Some(rank));
-    assert!(ends_alone(&record), "no ranks chosen: as before");
+    assert!(
+        !ends_alone(&record),
+        "deep_ranks=all (nothing chosen): its peers run their own deep pass to the end"
+    );
     record.deep_ranks = Some(DeepRanksRecord::default());
     assert!(!ends_alone(&record));
+    if let Some(rank) = record.rank.as_mut() {
+        rank.world_size = Some(1);
+    }
+    assert!(
+        ends_alone(&record),
+        "a launch of one rank has no peer to wait"
+    );
     record.rank = None;
     assert!(
         ends_alone(&record),
