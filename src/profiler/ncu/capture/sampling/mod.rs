@@ -16,6 +16,7 @@
 
 pub mod coverage;
 pub mod deep_run;
+pub mod pattern_limit;
 pub mod ranks;
 pub mod share;
 pub mod workers;

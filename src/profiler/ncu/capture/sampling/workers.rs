@@ -17,6 +17,7 @@ use crate::config::{
 };
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
+use super::pattern_limit::{chunks, PATTERN_BYTES};
 use super::{samples_needed, samples_needed_in_regions, DEEP_LOG, DEEP_REPORT_BASE};
 
 /// The GPUs the deep pass is spread over: `[]` for one (the workload's own, no
@@ -303,6 +304,30 @@ pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<W
         }
     }
     workers
+        .into_iter()
+        .flat_map(|w| split_long(w, needs))
+        .collect()
+}
+
+/// `worker` as several with its count and GPU where its names' pattern would pass the limit on
+/// one argument ([`PATTERN_BYTES`]), each with its names' keys and cost.
+fn split_long(worker: Worker, needs: &[NameNeed]) -> Vec<Worker> {
+    let runs = worker.names.as_deref().map(|n| chunks(n, PATTERN_BYTES));
+    let Some(runs) = runs.filter(|runs| runs.len() > 1) else {
+        return vec![worker];
+    };
+    runs.into_iter()
+        .map(|names| {
+            let mine = needs.iter().filter(|need| names.contains(&need.name));
+            Worker {
+                keys: mine.clone().map(|need| need.keys).sum(),
+                cost: mine.map(|need| need.cost).sum(),
+                names: Some(names),
+                count: worker.count,
+                gpu: worker.gpu.clone(),
+            }
+        })
+        .collect()
 }
 
 /// A worker's flags: the deep pass's `deep` with its count and, where it has them, its names (with
@@ -398,6 +423,30 @@ mod tests {
         key.error_scope = ErrorScope::Key;
         let (wanted, _) = needs(&durations(), &key, 0, |_| true);
         assert_eq!(wanted[1].count, 4, "5, held at the budget: {wanted:?}");
+    }
+
+    #[test]
+    fn a_worker_whose_names_pass_the_argument_limit_becomes_several() {
+        let needs: Vec<NameNeed> = (0..1000)
+            .map(|i| NameNeed {
+                name: format!("_Z{i:04}{}", "x".repeat(190)),
+                count: 1 + i % 2,
+                keys: 2,
+                cost: 3,
+            })
+            .collect();
+        let workers = plan(&needs, &[], true);
+        assert_eq!(workers.len(), 4, "two counts, ~100 KB of names each");
+        for w in &workers {
+            let names = w.names.as_ref().unwrap();
+            assert!(names
+                .iter()
+                .all(|n| needs.iter().any(|x| &x.name == n && x.count == w.count)));
+            assert_eq!(
+                (w.keys, w.cost),
+                (2 * names.len() as u64, 3 * names.len() as u64)
+            );
+        }
     }
 
     #[test]
