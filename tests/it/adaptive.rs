@@ -272,36 +272,40 @@ fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
     );
 }
 
-#[test]
-fn the_traces_durations_size_the_deep_workers() {
-    let launches = trace_launches();
-    assert_eq!(launches.len(), 54, "ncu's count of train_step");
-    let tmp = tempfile::tempdir().unwrap();
+/// A sampled, adaptive run of the committed trace (`train`) with the fake ncu, its deep pass given
+/// the committed deep report; `settings` are added to the sampling and report settings.
+fn traced_adaptive_run(tmp: &Path, settings: &[&str]) -> assert_cmd::Command {
     let ncu = format!(
         "pipeline.ncu.executable={}",
         crate::common::repo()
             .join("tests/support/fake-ncu")
             .display()
     );
-    crate::trace::trace_run(
-        tmp.path(),
-        "train",
-        &[
-            "pipeline.ncu.sampling.enabled=true",
-            "pipeline.ncu.sampling.adaptive=true",
-            "pipeline.ncu.sampling.max_samples=3",
-            "report.sections=[time, speed_of_light, launch]",
-            "regions.include=[train_step]",
-            &ncu,
-        ],
-    )
-    .env(
+    let mut all = vec![
+        "pipeline.ncu.sampling.enabled=true",
+        "pipeline.ncu.sampling.adaptive=true",
+        "report.sections=[time, speed_of_light, launch]",
+        "regions.include=[train_step]",
+        &ncu,
+    ];
+    all.extend_from_slice(settings);
+    let mut cmd = crate::trace::trace_run(tmp, "train", &all);
+    cmd.env(
         "FAKE_NCU_DEEP_REPORT",
         fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")),
     )
-    .env("FAKE_NCU_ARGV_LOG", tmp.path().join("argv.log"))
-    .assert()
-    .success();
+    .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"));
+    cmd
+}
+
+#[test]
+fn the_traces_durations_size_the_deep_workers() {
+    let launches = trace_launches();
+    assert_eq!(launches.len(), 54, "ncu's count of train_step");
+    let tmp = tempfile::tempdir().unwrap();
+    traced_adaptive_run(tmp.path(), &["pipeline.ncu.sampling.max_samples=3"])
+        .assert()
+        .success();
     let want = expected(&launches, 0.05, 3);
     let up = topped_up(&want);
     assert!(up > 0, "the in-place durations vary too");
@@ -340,31 +344,10 @@ fn the_traces_durations_size_the_deep_workers() {
 fn region_scope_asks_the_trace_for_fewer_samples_than_key_scope() {
     let run = |scope: &str| {
         let tmp = tempfile::tempdir().unwrap();
-        let ncu = format!(
-            "pipeline.ncu.executable={}",
-            crate::common::repo()
-                .join("tests/support/fake-ncu")
-                .display()
-        );
-        crate::trace::trace_run(
-            tmp.path(),
-            "train",
-            &[
-                "pipeline.ncu.sampling.enabled=true",
-                "pipeline.ncu.sampling.adaptive=true",
-                &format!("pipeline.ncu.sampling.error_scope={scope}"),
-                "report.sections=[time, speed_of_light, launch]",
-                "regions.include=[train_step]",
-                &ncu,
-            ],
-        )
-        .env(
-            "FAKE_NCU_DEEP_REPORT",
-            fixture(&format!("{SAMPLED}/train.deep.ncu-rep.gz")),
-        )
-        .env("FAKE_NCU_ARGV_LOG", tmp.path().join("argv.log"))
-        .assert()
-        .success();
+        let scope = format!("pipeline.ncu.sampling.error_scope={scope}");
+        traced_adaptive_run(tmp.path(), &[&scope])
+            .assert()
+            .success();
         let report = read_json(&tmp.path().join("runs/run/report.json"));
         let count_of: BTreeMap<String, u32> = deep_workers(tmp.path())
             .into_iter()

@@ -34,8 +34,9 @@ fn render(verb: &str, inputs: &[PathBuf], out: &Path) -> (Value, String) {
     (serde_json::from_str(&json).unwrap(), md)
 }
 
-/// The extra work the straggling rank did, in ns: the workload's own CUDA-event times, summed.
-fn injected_ns(rel: &str) -> f64 {
+/// The extra work the straggling rank did in fixture folder `rel`, in ms: the workload's own
+/// CUDA-event times (`delays.jsonl`), summed.
+pub(crate) fn injected_ms(rel: &str) -> f64 {
     let text = std::fs::read_to_string(fixture(&format!("{DIR}/{rel}/delays.jsonl"))).unwrap();
     let ms: f64 = text
         .lines()
@@ -44,7 +45,12 @@ fn injected_ns(rel: &str) -> f64 {
         .map(|v| v.as_f64().unwrap())
         .sum();
     assert!(ms > 0.0, "{rel}: no rank recorded a delay");
-    ms * 1e6
+    ms
+}
+
+/// [`injected_ms`] in ns.
+fn injected_ns(rel: &str) -> f64 {
+    injected_ms(rel) * 1e6
 }
 
 fn within(got: f64, want: f64, tolerance: f64) -> bool {

@@ -113,16 +113,9 @@ fn pid_of(events: &[Value], label: &str) -> u64 {
         .unwrap()
 }
 
-/// The straggler's injected work, in µs: the workload's own CUDA-event times, summed.
+/// The straggler's injected work, in µs.
 fn injected_us(rel: &str) -> f64 {
-    let text = std::fs::read_to_string(fixture(&format!("{DIR}/{rel}/delays.jsonl"))).unwrap();
-    let ms: f64 = text
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .flat_map(|r| r["delay_ms"].as_array().unwrap().clone())
-        .map(|v| v.as_f64().unwrap())
-        .sum();
-    ms * 1e3
+    crate::cross_rank::injected_ms(rel) * 1e3
 }
 
 #[test]
