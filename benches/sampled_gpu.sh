@@ -6,7 +6,7 @@
 # profile-run command: both ncu runs, reading and rendering included. Every run's report.json and
 # command lines land in $OUT/sampled-<pair>.tar.gz for benches/sampled_accuracy.py.
 #   BIN=path/to/profile-run benches/sampled_gpu.sh PAIR...
-#   benches/sampled_gpu.sh --smoke   # CI: every fast-path pair side by side (`fastpath`) with the
+#   benches/sampled_gpu.sh --smoke   # CI: every fast-path pair side by side (`fastpath scopes`) with the
 #                                    # fake ncu and a workload that does nothing; no GPU, no bars
 # The fast path's figures, side by side in one command (`fastpath` runs all four; each writes its wall times
 # and the report directories' deep values to stdout and $OUT/summary.txt):
@@ -24,7 +24,11 @@
 #             2×$FEW kernels: the difference over $FEW kernels; FEW=0: the sampled run's own deep
 #             pass less its first pass, over its deep results) times the kernels the run launched,
 #             plus the start-up of the shorter run (FEW=0: the first pass)
-#   fastpath  all four, in that order
+#   scopes    (e) the defaults at $STEPS steps with pipeline.ncu.sampling.error_scope=region against
+#             error_scope=key, each timed by the trace and by ncu, and region without adaptive
+#             samples (the cost bar of benches/sampled_adaptive_bar.py); region's pair first
+#   fastpath  all four, (a) to (d), in that order
+# SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
 #   steps1    the same, 1 step
@@ -48,7 +52,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 smoke=0
 failed=0
-if [[ ${1:-} == --smoke ]]; then smoke=1; shift; set -- fastpath; fi
+if [[ ${1:-} == --smoke ]]; then smoke=1; shift; set -- fastpath scopes; fi
 bin="${BIN:-profile-run}"
 out="${OUT:-.}"
 work=$(mktemp -d /tmp/sampled.XXXXXX)
@@ -56,7 +60,7 @@ gpt2=tests/manual/ncu/gpt2_step.py
 steps=${STEPS:-30}
 few=${FEW:-20}
 # Settings every run of the fast-path pairs gets (the smoke run's fake ncu).
-extra=()
+extra=(${SETTINGS:-})
 # The workload of GPT-2 with L layers and S steps (the smoke run's: one that does nothing).
 workload() { echo python3 "$gpt2" "$1" "$2"; }
 if ((smoke)); then
@@ -143,7 +147,11 @@ if ((smoke)); then
 else
   log "host: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd, -), $(ncu --version | tail -1)"
 fi
-[[ " $* " == *" fastpath "* ]] && set -- defaults replay3 gpus setfull30
+pairs=()
+for what in "$@"; do
+  [[ $what == fastpath ]] && pairs+=(defaults replay3 gpus setfull30) || pairs+=("$what")
+done
+set -- "${pairs[@]}"
 for what in "$@"; do
   case "$what" in
   defaults)
@@ -155,6 +163,20 @@ for what in "$@"; do
     timed defaults-ncu pipeline.ncu.timing=ncu "${run[@]}"
     deep_values defaults-fast defaults-fixed defaults-ncu
     python3 benches/sampled_adaptive_bar.py "$work/defaults-fixed/run" "$work/defaults-fast/run" | tee -a "$out/summary.txt"
+    ;;
+  scopes)
+    log "(e) GPT-2 4 layers, $steps steps: error_scope=region against key, timed by the trace and by ncu"
+    ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
+    run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
+    region=pipeline.ncu.sampling.error_scope=region key=pipeline.ncu.sampling.error_scope=key
+    timed scopes-region-fast "$region" "${run[@]}"
+    timed scopes-region-ncu "$region" pipeline.ncu.timing=ncu "${run[@]}"
+    timed scopes-region-fixed "$region" pipeline.ncu.sampling.adaptive=false "${run[@]}"
+    python3 benches/sampled_adaptive_bar.py "$work/scopes-region-fixed/run" "$work/scopes-region-fast/run" \
+      | tee -a "$out/summary.txt"
+    timed scopes-key-fast "$key" "${run[@]}"
+    timed scopes-key-ncu "$key" pipeline.ncu.timing=ncu "${run[@]}"
+    deep_values scopes-region-fast scopes-region-ncu scopes-region-fixed scopes-key-fast scopes-key-ncu
     ;;
   replay3)
     log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
