@@ -81,6 +81,10 @@ pub struct DeepRanksRecord {
     /// ncu's `--devices` for them (one profile-run around the launcher).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<String>,
+    /// ncu's `--devices` of each launch of the job, one after another, where several chosen ranks
+    /// took turns (one profile-run around the launcher).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<String>,
     /// This rank's deep-pass step: the workload run unprofiled, so that its peers' collectives
     /// complete (one profile-run per rank, not a deep rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]

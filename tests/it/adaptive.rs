@@ -105,6 +105,10 @@ pub(crate) struct Expected {
     capped: usize,
 }
 
+/// The rule [`expected`] computes is `error_scope: key`'s (the default is `region`, tested on its
+/// own below).
+const KEY_SCOPE: &str = "pipeline.ncu.sampling.error_scope=key";
+
 pub(crate) fn expected(launches: &[Launch], error: f64, max_samples: u32) -> Expected {
     let mut by_key: BTreeMap<Key, Vec<&Launch>> = BTreeMap::new();
     for l in launches {
@@ -201,6 +205,7 @@ fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
     ] {
         let tmp = tempfile::tempdir().unwrap();
         fake_sampled(tmp.path())
+            .arg(KEY_SCOPE)
             .args(more)
             .args(["--", "true"])
             .assert()
@@ -258,7 +263,7 @@ fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
     }
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
-        .args(["--", "true"])
+        .args([KEY_SCOPE, "--", "true"])
         .assert()
         .success();
     let notes = read_json(&tmp.path().join("out/run/report.json"))["notes"].to_string();
@@ -284,6 +289,7 @@ fn traced_adaptive_run(tmp: &Path, settings: &[&str]) -> assert_cmd::Command {
     let mut all = vec![
         "pipeline.ncu.sampling.enabled=true",
         "pipeline.ncu.sampling.adaptive=true",
+        KEY_SCOPE,
         "report.sections=[time, speed_of_light, launch]",
         "regions.include=[train_step]",
         &ncu,
@@ -424,7 +430,7 @@ fn a_failing_worker_is_run_again_alone_and_twice_leaves_its_keys_unmatched() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
         .env("FAKE_NCU_FAIL_WORKER", "profile.deep.1")
-        .args(["--", "true"])
+        .args([KEY_SCOPE, "--", "true"])
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -449,7 +455,7 @@ fn a_failing_worker_is_run_again_alone_and_twice_leaves_its_keys_unmatched() {
     fake_sampled(twice.path())
         .env("FAKE_NCU_FAIL_WORKER", "profile.deep.1")
         .env("FAKE_NCU_WORKER_FAILS", "2")
-        .args(["--", "true"])
+        .args([KEY_SCOPE, "--", "true"])
         .assert()
         .success()
         .stderr(predicate::str::contains("failed again"));

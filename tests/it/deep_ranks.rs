@@ -152,9 +152,15 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
         md.contains("Deep metrics per rank"),
         "report.md shows coverage per rank"
     );
+}
 
-    // deep_ranks=all: no --devices, and every rank measured on itself.
+/// deep_ranks=all around a launcher: the ranks take turns, one launch of the job each on its own
+/// device (ranks of one job profiled at once stall in their collectives under ncu), and every rank
+/// is measured on itself.
+#[test]
+fn around_a_launcher_several_deep_ranks_take_turns() {
     let all = tempfile::tempdir().unwrap();
+    let spans = all.path().join("spans.log");
     sampled_run(
         all.path(),
         &traces(GPT2_DDP),
@@ -163,10 +169,47 @@ fn around_a_launcher_the_deep_pass_profiles_one_rank_per_signature() {
             "pipeline.ncu.sampling.deep_ranks=all",
         ],
     )
+    .env("FAKE_NCU_SPAN_LOG", &spans)
     .assert()
-    .success();
-    assert_eq!(devices_of(&ncu_runs(all.path())[0]), None);
-    let report = read_json(&all.path().join("runs/run/report.json"));
+    .success()
+    .stderr(predicate::str::contains(
+        "one rank at a time (ncu --devices 0, then 1, then 2, then 3",
+    ));
+    let runs = ncu_runs(all.path());
+    let devices: Vec<Option<&str>> = runs.iter().map(|r| devices_of(r)).collect();
+    assert_eq!(devices, [Some("0"), Some("1"), Some("2"), Some("3")]);
+    let dir = all.path().join("runs/run");
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(
+        record["deep_ranks"]["turns"],
+        serde_json::json!(["0", "1", "2", "3"])
+    );
+    let workers = record["deep_workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 4, "one deep worker per turn");
+    for worker in workers {
+        assert_eq!(worker["exit_code"], 0, "{worker}");
+        assert!(
+            dir.join(worker["report"].as_str().unwrap()).is_file(),
+            "{worker}"
+        );
+    }
+    // One after another: each turn's ncu exits before the next one starts.
+    let spans = std::fs::read_to_string(&spans).unwrap();
+    let spans: Vec<&str> = spans.lines().collect();
+    assert_eq!(
+        spans,
+        [
+            "start profile.deep",
+            "end profile.deep",
+            "start profile.deep.1",
+            "end profile.deep.1",
+            "start profile.deep.2",
+            "end profile.deep.2",
+            "start profile.deep.3",
+            "end profile.deep.3",
+        ]
+    );
+    let report = read_json(&dir.join("report.json"));
     for rank in report["sampling"]["ranks"].as_array().unwrap() {
         assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
     }

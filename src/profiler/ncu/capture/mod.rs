@@ -357,10 +357,6 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             },
         );
     let selection = keep_where_it_matters(config, first.as_ref())?;
-    let on_devices = |pass: Pass| match &step {
-        ranks::DeepStep::OnDevices(devices) => ranks::on_devices(&pass, devices),
-        _ => pass,
-    };
     let durations = match first {
         Some(Ok(durations)) => durations,
         Some(Err(e)) => {
@@ -370,13 +366,9 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             err_line(&format!(
                 "warning: the first pass's launches could not be read ({e}); the deep pass runs as configured, to the workload's end"
             ));
-            let passes = vec![(on_devices(deep_run::configured(deep)), None)];
-            return run_workers(deep, &ctx, record, &[], passes);
+            return run_as_configured(deep, &ctx, &step, record);
         }
-        None => {
-            let passes = vec![(on_devices(deep_run::configured(deep)), None)];
-            return run_workers(deep, &ctx, record, &[], passes);
-        }
+        None => return run_as_configured(deep, &ctx, &step, record),
     };
     let skip = u32::from(sampling.skip_cold_start);
     let kept = |name: &str| {
@@ -392,21 +384,64 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
         record.adaptive = Some(deep_run::sized_record(config, sizing, one_job));
     }
     let alone = ranks::ends_alone(record);
-    let planned = workers::plan(&needs, &gpus, selection.is_some());
-    let passes: Vec<(Pass, Option<u64>)> = planned
+    let placed = ranks::placed(workers::plan(&needs, &gpus, selection.is_some()), &step);
+    let passes: Vec<(Pass, Option<u64>)> = placed
         .iter()
         .enumerate()
-        .map(|(at, worker)| {
+        .map(|(at, (worker, devices))| {
             let pass = deep_run::worker_pass(&deep.cli, config, run.root(), at, worker);
-            let expected = deep_run::expected(&durations, worker, skip, countable && alone);
-            (on_devices(pass), expected)
+            let Some(devices) = devices else {
+                let expected = deep_run::expected(&durations, worker, skip, countable && alone);
+                return (pass, expected);
+            };
+            let on_them = ranks::deep_launches(
+                durations.clone(),
+                &ranks::DeepStep::OnDevices(devices.clone()),
+            );
+            let expected = deep_run::expected(&on_them, worker, skip, countable && alone);
+            (ranks::on_devices(&pass, devices), expected)
         })
         .collect();
-    let stopped = run_workers(deep, &ctx, record, &planned, passes)?;
-    if stopped.is_some() || record.deep_workers.is_empty() {
+    let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
+    let together = !ranks::in_turns(&step);
+    let stopped = run_workers(deep, &ctx, record, &planned, passes, together)?;
+    // A rerun would profile every rank of the job at once: a job on chosen ranks' devices leaves
+    // what a worker never saw unmatched (or taken from another rank's turn).
+    if stopped.is_some() || record.deep_workers.is_empty() || step != ranks::DeepStep::AsPlanned {
         return Ok(stopped);
     }
     deep_run::rerun_unseen(&ctx, &deep.cli, &planned, &durations, countable, record)
+}
+
+/// The deep pass as configured, to the workload's end, where the first pass's launches are not
+/// known: on the chosen ranks' devices, or once per rank taking its turn.
+fn run_as_configured(
+    deep: &Pass,
+    ctx: &DeepRun<'_>,
+    step: &ranks::DeepStep,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    if !ranks::in_turns(step) {
+        let pass = deep_run::configured(deep);
+        let pass = match step {
+            ranks::DeepStep::OnDevices(devices) => ranks::on_devices(&pass, devices),
+            _ => pass,
+        };
+        return run_workers(deep, ctx, record, &[], vec![(pass, None)], true);
+    }
+    let whole = deep_run::whole_worker(ctx.config.pipeline.ncu.sampling.launch_count);
+    let placed = ranks::placed(vec![whole], step);
+    let passes = placed
+        .iter()
+        .enumerate()
+        .map(|(at, (worker, devices))| {
+            let pass = deep_run::worker_pass(&deep.cli, ctx.config, ctx.run.root(), at, worker);
+            let placed = devices.as_ref().map(|d| ranks::on_devices(&pass, d));
+            (placed.unwrap_or(pass), None)
+        })
+        .collect();
+    let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
+    run_workers(deep, ctx, record, &planned, passes, false)
 }
 
 /// Runs the planned workers (none planned: `deep` as configured, alone), recording their commands
@@ -417,6 +452,7 @@ fn run_workers(
     record: &mut RunRecord,
     planned: &[workers::Worker],
     passes: Vec<(Pass, Option<u64>)>,
+    together: bool,
 ) -> Result<Option<Finished>> {
     let passes = match passes.is_empty() {
         true => vec![(deep_run::configured(deep), None)],
@@ -441,7 +477,7 @@ fn run_workers(
         return Ok(finished.interrupted_by.is_some().then_some(finished));
     }
     ctx.run.write_record(record)?;
-    deep_run::run_workers(ctx, passes, record)
+    deep_run::run_workers(ctx, passes, together, record)
 }
 
 /// `CUDA_VISIBLE_DEVICES=N ` before a worker's shell line where it has a GPU of its own.

@@ -46,7 +46,7 @@ impl KeyDurations {
 }
 
 /// Every launch key's durations, keys in the order first seen.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LaunchDurations {
     at: FastMap<(String, Shape), usize>,
     keys: Vec<(String, Shape, KeyDurations)>,

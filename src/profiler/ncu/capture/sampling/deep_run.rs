@@ -46,6 +46,18 @@ pub(crate) fn configured(deep: &Pass) -> Pass {
     }
 }
 
+/// One worker for every name at `count`, its results unknown: the deep pass as configured, as a
+/// worker (a turn of one rank, say).
+pub(crate) fn whole_worker(count: u32) -> Worker {
+    Worker {
+        names: None,
+        count,
+        gpu: None,
+        keys: 0,
+        cost: 0,
+    }
+}
+
 /// The sampling settings the deep pass is sized by. A job of several processes (a launcher's
 /// ranks, or one rank of it) runs its deep pass as one worker: two copies of it at once would join
 /// each other's collectives. Adaptive counts need one worker per count, so there every key takes
@@ -122,29 +134,20 @@ pub(crate) fn expected(
         .flatten()
 }
 
-/// Runs `passes` at once (each with its `expected` results), records each in `records`, reruns each
-/// that failed once, alone, after the others (on the next GPU where there are several), and returns
-/// how the first pass a signal stopped ended (`None`: none was).
+/// Runs `passes` (each with its `expected` results) at once, or one after another where not
+/// `together` (ranks of one job taking turns; a signal stops the rest), records each in `records`,
+/// reruns each that failed once, alone, after the others (on the next GPU where there are
+/// several), and returns how the first pass a signal stopped ended (`None`: none was).
 pub(crate) fn run_workers(
     ctx: &DeepRun<'_>,
     passes: Vec<(Pass, Option<u64>)>,
+    together: bool,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
-    let ran: Vec<Result<(Finished, Option<u64>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = passes
-            .iter()
-            .map(|(pass, expected)| {
-                scope.spawn(move || run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let ran = match together {
+        true => at_once(ctx, &passes),
+        false => in_turns(ctx, &passes),
+    };
     let mut failed = Vec::new();
     for (at, outcome) in ran.into_iter().enumerate() {
         match outcome {
@@ -184,6 +187,45 @@ pub(crate) fn run_workers(
         }
     }
     Ok(None)
+}
+
+/// Every pass at once, one thread each; how each ended, in order.
+fn at_once(
+    ctx: &DeepRun<'_>,
+    passes: &[(Pass, Option<u64>)],
+) -> Vec<Result<(Finished, Option<u64>)>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = passes
+            .iter()
+            .map(|(pass, expected)| {
+                scope.spawn(move || run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// The passes one after another, until one a signal stopped; how each that ran ended, in order.
+fn in_turns(
+    ctx: &DeepRun<'_>,
+    passes: &[(Pass, Option<u64>)],
+) -> Vec<Result<(Finished, Option<u64>)>> {
+    let mut ran = Vec::new();
+    for (pass, expected) in passes {
+        let outcome = run_pass(pass, ctx.run, ctx.grace, ctx.display, *expected);
+        let stopped = matches!(&outcome, Ok((finished, _)) if finished.interrupted_by.is_some());
+        ran.push(outcome);
+        if stopped {
+            break;
+        }
+    }
+    ran
 }
 
 /// Worker `at`'s second try, `again`, alone: its failed try's files moved aside and its record kept

@@ -376,6 +376,8 @@ mod tests {
         s.launch_count = 1;
         s.max_samples = 4;
         s.error = 0.05;
+        // The counts below follow `key`'s rule; `region` has its own test.
+        s.error_scope = ErrorScope::Key;
         s
     }
 

@@ -83,6 +83,12 @@ pub(super) fn per_rank(
             me.rank
         ));
     }
+    if deep && chosen.len() > 1 {
+        err_line(&format!(
+            "warning: ranks {} run their deep passes at the same time: ncu profiles one process at a time on a host, so deep ranks of one host that wait on each other's collectives may stall; one deep rank per host, or one profile-run around the launcher (there chosen ranks take turns), avoids it",
+            super::list(&chosen)
+        ));
+    }
     record.deep_ranks = Some(DeepRanksRecord {
         chosen: chosen.into_iter().collect(),
         warning,

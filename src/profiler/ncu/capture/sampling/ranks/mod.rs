@@ -1,7 +1,8 @@
 //! The deep pass on one rank per group (`pipeline.ncu.sampling.deep_ranks`): data-parallel ranks
 //! launch the same kernels, so deep metrics are needed once per distinct set of launch keys. After
 //! the first pass, around a launcher, the chosen ranks' devices go to the deep pass as ncu's
-//! `--devices` (the other ranks run unprofiled inside the same launch, so collectives complete);
+//! `--devices` (the other ranks run unprofiled inside the same launch, so collectives complete),
+//! one chosen rank per launch of the job when there are several (they take turns);
 //! one profile-run per rank, a rank that is not chosen runs its deep-pass step as a plain run of the
 //! workload (`exchange` has how ranks agree on a signature choice without talking). Every rank's
 //! kernels then take deep metrics by launch key, whichever rank measured them.
@@ -28,6 +29,7 @@ use crate::run::{
 use super::super::run::Pass;
 use super::super::trace;
 use super::deep_run::{open_traces, DeepRun};
+use super::workers::Worker;
 
 /// What this run's deep pass does once the ranks are chosen.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +38,12 @@ pub enum DeepStep {
     AsPlanned,
     /// Run it on these devices only (ncu's `--devices`), around the launcher.
     OnDevices(BTreeSet<u32>),
+    /// Run it once per chosen rank, one launch of the job after another, each on that rank's
+    /// devices alone: ncu profiles one process's kernel at a time host-wide, and a profiled rank
+    /// whose kernel waits for its own collective (whose peers wait for their turn to be profiled)
+    /// never gets it back. Seen with DDP on 4 × H200: deep passes on all four ranks at once stopped
+    /// after 40 kernels of rank 0 (docs/performance.md).
+    InTurns(Vec<BTreeSet<u32>>),
     /// Run the workload unprofiled instead: this rank is not a deep rank.
     Unprofiled,
 }
@@ -51,7 +59,7 @@ pub fn dry_run_note(config: &Config, passes: Passes) -> Option<(&'static str, St
     Some((
         "the deep pass runs on the chosen ranks",
         format!(
-            "# after the first pass, pipeline.ncu.sampling.deep_ranks={} chooses the ranks of the deep pass from each traced process's rank, devices and launch keys; its command then gets --devices of the chosen ranks' devices and the other ranks run unprofiled in the same launch (one profile-run per rank: a rank not chosen runs the workload unprofiled instead)",
+            "# after the first pass, pipeline.ncu.sampling.deep_ranks={} chooses the ranks of the deep pass from each traced process's rank, devices and launch keys; its command then gets --devices of the chosen ranks' devices (several chosen ranks take turns, one launch of the job each) and the other ranks run unprofiled in the same launch (one profile-run per rank: a rank not chosen runs the workload unprofiled instead)",
             ncu.sampling.deep_ranks
         ),
     ))
@@ -100,23 +108,29 @@ pub(crate) fn deep_step(
     let processes = open_traces(config, plan, &inputs)?.process_launches()?;
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
-        let devices = match &step {
-            DeepStep::OnDevices(devices) => Some(list(devices)),
-            _ => None,
+        let (devices, turns) = match &step {
+            DeepStep::OnDevices(devices) => (Some(list(devices)), Vec::new()),
+            DeepStep::InTurns(turns) => (None, turns.iter().map(list).collect()),
+            _ => (None, Vec::new()),
+        };
+        let how = match (&devices, turns.as_slice()) {
+            (Some(d), _) => format!(", ncu --devices {d}; the other ranks run unprofiled"),
+            (None, []) => String::new(),
+            (None, turns) => format!(
+                ", one rank at a time (ncu --devices {}, one launch of the job each; the other ranks run unprofiled), as ncu profiles one process at a time and ranks profiled at once would wait on each other's collectives",
+                turns.join(", then ")
+            ),
         };
         err_line(&format!(
-            "note: the deep pass runs on rank(s) {} of {} (pipeline.ncu.sampling.deep_ranks={}){}",
+            "note: the deep pass runs on rank(s) {} of {} (pipeline.ncu.sampling.deep_ranks={}){how}",
             list(&chosen),
             processes.len(),
             config.pipeline.ncu.sampling.deep_ranks,
-            devices
-                .as_ref()
-                .map(|d| format!(", ncu --devices {d}; the other ranks run unprofiled"))
-                .unwrap_or_default()
         ));
         record.deep_ranks = Some(DeepRanksRecord {
             chosen: chosen.into_iter().collect(),
             devices,
+            turns,
             ..DeepRanksRecord::default()
         });
     }
@@ -124,8 +138,10 @@ pub(crate) fn deep_step(
 }
 
 /// The deep step around a launcher, from each traced process's rank, devices and signature, and
-/// the ranks chosen (`None`: nothing to choose, the processes carry no rank). Refused when a chosen
-/// rank shares a device index with one that is not: ncu's `--devices` could not tell them apart.
+/// the ranks chosen (`None`: nothing to choose, the processes carry no rank). Several chosen ranks
+/// take turns, each on its own devices. Refused when a chosen rank shares a device index with one
+/// that is not, or, where only some ranks are chosen, with another chosen rank: ncu's `--devices`
+/// could not tell them apart.
 pub fn around_launcher(
     deep_ranks: &DeepRanks,
     processes: &[ProcessLaunches],
@@ -153,24 +169,59 @@ pub fn around_launcher(
             list(ranked.keys())
         )));
     }
+    let (shared, turns) = own_devices(&chosen, &ranked);
     if chosen.len() == ranked.len() {
-        return Ok((DeepStep::AsPlanned, Some(chosen)));
-    }
-    let devices = |rank: &u32| ranked[rank].devices.iter().copied();
-    let deep_devices: BTreeSet<u32> = chosen.iter().flat_map(devices).collect();
-    for (rank, process) in ranked.iter().filter(|(r, _)| !chosen.contains(r)) {
-        if let Some(shared) = process.devices.iter().find(|d| deep_devices.contains(d)) {
-            let other = chosen
-                .iter()
-                .find(|r| ranked[r].devices.contains(shared))
-                .copied()
-                .unwrap_or_default();
-            return Err(Error::Usage(format!(
-                "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\"), or set pipeline.ncu.sampling.deep_ranks=all"
-            )));
+        if let Some((a, b, device)) = shared {
+            err_line(&format!(
+                "warning: ranks {a} and {b} both ran on device {device} as their processes number devices, so they cannot take turns in the deep pass (ncu's --devices would profile both): every rank is profiled at once, and a job with collectives may stall there (ncu profiles one process at a time); one profile-run per rank, or deep_ranks=signature, avoids it"
+            ));
+            return Ok((DeepStep::AsPlanned, Some(chosen)));
         }
+        return Ok((DeepStep::InTurns(turns), Some(chosen)));
     }
-    Ok((DeepStep::OnDevices(deep_devices), Some(chosen)))
+    let deep_devices: BTreeSet<u32> = turns.iter().flatten().copied().collect();
+    let unchosen_sharing =
+        ranked
+            .iter()
+            .filter(|(r, _)| !chosen.contains(r))
+            .find_map(|(rank, process)| {
+                let device = process.devices.iter().find(|d| deep_devices.contains(d))?;
+                let other = chosen.iter().find(|r| ranked[r].devices.contains(device))?;
+                Some((*other, *rank, *device))
+            });
+    if let Some((other, rank, shared)) = unchosen_sharing.or(shared) {
+        return Err(Error::Usage(format!(
+            "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\"), or set pipeline.ncu.sampling.deep_ranks=all"
+        )));
+    }
+    match turns.len() {
+        1 => Ok((DeepStep::OnDevices(deep_devices), Some(chosen))),
+        _ => Ok((DeepStep::InTurns(turns), Some(chosen))),
+    }
+}
+
+/// Two ranks and the device index both ran on.
+type SharedDevice = (u32, u32, u32);
+
+/// Each chosen rank's devices, in rank order, and the first two chosen ranks that share a device
+/// index (with it), if any: they could not take turns.
+fn own_devices(
+    chosen: &BTreeSet<u32>,
+    ranked: &BTreeMap<u32, &ProcessLaunches>,
+) -> (Option<SharedDevice>, Vec<BTreeSet<u32>>) {
+    let mut owner: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut shared = None;
+    let mut turns = Vec::new();
+    for rank in chosen {
+        let devices: BTreeSet<u32> = ranked[rank].devices.iter().copied().collect();
+        for device in &devices {
+            if let Some(first) = owner.insert(*device, *rank) {
+                shared = shared.or(Some((first, *rank, *device)));
+            }
+        }
+        turns.push(devices);
+    }
+    (shared, turns)
 }
 
 /// Numbers as ncu's `--devices` takes them: `0,2`.
@@ -204,18 +255,50 @@ pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
 /// ranks in the first pass, or this run is one rank of a launch), and two copies of it at once
 /// would join each other's collectives.
 pub(crate) fn one_worker(record: &RunRecord, step: &DeepStep, first: &LaunchDurations) -> bool {
-    record.rank.is_some() || matches!(step, DeepStep::OnDevices(_)) || first.processes() > 1
+    record.rank.is_some()
+        || matches!(step, DeepStep::OnDevices(_) | DeepStep::InTurns(_))
+        || first.processes() > 1
+}
+
+/// Where each planned worker runs, with the devices it is limited to: once on the chosen devices
+/// (`OnDevices`), once per turn, one launch of the job after another (`InTurns`), else as planned.
+pub(crate) fn placed(
+    planned: Vec<Worker>,
+    step: &DeepStep,
+) -> Vec<(Worker, Option<BTreeSet<u32>>)> {
+    match step {
+        DeepStep::OnDevices(devices) => planned
+            .into_iter()
+            .map(|w| (w, Some(devices.clone())))
+            .collect(),
+        DeepStep::InTurns(turns) => turns
+            .iter()
+            .flat_map(|devices| planned.iter().map(|w| (w.clone(), Some(devices.clone()))))
+            .collect(),
+        DeepStep::AsPlanned | DeepStep::Unprofiled => {
+            planned.into_iter().map(|w| (w, None)).collect()
+        }
+    }
+}
+
+/// Whether the deep pass's workers run one after another (several ranks taking turns) rather than
+/// all at once.
+pub(crate) fn in_turns(step: &DeepStep) -> bool {
+    matches!(step, DeepStep::InTurns(turns) if turns.len() > 1)
 }
 
 /// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
 /// it runs on them alone, so that a covered pass ends once they are profiled and the samples are
 /// sized by them.
 pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
-    if let DeepStep::OnDevices(devices) = step {
-        first.retain_processes(|(_, device)| {
-            device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
-        });
-    }
+    let devices: BTreeSet<u32> = match step {
+        DeepStep::OnDevices(devices) => devices.clone(),
+        DeepStep::InTurns(turns) => turns.iter().flatten().copied().collect(),
+        DeepStep::AsPlanned | DeepStep::Unprofiled => return first,
+    };
+    first.retain_processes(|(_, device)| {
+        device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
+    });
     first
 }
 

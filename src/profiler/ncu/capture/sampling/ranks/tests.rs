@@ -29,10 +29,12 @@ fn around_a_launcher_the_deep_ranks_devices_go_to_ncu() {
     let (step, chosen) = around_launcher(&DeepRanks::Signature, &four).unwrap();
     assert_eq!(step, DeepStep::OnDevices([0].into()));
     assert_eq!(chosen, Some([0].into()));
+    // Several chosen ranks take turns, each on its own device.
     let (step, _) = around_launcher(&DeepRanks::List(vec![1, 3]), &four).unwrap();
-    assert_eq!(step, DeepStep::OnDevices([1, 3].into()));
+    assert_eq!(step, DeepStep::InTurns(vec![[1].into(), [3].into()]));
     let (step, chosen) = around_launcher(&DeepRanks::All, &four).unwrap();
-    assert_eq!(step, DeepStep::AsPlanned, "every rank: no --devices");
+    let each: Vec<BTreeSet<u32>> = (0..4).map(|d| [d].into()).collect();
+    assert_eq!(step, DeepStep::InTurns(each));
     assert_eq!(chosen.map(|c| c.len()), Some(4));
     let wrong = around_launcher(&DeepRanks::List(vec![7]), &four).unwrap_err();
     assert!(wrong.to_string().contains("names rank 7"), "{wrong}");
@@ -47,8 +49,40 @@ fn ranks_that_share_a_device_index_are_refused_with_the_per_rank_recipe() {
     assert!(why.contains("ranks 0 and 1 both ran on device 0"), "{why}");
     assert!(why.contains("one profile-run per rank"), "{why}");
     assert!(why.contains("deep_ranks=all"), "{why}");
-    // Every rank chosen: nothing to tell apart.
-    assert!(around_launcher(&DeepRanks::All, &shared).is_ok());
+    // Every rank chosen: no turns possible, every rank profiled at once (with a warning).
+    let (step, _) = around_launcher(&DeepRanks::All, &shared).unwrap();
+    assert_eq!(step, DeepStep::AsPlanned);
+    // Two chosen ranks of four that share a device index cannot take turns either.
+    let mut four: Vec<_> = (0..4).map(|r| process(Some(r), r, 5)).collect();
+    four[3].devices = [1].into();
+    let why = around_launcher(&DeepRanks::List(vec![1, 3]), &four)
+        .unwrap_err()
+        .to_string();
+    assert!(why.contains("ranks 1 and 3 both ran on device 1"), "{why}");
+}
+
+#[test]
+fn turns_place_each_planned_worker_once_per_rank_one_after_another() {
+    let worker = super::super::deep_run::whole_worker;
+    let turns = DeepStep::InTurns(vec![[0].into(), [2].into()]);
+    let layout: Vec<(u32, Option<BTreeSet<u32>>)> = placed(vec![worker(1), worker(2)], &turns)
+        .into_iter()
+        .map(|(w, d)| (w.count, d))
+        .collect();
+    assert_eq!(
+        layout,
+        [
+            (1, Some([0].into())),
+            (2, Some([0].into())),
+            (1, Some([2].into())),
+            (2, Some([2].into())),
+        ]
+    );
+    assert!(in_turns(&turns));
+    assert!(!in_turns(&DeepStep::OnDevices([0, 2].into())));
+    let one = placed(vec![worker(1)], &DeepStep::OnDevices([0, 2].into()));
+    assert_eq!(one[0].1, Some([0, 2].into()));
+    assert_eq!(placed(vec![worker(1)], &DeepStep::AsPlanned)[0].1, None);
 }
 
 #[test]
@@ -100,6 +134,8 @@ fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
         processes(&deep_launches(first(), &DeepStep::AsPlanned)).len(),
         4
     );
+    let turns = DeepStep::InTurns(vec![[1].into(), [3].into()]);
+    assert_eq!(processes(&deep_launches(first(), &turns)), [11, 13]);
 }
 
 #[test]
