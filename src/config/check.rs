@@ -230,6 +230,15 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
                 .to_string(),
         });
     }
+    if config.report.trace_events == 0 {
+        return Err(ConfigError::Invalid {
+            key: "report.trace_events".to_string(),
+            origin: origin("report.trace_events"),
+            message: "is 0, which would write a trace.json of no slices; set it to 1 or more \
+                      (300000 by default), or leave `trace` out of report.outputs"
+                .to_string(),
+        });
+    }
     let ncu = &config.pipeline.ncu;
     if ncu.reader == super::schema::ReportReader::Csv
         && !ncu.export.pages.contains(&ExportPage::Raw)

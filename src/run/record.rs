@@ -89,9 +89,24 @@ pub struct DeepRanksRecord {
     /// complete (one profile-run per rank, not a deep rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unprofiled: Option<PassRecord>,
+    /// One profile-run per rank with several deep ranks: this rank's deep-pass step, one round
+    /// (one launch of the job) per deep rank, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<RoundRecord>,
     /// Why the choice rests on part of the ranks (their signatures did not all come in time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+}
+
+/// One round of a deep-pass step taken in rounds (one profile-run per rank).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// The rank whose deep pass ran in this round.
+    pub deep_rank: u32,
+    /// This rank's unprofiled run of the workload in the round; `None`: the round was this rank's
+    /// own deep pass (`deep_pass`, `deep_workers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unprofiled: Option<PassRecord>,
 }
 
 /// One worker of a deep pass run as several ncu processes.

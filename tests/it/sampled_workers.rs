@@ -211,6 +211,7 @@ fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
         .args([
             "pipeline.ncu.sampling.adaptive=false",
             "pipeline.ncu.sampling.deep_gpus=2",
+            "report.outputs=[md, json, html]",
             "--",
             "true",
         ])
@@ -232,6 +233,40 @@ fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
     assert_eq!(sampling["deep_workers"][0]["ended_well"], false);
     assert_eq!(sampling["deep_workers"][0]["rerun"], true);
     assert_eq!(sampling["deep_workers"][1]["ended_well"], true);
+
+    // report.md and report.html show each worker, what it took, and how it ended.
+    let taken = |at: usize| {
+        let w = &sampling["deep_workers"][at];
+        format!("{} of {}", w["results"], w["expected_results"])
+    };
+    let md = std::fs::read_to_string(tmp.path().join("out/run/report.md")).unwrap();
+    let html = std::fs::read_to_string(tmp.path().join("out/run/report.html")).unwrap();
+    assert!(md.contains("## Deep pass workers"), "{md}");
+    assert!(
+        md.contains(&format!(
+            "| `profile.deep.ncu-rep` | {} | 1 | {} | {} | failed on its second try, alone |",
+            sampling["deep_workers"][0]["gpu"].as_str().unwrap(),
+            sampling["deep_workers"][0]["keys"],
+            taken(0)
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("| {} | ended well |", taken(1))),
+        "{md}"
+    );
+    assert!(html.contains("<h2>Deep pass</h2>"), "{html}");
+    assert!(
+        html.contains("<td>failed on its second try, alone</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(
+            "<td class=\"num\">{}</td><td>ended well</td>",
+            taken(1)
+        )),
+        "{html}"
+    );
 }
 
 #[test]

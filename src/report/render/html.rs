@@ -12,6 +12,7 @@ use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+mod deep_pass;
 mod detail;
 mod idle;
 mod selection;
@@ -131,6 +132,8 @@ struct Page<'a> {
     single_scope: bool,
     /// A sampled run: region rows show their coverage, estimated deep values are marked ≈.
     sampled: bool,
+    /// A sampled run's deep pass: each rank's coverage and each worker, where there are any.
+    deep_pass: Option<deep_pass::DeepPassView>,
     /// The chart files are written too (`report.outputs` has `svg`): captions link them.
     link_charts: bool,
 }
@@ -269,6 +272,7 @@ impl<'a> Page<'a> {
             scopes,
             single_scope: report.scopes.len() == 1,
             sampled: report.sampling.is_some(),
+            deep_pass: report.sampling.as_ref().and_then(deep_pass::view),
             link_charts: options.charts,
         }
     }

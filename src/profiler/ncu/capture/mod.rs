@@ -337,15 +337,32 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
 /// Runs the deep pass: as planned from the first pass's launches where they could be read (each
 /// key's sample count, the names `min_time_share` keeps, the GPUs of `deep_gpus`, the ranks of
 /// `deep_ranks`), as one ncu worker or several at once; else as configured. A rank that is not a
-/// deep rank runs the workload unprofiled instead. Returns how the pass a signal stopped ended
+/// deep rank runs the workload unprofiled instead; one profile-run per rank with several deep ranks
+/// runs its step in rounds, one per deep rank. Returns how the pass a signal stopped ended
 /// (`None`: none was). Each worker reads the first pass's launches (`stop_when_covered`) to know
 /// when it has profiled everything it will take.
 fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
-    let (config, run) = (ctx.config, ctx.run);
-    let step = ranks::deep_step(config, ctx.plan, run, record)?;
-    if step == ranks::DeepStep::Unprofiled {
-        return ranks::run_unprofiled(&ctx, deep, record);
+    match ranks::deep_step(ctx.config, ctx.plan, ctx.run, record)? {
+        ranks::DeepStep::Unprofiled => ranks::run_unprofiled(&ctx, deep, record),
+        ranks::DeepStep::InRounds { mine, ranks } => {
+            let own = |record: &mut RunRecord| {
+                run_planned(deep, &ctx, ranks::DeepStep::AsPlanned, record)
+            };
+            ranks::run_rounds(&ctx, deep, record, (mine, &ranks), own)
+        }
+        step => run_planned(deep, &ctx, step, record),
     }
+}
+
+/// The deep pass of a run whose deep step is `step`: sized and placed from the first pass's
+/// launches where they could be read, else as configured.
+fn run_planned(
+    deep: &Pass,
+    ctx: &DeepRun<'_>,
+    step: ranks::DeepStep,
+    record: &mut RunRecord,
+) -> Result<Option<Finished>> {
+    let (config, run) = (ctx.config, ctx.run);
     let sampling = &config.pipeline.ncu.sampling;
     let gpus = workers::host_gpus(sampling.deep_gpus).map_err(Error::Usage)?;
     let countable = coverage::uncountable(config, ctx.plan.passes).is_none();
@@ -366,9 +383,9 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
             err_line(&format!(
                 "warning: the first pass's launches could not be read ({e}); the deep pass runs as configured, to the workload's end"
             ));
-            return run_as_configured(deep, &ctx, &step, record);
+            return run_as_configured(deep, ctx, &step, record);
         }
-        None => return run_as_configured(deep, &ctx, &step, record),
+        None => return run_as_configured(deep, ctx, &step, record),
     };
     let skip = u32::from(sampling.skip_cold_start);
     let kept = |name: &str| {
@@ -404,13 +421,13 @@ fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Opt
         .collect();
     let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
     let together = !ranks::in_turns(&step);
-    let stopped = run_workers(deep, &ctx, record, &planned, passes, together)?;
+    let stopped = run_workers(deep, ctx, record, &planned, passes, together)?;
     // A rerun would profile every rank of the job at once: a job on chosen ranks' devices leaves
     // what a worker never saw unmatched (or taken from another rank's turn).
     if stopped.is_some() || record.deep_workers.is_empty() || step != ranks::DeepStep::AsPlanned {
         return Ok(stopped);
     }
-    deep_run::rerun_unseen(&ctx, &deep.cli, &planned, &durations, countable, record)
+    deep_run::rerun_unseen(ctx, &deep.cli, &planned, &durations, countable, record)
 }
 
 /// The deep pass as configured, to the workload's end, where the first pass's launches are not

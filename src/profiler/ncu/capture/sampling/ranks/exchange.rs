@@ -36,7 +36,11 @@ pub(super) fn per_rank(
 ) -> Result<DeepStep> {
     let sampling = &config.pipeline.ncu.sampling;
     let (chosen, warning) = match &sampling.deep_ranks {
-        DeepRanks::All => return Ok(DeepStep::AsPlanned),
+        // Every rank, in rounds (below); a launch whose size is unknown cannot count them.
+        DeepRanks::All => match me.world_size {
+            Some(world) if world > 1 => ((0..world).collect(), None),
+            _ => return Ok(DeepStep::AsPlanned),
+        },
         DeepRanks::List(ranks) => {
             let world = me.world_size.unwrap_or(u32::MAX);
             if let Some(beyond) = ranks.iter().find(|&&r| r >= world) {
@@ -83,17 +87,22 @@ pub(super) fn per_rank(
             me.rank
         ));
     }
-    if deep && chosen.len() > 1 {
-        err_line(&format!(
-            "warning: ranks {} run their deep passes at the same time: ncu profiles one process at a time on a host, so deep ranks of one host that wait on each other's collectives may stall; one deep rank per host, or one profile-run around the launcher (there chosen ranks take turns), avoids it",
-            super::list(&chosen)
-        ));
-    }
+    let ranks: Vec<u32> = chosen.iter().copied().collect();
     record.deep_ranks = Some(DeepRanksRecord {
-        chosen: chosen.into_iter().collect(),
+        chosen: ranks.clone(),
         warning,
         ..DeepRanksRecord::default()
     });
+    if ranks.len() > 1 {
+        err_line(&format!(
+            "note: the deep ranks take turns: rank {} runs the workload {} times, once per deep rank ({}), under ncu in its own turn only, as ncu profiles one process at a time on a host and deep ranks profiled at once would wait on each other's collectives",
+            me.rank,
+            ranks.len(),
+            super::list(&ranks)
+        ));
+        let mine = ranks.iter().position(|r| *r == me.rank);
+        return Ok(DeepStep::InRounds { mine, ranks });
+    }
     Ok(match deep {
         true => DeepStep::AsPlanned,
         false => DeepStep::Unprofiled,

@@ -23,7 +23,7 @@ use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::run::{
-    DeepRanksRecord, PassRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
+    DeepRanksRecord, PassRecord, RoundRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
 };
 
 use super::super::run::Pass;
@@ -44,6 +44,13 @@ pub enum DeepStep {
     /// never gets it back. Seen with DDP on 4 × H200: deep passes on all four ranks at once stopped
     /// after 40 kernels of rank 0 (docs/performance.md).
     InTurns(Vec<BTreeSet<u32>>),
+    /// One profile-run per rank with several deep ranks: the deep-pass step runs once per deep rank
+    /// in `ranks`' order, one launch of the job each, under ncu in this rank's own round (`mine`)
+    /// and unprofiled in the others, for the reason of [`DeepStep::InTurns`].
+    InRounds {
+        mine: Option<usize>,
+        ranks: Vec<u32>,
+    },
     /// Run the workload unprofiled instead: this rank is not a deep rank.
     Unprofiled,
 }
@@ -275,7 +282,7 @@ pub(crate) fn placed(
             .iter()
             .flat_map(|devices| planned.iter().map(|w| (w.clone(), Some(devices.clone()))))
             .collect(),
-        DeepStep::AsPlanned | DeepStep::Unprofiled => {
+        DeepStep::AsPlanned | DeepStep::Unprofiled | DeepStep::InRounds { .. } => {
             planned.into_iter().map(|w| (w, None)).collect()
         }
     }
@@ -294,7 +301,7 @@ pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> Laun
     let devices: BTreeSet<u32> = match step {
         DeepStep::OnDevices(devices) => devices.clone(),
         DeepStep::InTurns(turns) => turns.iter().flatten().copied().collect(),
-        DeepStep::AsPlanned | DeepStep::Unprofiled => return first,
+        DeepStep::AsPlanned | DeepStep::Unprofiled | DeepStep::InRounds { .. } => return first,
     };
     first.retain_processes(|(_, device)| {
         device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
@@ -310,6 +317,71 @@ pub(crate) fn run_unprofiled(
     deep: &Pass,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
+    in_place_of_deep_pass(ctx, deep, record)?;
+    let (pass, finished) = workload_unprofiled(ctx, NCU_UNPROFILED_LOG)?;
+    if let Some(chosen) = record.deep_ranks.as_mut() {
+        chosen.unprofiled = Some(pass);
+    }
+    record.interrupted_by = finished.interrupted_by;
+    ctx.run.write_record(record)?;
+    Ok(finished.interrupted_by.is_some().then_some(finished))
+}
+
+/// This rank's deep-pass step in rounds, one per deep rank in `ranks`: its own deep pass (`own`) in
+/// its round (`mine`), the workload unprofiled in the others (each logged to
+/// `unprofiled.round<N>.log`), each recorded in run.json's `deep_ranks.rounds`. A rank that is no
+/// deep rank has no deep pass (command.txt has the workload in its place). Stops at the first round
+/// a signal stopped, and returns how it ended.
+pub(crate) fn run_rounds(
+    ctx: &DeepRun<'_>,
+    deep: &Pass,
+    record: &mut RunRecord,
+    (mine, ranks): (Option<usize>, &[u32]),
+    mut own: impl FnMut(&mut RunRecord) -> Result<Option<Finished>>,
+) -> Result<Option<Finished>> {
+    if mine.is_none() {
+        in_place_of_deep_pass(ctx, deep, record)?;
+    }
+    for (round, &deep_rank) in ranks.iter().enumerate() {
+        let (unprofiled, stopped) = if Some(round) == mine {
+            (None, own(record)?)
+        } else {
+            let (pass, finished) =
+                workload_unprofiled(ctx, &format!("unprofiled.round{round}.log"))?;
+            record.interrupted_by = finished.interrupted_by;
+            let stopped = finished.interrupted_by.is_some().then_some(finished);
+            (Some(pass), stopped)
+        };
+        if let Some(chosen) = record.deep_ranks.as_mut() {
+            chosen.rounds.push(RoundRecord {
+                deep_rank,
+                unprofiled,
+            });
+        }
+        ctx.run.write_record(record)?;
+        if stopped.is_some() {
+            return Ok(stopped);
+        }
+    }
+    Ok(None)
+}
+
+/// No deep pass on this rank: run.json has none, command.txt the workload in its place.
+fn in_place_of_deep_pass(ctx: &DeepRun<'_>, deep: &Pass, record: &mut RunRecord) -> Result<()> {
+    let run = ctx.run;
+    let line = shell_words::join(ctx.workload);
+    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    run.write_text(
+        COMMAND_FILE,
+        &commands.replace(&deep.cli.shell_line(), &line),
+    )?;
+    record.deep_pass = None;
+    Ok(())
+}
+
+/// One run of the workload, unprofiled, its output in `log` in the run directory; its record and
+/// how it ended (a failure is warned of, never an error: its peers' results stand).
+fn workload_unprofiled(ctx: &DeepRun<'_>, log: &str) -> Result<(PassRecord, Finished)> {
     let DeepRun {
         run,
         workload,
@@ -317,13 +389,6 @@ pub(crate) fn run_unprofiled(
         display,
         ..
     } = *ctx;
-    let line = shell_words::join(workload);
-    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
-    run.write_text(
-        COMMAND_FILE,
-        &commands.replace(&deep.cli.shell_line(), &line),
-    )?;
-    record.deep_pass = None;
     let mut pass = PassRecord {
         command: workload.to_vec(),
         ..PassRecord::default()
@@ -331,7 +396,7 @@ pub(crate) fn run_unprofiled(
     display.status("not a deep rank: running the workload unprofiled".to_string());
     let program = workload.first().cloned().unwrap_or_default();
     let expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
-    let log: PathBuf = run.path(NCU_UNPROFILED_LOG);
+    let log: PathBuf = run.path(log);
     let finished = run_streaming(&program, expression, &log, grace, &mut |line| {
         display.passthrough(line);
         Flow::Continue
@@ -346,12 +411,7 @@ pub(crate) fn run_unprofiled(
             log.display()
         ));
     }
-    if let Some(chosen) = record.deep_ranks.as_mut() {
-        chosen.unprofiled = Some(pass);
-    }
-    record.interrupted_by = finished.interrupted_by;
-    run.write_record(record)?;
-    Ok(finished.interrupted_by.is_some().then_some(finished))
+    Ok((pass, finished))
 }
 
 /// Adds `rank` to the ranks whose own deep results a reading holds (`measured`: its run directory

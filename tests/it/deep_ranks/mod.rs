@@ -167,6 +167,7 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
         &[
             "output.run_name=run",
             "pipeline.ncu.sampling.deep_ranks=all",
+            "report.outputs=[md, json, html]",
         ],
     )
     .env("FAKE_NCU_SPAN_LOG", &spans)
@@ -213,6 +214,16 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
     for rank in report["sampling"]["ranks"].as_array().unwrap() {
         assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
     }
+    // report.html shows every rank's coverage and each turn as a worker with its own file.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for rank in 0..4 {
+        let row = format!("<tr><td class=\"num\">{rank}</td><td>ran</td>");
+        assert!(html.contains(&row), "{row} in {html}");
+    }
+    assert!(
+        html.contains("<code>profile.deep.3.ncu-rep</code>"),
+        "{html}"
+    );
 }
 
 #[test]
@@ -539,3 +550,5 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
         "{notes}"
     );
 }
+
+mod rounds;
