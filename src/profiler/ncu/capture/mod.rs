@@ -420,11 +420,12 @@ fn run_planned(
         })
         .collect();
     let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
-    let together = !ranks::in_turns(&step);
-    let stopped = run_workers(deep, ctx, record, &planned, passes, together)?;
-    // A rerun would profile every rank of the job at once: a job on chosen ranks' devices leaves
-    // what a worker never saw unmatched (or taken from another rank's turn).
-    if stopped.is_some() || record.deep_workers.is_empty() || step != ranks::DeepStep::AsPlanned {
+    let schedule = ranks::schedule(&step, record);
+    let stopped = run_workers(deep, ctx, record, &planned, passes, schedule)?;
+    // A rerun of names never seen would profile every rank of a job at once (or one rank of a
+    // launch alone): there what a worker never saw stays unmatched, or comes from another rank.
+    let rerun = schedule.reruns && step == ranks::DeepStep::AsPlanned;
+    if stopped.is_some() || record.deep_workers.is_empty() || !rerun {
         return Ok(stopped);
     }
     deep_run::rerun_unseen(ctx, &deep.cli, &planned, &durations, countable, record)
@@ -438,13 +439,14 @@ fn run_as_configured(
     step: &ranks::DeepStep,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
+    let schedule = ranks::schedule(step, record);
     if !ranks::in_turns(step) {
         let pass = deep_run::configured(deep);
         let pass = match step {
             ranks::DeepStep::OnDevices(devices) => ranks::on_devices(&pass, devices),
             _ => pass,
         };
-        return run_workers(deep, ctx, record, &[], vec![(pass, None)], true);
+        return run_workers(deep, ctx, record, &[], vec![(pass, None)], schedule);
     }
     let whole = deep_run::whole_worker(ctx.config.pipeline.ncu.sampling.launch_count);
     let placed = ranks::placed(vec![whole], step);
@@ -458,7 +460,7 @@ fn run_as_configured(
         })
         .collect();
     let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
-    run_workers(deep, ctx, record, &planned, passes, false)
+    run_workers(deep, ctx, record, &planned, passes, schedule)
 }
 
 /// Runs the planned workers (none planned: `deep` as configured, alone), recording their commands
@@ -469,7 +471,7 @@ fn run_workers(
     record: &mut RunRecord,
     planned: &[workers::Worker],
     passes: Vec<(Pass, Option<u64>)>,
-    together: bool,
+    schedule: deep_run::Schedule,
 ) -> Result<Option<Finished>> {
     let passes = match passes.is_empty() {
         true => vec![(deep_run::configured(deep), None)],
@@ -494,7 +496,7 @@ fn run_workers(
         return Ok(finished.interrupted_by.is_some().then_some(finished));
     }
     ctx.run.write_record(record)?;
-    deep_run::run_workers(ctx, passes, together, record)
+    deep_run::run_workers(ctx, passes, schedule, record)
 }
 
 /// `CUDA_VISIBLE_DEVICES=N ` before a worker's shell line where it has a GPU of its own.

@@ -134,17 +134,27 @@ pub(crate) fn expected(
         .flatten()
 }
 
-/// Runs `passes` (each with its `expected` results) at once, or one after another where not
-/// `together` (ranks of one job taking turns; a signal stops the rest), records each in `records`,
-/// reruns each that failed once, alone, after the others (on the next GPU where there are
-/// several), and returns how the first pass a signal stopped ended (`None`: none was).
+/// How a deep pass's workers run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Schedule {
+    /// All at once; else one after another (ranks of one job taking turns).
+    pub together: bool,
+    /// Whether a worker that failed runs once more: not for one rank of a launch, whose workload
+    /// run alone would wait in its collectives for peers that have moved on.
+    pub reruns: bool,
+}
+
+/// Runs `passes` (each with its `expected` results) as `schedule` says (one after another, a
+/// signal stops the rest), records each in `records`, reruns each that failed once, alone, after
+/// the others (on the next GPU where there are several) where the schedule allows, and returns how
+/// the first pass a signal stopped ended (`None`: none was).
 pub(crate) fn run_workers(
     ctx: &DeepRun<'_>,
     passes: Vec<(Pass, Option<u64>)>,
-    together: bool,
+    schedule: Schedule,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
-    let ran = match together {
+    let ran = match schedule.together {
         true => at_once(ctx, &passes),
         false => in_turns(ctx, &passes),
     };
@@ -173,6 +183,14 @@ pub(crate) fn run_workers(
     }
     sync_deep_pass(record);
     ctx.run.write_record(record)?;
+    if !schedule.reruns && !failed.is_empty() {
+        err_line(&format!(
+            "warning: {} worker(s) of ncu's deep pass failed (see their logs in {}); not run again: this rank's workload alone would wait for its peers' collectives, so their launch keys have no deep results of this rank (unmatched, or taken from another rank by `merge`)",
+            failed.len(),
+            ctx.run.root().display()
+        ));
+        return Ok(None);
+    }
     let gpus: Vec<Option<String>> = passes.iter().map(|(p, _)| p.gpu.clone()).collect();
     for at in failed {
         let (pass, expected) = &passes[at];

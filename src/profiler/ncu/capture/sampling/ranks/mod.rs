@@ -28,7 +28,7 @@ use crate::run::{
 
 use super::super::run::Pass;
 use super::super::trace;
-use super::deep_run::{open_traces, DeepRun};
+use super::deep_run::{open_traces, DeepRun, Schedule};
 use super::workers::Worker;
 
 /// What this run's deep pass does once the ranks are chosen.
@@ -292,6 +292,15 @@ pub(crate) fn placed(
 /// all at once.
 pub(crate) fn in_turns(step: &DeepStep) -> bool {
     matches!(step, DeepStep::InTurns(turns) if turns.len() > 1)
+}
+
+/// How the deep pass's workers run for `step`: one after another where ranks take turns; a failed
+/// one runs again unless this run is one rank of a launch (its workload cannot run alone).
+pub(crate) fn schedule(step: &DeepStep, record: &RunRecord) -> Schedule {
+    Schedule {
+        together: !in_turns(step),
+        reruns: ends_alone(record),
+    }
 }
 
 /// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when

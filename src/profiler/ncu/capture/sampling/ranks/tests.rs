@@ -165,3 +165,24 @@ fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
         "around a launcher every rank ends together"
     );
 }
+
+#[test]
+fn turns_run_one_after_another_and_one_rank_of_a_launch_never_reruns_alone() {
+    let around = RunRecord::new(&[], &[], "f", None);
+    let turns = DeepStep::InTurns(vec![[0].into(), [1].into()]);
+    let s = schedule(&turns, &around);
+    assert!(!s.together && s.reruns, "{s:?}");
+    let s = schedule(&DeepStep::OnDevices([0].into()), &around);
+    assert!(s.together && s.reruns, "{s:?}");
+    let rank = Rank {
+        rank: 1,
+        source: "RANK".into(),
+        world_size: Some(4),
+    };
+    let one_rank = RunRecord::new(&[], &[], "f", Some(rank));
+    let s = schedule(&DeepStep::AsPlanned, &one_rank);
+    assert!(
+        !s.reruns,
+        "its workload alone would wait for its peers: {s:?}"
+    );
+}
