@@ -10,7 +10,7 @@ use super::closed_sets::ExportPage;
 use super::error::ConfigError;
 use super::origin::Layer;
 use super::origin::{dotted, flow, origin_of, Origin};
-use super::schema::Config;
+use super::schema::{Config, Format};
 use super::suggest::{did_you_mean, get, key_path};
 use crate::region::Renames;
 
@@ -230,12 +230,14 @@ fn check_references(config: &Config, layers: &[Layer]) -> Result<(), ConfigError
                 .to_string(),
         });
     }
-    if config.report.trace_events == 0 {
+    let writes_trace = config.report.outputs.contains(&Format::Trace);
+    if writes_trace && config.report.trace_events == 0 {
         return Err(ConfigError::Invalid {
             key: "report.trace_events".to_string(),
             origin: origin("report.trace_events"),
-            message: "is 0, which would write a trace.json of no slices; set it to 1 or more \
-                      (300000 by default), or leave `trace` out of report.outputs"
+            message: "is 0, but report.outputs has `trace`: trace.json would hold no slices; \
+                      set it to 1 or more (300000 by default), or leave `trace` out of \
+                      report.outputs"
                 .to_string(),
         });
     }

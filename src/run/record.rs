@@ -277,14 +277,20 @@ impl RunRecord {
     }
 
     /// The ranks whose deep results this run holds: the chosen ones around a launcher, this rank
-    /// alone (or none, when it ran unprofiled) for one profile-run per rank; `None` when the run
-    /// chose no ranks.
+    /// alone (or none, when it ran unprofiled, in one step or in every round) for one profile-run
+    /// per rank; `None` when the run chose no ranks.
     fn deep_ranks_measured(&self) -> Option<Vec<u32>> {
         let chosen = self.deep_ranks.as_ref()?;
-        Some(match (&self.rank, &chosen.unprofiled) {
-            (Some(_), Some(_)) => Vec::new(),
-            (Some(rank), None) => vec![rank.rank],
-            (None, _) => chosen.chosen.clone(),
+        Some(match &self.rank {
+            None => chosen.chosen.clone(),
+            Some(rank)
+                if chosen.unprofiled.is_none()
+                    && self.deep_pass.is_some()
+                    && chosen.chosen.contains(&rank.rank) =>
+            {
+                vec![rank.rank]
+            }
+            Some(_) => Vec::new(),
         })
     }
 

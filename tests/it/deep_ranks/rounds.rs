@@ -1,8 +1,10 @@
 //! One profile-run per rank with several deep ranks: rounds, one launch of the job per deep rank.
 
+use std::path::PathBuf;
+
 use assert_cmd::Command;
 
-use super::{ncu_runs, per_rank_runs, read_json};
+use super::{launch, ncu_runs, per_rank_runs, read_json, traces, GPT2_DDP};
 
 /// One profile-run per rank with `deep_ranks=all`: the ranks take turns in rounds, one launch of
 /// the job per deep rank, each rank under ncu in its own round only and unprofiled in the others,
@@ -63,4 +65,48 @@ fn one_profile_run_per_rank_with_several_deep_ranks_takes_rounds() {
         assert_eq!(rank["deep_rank"], true, "{rank}");
         assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
     }
+}
+
+/// A rank that is no deep rank among several takes every round unprofiled, has no deep pass, and
+/// its report says so (its run counts none of its kernels as measured on itself).
+#[test]
+fn a_rank_that_is_no_deep_rank_runs_every_round_unprofiled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let found = traces(GPT2_DDP);
+    // Three ranks of the 4-GPU fixture (after the torchrun agent's trace); ranks 0 and 2 are deep.
+    let ranks: Vec<Vec<PathBuf>> = (0..3).map(|r| found[1 + r..2 + r].to_vec()).collect();
+    launch(
+        tmp.path(),
+        &ranks,
+        &[
+            "output.run_name=job",
+            "pipeline.ncu.sampling.deep_ranks=[0, 2]",
+        ],
+    );
+    assert_eq!(ncu_runs(tmp.path()).len(), 2, "one deep pass per deep rank");
+    let rank1 = tmp.path().join("runs/job/rank1");
+    let record = read_json(&rank1.join("run.json"));
+    assert!(record["deep_pass"].is_null(), "{record}");
+    let rounds = record["deep_ranks"]["rounds"].as_array().unwrap();
+    let deep: Vec<u64> = rounds
+        .iter()
+        .map(|r| r["deep_rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(deep, [0, 2]);
+    assert!(
+        rounds.iter().all(|r| r["unprofiled"]["exit_code"] == 0),
+        "{record}"
+    );
+    let report = read_json(&rank1.join("report.json"));
+    assert_eq!(
+        report["sampling"]["ranks"][0]["deep_rank"], false,
+        "{report}"
+    );
+    assert!(report["notes"].to_string().contains("not a deep rank"));
+    let rank2 = read_json(&tmp.path().join("runs/job/rank2/run.json"));
+    assert_eq!(rank2["deep_pass"]["exit_code"], 0, "{rank2}");
+    assert!(
+        rank2["deep_ranks"]["rounds"][1]["unprofiled"].is_null(),
+        "its own round"
+    );
 }

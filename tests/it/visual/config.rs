@@ -147,13 +147,18 @@ fn an_empty_list_is_a_config_error() {
 fn a_trace_bound_of_zero_slices_is_a_config_error_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = report(&out, &["report.trace_events=0"]);
+    let with_trace = "report.outputs=[md, trace]";
+    let o = report(&out, &[with_trace, "report.trace_events=0"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("report.trace_events"), "{stderr}");
     assert!(stderr.contains("set it to 1 or more"), "{stderr}");
     assert!(!out.exists(), "nothing rendered");
-    let o = report(&out, &["report.trace_events=1"]);
+    let o = report(&out, &[with_trace, "report.trace_events=1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Without trace.json the bound bounds nothing.
+    let other = dir.path().join("other");
+    let o = report(&other, &["report.outputs=[md]", "report.trace_events=0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 

@@ -336,7 +336,8 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
 
 /// Runs the deep pass: as planned from the first pass's launches where they could be read (each
 /// key's sample count, the names `min_time_share` keeps, the GPUs of `deep_gpus`, the ranks of
-/// `deep_ranks`), as one ncu worker or several at once; else as configured. A rank that is not a
+/// `deep_ranks`), as one ncu worker or several (at once, or in turns where several ranks of one job
+/// take the deep pass); else as configured. A rank that is not a
 /// deep rank runs the workload unprofiled instead; one profile-run per rank with several deep ranks
 /// runs its step in rounds, one per deep rank. Returns how the pass a signal stopped ended
 /// (`None`: none was). Each worker reads the first pass's launches (`stop_when_covered`) to know
@@ -402,29 +403,30 @@ fn run_planned(
     }
     let alone = ranks::ends_alone(record);
     let placed = ranks::placed(workers::plan(&needs, &gpus, selection.is_some()), &step);
-    let passes: Vec<(Pass, Option<u64>)> = placed
-        .iter()
+    let (planned, passes): (Vec<workers::Worker>, Vec<(Pass, Option<u64>)>) = placed
+        .into_iter()
         .enumerate()
-        .map(|(at, (worker, devices))| {
-            let pass = deep_run::worker_pass(&deep.cli, config, run.root(), at, worker);
+        .map(|(at, (mut worker, devices))| {
+            let pass = deep_run::worker_pass(&deep.cli, config, run.root(), at, &worker);
             let Some(devices) = devices else {
-                let expected = deep_run::expected(&durations, worker, skip, countable && alone);
-                return (pass, expected);
+                let expected = deep_run::expected(&durations, &worker, skip, countable && alone);
+                return (worker, (pass, expected));
             };
+            // A rank's turn takes the launches of its own devices alone.
             let on_them = ranks::deep_launches(
                 durations.clone(),
                 &ranks::DeepStep::OnDevices(devices.clone()),
             );
-            let expected = deep_run::expected(&on_them, worker, skip, countable && alone);
-            (ranks::on_devices(&pass, devices), expected)
+            worker.keys = deep_run::keys_of(&on_them, &worker);
+            let expected = deep_run::expected(&on_them, &worker, skip, countable && alone);
+            (worker, (ranks::on_devices(&pass, &devices), expected))
         })
-        .collect();
-    let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
+        .unzip();
     let schedule = ranks::schedule(&step, record);
     let stopped = run_workers(deep, ctx, record, &planned, passes, schedule)?;
     // A rerun of names never seen would profile every rank of a job at once (or one rank of a
     // launch alone): there what a worker never saw stays unmatched, or comes from another rank.
-    let rerun = schedule.reruns && step == ranks::DeepStep::AsPlanned;
+    let rerun = schedule.reruns && !one_job;
     if stopped.is_some() || record.deep_workers.is_empty() || !rerun {
         return Ok(stopped);
     }

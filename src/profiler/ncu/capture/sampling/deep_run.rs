@@ -1,7 +1,9 @@
-//! Running the deep pass as its workers (`workers`): all at once, one ncu process each, then each
-//! worker that failed (out of GPU memory with several copies of the workload on one GPU, say) once
-//! more, alone, after the others. A worker that fails twice leaves its keys without deep results:
-//! unmatched in the report, never estimated. How each worker went is in run.json (`deep_workers`).
+//! Running the deep pass as its workers (`workers`): all at once, one ncu process each (or one
+//! after another, where the ranks of one job take turns), then each worker that failed (out of GPU
+//! memory with several copies of the workload on one GPU, say) once more, alone, after the others,
+//! unless the run is one rank of a launch. A worker that fails twice leaves its keys without deep
+//! results: unmatched in the report, never estimated. How each worker went is in run.json
+//! (`deep_workers`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -109,6 +111,17 @@ pub(crate) fn worker_pass(
         log,
         gpu: worker.gpu.clone(),
     }
+}
+
+/// The launch keys of `durations` whose names `worker` profiles.
+pub(crate) fn keys_of(durations: &LaunchDurations, worker: &Worker) -> u64 {
+    let named = |name: &str| {
+        worker
+            .names
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    };
+    durations.keys().filter(|(name, _, _)| named(name)).count() as u64
 }
 
 /// The results worker `worker` takes of the first pass's launches (`None`: not certain, or

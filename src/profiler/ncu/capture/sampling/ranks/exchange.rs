@@ -39,7 +39,14 @@ pub(super) fn per_rank(
         // Every rank, in rounds (below); a launch whose size is unknown cannot count them.
         DeepRanks::All => match me.world_size {
             Some(world) if world > 1 => ((0..world).collect(), None),
-            _ => return Ok(DeepStep::AsPlanned),
+            Some(_) => return Ok(DeepStep::AsPlanned),
+            None => {
+                err_line(&format!(
+                    "warning: rank {}'s launcher gave no world size ({} alone), so deep_ranks=all cannot take the ranks in rounds: every rank runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there (ncu profiles one process at a time); set the world size (WORLD_SIZE, …) or deep_ranks=signature",
+                    me.rank, me.source
+                ));
+                return Ok(DeepStep::AsPlanned);
+            }
         },
         DeepRanks::List(ranks) => {
             let world = me.world_size.unwrap_or(u32::MAX);
@@ -88,12 +95,22 @@ pub(super) fn per_rank(
         ));
     }
     let ranks: Vec<u32> = chosen.iter().copied().collect();
+    // A choice from part of the signatures may differ from a peer's: ranks that count different
+    // rounds would leave each other waiting in their collectives, so such a choice runs at once.
+    let rounds = ranks.len() > 1 && warning.is_none();
+    if ranks.len() > 1 && !rounds {
+        err_line(&format!(
+            "warning: rank {} chose its deep ranks ({}) from part of the signatures, so they cannot take rounds (a peer may have chosen otherwise): each runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there",
+            me.rank,
+            super::list(&ranks)
+        ));
+    }
     record.deep_ranks = Some(DeepRanksRecord {
         chosen: ranks.clone(),
         warning,
         ..DeepRanksRecord::default()
     });
-    if ranks.len() > 1 {
+    if rounds {
         err_line(&format!(
             "note: the deep ranks take turns: rank {} runs the workload {} times, once per deep rank ({}), under ncu in its own turn only, as ncu profiles one process at a time on a host and deep ranks profiled at once would wait on each other's collectives",
             me.rank,

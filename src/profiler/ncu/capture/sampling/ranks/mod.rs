@@ -198,7 +198,7 @@ pub fn around_launcher(
             });
     if let Some((other, rank, shared)) = unchosen_sharing.or(shared) {
         return Err(Error::Usage(format!(
-            "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\"), or set pipeline.ncu.sampling.deep_ranks=all"
+            "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\")"
         )));
     }
     match turns.len() {
@@ -327,7 +327,8 @@ pub(crate) fn run_unprofiled(
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
     in_place_of_deep_pass(ctx, deep, record)?;
-    let (pass, finished) = workload_unprofiled(ctx, NCU_UNPROFILED_LOG)?;
+    let status = "not a deep rank: running the workload unprofiled".to_string();
+    let (pass, finished) = workload_unprofiled(ctx, NCU_UNPROFILED_LOG, status)?;
     if let Some(chosen) = record.deep_ranks.as_mut() {
         chosen.unprofiled = Some(pass);
     }
@@ -340,7 +341,9 @@ pub(crate) fn run_unprofiled(
 /// its round (`mine`), the workload unprofiled in the others (each logged to
 /// `unprofiled.round<N>.log`), each recorded in run.json's `deep_ranks.rounds`. A rank that is no
 /// deep rank has no deep pass (command.txt has the workload in its place). Stops at the first round
-/// a signal stopped, and returns how it ended.
+/// a signal stopped (a deep pass that never ran is then not recorded), and returns how it ended. An
+/// error in its own round still runs the rounds after it, so that its peers' collectives complete,
+/// and is returned at the end.
 pub(crate) fn run_rounds(
     ctx: &DeepRun<'_>,
     deep: &Pass,
@@ -351,14 +354,32 @@ pub(crate) fn run_rounds(
     if mine.is_none() {
         in_place_of_deep_pass(ctx, deep, record)?;
     }
+    let mut failed = None;
     for (round, &deep_rank) in ranks.iter().enumerate() {
         let (unprofiled, stopped) = if Some(round) == mine {
-            (None, own(record)?)
+            match own(record) {
+                Ok(stopped) => (None, stopped),
+                Err(e) => {
+                    err_line(&format!(
+                        "warning: rank {deep_rank}'s deep pass failed ({e}); running the rounds left unprofiled, so that the other ranks' collectives complete"
+                    ));
+                    failed = Some(e);
+                    (None, None)
+                }
+            }
         } else {
-            let (pass, finished) =
-                workload_unprofiled(ctx, &format!("unprofiled.round{round}.log"))?;
+            let status = format!(
+                "round {} of {}: rank {deep_rank}'s deep pass; running the workload unprofiled",
+                round + 1,
+                ranks.len()
+            );
+            let log = format!("unprofiled.round{round}.log");
+            let (pass, finished) = workload_unprofiled(ctx, &log, status)?;
             record.interrupted_by = finished.interrupted_by;
             let stopped = finished.interrupted_by.is_some().then_some(finished);
+            if stopped.is_some() && mine.is_some_and(|m| m > round) {
+                record.deep_pass = None;
+            }
             (Some(pass), stopped)
         };
         if let Some(chosen) = record.deep_ranks.as_mut() {
@@ -372,7 +393,10 @@ pub(crate) fn run_rounds(
             return Ok(stopped);
         }
     }
-    Ok(None)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(None),
+    }
 }
 
 /// No deep pass on this rank: run.json has none, command.txt the workload in its place.
@@ -388,9 +412,14 @@ fn in_place_of_deep_pass(ctx: &DeepRun<'_>, deep: &Pass, record: &mut RunRecord)
     Ok(())
 }
 
-/// One run of the workload, unprofiled, its output in `log` in the run directory; its record and
-/// how it ended (a failure is warned of, never an error: its peers' results stand).
-fn workload_unprofiled(ctx: &DeepRun<'_>, log: &str) -> Result<(PassRecord, Finished)> {
+/// One run of the workload, unprofiled, its output in `log` in the run directory, `status` on the
+/// progress line; its record and how it ended (a failure is warned of, never an error: its peers'
+/// results stand).
+fn workload_unprofiled(
+    ctx: &DeepRun<'_>,
+    log: &str,
+    status: String,
+) -> Result<(PassRecord, Finished)> {
     let DeepRun {
         run,
         workload,
@@ -402,7 +431,7 @@ fn workload_unprofiled(ctx: &DeepRun<'_>, log: &str) -> Result<(PassRecord, Fini
         command: workload.to_vec(),
         ..PassRecord::default()
     };
-    display.status("not a deep rank: running the workload unprofiled".to_string());
+    display.status(status);
     let program = workload.first().cloned().unwrap_or_default();
     let expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
     let log: PathBuf = run.path(log);
