@@ -11,7 +11,10 @@
 #   deep_ranks.txt       each run's deep_ranks record (run.json), --devices and sampling.ranks;
 #   runs.tar.gz          the run directories (report.md, report.json, run.json, logs; traces kept).
 # Progress lines go to stdout as it goes.
-#   BIN=path/to/profile-run (libcupti_trace.so beside it) [MODES="ddp fsdp"] [LAYERS=12 STEPS=10] \
+# With deep_ranks=all the ranks take turns (one launch of the job per rank), so `all` costs about
+# world size times one rank's deep pass: on 4 × H200 at LAYERS=4 STEPS=3 one mode takes about 400 s,
+# so run one mode per 10-minute command.
+#   BIN=path/to/profile-run (libcupti_trace.so beside it) [MODES="ddp fsdp"] [LAYERS=4 STEPS=3] \
 #     tests/manual/ncu/deep_ranks_session.sh
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
@@ -20,7 +23,7 @@ out="$(realpath "${OUT:-.}")"
 work="${WORK:-/tmp/deep-ranks-session}"
 here="$(cd "$(dirname "$0")" && pwd)"
 n=$(nvidia-smi -L | wc -l)
-layers="${LAYERS:-12}" steps="${STEPS:-10}"
+layers="${LAYERS:-4}" steps="${STEPS:-3}"
 rm -rf "$work"
 mkdir -p "$work" "$out"
 : > "$out/deep_ranks.tsv"

@@ -343,24 +343,27 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
 /// (`None`: none was). Each worker reads the first pass's launches (`stop_when_covered`) to know
 /// when it has profiled everything it will take.
 fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
-    match ranks::deep_step(ctx.config, ctx.plan, ctx.run, record)? {
+    let (step, mut read) = ranks::deep_step(ctx.config, ctx.plan, ctx.run, record)?;
+    match step {
         ranks::DeepStep::Unprofiled => ranks::run_unprofiled(&ctx, deep, record),
         ranks::DeepStep::InRounds { mine, ranks } => {
             let own = |record: &mut RunRecord| {
-                run_planned(deep, &ctx, ranks::DeepStep::AsPlanned, record)
+                run_planned(deep, &ctx, ranks::DeepStep::AsPlanned, read.take(), record)
             };
             ranks::run_rounds(&ctx, deep, record, (mine, &ranks), own)
         }
-        step => run_planned(deep, &ctx, step, record),
+        step => run_planned(deep, &ctx, step, read, record),
     }
 }
 
 /// The deep pass of a run whose deep step is `step`: sized and placed from the first pass's
-/// launches where they could be read, else as configured.
+/// launches (`read` where choosing the deep step read them already) where they could be read,
+/// else as configured.
 fn run_planned(
     deep: &Pass,
     ctx: &DeepRun<'_>,
     step: ranks::DeepStep,
+    read: Option<LaunchDurations>,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
     let (config, run) = (ctx.config, ctx.run);
@@ -370,8 +373,11 @@ fn run_planned(
     let first =
         (sampling.adaptive || countable || sampling.min_time_share > 0.0 || !gpus.is_empty()).then(
             || {
-                deep_run::first_pass_durations(config, ctx.plan, run, record)
-                    .map(|first| ranks::deep_launches(first, &step))
+                read.map_or_else(
+                    || deep_run::first_pass_durations(config, ctx.plan, run, record),
+                    Ok,
+                )
+                .map(|first| ranks::deep_launches(first, &step))
             },
         );
     let selection = keep_where_it_matters(config, first.as_ref())?;

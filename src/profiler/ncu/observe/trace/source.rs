@@ -150,28 +150,10 @@ impl<'p> TraceSource<'p> {
 
 impl TraceSource<'_> {
     /// Each launch key's in-place durations, over the kernels in the requested regions (the ones
-    /// the report counts), for the adaptive deep samples.
+    /// the report counts), for the adaptive deep samples: the same reading that tells the
+    /// processes apart for the deep ranks ([`TraceSource::process_launches`]).
     pub(crate) fn launch_durations(&self) -> Result<LaunchDurations> {
-        let mut durations = LaunchDurations::default();
-        for input in &self.inputs {
-            let trace = &file::read_input(input)?;
-            let mut wanted = Wanted::default();
-            self.attribute(trace, |a| {
-                if !wanted.of(self, a) {
-                    return;
-                }
-                let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                let launch = trace.shape(a.kernel);
-                durations.add(
-                    &trace.names[launch.name],
-                    deep::shape(launch),
-                    process,
-                    a.kernel.duration_ns(),
-                    a.stacks,
-                );
-            })?;
-        }
-        Ok(durations)
+        self.process_launches().map(|(_, durations)| durations)
     }
 
     /// Every kernel of `trace` with its regions, in launch order; a kernel inside more ranges than

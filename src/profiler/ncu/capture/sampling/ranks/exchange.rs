@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::config::{Config, DeepRanks};
 use crate::console::err_line;
 use crate::error::{Error, Result};
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::{digest, key_text};
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::report::write::write_atomic;
@@ -26,26 +27,27 @@ pub const SIGNATURES_DIR: &str = "deep-ranks";
 /// How often a waiting rank looks for its peers' files.
 const POLL: Duration = Duration::from_millis(200);
 
-/// This rank's deep step, one profile-run per rank.
+/// This rank's deep step, one profile-run per rank, and the first pass's launches where choosing
+/// read them (`signature`).
 pub(super) fn per_rank(
     config: &Config,
     plan: &NcuPlan,
     run: &RunDir,
     record: &mut RunRecord,
     me: &Rank,
-) -> Result<DeepStep> {
+) -> Result<(DeepStep, Option<LaunchDurations>)> {
     let sampling = &config.pipeline.ncu.sampling;
-    let (chosen, warning) = match &sampling.deep_ranks {
+    let (chosen, warning, read) = match &sampling.deep_ranks {
         // Every rank, in rounds (below); a launch whose size is unknown cannot count them.
         DeepRanks::All => match me.world_size {
-            Some(world) if world > 1 => ((0..world).collect(), None),
-            Some(_) => return Ok(DeepStep::AsPlanned),
+            Some(world) if world > 1 => ((0..world).collect(), None, None),
+            Some(_) => return Ok((DeepStep::AsPlanned, None)),
             None => {
                 err_line(&format!(
                     "warning: rank {}'s launcher gave no world size ({} alone), so deep_ranks=all cannot take the ranks in rounds: every rank runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there (ncu profiles one process at a time); set the world size (WORLD_SIZE, …) or deep_ranks=signature",
                     me.rank, me.source
                 ));
-                return Ok(DeepStep::AsPlanned);
+                return Ok((DeepStep::AsPlanned, None));
             }
         },
         DeepRanks::List(ranks) => {
@@ -56,7 +58,7 @@ pub(super) fn per_rank(
                     me.source
                 )));
             }
-            (ranks.iter().copied().collect(), None)
+            (ranks.iter().copied().collect(), None, None)
         }
         DeepRanks::Signature => {
             let durations = first_pass_durations(config, plan, run, record)?;
@@ -70,7 +72,8 @@ pub(super) fn per_rank(
             let wait = Duration::from_secs(sampling.deep_ranks_wait_seconds);
             let (signatures, warning) =
                 exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
-            (choose(&DeepRanks::Signature, &signatures), warning)
+            let chosen = choose(&DeepRanks::Signature, &signatures);
+            (chosen, warning, Some(durations))
         }
     };
     if let Some(warning) = &warning {
@@ -118,12 +121,13 @@ pub(super) fn per_rank(
             super::list(&ranks)
         ));
         let mine = ranks.iter().position(|r| *r == me.rank);
-        return Ok(DeepStep::InRounds { mine, ranks });
+        return Ok((DeepStep::InRounds { mine, ranks }, read));
     }
-    Ok(match deep {
+    let step = match deep {
         true => DeepStep::AsPlanned,
         false => DeepStep::Unprofiled,
-    })
+    };
+    Ok((step, read))
 }
 
 /// Writes this rank's signature into `dir` and reads every rank's, waiting at most `wait` for

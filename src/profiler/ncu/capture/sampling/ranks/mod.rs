@@ -90,29 +90,30 @@ pub fn choose(deep_ranks: &DeepRanks, signatures: &BTreeMap<u32, u64>) -> BTreeS
 
 /// Decides this run's deep step after its first pass, and records the choice in `record`. Around a
 /// launcher the trace tells the ranks and their devices apart; one profile-run per rank (the
-/// launcher's rank in this process's environment) agrees with its peers through files.
+/// launcher's rank in this process's environment) agrees with its peers through files. Returns the
+/// first pass's launches too where choosing read them (the deep pass is sized by them).
 pub(crate) fn deep_step(
     config: &Config,
     plan: &NcuPlan,
     run: &RunDir,
     record: &mut RunRecord,
-) -> Result<DeepStep> {
+) -> Result<(DeepStep, Option<LaunchDurations>)> {
     if plan.passes.first != FirstPass::Trace {
         // ncu's timing pass joins each capture to its own deep pass only (`merge` pools the deep
         // results of traced runs alone), so every rank keeps its own.
         if record.rank.is_some() && config.pipeline.ncu.sampling.deep_ranks != DeepRanks::All {
             err_line("note: pipeline.ncu.sampling.deep_ranks chooses deep ranks of runs timed by the trace (pipeline.ncu.timing=trace); this run is timed by ncu, so every rank runs its own deep pass");
         }
-        return Ok(DeepStep::AsPlanned);
+        return Ok((DeepStep::AsPlanned, None));
     }
     if let Some(me) = record.rank.clone() {
         return exchange::per_rank(config, plan, run, record, &me);
     }
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
     if inputs.len() < 2 {
-        return Ok(DeepStep::AsPlanned);
+        return Ok((DeepStep::AsPlanned, None));
     }
-    let processes = open_traces(config, plan, &inputs)?.process_launches()?;
+    let (processes, first) = open_traces(config, plan, &inputs)?.process_launches()?;
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
         let (devices, turns) = match &step {
@@ -141,7 +142,7 @@ pub(crate) fn deep_step(
             ..DeepRanksRecord::default()
         });
     }
-    Ok(step)
+    Ok((step, Some(first)))
 }
 
 /// The deep step around a launcher, from each traced process's rank, devices and signature, and

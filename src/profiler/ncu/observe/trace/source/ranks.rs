@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Result;
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::launch_key::Shape;
 use crate::profiler::ncu::readers::trace as file;
 use crate::report::model::RankCoverage;
@@ -27,10 +28,13 @@ pub struct ProcessLaunches {
 }
 
 impl TraceSource<'_> {
-    /// Every trace's process, in input order; a process with no kernel is left out (a launcher's
-    /// own agent, a data loader).
-    pub fn process_launches(&self) -> Result<Vec<ProcessLaunches>> {
+    /// Every trace's process, in input order (a process with no kernel is left out: a launcher's
+    /// own agent, a data loader), with each launch key's in-place durations over the kernels in the
+    /// requested regions, as [`TraceSource::launch_durations`] gives them: one reading of the
+    /// traces chooses the deep ranks and sizes their deep pass.
+    pub(crate) fn process_launches(&self) -> Result<(Vec<ProcessLaunches>, LaunchDurations)> {
         let mut processes = Vec::new();
+        let mut durations = LaunchDurations::default();
         for input in &self.inputs {
             let trace = file::read_input(input)?;
             let mut devices = BTreeSet::new();
@@ -42,7 +46,10 @@ impl TraceSource<'_> {
                     return;
                 }
                 let launch = trace.shape(a.kernel);
-                keys.insert(key_text(&trace.names[launch.name], &deep::shape(launch)));
+                let (name, shape) = (&trace.names[launch.name], deep::shape(launch));
+                keys.insert(key_text(name, &shape));
+                let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                durations.add(name, shape, process, a.kernel.duration_ns(), a.stacks);
             })?;
             if devices.is_empty() {
                 continue;
@@ -55,7 +62,7 @@ impl TraceSource<'_> {
                 keys: keys.len(),
             });
         }
-        Ok(processes)
+        Ok((processes, durations))
     }
 }
 
