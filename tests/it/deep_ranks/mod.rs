@@ -293,6 +293,19 @@ fn per_rank_runs(tmp: &Path, overrides: &[&str]) -> Vec<String> {
     launch(tmp, &ranks, overrides)
 }
 
+/// `profile-run merge` of the per-rank run directories under `job` into `out`: its report.json.
+fn merged(job: &Path, out: &Path) -> Value {
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "merge"])
+        .arg(job)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    read_json(&out.join("report.json"))
+}
+
 /// One profile-run per rank, all started at once, rank `r` writing `traces[r]`; each one's stderr.
 fn launch(tmp: &Path, traces: &[Vec<PathBuf>], overrides: &[&str]) -> Vec<String> {
     let world = traces.len().to_string();
@@ -370,16 +383,7 @@ fn one_profile_run_per_rank_runs_the_deep_pass_on_one_rank_and_merges_by_key() {
     assert!(own["notes"].to_string().contains("not a deep rank"));
 
     // merge joins rank 0's deep results into rank 1's kernels by launch key.
-    let out = tmp.path().join("merged");
-    Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "merge"])
-        .arg(&job)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let merged = read_json(&out.join("report.json"));
+    let merged = merged(&job, &tmp.path().join("merged"));
     let ranks = merged["sampling"]["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 2, "{ranks:?}");
     assert_eq!(ranks[0]["deep_rank"], true);

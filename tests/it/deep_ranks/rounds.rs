@@ -2,9 +2,7 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
-
-use super::{launch, ncu_runs, per_rank_runs, read_json, traces, GPT2_DDP};
+use super::{launch, merged, ncu_runs, per_rank_runs, read_json, traces, GPT2_DDP};
 
 /// One profile-run per rank with `deep_ranks=all`: the ranks take turns in rounds, one launch of
 /// the job per deep rank, each rank under ncu in its own round only and unprofiled in the others,
@@ -51,16 +49,7 @@ fn one_profile_run_per_rank_with_several_deep_ranks_takes_rounds() {
             }
         }
     }
-    let out = tmp.path().join("merged");
-    Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "merge"])
-        .arg(&job)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let merged = read_json(&out.join("report.json"));
+    let merged = merged(&job, &tmp.path().join("merged"));
     for rank in merged["sampling"]["ranks"].as_array().unwrap() {
         assert_eq!(rank["deep_rank"], true, "{rank}");
         assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
