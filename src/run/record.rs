@@ -117,6 +117,10 @@ pub struct DeepWorkerRecord {
     pub log: String,
     /// Its `CUDA_VISIBLE_DEVICES`; `None`: the workload's own GPUs.
     pub gpu: Option<String>,
+    /// ncu's `--devices` in its command (a chosen rank's turn around a launcher); `None`: every
+    /// device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<String>,
     /// `--launch-count`: deep samples per launch key and process.
     pub count: u32,
     /// The mangled names it profiled and their launch keys in the first pass.
@@ -143,6 +147,7 @@ impl DeepWorkerRecord {
         DeepWorker {
             source: self.report.clone(),
             gpu: self.gpu.clone(),
+            devices: self.devices.clone(),
             count: self.count,
             keys: self.keys,
             expected_results: self.expected_results,

@@ -65,6 +65,10 @@ pub struct DeepWorker {
     pub source: String,
     /// The GPU it ran on (`CUDA_VISIBLE_DEVICES`); `null`: the workload's own.
     pub gpu: Option<String>,
+    /// The devices it profiled (a chosen rank's turn, the profiler told to profile those alone);
+    /// absent: every device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<String>,
     /// Planned: deep samples per launch key and process.
     pub count: u32,
     /// Planned: the first pass's launch keys it was given.

@@ -214,16 +214,29 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
     for rank in report["sampling"]["ranks"].as_array().unwrap() {
         assert_eq!(rank["on_another_rank_share"], 0.0, "{rank}");
     }
-    // report.html shows every rank's coverage and each turn as a worker with its own file.
+    let (schemas, index) = schema();
+    if let Err(e) = schemas.validate(&report, index) {
+        panic!("report.json does not match docs/report.schema.json:\n{e:#}");
+    }
+    // Each turn is a worker with its own file and the device it profiled, in report.html and
+    // report.md too, beside every rank's coverage.
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     for rank in 0..4 {
+        assert_eq!(
+            report["sampling"]["deep_workers"][rank]["devices"],
+            rank.to_string()
+        );
         let row = format!("<tr><td class=\"num\">{rank}</td><td>ran</td>");
         assert!(html.contains(&row), "{row} in {html}");
+        let device = format!("the workload's own, profiling device {rank} |");
+        assert!(md.contains(&device), "{device} in {md}");
     }
     assert!(
         html.contains("<code>profile.deep.3.ncu-rep</code>"),
         "{html}"
     );
+    assert!(html.contains("profiling device 3</td>"), "{html}");
 }
 
 #[test]

@@ -53,23 +53,40 @@ pub(super) fn view(sampling: &Sampling) -> Option<DeepPassView> {
     let workers = sampling
         .deep_workers
         .iter()
-        .map(|w| WorkerRow {
-            source: w.source.clone(),
-            gpu: w
-                .gpu
-                .clone()
-                .unwrap_or_else(|| "the workload's own".to_string()),
-            count: w.count,
-            keys: count(w.keys as f64),
-            results: format!(
-                "{} of {}",
-                count(w.results as f64),
-                count(w.expected_results as f64)
-            ),
-            ended: ended(w.ended_well, w.rerun, w.rerun_of),
+        .map(|w| {
+            // A worker run as configured (the first pass's launches unread) had no plan.
+            let planned = w.keys > 0 || w.expected_results > 0;
+            WorkerRow {
+                source: w.source.clone(),
+                gpu: gpu(w.gpu.as_deref(), w.devices.as_deref()),
+                count: w.count,
+                keys: if planned {
+                    count(w.keys as f64)
+                } else {
+                    "—".into()
+                },
+                results: match planned {
+                    true => format!(
+                        "{} of {}",
+                        count(w.results as f64),
+                        count(w.expected_results as f64)
+                    ),
+                    false => format!("{} (not planned)", count(w.results as f64)),
+                },
+                ended: ended(w.ended_well, w.rerun, w.rerun_of),
+            }
         })
         .collect();
     Some(DeepPassView { ranks, workers })
+}
+
+/// Where a worker ran: its own GPU, the devices it profiled (a rank's turn), or the workload's own.
+fn gpu(gpu: Option<&str>, devices: Option<&str>) -> String {
+    match (gpu, devices) {
+        (Some(gpu), _) => gpu.to_string(),
+        (None, Some(devices)) => format!("the workload's own, profiling device {devices}"),
+        (None, None) => "the workload's own".to_string(),
+    }
 }
 
 /// How a worker ended, with its second try or the worker whose names it took again.

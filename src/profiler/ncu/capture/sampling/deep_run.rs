@@ -363,16 +363,22 @@ pub(crate) fn worker_records(
         .enumerate()
         .map(|(at, (worker, (pass, expected)))| {
             let (report, log) = files(first + at);
+            let command = pass.command();
+            let devices = command
+                .iter()
+                .position(|a| a == "--devices")
+                .and_then(|at| command.get(at + 1).cloned());
             DeepWorkerRecord {
                 report: ncu_report_file(&report),
                 log,
                 gpu: worker.gpu.clone(),
+                devices,
                 count: worker.count,
                 names: worker.names.as_ref().map_or(0, |n| n.len() as u64),
                 keys: worker.keys,
                 expected_results: expected.unwrap_or(worker.cost),
                 pass: PassRecord {
-                    command: pass.command(),
+                    command,
                     ..PassRecord::default()
                 },
                 failed_try: None,
