@@ -220,7 +220,8 @@ fn the_real_traces_are_rewritten_byte_for_byte_by_the_one_format() {
     }
 }
 
-fn gunzip(path: &Path) -> String {
+/// A gzipped fixture's text.
+pub(crate) fn gunzip(path: &Path) -> String {
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_string(&mut text)

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::common::{fixture, repo};
 use crate::report_schema::schema;
 use crate::trace::library;
+use crate::trace_format::gunzip;
 
 const GPT2_DDP: &str = "ncu/h200x4-cupti-straggle/gpt2-ddp-even/trace";
 
@@ -263,15 +264,6 @@ fn ranks_that_share_a_device_index_are_refused_around_the_launcher() {
         .stderr(predicate::str::contains("both ran on device 0"))
         .stderr(predicate::str::contains("one profile-run per rank"));
     assert!(ncu_runs(tmp.path()).is_empty(), "no deep pass ran");
-}
-
-fn gunzip(path: &Path) -> String {
-    use std::io::Read;
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    text
 }
 
 fn gzip(path: &Path, text: &str) {

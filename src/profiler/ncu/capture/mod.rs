@@ -16,6 +16,7 @@ pub mod trace;
 
 pub use outcome::{failure, incomplete, interrupted_notes, report};
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -407,27 +408,9 @@ fn run_planned(
     if sampling.adaptive {
         record.adaptive = Some(deep_run::sized_record(config, sizing, one_job));
     }
-    let alone = ranks::ends_alone(record);
     let placed = ranks::placed(workers::plan(&needs, &gpus, selection.is_some()), &step);
-    let (planned, passes): (Vec<workers::Worker>, Vec<(Pass, Option<u64>)>) = placed
-        .into_iter()
-        .enumerate()
-        .map(|(at, (mut worker, devices))| {
-            let pass = deep_run::worker_pass(&deep.cli, config, run.root(), at, &worker);
-            let Some(devices) = devices else {
-                let expected = deep_run::expected(&durations, &worker, skip, countable && alone);
-                return (worker, (pass, expected));
-            };
-            // A rank's turn takes the launches of its own devices alone.
-            let on_them = ranks::deep_launches(
-                durations.clone(),
-                &ranks::DeepStep::OnDevices(devices.clone()),
-            );
-            worker.keys = deep_run::keys_of(&on_them, &worker);
-            let expected = deep_run::expected(&on_them, &worker, skip, countable && alone);
-            (worker, (ranks::on_devices(&pass, &devices), expected))
-        })
-        .unzip();
+    let countable = countable && ranks::ends_alone(record);
+    let (planned, passes) = placed_passes(deep, ctx, placed, Some(&durations), countable);
     let schedule = ranks::schedule(&step, record);
     let stopped = run_workers(deep, ctx, record, &planned, passes, schedule)?;
     // A rerun of names never seen would profile every rank of a job at once (or one rank of a
@@ -458,17 +441,40 @@ fn run_as_configured(
     }
     let whole = deep_run::whole_worker(ctx.config.pipeline.ncu.sampling.launch_count);
     let placed = ranks::placed(vec![whole], step);
-    let passes = placed
-        .iter()
-        .enumerate()
-        .map(|(at, (worker, devices))| {
-            let pass = deep_run::worker_pass(&deep.cli, ctx.config, ctx.run.root(), at, worker);
-            let placed = devices.as_ref().map(|d| ranks::on_devices(&pass, d));
-            (placed.unwrap_or(pass), None)
-        })
-        .collect();
-    let planned: Vec<workers::Worker> = placed.into_iter().map(|(w, _)| w).collect();
+    let (planned, passes) = placed_passes(deep, ctx, placed, None, false);
     run_workers(deep, ctx, record, &planned, passes, schedule)
+}
+
+/// Each placed worker's pass (its file, flags and devices) with the results it is expected to take
+/// of the first pass's launches (`durations`; `None`: unknown, and so are its results). A worker
+/// limited to some devices (a rank's turn) counts its launch keys and results on theirs alone.
+/// `countable`: whether the pass may end once it has them (`stop_when_covered`).
+fn placed_passes(
+    deep: &Pass,
+    ctx: &DeepRun<'_>,
+    placed: Vec<(workers::Worker, Option<BTreeSet<u32>>)>,
+    durations: Option<&LaunchDurations>,
+    countable: bool,
+) -> (Vec<workers::Worker>, Vec<(Pass, Option<u64>)>) {
+    let skip = u32::from(ctx.config.pipeline.ncu.sampling.skip_cold_start);
+    placed
+        .into_iter()
+        .enumerate()
+        .map(|(at, (mut worker, devices))| {
+            let pass = deep_run::worker_pass(&deep.cli, ctx.config, ctx.run.root(), at, &worker);
+            let Some(devices) = devices else {
+                let expected =
+                    durations.and_then(|d| deep_run::expected(d, &worker, skip, countable));
+                return (worker, (pass, expected));
+            };
+            let expected = durations.and_then(|d| {
+                let on_them = ranks::launches_on(d.clone(), &devices);
+                worker.keys = deep_run::keys_of(&on_them, &worker);
+                deep_run::expected(&on_them, &worker, skip, countable)
+            });
+            (worker, (ranks::on_devices(&pass, &devices), expected))
+        })
+        .unzip()
 }
 
 /// Runs the planned workers (none planned: `deep` as configured, alone), recording their commands

@@ -54,6 +54,11 @@ impl NcuCli {
         self
     }
 
+    /// The devices it profiles (`--devices`); `None`: every device.
+    pub fn devices(&self) -> Option<&str> {
+        self.ncu.devices.as_deref()
+    }
+
     /// The ncu executable (`pipeline.ncu.executable`).
     pub fn program(&self) -> &str {
         &self.program

@@ -113,15 +113,20 @@ pub(crate) fn worker_pass(
     }
 }
 
+/// Whether `worker` profiles the kernel name `name` (a worker without names profiles every one).
+fn profiles(worker: &Worker, name: &str) -> bool {
+    worker
+        .names
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == name))
+}
+
 /// The launch keys of `durations` whose names `worker` profiles.
 pub(crate) fn keys_of(durations: &LaunchDurations, worker: &Worker) -> u64 {
-    let named = |name: &str| {
-        worker
-            .names
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|n| n == name))
-    };
-    durations.keys().filter(|(name, _, _)| named(name)).count() as u64
+    let keys = durations
+        .keys()
+        .filter(|(name, _, _)| profiles(worker, name));
+    keys.count() as u64
 }
 
 /// The results worker `worker` takes of the first pass's launches (`None`: not certain, or
@@ -136,14 +141,8 @@ pub(crate) fn expected(
         skip,
         count: worker.count,
     };
-    let named = |name: &str| {
-        worker
-            .names
-            .as_ref()
-            .is_none_or(|names| names.iter().any(|n| n == name))
-    };
     countable
-        .then(|| expected_results(durations, filter, named))
+        .then(|| expected_results(durations, filter, |name| profiles(worker, name)))
         .flatten()
 }
 
@@ -363,22 +362,17 @@ pub(crate) fn worker_records(
         .enumerate()
         .map(|(at, (worker, (pass, expected)))| {
             let (report, log) = files(first + at);
-            let command = pass.command();
-            let devices = command
-                .iter()
-                .position(|a| a == "--devices")
-                .and_then(|at| command.get(at + 1).cloned());
             DeepWorkerRecord {
                 report: ncu_report_file(&report),
                 log,
                 gpu: worker.gpu.clone(),
-                devices,
+                devices: pass.cli.devices().map(str::to_string),
                 count: worker.count,
                 names: worker.names.as_ref().map_or(0, |n| n.len() as u64),
                 keys: worker.keys,
                 expected_results: expected.unwrap_or(worker.cost),
                 pass: PassRecord {
-                    command,
+                    command: pass.command(),
                     ..PassRecord::default()
                 },
                 failed_try: None,

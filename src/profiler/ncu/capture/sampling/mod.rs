@@ -134,14 +134,8 @@ fn adaptive_refusal(sampling: &SamplingConfig) -> Option<String> {
 /// n = ⌈(1.96·cv/error)²⌉, at least 1; `cv` is the coefficient of variation of the key's durations
 /// (sample standard deviation over mean; 0 for a key launched once). STEM's rule (MICRO 2025).
 pub fn samples_needed(cv: f64, error: f64) -> u32 {
-    let n = (1.96 * cv / error).powi(2).ceil();
-    if n.is_nan() || n < 1.0 {
-        1
-    } else if n >= f64::from(u32::MAX) {
-        u32::MAX
-    } else {
-        n as u32
-    }
+    // A key's own mean is the region rule for a key that holds the whole of a region.
+    samples_needed_in_regions(cv, error, 1.0)
 }
 
 /// The deep samples a launch key needs so that every region's time-weighted mean lies within

@@ -307,12 +307,16 @@ pub(crate) fn schedule(step: &DeepStep, record: &RunRecord) -> Schedule {
 /// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
 /// it runs on them alone, so that a covered pass ends once they are profiled and the samples are
 /// sized by them.
-pub(crate) fn deep_launches(mut first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
-    let devices: BTreeSet<u32> = match step {
-        DeepStep::OnDevices(devices) => devices.clone(),
-        DeepStep::InTurns(turns) => turns.iter().flatten().copied().collect(),
-        DeepStep::AsPlanned | DeepStep::Unprofiled | DeepStep::InRounds { .. } => return first,
-    };
+pub(crate) fn deep_launches(first: LaunchDurations, step: &DeepStep) -> LaunchDurations {
+    match step {
+        DeepStep::OnDevices(devices) => launches_on(first, devices),
+        DeepStep::InTurns(turns) => launches_on(first, &turns.iter().flatten().copied().collect()),
+        DeepStep::AsPlanned | DeepStep::Unprofiled | DeepStep::InRounds { .. } => first,
+    }
+}
+
+/// The launches of `first` on `devices` alone (a rank's turn takes its own).
+pub(crate) fn launches_on(mut first: LaunchDurations, devices: &BTreeSet<u32>) -> LaunchDurations {
     first.retain_processes(|(_, device)| {
         device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
     });
