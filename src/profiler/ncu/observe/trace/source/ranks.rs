@@ -2,7 +2,7 @@
 //! pass (`pipeline.ncu.sampling.deep_ranks`): its launcher rank, the devices its kernels ran on,
 //! and its signature, the set of launch keys it launched in the selected regions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::Result;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
@@ -38,7 +38,9 @@ impl TraceSource<'_> {
         for input in &self.inputs {
             let trace = file::read_input(input)?;
             let mut devices = BTreeSet::new();
-            let mut keys = BTreeSet::new();
+            // Each distinct key once (a name's index and its shape); its text only once per key,
+            // not per launch: the launch durations are read for every sampled run.
+            let mut keys = HashSet::new();
             let mut wanted = Wanted::default();
             self.attribute(&trace, |a| {
                 devices.insert(a.kernel.device);
@@ -46,20 +48,27 @@ impl TraceSource<'_> {
                     return;
                 }
                 let launch = trace.shape(a.kernel);
-                let (name, shape) = (&trace.names[launch.name], deep::shape(launch));
-                keys.insert(key_text(name, &shape));
+                let shape = deep::shape(launch);
+                keys.insert((launch.name, shape));
                 let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                let name = &trace.names[launch.name];
                 durations.add(name, shape, process, a.kernel.duration_ns(), a.stacks);
             })?;
             if devices.is_empty() {
                 continue;
             }
+            let mut texts: Vec<String> = keys
+                .iter()
+                .map(|(name, shape)| key_text(&trace.names[*name], shape))
+                .collect();
+            texts.sort_unstable();
+            texts.dedup();
             processes.push(ProcessLaunches {
                 pid: trace.pid,
                 rank: input.rank.or(trace.rank),
                 devices,
-                signature: digest(keys.iter().map(String::as_str)),
-                keys: keys.len(),
+                signature: digest(texts.iter().map(String::as_str)),
+                keys: texts.len(),
             });
         }
         Ok((processes, durations))
