@@ -36,6 +36,9 @@ pub struct Finished {
     pub workload_stopped: bool,
     /// Whether the program was ended because its output was complete ([`Flow::EndProgram`]).
     pub ended_when_complete: bool,
+    /// When it ended (`None`: rebuilt from a record that did not say): passes that run one after
+    /// another are each stamped when they end, not when the last of them does.
+    pub ended: Option<std::time::SystemTime>,
 }
 
 /// What the line callback of [`run_streaming`] asks for after a line.
@@ -168,6 +171,7 @@ pub fn run_watched(
         killed_after_grace: killed_at.is_some(),
         workload_stopped: stopping.is_some(),
         ended_when_complete: ending.is_some(),
+        ended: Some(std::time::SystemTime::now()),
     })
 }
 

@@ -180,7 +180,7 @@ pub struct PassRecord {
 impl PassRecord {
     /// `covered`: the results counted when profile-run stopped the workload, if it did.
     pub fn finish(&mut self, finished: &Finished, covered: Option<u64>) {
-        self.finished = Some(now());
+        self.finished = Some(finished.ended.map_or_else(now, stamp));
         self.exit_code = finished.code;
         self.signal = finished.killed_by;
         self.stopped_when_covered = covered.is_some();
@@ -204,7 +204,12 @@ fn signal_name(signal: i32) -> String {
 }
 
 fn now() -> String {
-    time::OffsetDateTime::now_utc()
+    stamp(std::time::SystemTime::now())
+}
+
+/// `at` as run.json writes times (RFC 3339, UTC).
+fn stamp(at: std::time::SystemTime) -> String {
+    time::OffsetDateTime::from(at)
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
 }

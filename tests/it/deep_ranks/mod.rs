@@ -169,6 +169,8 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
             "output.run_name=run",
             "pipeline.ncu.sampling.deep_ranks=all",
             "report.outputs=[md, json, html]",
+            // The preset's default: the first pass's launches are read, so each turn's are known.
+            "pipeline.ncu.sampling.adaptive=true",
         ],
     )
     .env("FAKE_NCU_SPAN_LOG", &spans)
@@ -193,6 +195,27 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
         assert!(
             dir.join(worker["report"].as_str().unwrap()).is_file(),
             "{worker}"
+        );
+        // A turn expects its own rank's results, not every rank's: at most one per key.
+        let (expected, keys) = (&worker["expected_results"], &worker["keys"]);
+        assert_eq!(worker["count"], 1, "{worker}");
+        assert!(
+            expected.as_u64().unwrap() > 0 && expected.as_u64() <= keys.as_u64(),
+            "{worker}"
+        );
+    }
+    // Each turn is stamped when it ended (each fake pass lasts at least 0.2 s).
+    let ended: Vec<time::OffsetDateTime> = workers
+        .iter()
+        .map(|w| {
+            let at = w["finished"].as_str().unwrap();
+            time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).unwrap()
+        })
+        .collect();
+    for pair in ended.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= time::Duration::milliseconds(200),
+            "{ended:?}"
         );
     }
     // One after another: each turn's ncu exits before the next one starts.

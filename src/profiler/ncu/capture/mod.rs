@@ -447,7 +447,7 @@ fn run_as_configured(
 
 /// Each placed worker's pass (its file, flags and devices) with the results it is expected to take
 /// of the first pass's launches (`durations`; `None`: unknown, and so are its results). A worker
-/// limited to some devices (a rank's turn) counts its launch keys and results on theirs alone.
+/// limited to some devices (a rank's turn) counts its launch keys, cost and results on theirs alone.
 /// `countable`: whether the pass may end once it has them (`stop_when_covered`).
 fn placed_passes(
     deep: &Pass,
@@ -470,6 +470,11 @@ fn placed_passes(
             let expected = durations.and_then(|d| {
                 let on_them = ranks::launches_on(d.clone(), &devices);
                 worker.keys = deep_run::keys_of(&on_them, &worker);
+                // What it takes on its devices, whether or not the pass may end on that count
+                // (run.json and the reports hold a turn's results against it).
+                if let Some(cost) = deep_run::expected(&on_them, &worker, skip, true) {
+                    worker.cost = cost;
+                }
                 deep_run::expected(&on_them, &worker, skip, countable)
             });
             (worker, (ranks::on_devices(&pass, &devices), expected))

@@ -174,6 +174,7 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         killed_after_grace: false,
         workload_stopped: deep.stopped_when_covered,
         ended_when_complete: false,
+        ended: None,
     };
     let report = run.path(&ncu_report_file(sampling::DEEP_REPORT_BASE));
     if !deep.ended_well() || !report.is_file() {
