@@ -188,36 +188,7 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
         record["deep_ranks"]["turns"],
         serde_json::json!(["0", "1", "2", "3"])
     );
-    let workers = record["deep_workers"].as_array().unwrap();
-    assert_eq!(workers.len(), 4, "one deep worker per turn");
-    for worker in workers {
-        assert_eq!(worker["exit_code"], 0, "{worker}");
-        assert!(
-            dir.join(worker["report"].as_str().unwrap()).is_file(),
-            "{worker}"
-        );
-        // A turn expects its own rank's results, not every rank's: at most one per key.
-        let (expected, keys) = (&worker["expected_results"], &worker["keys"]);
-        assert_eq!(worker["count"], 1, "{worker}");
-        assert!(
-            expected.as_u64().unwrap() > 0 && expected.as_u64() <= keys.as_u64(),
-            "{worker}"
-        );
-    }
-    // Each turn is stamped when it ended (each fake pass lasts at least 0.2 s).
-    let ended: Vec<time::OffsetDateTime> = workers
-        .iter()
-        .map(|w| {
-            let at = w["finished"].as_str().unwrap();
-            time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).unwrap()
-        })
-        .collect();
-    for pair in ended.windows(2) {
-        assert!(
-            pair[1] - pair[0] >= time::Duration::milliseconds(200),
-            "{ended:?}"
-        );
-    }
+    assert_turn_workers(&dir, &record, 4);
     // One after another: each turn's ncu exits before the next one starts.
     let spans = std::fs::read_to_string(&spans).unwrap();
     let spans: Vec<&str> = spans.lines().collect();
@@ -261,6 +232,41 @@ fn around_a_launcher_several_deep_ranks_take_turns() {
         "{html}"
     );
     assert!(html.contains("profiling device 3</td>"), "{html}");
+}
+
+/// Each of `turns` deep workers in run.json `record` ended well with its own report file in `dir`,
+/// expected its own rank's results (at most one per key), and was stamped when it ended.
+fn assert_turn_workers(dir: &Path, record: &Value, turns: usize) {
+    let workers = record["deep_workers"].as_array().unwrap();
+    assert_eq!(workers.len(), turns, "one deep worker per turn");
+    for worker in workers {
+        assert_eq!(worker["exit_code"], 0, "{worker}");
+        assert!(
+            dir.join(worker["report"].as_str().unwrap()).is_file(),
+            "{worker}"
+        );
+        // A turn expects its own rank's results, not every rank's: at most one per key.
+        let (expected, keys) = (&worker["expected_results"], &worker["keys"]);
+        assert_eq!(worker["count"], 1, "{worker}");
+        assert!(
+            expected.as_u64().unwrap() > 0 && expected.as_u64() <= keys.as_u64(),
+            "{worker}"
+        );
+    }
+    // Each turn is stamped when it ended (each fake pass lasts at least 0.2 s).
+    let ended: Vec<time::OffsetDateTime> = workers
+        .iter()
+        .map(|w| {
+            let at = w["finished"].as_str().unwrap();
+            time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).unwrap()
+        })
+        .collect();
+    for pair in ended.windows(2) {
+        assert!(
+            pair[1] - pair[0] >= time::Duration::milliseconds(200),
+            "{ended:?}"
+        );
+    }
 }
 
 #[test]
