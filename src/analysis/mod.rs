@@ -241,7 +241,7 @@ fn run_info(context: &RunContext, reading: &Reading) -> RunInfo {
         config_fingerprint: context.config_fingerprint.clone(),
         // The run's record first, then what the inputs themselves say.
         partial: join_reasons(context.partial.iter().chain(&reading.partial)),
-        flagged_ranks: ranks::flagged(&context.ranks),
+        flagged_ranks: ranks::flagged(&ranks::read(&context.ranks, &reading.ranks)),
         // A sampled run's deep metrics come from the deep pass's files: they are sources too.
         sources: reading
             .sources

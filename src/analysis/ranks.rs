@@ -6,6 +6,15 @@ use std::collections::BTreeSet;
 use super::RankRun;
 use crate::report::model::FlaggedRank;
 
+/// The ranks read: the run records' (`records`, which say whether a rank's run is partial), then
+/// those only the inputs name (`traced`: one profile-run around each node's launcher records no
+/// rank, its traces do), each once.
+pub fn read(records: &[RankRun], traced: &[RankRun]) -> Vec<RankRun> {
+    let recorded: BTreeSet<u32> = records.iter().map(|r| r.rank).collect();
+    let only_traced = traced.iter().filter(|t| !recorded.contains(&t.rank));
+    records.iter().chain(only_traced).cloned().collect()
+}
+
 /// Missing ranks (below the recorded world size, or below the highest rank read) and partial ones,
 /// by rank.
 pub fn flagged(ranks: &[RankRun]) -> Vec<FlaggedRank> {
@@ -23,7 +32,9 @@ pub fn flagged(ranks: &[RankRun]) -> Vec<FlaggedRank> {
         .filter(|r| !read.contains(r))
         .map(|rank| FlaggedRank {
             rank,
-            why: format!("missing: no run directory of rank {rank} was given, but {said}"),
+            why: format!(
+                "missing: neither a run directory nor a trace of rank {rank} was read, but {said}"
+            ),
         })
         .collect();
     flagged.extend(ranks.iter().filter_map(|r| {
@@ -68,5 +79,16 @@ mod tests {
         assert_eq!(flagged[0].rank, 1);
         assert!(super::flagged(&[run(0, None, None), run(1, None, None)]).is_empty());
         assert!(super::flagged(&[]).is_empty());
+    }
+
+    #[test]
+    fn ranks_only_traces_name_join_the_recorded_ones_and_a_record_wins() {
+        let records = [run(0, None, Some("the workload exited with code 1"))];
+        let traced = [run(0, Some(3), None), run(1, Some(3), None)];
+        let read = read(&records, &traced);
+        assert_eq!(read, [records[0].clone(), traced[1].clone()]);
+        // The traces' world size flags rank 2, which neither names; the record keeps rank 0 partial.
+        let flagged: Vec<u32> = flagged(&read).iter().map(|f| f.rank).collect();
+        assert_eq!(flagged, [0, 2]);
     }
 }

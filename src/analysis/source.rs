@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 
+use super::RankRun;
 use crate::error::Result;
 use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation, RegionPath, ScopeKey};
 use crate::report::model::{Insight, Platform, ProfilerInfo, Sampling};
@@ -67,6 +68,9 @@ pub struct Reading {
     /// Why the inputs themselves hold only part of the run (a file cut short), beside what the run's
     /// record says; `None` when they are whole.
     pub partial: Option<String>,
+    /// The launcher ranks the inputs themselves name (a trace records its process's rank and world
+    /// size), beside those of the run records: a rank of the job that none of them holds is flagged.
+    pub ranks: Vec<RankRun>,
 }
 
 /// A profiler's results, read once: `read` streams every result as an [`Observation`] into states made

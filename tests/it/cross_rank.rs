@@ -319,6 +319,55 @@ fn a_missing_rank_and_a_failed_rank_are_flagged_first_never_averaged_in_silently
     assert!(summary < flagged_at && flagged_at < md.find("**Across ranks:**").unwrap());
 }
 
+/// The two simulated nodes whose traces record each rank and the world size.
+const NODES: &str = "ncu/h200x2-cupti-two-nodes";
+
+#[test]
+fn a_node_merged_without_the_other_flags_the_ranks_its_traces_say_are_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = |n: &str| {
+        let to = tmp.path().join(n);
+        copy_tree(&fixture(&format!("{NODES}/{n}")), &to);
+        to
+    };
+    let (node0, node1) = (node("node0"), node("node1"));
+    // Alone, node0's directory holds rank 0, but its trace says the launcher started 2 ranks.
+    let (report, md) = render(
+        "merge",
+        std::slice::from_ref(&node0),
+        &tmp.path().join("alone"),
+    );
+    let flagged = report["run"]["flagged_ranks"].as_array().unwrap();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert_eq!(flagged[0]["rank"], 1);
+    let why = flagged[0]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("missing:") && why.contains("started 2 ranks"),
+        "{why}"
+    );
+    let summary = md.find("## Summary").unwrap();
+    let flagged_at = md.find("**Ranks flagged:** rank 1 missing").expect(&md);
+    assert!(summary < flagged_at, "{md}");
+    // Both nodes: nothing missing, and the late rank is found across the two hosts.
+    let (report, _) = render("merge", &[node0, node1], &tmp.path().join("both"));
+    assert_eq!(
+        report["run"]["flagged_ranks"]
+            .as_array()
+            .map_or(0, Vec::len),
+        0
+    );
+    let x = &report["cross_rank"];
+    assert!(x["clock"].as_str().unwrap().starts_with("2 hosts"), "{x}");
+    let text = std::fs::read_to_string(fixture(&format!("{NODES}/delays.jsonl"))).unwrap();
+    let injected_ns: f64 = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .flat_map(|r| r["delay_ms"].as_array().unwrap().clone())
+        .map(|v| v.as_f64().unwrap() * 1e6)
+        .sum();
+    assert_straggler(&report, "rank 1", "train_step/backward", injected_ns);
+}
+
 #[test]
 fn above_eight_ranks_report_md_shows_distributions_and_the_slowest_not_a_column_per_rank() {
     // Twelve ranks from the four real ones: each real rank's run three times under other rank

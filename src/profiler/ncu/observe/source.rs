@@ -206,6 +206,7 @@ pub(super) fn ncu_reading(
         sampling: None,
         key_samples: None,
         partial: None,
+        ranks: Vec::new(),
     }
 }
 

@@ -140,6 +140,9 @@ pub struct ProcessTrace {
     pub libcupti: String,
     /// The process's rank in its job, as its launcher set it (`None`: no launcher, or an older trace).
     pub rank: Option<u32>,
+    /// How many ranks its launcher started, where the launcher said (`WORLD_SIZE`, …): ranks of the
+    /// job on other hosts count too.
+    pub world_size: Option<u32>,
     /// Mangled kernel names, by index.
     pub names: Vec<String>,
     /// Launch keys, each once.

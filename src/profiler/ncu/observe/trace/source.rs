@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 
 use crate::analysis::{
-    analyze, join_reasons, AdaptiveRecord, AnalysisPlan, MetricsFound, Observations, Reading,
-    RunContext,
+    analyze, join_reasons, AdaptiveRecord, AnalysisPlan, MetricsFound, Observations, RankRun,
+    Reading, RunContext,
 };
 use crate::config::{Config, PushPopScope as ConfigScope};
 use crate::error::{Error, Result};
@@ -295,6 +295,9 @@ impl TraceSource<'_> {
         let mut scope = ScopeKey::default();
         let mut wanted = Wanted::default();
         let rank = input.rank.or(trace.rank);
+        if let Some(rank) = rank {
+            counts.ranks.insert(rank, trace.world_size);
+        }
         let deep_ranks = self.sampled.as_ref().and_then(|s| s.deep_ranks.as_deref());
         let own = ranks::measures_itself(rank, deep_ranks);
         self.attribute(&trace, |a| {
@@ -452,6 +455,15 @@ impl TraceSource<'_> {
             sampling,
             key_samples: None,
             partial: join_reasons(total.partial.iter()),
+            ranks: total
+                .ranks
+                .iter()
+                .map(|(&rank, &world_size)| RankRun {
+                    rank,
+                    world_size,
+                    partial: None,
+                })
+                .collect(),
         }
     }
 }

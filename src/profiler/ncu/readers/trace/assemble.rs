@@ -60,6 +60,7 @@ impl Builder {
                 trace.process_name = p.name.into_owned();
                 trace.libcupti = p.libcupti.into_owned();
                 trace.rank = p.rank;
+                trace.world_size = p.world_size;
             }
             Record::Name(n) => {
                 let names = &mut self.trace.names;

@@ -1,5 +1,5 @@
 //! What the traces of one reading gave, trace by trace and summed: results, their coverage, kernels
-//! left out, the first trace's libcupti and why traces are partial.
+//! left out, the first trace's libcupti, why traces are partial and the launcher ranks they hold.
 
 use std::collections::BTreeMap;
 
@@ -17,6 +17,10 @@ impl Counts {
             self.libcupti = other.libcupti;
         }
         self.partial.extend(other.partial);
+        for (rank, world_size) in other.ranks {
+            let known = self.ranks.entry(rank).or_default();
+            *known = (*known).max(world_size);
+        }
         for (rank, [with, without]) in other.rank_time {
             let sum = self.rank_time.entry(rank).or_default();
             sum[0] += with;
@@ -42,4 +46,6 @@ pub(super) struct Counts {
     pub(super) partial: Vec<String>,
     /// Each launcher rank's time in the regions: [with deep metrics, without] (a sampled run).
     pub(super) rank_time: BTreeMap<u32, [f64; 2]>,
+    /// Each launcher rank read, with the world size its trace records.
+    pub(super) ranks: BTreeMap<u32, Option<u32>>,
 }
