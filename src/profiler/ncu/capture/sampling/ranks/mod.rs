@@ -169,6 +169,14 @@ pub fn around_launcher(
         }
         return Ok((DeepStep::AsPlanned, None));
     }
+    let world = ranked.values().filter_map(|p| p.world_size).max();
+    let elsewhere = world.filter(|&w| w as usize > ranked.len());
+    if let (Some(world), DeepRanks::List(_)) = (elsewhere, deep_ranks) {
+        return Err(Error::Usage(format!(
+            "pipeline.ncu.sampling.deep_ranks is a list, but the job has {world} ranks and ranks {} alone ran under this profile-run (the others on other hosts): each node's profile-run around its launcher chooses among its own ranks and launches the job once per chosen rank, so a list that names ranks of some nodes leaves the others' launches waiting at the rendezvous; set deep_ranks=signature or all, or run one profile-run per rank, whose ranks agree on a list through the shared run directory (docs/running.md, \"Deep metrics on one rank per group\")",
+            list(ranked.keys())
+        )));
+    }
     let signatures = ranked.iter().map(|(r, p)| (*r, p.signature)).collect();
     let chosen = choose(deep_ranks, &signatures);
     if let Some(missing) = chosen.iter().find(|r| !ranked.contains_key(r)) {
@@ -201,6 +209,15 @@ pub fn around_launcher(
         return Err(Error::Usage(format!(
             "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\")"
         )));
+    }
+    if let Some(world) = elsewhere {
+        if turns.len() > 1 && *deep_ranks == DeepRanks::Signature {
+            err_line(&format!(
+                "warning: the job has {world} ranks, {} of them here: this node's deep pass launches the job {} times (once per distinct signature here), and every other node's profile-run must launch it as often, or the extra launches wait at the launcher's rendezvous; with nodes whose ranks launch different kernels, run one profile-run per rank, whose ranks agree through the shared run directory",
+                ranked.len(),
+                turns.len()
+            ));
+        }
     }
     match turns.len() {
         1 => Ok((DeepStep::OnDevices(deep_devices), Some(chosen))),

@@ -9,6 +9,7 @@ fn process(rank: Option<u32>, device: u32, signature: u64) -> ProcessLaunches {
     ProcessLaunches {
         pid: 100 + device,
         rank,
+        world_size: None,
         devices: [device].into(),
         signature,
         keys: 3,
@@ -188,4 +189,33 @@ fn turns_run_one_after_another_and_one_rank_of_a_launch_never_reruns_alone() {
         !s.reruns,
         "its workload alone would wait for its peers: {s:?}"
     );
+}
+
+#[test]
+fn around_one_nodes_launcher_a_list_is_refused_and_signatures_choose_among_its_own_ranks() {
+    // Ranks 4 to 7 of a job of 8 ran here, one per device; the others on another host.
+    let node: Vec<_> = (0..4)
+        .map(|d| ProcessLaunches {
+            world_size: Some(8),
+            ..process(Some(4 + d), d, 5)
+        })
+        .collect();
+    let refused = around_launcher(&DeepRanks::List(vec![4]), &node).unwrap_err();
+    let text = refused.to_string();
+    assert!(text.contains("job has 8 ranks and ranks 4,5,6,7 alone"), "{text}");
+    assert!(text.contains("deep_ranks=signature or all"), "{text}");
+    let (step, chosen) = around_launcher(&DeepRanks::Signature, &node).unwrap();
+    assert_eq!(step, DeepStep::OnDevices([0].into()));
+    assert_eq!(chosen, Some([4].into()));
+    let (step, _) = around_launcher(&DeepRanks::All, &node).unwrap();
+    assert_eq!(step, DeepStep::InTurns((0..4).map(|d| [d].into()).collect()));
+    // Every rank of the job here: a list is the user's to choose, as on one host.
+    let whole: Vec<_> = (0..4)
+        .map(|d| ProcessLaunches {
+            world_size: Some(4),
+            ..process(Some(d), d, 5)
+        })
+        .collect();
+    let (step, _) = around_launcher(&DeepRanks::List(vec![2]), &whole).unwrap();
+    assert_eq!(step, DeepStep::OnDevices([2].into()));
 }

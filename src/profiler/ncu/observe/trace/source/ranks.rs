@@ -18,6 +18,8 @@ pub struct ProcessLaunches {
     pub pid: u32,
     /// Its launcher rank (the run's, one profile-run per rank; else the trace's own).
     pub rank: Option<u32>,
+    /// How many ranks its launcher started, on every host (the trace's record).
+    pub world_size: Option<u32>,
     /// The devices its kernels ran on, as the process numbered them.
     pub devices: BTreeSet<u32>,
     /// A digest of its launch keys in the selected regions, equal for two processes that launched
@@ -66,6 +68,7 @@ impl TraceSource<'_> {
             processes.push(ProcessLaunches {
                 pid: trace.pid,
                 rank: input.rank.or(trace.rank),
+                world_size: trace.world_size,
                 devices,
                 signature: digest(texts.iter().map(String::as_str)),
                 keys: texts.len(),
