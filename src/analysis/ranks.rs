@@ -1,18 +1,26 @@
 //! The ranks a merged report cannot speak for in full: those its launcher started but whose run
 //! directory was not given, and those whose capture is partial.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::RankRun;
 use crate::report::model::FlaggedRank;
 
-/// The ranks read: the run records' (`records`, which say whether a rank's run is partial), then
-/// those only the inputs name (`traced`: one profile-run around each node's launcher records no
-/// rank, its traces do), each once.
+/// The ranks read: the run records' (`records`, which say whether a rank's run is partial; a
+/// record without a world size takes its trace's), then those only the inputs name (`traced`: one
+/// profile-run around each node's launcher records no rank, its traces do), each once.
 pub fn read(records: &[RankRun], traced: &[RankRun]) -> Vec<RankRun> {
-    let recorded: BTreeSet<u32> = records.iter().map(|r| r.rank).collect();
-    let only_traced = traced.iter().filter(|t| !recorded.contains(&t.rank));
-    records.iter().chain(only_traced).cloned().collect()
+    let traced_world: BTreeMap<u32, Option<u32>> =
+        traced.iter().map(|t| (t.rank, t.world_size)).collect();
+    let recorded = records.iter().map(|r| RankRun {
+        world_size: r
+            .world_size
+            .or_else(|| traced_world.get(&r.rank).copied().flatten()),
+        ..r.clone()
+    });
+    let known: BTreeSet<u32> = records.iter().map(|r| r.rank).collect();
+    let only_traced = traced.iter().filter(|t| !known.contains(&t.rank)).cloned();
+    recorded.chain(only_traced).collect()
 }
 
 /// Missing ranks (below the recorded world size, or below the highest rank read) and partial ones,
@@ -86,7 +94,8 @@ mod tests {
         let records = [run(0, None, Some("the workload exited with code 1"))];
         let traced = [run(0, Some(3), None), run(1, Some(3), None)];
         let read = read(&records, &traced);
-        assert_eq!(read, [records[0].clone(), traced[1].clone()]);
+        let rank0 = run(0, Some(3), Some("the workload exited with code 1"));
+        assert_eq!(read, [rank0, traced[1].clone()]);
         // The traces' world size flags rank 2, which neither names; the record keeps rank 0 partial.
         let flagged: Vec<u32> = flagged(&read).iter().map(|f| f.rank).collect();
         assert_eq!(flagged, [0, 2]);

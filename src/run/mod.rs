@@ -23,7 +23,9 @@ pub use checked::{check_in_run, read_record, read_report_json, trace_checks};
 pub use claim::{Claim, CLAIM_FILE};
 pub use inputs::{check_readable, check_report_inputs};
 pub use out::ReportOut;
-pub use record::{DeepRanksRecord, DeepWorkerRecord, PassRecord, RoundRecord, RunRecord};
+pub use record::{
+    latest_time, DeepRanksRecord, DeepWorkerRecord, PassRecord, RoundRecord, RunRecord,
+};
 pub use store::{
     absolute_root, detect_rank, fresh_dir, fresh_path, name_for, ncu_export_stem, ncu_report_file,
     planned_path, Rank, RunDir, COMMAND_FILE, CONFIG_FILE, NCU_DEEP_LOG, NCU_DEEP_REPORT_BASE,

@@ -71,6 +71,11 @@ pub struct RunRecord {
     /// of one worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deep_workers: Vec<DeepWorkerRecord>,
+    /// Around one node's launcher of a job with ranks on other hosts: the job's world size, as the
+    /// traces record it. The deep pass then runs to the workload's end and a failed pass is not run
+    /// again alone: the other nodes' ranks wait in their collectives for this node's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_world_size: Option<u32>,
 }
 
 /// The ranks a sampled multi-process run chose for its deep pass, and what this run did about it.
@@ -207,6 +212,16 @@ fn now() -> String {
     stamp(std::time::SystemTime::now())
 }
 
+/// The latest of run.json's times, by time rather than by text: fractions of a second are written
+/// without trailing zeros, so the text of a later time may sort first.
+pub fn latest_time<'a>(times: impl Iterator<Item = &'a str>) -> Option<String> {
+    let rfc3339 = time::format_description::well_known::Rfc3339;
+    times
+        .filter_map(|t| Some((time::OffsetDateTime::parse(t, &rfc3339).ok()?, t)))
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, t)| t.to_string())
+}
+
 /// `at` as run.json writes times (RFC 3339, UTC).
 fn stamp(at: std::time::SystemTime) -> String {
     time::OffsetDateTime::from(at)
@@ -239,6 +254,7 @@ impl RunRecord {
             adaptive: None,
             deep_ranks: None,
             deep_workers: Vec::new(),
+            job_world_size: None,
         }
     }
 
@@ -349,5 +365,25 @@ impl RunRecord {
         self.profiler_exit_code = finished.code;
         self.profiler_signal = finished.killed_by;
         self.interrupted_by = finished.interrupted_by;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_time_is_by_time_not_by_text() {
+        // ".5Z" sorts after ".50001Z" as text but is the earlier time.
+        let times = [
+            "2026-11-27T11:08:00.5Z",
+            "2026-11-27T11:08:00.50001Z",
+            "bad",
+        ];
+        assert_eq!(
+            latest_time(times.into_iter()).as_deref(),
+            Some("2026-11-27T11:08:00.50001Z")
+        );
+        assert_eq!(latest_time(std::iter::empty()), None);
     }
 }

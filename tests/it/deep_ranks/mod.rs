@@ -267,6 +267,11 @@ fn assert_turn_workers(dir: &Path, record: &Value, turns: usize) {
             "{ended:?}"
         );
     }
+    // The deep pass ended with its last turn.
+    assert_eq!(
+        record["deep_pass"]["finished"],
+        workers[turns - 1]["finished"]
+    );
 }
 
 #[test]
@@ -589,4 +594,5 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
     );
 }
 
+mod nodes;
 mod rounds;

@@ -472,9 +472,7 @@ fn placed_passes(
                 worker.keys = deep_run::keys_of(&on_them, &worker);
                 // What it takes on its devices, whether or not the pass may end on that count
                 // (run.json and the reports hold a turn's results against it).
-                if let Some(cost) = deep_run::expected(&on_them, &worker, skip, true) {
-                    worker.cost = cost;
-                }
+                worker.cost = deep_run::cost_of(&on_them, &worker, skip);
                 deep_run::expected(&on_them, &worker, skip, countable)
             });
             (worker, (ranks::on_devices(&pass, &devices), expected))

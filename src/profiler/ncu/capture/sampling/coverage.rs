@@ -31,7 +31,18 @@ pub(crate) fn expected_results(
     filter: LaunchFilter,
     selected: impl Fn(&str) -> bool,
 ) -> Option<u64> {
-    let mut total = 0u64;
+    let (total, certain) = results_taken(durations, filter, selected);
+    (certain && total > 0).then_some(total)
+}
+
+/// [`expected_results`]' count whether or not it is certain (a key of one process on several
+/// devices counts as one launch configuration), and whether it is.
+pub(crate) fn results_taken(
+    durations: &LaunchDurations,
+    filter: LaunchFilter,
+    selected: impl Fn(&str) -> bool,
+) -> (u64, bool) {
+    let (mut total, mut certain) = (0u64, true);
     for (name, _, key) in durations.keys() {
         if !selected(name) {
             continue;
@@ -39,9 +50,7 @@ pub(crate) fn expected_results(
         let mut per_pid: BTreeMap<u32, (Option<u64>, u32)> = BTreeMap::new();
         for ((pid, device), launches) in key.per_process() {
             let seen = per_pid.entry(pid).or_insert((device, 0));
-            if seen.0 != device {
-                return None;
-            }
+            certain &= seen.0 == device;
             seen.1 += launches;
         }
         total += per_pid
@@ -49,7 +58,7 @@ pub(crate) fn expected_results(
             .map(|(_, launches)| u64::from(launches.saturating_sub(filter.skip).min(filter.count)))
             .sum::<u64>();
     }
-    (total > 0).then_some(total)
+    (total, certain)
 }
 
 /// Why the first pass's launches may not be the ones the later passes filter from; `None` when

@@ -24,7 +24,7 @@ use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
 use crate::profiler::ncu::readers::trace::TraceInput;
 use crate::run::{fresh_path, ncu_report_file, DeepWorkerRecord, PassRecord, RunDir, RunRecord};
 
-use super::coverage::{expected_results, LaunchFilter};
+use super::coverage::{expected_results, results_taken, LaunchFilter};
 use super::workers::{files, worker_flags, Sizing, Worker};
 
 /// What the deep pass's workers run with.
@@ -144,6 +144,16 @@ pub(crate) fn expected(
     countable
         .then(|| expected_results(durations, filter, |name| profiles(worker, name)))
         .flatten()
+}
+
+/// The results worker `worker` takes of these launches, certain or not (its planned cost, shown
+/// against the results it took).
+pub(crate) fn cost_of(durations: &LaunchDurations, worker: &Worker, skip: u32) -> u64 {
+    let filter = LaunchFilter {
+        skip,
+        count: worker.count,
+    };
+    results_taken(durations, filter, |name| profiles(worker, name)).0
 }
 
 /// How a deep pass's workers run.
@@ -319,10 +329,17 @@ fn next_gpu(gpus: &[Option<String>], at: usize) -> Option<String> {
     distinct[(own + 1) % distinct.len()].clone()
 }
 
-/// Worker 0's pass is the deep pass run.json has always recorded.
+/// Worker 0's pass is the deep pass run.json has always recorded, ended when its last worker ended.
 fn sync_deep_pass(record: &mut RunRecord) {
     if let Some(first) = record.deep_workers.first() {
-        record.deep_pass = Some(first.pass.clone());
+        let mut pass = first.pass.clone();
+        // The deep pass ends with its last worker (workers stamp their own ends).
+        let ends = record
+            .deep_workers
+            .iter()
+            .filter_map(|w| w.pass.finished.as_deref());
+        pass.finished = crate::run::latest_time(ends).or(pass.finished);
+        record.deep_pass = Some(pass);
     }
 }
 

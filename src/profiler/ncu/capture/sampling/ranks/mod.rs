@@ -110,10 +110,24 @@ pub(crate) fn deep_step(
         return exchange::per_rank(config, plan, run, record, &me);
     }
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
-    if inputs.len() < 2 {
+    if inputs.is_empty() {
         return Ok((DeepStep::AsPlanned, None));
     }
+    if inputs.len() < 2 {
+        // One process, but maybe one rank of a job across nodes; a trace that cannot be read here
+        // is the deep pass's to warn of, as for any run of one process.
+        let read = open_traces(config, plan, &inputs).and_then(|t| t.process_launches());
+        return Ok(match read {
+            Ok((processes, first)) => {
+                record.job_world_size = ranks_elsewhere(&processes);
+                let deep_ranks = &config.pipeline.ncu.sampling.deep_ranks;
+                (around_launcher(deep_ranks, &processes)?.0, Some(first))
+            }
+            Err(_) => (DeepStep::AsPlanned, None),
+        });
+    }
     let (processes, first) = open_traces(config, plan, &inputs)?.process_launches()?;
+    record.job_world_size = ranks_elsewhere(&processes);
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
         let (devices, turns) = match &step {
@@ -158,6 +172,13 @@ pub fn around_launcher(
         .iter()
         .filter_map(|p| Some((p.rank?, p)))
         .collect();
+    let elsewhere = ranks_elsewhere(processes);
+    if let (Some(world), DeepRanks::List(_)) = (elsewhere, deep_ranks) {
+        return Err(Error::Usage(format!(
+            "pipeline.ncu.sampling.deep_ranks is a list, but the job has {world} ranks and ranks {} alone ran under this profile-run (the others on other hosts, or they left no trace here): each node's profile-run around its launcher chooses among its own ranks and launches the job once per chosen rank, so a list that names ranks of some nodes leaves the others' launches waiting at the rendezvous; set deep_ranks=signature or all, or run one profile-run per rank, whose ranks agree on a list through the shared run directory (docs/running.md, \"Deep metrics on one rank per group\")",
+            list(ranked.keys())
+        )));
+    }
     if processes.len() < 2 || ranked.len() < processes.len() {
         if let Some(unranked) = processes.iter().find(|p| p.rank.is_none()) {
             if processes.len() > 1 && *deep_ranks != DeepRanks::All {
@@ -169,14 +190,6 @@ pub fn around_launcher(
         }
         return Ok((DeepStep::AsPlanned, None));
     }
-    let world = ranked.values().filter_map(|p| p.world_size).max();
-    let elsewhere = world.filter(|&w| w as usize > ranked.len());
-    if let (Some(world), DeepRanks::List(_)) = (elsewhere, deep_ranks) {
-        return Err(Error::Usage(format!(
-            "pipeline.ncu.sampling.deep_ranks is a list, but the job has {world} ranks and ranks {} alone ran under this profile-run (the others on other hosts): each node's profile-run around its launcher chooses among its own ranks and launches the job once per chosen rank, so a list that names ranks of some nodes leaves the others' launches waiting at the rendezvous; set deep_ranks=signature or all, or run one profile-run per rank, whose ranks agree on a list through the shared run directory (docs/running.md, \"Deep metrics on one rank per group\")",
-            list(ranked.keys())
-        )));
-    }
     let signatures = ranked.iter().map(|(r, p)| (*r, p.signature)).collect();
     let chosen = choose(deep_ranks, &signatures);
     if let Some(missing) = chosen.iter().find(|r| !ranked.contains_key(r)) {
@@ -186,6 +199,15 @@ pub fn around_launcher(
         )));
     }
     let (shared, turns) = own_devices(&chosen, &ranked);
+    if let (Some(world), true) = (elsewhere, turns.len() > 1) {
+        if *deep_ranks == DeepRanks::Signature {
+            err_line(&format!(
+                "warning: the job has {world} ranks, {} of them here: this node's deep pass launches the job {} times (once per distinct signature here), and every other node's profile-run must launch it as often, or the extra launches wait at the launcher's rendezvous; with nodes whose ranks launch different kernels, run one profile-run per rank, whose ranks agree through the shared run directory",
+                ranked.len(),
+                turns.len()
+            ));
+        }
+    }
     if chosen.len() == ranked.len() {
         if let Some((a, b, device)) = shared {
             err_line(&format!(
@@ -209,15 +231,6 @@ pub fn around_launcher(
         return Err(Error::Usage(format!(
             "ranks {other} and {rank} both ran on device {shared} as their processes number devices (each rank sees its own GPU as device {shared}, as with CUDA_VISIBLE_DEVICES per rank), so ncu's --devices cannot profile one without the other around the launcher; run one profile-run per rank under the launcher (docs/running.md, \"Deep metrics on one rank per group\")"
         )));
-    }
-    if let Some(world) = elsewhere {
-        if turns.len() > 1 && *deep_ranks == DeepRanks::Signature {
-            err_line(&format!(
-                "warning: the job has {world} ranks, {} of them here: this node's deep pass launches the job {} times (once per distinct signature here), and every other node's profile-run must launch it as often, or the extra launches wait at the launcher's rendezvous; with nodes whose ranks launch different kernels, run one profile-run per rank, whose ranks agree through the shared run directory",
-                ranked.len(),
-                turns.len()
-            ));
-        }
     }
     match turns.len() {
         1 => Ok((DeepStep::OnDevices(deep_devices), Some(chosen))),
@@ -258,12 +271,22 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
 /// Whether this run's deep pass may end on its own (once covered): not so for one profile-run per
 /// rank of a launch of several ranks, whatever `deep_ranks` chose: its peers run the workload beside
 /// its deep pass (unprofiled, or under their own deep pass) to the end, and their collectives would
-/// wait for a rank that stopped early. Around a launcher the whole job ends together.
+/// wait for a rank that stopped early. Around a launcher the whole job ends together, unless the
+/// job has ranks on other hosts (`job_world_size`), whose profile-runs do not know of the stop.
 pub(crate) fn ends_alone(record: &RunRecord) -> bool {
-    record
-        .rank
-        .as_ref()
-        .is_none_or(|rank| rank.world_size == Some(1))
+    record.job_world_size.is_none()
+        && record
+            .rank
+            .as_ref()
+            .is_none_or(|rank| rank.world_size == Some(1))
+}
+
+/// The job's world size where its traces say it has more ranks than ran here (the others on other
+/// hosts, under their own profile-run around their node's launcher).
+pub(crate) fn ranks_elsewhere(processes: &[ProcessLaunches]) -> Option<u32> {
+    let here: BTreeSet<u32> = processes.iter().filter_map(|p| p.rank).collect();
+    let world = processes.iter().filter_map(|p| p.world_size).max()?;
+    (world as usize > here.len()).then_some(world)
 }
 
 /// The deep pass `pass` limited to `devices`, to run in its place.

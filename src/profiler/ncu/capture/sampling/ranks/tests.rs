@@ -202,13 +202,19 @@ fn around_one_nodes_launcher_a_list_is_refused_and_signatures_choose_among_its_o
         .collect();
     let refused = around_launcher(&DeepRanks::List(vec![4]), &node).unwrap_err();
     let text = refused.to_string();
-    assert!(text.contains("job has 8 ranks and ranks 4,5,6,7 alone"), "{text}");
+    assert!(
+        text.contains("job has 8 ranks and ranks 4,5,6,7 alone"),
+        "{text}"
+    );
     assert!(text.contains("deep_ranks=signature or all"), "{text}");
     let (step, chosen) = around_launcher(&DeepRanks::Signature, &node).unwrap();
     assert_eq!(step, DeepStep::OnDevices([0].into()));
     assert_eq!(chosen, Some([4].into()));
     let (step, _) = around_launcher(&DeepRanks::All, &node).unwrap();
-    assert_eq!(step, DeepStep::InTurns((0..4).map(|d| [d].into()).collect()));
+    assert_eq!(
+        step,
+        DeepStep::InTurns((0..4).map(|d| [d].into()).collect())
+    );
     // Every rank of the job here: a list is the user's to choose, as on one host.
     let whole: Vec<_> = (0..4)
         .map(|d| ProcessLaunches {
