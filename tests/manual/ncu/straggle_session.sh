@@ -2,7 +2,7 @@
 # The cross-rank diagnosis on every GPU of one host (docs/running.md, "Many GPUs"): tests/manual/ncu/
 # straggle_step.py under torchrun, with one rank made slow on purpose, traced by profile-run
 # (--config ncu/trace), by both recipes (one profile-run around torchrun; one per rank, then merge),
-# with DDP and FSDP, and as two simulated nodes. Prints wall times of each traced run beside the
+# with DDP and FSDP, and as two simulated nodes (merged, and node0 merged alone). Prints wall times of each traced run beside the
 # unprofiled one and keeps every run directory in $OUT/runs.tar.gz (the CI fixtures come from it).
 #   BIN=path/to/profile-run (libcupti_trace.so beside it) tests/manual/ncu/straggle_session.sh
 set -uo pipefail
@@ -68,8 +68,11 @@ if [ "$n" -ge 2 ]; then
   wait
   printf 'two-nodes\t-\t%s\n' "$(since "$t0")" | tee -a "$out/times.tsv"
   tail -n 2 "$work/node0.out" "$work/node1.out"
+  # The nodes' run directories merged, as from shared storage; node0 alone names the rank it lacks.
+  timed two-nodes-merge "$bin" -q merge "$work/node0/job" "$work/node1/job" --out "$work/two-nodes-merged"
+  timed node0-alone "$bin" -q merge "$work/node0/job" --out "$work/node0-alone"
 fi
-for r in "$work"/*/*/report.md "$work"/ddp-per-rank-merged/report.md; do
+for r in "$work"/*/*/report.md "$work"/{ddp-per-rank-merged,two-nodes-merged,node0-alone}/report.md; do
   [ -f "$r" ] && { echo "--- $r"; sed -n '1,25p' "$r"; }
 done
 find "$work" -name report.html -delete
