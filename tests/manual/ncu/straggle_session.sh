@@ -2,8 +2,9 @@
 # The cross-rank diagnosis on every GPU of one host (docs/running.md, "Many GPUs"): tests/manual/ncu/
 # straggle_step.py under torchrun, with one rank made slow on purpose, traced by profile-run
 # (--config ncu/trace), by both recipes (one profile-run around torchrun; one per rank, then merge),
-# with DDP and FSDP, and as two simulated nodes (merged, and node0 merged alone). Prints wall times of each traced run beside the
-# unprofiled one and keeps every run directory in $OUT/runs.tar.gz (the CI fixtures come from it).
+# with DDP and FSDP, and as two simulated nodes (merged, and node0 merged alone). Prints wall times
+# of each traced run beside the unprofiled one and keeps every run directory in $OUT/runs.tar.gz
+# (the CI fixtures come from it).
 #   BIN=path/to/profile-run (libcupti_trace.so beside it) tests/manual/ncu/straggle_session.sh
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
