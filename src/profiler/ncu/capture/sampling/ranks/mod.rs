@@ -113,20 +113,14 @@ pub(crate) fn deep_step(
     if inputs.is_empty() {
         return Ok((DeepStep::AsPlanned, None));
     }
-    if inputs.len() < 2 {
-        // One process, but maybe one rank of a job across nodes; a trace that cannot be read here
-        // is the deep pass's to warn of, as for any run of one process.
-        let read = open_traces(config, plan, &inputs).and_then(|t| t.process_launches());
-        return Ok(match read {
-            Ok((processes, first)) => {
-                record.job_world_size = ranks_elsewhere(&processes);
-                let deep_ranks = &config.pipeline.ncu.sampling.deep_ranks;
-                (around_launcher(deep_ranks, &processes)?.0, Some(first))
-            }
-            Err(_) => (DeepStep::AsPlanned, None),
-        });
-    }
-    let (processes, first) = open_traces(config, plan, &inputs)?.process_launches()?;
+    let read = open_traces(config, plan, &inputs).and_then(|traces| traces.process_launches());
+    let (processes, first) = match read {
+        Ok(read) => read,
+        // One process (maybe one rank of a job across nodes): a trace that cannot be read here is
+        // the deep pass's to warn of, as for any run of one process.
+        Err(_) if inputs.len() < 2 => return Ok((DeepStep::AsPlanned, None)),
+        Err(e) => return Err(e),
+    };
     record.job_world_size = ranks_elsewhere(&processes);
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
     if let Some(chosen) = chosen {
