@@ -64,6 +64,21 @@ pub fn read_report_json(path: &Path, run_dir: Option<&Path>) -> Result<String> {
     Ok(text)
 }
 
+/// Whether the file the user named is a report.json (damaged or not) rather than a capture: its
+/// first key is `schema_version`, as profile-run writes every report.json. Anything else (a CSV
+/// export, a report file, a trace, a Neuron profile) is a capture to analyse as `report` would.
+pub fn starts_as_report_json(path: &Path) -> Result<bool> {
+    let mut head = Vec::with_capacity(256);
+    open_checked(path, &Checks::unbounded())
+        .map_err(|e| refused(path, e))?
+        .take(256)
+        .read_to_end(&mut head)
+        .map_err(|e| refused(path, FileError::Io { source: e }))?;
+    let text = String::from_utf8_lossy(&head);
+    let rest = text.trim_start().strip_prefix('{').map(str::trim_start);
+    Ok(rest.is_some_and(|r| r.starts_with("\"schema_version\"")))
+}
+
 /// Refuses a capture file found in run directory `dir` (an export, a report file) that is not a
 /// regular file inside it: a link out of the directory, a FIFO, a device. A missing one is left to
 /// the caller. Its size is the reader's to bound (a report file's blocks, an export's lines).
