@@ -25,6 +25,7 @@ mod golden;
 mod gpt2_capture;
 mod gpu_rules;
 mod hardening;
+mod help;
 mod inputs;
 mod insights;
 mod many_ranks;
