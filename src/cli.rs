@@ -76,7 +76,8 @@ pub enum Command {
     /// CSV exports or a Neuron profile (JSON, summary, Parquet directory, inspect output).
     Report(ReportArgs),
     /// Combine the per-rank directories of a multi-process run (or several runs) into one report;
-    /// takes what `report` takes, a shared run directory with `rank*` subdirectories included.
+    /// takes what `report` takes, a shared run directory with `rank*` subdirectories included. Writes
+    /// into `--out`, else a fresh directory under `output.root`, never into an input.
     Merge(ReportArgs),
     /// Compare run B against run A (the baseline): per-region time and metric changes, regions added
     /// and removed, and regression gates (exit 6 when one fails).
@@ -186,6 +187,9 @@ pub struct ReportArgs {
     /// The global `--config` files.
     #[arg(skip)]
     pub configs: Vec<PathBuf>,
+    /// Set for `merge`: its report never goes into an input directory.
+    #[arg(skip)]
+    pub merging: bool,
 }
 
 impl Cli {

@@ -30,6 +30,7 @@ mod inputs;
 mod insights;
 mod many_ranks;
 mod markdown_prose;
+mod merge_out;
 mod mostly_in;
 mod native_report;
 mod ncu_cli;
