@@ -594,5 +594,6 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
     );
 }
 
+mod damaged;
 mod nodes;
 mod rounds;

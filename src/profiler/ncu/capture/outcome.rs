@@ -160,7 +160,7 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
     let some_worker_measured = record
         .deep_workers
         .iter()
-        .any(|w| w.pass.ended_well() && result_count(&run.path(&w.report)).is_some_and(|n| n > 0));
+        .any(|w| w.pass.ended_well() && result_count(&run.path(&w.report)).is_ok_and(|n| n > 0));
     if some_worker_measured {
         return None;
     }
@@ -182,33 +182,40 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         let log = (log_text.as_str(), log_path);
         return Some(diagnose::failure(what, &finished, log, run, partial));
     }
-    if result_count(&report) != Some(0) {
-        return None;
-    }
+    let timing_report = format!(
+        "; the timing pass's report (times, no deep metrics) is in {}",
+        run.root().display()
+    );
+    let (cause, fix) = match result_count(&report) {
+        Ok(0) => (
+            "it profiled no kernel in the regions, though the timing pass did".to_string(),
+            "the workload must launch the same kernels when run a second time: make its first run \
+             do no one-off work (downloads, compilation caches) inside the regions, or profile without \
+             sampling (drop --config ncu/sampled)",
+        ),
+        Ok(_) => return None,
+        Err(e) => (
+            format!("its report file cannot be read, so it was left out: {e}"),
+            "a deep pass cut short (a full disk, a killed ncu) leaves such a file: make room or \
+             find what stopped ncu (its log below), then profile again for the deep metrics",
+        ),
+    };
     Some(ProfilerError::Failed(Box::new(Failure {
         what: what.into(),
-        code: format!(
-            "; the timing pass's report (times, no deep metrics) is in {}",
-            run.root().display()
-        ),
-        cause: "it profiled no kernel in the regions, though the timing pass did".into(),
-        fix: "the workload must launch the same kernels when run a second time: make its first run \
-              do no one-off work (downloads, compilation caches) inside the regions, or profile without \
-              sampling (drop --config ncu/sampled)"
-            .into(),
+        code: timing_report,
+        cause,
+        fix: fix.into(),
         log: log_path,
         tail: diagnose::log_tail(&log_text),
     })))
 }
 
-/// The results a report file holds; `None` when it cannot be read.
-fn result_count(report: &Path) -> Option<u64> {
+/// The results a report file holds, or why it cannot be read to its end.
+fn result_count(report: &Path) -> std::result::Result<u64, ReportFileError> {
     let mut n = 0u64;
-    let mut file = ReportFile::open(report).ok()?;
-    file.for_each_result(|_| {
+    ReportFile::open(report)?.for_each_result(|_| {
         n += 1;
         Ok::<(), ReportFileError>(())
-    })
-    .ok()?;
-    Some(n)
+    })?;
+    Ok(n)
 }
