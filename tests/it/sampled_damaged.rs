@@ -2,6 +2,7 @@
 //! zero-filled: what a full disk or a killed ncu leaves), made from the real sampled capture of
 //! tests/fixtures/ncu/h100-2025.3.1-sampled: the timing pass's report still stands, with a note
 //! naming the file and the byte offset where reading failed; the live run exits 4, `report RUN` 0.
+//! A FIFO in a deep worker's report's place never blocks the run.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -112,4 +113,38 @@ fn a_damaged_deep_report_keeps_the_timing_report_exit_4_live_and_0_when_rendered
         let md = std::fs::read_to_string(again.join("report.md")).unwrap();
         assert!(md.contains("cannot be read (at byte "), "{what}");
     }
+}
+
+#[test]
+fn a_fifo_in_a_deep_workers_report_place_never_blocks_the_live_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The deep pass's workers write no report; worker 1's workload leaves a FIFO where its report
+    // goes (the first pass leaves the marker).
+    let workload =
+        "[ -f marker ] && mkfifo out/run/profile.deep.1.ncu-rep 2>/dev/null; touch marker; true";
+    let started = std::time::Instant::now();
+    let out = fake_sampled(tmp.path())
+        .env("FAKE_NCU_DEEP_MODE", "no-report")
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "sh",
+            "-c",
+            workload,
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let fifo = tmp.path().join("out/run/profile.deep.1.ncu-rep");
+    assert!(
+        std::fs::symlink_metadata(&fifo).is_ok_and(|m| !m.is_file()),
+        "the FIFO was made"
+    );
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let report = read_json(&tmp.path().join("out/run/report.json"));
+    assert_timing_report(&report, "fifo");
 }

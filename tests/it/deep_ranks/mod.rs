@@ -595,5 +595,6 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
 }
 
 mod damaged;
+mod interrupted;
 mod nodes;
 mod rounds;
