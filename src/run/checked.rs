@@ -79,6 +79,32 @@ pub fn starts_as_report_json(path: &Path) -> Result<bool> {
     Ok(rest.is_some_and(|r| r.starts_with("\"schema_version\"")))
 }
 
+/// The most of a log or `command.txt` a live run reads back as text.
+pub const RUN_TEXT_LIMIT: u64 = 256 << 20;
+
+/// The text of a file a live run wrote into its run directory and reads back (the profiler's log,
+/// `command.txt`, a rank's signature): opened only as a regular file and not through a link, so a
+/// FIFO the workload put in its place cannot block the run past a signal, nor a device make it read
+/// forever; at most [`RUN_TEXT_LIMIT`] bytes, invalid UTF-8 replaced. Empty when it is missing or
+/// refused (the caller then reads nothing, as from an empty log).
+pub fn read_run_text(path: &Path) -> String {
+    let checks = Checks {
+        links: Links::Refuse,
+        limit: Limit {
+            bytes: u64::MAX,
+            fix: "",
+        },
+    };
+    let mut bytes = Vec::new();
+    match open_checked(path, &checks) {
+        Ok(file) => match file.take(RUN_TEXT_LIMIT).read_to_end(&mut bytes) {
+            Ok(_) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(_) => String::new(),
+        },
+        Err(_) => String::new(),
+    }
+}
+
 /// Refuses a capture file found in run directory `dir` (an export, a report file) that is not a
 /// regular file inside it: a link out of the directory, a FIFO, a device. A missing one is left to
 /// the caller. Its size is the reader's to bound (a report file's blocks, an export's lines).

@@ -51,6 +51,7 @@ mod report_scopes;
 mod report_templates;
 mod rollups;
 mod sampled;
+mod sampled_damaged;
 mod sampled_share;
 mod sampled_workers;
 mod savings;

@@ -299,3 +299,31 @@ fn each_worker_ends_its_workload_once_it_has_its_results() {
         );
     }
 }
+
+#[test]
+fn a_worker_that_fails_after_writing_its_report_whole_is_said_to_be_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fake_sampled(tmp.path())
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env("FAKE_NCU_WORKER_EXIT", "profile.deep.1=3")
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let report = read_json(&tmp.path().join("out/run/report.json"));
+    let results = &report["sampling"]["deep_workers"][1]["results"];
+    assert!(results.as_u64().unwrap() > 0, "{}", report["sampling"]);
+    assert!(
+        stderr.contains("worker 1 of ncu's deep pass failed again (exit code 3; see ")
+            && stderr.contains(&format!(
+                "was written whole all the same and is read: its {results} result(s) are used"
+            )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no deep results"), "{stderr}");
+}

@@ -206,11 +206,14 @@ pub(crate) fn run_workers(
     sync_deep_pass(record);
     ctx.run.write_record(record)?;
     if !schedule.reruns && !failed.is_empty() {
-        err_line(&format!(
-            "warning: {} worker(s) of ncu's deep pass failed (see their logs in {}); not run again: this rank's workload alone would wait for its peers' collectives, so their launch keys have no deep results of this rank (unmatched, or taken from another rank by `merge`)",
-            failed.len(),
-            ctx.run.root().display()
-        ));
+        for &at in &failed {
+            err_line(&super::failed_worker(
+                ctx.run,
+                at,
+                &record.deep_workers[at],
+                false,
+            ));
+        }
         return Ok(None);
     }
     let gpus: Vec<Option<String>> = passes.iter().map(|(p, _)| p.gpu.clone()).collect();
@@ -295,10 +298,7 @@ fn rerun_alone(
         Ok((finished, covered)) => {
             worker.pass.finish(&finished, covered);
             if !worker.pass.ended_well() && finished.interrupted_by.is_none() {
-                err_line(&format!(
-                    "warning: worker {at} of ncu's deep pass failed again (see {}); its launch keys have no deep results (unmatched)",
-                    ctx.run.path(&again.log).display()
-                ));
+                err_line(&super::failed_worker(ctx.run, at, worker, true));
             }
             sync_deep_pass(record);
             if finished.interrupted_by.is_some() {

@@ -442,7 +442,7 @@ pub(crate) fn run_rounds(
 fn in_place_of_deep_pass(ctx: &DeepRun<'_>, deep: &Pass, record: &mut RunRecord) -> Result<()> {
     let run = ctx.run;
     let line = shell_words::join(ctx.workload);
-    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    let commands = crate::run::read_run_text(&run.path(COMMAND_FILE));
     run.write_text(
         COMMAND_FILE,
         &commands.replace(&deep.cli.shell_line(), &line),
