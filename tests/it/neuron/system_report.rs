@@ -15,12 +15,12 @@ use super::system_gen::{
 };
 
 /// `profile-run COMMAND INPUTS…`; the report directory, or the failed run's stderr.
-fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String> {
+pub(super) fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String> {
     run_with(command, dir, inputs, &[])
 }
 
 /// [`run`] with overrides.
-fn run_with(
+pub(super) fn run_with(
     command: &str,
     dir: &Path,
     inputs: &[PathBuf],

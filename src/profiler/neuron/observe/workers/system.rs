@@ -395,7 +395,8 @@ fn run_info(context: &RunContext, sources: &[String]) -> RunInfo {
 /// What the report says of the run as a whole: the collectives, and the device profiles it
 /// captured beside the system profile.
 fn notes(profile: &SystemProfile, any_collective: bool, diagnosed: bool) -> Vec<String> {
-    let mut out = Vec::new();
+    // What the reader left out (tables refused, profiles read twice) first.
+    let mut out = profile.notes.clone();
     if profile.events.is_empty() {
         out.push(
             "The system profile holds no event: nothing ran while it was captured, or \
