@@ -17,6 +17,7 @@ mod cross_rank;
 mod deep_ranks;
 mod did_you_mean;
 mod diff;
+mod docs_commands;
 mod docs_links;
 mod first_run;
 mod flame;
