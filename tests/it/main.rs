@@ -18,6 +18,7 @@ mod deep_ranks;
 mod did_you_mean;
 mod diff;
 mod diff_gate;
+mod docs_commands;
 mod docs_links;
 mod first_run;
 mod flame;
