@@ -89,7 +89,7 @@ impl<'p> ReportSource<'p> {
             let deep = input.deep.as_ref().filter(|d| d.is_file());
             let error = deep.and_then(|d| unreadable::unreadable(d, max_block));
             if let (Some(deep), Some(error)) = (deep, &error) {
-                left_out.push((deep.clone(), unreadable::note(deep, error)));
+                left_out.push((deep.clone(), unreadable::leave_out(deep, error)));
             }
             if let Some(deep) = deep.filter(|_| error.is_none()) {
                 file_names.extend(first_result_metrics(deep, &mut labels, max_block)?);

@@ -70,7 +70,7 @@ impl ReportSource<'_> {
             for (at, worker) in worker_siblings(deep).iter().enumerate() {
                 // One worker's damaged file costs its own keys' deep metrics, not the others'.
                 if let Some(error) = unreadable::unreadable(worker, self.max_block) {
-                    unread.push(unreadable::note(worker, &error));
+                    unread.push(unreadable::leave_out(worker, &error));
                     continue;
                 }
                 let only = commands.get(at + 1).and_then(|c| kept_names(c));

@@ -43,6 +43,14 @@ pub(crate) fn note(path: &Path, error: &ReportFileError) -> String {
     )
 }
 
+/// The note on a deep pass's report file left out (see [`note`]), said on stderr too: a CI log
+/// shows it without anyone opening the report.
+pub(crate) fn leave_out(path: &Path, error: &ReportFileError) -> String {
+    let note = note(path, error);
+    crate::console::err_line(&format!("note: {note}"));
+    note
+}
+
 /// The deep passes' report files among `paths` that can be read (each with its rank), and a note on
 /// each one that cannot; files that are missing are kept (their reader says so).
 pub(crate) fn split_readable(
@@ -57,7 +65,7 @@ pub(crate) fn split_readable(
             .then(|| unreadable(path, max_block))
             .flatten()
         {
-            Some(error) => notes.push(note(path, &error)),
+            Some(error) => notes.push(leave_out(path, &error)),
             None => readable.push((path.clone(), *rank)),
         }
     }
