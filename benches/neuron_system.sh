@@ -53,7 +53,8 @@ for scenario in "${scenarios[@]}"; do
   code=0
   /usr/bin/time -f '%e %M' -o "$work/time" \
     "$bin" report "$root" --out "$work/out" -q >/dev/null 2>"$work/stderr" || code=$?
-  read -r wall kb <"$work/time"
+  # On a non-zero exit, /usr/bin/time writes a line of its own before the figures.
+  read -r wall kb < <(tail -1 "$work/time")
   mib=$((kb / 1024))
   json_mb=-
   [[ -f $work/out/report.json ]] && json_mb=$(awk -v b="$(stat -c %s "$work/out/report.json")" 'BEGIN { printf "%.2f", b / 1e6 }')

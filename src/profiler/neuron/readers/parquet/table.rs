@@ -81,9 +81,26 @@ fn open(path: &Path) -> Result<SerializedFileReader<File>> {
         FileError::Io { source } => NeuronError::io(path, source),
     })?;
     check_footer(path, &mut file)?;
-    SerializedFileReader::new(file).map_err(|e| {
-        NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
-    })
+    guarded(|| SerializedFileReader::new(file))
+        .ok_or_else(|| damaged(path, "byte 0".into()))?
+        .map_err(|e| {
+            NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
+        })
+}
+
+/// `read()`, or `None` where the `parquet` crate panics on a damaged file (a slice past the end of
+/// a page, found by fuzzing): the caller words it with [`damaged`].
+fn guarded<T>(read: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok()
+}
+
+fn damaged(path: &Path, at: String) -> NeuronError {
+    NeuronError::parse(
+        path,
+        at,
+        "the Parquet reader could not decode the file: it is damaged (cut short, or bytes \
+         changed); export the profile again",
+    )
 }
 
 /// Refuses a footer whose metadata length cannot be true: longer than the file before it, or past
@@ -151,10 +168,16 @@ impl Table {
                 .iter()
                 .map(|f| f.name().to_string())
                 .collect();
-            let rows = reader.get_row_iter(None).map_err(|e| {
-                NeuronError::parse(file, format!("table {}", self.name), e.to_string())
-            })?;
-            for row in rows {
+            let at = format!("table {}", self.name);
+            let mut rows = guarded(|| reader.get_row_iter(None))
+                .ok_or_else(|| damaged(file, at.clone()))?
+                .map_err(|e| NeuronError::parse(file, &at, e.to_string()))?;
+            loop {
+                let next = guarded(|| rows.next())
+                    .ok_or_else(|| damaged(file, format!("table {}, row {row_no}", self.name)))?;
+                let Some(row) = next else {
+                    break;
+                };
                 let row = row.map_err(|e| {
                     NeuronError::parse(
                         file,
