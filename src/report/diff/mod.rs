@@ -339,27 +339,32 @@ fn scope_diff(
 /// The regions `paths` of `scope` (the side that has them), each with its share of the scope per
 /// metric: against the scope's total where the report gives one, else the sum of the top regions.
 fn one_sided_of(scope: &input::ScopeSide, paths: &[String], side: Side) -> Vec<OneSided> {
-    let total_of = |metric: &str| -> Option<f64> {
-        let given = scope
-            .total
-            .as_ref()
-            .and_then(|t| t.metrics.get(metric))
-            .and_then(|v| v.value);
-        given.or_else(|| {
-            Some(
+    let listed: Vec<&input::RegionSide> = scope
+        .regions
+        .iter()
+        .filter(|r| paths.contains(&r.path))
+        .collect();
+    // Each metric's scope total once, not once per region that needs it.
+    let mut totals: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
+    for name in listed.iter().flat_map(|r| r.inclusive.keys()) {
+        totals.entry(name.as_str()).or_insert_with(|| {
+            let given = scope
+                .total
+                .as_ref()
+                .and_then(|t| t.metrics.get(name))
+                .and_then(|v| v.value);
+            given.unwrap_or_else(|| {
                 scope
                     .regions
                     .iter()
                     .filter(|r| r.parent.is_none())
-                    .filter_map(|r| r.metric(metric))
-                    .sum(),
-            )
-        })
-    };
-    scope
-        .regions
-        .iter()
-        .filter(|r| paths.contains(&r.path))
+                    .filter_map(|r| r.metric(name))
+                    .sum()
+            })
+        });
+    }
+    listed
+        .into_iter()
         .map(|r| OneSided {
             path: r.path.clone(),
             side,
@@ -368,7 +373,7 @@ fn one_sided_of(scope: &input::ScopeSide, paths: &[String], side: Side) -> Vec<O
                 .inclusive
                 .iter()
                 .filter_map(|(name, v)| {
-                    let total = total_of(name)?;
+                    let total = totals[name.as_str()];
                     let value = v.value?;
                     (total > 0.0).then(|| (name.clone(), value / total * 100.0))
                 })
