@@ -11,4 +11,5 @@ pub mod launch_durations;
 pub mod launch_key;
 pub mod report_source;
 pub mod source;
+pub mod strata;
 pub mod trace;

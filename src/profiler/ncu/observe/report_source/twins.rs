@@ -15,6 +15,8 @@ use crate::profiler::ncu::readers::siblings;
 use crate::region::{Cell, KeySamples, Moments, Spread};
 use crate::report::model::DeepWorker;
 
+use super::super::strata::Strata;
+
 /// How far apart the key ids of two captures' indexes lie: each index numbers its keys from its own
 /// base (`capture ordinal × KEY_BASE_STEP`), so tallies of several captures read into one report never
 /// mix keys, and the same inputs always give the same ids.
@@ -32,14 +34,14 @@ pub(super) struct DeepResult<'a> {
 
 /// A deep metric value, averaged over a key's twins.
 #[derive(Debug, Clone, PartialEq)]
-enum TwinCell {
+pub(crate) enum TwinCell {
     Num(f64),
     Text(String),
     Missing,
 }
 
-/// The deep values every launch with one key takes.
-#[derive(Debug)]
+/// The deep values every launch with one key (or one stratum of it) takes.
+#[derive(Debug, Clone)]
 pub(crate) struct Twins {
     cells: Vec<TwinCell>,
     /// Per spec: the deep samples' count, mean and spread (`None`: no number).
@@ -52,6 +54,11 @@ pub(crate) struct Twins {
 }
 
 impl Twins {
+    /// The deep samples' spread of every spec, for the intervals.
+    pub fn spread_of_specs(&self) -> Vec<Option<Spread>> {
+        self.spread.clone()
+    }
+
     /// The deep value of spec `at`, borrowed from the index.
     pub fn cell(&self, at: usize) -> Cell<'_> {
         match &self.cells[at] {
@@ -67,6 +74,8 @@ impl Twins {
 pub(crate) struct TwinIndex {
     by_name: FastMap<String, Vec<(Shape, usize)>>,
     twins: Vec<Twins>,
+    /// Each key's deep samples one by one, in the order each process profiled them, for its strata.
+    samples: Vec<Vec<Sample>>,
     /// The id of the first key (see [`KEY_BASE_STEP`]).
     base: u64,
     /// Why report files of the deep pass (a worker's, a top-up pass's) were left out: each could
@@ -118,6 +127,119 @@ impl TwinIndex {
     }
 }
 
+/// One deep result of a key: the how-many-th of its process's results of the key it was (the deep
+/// pass profiles a key's first launches in each process, so this is its launch ordinal), and its
+/// numbers per spec.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    pub ordinal: u32,
+    pub numbers: Vec<Option<f64>>,
+}
+
+/// A key's twins split by stratum ([`Strata`]) for one process's launches.
+#[derive(Debug, Clone)]
+pub(crate) struct StratifiedTwins {
+    pub strata: Strata,
+    /// Per stratum: its twins, and the stratum they were taken from where it had no deep sample of
+    /// its own (its spread then widened by how much the two strata's durations differ).
+    pub twins: Vec<(Twins, Option<usize>)>,
+}
+
+impl TwinIndex {
+    /// Key `at`'s twins per stratum, for a process whose launches of the key (those the deep pass
+    /// could profile, in launch order) took `durations`; the deep pass skipped the first `skipped`.
+    /// Each deep sample belongs to the stratum of the launch with its ordinal (a sample of another
+    /// process to this process's launch with the same ordinal: ranks launch alike). `None` for a key
+    /// of one stratum, or one whose samples cannot be placed: its twins are the key's own.
+    pub fn stratify(&self, at: usize, durations: &[f64], skipped: u32) -> Option<StratifiedTwins> {
+        let strata = Strata::of(durations);
+        if strata.is_one() {
+            return None;
+        }
+        let pooled = &self.twins[at];
+        let specs = pooled.cells.len();
+        let mut moments = vec![vec![Moments::default(); specs]; strata.len()];
+        let mut placed = vec![0u32; strata.len()];
+        let mut median = vec![Vec::new(); strata.len()];
+        for d in durations.iter().skip(skipped as usize) {
+            median[strata.of_duration(*d)].push(*d);
+        }
+        for sample in &self.samples[at] {
+            let Some(d) = durations.get(skipped as usize + sample.ordinal as usize) else {
+                continue;
+            };
+            let s = strata.of_duration(*d);
+            placed[s] += 1;
+            for (m, v) in moments[s].iter_mut().zip(&sample.numbers) {
+                if let Some(v) = v {
+                    m.add(*v);
+                }
+            }
+        }
+        if placed.iter().all(|n| *n == 0) {
+            return None;
+        }
+        let own: Vec<Option<Twins>> = (0..strata.len())
+            .map(|s| {
+                (placed[s] > 0).then(|| Twins {
+                    cells: pooled
+                        .cells
+                        .iter()
+                        .zip(&moments[s])
+                        .map(|(cell, m)| match (m.count(), cell) {
+                            (0, TwinCell::Num(_)) => TwinCell::Missing,
+                            (0, other) => other.clone(),
+                            _ => TwinCell::Num(m.mean()),
+                        })
+                        .collect(),
+                    spread: moments[s].iter().map(spread).collect(),
+                    per_process: pooled.per_process,
+                    advice: pooled.advice.clone(),
+                })
+            })
+            .collect();
+        let typical = |s: usize| middle(&mut median[s].clone());
+        let twins = (0..strata.len())
+            .map(|s| match &own[s] {
+                Some(t) => (t.clone(), None),
+                None => {
+                    // The nearest stratum by duration with samples of its own.
+                    let from = (0..strata.len())
+                        .filter(|f| own[*f].is_some())
+                        .min_by_key(|f| f.abs_diff(s))
+                        .expect("one stratum has samples");
+                    let ratio = typical(s) / typical(from);
+                    let mut t = own[from].clone().expect("has samples");
+                    widen(&mut t, ratio);
+                    (t, Some(from))
+                }
+            })
+            .collect();
+        Some(StratifiedTwins { strata, twins })
+    }
+}
+
+/// The middle value of `values` (0 for none).
+fn middle(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// A stratum's twins taken for another whose launches last `ratio` times as long: each spread's
+/// deviation grows by the mean times how far the ratio is from 1, so the interval owns up to it.
+fn widen(twins: &mut Twins, ratio: f64) {
+    let off = if ratio.is_finite() && ratio > 0.0 {
+        (ratio - 1.0).abs().max((1.0 / ratio - 1.0).abs())
+    } else {
+        1.0
+    };
+    for spread in twins.spread.iter_mut().flatten() {
+        let extra = spread.mean.abs() * off;
+        let sd = spread.sd.unwrap_or(0.0);
+        spread.sd = Some((sd * sd + extra * extra).sqrt());
+    }
+}
+
 /// Sums per key while the deep results stream in.
 #[derive(Default, Clone)]
 pub(super) struct TwinIndexBuilder {
@@ -133,6 +255,7 @@ struct Pending {
     texts: Vec<Option<String>>,
     per_process: FastMap<Process, u32>,
     advice: Option<Vec<Advice>>,
+    samples: Vec<Sample>,
 }
 
 impl TwinIndexBuilder {
@@ -153,6 +276,7 @@ impl TwinIndexBuilder {
                     texts: vec![None; specs],
                     per_process: FastMap::default(),
                     advice: None,
+                    samples: Vec::new(),
                 });
                 shapes.push((result.shape, self.groups.len() - 1));
                 self.groups.len() - 1
@@ -171,15 +295,32 @@ impl TwinIndexBuilder {
                 _ => {}
             }
         }
-        *group.per_process.entry(result.process).or_default() += 1;
+        let ordinal = group.per_process.entry(result.process).or_default();
+        group.samples.push(Sample {
+            ordinal: *ordinal,
+            numbers: result
+                .cells
+                .iter()
+                .map(|c| match c {
+                    Cell::Num(v) => Some(*v),
+                    _ => None,
+                })
+                .collect(),
+        });
+        *ordinal += 1;
         group.advice.get_or_insert(result.advice);
     }
 
     /// Averages each key's twins; the index numbers its keys from `base`.
     pub fn finish(self, base: u64) -> TwinIndex {
+        let mut samples = Vec::with_capacity(self.groups.len());
         let twins = self
             .groups
             .into_iter()
+            .map(|mut g| {
+                samples.push(std::mem::take(&mut g.samples));
+                g
+            })
             .map(|g| Twins {
                 spread: g.numbers.iter().map(spread).collect(),
                 cells: g
@@ -199,6 +340,7 @@ impl TwinIndexBuilder {
         TwinIndex {
             by_name: self.by_name,
             twins,
+            samples,
             base,
             unread: Vec::new(),
             results: self.results,
@@ -264,6 +406,11 @@ impl LaunchOrdinals {
         self.kept
             .as_ref()
             .is_some_and(|kept| !kept.is_match(mangled))
+    }
+
+    /// Launches of each key the deep pass skipped before profiling.
+    pub fn skipped(&self) -> u32 {
+        self.skipped
     }
 
     /// Whether this launch of key `id` in `process` is one the deep pass profiled itself.

@@ -11,12 +11,14 @@ use crate::analysis::AdaptiveRecord;
 use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
 use crate::error::Result;
 use crate::profiler::ncu::observe::adaptive;
+use crate::fast_map::FastMap;
 use crate::profiler::ncu::observe::report_source::twins::{
-    LaunchOrdinals, Shape, TwinIndex, Twins,
+    LaunchOrdinals, Shape, StratifiedTwins, TwinIndex, Twins,
 };
+use crate::profiler::ncu::observe::strata::MAX_STRATA;
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
-use crate::region::{Coverage, KernelFilter, KeySamples};
+use crate::region::{Coverage, KernelFilter, KeySamples, Spread};
 use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
@@ -110,9 +112,15 @@ impl<'p> DeepJoin<'p> {
 /// is its twins' but the time metric, the trace's own in-place time (measured on every launch); the
 /// serialized duration spreads as the deep pass's time metric does. In-place and serialized
 /// durations do not compare, so how much two runs differ is not known (no comparable time).
-pub(crate) fn key_samples(index: &TwinIndex, specs: usize, time: TimeSpecs) -> KeySamples {
+pub(crate) fn key_samples(
+    index: &TwinIndex,
+    specs: usize,
+    time: TimeSpecs,
+    strata: &StrataCounts,
+) -> KeySamples {
     let deep = (0..specs).map(|at| Some(at) != time.in_place).collect();
     let mut samples = index.samples(deep, None);
+    samples.keys.extend(strata.spreads.iter().cloned());
     if let (Some(from), Some(to)) = (time.in_place, time.serialized) {
         for spreads in samples.keys.values_mut() {
             spreads.resize(to, None);
@@ -134,24 +142,104 @@ pub(crate) fn shape(launch: &LaunchShape) -> Shape {
     }
 }
 
+/// The keys of one process's trace that ran different work, split into strata (see
+/// [`crate::profiler::ncu::observe::strata`]), each stratum with its own id among the reading's keys.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessStrata {
+    /// The trace's place among the reading's inputs: strata of two traces never share an id.
+    input: u64,
+    keys: FastMap<usize, StratifiedTwins>,
+}
+
+/// Ids of strata lie above every key's (each capture's keys number from `ordinal × 2^32`).
+const STRATUM_IDS: u64 = 1 << 63;
+
+impl ProcessStrata {
+    /// The strata of this trace's keys: `launches` holds each key's durations (by its place in the
+    /// index) in launch order, as the deep pass saw them.
+    pub fn of(
+        index: &TwinIndex,
+        input: usize,
+        launches: &FastMap<usize, Vec<f64>>,
+        skipped: u32,
+    ) -> ProcessStrata {
+        let keys = launches
+            .iter()
+            .filter_map(|(at, durations)| Some((*at, index.stratify(*at, durations, skipped)?)))
+            .collect();
+        ProcessStrata {
+            input: input as u64,
+            keys,
+        }
+    }
+
+    fn id(&self, at: usize, stratum: usize) -> u64 {
+        STRATUM_IDS | (self.input << 32) | (at * MAX_STRATA + stratum) as u64
+    }
+
+    /// What the strata add to the reading: each stratum's samples under its id, and its keys.
+    pub fn counts(&self) -> StrataCounts {
+        let mut counts = StrataCounts {
+            keys: self.keys.len() as u64,
+            ..StrataCounts::default()
+        };
+        for (at, key) in &self.keys {
+            for (s, (twins, _)) in key.twins.iter().enumerate() {
+                counts.spreads.push((self.id(*at, s), twins.spread_of_specs()));
+            }
+        }
+        counts
+    }
+}
+
+/// The strata of a reading's traces, summed: every stratum's deep samples (for the intervals),
+/// the keys split and the results that took values from a stratum not their own.
+#[derive(Debug, Default)]
+pub(crate) struct StrataCounts {
+    pub spreads: Vec<(u64, Vec<Option<Spread>>)>,
+    /// Keys split into strata in some trace (counted per trace).
+    pub keys: u64,
+    /// Results whose stratum had no deep sample and took another's.
+    pub borrowed: u64,
+}
+
+impl StrataCounts {
+    pub fn add(&mut self, other: StrataCounts) {
+        self.spreads.extend(other.spreads);
+        self.keys += other.keys;
+        self.borrowed += other.borrowed;
+    }
+}
+
 /// A kernel's twins with their key id, and how its deep values were obtained. The first launches of
 /// a key in a process (as many as the deep pass profiled) count as measured, as with ncu's timing
-/// pass.
+/// pass. A key split into strata gives the twins of the launch's stratum (by its `duration`).
 pub(crate) fn join<'i>(
-    index: &'i TwinIndex,
+    (index, strata): (&'i TwinIndex, &'i ProcessStrata),
     ordinals: &mut LaunchOrdinals,
+    counts: &mut StrataCounts,
     process: (u32, Option<u64>),
-    mangled: &str,
-    launch: &LaunchShape,
+    (mangled, launch, duration): (&str, &LaunchShape, f64),
 ) -> (Coverage, Option<(u64, &'i Twins)>) {
     match index.find(mangled, &shape(launch)) {
         Some((id, twins)) => {
-            let coverage = if ordinals.measured(process, id, twins) {
+            let measured = ordinals.measured(process, id, twins);
+            let coverage = if measured {
                 Coverage::Measured
             } else {
                 Coverage::Estimated
             };
-            (coverage, Some((index.key(id), twins)))
+            let Some(split) = strata.keys.get(&id) else {
+                return (coverage, Some((index.key(id), twins)));
+            };
+            let stratum = split.strata.of_duration(duration);
+            let (twins, from) = &split.twins[stratum];
+            counts.borrowed += u64::from(from.is_some());
+            let coverage = match from {
+                Some(_) => Coverage::Estimated,
+                None => coverage,
+            };
+            (coverage, Some((strata.id(id, stratum), twins)))
         }
         None if ordinals.left_out(mangled) => (Coverage::NotMeasured, None),
         None => (Coverage::Unmatched, None),

@@ -231,10 +231,13 @@ impl Observations for TraceSource<'_> {
     {
         let (index, deep) = self.deep_index(filter)?;
         let (mut state, mut total) = (None, Counts::default());
-        for batch in self.inputs.chunks(parallel::thread_count(threads) * 2) {
-            let parts = parallel::map(batch.iter().collect(), threads, |input| {
+        let batch_size = parallel::thread_count(threads) * 2;
+        for (b, batch) in self.inputs.chunks(batch_size).enumerate() {
+            let numbered = batch.iter().enumerate().map(|(i, t)| (b * batch_size + i, t));
+            let parts = parallel::map(numbered.collect(), threads, |(at, input)| {
                 let mut state = init();
-                let counts = self.read_one(input, index.as_ref(), |obs| visit(&mut state, obs));
+                let deep = index.as_ref().map(|i| (i, at));
+                let counts = self.read_one(input, deep, |obs| visit(&mut state, obs));
                 counts.map(|counts| (state, counts))
             });
             for part in parts {
@@ -251,7 +254,8 @@ impl Observations for TraceSource<'_> {
             report_source::deep_pass_provenance(session, &mut reading);
         }
         let specs = (self.found.specs.len(), self.time_specs);
-        reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1));
+        reading.key_samples =
+            index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -272,14 +276,16 @@ fn trace_scope(trace: &ProcessTrace, device: String, rank: Option<u32>) -> Scope
 }
 
 impl TraceSource<'_> {
-    /// One process's trace, read, handed over kernel by kernel to `visit` and dropped.
+    /// One process's trace, read, handed over kernel by kernel to `visit` and dropped; `deep`: a
+    /// sampled run's deep results and the trace's place among the inputs.
     fn read_one(
         &self,
         input: &TraceInput,
-        index: Option<&TwinIndex>,
+        deep: Option<(&TwinIndex, usize)>,
         mut visit: impl FnMut(&Observation<'_>),
     ) -> Result<Counts> {
         let trace = file::read_input(input)?;
+        let index = deep.map(|(index, _)| index);
         let mut counts = Counts {
             has_ranges: !trace.ranges.is_empty(),
             unfinished: trace.unfinished,
@@ -292,6 +298,14 @@ impl TraceSource<'_> {
             .as_ref()
             .map(|s| s.ordinals.clone())
             .unwrap_or_default();
+        let strata = match deep {
+            Some((index, at)) => {
+                let launches = self.launches_by_key(&trace, index)?;
+                deep::ProcessStrata::of(index, at, &launches, ordinals.skipped())
+            }
+            None => deep::ProcessStrata::default(),
+        };
+        counts.strata = strata.counts();
         let specs = (self.found.specs.len(), self.time_specs);
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
         let mut scope = ScopeKey::default();
@@ -315,7 +329,7 @@ impl TraceSource<'_> {
             let process = (trace.pid, Some(u64::from(a.kernel.device)));
             let launch = trace.shape(a.kernel);
             let (coverage, values, weight, key) = cells(
-                index.map(|i| (i, &mut ordinals)),
+                index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
                 process,
                 (&trace.names[launch.name], launch),
                 time,
@@ -352,6 +366,28 @@ impl TraceSource<'_> {
             });
         })?;
         Ok(counts)
+    }
+
+    /// The in-place durations of each key the deep pass has results of (by its place in the index),
+    /// over the launches the deep pass could profile (those in the requested regions), in launch
+    /// order: what its strata are cut from and its deep samples placed by.
+    fn launches_by_key(
+        &self,
+        trace: &ProcessTrace,
+        index: &TwinIndex,
+    ) -> Result<crate::fast_map::FastMap<usize, Vec<f64>>> {
+        let mut launches: crate::fast_map::FastMap<usize, Vec<f64>> = Default::default();
+        let mut wanted = Wanted::default();
+        self.attribute(trace, |a| {
+            if !wanted.of(self, a) {
+                return;
+            }
+            let launch = trace.shape(a.kernel);
+            if let Some((at, _)) = index.find(&trace.names[launch.name], &deep::shape(launch)) {
+                launches.entry(at).or_default().push(a.kernel.duration_ns());
+            }
+        })?;
+        Ok(launches)
     }
 
     /// A sampled run's deep (and top-up) results by launch key, and their counts.
@@ -475,18 +511,28 @@ impl TraceSource<'_> {
 /// weighs the deep rates since they were measured over it (`specs`: how many cells, and where the
 /// two durations are).
 fn cells<'i>(
-    deep: Option<(&'i TwinIndex, &mut LaunchOrdinals)>,
+    deep: Option<(
+        (&'i TwinIndex, &'i deep::ProcessStrata),
+        &mut LaunchOrdinals,
+        &mut deep::StrataCounts,
+    )>,
     process: (u32, Option<u64>),
     (mangled, launch): (&str, &LaunchShape),
     duration: f64,
     (specs, time): (usize, deep::TimeSpecs),
 ) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
     let in_place = Cell::Num(duration);
-    let Some((index, ordinals)) = deep else {
+    let Some((index, ordinals, strata)) = deep else {
         let time = [in_place];
         return (Coverage::Measured, time[..specs].to_vec(), None, None);
     };
-    let (coverage, found) = deep::join(index, ordinals, process, mangled, launch);
+    let (coverage, found) = deep::join(
+        index,
+        ordinals,
+        strata,
+        process,
+        (mangled, launch, duration),
+    );
     let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
     let twin_cell = |at: usize| twins.map_or(Cell::Missing, |t| t.cell(at));
     let values: Vec<Cell<'i>> = (0..specs)

@@ -21,6 +21,7 @@ impl Counts {
             let known = self.ranks.entry(rank).or_default();
             *known = (*known).max(world_size);
         }
+        self.strata.add(other.strata);
         for (rank, [with, without]) in other.rank_time {
             let sum = self.rank_time.entry(rank).or_default();
             sum[0] += with;
@@ -48,4 +49,7 @@ pub(super) struct Counts {
     pub(super) rank_time: BTreeMap<u32, [f64; 2]>,
     /// Each launcher rank read, with the world size its trace records.
     pub(super) ranks: BTreeMap<u32, Option<u32>>,
+    /// The strata of keys that ran different work (a sampled run): their deep samples per stratum,
+    /// for the intervals, and how their launches took their values.
+    pub(super) strata: super::super::deep::StrataCounts,
 }
