@@ -11,6 +11,7 @@ use crate::fast_map::FastMap;
 use crate::region::Moments;
 
 use super::launch_key::{Process, Shape};
+use super::strata::Strata;
 
 /// A region of one process: the process's whole time, or one prefix of one of its range stacks
 /// (hashed: a key's share is compared region by region, never shown).
@@ -19,7 +20,8 @@ type Region = (Process, u64);
 /// One launch key's durations and its launches per process.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct KeyDurations {
-    per_process: FastMap<Process, u32>,
+    /// Each process's durations of the key, in launch order.
+    per_process: FastMap<Process, Vec<f64>>,
     durations: Moments,
     /// The key's time in each region it appears in.
     regions: FastMap<Region, f64>,
@@ -27,7 +29,7 @@ pub(crate) struct KeyDurations {
 
 impl KeyDurations {
     fn add(&mut self, process: Process, duration: f64, regions: &[Region]) {
-        *self.per_process.entry(process).or_default() += 1;
+        self.per_process.entry(process).or_default().push(duration);
         self.durations.add(duration);
         for region in regions {
             *self.regions.entry(*region).or_default() += duration;
@@ -41,7 +43,33 @@ impl KeyDurations {
 
     /// The key's launches in each process (pid, device), in no particular order.
     pub fn per_process(&self) -> impl Iterator<Item = (Process, u32)> + '_ {
-        self.per_process.iter().map(|(process, n)| (*process, *n))
+        self.per_process
+            .iter()
+            .map(|(process, d)| (*process, u32::try_from(d.len()).unwrap_or(u32::MAX)))
+    }
+
+    /// Each process's durations of the key in launch order (processes in a fixed order).
+    pub fn in_launch_order(&self) -> Vec<&[f64]> {
+        let mut processes: Vec<(&Process, &Vec<f64>)> = self.per_process.iter().collect();
+        processes.sort_by_key(|(process, _)| **process);
+        processes.into_iter().map(|(_, d)| d.as_slice()).collect()
+    }
+
+    /// The key's strata ([`Strata`]), cut from all its durations.
+    pub fn strata(&self) -> Strata {
+        let all: Vec<f64> = self.per_process.values().flatten().copied().collect();
+        Strata::of(&all)
+    }
+
+    /// The coefficient of variation of the durations of stratum `stratum` of `strata` alone.
+    pub fn stratum_cv(&self, strata: &Strata, stratum: usize) -> f64 {
+        let mut m = Moments::default();
+        for d in self.per_process.values().flatten() {
+            if strata.of_duration(*d) == stratum {
+                m.add(*d);
+            }
+        }
+        m.cv()
     }
 }
 

@@ -26,7 +26,11 @@ pub struct Strata {
 impl Strata {
     /// The strata of a key with these durations (in any order; non-finite ones are ignored).
     pub fn of(durations: &[f64]) -> Strata {
-        let mut sorted: Vec<f64> = durations.iter().copied().filter(|d| d.is_finite()).collect();
+        let mut sorted: Vec<f64> = durations
+            .iter()
+            .copied()
+            .filter(|d| d.is_finite())
+            .collect();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
         let least = ((n as f64 * MIN_SHARE).ceil() as usize).max(1);
@@ -111,7 +115,9 @@ pub fn covering_count(
         }
         count += 1;
     }
-    u32::try_from(count).unwrap_or(u32::MAX).clamp(floor, cap.max(floor))
+    u32::try_from(count)
+        .unwrap_or(u32::MAX)
+        .clamp(floor, cap.max(floor))
 }
 
 #[cfg(test)]
@@ -166,13 +172,23 @@ mod tests {
         let process = [48.0, 48.2, 47.9, 73.0, 72.8];
         assert_eq!(covering_count(&[&process], &strata, 0, |_| 1, (1, 16)), 4);
         assert_eq!(covering_count(&[&process], &strata, 0, |_| 2, (1, 16)), 5);
-        assert_eq!(covering_count(&[&process], &strata, 0, |_| 2, (1, 3)), 3, "capped");
+        assert_eq!(
+            covering_count(&[&process], &strata, 0, |_| 2, (1, 3)),
+            3,
+            "capped"
+        );
         // The skipped first launch is not profiled.
         assert_eq!(covering_count(&[&process], &strata, 1, |_| 1, (1, 16)), 3);
         // Pooled over processes: the second process's first launch is an mlp one.
         let other = [73.1, 48.0];
-        assert_eq!(covering_count(&[&process, &other], &strata, 0, |_| 1, (1, 16)), 1);
+        assert_eq!(
+            covering_count(&[&process, &other], &strata, 0, |_| 1, (1, 16)),
+            1
+        );
         // A stratum with fewer launches than it needs takes them all.
-        assert_eq!(covering_count(&[&process], &strata, 0, |s| [1, 9][s], (1, 16)), 5);
+        assert_eq!(
+            covering_count(&[&process], &strata, 0, |s| [1, 9][s], (1, 16)),
+            5
+        );
     }
 }

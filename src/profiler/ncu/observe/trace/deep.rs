@@ -10,13 +10,13 @@ use std::sync::Mutex;
 use crate::analysis::AdaptiveRecord;
 use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
 use crate::error::Result;
-use crate::profiler::ncu::observe::adaptive;
 use crate::fast_map::FastMap;
+use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, StratifiedTwins, TwinIndex, Twins,
 };
-use crate::profiler::ncu::observe::strata::MAX_STRATA;
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
+use crate::profiler::ncu::observe::strata::MAX_STRATA;
 use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
 use crate::region::{Coverage, KernelFilter, KeySamples, Spread};
 use crate::report::model::{DeepWorker, Sampling};
@@ -185,7 +185,9 @@ impl ProcessStrata {
         };
         for (at, key) in &self.keys {
             for (s, (twins, _)) in key.twins.iter().enumerate() {
-                counts.spreads.push((self.id(*at, s), twins.spread_of_specs()));
+                counts
+                    .spreads
+                    .push((self.id(*at, s), twins.spread_of_specs()));
             }
         }
         counts

@@ -233,7 +233,10 @@ impl Observations for TraceSource<'_> {
         let (mut state, mut total) = (None, Counts::default());
         let batch_size = parallel::thread_count(threads) * 2;
         for (b, batch) in self.inputs.chunks(batch_size).enumerate() {
-            let numbered = batch.iter().enumerate().map(|(i, t)| (b * batch_size + i, t));
+            let numbered = batch
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (b * batch_size + i, t));
             let parts = parallel::map(numbered.collect(), threads, |(at, input)| {
                 let mut state = init();
                 let deep = index.as_ref().map(|i| (i, at));
@@ -254,8 +257,7 @@ impl Observations for TraceSource<'_> {
             report_source::deep_pass_provenance(session, &mut reading);
         }
         let specs = (self.found.specs.len(), self.time_specs);
-        reading.key_samples =
-            index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata));
+        reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata));
         Ok((state.unwrap_or_else(init), reading))
     }
 }
