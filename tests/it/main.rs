@@ -56,6 +56,7 @@ mod sampled_damaged;
 mod sampled_share;
 mod sampled_workers;
 mod savings;
+mod strata;
 mod trace;
 mod trace_format;
 mod trace_inputs;

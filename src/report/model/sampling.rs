@@ -29,6 +29,15 @@ pub struct Sampling {
     /// region's time below the run's threshold): time kept, deep metrics not measured. Absent when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub not_measured_results: u64,
+    /// Launch keys that ran different work (their in-place durations fall into separate groups)
+    /// and were split into strata, each taking deep values from its own samples, counted per
+    /// process. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stratified_keys: u64,
+    /// Estimated results whose stratum had no deep sample of its own and took the nearest
+    /// stratum's, with a widened interval. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub other_stratum_results: u64,
     /// Adaptive samples per launch key, and what they took.
     #[serde(flatten)]
     pub adaptive: AdaptiveSampling,

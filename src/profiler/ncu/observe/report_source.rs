@@ -457,6 +457,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         estimated_results: by_coverage[1],
         unmatched_results: by_coverage[2],
         not_measured_results: by_coverage[3],
+        stratified_keys: 0,
+        other_stratum_results: 0,
         ranks: Vec::new(),
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
     };

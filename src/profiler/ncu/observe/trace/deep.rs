@@ -248,6 +248,23 @@ pub(crate) fn join<'i>(
     }
 }
 
+/// The note on keys split into strata, and on results whose stratum took another's samples.
+pub(crate) fn strata_note(strata: &StrataCounts) -> Option<String> {
+    if strata.keys == 0 {
+        return None;
+    }
+    let borrowed = match strata.borrowed {
+        0 => "every stratum had deep samples of its own".to_string(),
+        n => format!(
+            "{n} result(s) fell in a stratum with no deep sample of its own and took the nearest stratum's, their intervals widened by how much the two strata's durations differ"
+        ),
+    };
+    Some(format!(
+        "{} launch key(s) ran different work in different launches (one kernel, grid and block whose in-place durations fall into separate groups, such as a GEMM at two problem sizes): each group (stratum) takes deep values from its own samples only; {borrowed} (docs/attribution.md, \"Strata of a launch key\").",
+        strata.keys
+    ))
+}
+
 /// The deep pass's part of the report's account of the join: its size, keys and top-up results.
 #[derive(Debug, Default)]
 pub struct DeepCounts {
@@ -262,11 +279,11 @@ pub struct DeepCounts {
 
 /// The report's account of the join: results per coverage, the deep pass's size, the key, and
 /// (`recorded`) how an adaptive run sized its samples.
-pub fn sampling(
+pub(crate) fn sampling(
     (found, time): (&MetricsFound, TimeSpecs),
     deep_paths: &[PathBuf],
     deep: &DeepCounts,
-    coverage: [u64; 4],
+    (coverage, strata): ([u64; 4], &StrataCounts),
     (launch_count, recorded): (Option<u32>, Option<&AdaptiveRecord>),
 ) -> Sampling {
     let deep_results = deep.results;
@@ -310,6 +327,8 @@ pub fn sampling(
         estimated_results: coverage[1],
         unmatched_results: coverage[2],
         not_measured_results: coverage[3],
+        stratified_keys: strata.keys,
+        other_stratum_results: strata.borrowed,
         ranks: Vec::new(),
         deep_workers: deep.workers.clone(),
     }

@@ -436,11 +436,12 @@ impl TraceSource<'_> {
                 (&self.found, self.time_specs),
                 paths,
                 deep,
-                total.coverage,
+                (total.coverage, &total.strata),
                 (launch_count, recorded),
             );
             sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
             notes.extend(adaptive::notes(recorded, &sampling.adaptive));
+            notes.extend(deep::strata_note(&total.strata));
             notes.extend(deep.unread.iter().cloned());
             sampling
         });
