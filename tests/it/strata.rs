@@ -68,11 +68,24 @@ fn each_region_of_a_key_at_two_problem_sizes_comes_within_3_percent_of_full_repl
 
 #[test]
 fn the_intervals_of_stratified_regions_hold_full_replay() {
-    let (sampled, full) = (report("run"), report("full.ncu-rep.gz"));
-    let (inside, compared, misses) = interval_coverage(&sampled, &full);
-    assert!(compared >= 90, "{compared}");
-    assert!(
-        inside as f64 >= 0.9 * compared as f64,
-        "{inside} of {compared}: {misses:#?}"
-    );
+    let full = report("full.ncu-rep.gz");
+    for run in ["run", "ncu-timed"] {
+        let (inside, compared, misses) = interval_coverage(&report(run), &full);
+        assert!(compared >= 90, "{run}: {compared}");
+        assert!(
+            inside as f64 >= 0.9 * compared as f64,
+            "{run}: {inside} of {compared}: {misses:#?}"
+        );
+    }
+}
+
+/// ncu's timing pass splits the key the same way: its serialized durations tell the two sizes
+/// apart as the trace's in-place ones do. The default deep plan profiled the GEMM key far enough to
+/// sample both strata (5 deep results in all).
+#[test]
+fn a_run_timed_by_ncu_splits_the_key_too() {
+    let (sampled, full) = (report("ncu-timed"), report("full.ncu-rep.gz"));
+    assert!(assert_deep_values_within(&sampled, &full, 0.03) >= 90);
+    assert_eq!(sampled["sampling"]["stratified_keys"], 1);
+    assert_eq!(sampled["sampling"]["deep_results"], 5);
 }

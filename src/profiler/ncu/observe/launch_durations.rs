@@ -48,6 +48,11 @@ impl KeyDurations {
             .map(|(process, d)| (*process, u32::try_from(d.len()).unwrap_or(u32::MAX)))
     }
 
+    /// Each process with its durations of the key in launch order.
+    pub fn processes(&self) -> impl Iterator<Item = (Process, &[f64])> + '_ {
+        self.per_process.iter().map(|(p, d)| (*p, d.as_slice()))
+    }
+
     /// Each process's durations of the key in launch order (processes in a fixed order).
     pub fn in_launch_order(&self) -> Vec<&[f64]> {
         let mut processes: Vec<(&Process, &Vec<f64>)> = self.per_process.iter().collect();

@@ -23,6 +23,7 @@ use crate::report::model::{DeepWorker, Report, Sampling};
 
 use super::launch_durations::LaunchDurations;
 use super::source::ncu_reading;
+use super::strata::{self, STRATUM_IDS};
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
@@ -36,7 +37,8 @@ mod reader;
 pub(crate) mod twins;
 pub(crate) mod unreadable;
 
-use reader::FileReader;
+use reader::{FileReader, FileStrata};
+use twins::{LaunchOrdinals, TwinIndex};
 
 /// One capture's report file and the launcher rank that made it, when known.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,22 +250,17 @@ impl Observations for ReportSource<'_> {
             };
             let mut state = init();
             let mut advice = AdviceIndex::default();
+            let strata = self.strata(input, twins.as_ref().map(|(t, _)| t), ordinal)?;
             let mut reader =
                 FileReader::new(&self, input.rank, filter, twins.as_ref().map(|(t, _)| t));
+            reader.with_strata(&strata);
             let mut report = ReportFile::open_limited(&input.path, self.max_block)?;
             report.for_each_result(|r| {
                 reader.result(r, &mut |obs| visit(&mut state, obs), &mut advice)
             })?;
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
-            let joined = twins.map(|(t, topup_results)| Joined {
-                workers: t.workers.clone(),
-                unread: t.unread.clone(),
-                deep_results: t.results,
-                keys: t.key_count() as u64,
-                topup_results,
-                coverage,
-                samples: t.samples(self.from_deep.clone(), self.timed_in_both()),
-            });
+            let other_stratum = reader.other_stratum;
+            let joined = twins.map(|twins| self.joined(twins, coverage, (&strata, other_stratum)));
             let session = report.session().clone();
             Ok::<_, Error>((state, advice, counts, nvtx, joined, session))
         });
@@ -318,6 +315,52 @@ impl Observations for ReportSource<'_> {
     }
 }
 
+impl ReportSource<'_> {
+    /// The strata of the keys that ran different work in a sampled capture's timing pass, cut from
+    /// the file's own durations (none for a capture read alone).
+    fn strata(
+        &self,
+        input: &ReportInput,
+        twins: Option<&TwinIndex>,
+        ordinal: u64,
+    ) -> Result<FileStrata> {
+        let Some(index) = twins else {
+            return Ok(FileStrata::default());
+        };
+        let durations = launch_durations(self.plan, &input.path, self.max_block, None)?;
+        let skipped = LaunchOrdinals::of_run(&self.context).skipped();
+        Ok(FileStrata::of(
+            index,
+            &durations,
+            skipped,
+            STRATUM_IDS | (ordinal << 40),
+        ))
+    }
+
+    /// What joining one sampled capture found: its deep index and top-up results, its results per
+    /// coverage, its strata and the results that took another stratum's samples.
+    fn joined(
+        &self,
+        (index, topup_results): (TwinIndex, u64),
+        coverage: [u64; 4],
+        (strata, other_stratum): (&FileStrata, u64),
+    ) -> Joined {
+        let mut samples = index.samples(self.from_deep.clone(), self.timed_in_both());
+        samples.keys.extend(strata.spreads());
+        Joined {
+            workers: index.workers.clone(),
+            unread: index.unread.clone(),
+            deep_results: index.results,
+            keys: index.key_count() as u64,
+            topup_results,
+            coverage,
+            samples,
+            stratified_keys: strata.split_keys(),
+            other_stratum_results: other_stratum,
+        }
+    }
+}
+
 /// What joining one sampled capture found.
 struct Joined {
     /// The deep pass's workers, where it ran as several.
@@ -331,8 +374,11 @@ struct Joined {
     unread: Vec<String>,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 4],
-    /// The deep samples of each launch key, for the intervals.
+    /// The deep samples of each launch key (and stratum), for the intervals.
     samples: KeySamples,
+    /// Keys split into strata (per process), and results that took another stratum's samples.
+    stratified_keys: u64,
+    other_stratum_results: u64,
 }
 
 impl ReportSource<'_> {
@@ -438,6 +484,10 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         joined.iter().map(|j| j.topup_results).sum(),
     );
     notes.extend(super::adaptive::notes(recorded, &adaptive));
+    notes.extend(strata::note(
+        joined.iter().map(|j| j.stratified_keys).sum(),
+        joined.iter().map(|j| j.other_stratum_results).sum(),
+    ));
     let sampling = Sampling {
         adaptive,
         deep_sources,
@@ -457,8 +507,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         estimated_results: by_coverage[1],
         unmatched_results: by_coverage[2],
         not_measured_results: by_coverage[3],
-        stratified_keys: 0,
-        other_stratum_results: 0,
+        stratified_keys: joined.iter().map(|j| j.stratified_keys).sum(),
+        other_stratum_results: joined.iter().map(|j| j.other_stratum_results).sum(),
         ranks: Vec::new(),
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
     };

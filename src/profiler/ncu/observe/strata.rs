@@ -13,9 +13,14 @@ pub const SPLIT_RATIO: f64 = 1.25;
 /// At most this many strata per key: past it, the closest groups are kept together.
 pub const MAX_STRATA: usize = 4;
 
-/// A stratum holds at least this share of a key's launches (and at least one launch), so that one
-/// launch slowed by a neighbour does not become a stratum of its own.
+/// A stratum holds at least this share of a key's launches, and at least [`MIN_LAUNCHES`], so that
+/// one launch slowed by a neighbour or by its cold start does not become a stratum of its own.
 pub const MIN_SHARE: f64 = 0.05;
+pub const MIN_LAUNCHES: usize = 2;
+
+/// Ids of strata among a reading's launch keys lie above every key's (each capture's keys number
+/// from `ordinal × 2^32`).
+pub const STRATUM_IDS: u64 = 1 << 63;
 
 /// Where a key's durations split: stratum `s` holds the durations in `[cuts[s-1], cuts[s])`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -33,7 +38,7 @@ impl Strata {
             .collect();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
-        let least = ((n as f64 * MIN_SHARE).ceil() as usize).max(1);
+        let least = ((n as f64 * MIN_SHARE).ceil() as usize).max(MIN_LAUNCHES);
         // Every gap wide enough to split at, widest first.
         let mut gaps: Vec<(f64, usize)> = (1..n)
             .filter(|&i| sorted[i - 1] > 0.0 && sorted[i] >= sorted[i - 1] * SPLIT_RATIO)
@@ -120,6 +125,23 @@ pub fn covering_count(
         .clamp(floor, cap.max(floor))
 }
 
+/// The note on keys split into strata, and on results whose stratum took another's samples.
+pub fn note(keys: u64, borrowed: u64) -> Option<String> {
+    if keys == 0 {
+        return None;
+    }
+    let borrowed = match borrowed {
+        0 => "every stratum had deep samples of its own".to_string(),
+        n => format!(
+            "{n} result(s) fell in a stratum with no deep sample of its own and took the nearest stratum's, their intervals widened by how much the two strata's durations differ"
+        ),
+    };
+    Some(format!(
+        "{} launch key(s) ran different work in different launches (one kernel, grid and block whose in-place durations fall into separate groups, such as a GEMM at two problem sizes): each group (stratum) takes deep values from its own samples only; {borrowed} (docs/attribution.md, \"Strata of a launch key\").",
+        keys
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +172,10 @@ mod tests {
         let mut d = vec![10.0; 40];
         d.push(30.0);
         assert!(Strata::of(&d).is_one(), "1 of 41 is under MIN_SHARE");
+        assert!(
+            Strata::of(&[30.0, 10.0, 10.0, 10.0]).is_one(),
+            "a cold first launch"
+        );
         let mut d = vec![10.0; 10];
         d.extend([30.0; 3]);
         assert_eq!(Strata::of(&d).len(), 2, "3 of 13 is a group");
@@ -157,17 +183,17 @@ mod tests {
 
     #[test]
     fn at_most_max_strata_the_widest_gaps_first() {
-        let d = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
+        let d = [1.0, 1.0, 2.0, 2.0, 4.0, 4.0, 8.0, 8.0, 16.0, 16.0];
         let strata = Strata::of(&d);
         assert_eq!(strata.len(), MAX_STRATA);
         let groups: Vec<usize> = d.iter().map(|x| strata.of_duration(*x)).collect();
         // Every gap is ×2: the first ones (in duration order) win the tie.
-        assert_eq!(groups, [0, 1, 2, 3, 3, 3]);
+        assert_eq!(groups, [0, 0, 1, 1, 2, 2, 3, 3, 3, 3]);
     }
 
     #[test]
     fn the_count_reaches_each_stratum_in_launch_order() {
-        let strata = Strata::of(&[48.0, 73.0]);
+        let strata = Strata::of(&[48.0, 48.0, 73.0, 73.0]);
         // attn, attn, attn, then mlp: one sample of each needs four launches.
         let process = [48.0, 48.2, 47.9, 73.0, 72.8];
         assert_eq!(covering_count(&[&process], &strata, 0, |_| 1, (1, 16)), 4);

@@ -19,6 +19,7 @@ pub mod deep_run;
 pub mod pattern_limit;
 pub mod ranks;
 pub mod share;
+pub mod strata;
 pub mod workers;
 
 use crate::config::ReportReader;

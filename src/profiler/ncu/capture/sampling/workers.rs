@@ -11,15 +11,13 @@
 //! Worker 0 writes today's `profile.deep.ncu-rep` and `ncu.deep.log`, so a deep pass of one worker
 //! reads exactly as before; worker i writes `profile.deep.i.ncu-rep` and `ncu.deep.i.log`.
 
-use crate::config::{Config, ReplayMode};
-use crate::config::{
-    DeepGpus, ErrorScope, KernelNameForm, NcuCliConfig, SamplingConfig, TargetProcesses,
-};
-use crate::profiler::ncu::observe::launch_durations::{KeyDurations, LaunchDurations};
-use crate::profiler::ncu::observe::strata::covering_count;
+use crate::config::{Config, DeepGpus, ErrorScope, KernelNameForm, NcuCliConfig};
+use crate::config::{ReplayMode, SamplingConfig, TargetProcesses};
+use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
 use super::pattern_limit::{chunks, PATTERN_BYTES};
-use super::{samples_needed, samples_needed_in_regions, DEEP_LOG, DEEP_REPORT_BASE};
+use super::DEEP_REPORT_BASE;
+use super::{samples_needed, samples_needed_in_regions, strata::stratum_count, DEEP_LOG};
 
 /// The GPUs the deep pass is spread over: `[]` for one (the workload's own, no
 /// `CUDA_VISIBLE_DEVICES` set), else each worker's `CUDA_VISIBLE_DEVICES` value. `visible`: the
@@ -205,11 +203,9 @@ pub(crate) fn needs(
         } else {
             taken
         };
-        // A key that ran different work is sized per stratum: its pooled spread mixes the strata.
-        let count = match stratum_count(key, sampling, skipped, durations) {
-            0 => count,
-            strata => strata.max(taken),
-        };
+        // A key that ran different work is sized per stratum (its pooled spread mixes the strata).
+        let strata = stratum_count(key, sampling, skipped, durations);
+        let count = if strata > 0 { strata.max(taken) } else { count };
         if count > taken {
             sizing.above_launch_count += 1;
         }
@@ -237,39 +233,6 @@ pub(crate) fn needs(
         }
     }
     (names, sizing)
-}
-
-/// The launches of a key that ran different work (its durations fall into several strata) that the
-/// deep pass must profile per process so that every stratum gets its own samples: `launch_count`
-/// each, or (adaptive) each stratum's own n from its own spread, at most `max_samples` each. The
-/// deep pass profiles a key's first launches, so a stratum that comes late costs the launches before
-/// it; 0 for a key of one stratum.
-fn stratum_count(
-    key: &KeyDurations,
-    sampling: &SamplingConfig,
-    skipped: u32,
-    durations: &LaunchDurations,
-) -> u32 {
-    let strata = key.strata();
-    if strata.is_one() {
-        return 0;
-    }
-    let budget = sampling.budget();
-    let need = |s: usize| -> u32 {
-        if !sampling.adaptive {
-            return sampling.launch_count;
-        }
-        let cv = key.stratum_cv(&strata, s);
-        let n = match sampling.error_scope {
-            ErrorScope::Key => samples_needed(cv, sampling.error),
-            ErrorScope::Region => {
-                samples_needed_in_regions(cv, sampling.error, durations.largest_share(key))
-            }
-        };
-        n.clamp(sampling.launch_count, budget)
-    };
-    let cap = budget.saturating_mul(strata.len() as u32);
-    covering_count(&key.in_launch_order(), &strata, skipped, need, (1, cap))
 }
 
 /// One ncu process of the deep pass.
@@ -488,32 +451,6 @@ mod tests {
                 (2 * names.len() as u64, 3 * names.len() as u64)
             );
         }
-    }
-
-    #[test]
-    fn a_key_of_two_kinds_of_work_profiles_far_enough_to_sample_each() {
-        let counts = |adaptive: bool, durations: &[f64], skipped: u32| {
-            let mut d = LaunchDurations::default();
-            key(&mut d, "_Z4gemm", 1, 7, durations);
-            needs(&d, &sampling(adaptive), skipped, |_| true).0[0].count
-        };
-        // One GEMM key: attn's launches at 48 µs, mlp's at 73 µs, alternating as layers do.
-        let layers = [48.0, 73.0, 48.2, 73.1, 47.9, 72.8];
-        // One sample per stratum: the first two launches; the pooled spread (cv 0.22) would ask
-        // for max_samples of the mixture instead.
-        assert_eq!(counts(false, &layers, 0), 2);
-        assert_eq!(
-            counts(true, &layers, 0),
-            2,
-            "each stratum steady: n = 1 each"
-        );
-        // Skipping the cold start shifts the reach by one.
-        assert_eq!(counts(false, &layers, 1), 2);
-        // Every attn launch first: the first mlp launch is the fourth.
-        let grouped = [48.0, 48.2, 47.9, 73.0, 73.1, 72.8];
-        assert_eq!(counts(false, &grouped, 0), 4);
-        // One kind of work: launch_count, however the durations jitter.
-        assert_eq!(counts(false, &[48.0, 48.5, 47.5, 49.0], 0), 1);
     }
 
     #[test]

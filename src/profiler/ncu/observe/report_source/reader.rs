@@ -10,15 +10,19 @@ use crate::fast_map::FastMap;
 use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKey};
 
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
-use super::twins::{DeepResult, LaunchOrdinals, Shape, TwinIndex, TwinIndexBuilder};
+use super::twins::{
+    DeepResult, LaunchOrdinals, Process, Shape, StratifiedTwins, TwinIndex, TwinIndexBuilder,
+};
 use super::ReportSource;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
+use crate::profiler::ncu::observe::strata::MAX_STRATA;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
     CallFrame, RecordedValue, ReportFileError, ResultKind, ResultRecord,
 };
+use crate::region::Spread;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -65,6 +69,59 @@ pub(super) struct FileReader<'s> {
     ordinals: LaunchOrdinals,
     /// Results per [`Coverage`] (measured, estimated, unmatched).
     pub(super) coverage: [u64; 4],
+    /// The keys of this file that ran different work, split into strata per process.
+    strata: Option<&'s FileStrata>,
+    /// Results whose stratum had no deep sample and took another's.
+    pub(super) other_stratum: u64,
+}
+
+/// A timing pass's keys that ran different work, split into strata (see
+/// [`crate::profiler::ncu::observe::strata`]) per process, each stratum with its own key id.
+#[derive(Debug, Default)]
+pub(crate) struct FileStrata {
+    keys: FastMap<(Process, usize), (StratifiedTwins, u64)>,
+}
+
+impl FileStrata {
+    /// The strata of the timing pass whose launches took `durations`, ids from `base` on (above
+    /// every key's: `base` is the capture's own bit range above `STRATUM_IDS`).
+    pub fn of(
+        index: &TwinIndex,
+        durations: &LaunchDurations,
+        skipped: u32,
+        base: u64,
+    ) -> FileStrata {
+        let mut keys = FastMap::default();
+        let mut next = base;
+        for (name, shape, key) in durations.keys() {
+            let Some((at, _)) = index.find(name, shape) else {
+                continue;
+            };
+            for (process, launches) in key.processes() {
+                if let Some(split) = index.stratify(at, launches, skipped) {
+                    keys.insert((process, at), (split, next));
+                    next += MAX_STRATA as u64;
+                }
+            }
+        }
+        FileStrata { keys }
+    }
+
+    /// Keys split (per process).
+    pub fn split_keys(&self) -> u64 {
+        self.keys.len() as u64
+    }
+
+    /// Every stratum's deep samples under its id, for the intervals.
+    pub fn spreads(&self) -> impl Iterator<Item = (u64, Vec<Option<Spread>>)> + '_ {
+        self.keys.values().flat_map(|(split, id)| {
+            split
+                .twins
+                .iter()
+                .enumerate()
+                .map(move |(s, (twins, _))| (id + s as u64, twins.spread_of_specs()))
+        })
+    }
 }
 
 /// One result's numbers, read in one pass over its metrics.
@@ -101,7 +158,14 @@ impl<'s> FileReader<'s> {
             twins,
             ordinals: LaunchOrdinals::of_run(&source.context),
             coverage: [0; 4],
+            strata: None,
+            other_stratum: 0,
         }
+    }
+
+    /// Gives keys split into strata the twins of each launch's stratum.
+    pub(super) fn with_strata(&mut self, strata: &'s FileStrata) {
+        self.strata = Some(strata);
     }
 
     /// Limits the deep results it takes to the names `only` matches: a worker of a deep pass run as
@@ -236,17 +300,29 @@ impl<'s> FileReader<'s> {
             return (Coverage::Measured, None, None);
         };
         let found = launch_key(r, numbers).and_then(|(name, shape)| index.find(name, &shape));
+        let mut found_key = None;
         let coverage = match found {
-            Some((id, twins)) => {
+            Some((id, pooled)) => {
+                let process = (r.process.id, numbers.device);
+                let measured = self.ordinals.measured(process, id, pooled);
+                let split = self.strata.and_then(|s| s.keys.get(&(process, id)));
+                // A key split into strata gives the twins of this launch's stratum (by its time).
+                let (twins, key, borrowed) = match (split, numbers.time) {
+                    (Some((split, first)), Some(time)) => {
+                        let stratum = split.strata.of_duration(time);
+                        let (twins, from) = &split.twins[stratum];
+                        (twins, first + stratum as u64, from.is_some())
+                    }
+                    _ => (pooled, index.key(id), false),
+                };
                 for (at, deep) in self.source.from_deep.iter().enumerate() {
                     if *deep {
                         numbers.values[at] = twins.cell(at);
                     }
                 }
-                if self
-                    .ordinals
-                    .measured((r.process.id, numbers.device), id, twins)
-                {
+                self.other_stratum += u64::from(borrowed);
+                found_key = Some((key, twins.advice.clone()));
+                if measured && !borrowed {
                     Coverage::Measured
                 } else {
                     Coverage::Estimated
@@ -258,11 +334,8 @@ impl<'s> FileReader<'s> {
             },
         };
         self.coverage[coverage as usize] += 1;
-        (
-            coverage,
-            found.map(|(_, twins)| twins.advice.clone()),
-            found.map(|(id, _)| index.key(id)),
-        )
+        let (key, advice) = found_key.unzip();
+        (coverage, advice, key)
     }
 
     /// The spec values, time, duration and device of one result, in one pass over its metrics.

@@ -483,6 +483,60 @@ mod tests {
         );
     }
 
+    /// One key, two kinds of work: launches alternate 48 and 73 (as a GEMM of attn and mlp does).
+    #[test]
+    fn a_key_of_two_kinds_of_work_gives_each_stratum_its_own_samples() {
+        let mut b = TwinIndexBuilder::default();
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(20.0)]));
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(40.0)]));
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(22.0)]));
+        let index = b.finish(0);
+        let (at, pooled) = index.find("_Z4gemm", &Shape::of_grid(8)).unwrap();
+        assert_eq!(pooled.cell(0), Cell::Num(82.0 / 3.0), "the mixture, pooled");
+        let durations = [48.0, 73.0, 48.5, 72.0, 47.5, 73.5];
+        let split = index.stratify(at, &durations, 0).unwrap();
+        assert_eq!(split.strata.len(), 2);
+        let (short, long) = (&split.twins[0], &split.twins[1]);
+        assert_eq!(
+            (short.0.cell(0), short.1),
+            (Cell::Num(21.0), None),
+            "ordinals 0 and 2"
+        );
+        assert_eq!(
+            (long.0.cell(0), long.1),
+            (Cell::Num(40.0), None),
+            "ordinal 1"
+        );
+        assert_eq!(long.0.spread[0].unwrap().samples, 1);
+        // A key of one kind of work keeps its pooled twins.
+        assert!(index.stratify(at, &[48.0, 48.2, 47.9], 0).is_none());
+    }
+
+    #[test]
+    fn a_stratum_without_samples_takes_the_nearest_ones_with_a_wider_spread() {
+        let mut b = TwinIndexBuilder::default();
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(20.0)]));
+        b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(24.0)]));
+        let index = b.finish(0);
+        let (at, _) = index.find("_Z4gemm", &Shape::of_grid(8)).unwrap();
+        // The deep pass reached only the first two launches, both at 50: the 100s have no sample.
+        let durations = [50.0, 50.0, 100.0, 100.0, 100.0];
+        let split = index.stratify(at, &durations, 0).unwrap();
+        let (own, borrowed) = (&split.twins[0], &split.twins[1]);
+        assert_eq!(own.1, None);
+        assert_eq!(borrowed.1, Some(0), "taken from stratum 0");
+        assert_eq!(borrowed.0.cell(0), Cell::Num(22.0));
+        let (sd_own, sd_borrowed) = (
+            own.0.spread[0].unwrap().sd.unwrap(),
+            borrowed.0.spread[0].unwrap().sd.unwrap(),
+        );
+        // √8 of its own, and the mean (22) times |100/50 − 1| = 22 on top: √(8 + 484).
+        assert!((sd_own - 8f64.sqrt()).abs() < 1e-12);
+        assert!((sd_borrowed - 492f64.sqrt()).abs() < 1e-9, "{sd_borrowed}");
+        // Samples past the launches this process made cannot be placed: the pooled twins stand.
+        assert!(index.stratify(at, &[50.0, 50.0, 100.0, 100.0], 5).is_none());
+    }
+
     /// A top-up pass's results feed the same builder after the deep pass's: a topped-up key's
     /// measured launches run on past the deep pass's K (S < n ≤ S + K + M), another key's stop at K.
     #[test]

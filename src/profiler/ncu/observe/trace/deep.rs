@@ -16,9 +16,9 @@ use crate::profiler::ncu::observe::report_source::twins::{
     LaunchOrdinals, Shape, StratifiedTwins, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
-use crate::profiler::ncu::observe::strata::MAX_STRATA;
+use crate::profiler::ncu::observe::strata::{MAX_STRATA, STRATUM_IDS};
 use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
-use crate::region::{Coverage, KernelFilter, KeySamples, Spread};
+use crate::region::{Cell, Coverage, KernelFilter, KeySamples, Spread};
 use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
@@ -151,9 +151,6 @@ pub(crate) struct ProcessStrata {
     keys: FastMap<usize, StratifiedTwins>,
 }
 
-/// Ids of strata lie above every key's (each capture's keys number from `ordinal × 2^32`).
-const STRATUM_IDS: u64 = 1 << 63;
-
 impl ProcessStrata {
     /// The strata of this trace's keys: `launches` holds each key's durations (by its place in the
     /// index) in launch order, as the deep pass saw them.
@@ -248,23 +245,6 @@ pub(crate) fn join<'i>(
     }
 }
 
-/// The note on keys split into strata, and on results whose stratum took another's samples.
-pub(crate) fn strata_note(strata: &StrataCounts) -> Option<String> {
-    if strata.keys == 0 {
-        return None;
-    }
-    let borrowed = match strata.borrowed {
-        0 => "every stratum had deep samples of its own".to_string(),
-        n => format!(
-            "{n} result(s) fell in a stratum with no deep sample of its own and took the nearest stratum's, their intervals widened by how much the two strata's durations differ"
-        ),
-    };
-    Some(format!(
-        "{} launch key(s) ran different work in different launches (one kernel, grid and block whose in-place durations fall into separate groups, such as a GEMM at two problem sizes): each group (stratum) takes deep values from its own samples only; {borrowed} (docs/attribution.md, \"Strata of a launch key\").",
-        strata.keys
-    ))
-}
-
 /// The deep pass's part of the report's account of the join: its size, keys and top-up results.
 #[derive(Debug, Default)]
 pub struct DeepCounts {
@@ -332,4 +312,50 @@ pub(crate) fn sampling(
         ranks: Vec::new(),
         deep_workers: deep.workers.clone(),
     }
+}
+
+/// A kernel's cells, coverage, weight and twins' key: its in-place time alone, or (a sampled run) its
+/// in-place time and its twins' deep values, the deep pass's serialized duration among them, which
+/// weighs the deep rates since they were measured over it (`specs`: how many cells, and where the
+/// two durations are).
+pub(crate) fn cells<'i>(
+    deep: Option<(
+        (&'i TwinIndex, &'i ProcessStrata),
+        &mut LaunchOrdinals,
+        &mut StrataCounts,
+    )>,
+    process: (u32, Option<u64>),
+    (mangled, launch): (&str, &LaunchShape),
+    duration: f64,
+    (specs, time): (usize, TimeSpecs),
+) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
+    let in_place = Cell::Num(duration);
+    let Some((index, ordinals, strata)) = deep else {
+        let time = [in_place];
+        return (Coverage::Measured, time[..specs].to_vec(), None, None);
+    };
+    let (coverage, found) = join(
+        index,
+        ordinals,
+        strata,
+        process,
+        (mangled, launch, duration),
+    );
+    let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
+    let twin_cell = |at: usize| twins.map_or(Cell::Missing, |t| t.cell(at));
+    let values: Vec<Cell<'i>> = (0..specs)
+        .map(
+            |at| match (Some(at) == time.in_place, Some(at) == time.serialized) {
+                (true, _) => in_place,
+                // The deep pass's duration is its time metric's cell, where the trace's time now is.
+                (_, true) => time.in_place.map_or(Cell::Missing, twin_cell),
+                _ => twin_cell(at),
+            },
+        )
+        .collect();
+    let weight = time.serialized.and_then(|at| match values[at] {
+        Cell::Num(serialized) => Some(serialized),
+        _ => None,
+    });
+    (coverage, values, weight, key)
 }

@@ -16,9 +16,7 @@ use crate::config::{Config, PushPopScope as ConfigScope};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::profiler::ncu::readers::{rollup, units};
-use crate::region::{
-    Cell, Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey,
-};
+use crate::region::{Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey};
 use crate::report::model::{ProfilerInfo, Report};
 
 mod counts;
@@ -33,8 +31,9 @@ use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
+use crate::profiler::ncu::observe::strata;
 use crate::profiler::ncu::plan::NcuPlan;
-use crate::profiler::ncu::readers::trace::{self as file, LaunchShape, ProcessTrace, TraceInput};
+use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
 use counts::Counts;
 
 /// What report.json's `time_source` setting says of a trace's times.
@@ -330,7 +329,7 @@ impl TraceSource<'_> {
             let time = a.kernel.duration_ns();
             let process = (trace.pid, Some(u64::from(a.kernel.device)));
             let launch = trace.shape(a.kernel);
-            let (coverage, values, weight, key) = cells(
+            let (coverage, values, weight, key) = deep::cells(
                 index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
                 process,
                 (&trace.names[launch.name], launch),
@@ -441,7 +440,7 @@ impl TraceSource<'_> {
             );
             sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
             notes.extend(adaptive::notes(recorded, &sampling.adaptive));
-            notes.extend(deep::strata_note(&total.strata));
+            notes.extend(strata::note(total.strata.keys, total.strata.borrowed));
             notes.extend(deep.unread.iter().cloned());
             sampling
         });
@@ -507,52 +506,6 @@ impl TraceSource<'_> {
                 .collect(),
         }
     }
-}
-
-/// A kernel's cells, coverage, weight and twins' key: its in-place time alone, or (a sampled run) its
-/// in-place time and its twins' deep values, the deep pass's serialized duration among them, which
-/// weighs the deep rates since they were measured over it (`specs`: how many cells, and where the
-/// two durations are).
-fn cells<'i>(
-    deep: Option<(
-        (&'i TwinIndex, &'i deep::ProcessStrata),
-        &mut LaunchOrdinals,
-        &mut deep::StrataCounts,
-    )>,
-    process: (u32, Option<u64>),
-    (mangled, launch): (&str, &LaunchShape),
-    duration: f64,
-    (specs, time): (usize, deep::TimeSpecs),
-) -> (Coverage, Vec<Cell<'i>>, Option<f64>, Option<u64>) {
-    let in_place = Cell::Num(duration);
-    let Some((index, ordinals, strata)) = deep else {
-        let time = [in_place];
-        return (Coverage::Measured, time[..specs].to_vec(), None, None);
-    };
-    let (coverage, found) = deep::join(
-        index,
-        ordinals,
-        strata,
-        process,
-        (mangled, launch, duration),
-    );
-    let (key, twins) = (found.map(|(key, _)| key), found.map(|(_, twins)| twins));
-    let twin_cell = |at: usize| twins.map_or(Cell::Missing, |t| t.cell(at));
-    let values: Vec<Cell<'i>> = (0..specs)
-        .map(
-            |at| match (Some(at) == time.in_place, Some(at) == time.serialized) {
-                (true, _) => in_place,
-                // The deep pass's duration is its time metric's cell, where the trace's time now is.
-                (_, true) => time.in_place.map_or(Cell::Missing, twin_cell),
-                _ => twin_cell(at),
-            },
-        )
-        .collect();
-    let weight = time.serialized.and_then(|at| match values[at] {
-        Cell::Num(serialized) => Some(serialized),
-        _ => None,
-    });
-    (coverage, values, weight, key)
 }
 
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
