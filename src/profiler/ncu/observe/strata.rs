@@ -67,7 +67,7 @@ impl Strata {
     }
 
     /// How many strata: 1 for a key whose launches all do alike.
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.cuts.len() + 1
     }
 
@@ -102,15 +102,15 @@ pub fn covering_count(
                 .collect()
         })
         .collect();
-    let mut available = vec![0u32; strata.len()];
+    let mut available = vec![0u32; strata.count()];
     for s in strata_of.iter().flatten() {
         available[*s] += 1;
     }
-    let wanted: Vec<u32> = (0..strata.len())
+    let wanted: Vec<u32> = (0..strata.count())
         .map(|s| need(s).min(available[s]))
         .collect();
     let longest = strata_of.iter().map(Vec::len).max().unwrap_or(0);
-    let mut given = vec![0u32; strata.len()];
+    let mut given = vec![0u32; strata.count()];
     let mut count = 0usize;
     while count < longest && given.iter().zip(&wanted).any(|(g, w)| g < w) {
         for process in &strata_of {
@@ -159,7 +159,7 @@ mod tests {
         // attn's GEMM at 48 µs, mlp's at 73 µs, alternating as layers do.
         let d = [48.0, 73.0, 48.5, 72.5, 47.8, 73.4];
         let strata = Strata::of(&d);
-        assert_eq!(strata.len(), 2);
+        assert_eq!(strata.count(), 2);
         assert_eq!(strata.of_duration(48.0), 0);
         assert_eq!(strata.of_duration(73.4), 1);
         // The cut lies between the groups: √(48.5·72.5) ≈ 59.3.
@@ -178,14 +178,14 @@ mod tests {
         );
         let mut d = vec![10.0; 10];
         d.extend([30.0; 3]);
-        assert_eq!(Strata::of(&d).len(), 2, "3 of 13 is a group");
+        assert_eq!(Strata::of(&d).count(), 2, "3 of 13 is a group");
     }
 
     #[test]
     fn at_most_max_strata_the_widest_gaps_first() {
         let d = [1.0, 1.0, 2.0, 2.0, 4.0, 4.0, 8.0, 8.0, 16.0, 16.0];
         let strata = Strata::of(&d);
-        assert_eq!(strata.len(), MAX_STRATA);
+        assert_eq!(strata.count(), MAX_STRATA);
         let groups: Vec<usize> = d.iter().map(|x| strata.of_duration(*x)).collect();
         // Every gap is ×2: the first ones (in duration order) win the tie.
         assert_eq!(groups, [0, 0, 1, 1, 2, 2, 3, 3, 3, 3]);

@@ -35,7 +35,7 @@ pub(crate) fn stratum_count(
         };
         n.clamp(sampling.launch_count, budget)
     };
-    let cap = budget.saturating_mul(strata.len() as u32);
+    let cap = budget.saturating_mul(strata.count() as u32);
     covering_count(&key.in_launch_order(), &strata, skipped, need, (1, cap))
 }
 

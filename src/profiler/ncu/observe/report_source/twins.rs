@@ -158,9 +158,9 @@ impl TwinIndex {
         }
         let pooled = &self.twins[at];
         let specs = pooled.cells.len();
-        let mut moments = vec![vec![Moments::default(); specs]; strata.len()];
-        let mut placed = vec![0u32; strata.len()];
-        let mut median = vec![Vec::new(); strata.len()];
+        let mut moments = vec![vec![Moments::default(); specs]; strata.count()];
+        let mut placed = vec![0u32; strata.count()];
+        let mut median = vec![Vec::new(); strata.count()];
         for d in durations.iter().skip(skipped as usize) {
             median[strata.of_duration(*d)].push(*d);
         }
@@ -179,7 +179,7 @@ impl TwinIndex {
         if placed.iter().all(|n| *n == 0) {
             return None;
         }
-        let own: Vec<Option<Twins>> = (0..strata.len())
+        let own: Vec<Option<Twins>> = (0..strata.count())
             .map(|s| {
                 (placed[s] > 0).then(|| Twins {
                     cells: pooled
@@ -199,12 +199,12 @@ impl TwinIndex {
             })
             .collect();
         let typical = |s: usize| middle(&mut median[s].clone());
-        let twins = (0..strata.len())
+        let twins = (0..strata.count())
             .map(|s| match &own[s] {
                 Some(t) => (t.clone(), None),
                 None => {
                     // The nearest stratum by duration with samples of its own.
-                    let from = (0..strata.len())
+                    let from = (0..strata.count())
                         .filter(|f| own[*f].is_some())
                         .min_by_key(|f| f.abs_diff(s))
                         .expect("one stratum has samples");
@@ -495,7 +495,7 @@ mod tests {
         assert_eq!(pooled.cell(0), Cell::Num(82.0 / 3.0), "the mixture, pooled");
         let durations = [48.0, 73.0, 48.5, 72.0, 47.5, 73.5];
         let split = index.stratify(at, &durations, 0).unwrap();
-        assert_eq!(split.strata.len(), 2);
+        assert_eq!(split.strata.count(), 2);
         let (short, long) = (&split.twins[0], &split.twins[1]);
         assert_eq!(
             (short.0.cell(0), short.1),
