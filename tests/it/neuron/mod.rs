@@ -27,6 +27,7 @@ mod system_bounds;
 mod system_fuzz;
 mod system_gen;
 mod system_once;
+mod system_pages;
 mod system_report;
 mod view_serves;
 
