@@ -29,6 +29,7 @@ mod system_gen;
 mod system_once;
 mod system_pages;
 mod system_report;
+mod system_scale;
 mod view_serves;
 
 use std::path::PathBuf;
