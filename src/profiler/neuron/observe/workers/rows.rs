@@ -19,13 +19,14 @@ pub fn scopes_kept(workers: usize) -> usize {
     }
 }
 
-/// The table of the workers past the scopes, beside the first scope, over `metrics` (each in ns).
+/// The table of the workers past the scopes, beside the first scope, over `metrics` (each in ns),
+/// its rows ranked by the first.
 pub fn table(scopes: &[Scope], metrics: Vec<Arc<str>>) -> ScopeTable {
     let beside = scopes.first().map(|s| s.label.clone()).unwrap_or_default();
+    let time = metrics.first().map(|m| m.to_string());
     let ns: Arc<str> = Arc::from("ns");
     let metrics = metrics.into_iter().map(|m| (m, Arc::clone(&ns))).collect();
-    let time = super::system::TIME;
-    ScopeTable::new(beside, ("worker", "workers"), metrics, Some(time))
+    ScopeTable::new(beside, ("worker", "workers"), metrics, time.as_deref())
 }
 
 /// What the report says of the table.

@@ -36,7 +36,7 @@ use crate::report::model::{
 pub const COLLECTIVE_EVENT: &str = "cc_running";
 
 /// The time metric: a worker's span, a phase's time.
-pub(super) const TIME: &str = "total_time";
+const TIME: &str = "total_time";
 /// A worker's summary metrics, beside [`TIME`]: the time covered by events of each kind.
 const COVERED: [(&str, &str); 4] = [
     ("device_time", "neuron_hw"),
