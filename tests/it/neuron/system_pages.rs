@@ -109,6 +109,15 @@ fn the_forger_changes_nothing_when_told_nothing() {
 }
 
 #[test]
+fn a_page_header_holding_the_statistics_of_a_long_name_is_read() {
+    // the name is the page's minimum and maximum: a header of 2 × 17 MB
+    let tmp = tempfile::tempdir().unwrap();
+    long_name(tmp.path(), 17 << 20);
+    let events = system::read(&scale_dir(tmp.path())).unwrap().events;
+    assert_eq!(events.len(), 2);
+}
+
+#[test]
 fn a_page_claiming_to_decompress_to_gigabytes_is_refused_before_it_is_allocated() {
     let err = refused(|h| h.uncompressed_page_size = 2_000_000_000, |_| {});
     assert!(

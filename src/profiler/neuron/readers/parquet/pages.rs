@@ -17,10 +17,6 @@ use thrift::protocol::TCompactInputProtocol;
 
 use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 
-/// The most a page header is read up to: a header is a few dozen bytes, its statistics at most a
-/// page's minimum and maximum value.
-const MAX_HEADER_BYTES: u64 = 16 << 20;
-
 /// How many times its compressed size a page may claim to decompress to, and the bytes allowed
 /// beyond that. Snappy (the one codec read) makes at most 64 bytes of each 3-byte copy: about 21×.
 const MAX_EXPANSION: u64 = 32;
@@ -107,7 +103,9 @@ fn check_chunk(
     reader.seek(SeekFrom::Start(start))?;
     let mut at = start;
     while at < end {
-        let (header_len, header) = read_header(&mut reader, (end - at).min(MAX_HEADER_BYTES))
+        // A header holds the page's statistics (a 20 MB name is its minimum and its maximum): it is
+        // read up to the end of its column chunk, which lies inside the file.
+        let (header_len, header) = read_header(&mut reader, end - at)
             .ok_or_else(|| Refusal::At(at, "the page header here cannot be read".to_string()))?;
         let left = end - at - header_len;
         let body = match u64::try_from(header.compressed_page_size) {
