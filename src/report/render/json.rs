@@ -72,7 +72,7 @@ impl Serialize for ParallelScopes<'_> {
         }
 
         let report = self.report;
-        let mut fields = serializer.serialize_struct("Report", 13)?;
+        let mut fields = serializer.serialize_struct("Report", 14)?;
         fields.serialize_field("schema_version", &report.schema_version)?;
         fields.serialize_field("generator", &report.generator)?;
         fields.serialize_field("run", &report.run)?;
@@ -81,6 +81,11 @@ impl Serialize for ParallelScopes<'_> {
         fields.serialize_field("kernel_selection", &report.kernel_selection)?;
         fields.serialize_field("scopes", &Scopes(self))?;
         fields.serialize_field("aggregate", &report.aggregate)?;
+        if report.scope_tables.is_empty() {
+            fields.skip_field("scope_tables")?;
+        } else {
+            fields.serialize_field("scope_tables", &report.scope_tables)?;
+        }
         fields.serialize_field("notes", &report.notes)?;
         fields.serialize_field("compare", &report.compare)?;
         fields.serialize_field("sampling", &report.sampling)?;

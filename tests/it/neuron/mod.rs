@@ -27,7 +27,9 @@ mod system_bounds;
 mod system_fuzz;
 mod system_gen;
 mod system_once;
+mod system_pages;
 mod system_report;
+mod system_scale;
 mod view_serves;
 
 use std::path::PathBuf;

@@ -258,9 +258,11 @@ fn events_nested_past_regions_max_depth_stop_the_report_naming_the_limit() {
     )
     .unwrap_err();
     assert!(
-        err.contains("is 12 levels deep, past regions.max_depth (8)"),
+        err.contains("is 12 levels deep, past regions.max_depth (8)")
+            && err.contains("a range pushed in a loop and never popped"),
         "{err}"
     );
+    assert!(!err.contains("the events are duplicated"), "{err}");
     // within the limit, one phase per level
     let out = run("report", tmp.path(), &[tmp.path().to_path_buf()]).unwrap();
     let report = report_json(&out);
@@ -364,10 +366,13 @@ fn a_stack_made_deep_by_duplicated_events_is_refused_naming_that_cause_too() {
     write_process(&root, &process);
     let stderr = run_with("report", tmp.path(), &[root], &["regions.max_depth=4"]).unwrap_err();
     assert!(stderr.contains("past regions.max_depth (4)"), "{stderr}");
+    // the cause named, with the event and where it is; no loop blamed
     assert!(
-        stderr.contains("never popped")
-            && stderr.contains("the same events read more than once")
-            && stderr.contains("events duplicated in it"),
+        stderr.contains("worker 0 (pid 4242) on i-")
+            && stderr.contains("event `train_step` (id 1) starting at")
+            && stderr.contains("the events are duplicated: 4 copies of this event")
+            && stderr.contains("make the stack 8 levels deep"),
         "{stderr}"
     );
+    assert!(!stderr.contains("never popped"), "{stderr}");
 }

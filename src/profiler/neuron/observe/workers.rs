@@ -11,7 +11,10 @@
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
+pub mod depth;
+pub mod fold;
 pub mod phases;
+pub mod rows;
 pub mod system;
 
 use crate::analysis::cross_rank::{diagnose, Timelines};

@@ -6,8 +6,7 @@
 //! The pieces (a phase's own time between its children, and each collective whole) come out in time
 //! order, as the cross-rank diagnosis reads a rank's results: what ran before each collective.
 
-use std::collections::HashMap;
-
+use crate::fast_map::FastMap;
 use crate::profiler::neuron::readers::model::system::SystemEvent;
 
 /// A phase of one worker: every event with the same path.
@@ -60,7 +59,7 @@ struct Open {
 pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> Sweep {
     let mut out = Sweep::default();
     // A phase by its parent and its own name: found again without building its path.
-    let mut index: HashMap<(Option<usize>, &str), usize> = HashMap::new();
+    let mut index: FastMap<(Option<usize>, &str), usize> = FastMap::default();
     let mut stack: Vec<Open> = Vec::new();
     let mut cursor = events.first().map_or(0, |e| e.start_ns);
     for e in events {

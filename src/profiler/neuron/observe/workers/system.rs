@@ -9,11 +9,15 @@ use std::sync::{Arc, LazyLock};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use super::phases::{deepest, sweep, Phase, Sweep};
+use super::depth;
+use super::fold::{fold, PHASES_KEPT};
+use super::phases::{sweep, Phase, Sweep};
+use super::rows;
 use crate::analysis::cross_rank::{annotate, diagnose, Timelines};
 use crate::analysis::RunContext;
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::fast_map::FastMap;
 use crate::profiler::neuron::observe::PROFILER_NAME;
 use crate::profiler::neuron::readers::model::intervals::{length, union};
 use crate::profiler::neuron::readers::model::system::{SystemEvent, SystemProfile, WorkerKey};
@@ -70,20 +74,30 @@ pub fn report(
     let mut timelines = Timelines::default();
     let mut scopes = Vec::new();
     let mut any_collective = false;
-    for (key, events) in profile.by_worker() {
-        let depth = deepest(&events);
-        if depth > config.regions.max_depth {
-            return Err(Error::RegionsTooDeep {
-                depth,
-                limit: config.regions.max_depth,
-                sources: sources.join(", "),
-            });
-        }
-        let swept = sweep(&events, &is_collective);
+    let workers = profile.by_worker();
+    let kept = rows::scopes_kept(workers.len());
+    let mut table = None;
+    for (n, (key, events)) in workers.into_iter().enumerate() {
+        depth::check(&key, &events, config.regions.max_depth, sources)?;
+        let mut swept = sweep(&events, &is_collective);
+        let folded = fold(&mut swept, PHASES_KEPT);
         any_collective |= swept.pieces.iter().any(|p| p.collective);
         let scope_key = key.scope_key();
         feed(&mut timelines, &scope_key, &swept, &collectives);
+        if n >= kept {
+            let values = totals(&events, &is_collective).0.into_iter();
+            let table = table.get_or_insert_with(|| rows::table(&scopes, totals_names()));
+            table.push(
+                key.label(),
+                values.map(|(_, v)| v.value).collect(),
+                std::iter::empty(),
+            );
+            continue;
+        }
         let mut scope = scope(&key, &events, &swept, &is_collective);
+        if folded > 0 {
+            scope.notes.push(folded_note(folded));
+        }
         // Phases are regions: `regions.include`/`exclude` pick among them as among any regions.
         let paths: Vec<((), &[String])> = scope
             .regions
@@ -108,6 +122,11 @@ pub fn report(
     report.cross_rank = diagnose(timelines);
     annotate(&mut report);
     report.notes = notes(profile, any_collective, report.cross_rank.is_some());
+    if let Some(mut table) = table {
+        table.finish();
+        report.notes.push(rows::note(&table));
+        report.scope_tables.push(table);
+    }
     report.finish(&Finishing {
         compare: &config.report.compare,
         outlier_factor: config.neuron.distribution.outlier_factor,
@@ -188,6 +207,38 @@ fn time_map(ns: u64) -> MetricMap {
     MetricMap(vec![(shared(TIME), value(ns as f64))])
 }
 
+/// A worker's totals: its span ([`TIME`]), then the time its events of each kind cover.
+fn totals(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> MetricMap {
+    let first = events.iter().map(|e| e.start_ns).min().unwrap_or(0);
+    let last = events.iter().map(|e| e.end_ns).max().unwrap_or(0);
+    let mut metrics = MetricMap(Vec::with_capacity(1 + COVERED.len()));
+    metrics
+        .0
+        .push((shared(TIME), value(last.saturating_sub(first) as f64)));
+    let spans: Vec<(u64, u64)> = events.iter().map(|e| (e.start_ns, e.end_ns)).collect();
+    for (name, covered) in covered_times(events, &spans, is_collective) {
+        metrics.0.push((shared(name), value(covered as f64)));
+    }
+    metrics
+}
+
+/// The names of [`totals`], in its order.
+fn totals_names() -> Vec<Arc<str>> {
+    std::iter::once(TIME)
+        .chain(COVERED.iter().map(|(name, _)| *name))
+        .map(shared)
+        .collect()
+}
+
+/// What a scope says of its phases past [`PHASES_KEPT`].
+fn folded_note(folded: usize) -> String {
+    format!(
+        "{folded} phases past the longest {PHASES_KEPT} are folded into `{}` under the phase \
+         that holds them: their events and time are counted there, not listed one by one.",
+        super::fold::OTHER
+    )
+}
+
 /// One worker as a scope: its span and covered times as totals, its phases as regions, its events
 /// by name as the list of results.
 fn scope(
@@ -196,14 +247,8 @@ fn scope(
     swept: &Sweep,
     is_collective: &dyn Fn(&str) -> bool,
 ) -> Scope {
-    let first = events.iter().map(|e| e.start_ns).min().unwrap_or(0);
-    let last = events.iter().map(|e| e.end_ns).max().unwrap_or(0);
-    let span = last.saturating_sub(first);
-    let mut metrics = time_map(span);
-    let spans: Vec<(u64, u64)> = events.iter().map(|e| (e.start_ns, e.end_ns)).collect();
-    for (name, covered) in covered_times(events, &spans, is_collective) {
-        metrics.0.push((shared(name), value(covered as f64)));
-    }
+    let metrics = totals(events, is_collective);
+    let span = metrics.0[0].1.value.unwrap_or(0.0) as u64;
     let mut notes = Vec::new();
     if let Some(nc) = events.iter().find_map(|e| e.nc_idx) {
         notes.push(format!("NeuronCore {nc} of its process (`nc_idx`)."));
@@ -214,6 +259,13 @@ fn scope(
              range that started it ended) is cut at that event's end in the phases; the totals \
              above count it whole.",
             format::value(Some(swept.cut_ns as f64), "ns")
+        ));
+    }
+    let (kernels, left_out) = by_name(events);
+    if left_out > 0 {
+        notes.push(format!(
+            "Lists of events by name keep the longest {PHASES_KEPT} names; {left_out} names more \
+             are counted in the totals only."
         ));
     }
     Scope {
@@ -228,7 +280,7 @@ fn scope(
             kernel_count: events.len() as u64,
             coverage: None,
             metrics,
-            kernels: by_name(events),
+            kernels,
         },
         outside_regions: Totals {
             kernel_count: 0,
@@ -251,33 +303,47 @@ fn covered_times(
     spans: &[(u64, u64)],
     is_collective: &dyn Fn(&str) -> bool,
 ) -> Vec<(&'static str, u64)> {
+    let mut of_kind: [Vec<(u64, u64)>; COVERED.len()] = Default::default();
+    for (e, span) in events.iter().zip(spans) {
+        // One match per event, whatever the number of kinds.
+        let collective = is_collective(&e.name);
+        for (kind, &(_, source)) in of_kind.iter_mut().zip(&COVERED) {
+            let counts = match source.is_empty() {
+                true => collective,
+                false => !collective && e.source.as_deref() == Some(source),
+            };
+            if counts {
+                kind.push(*span);
+            }
+        }
+    }
     COVERED
         .iter()
-        .map(|&(name, source)| {
-            let of_kind = events.iter().zip(spans).filter(|(e, _)| {
-                let collective = is_collective(&e.name);
-                if source.is_empty() {
-                    collective
-                } else {
-                    !collective && e.source.as_deref() == Some(source)
-                }
-            });
-            (name, length(&union(of_kind.map(|(_, s)| *s).collect())))
-        })
+        .zip(of_kind)
+        .map(|(&(name, _), spans)| (name, length(&union(spans))))
         .collect()
 }
 
-/// Events by name, the longest total first.
-fn by_name(events: &[&SystemEvent]) -> Vec<Kernel> {
-    let mut tally: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+/// Events by name, the longest total first, at most [`PHASES_KEPT`] names; with how many names
+/// more there were (counted in the totals only).
+fn by_name(events: &[&SystemEvent]) -> (Vec<Kernel>, usize) {
+    let mut tally: FastMap<&str, (u64, u64)> = FastMap::default();
     for e in events {
         let t = tally.entry(e.name.as_str()).or_default();
         t.0 += 1;
         t.1 += e.end_ns - e.start_ns;
     }
     let mut sorted: Vec<(&str, (u64, u64))> = tally.into_iter().collect();
-    sorted.sort_by_key(|&(_, (_, ns))| std::cmp::Reverse(ns));
-    sorted
+    let longest =
+        |a: &(&str, (u64, u64)), b: &(&str, (u64, u64))| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0));
+    // The longest names picked in linear time before only they are sorted.
+    let left_out = sorted.len().saturating_sub(PHASES_KEPT);
+    if left_out > 0 {
+        sorted.select_nth_unstable_by(PHASES_KEPT, longest);
+        sorted.truncate(PHASES_KEPT);
+    }
+    sorted.sort_unstable_by(longest);
+    let kernels = sorted
         .into_iter()
         .map(|(name, (count, ns))| Kernel {
             name: name.to_string(),
@@ -285,7 +351,8 @@ fn by_name(events: &[&SystemEvent]) -> Vec<Kernel> {
             count,
             metrics: time_map(ns),
         })
-        .collect()
+        .collect();
+    (kernels, left_out)
 }
 
 /// The phases as regions, depth first, siblings in the order they first ran; each with its time
@@ -323,7 +390,7 @@ fn regions(
                 .collect();
             let covered = covered_times(&of, &spans, is_collective);
             let mut r = region(&swept.phases[i], members[i].len() as u64, span, covered);
-            r.kernels = by_name(&of);
+            r.kernels = by_name(&of).0;
             r
         })
         .collect()
@@ -332,8 +399,12 @@ fn regions(
 /// One phase as a region: `nested` events in it, `covered` its covered times.
 fn region(p: &Phase, nested: u64, span: u64, covered: Vec<(&'static str, u64)>) -> Region {
     let depth = p.path.len() - 1;
-    let mut inclusive = time_map(p.inclusive_ns);
-    let mut exclusive = time_map(p.self_ns);
+    let mut inclusive = MetricMap(Vec::with_capacity(1 + covered.len()));
+    inclusive
+        .0
+        .push((shared(TIME), value(p.inclusive_ns as f64)));
+    let mut exclusive = MetricMap(Vec::with_capacity(1 + covered.len()));
+    exclusive.0.push((shared(TIME), value(p.self_ns as f64)));
     for (name, ns) in covered {
         inclusive.0.push((shared(name), value(ns as f64)));
         // What the phase's own time covers is not told apart from its children's.

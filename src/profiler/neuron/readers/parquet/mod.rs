@@ -6,6 +6,7 @@
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
+mod pages;
 pub mod schema;
 pub mod system;
 pub mod table;

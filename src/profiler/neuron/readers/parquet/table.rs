@@ -4,7 +4,8 @@
 //!
 //! A table is opened through the checked open (`crate::file_kind`): a regular file inside its
 //! profile directory, never a FIFO (which would block) or a link out of the directory; its footer
-//! is checked against the file's size and [`MAX_FOOTER_BYTES`] before the metadata is read.
+//! is checked against the file's size and [`MAX_FOOTER_BYTES`] before the metadata is read, and its
+//! column chunks and page headers against the file before any page is (`pages`).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 
+use super::pages;
 use crate::file_kind::{open_checked, Checks, FileError, Limit, Links};
 use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::json_text::parse_id_list;
@@ -80,12 +82,15 @@ fn open(path: &Path) -> Result<SerializedFileReader<File>> {
         },
         FileError::Io { source } => NeuronError::io(path, source),
     })?;
-    check_footer(path, &mut file)?;
-    guarded(|| SerializedFileReader::new(file))
+    let size = check_footer(path, &mut file)?;
+    let checked = file.try_clone().map_err(|e| NeuronError::io(path, e))?;
+    let reader = guarded(|| SerializedFileReader::new(file))
         .ok_or_else(|| damaged(path, "byte 0".into()))?
         .map_err(|e| {
             NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
-        })
+        })?;
+    pages::check(path, &checked, size, reader.metadata())?;
+    Ok(reader)
 }
 
 /// `read()`, or `None` where the `parquet` crate panics on a damaged file (a slice past the end of
@@ -105,18 +110,19 @@ fn damaged(path: &Path, at: String) -> NeuronError {
 
 /// Refuses a footer whose metadata length cannot be true: longer than the file before it, or past
 /// [`MAX_FOOTER_BYTES`]. A file too short for a footer, or without `PAR1`, is left to the reader.
-fn check_footer(path: &Path, file: &mut File) -> Result<()> {
+/// The file's size, when it is not refused.
+fn check_footer(path: &Path, file: &mut File) -> Result<u64> {
     let io = |e| NeuronError::io(path, e);
     let size = file.metadata().map_err(io)?.len();
     if size < FOOTER_TAIL {
-        return Ok(());
+        return Ok(size);
     }
     let mut tail = [0u8; FOOTER_TAIL as usize];
     file.seek(SeekFrom::Start(size - FOOTER_TAIL)).map_err(io)?;
     file.read_exact(&mut tail).map_err(io)?;
     file.rewind().map_err(io)?;
     if &tail[4..] != b"PAR1" {
-        return Ok(());
+        return Ok(size);
     }
     let claimed = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
     // The leading `PAR1`, the metadata, then the tail.
@@ -126,7 +132,7 @@ fn check_footer(path: &Path, file: &mut File) -> Result<()> {
     } else if claimed > MAX_FOOTER_BYTES {
         format!("more than the {MAX_FOOTER_BYTES} bytes a table's metadata is read up to")
     } else {
-        return Ok(());
+        return Ok(size);
     };
     Err(NeuronError::parse(
         path,
