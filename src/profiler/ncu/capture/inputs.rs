@@ -215,11 +215,11 @@ pub fn resolve_inputs(
                 checks: trace_checks(None, config.pipeline.ncu.trace.max_mib),
                 part: None,
             });
-        } else if let Some(found) = imported::trace_inputs(
-            input,
-            config.pipeline.ncu.trace.max_mib,
-            &mut || export_dir(None),
-        )? {
+        } else if let Some(found) =
+            imported::trace_inputs(input, config.pipeline.ncu.trace.max_mib, &mut || {
+                export_dir(None)
+            })?
+        {
             claimed.claim(input, input)?;
             traces.inputs.extend(found);
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {

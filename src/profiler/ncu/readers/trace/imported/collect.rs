@@ -90,7 +90,8 @@ impl Collect {
             Some(&at) => at,
             None => {
                 self.trace.names.push(k.name.to_string());
-                self.names.insert(k.name.to_string(), self.trace.names.len() - 1);
+                self.names
+                    .insert(k.name.to_string(), self.trace.names.len() - 1);
                 self.trace.names.len() - 1
             }
         };
@@ -148,9 +149,17 @@ impl Collect {
         Ok(())
     }
 
-    /// The trace, kernels joined to their launches and in launch order.
+    /// The trace, kernels joined to their launches and in launch order. Ranges that start together
+    /// are put outer first (the longer one), since other tools' files give no push order: numbered
+    /// in that order, they stack as they nested.
     pub(super) fn finish(self) -> ProcessTrace {
         let mut trace = self.trace;
+        trace
+            .ranges
+            .sort_by_key(|r| (r.start, std::cmp::Reverse(r.end.unwrap_or(u64::MAX)), r.id));
+        for (at, range) in trace.ranges.iter_mut().enumerate() {
+            range.id = at as u32 + 1;
+        }
         join_launches(&mut trace, self.calls);
         trace
     }

@@ -56,12 +56,17 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
         ));
     }
     if !top.had_events {
-        return Err(refused(path, "has no `traceEvents` key: not a PyTorch profiler trace"));
+        return Err(refused(
+            path,
+            "has no `traceEvents` key: not a PyTorch profiler trace",
+        ));
     }
     if let Some(what) = events.refused.take() {
         return Err(refused(path, what));
     }
-    Ok(events.finish(path, version, top.distributed))
+    events
+        .finish(path, version, top.distributed)
+        .map_err(|what| refused(path, what))
 }
 
 /// The top-level object, `traceEvents` visited in place.
@@ -209,6 +214,25 @@ struct Pending {
     gpu: (u64, u64),
 }
 
+/// A runtime or driver call that may have launched kernels.
+struct Call {
+    correlation: Option<u64>,
+    external: Option<u64>,
+    /// (pid, tid).
+    track: (u64, u64),
+    start: u64,
+}
+
+/// A `user_annotation` (CPU) or `gpu_user_annotation` (GPU stream) range.
+struct Annotation {
+    kind: Kind,
+    /// (pid, tid): a CPU thread, or a GPU (its pid) and stream (its tid).
+    track: (u64, u64),
+    start: u64,
+    end: u64,
+    name: String,
+}
+
 /// The events filed so far.
 #[derive(Default)]
 struct Events {
@@ -216,10 +240,8 @@ struct Events {
     /// The first event refused, named by its place in `traceEvents`.
     refused: Option<String>,
     kernels: Vec<Pending>,
-    /// Launching calls: correlation id, External id, (pid, tid), start.
-    calls: Vec<(Option<u64>, Option<u64>, (u64, u64), u64)>,
-    /// Annotations: CPU or GPU, (pid, tid), start, end, name.
-    ranges: Vec<(Kind, (u64, u64), u64, u64, String)>,
+    calls: Vec<Call>,
+    ranges: Vec<Annotation>,
     process_names: FastMap<u64, String>,
     /// Thread ids written as text (Kineto names some tracks), numbered past every numeric id.
     named_threads: FastMap<String, u64>,
@@ -258,9 +280,20 @@ impl Events {
             Kind::Launch => {
                 let correlation = number(args.correlation.as_ref(), "args.correlation")?;
                 let external = number(args.external.as_ref(), "args.\"External id\"")?;
-                self.calls.push((correlation, external, track, start));
+                self.calls.push(Call {
+                    correlation,
+                    external,
+                    track,
+                    start,
+                });
             }
-            Kind::CpuRange | Kind::GpuRange => self.ranges.push((kind, track, start, end, name)),
+            Kind::CpuRange | Kind::GpuRange => self.ranges.push(Annotation {
+                kind,
+                track,
+                start,
+                end,
+                name,
+            }),
         }
         Ok(())
     }
@@ -321,50 +354,31 @@ impl Events {
     }
 
     /// The process's trace: the pid whose threads launched the most kernels, its annotations, its
-    /// kernels joined to their launches.
+    /// kernels joined to their launches; `Err` names a kernel or range whose times cannot be.
     fn finish(
         self,
         path: &std::path::Path,
         version: u64,
         distributed: Option<Distributed>,
-    ) -> ProcessTrace {
+    ) -> Result<ProcessTrace, String> {
         let mut collect = Collect::new(path);
         let pid = launching_pid(&self.calls);
-        let gpu_side = self.ranges.iter().any(|r| r.0 == Kind::GpuRange);
-        for (kind, (p, t), start, end, name) in &self.ranges {
-            // GPU annotations, where the trace has them, stand for the CPU ones they mirror.
-            if (*kind == Kind::GpuRange) != gpu_side {
-                continue;
-            }
-            let thread = match kind {
-                Kind::GpuRange => collect.thread(u64::MAX - p, *t),
-                _ => collect.thread(*p, *t),
+        // GPU annotations, where the trace has them, stand for the CPU ones they mirror.
+        let gpu_side = self.ranges.iter().any(|r| r.kind == Kind::GpuRange);
+        for range in self
+            .ranges
+            .iter()
+            .filter(|r| (r.kind == Kind::GpuRange) == gpu_side)
+        {
+            let (p, t) = range.track;
+            let thread = match range.kind {
+                Kind::GpuRange => collect.thread(gpu_track(p), t),
+                _ => collect.thread(p, t),
             };
-            // Times were checked when read, so a range always files.
-            let _ = collect.range(
-                (RangeKind::PushPop, thread),
-                (*start, Some(*end)),
-                None,
-                Some(name),
-            );
+            let times = (range.start, Some(range.end));
+            collect.range((RangeKind::PushPop, thread), times, None, Some(&range.name))?;
         }
-        // A kernel named only by its External id takes the call of the same External id.
-        let mut by_external: FastMap<u64, u64> = FastMap::default();
-        let mut next_id = 1u64 << 62;
-        for (correlation, external, (p, t), start) in &self.calls {
-            let id = match (correlation, external) {
-                (Some(c), _) => *c,
-                (None, Some(x)) => *by_external.entry(*x).or_insert_with(|| {
-                    next_id += 1;
-                    next_id
-                }),
-                (None, None) => continue,
-            };
-            if !gpu_side {
-                let thread = collect.thread(*p, *t);
-                collect.call(id, thread, *start);
-            }
-        }
+        let by_external = file_calls(&self.calls, (!gpu_side).then_some(&mut collect));
         for mut k in self.kernels {
             if k.row.correlation.is_none() {
                 k.row.correlation = k.external.and_then(|x| by_external.get(&x).copied());
@@ -373,15 +387,14 @@ impl Events {
                 // The stream's annotations open when the kernel ran: its "launch" is its start.
                 let id = k.row.correlation.unwrap_or(u64::MAX - k.row.start);
                 k.row.correlation = Some(id);
-                let thread = collect.thread(u64::MAX - k.gpu.0, k.gpu.1);
+                let thread = collect.thread(gpu_track(k.gpu.0), k.gpu.1);
                 collect.call(id, thread, k.row.start);
             }
             let row = KernelRow {
                 name: &k.name,
                 ..k.row
             };
-            // Times were checked when read.
-            let _ = collect.kernel(row);
+            collect.kernel(row)?;
         }
         let trace = collect.trace();
         trace.pid = u32::try_from(pid).unwrap_or(0);
@@ -391,15 +404,42 @@ impl Events {
             trace.rank = d.rank;
             trace.world_size = d.world_size;
         }
-        collect.finish()
+        Ok(collect.finish())
     }
 }
 
+/// A GPU's tracks kept apart from every CPU thread's (both are numbered by the file's `pid`).
+fn gpu_track(pid: u64) -> u64 {
+    u64::MAX - pid
+}
+
+/// Files the launching calls into `collect` (none when GPU-side annotations place the kernels); the
+/// ids that calls with only an `External id` were given, by that id, for the kernels that name it.
+fn file_calls(calls: &[Call], mut collect: Option<&mut Collect>) -> FastMap<u64, u64> {
+    let mut by_external: FastMap<u64, u64> = FastMap::default();
+    let mut next_id = 1u64 << 62;
+    for call in calls {
+        let id = match (call.correlation, call.external) {
+            (Some(c), _) => c,
+            (None, Some(x)) => *by_external.entry(x).or_insert_with(|| {
+                next_id += 1;
+                next_id
+            }),
+            (None, None) => continue,
+        };
+        if let Some(collect) = collect.as_deref_mut() {
+            let thread = collect.thread(call.track.0, call.track.1);
+            collect.call(id, thread, call.start);
+        }
+    }
+    by_external
+}
+
 /// The pid whose calls launched the most kernels (the trainer, not its data-loader workers).
-fn launching_pid(calls: &[(Option<u64>, Option<u64>, (u64, u64), u64)]) -> u64 {
+fn launching_pid(calls: &[Call]) -> u64 {
     let mut counts: FastMap<u64, u64> = FastMap::default();
-    for (_, _, (pid, _), _) in calls {
-        *counts.entry(*pid).or_default() += 1;
+    for call in calls {
+        *counts.entry(call.track.0).or_default() += 1;
     }
     counts
         .into_iter()
@@ -413,7 +453,11 @@ fn number(v: Option<&Value>, key: &str) -> Result<Option<u64>, String> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => n
             .as_u64()
-            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19).map(|f| f as u64))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 1.8e19)
+                    .map(|f| f as u64)
+            })
             .map(Some)
             .ok_or_else(|| format!("`{key}` is {n}, not a whole number ≥ 0")),
         Some(other) => Err(format!("`{key}` is {other}, not a number")),
@@ -437,6 +481,8 @@ fn micros(v: Option<&Value>, key: &str) -> Result<u64, String> {
     let ns = n.as_f64().map(|us| (us * 1000.0).round());
     match ns {
         Some(ns) if (0.0..1.8e19).contains(&ns) => Ok(ns as u64),
-        _ => Err(format!("`{key}` is {n} µs, not a time between 0 and 2^64 ns")),
+        _ => Err(format!(
+            "`{key}` is {n} µs, not a time between 0 and 2^64 ns"
+        )),
     }
 }

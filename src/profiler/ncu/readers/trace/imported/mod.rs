@@ -21,19 +21,19 @@ use crate::file_kind::{self, Checks};
 
 /// A trace format profile-run reads besides its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum ImportedFormat {
     /// A PyTorch profiler trace (`torch.profiler`, Kineto): Chrome trace JSON, plain or gzip.
     Kineto,
     /// `nsys export --type sqlite`.
     NsysSqlite,
 }
 
-impl Format {
+impl ImportedFormat {
     /// What the format is called in messages and in report.json's profiler version.
     pub fn noun(self) -> &'static str {
         match self {
-            Format::Kineto => "PyTorch profiler (Kineto) trace",
-            Format::NsysSqlite => "Nsight Systems SQLite export",
+            ImportedFormat::Kineto => "PyTorch profiler (Kineto) trace",
+            ImportedFormat::NsysSqlite => "Nsight Systems SQLite export",
         }
     }
 }
@@ -44,7 +44,7 @@ const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 /// The format of the file at `path`, told by its first bytes (inflated first for a gzip file);
 /// `None` for anything else, a CUPTI trace included. Opened with `checks`, read no further than
 /// its head.
-pub fn sniff(path: &Path, checks: &Checks) -> Option<Format> {
+pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
     let mut head = [0u8; 64];
     let read = |mut text: Box<dyn Read + Send>, head: &mut [u8]| {
         let mut filled = 0;
@@ -59,7 +59,7 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<Format> {
     let raw = file_kind::open_checked(path, checks).ok()?;
     let filled = read(Box::new(raw), &mut head);
     if head[..filled].starts_with(SQLITE_MAGIC) {
-        return nsys::is_nsys(path).then_some(Format::NsysSqlite);
+        return nsys::is_nsys(path).then_some(ImportedFormat::NsysSqlite);
     }
     let filled = match head[..filled].starts_with(&[0x1f, 0x8b]) {
         true => {
@@ -72,15 +72,15 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<Format> {
     let text = String::from_utf8_lossy(&head[..filled]);
     let text = text.trim_start_matches('\u{feff}').trim_start();
     // A Kineto trace is one JSON object; a CUPTI trace's first line is its own header.
-    text.starts_with('{').then_some(Format::Kineto)
+    text.starts_with('{').then_some(ImportedFormat::Kineto)
 }
 
 /// The processes in a trace of `format`, each read as one [`TraceInput`] with its `part`: one for a
 /// Kineto trace (one process wrote it), one per process that ran kernels for an nsys export.
-pub fn parts(format: Format, path: &Path) -> Result<Vec<Option<u32>>, TraceError> {
+pub fn parts(format: ImportedFormat, path: &Path) -> Result<Vec<Option<u32>>, TraceError> {
     match format {
-        Format::Kineto => Ok(vec![None]),
-        Format::NsysSqlite => {
+        ImportedFormat::Kineto => Ok(vec![None]),
+        ImportedFormat::NsysSqlite => {
             let count = nsys::process_count(path)?;
             Ok((0..count).map(Some).collect())
         }
@@ -88,10 +88,10 @@ pub fn parts(format: Format, path: &Path) -> Result<Vec<Option<u32>>, TraceError
 }
 
 /// Reads one process of an imported trace, checked and bounded as `input` says.
-pub fn read(format: Format, input: &TraceInput) -> Result<ProcessTrace, TraceError> {
+pub fn read(format: ImportedFormat, input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     match format {
-        Format::Kineto => kineto::read(input),
-        Format::NsysSqlite => nsys::read(input),
+        ImportedFormat::Kineto => kineto::read(input),
+        ImportedFormat::NsysSqlite => nsys::read(input),
     }
 }
 

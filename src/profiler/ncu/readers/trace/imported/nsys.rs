@@ -69,7 +69,10 @@ impl<'p> Export<'p> {
         let Some(columns) = self.columns(table)? else {
             return Err(refused(self.path, format!("has no `{table}` table, which an nsys export of a CUDA trace holds: profile with `nsys profile --trace=cuda,nvtx` and export with `nsys export --type sqlite`")));
         };
-        if let Some(missing) = needed.iter().find(|c| !columns.iter().any(|have| have == *c)) {
+        if let Some(missing) = needed
+            .iter()
+            .find(|c| !columns.iter().any(|have| have == *c))
+        {
             return Err(refused(self.path, format!("table `{table}` has no column `{missing}`, which profile-run reads: this export's layout is not one profile-run knows (export schema 3)")));
         }
         Ok(columns)
@@ -86,8 +89,16 @@ impl<'p> Export<'p> {
         let version: String = self
             .db
             .query_row(&query, [], |row| row.get(0))
-            .map_err(|_| refused(self.path, format!("table `{table}` names no `EXPORT_SCHEMA_VERSION`")))?;
-        let major = version.split('.').next().and_then(|m| m.parse::<u32>().ok());
+            .map_err(|_| {
+                refused(
+                    self.path,
+                    format!("table `{table}` names no `EXPORT_SCHEMA_VERSION`"),
+                )
+            })?;
+        let major = version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse::<u32>().ok());
         match major {
             Some(m) if KNOWN_SCHEMA_MAJOR.contains(&m) => Ok(version),
             _ => Err(refused(self.path, format!("`EXPORT_SCHEMA_VERSION` is `{version}`, an export schema profile-run does not know (it reads major version {KNOWN_SCHEMA_MAJOR:?})"))),
@@ -131,7 +142,13 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let processes = export.processes()?;
     let part = input.part.unwrap_or(0) as usize;
     let Some(&global_pid) = processes.get(part) else {
-        return Err(refused(path, format!("holds {} processes with kernels, not a process {part}", processes.len())));
+        return Err(refused(
+            path,
+            format!(
+                "holds {} processes with kernels, not a process {part}",
+                processes.len()
+            ),
+        ));
     };
     let mut collect = Collect::new(path);
     kernels(&export, global_pid, &mut collect)?;
@@ -141,8 +158,16 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     ranges(&export, global_pid, &mut collect)?;
     let trace = collect.trace();
     trace.pid = u32::try_from((global_pid >> PID_SHIFT) & ID_MASK).unwrap_or(0);
-    trace.process_name = optional_text(&export, "SELECT name FROM PROCESSES WHERE globalPid = ?1", global_pid);
-    trace.host = optional_text(&export, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' AND ?1 IS NOT NULL", global_pid);
+    trace.process_name = optional_text(
+        &export,
+        "SELECT name FROM PROCESSES WHERE globalPid = ?1",
+        global_pid,
+    );
+    trace.host = optional_text(
+        &export,
+        "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' AND ?1 IS NOT NULL",
+        global_pid,
+    );
     let product = optional_text(&export, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION' AND ?1 IS NOT NULL", global_pid);
     trace.libcupti = format!("Nsight Systems {product} SQLite export, schema {version}");
     Ok(collect.finish())
@@ -158,7 +183,14 @@ fn optional_text(export: &Export<'_>, query: &str, global_pid: i64) -> String {
 
 /// The process's kernels, named by their demangled name (else their short name).
 fn kernels(export: &Export<'_>, global_pid: i64, collect: &mut Collect) -> Result<(), TraceError> {
-    let needed = ["start", "end", "deviceId", "streamId", "correlationId", "globalPid"];
+    let needed = [
+        "start",
+        "end",
+        "deviceId",
+        "streamId",
+        "correlationId",
+        "globalPid",
+    ];
     let columns = export.require(KERNELS, &needed)?;
     export.require(STRINGS, &["id", "value"])?;
     let has = |c: &str| columns.iter().any(|have| have == c);
@@ -221,7 +253,12 @@ fn launches(
     let mut query = export.db.prepare(&query).map_err(|e| export.sql(e))?;
     let mut rows = query.query([global_pid]).map_err(|e| export.sql(e))?;
     while let Some(row) = rows.next().map_err(|e| export.sql(e))? {
-        let int = |at: usize| row.get::<_, Option<i64>>(at).ok().flatten().and_then(|v| u64::try_from(v).ok());
+        let int = |at: usize| {
+            row.get::<_, Option<i64>>(at)
+                .ok()
+                .flatten()
+                .and_then(|v| u64::try_from(v).ok())
+        };
         let (Some(correlation), Some(tid), Some(start)) = (int(0), int(1), int(2)) else {
             continue;
         };
@@ -236,15 +273,28 @@ fn ranges(export: &Export<'_>, global_pid: i64, collect: &mut Collect) -> Result
     if export.columns(NVTX)?.is_none() {
         return Ok(());
     }
-    let needed = ["start", "end", "eventType", "text", "textId", "globalTid", "domainId"];
+    let needed = [
+        "start",
+        "end",
+        "eventType",
+        "text",
+        "textId",
+        "globalTid",
+        "domainId",
+    ];
     export.require(NVTX, &needed)?;
     let in_process = format!("globalTid >= ?1 AND globalTid < ?1 + {}", ID_MASK + 1);
     let mut domains = std::collections::HashMap::new();
-    let query = format!("SELECT domainId, text FROM {NVTX} WHERE eventType = {DOMAIN_CREATE} AND {in_process}");
+    let query = format!(
+        "SELECT domainId, text FROM {NVTX} WHERE eventType = {DOMAIN_CREATE} AND {in_process}"
+    );
     let mut query = export.db.prepare(&query).map_err(|e| export.sql(e))?;
     let mut rows = query.query([global_pid]).map_err(|e| export.sql(e))?;
     while let Some(row) = rows.next().map_err(|e| export.sql(e))? {
-        if let (Ok(Some(id)), Ok(Some(name))) = (row.get::<_, Option<i64>>(0), row.get::<_, Option<String>>(1)) {
+        if let (Ok(Some(id)), Ok(Some(name))) = (
+            row.get::<_, Option<i64>>(0),
+            row.get::<_, Option<String>>(1),
+        ) {
             domains.insert(id, name);
         }
     }
@@ -264,10 +314,18 @@ fn ranges(export: &Export<'_>, global_pid: i64, collect: &mut Collect) -> Result
         let thread = collect.thread(0, int(4).and_then(|t| u64::try_from(t).ok()).unwrap_or(0));
         let name: Option<String> = row.get(3).ok().flatten();
         let domain = int(5).filter(|&d| d != 0).map(|d| {
-            domains.get(&d).cloned().unwrap_or_else(|| format!("domain {d}"))
+            domains
+                .get(&d)
+                .cloned()
+                .unwrap_or_else(|| format!("domain {d}"))
         });
         collect
-            .range((kind, thread), (start, time(int(1))), domain.as_deref(), name.as_deref())
+            .range(
+                (kind, thread),
+                (start, time(int(1))),
+                domain.as_deref(),
+                name.as_deref(),
+            )
             .map_err(|what| refused(export.path, format!("table `{NVTX}`: {what}")))?;
     }
     Ok(())

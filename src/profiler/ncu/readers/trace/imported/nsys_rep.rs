@@ -46,9 +46,9 @@ pub(super) fn export(report: &Path, dir: &Path) -> Result<PathBuf> {
         Ok(output) => output,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::Usage(format!(
-                "{} is an Nsight Systems report, and `{NSYS}` is not on PATH to export it: {by_hand}",
-                report.display()
-            )))
+            "{} is an Nsight Systems report, and `{NSYS}` is not on PATH to export it: {by_hand}",
+            report.display()
+        )))
         }
         Err(e) => {
             return Err(Error::Usage(format!(
@@ -60,7 +60,10 @@ pub(super) fn export(report: &Path, dir: &Path) -> Result<PathBuf> {
     if !output.status.success() || !out.is_file() {
         let _ = std::fs::remove_file(&out);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let cause = stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("no message");
+        let cause = stderr
+            .lines()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
         return Err(Error::Usage(format!(
             "`{NSYS} export` could not export {} ({cause}): {by_hand}",
             report.display()
