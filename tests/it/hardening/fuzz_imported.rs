@@ -1,7 +1,7 @@
 //! Fuzzing the readers of traces other tools wrote (`readers/trace/imported/`) with proptest:
 //! mutations of a PyTorch profiler (Kineto) trace (a slice of the HTA rank-0 fixture's events, and a small
-//! one with nested, GPU-side and never-launched events) and of a small Nsight Systems SQLite export
-//! built here with the tables and columns the reader reads. Nothing may panic; an accepted trace
+//! one with nested, GPU-side and never-launched events), of rocprofv3's sample kernel trace, and of
+//! a small Nsight Systems SQLite export built here with the tables and columns the reader reads. Nothing may panic; an accepted trace
 //! keeps its kernels' times forward and within 2^53 ns, its text within the file's bytes and its
 //! attribution within `regions.max_depth`; a refused one names the file.
 //!
@@ -228,6 +228,12 @@ proptest! {
     fn mutated_kineto_traces_never_panic(seed in 0usize..2, mutations in proptest::collection::vec(mutation(), 1..6)) {
         let bytes = mutate(kineto_seeds()[seed].clone(), &mutations);
         check(&bytes, "fuzz.pt.trace.json")?;
+    }
+
+    #[test]
+    fn mutated_rocprof_kernel_traces_never_panic(mutations in proptest::collection::vec(mutation(), 1..6)) {
+        let seed = std::fs::read(crate::common::fixture("rocprof/sdk-docs-sample/kernel_trace.csv")).unwrap();
+        check(&mutate(seed, &mutations), "fuzz_kernel_trace.csv")?;
     }
 
     #[test]

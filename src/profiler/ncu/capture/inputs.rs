@@ -243,7 +243,7 @@ pub fn resolve_inputs(
                 " (an override is written `dotted.key=value`)"
             };
             return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]) or an Nsight Systems export (.sqlite, .nsys-rep){override_hint}",
+                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]), an Nsight Systems export (.sqlite, .nsys-rep) or a rocprofv3 kernel trace (kernel_trace.csv){override_hint}",
                 input.display()
             )));
         }

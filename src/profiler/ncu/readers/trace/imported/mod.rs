@@ -1,7 +1,7 @@
 //! Traces other tools wrote, read into the same [`ProcessTrace`] as profile-run's own CUPTI trace, so
 //! that attribution, the region tree, the cross-rank diagnosis, trace.json and `diff` treat them
-//! alike: PyTorch profiler (Kineto) JSON traces ([`kineto`]) and Nsight Systems SQLite exports
-//! ([`nsys`]). Each format is told by its content, never by its name alone; its schema version is
+//! alike: PyTorch profiler (Kineto) JSON traces ([`kineto`]), Nsight Systems SQLite exports
+//! ([`nsys`]) and rocprofv3 CSV kernel traces ([`rocprof`]). Each format is told by its content, never by its name alone; its schema version is
 //! read and checked, an unknown shape is refused naming the key, table or column, and every read is
 //! bounded by the same `pipeline.ncu.trace.max_mib` as the CUPTI trace.
 //!
@@ -12,6 +12,7 @@ mod collect;
 pub mod kineto;
 pub mod nsys;
 mod nsys_rep;
+pub mod rocprof;
 
 use std::io::Read;
 use std::path::Path;
@@ -26,6 +27,8 @@ pub enum ImportedFormat {
     Kineto,
     /// `nsys export --type sqlite`.
     NsysSqlite,
+    /// rocprofv3's CSV kernel trace, with its marker and HIP API traces beside it.
+    RocprofCsv,
 }
 
 impl ImportedFormat {
@@ -34,6 +37,7 @@ impl ImportedFormat {
         match self {
             ImportedFormat::Kineto => "PyTorch profiler (Kineto) trace",
             ImportedFormat::NsysSqlite => "Nsight Systems SQLite export",
+            ImportedFormat::RocprofCsv => "rocprofv3 CSV kernel trace",
         }
     }
 }
@@ -45,7 +49,7 @@ const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 /// `None` for anything else, a CUPTI trace included. Opened with `checks`, read no further than
 /// its head.
 pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
-    let mut head = [0u8; 64];
+    let mut head = [0u8; 1024];
     let read = |mut text: Box<dyn Read + Send>, head: &mut [u8]| {
         let mut filled = 0;
         while filled < head.len() {
@@ -72,14 +76,18 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
     let text = String::from_utf8_lossy(&head[..filled]);
     let text = text.trim_start_matches('\u{feff}').trim_start();
     // A Kineto trace is one JSON object; a CUPTI trace's first line is its own header.
-    text.starts_with('{').then_some(ImportedFormat::Kineto)
+    if text.starts_with('{') {
+        return Some(ImportedFormat::Kineto);
+    }
+    let first = text.lines().next().unwrap_or("");
+    rocprof::is_kernel_trace_header(first).then_some(ImportedFormat::RocprofCsv)
 }
 
 /// The processes in a trace of `format`, each read as one [`TraceInput`] with its `part`: one for a
 /// Kineto trace (one process wrote it), one per process that ran kernels for an nsys export.
 pub fn parts(format: ImportedFormat, path: &Path) -> Result<Vec<Option<u32>>, TraceError> {
     match format {
-        ImportedFormat::Kineto => Ok(vec![None]),
+        ImportedFormat::Kineto | ImportedFormat::RocprofCsv => Ok(vec![None]),
         ImportedFormat::NsysSqlite => {
             let count = nsys::process_count(path)?;
             Ok((0..count).map(Some).collect())
@@ -92,6 +100,7 @@ pub fn read(format: ImportedFormat, input: &TraceInput) -> Result<ProcessTrace, 
     match format {
         ImportedFormat::Kineto => kineto::read(input),
         ImportedFormat::NsysSqlite => nsys::read(input),
+        ImportedFormat::RocprofCsv => rocprof::read(input),
     }
 }
 
