@@ -31,17 +31,6 @@ pub enum ImportedFormat {
     RocprofCsv,
 }
 
-impl ImportedFormat {
-    /// What the format is called in messages and in report.json's profiler version.
-    pub fn noun(self) -> &'static str {
-        match self {
-            ImportedFormat::Kineto => "PyTorch profiler (Kineto) trace",
-            ImportedFormat::NsysSqlite => "Nsight Systems SQLite export",
-            ImportedFormat::RocprofCsv => "rocprofv3 CSV kernel trace",
-        }
-    }
-}
-
 /// The first bytes of every SQLite database.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
@@ -62,8 +51,9 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
     };
     let raw = file_kind::open_checked(path, checks).ok()?;
     let filled = read(Box::new(raw), &mut head);
+    // Every SQLite file is read as an nsys export: reading it names the table it lacks.
     if head[..filled].starts_with(SQLITE_MAGIC) {
-        return nsys::is_nsys(path).then_some(ImportedFormat::NsysSqlite);
+        return Some(ImportedFormat::NsysSqlite);
     }
     let filled = match head[..filled].starts_with(&[0x1f, 0x8b]) {
         true => {

@@ -119,12 +119,6 @@ impl<'p> Export<'p> {
     }
 }
 
-/// Whether a SQLite file is read as an nsys export (every SQLite file is, until proven otherwise:
-/// reading it names what it lacks).
-pub(super) fn is_nsys(_path: &Path) -> bool {
-    true
-}
-
 /// How many processes of the export ran kernels.
 pub(super) fn process_count(path: &Path) -> Result<u32, TraceError> {
     Ok(Export::open(path)?.processes()?.len() as u32)
@@ -158,26 +152,21 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     ranges(&export, global_pid, &mut collect)?;
     let trace = collect.trace();
     trace.pid = u32::try_from((global_pid >> PID_SHIFT) & ID_MASK).unwrap_or(0);
-    trace.process_name = optional_text(
-        &export,
-        "SELECT name FROM PROCESSES WHERE globalPid = ?1",
-        global_pid,
-    );
-    trace.host = optional_text(
-        &export,
-        "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' AND ?1 IS NOT NULL",
-        global_pid,
-    );
-    let product = optional_text(&export, "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION' AND ?1 IS NOT NULL", global_pid);
+    let query = "SELECT name FROM PROCESSES WHERE globalPid = ?1";
+    trace.process_name = optional_text(&export, query, [global_pid]);
+    let query = "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'";
+    trace.host = optional_text(&export, query, ());
+    let query = "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'";
+    let product = optional_text(&export, query, ());
     trace.libcupti = format!("Nsight Systems {product} SQLite export, schema {version}");
     Ok(collect.finish())
 }
 
 /// A text an export may hold (a process's name, the host); empty when it does not.
-fn optional_text(export: &Export<'_>, query: &str, global_pid: i64) -> String {
+fn optional_text(export: &Export<'_>, query: &str, params: impl rusqlite::Params) -> String {
     export
         .db
-        .query_row(query, [global_pid], |row| row.get::<_, String>(0))
+        .query_row(query, params, |row| row.get::<_, String>(0))
         .unwrap_or_default()
 }
 
