@@ -11,6 +11,7 @@ mod confinement;
 mod faults;
 mod fuzz;
 mod fuzz_diff;
+mod fuzz_imported;
 mod fuzz_trace;
 mod hostile_names;
 mod input_files;

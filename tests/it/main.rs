@@ -27,6 +27,7 @@ mod gpt2_capture;
 mod gpu_rules;
 mod hardening;
 mod help;
+mod imported;
 mod inputs;
 mod insights;
 mod many_ranks;

@@ -16,7 +16,7 @@ use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
 use crate::profiler::ncu::observe::trace::source::analyze_traces;
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::ExportError;
-use crate::profiler::ncu::readers::trace::TraceInput;
+use crate::profiler::ncu::readers::trace::{imported, TraceInput};
 use crate::report::model::Report;
 use crate::run::{
     check_in_run, ncu_export_stem, ncu_report_file, read_record, trace_checks, RECORD_FILE,
@@ -213,7 +213,15 @@ pub fn resolve_inputs(
                 path: input.clone(),
                 rank: None,
                 checks: trace_checks(None, config.pipeline.ncu.trace.max_mib),
+                part: None,
             });
+        } else if let Some(found) =
+            imported::trace_inputs(input, config.pipeline.ncu.trace.max_mib, &mut || {
+                export_dir(None)
+            })?
+        {
+            claimed.claim(input, input)?;
+            traces.inputs.extend(found);
         } else if input.extension().is_some_and(|e| e == "ncu-rep") {
             claimed.claim(input, input)?;
             let dir = export_dir(run_dir_of(input).as_deref())?;
@@ -235,7 +243,7 @@ pub fn resolve_inputs(
                 " (an override is written `dotted.key=value`)"
             };
             return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep or a CUPTI trace (cupti.<pid>.trace){override_hint}",
+                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]), an Nsight Systems export (.sqlite, .nsys-rep) or a rocprofv3 kernel trace (kernel_trace.csv){override_hint}",
                 input.display()
             )));
         }

@@ -13,6 +13,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 mod assemble;
+pub mod imported;
 #[cfg(test)]
 mod tests;
 
@@ -58,6 +59,9 @@ pub enum TraceError {
         what: &'static str,
         limit: usize,
     },
+    /// A trace another tool wrote (`imported`) that cannot be read as its format says.
+    #[error("{path}: {what}")]
+    Imported { path: PathBuf, what: String },
 }
 
 /// One trace file and the launcher rank whose run made it.
@@ -68,6 +72,9 @@ pub struct TraceInput {
     /// How the file is opened (`crate::run::trace_checks`): the run directory a link must stay in,
     /// and the bytes its text may reach.
     pub checks: Checks,
+    /// Which process of a file that holds several (an nsys export), by its place in the file;
+    /// `None` for a file of one process.
+    pub part: Option<u32>,
 }
 
 /// A kernel launch as traced.
@@ -182,12 +189,17 @@ pub fn read(path: &Path) -> Result<ProcessTrace, TraceError> {
         path: path.to_path_buf(),
         rank: None,
         checks: Checks::unbounded(),
+        part: None,
     })
 }
 
-/// Reads a trace file, plain or gzip (`.gz`), checked before it is opened and bounded while read.
+/// Reads a trace file, plain or gzip (`.gz`), checked before it is opened and bounded while read:
+/// profile-run's own CUPTI trace, or a trace another tool wrote, told by its content.
 pub fn read_input(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let path = &input.path;
+    if let Some(format) = imported::sniff(path, &input.checks) {
+        return imported::read(format, input);
+    }
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,

@@ -245,6 +245,7 @@ pub fn traces_in(dir: &Path, rank: Option<u32>, max_mib: u64) -> Vec<TraceInput>
             path,
             rank,
             checks: trace_checks(Some(dir), max_mib),
+            part: None,
         })
         .collect()
 }
@@ -331,6 +332,7 @@ pub fn traces(
             path,
             rank,
             checks: trace_checks(Some(run.root()), max_mib),
+            part: None,
         })
         .collect())
 }

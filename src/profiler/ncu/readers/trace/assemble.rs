@@ -172,7 +172,7 @@ impl Builder {
         let Builder {
             mut trace,
             version,
-            mut calls,
+            calls,
             ended,
             cut,
             ..
@@ -190,33 +190,7 @@ impl Builder {
                 trace.path.display()
             ));
         }
-        // A correlation id given twice keeps its last call, as a map filled in file order would.
-        calls.sort_by_key(|&(correlation, ..)| correlation);
-        for kernel in &mut trace.kernels {
-            let after = calls.partition_point(|&(c, ..)| c <= kernel.correlation);
-            kernel.launch = after
-                .checked_sub(1)
-                .map(|at| calls[at])
-                .filter(|&(c, ..)| c == kernel.correlation)
-                .map(|(_, thread, start)| Launch { thread, start });
-        }
-        drop(calls);
-        // Every field in the key, so that equal keys are equal kernels and the order is the same
-        // on every run.
-        trace.kernels.sort_unstable_by_key(|k| {
-            let launch = k.launch.map(|l| l.thread);
-            (
-                k.launched_at(),
-                k.correlation,
-                k.start,
-                k.end,
-                k.device,
-                k.stream,
-                k.shape,
-                launch,
-            )
-        });
-        trace.ranges.sort_by_key(|r| (r.start, r.id));
+        join_launches(&mut trace, calls);
         Ok(trace)
     }
 }
@@ -230,4 +204,40 @@ fn plausible(what: &str, field: usize, start: u64, end: u64) -> Result<(), LineE
         )));
     }
     Ok(())
+}
+
+/// Joins each kernel to the API call that launched it (`calls`: correlation id, thread, start), then
+/// puts the kernels in launch order and the ranges by start: the order attribution sweeps in. Every
+/// trace source ends here, the CUPTI trace and the traces other tools wrote alike.
+pub(in crate::profiler::ncu::readers) fn join_launches(
+    trace: &mut ProcessTrace,
+    mut calls: Vec<(u32, u32, u64)>,
+) {
+    // A correlation id given twice keeps its last call, as a map filled in file order would.
+    calls.sort_by_key(|&(correlation, ..)| correlation);
+    for kernel in &mut trace.kernels {
+        let after = calls.partition_point(|&(c, ..)| c <= kernel.correlation);
+        kernel.launch = after
+            .checked_sub(1)
+            .map(|at| calls[at])
+            .filter(|&(c, ..)| c == kernel.correlation)
+            .map(|(_, thread, start)| Launch { thread, start });
+    }
+    drop(calls);
+    // Every field in the key, so that equal keys are equal kernels and the order is the same
+    // on every run.
+    trace.kernels.sort_unstable_by_key(|k| {
+        let launch = k.launch.map(|l| l.thread);
+        (
+            k.launched_at(),
+            k.correlation,
+            k.start,
+            k.end,
+            k.device,
+            k.stream,
+            k.shape,
+            launch,
+        )
+    });
+    trace.ranges.sort_by_key(|r| (r.start, r.id));
 }
