@@ -40,7 +40,7 @@ pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
-pub use scope_totals::TREES_UP_TO;
+pub use scope_totals::{past_side_by_side, SIDE_BY_SIDE};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
     PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,
@@ -69,7 +69,7 @@ pub struct Report {
     pub scopes: Vec<Scope>,
     /// Everything merged across scopes; `null` when `report.aggregate` is false.
     pub aggregate: Option<Scope>,
-    /// Scopes too many to hold one by one (a Neuron profile's subgraphs past the eighth), as rows of
+    /// Scopes too many to hold one by one (a Neuron profile's subgraphs past [`SIDE_BY_SIDE`]), as rows of
     /// values beside the scope they belong to; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scope_tables: Vec<ScopeTable>,
@@ -85,7 +85,7 @@ pub struct Report {
     /// scopes ran collectives with in-place times.
     pub cross_rank: Option<CrossRank>,
     /// Whether every scope holds its whole region tree; `false` when a report of more than
-    /// [`TREES_UP_TO`] scopes keeps each scope's region totals only (`report.scope_trees`).
+    /// [`SIDE_BY_SIDE`] scopes keeps each scope's region totals only (`report.scope_trees`).
     pub scope_trees: bool,
     /// What the profiler calls one result, for prose and headings (`kernel`, `instruction`); given by
     /// the adapter, not written to report.json.

@@ -8,8 +8,9 @@ use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::format;
+use profile_run::report::model::SIDE_BY_SIDE;
 use profile_run::report::model::{Region, Report, Scope};
-use profile_run::report::render::markdown::{render, render_pages, SPLIT_ABOVE};
+use profile_run::report::render::markdown::{render, render_pages};
 use profile_run::report::render::RenderOptions;
 
 use crate::common::fixture;
@@ -144,7 +145,7 @@ fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
         .collect();
     let report = analyze(&sets);
     assert_eq!(report.scopes.len(), 10);
-    assert!(report.scopes.len() > SPLIT_ABOVE);
+    assert!(report.scopes.len() > SIDE_BY_SIDE);
     for threads in [1, 4] {
         let options = RenderOptions {
             threads,

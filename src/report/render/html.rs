@@ -118,6 +118,8 @@ struct Page<'a> {
     partial: Option<&'a str>,
     cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
+    /// Scopes shown side by side (`report::model::SIDE_BY_SIDE`).
+    side_by_side: usize,
     flagged_ranks: &'a [FlaggedRank],
     /// Tables of scopes held as rows: their spread, slowest and findings (never the rows).
     scope_tables: Vec<TableView>,
@@ -247,6 +249,7 @@ impl<'a> Page<'a> {
             partial: run.partial.as_deref(),
             cross_rank: report.cross_rank.as_ref(),
             scope_trees: report.scope_trees,
+            side_by_side: crate::report::model::SIDE_BY_SIDE,
             flagged_ranks: &run.flagged_ranks,
             scope_tables: report
                 .scope_tables

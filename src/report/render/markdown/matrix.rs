@@ -11,7 +11,7 @@ use crate::region::percentile;
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::Scope;
-use crate::report::model::{MetricValue, Report};
+use crate::report::model::{past_side_by_side, MetricValue, Report};
 
 #[derive(Serialize)]
 pub(super) struct Matrix {
@@ -20,13 +20,10 @@ pub(super) struct Matrix {
     pub(super) rows: Vec<MatrixRow>,
     /// Regions not in the table (report.json has them all).
     pub(super) hidden: usize,
-    /// More scopes than a table has room for ([`WIDE_ABOVE`]): each row shows its distribution
+    /// More scopes than report.md shows side by side ([`past_side_by_side`]): each row shows its distribution
     /// across scopes and the slowest scopes by name instead of a column per scope.
     pub(super) wide: bool,
 }
-
-/// Scopes above which the table shows distributions instead of one column per scope.
-pub(super) const WIDE_ABOVE: usize = 8;
 
 /// A region's time across the scopes that have it.
 #[derive(Serialize)]
@@ -116,7 +113,7 @@ pub(super) fn build(
             }
         }
     }
-    let wide = labels.len() > WIDE_ABOVE;
+    let wide = past_side_by_side(labels.len());
     let rows = rows
         .into_iter()
         .zip(cells)
