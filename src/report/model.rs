@@ -49,6 +49,9 @@ pub use timeline::{
 /// Version of the report.json layout.
 pub const SCHEMA_VERSION: u32 = 4;
 
+/// Metrics besides time that report.md, report.html and trace.json show beside each region.
+pub const KEY_METRICS: usize = 4;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema_version: u32,
@@ -101,4 +104,15 @@ pub struct Report {
     /// lays it out; `None` lays out the aggregates instead. Not written to report.json.
     #[serde(skip)]
     pub timeline: Option<RealTimeline>,
+}
+
+impl Report {
+    /// The key metrics: the first [`KEY_METRICS`] of `metrics` other than the time metric, in
+    /// report order; every output's region columns are these.
+    pub fn key_metrics(&self) -> impl Iterator<Item = &MetricInfo> {
+        let time = self.time_metric.as_deref();
+        (self.metrics.iter())
+            .filter(move |m| Some(m.name.as_str()) != time)
+            .take(KEY_METRICS)
+    }
 }

@@ -37,8 +37,6 @@ use totals::{totals, TotalRow};
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
 const NAME: &str = "report.html.j2";
-/// Metrics besides time shown as columns of the regions table.
-const KEY_METRICS: usize = 4;
 
 /// report.html, with the same truncation limits as report.md.
 pub struct Html {
@@ -212,10 +210,7 @@ impl<'a> Page<'a> {
     fn new(report: &'a Report, options: &RenderOptions) -> Page<'a> {
         let time = report.time_metric.as_deref();
         let keys: Vec<(&str, &str)> = report
-            .metrics
-            .iter()
-            .filter(|m| Some(m.name.as_str()) != time)
-            .take(KEY_METRICS)
+            .key_metrics()
             .map(|m| (m.name.as_str(), m.unit.as_str()))
             .collect();
         let charts = svg::charts(report, options.max_regions);
@@ -263,10 +258,7 @@ impl<'a> Page<'a> {
             item: report.item_noun,
             notes: &report.notes,
             metric_heads: report
-                .metrics
-                .iter()
-                .filter(|m| Some(m.name.as_str()) != time)
-                .take(KEY_METRICS)
+                .key_metrics()
                 .map(|m| MetricHead {
                     label: m.label.as_deref().unwrap_or(&m.name),
                     name: &m.name,

@@ -56,9 +56,6 @@ const SCOPE_PAGE_SOURCE: &str = "# profile-run report: {{ scope.label | shorten(
     Part of [report.md](../report.md), which has the summary, the metrics, the region × scope table \
     and the aggregate; report.json has every number.\n\n{{ text }}";
 
-/// Metrics besides time shown as columns of a scope's region summary table.
-const SUMMARY_METRICS: usize = 4;
-
 /// Loads and compiles a user template, so a missing file or a syntax error is found before profiling.
 pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
     let source = std::fs::read_to_string(path).map_err(|source| RenderError::TemplateRead {

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::kernels::KernelList;
 use super::matrix::{self, Matrix, RowKey};
-use super::SUMMARY_METRICS;
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::CollectiveTime;
@@ -172,12 +171,7 @@ struct RegionView<'a> {
 impl<'a> TemplateContext<'a> {
     pub(super) fn new(report: &'a Report, options: &RenderOptions) -> TemplateContext<'a> {
         let time = report.time_metric.as_deref();
-        let summary_metrics = report
-            .metrics
-            .iter()
-            .filter(|m| Some(m.name.as_str()) != time)
-            .take(SUMMARY_METRICS)
-            .collect();
+        let summary_metrics = report.key_metrics().collect();
         let labels = matrix::short_labels(report);
         let split = past_side_by_side(report.scopes.len());
         let files = matrix::file_names(&labels);
