@@ -24,6 +24,7 @@ mod sampling;
 mod scope;
 mod scope_table;
 mod scope_totals;
+mod spread;
 mod summary;
 mod timeline;
 
@@ -41,6 +42,7 @@ pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, S
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
 pub use scope_totals::{past_side_by_side, SIDE_BY_SIDE};
+pub use spread::{RegionAcross, Spread};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
     PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,
@@ -87,6 +89,10 @@ pub struct Report {
     /// Collectives matched across ranks and the straggler they waited for; `null` unless at least two
     /// scopes ran collectives with in-place times.
     pub cross_rank: Option<CrossRank>,
+    /// With more scopes than [`SIDE_BY_SIDE`], each region's time metric across the scopes that
+    /// have it, in the order the regions are first met; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub across_scopes: Vec<RegionAcross>,
     /// Whether every scope holds its whole region tree; `false` when a report of more than
     /// [`SIDE_BY_SIDE`] scopes keeps each scope's region totals only (`report.scope_trees`).
     pub scope_trees: bool,
