@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Distribution, DistributionEntry, Region, RegionAcross, Scope, Spread};
+use super::model::{Distribution, DistributionEntry, Percentiles, Region, RegionAcross, Scope};
 use crate::fast_map::FastMap;
 use crate::region::methods::base_name;
 use crate::region::RegionKind;
@@ -36,7 +36,7 @@ pub fn distributions(regions: &[Region], metric: &str, factor: f64) -> Vec<Distr
         .filter_map(|(base, members)| {
             let mut sorted: Vec<f64> = members.iter().map(|m| m.1).collect();
             sorted.sort_by(f64::total_cmp);
-            let spread = Spread::of_sorted(&sorted)?;
+            let spread = Percentiles::of_sorted(&sorted)?;
             let median = spread.median;
             Some(Distribution {
                 base,
@@ -82,7 +82,7 @@ pub fn across_scopes(scopes: &[Scope], metric: &str) -> Vec<RegionAcross> {
                 path: region.path.clone(),
                 kind: region.kind,
                 unit,
-                spread: Spread::of_sorted(&values)?,
+                spread: Percentiles::of_sorted(&values)?,
             })
         })
         .collect()

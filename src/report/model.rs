@@ -42,7 +42,7 @@ pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, S
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
 pub use scope_totals::{past_side_by_side, SIDE_BY_SIDE};
-pub use spread::{RegionAcross, Spread};
+pub use spread::{Percentiles, RegionAcross};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
     PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Spread;
+use super::Percentiles;
 
 /// How the durations of the regions sharing a base name spread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -13,7 +13,7 @@ pub struct Distribution {
     pub metric: String,
     pub unit: String,
     #[serde(flatten)]
-    pub spread: Spread,
+    pub spread: Percentiles,
     /// A region is an outlier above `outlier_factor × median` or below `median / outlier_factor`.
     pub outlier_factor: f64,
     /// Every region of the group in time order, with its value.

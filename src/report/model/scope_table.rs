@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use super::{Severity, Spread};
+use super::{Percentiles, Severity};
 
 /// How many of the slowest rows the summary names.
 const SLOWEST: usize = 10;
@@ -59,7 +59,7 @@ pub struct MetricSpread {
     pub metric: Arc<str>,
     pub unit: Arc<str>,
     #[serde(flatten)]
-    pub spread: Spread,
+    pub spread: Percentiles,
 }
 
 /// A rule over the rows: how many it fired on, and its message where it fired on the slowest of them.
@@ -166,7 +166,7 @@ impl ScopeTable {
                 Some(MetricSpread {
                     metric: self.metrics[i].0.clone(),
                     unit: self.metrics[i].1.clone(),
-                    spread: Spread::of_sorted(&column)?,
+                    spread: Percentiles::of_sorted(&column)?,
                 })
             })
             .collect();

@@ -8,7 +8,7 @@ use crate::region::{percentile, RegionKind};
 
 /// Min, median, p90 (linear interpolation between closest ranks) and max of `count` values.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Spread {
+pub struct Percentiles {
     pub count: u64,
     pub min: f64,
     pub median: f64,
@@ -17,10 +17,10 @@ pub struct Spread {
     pub max: f64,
 }
 
-impl Spread {
+impl Percentiles {
     /// The spread of `sorted` (ascending); `None` when it is empty.
-    pub fn of_sorted(sorted: &[f64]) -> Option<Spread> {
-        Some(Spread {
+    pub fn of_sorted(sorted: &[f64]) -> Option<Percentiles> {
+        Some(Percentiles {
             count: sorted.len() as u64,
             min: *sorted.first()?,
             median: percentile(sorted, 0.5)?,
@@ -40,5 +40,5 @@ pub struct RegionAcross {
     pub unit: String,
     /// `count` is the scopes that have the region.
     #[serde(flatten)]
-    pub spread: Spread,
+    pub spread: Percentiles,
 }

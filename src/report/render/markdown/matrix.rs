@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::Scope;
-use crate::report::model::{past_side_by_side, MetricValue, RegionAcross, Report, Spread};
+use crate::report::model::{past_side_by_side, MetricValue, Percentiles, RegionAcross, Report};
 
 #[derive(Serialize)]
 pub(super) struct Matrix {
@@ -28,7 +28,7 @@ pub(super) struct Matrix {
 #[derive(Serialize)]
 pub(super) struct Across {
     /// Over the scopes that have the region (`count`: how many), from `Report::across_scopes`.
-    pub(super) spread: Spread,
+    pub(super) spread: Percentiles,
     pub(super) unit: String,
     /// The slowest scopes (at most three), slowest first, with their times.
     pub(super) slowest: Vec<(String, MetricValue)>,
