@@ -8,7 +8,7 @@
 #   BIN=path/to/profile-run benches/sampled_gpu.sh PAIR...
 #   benches/sampled_gpu.sh --smoke   # CI: every fast-path pair side by side (`fastpath scopes`) with the
 #                                    # fake ncu and a workload that does nothing; no GPU, no bars
-# The fast path's figures, side by side in one command (`fastpath` runs all four; each writes its wall times
+# The fast path's figures, side by side in one command (`fastpath` runs three; each writes its wall times
 # and the report directories' deep values to stdout and $OUT/summary.txt):
 #   defaults  (a) GPT-2, 4 layers, $STEPS steps (default 30): ncu/sampled with its defaults (trace
 #             timing where the injection library is beside BIN, adaptive samples in one deep pass as
@@ -16,9 +16,6 @@
 #             same without adaptive samples: the adaptive run's deep pass against the fixed run's plus
 #             its extra results at the fixed run's cost per result (benches/sampled_adaptive_bar.py)
 #   replay3   (b) the same defaults at 3 steps against full kernel replay (ncu/default)
-#   gpus      (c) the same defaults at $STEPS steps with pipeline.ncu.sampling.deep_gpus=all against
-#             deep_gpus=1 ((a)'s defaults run where it ran in the same command): the deep pass's own
-#             time (run.json) on each side
 #   setfull30 (d) --config ncu/full sampled at $STEPS steps; full replay of the full set is estimated
 #             from its measured cost per kernel (two full-set runs profiling the first $FEW and
 #             2×$FEW kernels: the difference over $FEW kernels; FEW=0: the sampled run's own deep
@@ -27,7 +24,7 @@
 #   scopes    (e) the defaults at $STEPS steps with pipeline.ncu.sampling.error_scope=region against
 #             error_scope=key, each timed by the trace and by ncu, and region without adaptive
 #             samples (the cost bar of benches/sampled_adaptive_bar.py); region's pair first
-#   fastpath  all four, (a) to (d), in that order
+#   fastpath  (a), (b) and (d), in that order
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -149,7 +146,7 @@ else
 fi
 pairs=()
 for what in "$@"; do
-  [[ $what == fastpath ]] && pairs+=(defaults replay3 gpus setfull30) || pairs+=("$what")
+  [[ $what == fastpath ]] && pairs+=(defaults replay3 setfull30) || pairs+=("$what")
 done
 set -- "${pairs[@]}"
 for what in "$@"; do
@@ -189,16 +186,6 @@ for what in "$@"; do
         python3 benches/sampled_accuracy.py $how "$work/replay3-full/run/report.json" "$work/replay3-fast/run/report.json" \
           | tee -a "$out/summary.txt"
       done
-    ;;
-  gpus)
-    log "(c) GPT-2 4 layers, $steps steps: the deep pass with deep_gpus=all against deep_gpus=1"
-    ((smoke)) || python3 "$gpt2" 4 "$steps" >/dev/null 2>&1
-    run=(--config ncu/sampled regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$steps"))
-    timed gpus-all pipeline.ncu.sampling.deep_gpus=all "${run[@]}"
-    # (a)'s defaults run in this same command is the one-GPU side (deep_gpus: 1 is the default).
-    one=defaults-fast
-    [[ -f "$work/$one/run/run.json" ]] || { one=gpus-one; timed gpus-one pipeline.ncu.sampling.deep_gpus=1 "${run[@]}"; }
-    deep_values gpus-all "$one"
     ;;
   setfull30)
     log "(d) GPT-2 4 layers, $steps steps, --set full: sampled, and full replay's cost per kernel ($few and $((2 * few)) kernels)"

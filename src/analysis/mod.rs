@@ -53,7 +53,7 @@ pub struct RunContext {
     pub partial: Option<String>,
     /// How an adaptive sampled run sized its deep samples (`run.json`); `None` otherwise.
     pub adaptive: Option<AdaptiveRecord>,
-    /// Whether a sampled run's deep or top-up pass was ended once covered (`run.json`).
+    /// Whether a sampled run's deep pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
     /// Every launcher rank whose run directory was read (`merge` of per-rank runs), in input order.
     pub ranks: Vec<RankRun>,
@@ -83,11 +83,8 @@ pub struct AdaptiveRecord {
     pub keys_topped_up: u64,
     /// Keys held below their n by `max_samples`.
     pub keys_capped: u64,
-    /// Whether the top-up pass ran and failed (its deep results are then left out).
-    #[serde(default)]
-    pub topup_failed: bool,
-    /// Why the samples could not be sized (the first pass or the deep pass could not be read): no
-    /// top-up pass ran, and the counts above are 0.
+    /// Why the samples could not be sized (the first pass could not be read): the counts above
+    /// are 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sizing_failed: Option<String>,
     /// Whether each key's n was scaled by the largest share of a region's time it holds

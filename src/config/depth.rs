@@ -80,7 +80,7 @@ mod tests {
     #[test]
     fn shipped_presets_are_shallow() {
         for name in config::preset_names() {
-            let text = config::preset_text(name).unwrap();
+            let text = config::layers::embedded(name).unwrap();
             assert_eq!(too_deep(text, 6), None, "{name}");
         }
     }

@@ -226,18 +226,24 @@ impl Resolver {
 
     /// A run directory's recorded `config.yaml`. Untrusted (the default), it is data: its
     /// `defaults` are not followed and every key of [`super::trust::RECORDED_UNTRUSTED`] is taken
-    /// out (returned, to be named). Trusted, it is read like any `--config` file.
+    /// out (returned, to be named). Trusted, it is read like any `--config` file. Either way the keys
+    /// no configuration may set now are dropped ([`super::trust::drop_refused`]).
     pub fn add_recorded(
         &mut self,
         path: &Path,
         trusted: bool,
     ) -> Result<Vec<(&'static str, &'static str, Value)>, ConfigError> {
         if trusted {
+            let before = self.layers.len();
             self.add_config_arg(path)?;
+            for layer in &mut self.layers[before..] {
+                super::trust::drop_refused(&mut layer.data);
+            }
             return Ok(Vec::new());
         }
         let origin = Origin::File(path.to_path_buf());
         let mut data = parse_mapping(&super::trust::read_recorded(path)?, &origin)?;
+        super::trust::drop_refused(&mut data);
         let removed = super::trust::strip_untrusted(&mut data);
         self.layers.push(Layer { origin, data });
         Ok(removed)

@@ -60,11 +60,6 @@ pub fn preset_names() -> Vec<&'static str> {
     layers::PRESETS.iter().map(|(name, _)| *name).collect()
 }
 
-/// The text of a built-in preset by name (`ncu/memory` or `ncu/memory.yaml`).
-pub fn preset_text(name: &str) -> Option<&'static str> {
-    layers::embedded(name)
-}
-
 /// Where configuration comes from, besides the built-in default.
 #[derive(Debug, Clone, Default)]
 pub struct ConfigSources {
@@ -219,8 +214,7 @@ impl Loaded {
     /// (`pipeline.ncu.sampling.adaptive`, `error`, `max_samples`) are left out while adaptive is off,
     /// where they change nothing, and `pipeline.ncu.sampling.min_time_share` at 0;
     /// `pipeline.ncu.sampling.stop_when_covered` always (it ends a pass
-    /// only once every result the report uses was profiled), and `pipeline.ncu.sampling.deep_gpus`
-    /// (it spreads the deep pass, never changes what it measures).
+    /// only once every result the report uses was profiled).
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let mut config = self.config.clone();
@@ -235,7 +229,6 @@ impl Loaded {
             &["pipeline", "ncu", "trace", "max_mib"],
             &["pipeline", "ncu", "max_export_mib"],
             &["pipeline", "ncu", "sampling", "stop_when_covered"],
-            &["pipeline", "ncu", "sampling", "deep_gpus"],
         ];
         if config.pipeline.ncu.sampling.min_time_share == 0.0 {
             left_out.push(&["pipeline", "ncu", "sampling", "min_time_share"]);

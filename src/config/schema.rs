@@ -163,51 +163,22 @@ pub struct SamplingConfig {
     /// Seconds a rank of one profile-run per rank waits for every rank's signature file before it
     /// settles for the signatures it has (`deep_ranks: signature`).
     pub deep_ranks_wait_seconds: u64,
-    /// How many GPUs the deep pass is spread over, one ncu worker per GPU and sample count, each
-    /// with `CUDA_VISIBLE_DEVICES` set to its GPU: a count, or `all` (the GPUs the host shows).
-    #[serde(default)]
-    pub deep_gpus: DeepGpus,
+    /// Refused whatever its value ([`DEEP_GPUS_REFUSED`]); never written back.
+    #[serde(default, skip_serializing)]
+    pub deep_gpus: Option<DeepGpusRefused>,
 }
 
-/// `pipeline.ncu.sampling.deep_gpus`: a count of GPUs (1 or more), or `all`.
+/// Why `pipeline.ncu.sampling.deep_gpus` is refused, and what to do instead.
+pub const DEEP_GPUS_REFUSED: &str = "pipeline.ncu.sampling.deep_gpus is not a setting: ncu profiles one process's kernel at a time across the whole host, so a deep pass spread over several GPUs takes as long as on one (1.06× the one-GPU time, docs/performance.md); remove the key, and shorten the deep pass with sampling.min_time_share or sampling.stop_when_covered, or take it on one rank per group with sampling.deep_ranks";
+
+/// `pipeline.ncu.sampling.deep_gpus`: no value of it deserialises. A run directory's recorded
+/// config.yaml has the key taken out before it is read (`layers::add_recorded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeepGpus {
-    Count(u32),
-    All,
-}
+pub enum DeepGpusRefused {}
 
-impl Default for DeepGpus {
-    fn default() -> DeepGpus {
-        DeepGpus::Count(1)
-    }
-}
-
-impl Serialize for DeepGpus {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            DeepGpus::Count(n) => serializer.serialize_u32(*n),
-            DeepGpus::All => serializer.serialize_str("all"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for DeepGpus {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<DeepGpus, D::Error> {
-        // A count or the word `all`; an override on the command line may give the count as text.
-        let value = serde_yaml::Value::deserialize(deserializer)?;
-        let parsed = match &value {
-            serde_yaml::Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-            serde_yaml::Value::String(s) if s == "all" => return Ok(DeepGpus::All),
-            serde_yaml::Value::String(s) => s.parse().ok(),
-            _ => None,
-        };
-        match parsed {
-            Some(n) if n >= 1 => Ok(DeepGpus::Count(n)),
-            _ => Err(serde::de::Error::custom(format!(
-                "deep_gpus is {}, but it is the number of GPUs the deep pass is spread over: give a count of 1 or more, or `all`",
-                serde_yaml::to_string(&value).unwrap_or_default().trim()
-            ))),
-        }
+impl<'de> Deserialize<'de> for DeepGpusRefused {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<DeepGpusRefused, D::Error> {
+        Err(serde::de::Error::custom(DEEP_GPUS_REFUSED))
     }
 }
 

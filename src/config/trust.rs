@@ -85,6 +85,19 @@ pub const RECORDED_LIMITS: &[(&str, &str)] = &[
 /// would follow every re-render of a run the user named themselves.
 const UNUSED_WHEN_READING: &[&str] = &["output.run_name"];
 
+/// Keys an older run directory may have recorded that no configuration may set now
+/// ([`super::schema::DEEP_GPUS_REFUSED`]): a recorded configuration, trusted or not, drops them
+/// without a note, since the run they describe is over and they change nothing a report says.
+const RECORDED_REFUSED: &[&str] = &["pipeline.ncu.sampling.deep_gpus"];
+
+/// Takes every [`RECORDED_REFUSED`] key out of a recorded layer's data.
+pub(crate) fn drop_refused(data: &mut Mapping) {
+    for key in RECORDED_REFUSED {
+        let path: Vec<&str> = key.split('.').collect();
+        remove_at(data, &path);
+    }
+}
+
 /// The largest recorded configuration read: a resolved config.yaml is a few KiB.
 const RECORDED_LIMIT: u64 = 1 << 20;
 

@@ -115,12 +115,6 @@ impl KernelFilter {
             .map(|(p, _)| ("exclude", p.as_str()));
         inc.chain(exc).collect()
     }
-
-    /// Distinct kernel names seen and how many of them were selected.
-    pub fn name_counts(&self) -> (usize, usize) {
-        let selected = self.decisions.values().filter(|&&d| d).count();
-        (self.decisions.len(), selected)
-    }
 }
 
 /// The base function name of a demangled C++ kernel signature:

@@ -4,9 +4,10 @@
 //! (with a note), and `report.compare` (its notes repeated on stderr).
 
 use super::compare::comparisons;
-use super::distribution::distributions;
+use super::distribution::{across_scopes, distributions};
 use super::empty_metrics::leave_out_empty;
-use super::model::{KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope, SCHEMA_VERSION};
+use super::model::SCHEMA_VERSION;
+use super::model::{past_side_by_side, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
 use super::summary;
 use crate::parallel;
 use crate::region;
@@ -50,6 +51,7 @@ impl Report {
             compare: Vec::new(),
             sampling: None,
             cross_rank: None,
+            across_scopes: Vec::new(),
             scope_trees: true,
             item_noun: Default::default(),
             console_notes: Vec::new(),
@@ -83,6 +85,12 @@ impl Report {
             self.aggregate = Some(all.remove(0));
         }
         self.scopes = all;
+        if let Some(time) = time
+            .as_deref()
+            .filter(|_| past_side_by_side(self.scopes.len()))
+        {
+            self.across_scopes = across_scopes(&self.scopes, time);
+        }
 
         let (compare, notes) =
             comparisons(finishing.compare, &self.scopes, self.aggregate.as_ref());

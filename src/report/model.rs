@@ -24,6 +24,7 @@ mod sampling;
 mod scope;
 mod scope_table;
 mod scope_totals;
+mod spread;
 mod summary;
 mod timeline;
 
@@ -40,7 +41,8 @@ pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
-pub use scope_totals::TREES_UP_TO;
+pub use scope_totals::{past_side_by_side, SIDE_BY_SIDE};
+pub use spread::{Percentiles, RegionAcross};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
     PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,
@@ -48,6 +50,9 @@ pub use timeline::{
 
 /// Version of the report.json layout.
 pub const SCHEMA_VERSION: u32 = 4;
+
+/// Metrics besides time that report.md, report.html and trace.json show beside each region.
+pub const KEY_METRICS: usize = 4;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -69,7 +74,7 @@ pub struct Report {
     pub scopes: Vec<Scope>,
     /// Everything merged across scopes; `null` when `report.aggregate` is false.
     pub aggregate: Option<Scope>,
-    /// Scopes too many to hold one by one (a Neuron profile's subgraphs past the eighth), as rows of
+    /// Scopes too many to hold one by one (a Neuron profile's subgraphs past [`SIDE_BY_SIDE`]), as rows of
     /// values beside the scope they belong to; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scope_tables: Vec<ScopeTable>,
@@ -84,8 +89,12 @@ pub struct Report {
     /// Collectives matched across ranks and the straggler they waited for; `null` unless at least two
     /// scopes ran collectives with in-place times.
     pub cross_rank: Option<CrossRank>,
+    /// With more scopes than [`SIDE_BY_SIDE`], each region's time metric across the scopes that
+    /// have it, in the order the regions are first met; absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub across_scopes: Vec<RegionAcross>,
     /// Whether every scope holds its whole region tree; `false` when a report of more than
-    /// [`TREES_UP_TO`] scopes keeps each scope's region totals only (`report.scope_trees`).
+    /// [`SIDE_BY_SIDE`] scopes keeps each scope's region totals only (`report.scope_trees`).
     pub scope_trees: bool,
     /// What the profiler calls one result, for prose and headings (`kernel`, `instruction`); given by
     /// the adapter, not written to report.json.
@@ -101,4 +110,15 @@ pub struct Report {
     /// lays it out; `None` lays out the aggregates instead. Not written to report.json.
     #[serde(skip)]
     pub timeline: Option<RealTimeline>,
+}
+
+impl Report {
+    /// The key metrics: the first [`KEY_METRICS`] of `metrics` other than the time metric, in
+    /// report order; every output's region columns are these.
+    pub fn key_metrics(&self) -> impl Iterator<Item = &MetricInfo> {
+        let time = self.time_metric.as_deref();
+        (self.metrics.iter())
+            .filter(move |m| Some(m.name.as_str()) != time)
+            .take(KEY_METRICS)
+    }
 }

@@ -205,12 +205,6 @@ impl Staged {
         commit_all(vec![self], true)
     }
 
-    /// Like [`Staged::commit`], but never replaces anything already at the target (a file, a link):
-    /// refused instead, atomically where the system can (`renameat2` with `RENAME_NOREPLACE`).
-    pub fn commit_new(self) -> Result<(), RenderError> {
-        commit_all(vec![self], false)
-    }
-
     /// Renames the file into place, replacing what was there.
     fn rename(&mut self) -> Result<(), RenderError> {
         nix::fcntl::renameat(
@@ -413,26 +407,27 @@ mod tests {
     }
 
     #[test]
-    fn commit_new_never_replaces_a_file_or_a_link() {
+    fn committing_without_replacing_never_replaces_a_file_or_a_link() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("report.html");
         std::fs::write(&path, "mine").unwrap();
         let staged = stage(&path, |out| out.write_all(b"new")).unwrap();
-        let err = staged.commit_new().unwrap_err().to_string();
+        let err = commit_all(vec![staged], false).unwrap_err().to_string();
         assert!(err.contains("already exists and is not replaced"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
         std::fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink("/nonexistent", &path).unwrap();
         let staged = stage(&path, |out| out.write_all(b"new")).unwrap();
         assert!(
-            staged.commit_new().is_err(),
+            commit_all(vec![staged], false).is_err(),
             "a dangling link is in the way too"
         );
         std::fs::remove_file(&path).unwrap();
-        stage(&path, |out| out.write_all(b"new"))
-            .unwrap()
-            .commit_new()
-            .unwrap();
+        commit_all(
+            vec![stage(&path, |out| out.write_all(b"new")).unwrap()],
+            false,
+        )
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary left");

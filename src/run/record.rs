@@ -55,10 +55,6 @@ pub struct RunRecord {
     /// one command is `profiler_command` (a sampled run's timing pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_pass: Option<PassRecord>,
-    /// The top-up pass of an adaptive sampled run (`pipeline.ncu.sampling.adaptive`): the deep
-    /// samples the deep pass left short; absent when none ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topup_pass: Option<PassRecord>,
     /// How an adaptive sampled run sized its deep samples; absent for any other run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveRecord>,
@@ -66,8 +62,8 @@ pub struct RunRecord {
     /// had one process, or every rank took it with nothing to choose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_ranks: Option<DeepRanksRecord>,
-    /// The deep pass run as several ncu workers at once (adaptive sample counts, or
-    /// `sampling.deep_gpus`), worker 0 first (its pass is also `deep_pass`); absent for a deep pass
+    /// The deep pass run as several ncu workers at once (adaptive sample counts, or chosen ranks
+    /// taking turns), worker 0 first (its pass is also `deep_pass`); absent for a deep pass
     /// of one worker.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deep_workers: Vec<DeepWorkerRecord>,
@@ -120,7 +116,8 @@ pub struct DeepWorkerRecord {
     /// Its report file and log in the run directory.
     pub report: String,
     pub log: String,
-    /// Its `CUDA_VISIBLE_DEVICES`; `None`: the workload's own GPUs.
+    /// Its `CUDA_VISIBLE_DEVICES`, read from run directories that recorded one; `None`: the
+    /// workload's own GPUs (what a run writes).
     pub gpu: Option<String>,
     /// ncu's `--devices` in its command (a chosen rank's turn around a launcher); `None`: every
     /// device.
@@ -164,7 +161,7 @@ impl DeepWorkerRecord {
     }
 }
 
-/// How a later pass of a sampled run (the deep pass, the top-up pass) went.
+/// How a later pass of a sampled run (the deep pass, a worker of it) went.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PassRecord {
     pub command: Vec<String>,
@@ -250,7 +247,6 @@ impl RunRecord {
             workload_signal: None,
             interrupted_by: None,
             deep_pass: None,
-            topup_pass: None,
             adaptive: None,
             deep_ranks: None,
             deep_workers: Vec::new(),
@@ -284,9 +280,9 @@ impl RunRecord {
                 .collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
-            stopped_when_covered: [&self.deep_pass, &self.topup_pass]
-                .into_iter()
-                .flatten()
+            stopped_when_covered: self
+                .deep_pass
+                .iter()
                 .chain(self.deep_workers.iter().map(|w| &w.pass))
                 .any(|pass| pass.stopped_when_covered),
             deep_ranks: self.deep_ranks_measured(),

@@ -1,8 +1,8 @@
 //! Adaptive deep samples per launch key (`pipeline.ncu.sampling.adaptive`): the deep pass's workers
 //! (one per sample count, all at once) sized from the real first-pass durations of `tests/manual/ncu/train_step.py 2 3` (ncu's timing
 //! pass, tests/fixtures/ncu/h100-2025.3.1-sampled, and the CUPTI trace of the same workload,
-//! tests/fixtures/ncu/h100-2025.3.1-cupti), the runs that need one worker, a failing worker, and the
-//! re-render of an older run's top-up file. Each key's n is computed here from the files, with the
+//! tests/fixtures/ncu/h100-2025.3.1-cupti), the runs that need one worker, a failing worker, and a
+//! top-up pass's file left out of a re-render. Each key's n is computed here from the files, with the
 //! formula written out, independently of profile-run's own code.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -249,7 +249,7 @@ fn the_timing_passs_durations_size_the_deep_workers_with_no_topup_pass() {
         assert_eq!(sampling["max_samples"], max_samples);
         assert_eq!(sampling["keys_topped_up"], up);
         // Every fake worker writes the deep fixture's 13 results; each is read for its own names.
-        assert_eq!(sampling["topup_results"], 0);
+        assert!(sampling.get("topup_results").is_none());
         assert_eq!(sampling["deep_results"], 13);
         assert_eq!(sampling["measured_results"], 13);
         assert_eq!(sampling["estimated_results"], 41);
@@ -319,7 +319,7 @@ fn the_traces_durations_size_the_deep_workers() {
     let run = tmp.path().join("runs/run");
     let report = read_json(&run.join("report.json"));
     assert_eq!(report["sampling"]["keys_topped_up"], up);
-    assert_eq!(report["sampling"]["topup_results"], 0);
+    assert!(report["sampling"].get("topup_results").is_none());
     assert_eq!(report["sampling"]["measured_results"], 13);
     assert_eq!(report["sampling"]["unmatched_results"], 0);
     let sources = report["sampling"]["deep_sources"].to_string();
@@ -413,7 +413,7 @@ fn no_topup_pass_runs_when_adaptive_is_off_or_no_key_needs_more() {
         );
         let sampling = &read_json(&run.join("report.json"))["sampling"];
         assert_eq!(sampling["adaptive"], adaptive, "{setting}");
-        assert_eq!(sampling["topup_results"], 0);
+        assert!(sampling.get("topup_results").is_none());
         assert_eq!(sampling["deep_results"], 13);
         if adaptive {
             assert_eq!(record["adaptive"]["keys_topped_up"], 0);
@@ -466,7 +466,7 @@ fn a_failing_worker_is_run_again_alone_and_twice_leaves_its_keys_unmatched() {
 }
 
 #[test]
-fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
+fn report_re_renders_a_run_and_leaves_a_topup_capture_out_with_a_note() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
         .args(["--", "true"])
@@ -478,7 +478,33 @@ fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
     assert_eq!(again["sampling"], profiled["sampling"]);
     assert_eq!(again["scopes"], profiled["scopes"]);
 
-    // Bare files: the top-up capture beside the deep one joins, with no record to say why.
+    // A run directory that holds a top-up pass (its file and its record) renders from the deep
+    // pass alone, the file named in a note.
+    std::fs::copy(
+        run.join("profile.deep.ncu-rep"),
+        run.join("profile.topup.ncu-rep"),
+    )
+    .unwrap();
+    let mut record = read_json(&run.join("run.json"));
+    record["topup_pass"] = record["deep_pass"].clone();
+    record["adaptive"]["topup_failed"] = Value::Bool(false);
+    std::fs::write(run.join("run.json"), record.to_string()).unwrap();
+    let topped = render(&run, &tmp.path().join("topped"), &[]);
+    assert_eq!(topped["sampling"], profiled["sampling"]);
+    assert_eq!(topped["scopes"], profiled["scopes"]);
+    let notes = topped["notes"].to_string();
+    assert!(
+        notes.contains(
+            "profile.topup.ncu-rep is a top-up pass's report file, which profile-run does not read"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("were to take them in a top-up pass"),
+        "{notes}"
+    );
+
+    // Bare files: the top-up capture beside the deep one is left out the same way.
     let bare = tmp.path().join("bare");
     std::fs::create_dir(&bare).unwrap();
     for (from, to) in [
@@ -490,43 +516,26 @@ fn report_re_renders_a_run_and_bare_files_with_a_topup_capture() {
     }
     let report = render(&bare.join("train.ncu-rep.gz"), &tmp.path().join("r"), &[]);
     let sampling = &report["sampling"];
-    assert_eq!(sampling["topup_results"], 13);
-    assert_eq!(sampling["deep_results"], 26);
-    assert_eq!(sampling["adaptive"], true);
-    assert_eq!(sampling["error"], Value::Null, "not recorded");
+    assert_eq!(sampling["deep_results"], 13, "the deep pass's alone");
+    assert_eq!(sampling["adaptive"], false, "not recorded");
     assert_eq!(sampling["keys"], 13);
     let topup = bare.join("train.topup.ncu-rep.gz").display().to_string();
-    assert_eq!(sampling["deep_sources"][1], topup);
-    assert_eq!(sampling["topup_sources"], serde_json::json!([topup]));
+    assert!(!sampling["deep_sources"].to_string().contains(&topup));
+    assert!(report["notes"]
+        .to_string()
+        .contains(&format!("{topup} is a top-up pass's report file")));
     // Every file the numbers come from is a source, and report.md says which pass each one was.
-    let files = [
-        "train.ncu-rep.gz",
-        "train.deep.ncu-rep.gz",
-        "train.topup.ncu-rep.gz",
-    ]
-    .map(|name| bare.join(name).display().to_string());
+    let files = ["train.ncu-rep.gz", "train.deep.ncu-rep.gz"]
+        .map(|name| bare.join(name).display().to_string());
     assert_eq!(report["run"]["sources"], serde_json::json!(files));
     let md = std::fs::read_to_string(tmp.path().join("r/report.md")).unwrap();
     let line = md
         .lines()
         .find(|l| l.starts_with("- **Sources:**"))
         .unwrap();
-    for (file, part) in files
-        .iter()
-        .zip(["(timing pass", "(deep pass", "(top-up pass"])
-    {
+    for (file, part) in files.iter().zip(["(timing pass", "(deep pass"]) {
         assert!(line.contains(&format!("`{file}` {part}")), "{line}");
     }
-    // The top-up capture given again on its own would be counted twice: refused.
-    crate::sampled::profile_run()
-        .arg("report")
-        .arg(bare.join("train.ncu-rep.gz"))
-        .arg(bare.join("train.topup.ncu-rep.gz"))
-        .arg("--out")
-        .arg(tmp.path().join("twice"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("name the same capture"));
 }
 
 #[test]

@@ -350,9 +350,12 @@ fn gpu_segments_get_the_same_distribution_as_neuron_regions() {
         .iter()
         .find(|d| d.base == "segment")
         .expect("a distribution of the segments");
-    assert_eq!(d.count as usize, values.len());
-    assert_eq!((d.min, d.max), (values[0], values[values.len() - 1]));
-    assert!(close(d.median, median));
+    assert_eq!(d.spread.count as usize, values.len());
+    assert_eq!(
+        (d.spread.min, d.spread.max),
+        (values[0], values[values.len() - 1])
+    );
+    assert!(close(d.spread.median, median));
     for e in &d.regions {
         let outlier = e.value > 1.5 * median || e.value < median / 1.5;
         assert_eq!(e.outlier, outlier, "{}", e.path);

@@ -207,6 +207,7 @@ pub(crate) fn report(scopes: Vec<Scope>, aggregate: bool) -> Report {
         scope_tables: Vec::new(),
         sampling: None,
         cross_rank: None,
+        across_scopes: Vec::new(),
         scope_trees: true,
         item_noun: Default::default(),
         console_notes: Vec::new(),

@@ -8,8 +8,9 @@ use crate::common::{analyze_sets, ExportSet};
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
 use profile_run::report::format;
+use profile_run::report::model::SIDE_BY_SIDE;
 use profile_run::report::model::{Region, Report, Scope};
-use profile_run::report::render::markdown::{render, render_pages, SPLIT_ABOVE};
+use profile_run::report::render::markdown::{render, render_pages};
 use profile_run::report::render::RenderOptions;
 
 use crate::common::fixture;
@@ -129,6 +130,60 @@ fn two_processes_of_one_capture_are_told_apart_by_pid() {
     assert!(row.contains(&format!("| {slow} | ")), "{row}");
 }
 
+/// report.json holds, past the scopes report.md shows side by side, each region's time across
+/// the scopes: the same min, median, p90 and max the wide region × scope table shows.
+#[test]
+fn more_than_eight_scopes_spread_each_regions_time_in_report_json() {
+    let sets: Vec<(&str, Option<u32>)> = (0..10)
+        .map(|r| match r % 2 {
+            0 => ("ncu/h200x2-2025.3.1/ddp_rank0_raw.csv", Some(r)),
+            _ => ("ncu/h200x2-2025.3.1/ddp_rank1_raw.csv", Some(r)),
+        })
+        .collect();
+    let report = analyze(&sets);
+    let json = serde_json::to_value(&report).unwrap();
+    let across = json["across_scopes"].as_array().expect("across_scopes");
+    let first = &report.scopes[0].regions[0];
+    let entry = across
+        .iter()
+        .find(|a| a["path"] == first.path.as_str())
+        .unwrap_or_else(|| panic!("{} in {across:?}", first.path));
+    let mut times: Vec<f64> = report
+        .scopes
+        .iter()
+        .map(|s| time(region(s, &first.path)))
+        .collect();
+    times.sort_by(f64::total_cmp);
+    assert_eq!(entry["count"], 10);
+    assert_eq!(entry["unit"], "ns");
+    assert_eq!(entry["min"], times[0]);
+    assert_eq!(entry["max"], times[9]);
+    assert_eq!(entry["median"], (times[4] + times[5]) / 2.0);
+    let text = render(&report, &RenderOptions::default()).unwrap();
+    let row = text
+        .lines()
+        .find(|l| {
+            l.starts_with('|')
+                && l.contains(&format::escape_md(&first.name))
+                && l.contains("| 10 |")
+        })
+        .unwrap_or_else(|| panic!("no wide row for {} in\n{text}", first.name));
+    assert!(
+        row.contains(&format!(
+            "| 10 | {} | {} |",
+            ns(times[0]),
+            ns(entry["median"].as_f64().unwrap())
+        )),
+        "{row}"
+    );
+    // Two scopes are shown side by side: no spread across them.
+    let two = analyze(&sets[..2]);
+    assert!(serde_json::to_value(&two)
+        .unwrap()
+        .get("across_scopes")
+        .is_none());
+}
+
 #[test]
 fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
     // Ten ranks: the two real ranks' exports, each tagged five times with a different rank.
@@ -144,7 +199,7 @@ fn more_than_eight_scopes_get_a_page_each_linked_from_report_md() {
         .collect();
     let report = analyze(&sets);
     assert_eq!(report.scopes.len(), 10);
-    assert!(report.scopes.len() > SPLIT_ABOVE);
+    assert!(report.scopes.len() > SIDE_BY_SIDE);
     for threads in [1, 4] {
         let options = RenderOptions {
             threads,

@@ -126,8 +126,7 @@ fn a_fifo_in_a_deep_workers_report_place_never_blocks_the_live_run() {
     let out = fake_sampled(tmp.path())
         .env("FAKE_NCU_DEEP_MODE", "no-report")
         .args([
-            "pipeline.ncu.sampling.adaptive=false",
-            "pipeline.ncu.sampling.deep_gpus=2",
+            "pipeline.ncu.sampling.error_scope=key",
             "--",
             "sh",
             "-c",

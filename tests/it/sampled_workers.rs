@@ -1,189 +1,92 @@
-//! The deep pass spread over GPUs (`pipeline.ncu.sampling.deep_gpus`): one ncu worker per GPU with
-//! its own launch keys and `CUDA_VISIBLE_DEVICES`, joined as one deep pass, and the settings that
-//! cannot work refused with the key before anything runs.
+//! The deep pass as several ncu workers (one per adaptive sample count) joined as one deep pass:
+//! reruns, failures, coverage and signals with workers running at once; and
+//! `pipeline.ncu.sampling.deep_gpus` refused, while a run directory that recorded it still renders.
 
 use predicates::prelude::*;
-use serde_json::Value;
 
 use crate::common::fixture;
-use crate::report_schema::schema;
 use crate::sampled::{fake_sampled, profile_invocations, read_json};
 
-/// A run with the fake ncu's GPUs logged, not adaptive (every key one sample), and `more`.
-fn run(tmp: &std::path::Path, more: &[&str]) -> Value {
-    fake_sampled(tmp)
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .env("FAKE_NCU_ENV_LOG", tmp.join("env.log"))
-        .arg("pipeline.ncu.sampling.adaptive=false")
-        .args(more)
-        .args(["--", "true"])
-        .assert()
-        .success();
-    read_json(&tmp.join("out/run/report.json"))
-}
-
-/// Each deep worker's mangled-name pattern, from the fake ncu's argv log.
-fn worker_patterns(tmp: &std::path::Path) -> Vec<String> {
-    profile_invocations(tmp)
-        .into_iter()
-        .filter(|p| p.iter().any(|a| a == "per-launch-config"))
-        .map(|p| {
-            p.windows(2)
-                .find(|w| w[0] == "--kernel-name")
-                .map(|w| w[1].clone())
-                .unwrap_or_default()
-        })
-        .collect()
-}
+/// Adaptive sample counts sized for each key's own mean: the fixture's keys take several counts,
+/// so the deep pass runs as several workers at once.
+const WORKERS: &str = "pipeline.ncu.sampling.error_scope=key";
 
 #[test]
-fn two_gpus_split_the_keys_and_join_as_the_one_worker_deep_pass() {
-    let one = tempfile::tempdir().unwrap();
-    let alone = run(one.path(), &[]);
-    assert_eq!(
-        worker_patterns(one.path()),
-        [""],
-        "one worker, no name filter"
-    );
-
-    let two = tempfile::tempdir().unwrap();
-    let spread = run(two.path(), &["pipeline.ncu.sampling.deep_gpus=2"]);
-    let mut gpus: Vec<String> = std::fs::read_to_string(two.path().join("env.log"))
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with("profile.deep"))
-        .map(String::from)
-        .collect();
-    gpus.sort();
-    assert_eq!(gpus, ["profile.deep 0", "profile.deep.1 1"]);
-    // Each name goes to exactly one worker, and every one of the first pass's names to some.
-    let patterns = worker_patterns(two.path());
-    assert_eq!(patterns.len(), 2);
-    let names: Vec<Vec<String>> = patterns
-        .iter()
-        .map(|p| {
-            p.strip_prefix("regex:^(?:")
-                .and_then(|p| p.strip_suffix(")$"))
-                .unwrap_or_else(|| panic!("{p}"))
-                .split('|')
-                .map(String::from)
-                .collect()
-        })
-        .collect();
-    assert!(!names[0].is_empty() && !names[1].is_empty());
-    assert!(names[0].iter().all(|n| !names[1].contains(n)));
-    let record = read_json(&two.path().join("out/run/run.json"));
-    let workers = record["deep_workers"].as_array().unwrap();
-    assert_eq!(workers.len(), 2);
-    assert_eq!(workers[0]["gpu"], "0");
-    assert_eq!(workers[1]["gpu"], "1");
-    assert_eq!(workers[1]["report"], "profile.deep.1.ncu-rep");
-    let keys: u64 = workers.iter().map(|w| w["keys"].as_u64().unwrap()).sum();
-    assert_eq!(keys, 13, "every key of the first pass, once");
-    // The fake gives every worker the same results: joined, they are the one worker's.
-    assert_eq!(spread["scopes"], alone["scopes"]);
-    for field in [
-        "deep_results",
-        "measured_results",
-        "estimated_results",
-        "unmatched_results",
-    ] {
-        assert_eq!(
-            spread["sampling"][field], alone["sampling"][field],
-            "{field}"
-        );
-    }
-    let sources = spread["sampling"]["deep_sources"].to_string();
-    assert!(sources.contains("profile.deep.1.ncu-rep"), "{sources}");
-    // What each worker was planned to take and took, in report.json.
-    let reported = spread["sampling"]["deep_workers"].as_array().unwrap();
-    assert_eq!(reported.len(), 2);
-    assert_eq!(reported[1]["source"], "profile.deep.1.ncu-rep");
-    assert_eq!(reported[1]["gpu"], "1");
-    for (worker, recorded) in reported.iter().zip(workers) {
-        assert_eq!(worker["keys"], recorded["keys"]);
-        assert_eq!(
-            worker["results"], worker["keys"],
-            "one result per key, its own names only"
-        );
-        assert_eq!(worker["ended_well"], true);
-    }
-    assert!(
-        alone["sampling"].get("deep_workers").is_none(),
-        "one worker: as before"
-    );
-    let (schemas, index) = schema();
-    if let Err(e) = schemas.validate(&spread, index) {
-        panic!("report.json does not match docs/report.schema.json:\n{e:#}");
-    }
-}
-
-#[test]
-fn deep_gpus_that_cannot_work_are_refused_with_the_key() {
+fn deep_gpus_is_refused_with_why_and_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], Option<&str>, &str); 4] = [
-        (&["pipeline.ncu.sampling.deep_gpus=0"], None, "deep_gpus"),
-        (
-            &["pipeline.ncu.sampling.deep_gpus=4"],
-            Some("0,1"),
-            "deep_gpus is 4, but this host shows 2 GPU(s) (CUDA_VISIBLE_DEVICES)",
-        ),
-        (
-            &[
-                "pipeline.ncu.sampling.deep_gpus=2",
-                "pipeline.ncu.ncu_cli.replay_mode=application",
-            ],
-            None,
-            "set replay_mode=kernel, or deep_gpus=1",
-        ),
-        (&["pipeline.ncu.sampling.deep_gpus=many"], None, "deep_gpus"),
-    ];
-    for (settings, visible, named) in cases {
-        let mut cmd = fake_sampled(tmp.path());
-        match visible {
-            Some(v) => cmd.env("CUDA_VISIBLE_DEVICES", v),
-            None => cmd.env_remove("CUDA_VISIBLE_DEVICES"),
-        };
-        cmd.args(settings)
+    let preset = tmp.path().join("gpus.yaml");
+    std::fs::write(
+        &preset,
+        "pipeline:\n  ncu:\n    sampling:\n      deep_gpus: 2\n",
+    )
+    .unwrap();
+    let from_file = ["--config".to_string(), preset.display().to_string()];
+    for settings in [
+        vec!["pipeline.ncu.sampling.deep_gpus=2".to_string()],
+        vec!["pipeline.ncu.sampling.deep_gpus=1".to_string()],
+        vec!["pipeline.ncu.sampling.deep_gpus=all".to_string()],
+        from_file.to_vec(),
+    ] {
+        fake_sampled(tmp.path())
+            .args(&settings)
             .args(["--", "true"])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains(named));
+            .stderr(predicate::str::contains(
+                "pipeline.ncu.sampling.deep_gpus is not a setting",
+            ))
+            .stderr(predicate::str::contains("1.06× the one-GPU time"))
+            .stderr(predicate::str::contains("remove the key"));
     }
-    assert!(profile_invocations(tmp.path()).is_empty(), "nothing ran");
-    // A launcher that places its ranks itself.
     fake_sampled(tmp.path())
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .args([
-            "pipeline.ncu.sampling.deep_gpus=2",
-            "--",
-            "torchrun",
-            "x.py",
-        ])
+        .args(&from_file)
+        .args(["--", "true"])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("multi-process launcher"));
+        .stderr(predicate::str::contains("gpus.yaml"));
     assert!(profile_invocations(tmp.path()).is_empty(), "nothing ran");
 }
 
 #[test]
-fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
+fn a_run_directory_that_recorded_deep_gpus_still_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_sampled(tmp.path())
+        .args(["--", "true"])
+        .assert()
+        .success();
+    let run = tmp.path().join("out/run");
+    let config = run.join("config.yaml");
+    let mut recorded: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    recorded["pipeline"]["ncu"]["sampling"]["deep_gpus"] = serde_yaml::Value::from(2);
+    std::fs::write(&config, serde_yaml::to_string(&recorded).unwrap()).unwrap();
+    let profiled = read_json(&run.join("report.json"));
+    for trust in [false, true] {
+        let out = tmp.path().join(format!("again-{trust}"));
+        let mut cmd = crate::sampled::profile_run();
+        cmd.arg("report").arg(&run).arg("--out").arg(&out);
+        if trust {
+            cmd.arg("--trust-run-config");
+        }
+        cmd.assert()
+            .success()
+            .stderr(predicate::str::contains("deep_gpus").not());
+        let again = read_json(&out.join("report.json"));
+        assert_eq!(again["scopes"], profiled["scopes"], "trusted: {trust}");
+        assert_eq!(again["sampling"], profiled["sampling"], "trusted: {trust}");
+    }
+}
+
+#[test]
+fn names_a_worker_never_profiled_run_once_more_as_a_worker_of_their_own() {
     let tmp = tempfile::tempdir().unwrap();
     // Worker 1 writes another workload's capture: none of its names' launch keys are in it.
     let other = fixture("ncu/h100-2025.3.1-pytorch/rep_kernel.ncu-rep.gz");
     fake_sampled(tmp.path())
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .env("FAKE_NCU_ENV_LOG", tmp.path().join("env.log"))
         .env(
             "FAKE_NCU_WORKER_REPORT",
             format!("profile.deep.1={}", other.display()),
         )
-        .args([
-            "pipeline.ncu.sampling.adaptive=false",
-            "pipeline.ncu.sampling.deep_gpus=2",
-            "--",
-            "true",
-        ])
+        .args([WORKERS, "--", "true"])
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -191,12 +94,16 @@ fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
         ));
     let record = read_json(&tmp.path().join("out/run/run.json"));
     let workers = record["deep_workers"].as_array().unwrap();
-    assert_eq!(workers.len(), 3);
-    assert_eq!(workers[2]["rerun_of"], 1);
-    assert_eq!(workers[2]["gpu"], "0", "on the other GPU");
-    assert_eq!(workers[2]["keys"], workers[1]["keys"]);
-    let env = std::fs::read_to_string(tmp.path().join("env.log")).unwrap();
-    assert!(env.lines().any(|l| l == "profile.deep.2 0"), "{env}");
+    let planned = workers.iter().filter(|w| w["rerun_of"].is_null()).count();
+    assert!(planned > 1, "{record}");
+    assert_eq!(workers.len(), planned + 1, "one rerun");
+    let rerun = workers.last().unwrap();
+    assert_eq!(rerun["rerun_of"], 1);
+    assert_eq!(rerun["keys"], workers[1]["keys"]);
+    assert_eq!(rerun["count"], workers[1]["count"]);
+    let file = rerun["report"].as_str().unwrap();
+    assert_eq!(file, format!("profile.deep.{planned}.ncu-rep"));
+    assert!(tmp.path().join("out/run").join(file).is_file(), "{file}");
     let report = read_json(&tmp.path().join("out/run/report.json"));
     assert_eq!(report["sampling"]["unmatched_results"], 0);
 }
@@ -205,16 +112,9 @@ fn names_a_worker_never_profiled_run_once_more_on_the_other_gpu() {
 fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
     let tmp = tempfile::tempdir().unwrap();
     fake_sampled(tmp.path())
-        .env_remove("CUDA_VISIBLE_DEVICES")
         .env("FAKE_NCU_FAIL_WORKER", "profile.deep")
         .env("FAKE_NCU_WORKER_FAILS", "2")
-        .args([
-            "pipeline.ncu.sampling.adaptive=false",
-            "pipeline.ncu.sampling.deep_gpus=2",
-            "report.outputs=[md, json, html]",
-            "--",
-            "true",
-        ])
+        .args([WORKERS, "report.outputs=[md, json, html]", "--", "true"])
         .assert()
         .success()
         .stderr(predicate::str::contains(
@@ -244,8 +144,7 @@ fn a_run_whose_first_worker_fails_twice_stands_on_the_others() {
     assert!(md.contains("## Deep pass workers"), "{md}");
     assert!(
         md.contains(&format!(
-            "| `profile.deep.ncu-rep` | {} | 1 | {} | {} | failed on its second try, alone |",
-            sampling["deep_workers"][0]["gpu"].as_str().unwrap(),
+            "| `profile.deep.ncu-rep` | the workload's own | 1 | {} | {} | failed on its second try, alone |",
             sampling["deep_workers"][0]["keys"],
             taken(0)
         )),
@@ -274,23 +173,17 @@ fn each_worker_ends_its_workload_once_it_has_its_results() {
     let tmp = tempfile::tempdir().unwrap();
     let start = std::time::Instant::now();
     fake_sampled(tmp.path())
-        .env_remove("CUDA_VISIBLE_DEVICES")
         // Every worker's ncu prints more results than it takes, while its workload would go on 60 s.
         .env("FAKE_NCU_DEEP_PROF", "1000")
         .env("FAKE_NCU_LINGER", "60")
-        .args([
-            "pipeline.ncu.sampling.adaptive=false",
-            "pipeline.ncu.sampling.deep_gpus=2",
-            "--",
-            "true",
-        ])
+        .args([WORKERS, "--", "true"])
         .assert()
         .success();
     let took = start.elapsed();
     assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
     let record = read_json(&tmp.path().join("out/run/run.json"));
     let workers = record["deep_workers"].as_array().unwrap();
-    assert_eq!(workers.len(), 2);
+    assert!(workers.len() > 1, "several workers at once: {record}");
     for worker in workers {
         assert_eq!(worker["stopped_when_covered"], true, "{worker}");
         assert_eq!(
@@ -304,14 +197,8 @@ fn each_worker_ends_its_workload_once_it_has_its_results() {
 fn a_worker_that_fails_after_writing_its_report_whole_is_said_to_be_used() {
     let tmp = tempfile::tempdir().unwrap();
     let out = fake_sampled(tmp.path())
-        .env_remove("CUDA_VISIBLE_DEVICES")
         .env("FAKE_NCU_WORKER_EXIT", "profile.deep.1=3")
-        .args([
-            "pipeline.ncu.sampling.adaptive=false",
-            "pipeline.ncu.sampling.deep_gpus=2",
-            "--",
-            "true",
-        ])
+        .args([WORKERS, "--", "true"])
         .assert()
         .success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
@@ -338,7 +225,6 @@ fn a_sigterm_reaches_every_deep_worker_running_at_once() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"))
         .current_dir(tmp.path())
         .env_remove("FAKE_NCU_MODE")
-        .env_remove("CUDA_VISIBLE_DEVICES")
         .env("FAKE_NCU_DEEP_MODE", "slow")
         .env("FAKE_NCU_REPORT", dir.join("train.ncu-rep.gz"))
         .env("FAKE_NCU_DEEP_REPORT", dir.join("train.deep.ncu-rep.gz"))
@@ -351,8 +237,7 @@ fn a_sigterm_reaches_every_deep_worker_running_at_once() {
         ))
         .arg(format!("output.root={}", tmp.path().join("out").display()))
         .args(["output.run_name=run", "regions.include=[train_step]"])
-        .args(["pipeline.ncu.sampling.adaptive=false"])
-        .args(["pipeline.ncu.sampling.deep_gpus=2", "--", "true"])
+        .args([WORKERS, "--", "true"])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use super::Percentiles;
+
 /// How the durations of the regions sharing a base name spread.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Distribution {
@@ -10,12 +12,8 @@ pub struct Distribution {
     /// The metric whose values are distributed (the time metric).
     pub metric: String,
     pub unit: String,
-    pub count: u64,
-    pub min: f64,
-    pub median: f64,
-    /// 90th percentile, linear interpolation between closest ranks.
-    pub p90: f64,
-    pub max: f64,
+    #[serde(flatten)]
+    pub spread: Percentiles,
     /// A region is an outlier above `outlier_factor × median` or below `median / outlier_factor`.
     pub outlier_factor: f64,
     /// Every region of the group in time order, with its value.

@@ -6,10 +6,8 @@ use serde::Serialize;
 /// metrics on a few launches of each distinct launch key, and every result took its twins' values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sampling {
-    /// The deep pass's files, each followed by its top-up pass's where one ran.
+    /// The deep pass's files, each followed by its other workers' where it ran as several.
     pub deep_sources: Vec<String>,
-    /// The top-up passes' files among `deep_sources`.
-    pub topup_sources: Vec<String>,
     /// What makes two launches twins.
     pub join_key: Vec<String>,
     /// Deep results per distinct launch (`null` when not recorded); twins are averaged.
@@ -106,13 +104,11 @@ pub struct AdaptiveSampling {
     pub max_samples: Option<u32>,
     /// Distinct launch keys with deep results.
     pub keys: u64,
-    /// Keys whose n exceeded the deep pass's `launch_count`: the top-up pass sampled them again
-    /// (`null` when not recorded).
+    /// Keys whose n exceeded the deep pass's `launch_count`: a deep worker of a larger count
+    /// sampled them (`null` when not recorded).
     pub keys_topped_up: Option<u64>,
     /// Keys held below their n by `max_samples` (`null` when not recorded).
     pub keys_capped: Option<u64>,
-    /// Deep results the top-up pass added.
-    pub topup_results: u64,
 }
 
 /// How a region's (or scope's) deep metrics were obtained in a sampled run, as shares of its time.

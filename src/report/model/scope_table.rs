@@ -9,8 +9,7 @@ use std::sync::Arc;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use super::Severity;
-use crate::region::percentile;
+use super::{Percentiles, Severity};
 
 /// How many of the slowest rows the summary names.
 const SLOWEST: usize = 10;
@@ -54,18 +53,13 @@ pub struct TableSummary {
     pub findings: Vec<RowFinding>,
 }
 
-/// One metric over the rows.
+/// One metric over the rows; `count` is the rows with a value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricSpread {
     pub metric: Arc<str>,
     pub unit: Arc<str>,
-    /// Rows with a value.
-    pub rows: u64,
-    pub min: f64,
-    pub median: f64,
-    /// 90th percentile, linear interpolation between closest ranks.
-    pub p90: f64,
-    pub max: f64,
+    #[serde(flatten)]
+    pub spread: Percentiles,
 }
 
 /// A rule over the rows: how many it fired on, and its message where it fired on the slowest of them.
@@ -172,11 +166,7 @@ impl ScopeTable {
                 Some(MetricSpread {
                     metric: self.metrics[i].0.clone(),
                     unit: self.metrics[i].1.clone(),
-                    rows: column.len() as u64,
-                    min: *column.first()?,
-                    median: percentile(&column, 0.5)?,
-                    p90: percentile(&column, 0.9)?,
-                    max: *column.last()?,
+                    spread: Percentiles::of_sorted(&column)?,
                 })
             })
             .collect();

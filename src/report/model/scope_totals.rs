@@ -1,16 +1,25 @@
-//! Scopes cut down to their region totals: what a report of many scopes (10,000 ranks) keeps of
-//! each one unless `report.scope_trees` asks for whole trees. The aggregate keeps its tree.
+//! Many scopes: more than report.md shows side by side ([`SIDE_BY_SIDE`]), whether ranks or
+//! processes of a GPU run or the subgraphs of a Neuron profile. Past it, each scope is cut down to
+//! its region totals unless `report.scope_trees` asks for whole trees (the aggregate keeps its
+//! tree), report.md links one file per scope and its region × scope table shows how the scopes
+//! spread, and a Neuron profile's further subgraphs are rows of a table ([`super::ScopeTable`]).
 
 use super::{Report, Scope};
 
-/// Scopes up to which each one keeps its whole region tree: as many as report.md shows side by side.
-pub const TREES_UP_TO: usize = 8;
+/// Scopes report.md shows side by side, each a section and a column of its own; templates read it
+/// as `report.side_by_side`.
+pub const SIDE_BY_SIDE: usize = 8;
+
+/// Whether `count` scopes (or a profile's subgraphs) are more than report.md shows side by side.
+pub fn past_side_by_side(count: usize) -> bool {
+    count > SIDE_BY_SIDE
+}
 
 impl Report {
-    /// With more than [`TREES_UP_TO`] scopes and `trees` not asked for, cuts every scope to its region
-    /// totals ([`Scope::keep_totals`]) and says so in a note; `scope_trees` records which.
+    /// With more scopes than [`SIDE_BY_SIDE`] and `trees` not asked for, cuts every scope to its
+    /// region totals ([`Scope::keep_totals`]) and says so in a note; `scope_trees` records which.
     pub fn keep_scope_totals(&mut self, trees: bool) {
-        if trees || self.scopes.len() <= TREES_UP_TO {
+        if trees || !past_side_by_side(self.scopes.len()) {
             return;
         }
         for scope in &mut self.scopes {

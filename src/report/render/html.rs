@@ -37,8 +37,6 @@ use totals::{totals, TotalRow};
 
 const TEMPLATE: &str = include_str!("../../../templates/report.html.j2");
 const NAME: &str = "report.html.j2";
-/// Metrics besides time shown as columns of the regions table.
-const KEY_METRICS: usize = 4;
 
 /// report.html, with the same truncation limits as report.md.
 pub struct Html {
@@ -118,6 +116,8 @@ struct Page<'a> {
     partial: Option<&'a str>,
     cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
+    /// Scopes shown side by side (`report::model::SIDE_BY_SIDE`).
+    side_by_side: usize,
     flagged_ranks: &'a [FlaggedRank],
     /// Tables of scopes held as rows: their spread, slowest and findings (never the rows).
     scope_tables: Vec<TableView>,
@@ -210,10 +210,7 @@ impl<'a> Page<'a> {
     fn new(report: &'a Report, options: &RenderOptions) -> Page<'a> {
         let time = report.time_metric.as_deref();
         let keys: Vec<(&str, &str)> = report
-            .metrics
-            .iter()
-            .filter(|m| Some(m.name.as_str()) != time)
-            .take(KEY_METRICS)
+            .key_metrics()
             .map(|m| (m.name.as_str(), m.unit.as_str()))
             .collect();
         let charts = svg::charts(report, options.max_regions);
@@ -247,6 +244,7 @@ impl<'a> Page<'a> {
             partial: run.partial.as_deref(),
             cross_rank: report.cross_rank.as_ref(),
             scope_trees: report.scope_trees,
+            side_by_side: crate::report::model::SIDE_BY_SIDE,
             flagged_ranks: &run.flagged_ranks,
             scope_tables: report
                 .scope_tables
@@ -260,10 +258,7 @@ impl<'a> Page<'a> {
             item: report.item_noun,
             notes: &report.notes,
             metric_heads: report
-                .metrics
-                .iter()
-                .filter(|m| Some(m.name.as_str()) != time)
-                .take(KEY_METRICS)
+                .key_metrics()
                 .map(|m| MetricHead {
                     label: m.label.as_deref().unwrap_or(&m.name),
                     name: &m.name,

@@ -36,8 +36,6 @@ pub const TIMELINE_NOTE: &str = "Synthetic timeline: the report holds per-region
     kernels that ran directly in it (one slice per kernel name, all its launches together). \
     Durations are measured; start times are not.";
 
-/// Metrics besides time put in each region slice's args.
-const KEY_METRICS: usize = 4;
 /// The default domain's regions and what ran outside every region.
 const REGION_TID: u64 = 1;
 /// Flat start/end ranges; other domains' trees get 3, 4, … in order of appearance.
@@ -76,7 +74,9 @@ pub fn to_trace(report: &Report) -> String {
             .iter()
             .find(|m| m.name == time)
             .map_or("ns", |m| m.unit.as_str());
-        let keys = key_metrics(report, time);
+        let keys: Vec<(&str, &str)> = (report.key_metrics())
+            .map(|m| (m.name.as_str(), m.unit.as_str()))
+            .collect();
         for (pid, (_, _, scope)) in super::svg::chart_scopes(report).into_iter().enumerate() {
             let scope_events = ScopeTrace {
                 pid: pid as u64 + 1,
@@ -103,16 +103,6 @@ pub fn to_trace(report: &Report) -> String {
     text.push_str(&other.to_string());
     text.push_str("}\n");
     text
-}
-
-fn key_metrics<'a>(report: &'a Report, time: &str) -> Vec<(&'a str, &'a str)> {
-    report
-        .metrics
-        .iter()
-        .filter(|m| m.name != time)
-        .take(KEY_METRICS)
-        .map(|m| (m.name.as_str(), m.unit.as_str()))
-        .collect()
 }
 
 struct ScopeTrace<'a> {

@@ -78,7 +78,7 @@ fn subgraphs_past_the_eighth_are_rows_of_one_table() {
     // the spread, the slowest and the findings by count
     let spread = table["summary"]["spread"].as_array().unwrap();
     let time = spread.iter().find(|s| s["metric"] == "total_time").unwrap();
-    assert_eq!(time["rows"], 11);
+    assert_eq!(time["count"], 11);
     assert!((time["min"].as_f64().unwrap() - 2e6).abs() < 1e-3, "{time}");
     assert!(
         (time["median"].as_f64().unwrap() - 7e6).abs() < 1e-3,

@@ -141,9 +141,6 @@ impl Claimed {
         for worker in super::sampling::worker_siblings(&deep) {
             self.claim(&worker, argument)?;
         }
-        if let Some(topup) = super::sampling::topup_sibling(&deep) {
-            self.claim(&topup, argument)?;
-        }
         Ok(Some(deep))
     }
 }
@@ -442,9 +439,6 @@ impl RunDirInputs<'_> {
                 self.claimed.claim(&deep, self.argument)?;
                 for worker in super::sampling::worker_siblings(&deep) {
                     self.claimed.claim(&worker, self.argument)?;
-                }
-                if let Some(topup) = super::sampling::topup_sibling(&deep) {
-                    self.claimed.claim(&topup, self.argument)?;
                 }
                 self.traces.deep.push((deep, rank));
             }

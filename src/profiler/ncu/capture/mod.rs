@@ -49,9 +49,6 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
     if let Some(why) = sampling::refusal(config) {
         return Err(Error::Usage(why));
     }
-    if passes.deep {
-        workers::host_gpus(config.pipeline.ncu.sampling.deep_gpus).map_err(Error::Usage)?;
-    }
     if let Some(why) = trace::refusal(config, passes.first) {
         return Err(Error::Usage(why));
     }
@@ -90,7 +87,6 @@ impl Runs {
                 name: "ncu",
                 cli,
                 log: LOG.to_string(),
-                gpu: None,
             })),
             (FirstPass::Ncu, true) => FirstRun::Ncu(Box::new(Pass {
                 name: "ncu's timing pass",
@@ -99,7 +95,6 @@ impl Runs {
                     &dir.join(REPORT_BASE),
                 ),
                 log: LOG.to_string(),
-                gpu: None,
             })),
         };
         Runs { first, deep }
@@ -151,7 +146,6 @@ fn deep_pass(cli: &NcuCli, config: &Config, dir: &Path) -> Pass {
             .clone()
             .with_flags(flags, &dir.join(sampling::DEEP_REPORT_BASE)),
         log: sampling::DEEP_LOG.to_string(),
-        gpu: None,
     }
 }
 
@@ -187,26 +181,14 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
 }
 
 /// `--dry-run`'s note on the deep pass's workers, decided once the first pass has run: one per
-/// sample count (adaptive) and GPU (`deep_gpus`); `None` when it always runs as one.
+/// sample count (adaptive); `None` when it always runs as one.
 fn workers_note(config: &Config, deep: bool, dir: &Path) -> Option<String> {
     let sampling = &config.pipeline.ncu.sampling;
-    let gpus = workers::host_gpus(sampling.deep_gpus).unwrap_or_default();
-    if !deep || (!sampling.adaptive && gpus.is_empty()) {
+    if !deep || !sampling.adaptive {
         return None;
     }
-    let spread = match gpus.is_empty() {
-        true => "on the workload's GPU".to_string(),
-        false => format!(
-            "spread over GPUs {} (pipeline.ncu.sampling.deep_gpus; each worker with CUDA_VISIBLE_DEVICES=<its GPU>), its launch keys balanced by expected cost",
-            gpus.join(", ")
-        ),
-    };
     Some(format!(
-        "# once the first pass has run, each launch key's deep samples are sized from its durations ({}; at most max_samples, {}), and the deep pass's command runs as one ncu worker per sample count {spread}, all at once, each with --kernel-name regex:^(?:NAME|…)$ --launch-count N of its names; worker 0 writes {}, worker i {}; a worker that fails runs once more, alone, after the others",
-        match sampling.adaptive {
-            true => "adaptive",
-            false => "launch_count for every key, not adaptive",
-        },
+        "# once the first pass has run, each launch key's deep samples are sized from its durations (adaptive; at most max_samples, {}), and the deep pass's command runs as one ncu worker per sample count on the workload's GPU, all at once, each with --kernel-name regex:^(?:NAME|…)$ --launch-count N of its names; worker 0 writes {}, worker i {}; a worker that fails runs once more, alone, after the others",
         sampling.budget(),
         dir.join(ncu_report_file(sampling::DEEP_REPORT_BASE)).display(),
         dir.join(format!("{}.i.ncu-rep", sampling::DEEP_REPORT_BASE)).display(),
@@ -260,11 +242,6 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
         quiet,
     } = job;
     let config = &loaded.config;
-    if let Some(why) =
-        workers::launcher_refusal(config, workload, record.rank.as_ref().map(|r| r.rank))
-    {
-        return Err(Error::Usage(why));
-    }
     let runs = Runs::new(plan, config, run.root(), workload);
     runs.warn();
     record.profiler_command = match &runs.first {
@@ -339,7 +316,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
 }
 
 /// Runs the deep pass: as planned from the first pass's launches where they could be read (each
-/// key's sample count, the names `min_time_share` keeps, the GPUs of `deep_gpus`, the ranks of
+/// key's sample count, the names `min_time_share` keeps, the ranks of
 /// `deep_ranks`), as one ncu worker or several (at once, or in turns where several ranks of one job
 /// take the deep pass); else as configured. A rank that is not a
 /// deep rank runs the workload unprofiled instead; one profile-run per rank with several deep ranks
@@ -379,18 +356,14 @@ fn run_planned(
 ) -> Result<Option<Finished>> {
     let (config, run) = (ctx.config, ctx.run);
     let sampling = &config.pipeline.ncu.sampling;
-    let gpus = workers::host_gpus(sampling.deep_gpus).map_err(Error::Usage)?;
     let countable = coverage::uncountable(config, ctx.plan.passes).is_none();
-    let first =
-        (sampling.adaptive || countable || sampling.min_time_share > 0.0 || !gpus.is_empty()).then(
-            || {
-                read.map_or_else(
-                    || deep_run::first_pass_durations(config, ctx.plan, run, record),
-                    Ok,
-                )
-                .map(|first| ranks::deep_launches(first, &step))
-            },
-        );
+    let first = (sampling.adaptive || countable || sampling.min_time_share > 0.0).then(|| {
+        read.map_or_else(
+            || deep_run::first_pass_durations(config, ctx.plan, run, record),
+            Ok,
+        )
+        .map(|first| ranks::deep_launches(first, &step))
+    });
     let selection = keep_where_it_matters(config, first.as_ref())?;
     let durations = match first {
         Some(Ok(durations)) => durations,
@@ -412,13 +385,12 @@ fn run_planned(
             .is_none_or(|s| s.kept.iter().any(|k| k == name))
     };
     let one_job = ranks::one_worker(record, &step, &durations);
-    let gpus = deep_run::gpus_for(gpus, one_job);
     let sizing_settings = deep_run::sizing_settings(sampling, one_job);
     let (needs, sizing) = workers::needs(&durations, &sizing_settings, skip, kept);
     if sampling.adaptive {
         record.adaptive = Some(deep_run::sized_record(config, sizing, one_job));
     }
-    let placed = ranks::placed(workers::plan(&needs, &gpus, selection.is_some()), &step);
+    let placed = ranks::placed(workers::plan(&needs, selection.is_some()), &step);
     let countable = countable && ranks::ends_alone(record);
     let (planned, passes) = placed_passes(deep, ctx, placed, Some(&durations), countable);
     let schedule = ranks::schedule(&step, record);
@@ -504,10 +476,7 @@ fn run_workers(
         true => vec![(deep_run::configured(deep), None)],
         false => passes,
     };
-    let lines: Vec<String> = passes
-        .iter()
-        .map(|(p, _)| gpu_prefix(p) + &p.cli.shell_line())
-        .collect();
+    let lines: Vec<String> = passes.iter().map(|(p, _)| p.cli.shell_line()).collect();
     replace_deep_command(ctx.run, record, deep, &passes[0].0, &lines)?;
     if passes.len() > 1 {
         record.deep_workers = deep_run::worker_records(planned, &passes, 0);
@@ -524,14 +493,6 @@ fn run_workers(
     }
     ctx.run.write_record(record)?;
     deep_run::run_workers(ctx, passes, schedule, record)
-}
-
-/// `CUDA_VISIBLE_DEVICES=N ` before a worker's shell line where it has a GPU of its own.
-fn gpu_prefix(pass: &Pass) -> String {
-    pass.gpu
-        .as_ref()
-        .map(|gpu| format!("CUDA_VISIBLE_DEVICES={gpu} "))
-        .unwrap_or_default()
 }
 
 /// The names the deep pass keeps under `sampling.min_time_share` (`None`: it keeps every name, as

@@ -1,6 +1,6 @@
 //! Each launch key's durations in a sampled run's first pass (ncu's timing pass or the CUPTI trace):
 //! how many launches it had per process and how much their durations vary, which is what the
-//! adaptive deep samples per key are sized by (`capture::sampling::topup`), and how much of each
+//! adaptive deep samples per key are sized by (`capture::sampling::workers`), and how much of each
 //! region's time it takes, which is what `pipeline.ncu.sampling.min_time_share` leaves keys out of
 //! the deep pass by (`capture::sampling::share`).
 

@@ -27,7 +27,7 @@ use super::strata::{self, STRATUM_IDS};
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::AdviceIndex;
 use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError, SessionInfo};
-use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
+use crate::profiler::ncu::readers::siblings::worker_siblings;
 use crate::profiler::ncu::readers::{rollup, units};
 
 mod deep_join;
@@ -250,9 +250,8 @@ impl Observations for ReportSource<'_> {
             };
             let mut state = init();
             let mut advice = AdviceIndex::default();
-            let strata = self.strata(input, twins.as_ref().map(|(t, _)| t), ordinal)?;
-            let mut reader =
-                FileReader::new(&self, input.rank, filter, twins.as_ref().map(|(t, _)| t));
+            let strata = self.strata(input, twins.as_ref(), ordinal)?;
+            let mut reader = FileReader::new(&self, input.rank, filter, twins.as_ref());
             reader.with_strata(&strata);
             let mut report = ReportFile::open_limited(&input.path, self.max_block)?;
             report.for_each_result(|r| {
@@ -337,11 +336,11 @@ impl ReportSource<'_> {
         ))
     }
 
-    /// What joining one sampled capture found: its deep index and top-up results, its results per
+    /// What joining one sampled capture found: its deep index, its results per
     /// coverage, its strata and the results that took another stratum's samples.
     fn joined(
         &self,
-        (index, topup_results): (TwinIndex, u64),
+        index: TwinIndex,
         coverage: [u64; 4],
         (strata, other_stratum): (&FileStrata, u64),
     ) -> Joined {
@@ -352,7 +351,7 @@ impl ReportSource<'_> {
             unread: index.unread.clone(),
             deep_results: index.results,
             keys: index.key_count() as u64,
-            topup_results,
+            topup_left_out: index.topup_left_out,
             coverage,
             samples,
             stratified_keys: strata.split_keys(),
@@ -368,8 +367,8 @@ struct Joined {
     deep_results: u64,
     /// Distinct launch keys with deep results.
     keys: u64,
-    /// Deep results of the top-up pass.
-    topup_results: u64,
+    /// Whether a top-up pass's file was left out.
+    topup_left_out: bool,
     /// Why report files of the deep pass were left out (each could not be read).
     unread: Vec<String>,
     /// Timing results measured, estimated, unmatched.
@@ -440,7 +439,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .skip_while(|a| *a != "--launch-count")
         .nth(1)
         .and_then(|v| v.parse().ok());
-    let (deep_sources, topup_sources) = deep_files(&source.inputs);
+    let deep_sources = deep_files(&source.inputs);
     let mut notes = vec![format!(
         "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
         if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
@@ -478,12 +477,9 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         by_coverage[2],
     ));
     let recorded = source.context.adaptive.as_ref();
-    let adaptive = super::adaptive::sampling(
-        recorded,
-        joined.iter().map(|j| j.keys).sum(),
-        joined.iter().map(|j| j.topup_results).sum(),
-    );
-    notes.extend(super::adaptive::notes(recorded, &adaptive));
+    let adaptive = super::adaptive::sampling(recorded, joined.iter().map(|j| j.keys).sum());
+    let topup_left_out = joined.iter().any(|j| j.topup_left_out);
+    notes.extend(super::adaptive::notes(recorded, topup_left_out));
     notes.extend(strata::note(
         joined.iter().map(|j| j.stratified_keys).sum(),
         joined.iter().map(|j| j.other_stratum_results).sum(),
@@ -491,7 +487,6 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
     let sampling = Sampling {
         adaptive,
         deep_sources,
-        topup_sources,
         join_key: vec![
             "mangled kernel name".into(),
             "grid".into(),
@@ -515,23 +510,15 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
     (sampling, notes)
 }
 
-/// The deep passes' files, each followed by its other workers' and its top-up pass's where they
-/// ran; and the top-up files
-/// alone, so the report can say which file played which part.
-fn deep_files(inputs: &[ReportInput]) -> (Vec<String>, Vec<String>) {
-    let shown = |p: &std::path::Path| p.display().to_string();
-    let deep = inputs.iter().filter_map(|i| i.deep.as_deref());
-    let with_topups = deep
-        .clone()
-        .flat_map(|d| {
-            std::iter::once(d.to_path_buf())
-                .chain(worker_siblings(d))
-                .chain(topup_sibling(d))
-        })
-        .map(|p| shown(&p))
-        .collect();
-    let topups = deep.filter_map(topup_sibling).map(|p| shown(&p)).collect();
-    (with_topups, topups)
+/// The deep passes' files, each followed by its other workers' where they ran, so the report can
+/// say which file played which part.
+fn deep_files(inputs: &[ReportInput]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter_map(|i| i.deep.as_deref())
+        .flat_map(|d| std::iter::once(d.to_path_buf()).chain(worker_siblings(d)))
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 /// The report of one or more captures' report files, under a checked plan.

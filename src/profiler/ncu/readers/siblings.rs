@@ -1,6 +1,6 @@
 //! Which report files of a sampled capture belong together: the deep pass's beside the timing
-//! pass's (`NAME.deep.ncu-rep[.gz]` beside `NAME.ncu-rep[.gz]`), the top-up pass's beside the deep
-//! pass's (`NAME.topup.ncu-rep[.gz]`), the deep pass's other workers' beside its worker 0's
+//! pass's (`NAME.deep.ncu-rep[.gz]` beside `NAME.ncu-rep[.gz]`), a top-up pass's beside the deep
+//! pass's (`NAME.topup.ncu-rep[.gz]`, left out), the deep pass's other workers' beside its worker 0's
 //! (`NAME.deep.1.ncu-rep[.gz]`, …), how many launches of each configuration the deep pass
 //! skipped and which kernel names it was limited to, from its recorded command line. Both the capture (resolving inputs) and the readers of a
 //! sampled capture ask.
@@ -88,8 +88,9 @@ pub fn kept_names_of_all(commands: &[Vec<String>]) -> Option<regex::Regex> {
     regex::Regex::new(&joined.join("|")).ok()
 }
 
-/// The top-up pass's report file beside a deep pass's `NAME.deep.ncu-rep[.gz]`:
-/// `NAME.topup.ncu-rep[.gz]`, when it is a regular file (an adaptive sampled run that topped up).
+/// A top-up pass's report file beside a deep pass's `NAME.deep.ncu-rep[.gz]`:
+/// `NAME.topup.ncu-rep[.gz]`, when it is a regular file (a run that took its adaptive samples in a
+/// pass after the deep pass); the readers leave it out with a note.
 pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
     let name = deep.file_name()?.to_str()?;
     let (stem, ext) = [".deep.ncu-rep.gz", ".deep.ncu-rep"]
@@ -100,7 +101,7 @@ pub fn topup_sibling(deep: &std::path::Path) -> Option<std::path::PathBuf> {
         })?;
     let topup = deep.with_file_name(format!("{stem}.topup{ext}"));
     // Only a regular file: anything else in its place (a directory, a FIFO that would block the
-    // read) is not a top-up capture, and the deep pass's results stand alone.
+    // read) is not a top-up capture.
     (file_kind::not_a_file(&topup).is_none() && topup.is_file()).then_some(topup)
 }
 

@@ -1,4 +1,4 @@
-//! A profile's summaries past the [`APART`]th (summary-json writes one per subgraph, and a compiled
+//! A profile's summaries past report.md's [`crate::report::model::SIDE_BY_SIDE`] (summary-json writes one per subgraph, and a compiled
 //! model may have 200,000): rows of one table beside the profile's scope instead of a scope each. Each
 //! summary is judged by the rules and let go as its row is made, so memory follows the values, not a
 //! scope's maps and findings per subgraph (docs/reliability.md, "Neuron profiles").
@@ -11,15 +11,12 @@ use crate::profiler::neuron::observe::metrics::summary_metrics;
 use crate::profiler::neuron::observe::report_region::{INSIGHT_SOURCE, TIME_METRIC};
 use crate::profiler::neuron::observe::units::UnitRow;
 use crate::profiler::neuron::readers::model::Summary;
-use crate::report::model::ScopeTable;
+use crate::report::model::{past_side_by_side, ScopeTable};
 
-/// Up to this many summaries in one profile, each is a scope of its own (report.md splits above as
-/// many scopes); past it, every summary but the first is a row of the profile's table.
-pub const APART: usize = 8;
-
-/// The summaries that become rows: all but the first, where the profile has more than [`APART`].
+/// The summaries that become rows: all but the first, where the profile has more than
+/// [`crate::report::model::SIDE_BY_SIDE`] (up to it, each is a scope of its own).
 pub fn split_off(summaries: &mut Vec<Summary>) -> Vec<Summary> {
-    if summaries.len() > APART {
+    if past_side_by_side(summaries.len()) {
         summaries.split_off(1)
     } else {
         Vec::new()

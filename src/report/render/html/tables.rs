@@ -47,11 +47,11 @@ pub(super) fn table(t: &TableSummary) -> TableView {
             .iter()
             .map(|m| SpreadRow {
                 metric: m.metric.to_string(),
-                rows: format::count(m.rows as f64),
-                min: format::value(Some(m.min), &m.unit),
-                median: format::value(Some(m.median), &m.unit),
-                p90: format::value(Some(m.p90), &m.unit),
-                max: format::value(Some(m.max), &m.unit),
+                rows: format::count(m.spread.count as f64),
+                min: format::value(Some(m.spread.min), &m.unit),
+                median: format::value(Some(m.spread.median), &m.unit),
+                p90: format::value(Some(m.spread.p90), &m.unit),
+                max: format::value(Some(m.spread.max), &m.unit),
             })
             .collect(),
         slowest: t

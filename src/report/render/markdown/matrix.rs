@@ -7,11 +7,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::region::percentile;
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::Scope;
-use crate::report::model::{MetricValue, Report};
+use crate::report::model::{past_side_by_side, MetricValue, Percentiles, RegionAcross, Report};
 
 #[derive(Serialize)]
 pub(super) struct Matrix {
@@ -20,24 +19,17 @@ pub(super) struct Matrix {
     pub(super) rows: Vec<MatrixRow>,
     /// Regions not in the table (report.json has them all).
     pub(super) hidden: usize,
-    /// More scopes than a table has room for ([`WIDE_ABOVE`]): each row shows its distribution
+    /// More scopes than report.md shows side by side ([`past_side_by_side`]): each row shows its distribution
     /// across scopes and the slowest scopes by name instead of a column per scope.
     pub(super) wide: bool,
 }
 
-/// Scopes above which the table shows distributions instead of one column per scope.
-pub(super) const WIDE_ABOVE: usize = 8;
-
-/// A region's time across the scopes that have it.
+/// A region's time across the scopes that have it, for a wide table.
 #[derive(Serialize)]
 pub(super) struct Across {
-    /// Scopes that have the region.
-    pub(super) scopes: usize,
-    pub(super) min: MetricValue,
-    pub(super) median: MetricValue,
-    /// 90th percentile, linear interpolation between closest ranks.
-    pub(super) p90: MetricValue,
-    pub(super) max: MetricValue,
+    /// Over the scopes that have the region (`count`: how many), from `Report::across_scopes`.
+    pub(super) spread: Percentiles,
+    pub(super) unit: String,
     /// The slowest scopes (at most three), slowest first, with their times.
     pub(super) slowest: Vec<(String, MetricValue)>,
 }
@@ -116,14 +108,18 @@ pub(super) fn build(
             }
         }
     }
-    let wide = labels.len() > WIDE_ABOVE;
+    let wide = past_side_by_side(labels.len());
+    let spreads: HashMap<(RegionKind, &str), &RegionAcross> = (report.across_scopes.iter())
+        .map(|a| ((a.kind, a.path.as_str()), a))
+        .collect();
     let rows = rows
         .into_iter()
         .zip(cells)
-        .map(|((_, path, name, depth, anchor), times)| {
+        .map(|((kind, path, name, depth, anchor), times)| {
+            let found = spreads.get(&(kind, path.as_str())).copied();
             let mut row = row(path, name, depth, anchor, times, labels);
             if wide {
-                row.across = across(&row.times, labels);
+                row.across = across(&row.times, labels, found);
                 // The per-scope cells are not shown; report.json has every scope's regions.
                 row.times = Vec::new();
             }
@@ -190,36 +186,31 @@ fn row(
     }
 }
 
-/// Min, median, p90 and max of a region's time over the scopes that have it, and the three slowest.
-fn across(times: &[Option<MetricValue>], labels: &[String]) -> Option<Across> {
-    let mut present: Vec<(usize, f64)> = times
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| Some((i, t.as_ref()?.value?)))
+/// A region's spread across the scopes (`found`, from the model) and its three slowest scopes.
+fn across(
+    times: &[Option<MetricValue>],
+    labels: &[String],
+    found: Option<&RegionAcross>,
+) -> Option<Across> {
+    let found = found?;
+    let mut present: Vec<(usize, f64, &MetricValue)> = (times.iter().enumerate())
+        .filter_map(|(i, t)| Some((i, t.as_ref()?.value?, t.as_ref()?)))
         .collect();
-    let unit = times.iter().flatten().map(|t| t.unit.clone()).next()?;
-    let value = |v: f64| MetricValue {
-        value: Some(v),
-        unit: unit.clone(),
-        values: None,
-        interval95: None,
-    };
     // Slowest first; ties keep scope order, so the table is the same from one run to the next.
     present.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut sorted: Vec<f64> = present.iter().map(|p| p.1).collect();
-    sorted.reverse();
-    let at = |q: f64| percentile(&sorted, q);
+    let slowest = present.iter().take(3).map(|&(i, v, t)| {
+        let time = MetricValue {
+            value: Some(v),
+            unit: t.unit.clone(),
+            values: None,
+            interval95: None,
+        };
+        (labels[i].clone(), time)
+    });
     Some(Across {
-        scopes: present.len(),
-        min: value(at(0.0)?),
-        median: value(at(0.5)?),
-        p90: value(at(0.9)?),
-        max: value(at(1.0)?),
-        slowest: present
-            .iter()
-            .take(3)
-            .map(|&(i, v)| (labels[i].clone(), value(v)))
-            .collect(),
+        spread: found.spread,
+        unit: found.unit.clone(),
+        slowest: slowest.collect(),
     })
 }
 

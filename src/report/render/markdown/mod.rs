@@ -56,14 +56,6 @@ const SCOPE_PAGE_SOURCE: &str = "# profile-run report: {{ scope.label | shorten(
     Part of [report.md](../report.md), which has the summary, the metrics, the region × scope table \
     and the aggregate; report.json has every number.\n\n{{ text }}";
 
-/// Metrics besides time shown as columns of a scope's region summary table.
-const SUMMARY_METRICS: usize = 4;
-
-/// Above this many scopes, report.md keeps the summary, the region × scope table and the aggregate,
-/// and each scope's section goes to its own file, `scopes/<label>.md` beside report.md: a 64-rank
-/// report.md of tens of megabytes helps no one. report.json keeps everything either way.
-pub const SPLIT_ABOVE: usize = 8;
-
 /// Loads and compiles a user template, so a missing file or a syntax error is found before profiling.
 pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
     let source = std::fs::read_to_string(path).map_err(|source| RenderError::TemplateRead {
@@ -75,7 +67,7 @@ pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {
         .map_err(template_error)
 }
 
-/// report.md, and with more than [`SPLIT_ABOVE`] scopes one page per scope.
+/// report.md, and past [`crate::report::model::SIDE_BY_SIDE`] scopes one page per scope.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pages {
     /// report.md.
@@ -84,7 +76,7 @@ pub struct Pages {
     pub scopes: Vec<(String, String)>,
 }
 
-/// report.md, and its scope pages when the report has more than [`SPLIT_ABOVE`] scopes.
+/// report.md, and its scope pages when the report has more than [`crate::report::model::SIDE_BY_SIDE`] scopes.
 pub struct Markdown {
     pub options: RenderOptions,
 }

@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use super::kernels::KernelList;
 use super::matrix::{self, Matrix, RowKey};
-use super::{SPLIT_ABOVE, SUMMARY_METRICS};
 use crate::region::RegionKind;
 use crate::report::format;
 use crate::report::model::CollectiveTime;
 use crate::report::model::CrossRank;
+use crate::report::model::{past_side_by_side, SIDE_BY_SIDE};
 use crate::report::model::{
     Comparison, CoverageShares, Distribution, Idle, Insight, Instances, ItemNoun,
     KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo,
@@ -44,8 +44,9 @@ pub(super) struct TemplateContext<'a> {
     pub(super) aggregate_text: Option<String>,
     /// Region × scope times, with two or more scopes and a time metric.
     matrix: Option<Matrix>,
-    /// True with more than [`SPLIT_ABOVE`] scopes: each scope's section goes to its own file
-    /// (`scope.file`), and report.md links it.
+    /// True with more than [`SIDE_BY_SIDE`] scopes: each scope's section goes to its own file
+    /// (`scope.file`, `scopes/<label>.md` beside report.md: a 64-rank report.md of tens of megabytes
+    /// helps no one), and report.md links it.
     pub(super) split: bool,
 }
 
@@ -67,6 +68,8 @@ struct ReportView<'a> {
     sampling: Option<&'a Sampling>,
     cross_rank: Option<&'a CrossRank>,
     scope_trees: bool,
+    /// Scopes shown side by side ([`SIDE_BY_SIDE`]).
+    side_by_side: usize,
     /// What report.md shows of each table of scopes held as rows (never the rows themselves).
     scope_tables: Vec<&'a TableSummary>,
     /// What one result is called (`kernel`, `instruction`): `report.item.one`, `report.item.many`.
@@ -168,14 +171,9 @@ struct RegionView<'a> {
 impl<'a> TemplateContext<'a> {
     pub(super) fn new(report: &'a Report, options: &RenderOptions) -> TemplateContext<'a> {
         let time = report.time_metric.as_deref();
-        let summary_metrics = report
-            .metrics
-            .iter()
-            .filter(|m| Some(m.name.as_str()) != time)
-            .take(SUMMARY_METRICS)
-            .collect();
+        let summary_metrics = report.key_metrics().collect();
         let labels = matrix::short_labels(report);
-        let split = report.scopes.len() > SPLIT_ABOVE;
+        let split = past_side_by_side(report.scopes.len());
         let files = matrix::file_names(&labels);
         let mut scopes: Vec<ScopeView> = report
             .scopes
@@ -220,6 +218,7 @@ impl<'a> TemplateContext<'a> {
                 sampling: report.sampling.as_ref(),
                 cross_rank: report.cross_rank.as_ref(),
                 scope_trees: report.scope_trees,
+                side_by_side: SIDE_BY_SIDE,
                 scope_tables: report.scope_tables.iter().map(|t| &t.summary).collect(),
                 item: report.item_noun,
             },

@@ -30,8 +30,6 @@ pub struct Pass {
     pub cli: NcuCli,
     /// Its log, in the run directory.
     pub log: String,
-    /// The GPU it runs on (`CUDA_VISIBLE_DEVICES`), where it is given one: a deep pass's worker.
-    pub gpu: Option<String>,
 }
 
 impl Pass {
@@ -174,13 +172,9 @@ pub fn run_pass(
     let cli = &pass.cli;
     display.status(format!("starting {}", pass.name));
     let mut coverage = Coverage::new(expected);
-    let expression = match &pass.gpu {
-        Some(gpu) => cli.expression().env("CUDA_VISIBLE_DEVICES", gpu),
-        None => cli.expression(),
-    };
     let finished = run_streaming(
         cli.program(),
-        expression,
+        cli.expression(),
         &run.path(&pass.log),
         grace,
         &mut |line| match log::parse_prof(line) {

@@ -195,7 +195,7 @@ mod tests {
             );
         }
         assert_eq!(take(0, 9), 54, "every launch, at most");
-        // A top-up pass selecting one name: its keys only, past the deep pass's launches.
+        // A pass selecting one name past the first launches: its keys only.
         let (name, ..) = &timing[0];
         let one: u64 = per_key
             .iter()

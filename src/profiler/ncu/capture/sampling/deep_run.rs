@@ -44,7 +44,6 @@ pub(crate) fn configured(deep: &Pass) -> Pass {
         name: deep.name,
         cli: deep.cli.clone(),
         log: deep.log.clone(),
-        gpu: None,
     }
 }
 
@@ -54,7 +53,6 @@ pub(crate) fn whole_worker(count: u32) -> Worker {
     Worker {
         names: None,
         count,
-        gpu: None,
         keys: 0,
         cost: 0,
     }
@@ -76,19 +74,8 @@ pub(crate) fn sizing_settings(sampling: &SamplingConfig, one_job: bool) -> Sampl
     settings
 }
 
-/// The GPUs the workers spread over: none for a job of several processes (`one_job`), whose deep
-/// pass is one worker on the GPUs its launcher gives each rank, said in a note when `deep_gpus`
-/// asked for more.
-pub(crate) fn gpus_for(gpus: Vec<String>, one_job: bool) -> Vec<String> {
-    if one_job && !gpus.is_empty() {
-        err_line("note: pipeline.ncu.sampling.deep_gpus is left aside: a job of several processes runs its deep pass as one ncu worker, on the GPUs its launcher gives each rank");
-        return Vec::new();
-    }
-    gpus
-}
-
 /// Worker `index`'s pass: the deep pass's command line `deep` with the worker's launch filter,
-/// report file, log and GPU.
+/// report file and log.
 pub(crate) fn worker_pass(
     deep: &NcuCli,
     config: &Config,
@@ -109,7 +96,6 @@ pub(crate) fn worker_pass(
             .clone()
             .with_flags(worker_flags(&flags, worker), &dir.join(report)),
         log,
-        gpu: worker.gpu.clone(),
     }
 }
 
@@ -168,7 +154,7 @@ pub(crate) struct Schedule {
 
 /// Runs `passes` (each with its `expected` results) as `schedule` says (one after another, a
 /// signal stops the rest), records how each ended (a signal's too), reruns each that failed once,
-/// alone, after the others (on the next GPU where there are several) where the schedule allows, and
+/// alone, after the others where the schedule allows, and
 /// returns how the first pass a signal stopped ended (`None`: none was).
 pub(crate) fn run_workers(
     ctx: &DeepRun<'_>,
@@ -216,16 +202,9 @@ pub(crate) fn run_workers(
         }
         return Ok(None);
     }
-    let gpus: Vec<Option<String>> = passes.iter().map(|(p, _)| p.gpu.clone()).collect();
     for at in failed {
         let (pass, expected) = &passes[at];
-        let again = Pass {
-            name: pass.name,
-            cli: pass.cli.clone(),
-            log: pass.log.clone(),
-            gpu: next_gpu(&gpus, at),
-        };
-        if let Some(stopped) = rerun_alone(ctx, at, &again, *expected, record)? {
+        if let Some(stopped) = rerun_alone(ctx, at, pass, *expected, record)? {
             return Ok(Some(stopped));
         }
     }
@@ -285,7 +264,6 @@ fn rerun_alone(
     let failed = std::mem::take(&mut worker.pass);
     worker.pass.command = failed.command.clone();
     worker.failed_try = Some(failed);
-    worker.gpu = again.gpu.clone();
     err_line(&format!(
         "warning: worker {at} of ncu's deep pass failed (see {}); running its {} launch keys once more, alone",
         aside.display(),
@@ -314,19 +292,6 @@ fn rerun_alone(
     sync_deep_pass(record);
     ctx.run.write_record(record)?;
     Ok(None)
-}
-
-/// A rerun's GPU: the next of the workers' GPUs after its own, so a GPU that failed it is not
-/// asked again where there is another; its own where all share one.
-fn next_gpu(gpus: &[Option<String>], at: usize) -> Option<String> {
-    let mut distinct: Vec<&Option<String>> = Vec::new();
-    for gpu in gpus {
-        if !distinct.contains(&gpu) {
-            distinct.push(gpu);
-        }
-    }
-    let own = distinct.iter().position(|g| **g == gpus[at]).unwrap_or(0);
-    distinct[(own + 1) % distinct.len()].clone()
 }
 
 /// Worker 0's pass is the deep pass run.json has always recorded, ended when its last worker ended.
@@ -382,7 +347,7 @@ pub(crate) fn worker_records(
             DeepWorkerRecord {
                 report: ncu_report_file(&report),
                 log,
-                gpu: worker.gpu.clone(),
+                gpu: None,
                 devices: pass.cli.devices().map(str::to_string),
                 count: worker.count,
                 names: worker.names.as_ref().map_or(0, |n| n.len() as u64),
@@ -400,7 +365,7 @@ pub(crate) fn worker_records(
 }
 
 /// The names each worker that ended well was given and never profiled (no key of them in its
-/// report file), run once more as new workers after the others, each on the next GPU; a worker
+/// report file), run once more as new workers after the others; a worker
 /// whose file cannot be read is not checked. Names of which it profiled some keys stay as they are:
 /// run again, its other keys would count twice. `planned`: the workers as run; `durations`: the
 /// first pass's launches. Returns how a rerun a signal stopped ended.
@@ -412,7 +377,6 @@ pub(crate) fn rerun_unseen(
     countable: bool,
     record: &mut RunRecord,
 ) -> Result<Option<Finished>> {
-    let gpus: Vec<Option<String>> = planned.iter().map(|w| w.gpu.clone()).collect();
     let mut again: Vec<(usize, Worker)> = Vec::new();
     for (at, worker) in planned.iter().enumerate() {
         let (Some(names), true) = (&worker.names, record.deep_workers[at].pass.ended_well()) else {
@@ -452,7 +416,6 @@ pub(crate) fn rerun_unseen(
             Worker {
                 names: Some(unseen),
                 count: worker.count,
-                gpu: next_gpu(&gpus, at),
                 keys,
                 cost: keys,
             },
@@ -493,7 +456,7 @@ pub(crate) fn rerun_unseen(
 }
 
 /// run.json's `adaptive` for samples sized before the deep pass: every key's count is in its
-/// worker's `--launch-count`, so no top-up pass runs.
+/// worker's `--launch-count`.
 fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord {
     let sampling = &config.pipeline.ncu.sampling;
     AdaptiveRecord {
@@ -502,7 +465,6 @@ fn adaptive_record(config: &Config, sizing: Sizing) -> AdaptiveRecord {
         keys: sizing.keys,
         keys_topped_up: sizing.above_launch_count,
         keys_capped: sizing.capped,
-        topup_failed: false,
         sizing_failed: None,
         per_region: sampling.error_scope == ErrorScope::Region,
     }
@@ -572,29 +534,4 @@ pub(crate) fn first_pass_durations(
             None,
         )?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_job_of_several_processes_keeps_its_deep_pass_on_its_own_gpus() {
-        let two = vec!["0".to_string(), "1".to_string()];
-        assert_eq!(gpus_for(two.clone(), false), two);
-        assert!(gpus_for(two, true).is_empty());
-        assert!(gpus_for(Vec::new(), true).is_empty());
-    }
-
-    #[test]
-    fn a_rerun_goes_to_the_next_gpu_where_there_is_one() {
-        let two = [
-            Some("0".to_string()),
-            Some("1".to_string()),
-            Some("1".to_string()),
-        ];
-        assert_eq!(next_gpu(&two, 0).as_deref(), Some("1"));
-        assert_eq!(next_gpu(&two, 2).as_deref(), Some("0"));
-        assert_eq!(next_gpu(&[None, None], 1), None, "one GPU: its own");
-    }
 }

@@ -7,8 +7,7 @@
 //! instance and thread. The deep pass collects the configured sections, metrics or set once per
 //! distinct launch (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`:
 //! with ncu's default `function` name base, launches of one template with other arguments would
-//! share one deep result). The deep pass as several ncu workers (adaptive sample counts,
-//! `deep_gpus`) is planned in `workers` and run in `deep_run`; ending a pass once it has profiled
+//! share one deep result). The deep pass as several ncu workers (adaptive sample counts) is planned in `workers` and run in `deep_run`; ending a pass once it has profiled
 //! what the report will use, in `coverage`.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
@@ -40,7 +39,7 @@ pub const KEY_METRICS: [&str; 5] = [
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
 
 pub use crate::profiler::ncu::readers::siblings::{
-    deep_sibling, kept_names, topup_sibling, worker_siblings, Sibling,
+    deep_sibling, kept_names, worker_siblings, Sibling,
 };
 
 /// The results a deep pass's (or a worker's) report file holds, only those of the names `only`
@@ -133,9 +132,6 @@ pub fn refusal(config: &Config) -> Option<String> {
         return Some(why);
     }
     if let Some(why) = share::refusal(&ncu.sampling, cli) {
-        return Some(why);
-    }
-    if let Some(why) = workers::refusal(config) {
         return Some(why);
     }
     if ncu.reader != ReportReader::Native {

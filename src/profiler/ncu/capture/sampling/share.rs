@@ -8,7 +8,7 @@
 //! every key with that name is under the share, so a small key whose name a larger key shares is
 //! profiled with it (and measured).
 
-use crate::config::{KernelNameForm, NcuCliConfig, SamplingConfig};
+use crate::config::{NcuCliConfig, SamplingConfig};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
 /// Why `min_time_share` cannot be used, naming the key; `None` when it can (or is 0).
@@ -65,20 +65,12 @@ pub(crate) fn select(durations: &LaunchDurations, share: f64) -> DeepSelection {
     }
 }
 
-/// The deep pass's flags limited to the names `kept` (exactly, in mangled form).
-pub fn keep_only(deep: &NcuCliConfig, kept: &[String]) -> NcuCliConfig {
-    let mut flags = deep.clone();
-    let names: Vec<String> = kept.iter().map(|n| regex::escape(n)).collect();
-    flags.kernel_name = Some(format!("regex:^(?:{})$", names.join("|")));
-    flags.kernel_name_base = Some(KernelNameForm::Mangled);
-    flags
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::refusal as refusal_of;
     use super::super::tests::config;
     use super::*;
+    use crate::config::KernelNameForm;
     use crate::profiler::ncu::observe::report_source::twins::Shape;
 
     #[test]
@@ -118,7 +110,13 @@ mod tests {
         let nothing = select(&d, 0.0);
         assert!(nothing.left_out.is_empty());
         assert_eq!(nothing.kept.len(), 3);
-        let flags = keep_only(&config().pipeline.ncu.ncu_cli, &at_1.kept);
+        let kept = super::super::workers::Worker {
+            names: Some(at_1.kept.clone()),
+            count: 1,
+            keys: 3,
+            cost: 3,
+        };
+        let flags = super::super::workers::worker_flags(&config().pipeline.ncu.ncu_cli, &kept);
         assert_eq!(
             flags.kernel_name.as_deref(),
             Some("regex:^(?:_Z4gemm|_Z3add)$")

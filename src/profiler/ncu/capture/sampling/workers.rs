@@ -1,8 +1,7 @@
 //! The deep pass as workers (docs/running.md, "Sampled runs"): ncu takes one `--launch-count` per
-//! process, so a deep pass whose launch keys need different sample counts, or that is spread over
-//! several GPUs (`pipeline.ncu.sampling.deep_gpus`), runs as several ncu processes at once, each
-//! with its own mangled names, count, report file and log, and its own `CUDA_VISIBLE_DEVICES`.
-//! Their results join as one deep pass (`report_source::twins`).
+//! process, so a deep pass whose launch keys need different sample counts runs as several ncu
+//! processes at once, each with its own mangled names, count, report file and log. Their results
+//! join as one deep pass (`report_source::twins`).
 //!
 //! Each key's count is sized here from the first pass's durations, before the deep pass starts
 //! (`pipeline.ncu.sampling.adaptive`: n = ⌈(1.96·CV/error)²⌉, pooled over the processes that launch
@@ -11,132 +10,12 @@
 //! Worker 0 writes today's `profile.deep.ncu-rep` and `ncu.deep.log`, so a deep pass of one worker
 //! reads exactly as before; worker i writes `profile.deep.i.ncu-rep` and `ncu.deep.i.log`.
 
-use crate::config::{Config, DeepGpus, ErrorScope, KernelNameForm, NcuCliConfig};
-use crate::config::{ReplayMode, SamplingConfig, TargetProcesses};
+use crate::config::{ErrorScope, KernelNameForm, NcuCliConfig, SamplingConfig};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 
 use super::pattern_limit::{chunks, PATTERN_BYTES};
 use super::DEEP_REPORT_BASE;
 use super::{samples_needed, samples_needed_in_regions, strata::stratum_count, DEEP_LOG};
-
-/// The GPUs the deep pass is spread over: `[]` for one (the workload's own, no
-/// `CUDA_VISIBLE_DEVICES` set), else each worker's `CUDA_VISIBLE_DEVICES` value. `visible`: the
-/// host's `CUDA_VISIBLE_DEVICES`; `listed`: how many GPUs `nvidia-smi -L` listed (`None`: it could
-/// not be run). Refused, naming the key, where the host shows fewer GPUs than asked for, or
-/// (`all`) none at all.
-pub fn gpus(
-    deep_gpus: DeepGpus,
-    visible: Option<&str>,
-    listed: Option<usize>,
-) -> Result<Vec<String>, String> {
-    let shown: Option<Vec<String>> = match visible {
-        Some(v) => Some(
-            v.split(',')
-                .map(str::trim)
-                .filter(|id| !id.is_empty())
-                .map(String::from)
-                .collect(),
-        ),
-        None => listed.map(|n| (0..n).map(|i| i.to_string()).collect()),
-    };
-    let wanted = match (deep_gpus, &shown) {
-        (DeepGpus::Count(1), _) => return Ok(Vec::new()),
-        (DeepGpus::Count(n), _) => n as usize,
-        (DeepGpus::All, Some(shown)) if !shown.is_empty() => shown.len(),
-        (DeepGpus::All, _) => {
-            return Err(
-                "pipeline.ncu.sampling.deep_gpus is `all`, but this host shows no GPU (CUDA_VISIBLE_DEVICES is not set and `nvidia-smi -L` listed none or could not run); set deep_gpus to a count, or CUDA_VISIBLE_DEVICES to the GPUs to use (e.g. 0,1,2,3)"
-                    .into(),
-            )
-        }
-    };
-    match shown {
-        Some(shown) if shown.len() < wanted => Err(format!(
-            "pipeline.ncu.sampling.deep_gpus is {wanted}, but this host shows {} GPU(s) ({}); set deep_gpus to {} or fewer, or `all`",
-            shown.len(),
-            if visible.is_some() { "CUDA_VISIBLE_DEVICES" } else { "nvidia-smi -L" },
-            shown.len()
-        )),
-        // `all` on a host of one GPU: the workload's own, as with deep_gpus=1.
-        Some(_) if wanted == 1 => Ok(Vec::new()),
-        Some(shown) => Ok(shown[..wanted].to_vec()),
-        None => Ok((0..wanted).map(|i| i.to_string()).collect()),
-    }
-}
-
-/// The GPUs of this host for `deep_gpus`, as [`gpus`] reads them from the environment and
-/// `nvidia-smi -L` (asked only when `CUDA_VISIBLE_DEVICES` is not set and more than one GPU is).
-pub fn host_gpus(deep_gpus: DeepGpus) -> Result<Vec<String>, String> {
-    if deep_gpus == DeepGpus::Count(1) {
-        return Ok(Vec::new());
-    }
-    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
-    let listed = match visible {
-        Some(_) => None,
-        None => std::process::Command::new("nvidia-smi")
-            .arg("-L")
-            .output()
-            .ok()
-            .filter(|out| out.status.success())
-            .map(|out| {
-                String::from_utf8_lossy(&out.stdout)
-                    .lines()
-                    .filter(|l| l.starts_with("GPU "))
-                    .count()
-            }),
-    };
-    gpus(deep_gpus, visible.as_deref(), listed)
-}
-
-/// Why `deep_gpus` cannot be used with these settings, naming the key and the fix; `None` when it
-/// can (or is 1).
-pub fn refusal(config: &Config) -> Option<String> {
-    let ncu = &config.pipeline.ncu;
-    let deep_gpus = ncu.sampling.deep_gpus;
-    if !ncu.sampling.enabled || deep_gpus == DeepGpus::Count(1) {
-        return None;
-    }
-    let shown = match deep_gpus {
-        DeepGpus::All => "`all`".to_string(),
-        DeepGpus::Count(n) => n.to_string(),
-    };
-    if ncu.ncu_cli.replay_mode != ReplayMode::Kernel {
-        return Some(format!(
-            "pipeline.ncu.sampling.deep_gpus is {shown}, but pipeline.ncu.ncu_cli.replay_mode is `{}`: each worker profiles its share of the launch keys kernel by kernel; set replay_mode=kernel, or deep_gpus=1",
-            ncu.ncu_cli.replay_mode.as_ncu()
-        ));
-    }
-    None
-}
-
-/// Why `deep_gpus` cannot spread a workload that is a launcher of several processes: the launcher
-/// already places its ranks on the GPUs, and a worker's `CUDA_VISIBLE_DEVICES` would put them all
-/// on one. `workload`: the command line profiled; `rank`: the launcher's rank profile-run itself
-/// runs as, if any.
-pub fn launcher_refusal(config: &Config, workload: &[String], rank: Option<u32>) -> Option<String> {
-    let ncu = &config.pipeline.ncu;
-    if !ncu.sampling.enabled || ncu.sampling.deep_gpus == DeepGpus::Count(1) {
-        return None;
-    }
-    if let Some(rank) = rank {
-        return Some(format!(
-            "pipeline.ncu.sampling.deep_gpus is above 1, but profile-run runs as rank {rank} of a launcher, which places each rank on its GPU: one CUDA_VISIBLE_DEVICES per worker would move this rank's workload off its own; set deep_gpus=1"
-        ));
-    }
-    let follows_children = ncu.ncu_cli.target_processes == Some(TargetProcesses::All);
-    let launcher = workload.iter().take(4).any(|arg| {
-        let name = arg.rsplit('/').next().unwrap_or(arg);
-        matches!(
-            name,
-            "torchrun" | "mpirun" | "mpiexec" | "srun" | "deepspeed" | "accelerate"
-        ) || arg == "torch.distributed.run"
-            || arg == "torch.distributed.launch"
-    });
-    (follows_children && launcher).then(|| {
-        "pipeline.ncu.sampling.deep_gpus is above 1, but the workload is a multi-process launcher and pipeline.ncu.ncu_cli.target_processes is `all`: the launcher already places its ranks on the GPUs, and one CUDA_VISIBLE_DEVICES per worker would put every rank on one GPU; set deep_gpus=1 (each rank's deep pass then runs on its own GPU)"
-            .to_string()
-    })
-}
 
 /// One name's share of the deep pass: the count its keys need and what that costs.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,43 +121,20 @@ pub struct Worker {
     pub names: Option<Vec<String>>,
     /// `--launch-count`.
     pub count: u32,
-    /// Its `CUDA_VISIBLE_DEVICES` (`None`: the workload's own GPUs).
-    pub gpu: Option<String>,
     /// Launch keys of its names.
     pub keys: u64,
     /// Results it is expected to give (see [`NameNeed::cost`]).
     pub cost: u64,
 }
 
-/// The workers for these names: names spread over `gpus` by expected cost (longest first, each to
-/// the GPU with the least so far), then one worker per GPU and count. `narrowed`: the names are a
-/// choice (`min_time_share`), so even one worker keeps its name filter.
-pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<Worker> {
-    let mut order: Vec<&NameNeed> = needs.iter().collect();
-    order.sort_by_key(|need| std::cmp::Reverse(need.cost));
-    let slots = gpus.len().max(1);
-    let mut load = vec![0u64; slots];
-    let mut placed: Vec<(usize, &NameNeed)> = Vec::new();
-    for need in order {
-        let (slot, _) = load
-            .iter()
-            .enumerate()
-            .min_by_key(|(at, l)| (**l, *at))
-            .unwrap_or((0, &0));
-        load[slot] += need.cost;
-        placed.push((slot, need));
-    }
-    let mut workers: Vec<(usize, Worker)> = Vec::new();
-    // First-seen order of the names within each worker, so command lines read the same every run.
+/// The workers for these names: one per count, its names in first-seen order so command lines
+/// read the same every run. `narrowed`: the names are a choice (`min_time_share`), so even one
+/// worker keeps its name filter.
+pub(crate) fn plan(needs: &[NameNeed], narrowed: bool) -> Vec<Worker> {
+    let mut workers: Vec<Worker> = Vec::new();
     for need in needs {
-        let Some((slot, _)) = placed.iter().find(|(_, n)| n.name == need.name) else {
-            continue;
-        };
-        let found = workers
-            .iter_mut()
-            .find(|(s, w)| s == slot && w.count == need.count);
-        match found {
-            Some((_, worker)) => {
+        match workers.iter_mut().find(|w| w.count == need.count) {
+            Some(worker) => {
                 worker
                     .names
                     .get_or_insert_with(Vec::new)
@@ -286,22 +142,17 @@ pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<W
                 worker.keys += need.keys;
                 worker.cost += need.cost;
             }
-            None => workers.push((
-                *slot,
-                Worker {
-                    names: Some(vec![need.name.clone()]),
-                    count: need.count,
-                    gpu: gpus.get(*slot).cloned(),
-                    keys: need.keys,
-                    cost: need.cost,
-                },
-            )),
+            None => workers.push(Worker {
+                names: Some(vec![need.name.clone()]),
+                count: need.count,
+                keys: need.keys,
+                cost: need.cost,
+            }),
         }
     }
-    workers.sort_by_key(|(slot, w)| (*slot, w.count));
-    let mut workers: Vec<Worker> = workers.into_iter().map(|(_, w)| w).collect();
+    workers.sort_by_key(|w| w.count);
     if let [only] = workers.as_mut_slice() {
-        if !narrowed && only.gpu.is_none() {
+        if !narrowed {
             only.names = None;
         }
     }
@@ -311,7 +162,7 @@ pub(crate) fn plan(needs: &[NameNeed], gpus: &[String], narrowed: bool) -> Vec<W
         .collect()
 }
 
-/// `worker` as several with its count and GPU where its names' pattern would pass the limit on
+/// `worker` as several with its count where its names' pattern would pass the limit on
 /// one argument ([`PATTERN_BYTES`]), each with its names' keys and cost.
 fn split_long(worker: Worker, needs: &[NameNeed]) -> Vec<Worker> {
     let runs = worker.names.as_deref().map(|n| chunks(n, PATTERN_BYTES));
@@ -326,7 +177,6 @@ fn split_long(worker: Worker, needs: &[NameNeed]) -> Vec<Worker> {
                 cost: mine.map(|need| need.cost).sum(),
                 names: Some(names),
                 count: worker.count,
-                gpu: worker.gpu.clone(),
             }
         })
         .collect()
@@ -439,7 +289,7 @@ mod tests {
                 cost: 3,
             })
             .collect();
-        let workers = plan(&needs, &[], true);
+        let workers = plan(&needs, true);
         assert_eq!(workers.len(), 4, "two counts, ~100 KB of names each");
         for w in &workers {
             let names = w.names.as_ref().unwrap();
@@ -486,9 +336,9 @@ mod tests {
     }
 
     #[test]
-    fn one_gpu_runs_one_worker_per_count_and_several_spread_by_cost() {
+    fn one_worker_runs_per_count() {
         let (wanted, _) = needs(&durations(), &sampling(true), 0, |_| true);
-        let one = plan(&wanted, &[], false);
+        let one = plan(&wanted, false);
         let counts: Vec<(u32, Option<Vec<String>>)> =
             one.iter().map(|w| (w.count, w.names.clone())).collect();
         assert_eq!(
@@ -499,30 +349,15 @@ mod tests {
                 (4, Some(vec!["_Z4gemm".to_string()])),
             ]
         );
-        assert!(one.iter().all(|w| w.gpu.is_none()));
-        // Non-adaptive on one GPU: one worker with no name filter, today's deep pass.
+        // Non-adaptive: one worker with no name filter, today's deep pass.
         let (flat, _) = needs(&durations(), &sampling(false), 0, |_| true);
-        let today = plan(&flat, &[], false);
+        let today = plan(&flat, false);
         assert_eq!(today.len(), 1);
         assert_eq!((today[0].names.clone(), today[0].count), (None, 1));
         assert!(
-            plan(&flat, &[], true)[0].names.is_some(),
+            plan(&flat, true)[0].names.is_some(),
             "a choice keeps its filter"
         );
-        // Two GPUs: gemm (cost 8) alone on GPU 0, norm (3) and copy (1) on GPU 1.
-        let gpus = ["0".to_string(), "1".to_string()];
-        let two = plan(&wanted, &gpus, false);
-        let spread: Vec<(Option<&str>, u32, u64)> = two
-            .iter()
-            .map(|w| (w.gpu.as_deref(), w.count, w.cost))
-            .collect();
-        assert_eq!(
-            spread,
-            [(Some("0"), 4, 8), (Some("1"), 1, 1), (Some("1"), 3, 3)]
-        );
-        let flat_two = plan(&flat, &gpus, false);
-        assert_eq!(flat_two.len(), 2, "one worker per GPU");
-        assert!(flat_two.iter().all(|w| w.names.is_some()));
     }
 
     #[test]
@@ -532,7 +367,6 @@ mod tests {
         let worker = Worker {
             names: Some(vec!["_Z4gemm".into(), "_Z3f$x".into()]),
             count: 3,
-            gpu: Some("1".into()),
             keys: 2,
             cost: 6,
         };
@@ -555,46 +389,5 @@ mod tests {
         assert_eq!(worker_flags(&deep, &every).kernel_name, None);
         assert_eq!(files(0), ("profile.deep".into(), "ncu.deep.log".into()));
         assert_eq!(files(2), ("profile.deep.2".into(), "ncu.deep.2.log".into()));
-    }
-
-    #[test]
-    fn a_launcher_places_its_ranks_itself() {
-        let mut c = config();
-        c.pipeline.ncu.sampling.deep_gpus = DeepGpus::Count(2);
-        c.pipeline.ncu.ncu_cli.target_processes = Some(TargetProcesses::All);
-        let argv = |line: &str| -> Vec<String> { line.split(' ').map(String::from).collect() };
-        let torchrun = launcher_refusal(&c, &argv("/usr/bin/torchrun --nproc 2 x.py"), None);
-        assert!(torchrun.unwrap().contains("multi-process launcher"));
-        let module = launcher_refusal(&c, &argv("python -m torch.distributed.run x.py"), None);
-        assert!(module.is_some());
-        assert_eq!(launcher_refusal(&c, &argv("python train.py"), None), None);
-        let ranked = launcher_refusal(&c, &argv("python train.py"), Some(3)).unwrap();
-        assert!(ranked.contains("rank 3 of a launcher"), "{ranked}");
-        c.pipeline.ncu.sampling.deep_gpus = DeepGpus::Count(1);
-        assert_eq!(launcher_refusal(&c, &argv("torchrun x.py"), Some(3)), None);
-    }
-
-    #[test]
-    fn deep_gpus_reads_the_hosts_gpus_and_refuses_what_it_lacks() {
-        assert_eq!(gpus(DeepGpus::Count(1), None, None), Ok(vec![]));
-        assert_eq!(
-            gpus(DeepGpus::Count(2), None, None),
-            Ok(vec!["0".into(), "1".into()])
-        );
-        assert_eq!(
-            gpus(DeepGpus::All, Some("2, 3"), Some(8)),
-            Ok(vec!["2".into(), "3".into()])
-        );
-        assert_eq!(gpus(DeepGpus::All, None, Some(4)).map(|g| g.len()), Ok(4));
-        let none = gpus(DeepGpus::All, None, None).unwrap_err();
-        assert!(
-            none.contains("pipeline.ncu.sampling.deep_gpus is `all`"),
-            "{none}"
-        );
-        let short = gpus(DeepGpus::Count(4), Some("0,1"), None).unwrap_err();
-        assert!(
-            short.contains("deep_gpus is 4, but this host shows 2 GPU(s) (CUDA_VISIBLE_DEVICES)"),
-            "{short}"
-        );
     }
 }

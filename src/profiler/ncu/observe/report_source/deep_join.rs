@@ -1,5 +1,5 @@
 //! The deep pass's report files joined into one index by launch key: the deep pass of one capture
-//! (its workers' files, each read for its own names, and an older run's top-up file), or several
+//! (its workers' files, each read for its own names; a top-up pass's file left out), or several
 //! ranks' deep passes pooled across run directories.
 
 use std::path::Path;
@@ -16,9 +16,8 @@ use super::unreadable;
 use super::ReportSource;
 
 impl ReportSource<'_> {
-    /// The deep pass of one capture, indexed by launch key, with the deep results of its top-up pass
-    /// (`NAME.topup.ncu-rep` beside it: the later launches of the keys that needed more samples), and
-    /// how many results the top-up pass gave. A deep pass that wrote no report file (it failed, or
+    /// The deep pass of one capture, indexed by launch key; a top-up pass's file beside it
+    /// (`NAME.topup.ncu-rep`) is left out with a note. A deep pass that wrote no report file (it failed, or
     /// was stopped) gives no twins: every result keeps its time alone. Its keys are numbered from
     /// `base`.
     pub(crate) fn twins(
@@ -27,20 +26,20 @@ impl ReportSource<'_> {
         rank: Option<u32>,
         filter: &Mutex<KernelFilter>,
         base: u64,
-    ) -> Result<(TwinIndex, u64)> {
+    ) -> Result<TwinIndex> {
         self.twins_of(&[(deep, rank)], filter, base)
     }
 
-    /// The deep results of several deep passes (each with its top-up pass) pooled by launch key:
+    /// The deep results of several deep passes pooled by launch key:
     /// the ranks of one job that each ran their own deep pass, joined across run directories.
     pub(crate) fn twins_of(
         &self,
         deeps: &[(&Path, Option<u32>)],
         filter: &Mutex<KernelFilter>,
         base: u64,
-    ) -> Result<(TwinIndex, u64)> {
+    ) -> Result<TwinIndex> {
         let mut builder = TwinIndexBuilder::default();
-        let mut topup_results = 0;
+        let mut topup_left_out = false;
         let mut unread = Vec::new();
         let mut session = None;
         // A deep pass run as several workers: each one's file holds its own names' results. The
@@ -85,32 +84,25 @@ impl ReportSource<'_> {
             if !readable {
                 continue;
             }
-            // The top-up pass only adds samples: a file of it that cannot be read is left out,
-            // never the deep pass's results with it.
+            // A top-up pass's file (runs that took their extra samples after the deep pass) is
+            // not read: the keys it sampled again keep the deep pass's samples.
             if let Some(topup) = topup_sibling(deep) {
-                let mut with_topup = builder.clone();
-                match self.read_deep(&topup, rank, filter, &mut with_topup, None) {
-                    Ok((results, _)) => {
-                        builder = with_topup;
-                        topup_results += results;
-                    }
-                    Err(e) => {
-                        unread.push(format!(
-                            "The top-up pass's report file {} could not be read ({e}); the deep metrics come from the deep pass alone.",
-                            topup.display()
-                        ));
-                    }
-                }
+                topup_left_out = true;
+                unread.push(format!(
+                    "{} is a top-up pass's report file, which profile-run does not read: the keys it sampled again have the deep pass's samples alone (profile the workload again to take adaptive samples in the deep pass).",
+                    topup.display()
+                ));
             }
         }
         let mut index = builder.finish(base);
         index.unread = unread;
         index.session = session;
         index.workers = workers;
-        Ok((index, topup_results))
+        index.topup_left_out = topup_left_out;
+        Ok(index)
     }
 
-    /// One deep (or top-up, or deep worker's) report file's results into `builder`, only those of
+    /// One deep (or deep worker's) report file's results into `builder`, only those of
     /// the names `only` matches where given; how many it had, and its session.
     fn read_deep(
         &self,

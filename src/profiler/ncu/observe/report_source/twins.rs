@@ -78,9 +78,11 @@ pub(crate) struct TwinIndex {
     samples: Vec<Vec<Sample>>,
     /// The id of the first key (see [`KEY_BASE_STEP`]).
     base: u64,
-    /// Why report files of the deep pass (a worker's, a top-up pass's) were left out: each could
-    /// not be read.
+    /// Why report files of the deep pass were left out: a worker's that could not be read, a
+    /// top-up pass's that is not read.
     pub unread: Vec<String>,
+    /// Whether a top-up pass's report file lay beside the deep pass's (left out, in `unread`).
+    pub topup_left_out: bool,
     /// Deep results read.
     pub results: u64,
     /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
@@ -343,6 +345,7 @@ impl TwinIndexBuilder {
             samples,
             base,
             unread: Vec::new(),
+            topup_left_out: false,
             results: self.results,
             session: None,
             workers: Vec::new(),
@@ -537,15 +540,15 @@ mod tests {
         assert!(index.stratify(at, &[50.0, 50.0, 100.0, 100.0], 5).is_none());
     }
 
-    /// A top-up pass's results feed the same builder after the deep pass's: a topped-up key's
-    /// measured launches run on past the deep pass's K (S < n ≤ S + K + M), another key's stop at K.
+    /// More results of one key feed the same builder after its first: that key's measured
+    /// launches run on past K (S < n ≤ S + K + M), another key's stop at K.
     #[test]
-    fn top_up_results_extend_only_their_keys_measured_launches() {
+    fn more_results_of_a_key_extend_only_its_measured_launches() {
         let mut b = TwinIndexBuilder::default();
         // The deep pass: one result per key (K = 1), after skipping each key's cold start (S = 1).
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(10.0)]));
         b.add(deep("_Z4gemv", 8, 1, &[Cell::Num(5.0)]));
-        // The top-up pass: M = 2 more of gemm only.
+        // M = 2 more of gemm only.
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(12.0)]));
         b.add(deep("_Z4gemm", 8, 1, &[Cell::Num(14.0)]));
         let index = b.finish(0);

@@ -17,7 +17,7 @@ use crate::profiler::ncu::observe::report_source::twins::{
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::profiler::ncu::observe::strata::{MAX_STRATA, STRATUM_IDS};
-use crate::profiler::ncu::readers::siblings::{topup_sibling, worker_siblings};
+use crate::profiler::ncu::readers::siblings::worker_siblings;
 use crate::region::{Cell, Coverage, KernelFilter, KeySamples, Spread};
 use crate::report::model::{DeepWorker, Sampling};
 
@@ -98,9 +98,8 @@ impl<'p> DeepJoin<'p> {
         (found, specs)
     }
 
-    /// The deep results indexed by launch key (the top-up pass's among them), and how many the
-    /// top-up pass gave.
-    pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<(TwinIndex, u64)> {
+    /// The deep results indexed by launch key.
+    pub(crate) fn index(&self, filter: &Mutex<KernelFilter>) -> Result<TwinIndex> {
         // The deep passes of one traced reading: their keys numbered from 0.
         let deeps: Vec<(&Path, Option<u32>)> =
             self.paths.iter().map(|(p, r)| (p.as_path(), *r)).collect();
@@ -245,12 +244,13 @@ pub(crate) fn join<'i>(
     }
 }
 
-/// The deep pass's part of the report's account of the join: its size, keys and top-up results.
+/// The deep pass's part of the report's account of the join: its size and keys.
 #[derive(Debug, Default)]
 pub struct DeepCounts {
     pub results: u64,
     pub keys: u64,
-    pub topup_results: u64,
+    /// Whether a top-up pass's file was left out.
+    pub topup_left_out: bool,
     /// Why report files of the deep pass were left out (each could not be read).
     pub unread: Vec<String>,
     /// The deep pass's workers, where it ran as several.
@@ -268,19 +268,10 @@ pub(crate) fn sampling(
 ) -> Sampling {
     let deep_results = deep.results;
     Sampling {
-        adaptive: adaptive::sampling(recorded, deep.keys, deep.topup_results),
+        adaptive: adaptive::sampling(recorded, deep.keys),
         deep_sources: deep_paths
             .iter()
-            .flat_map(|p| {
-                std::iter::once(p.clone())
-                    .chain(worker_siblings(p))
-                    .chain(topup_sibling(p))
-            })
-            .map(|p| p.display().to_string())
-            .collect(),
-        topup_sources: deep_paths
-            .iter()
-            .filter_map(|p| topup_sibling(p))
+            .flat_map(|p| std::iter::once(p.clone()).chain(worker_siblings(p)))
             .map(|p| p.display().to_string())
             .collect(),
         join_key: [

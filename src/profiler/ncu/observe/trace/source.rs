@@ -81,7 +81,7 @@ pub struct Sampled<'p> {
     pub(crate) ordinals: LaunchOrdinals,
     /// How an adaptive run sized its deep samples (`run.json`).
     pub adaptive: Option<AdaptiveRecord>,
-    /// Whether the deep or top-up pass was ended once covered (`run.json`).
+    /// Whether the deep pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
 }
 
@@ -391,19 +391,19 @@ impl TraceSource<'_> {
         Ok(launches)
     }
 
-    /// A sampled run's deep (and top-up) results by launch key, and their counts.
+    /// A sampled run's deep results by launch key, and their counts.
     fn deep_index(
         &self,
         filter: &Mutex<KernelFilter>,
     ) -> Result<(Option<TwinIndex>, deep::DeepCounts)> {
         let deep = self.sampled.as_ref().and_then(|s| s.deep.as_ref());
-        let Some((index, topup_results)) = deep.map(|d| d.index(filter)).transpose()? else {
+        let Some(index) = deep.map(|d| d.index(filter)).transpose()? else {
             return Ok((None, deep::DeepCounts::default()));
         };
         let counts = deep::DeepCounts {
             results: index.results,
             keys: index.key_count() as u64,
-            topup_results,
+            topup_left_out: index.topup_left_out,
             unread: index.unread.clone(),
             workers: index.workers.clone(),
         };
@@ -439,7 +439,7 @@ impl TraceSource<'_> {
                 (launch_count, recorded),
             );
             sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
-            notes.extend(adaptive::notes(recorded, &sampling.adaptive));
+            notes.extend(adaptive::notes(recorded, deep.topup_left_out));
             notes.extend(strata::note(total.strata.keys, total.strata.borrowed));
             notes.extend(deep.unread.iter().cloned());
             sampling

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::report::model::{Scope, ScopeTable, TREES_UP_TO};
+use crate::report::model::{Scope, ScopeTable, SIDE_BY_SIDE};
 
 /// Up to this many workers, each is a scope of its own.
 pub const SCOPES_UP_TO: usize = 1_000;
@@ -14,7 +14,7 @@ pub const SCOPES_UP_TO: usize = 1_000;
 /// How many of `workers` workers are scopes; the rest are rows.
 pub fn scopes_kept(workers: usize) -> usize {
     match workers > SCOPES_UP_TO {
-        true => TREES_UP_TO,
+        true => SIDE_BY_SIDE,
         false => workers,
     }
 }
@@ -32,7 +32,7 @@ pub fn table(scopes: &[Scope], metrics: Vec<Arc<str>>) -> ScopeTable {
 /// What the report says of the table.
 pub fn note(table: &ScopeTable) -> String {
     format!(
-        "With more than {SCOPES_UP_TO} workers, the first {TREES_UP_TO} are scopes and the other \
+        "With more than {SCOPES_UP_TO} workers, the first {SIDE_BY_SIDE} are scopes and the other \
          {} are rows of report.json's `scope_tables` (each worker's span and the time its events \
          of each kind cover; their phases are not listed). Report a few instances' directories \
          at a time to see every worker's phases.",

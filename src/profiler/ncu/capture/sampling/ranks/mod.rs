@@ -289,7 +289,6 @@ pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
         name: pass.name,
         cli: pass.cli.clone().on_devices(&list(devices)),
         log: pass.log.clone(),
-        gpu: pass.gpu.clone(),
     }
 }
 
