@@ -25,13 +25,17 @@ use crate::region::{
     KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
     RegionerState, Renames, RequestedRegions, Rollup,
 };
+use crate::report;
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
-use crate::report::model::{DeepWorker, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
+use crate::report::model::{
+    keeps_totals_only, DeepWorker, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope,
+};
 use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
+pub use ranks::check_once as check_ranks_once;
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
 
 /// What is known about the run that made the inputs (empty for a bare export).
@@ -60,6 +64,9 @@ pub struct RunContext {
     /// The ranks whose own deep results a sampled multi-process run holds (the others take deep
     /// metrics from them by launch key); `None` when no ranks were chosen.
     pub deep_ranks: Option<Vec<u32>>,
+    /// What finding the inputs left out and why (a rank directory linked from outside the shared
+    /// run directory): report notes, on stderr too.
+    pub notes: Vec<String>,
 }
 
 /// One rank's run as its `run.json` recorded it.
@@ -70,6 +77,9 @@ pub struct RankRun {
     pub world_size: Option<u32>,
     /// Why its capture is partial; `None` when it ended well.
     pub partial: Option<String>,
+    /// The run directory whose `run.json` names it (for messages); `None` for a rank only a trace
+    /// names.
+    pub run: Option<std::path::PathBuf>,
 }
 
 /// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
@@ -170,6 +180,9 @@ pub fn analyze<O: Observations>(
     } = state;
 
     let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    for note in &context.notes {
+        notes.push_loud(note.clone());
+    }
     notes.extend(frames::call_stack_note(
         &plan.regioner,
         with_call_stack,
@@ -191,13 +204,21 @@ pub fn analyze<O: Observations>(
     // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
     // regions set aside or added, and the rules' findings.
     let has_aggregate = aggregate.is_some();
+    // Many scopes are cut to their totals as each is finished, so their kernels never pile up.
+    let totals_only = keeps_totals_only(scopes.len(), plan.scope_trees);
     let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
     let mut finished = parallel::map(
         stats.into_iter().enumerate().collect(),
         plan.threads,
         |(i, stats)| {
-            let scope = builder.scope(stats, has_aggregate && i == 0);
-            finish_scope(plan, &builder, &regioner_state.frames, time, scope)
+            let is_aggregate = has_aggregate && i == 0;
+            let scope = builder.scope(stats, is_aggregate);
+            let mut scope = finish_scope(plan, &builder, &regioner_state.frames, time, scope);
+            if totals_only && !is_aggregate {
+                report::finish::finish_scope(&mut scope, time, OUTLIER_FACTOR);
+                scope.cut_to_totals(time);
+            }
+            scope
         },
     );
     let aggregate = has_aggregate.then(|| finished.remove(0));
@@ -217,6 +238,8 @@ pub fn analyze<O: Observations>(
         aggregate,
     );
     (report.sampling, report.time_measured) = (reading.sampling, reading.time_measured.clone());
+    // Scopes already finished and cut are not finished again.
+    report.scope_trees = !totals_only;
     report.cross_rank = cross_rank::diagnose(timelines);
     cross_rank::annotate(&mut report);
     report.notes = notes.all;

@@ -297,8 +297,10 @@ impl RunRecord {
                     rank: r.rank,
                     world_size: r.world_size,
                     partial: partial.clone(),
+                    run: None,
                 })
                 .collect(),
+            notes: Vec::new(),
         }
     }
 

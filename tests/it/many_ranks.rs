@@ -33,6 +33,8 @@ fn rank_runs(root: &Path, ranks: usize, straggler: usize) -> PathBuf {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), to.join("trace").join(entry.file_name())).unwrap();
         }
+        // A process of its own: a byte copy of a rank's run is refused.
+        crate::common::retag_traces(&to, 100_000 + rank as u64);
         let text = std::fs::read_to_string(source.join("run.json")).unwrap();
         let mut record: Value = serde_json::from_str(&text).unwrap();
         record["rank"] = serde_json::json!({"rank": rank, "source": "RANK", "world_size": ranks});

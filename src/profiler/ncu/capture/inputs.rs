@@ -26,6 +26,9 @@ use crate::run::{RunRecord, REPORT_BASE};
 use super::run::export_pages::export_pages;
 use super::sampling::ranks;
 
+mod copies;
+mod rank_dirs;
+
 /// The captures found, all of one kind: one report reads one kind of source.
 #[derive(Debug, Clone)]
 pub enum Captures {
@@ -89,9 +92,12 @@ impl NcuInputs {
 /// The files already taken by earlier arguments, by file identity (device and inode), so the same
 /// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
 /// of counted twice.
+/// Byte copies (`cp -r rank1 rank2`) are told by content once every input is found
+/// ([`copies::Copies`]).
 #[derive(Default)]
 struct Claimed {
-    files: Vec<((u64, u64), String)>,
+    files: std::collections::HashMap<(u64, u64), String>,
+    copies: copies::Copies,
 }
 
 impl Claimed {
@@ -103,7 +109,7 @@ impl Claimed {
         };
         let id = (meta.dev(), meta.ino());
         let argument = argument.display().to_string();
-        if let Some((_, earlier)) = self.files.iter().find(|(seen, _)| *seen == id) {
+        if let Some(earlier) = self.files.get(&id) {
             let how = if *earlier == argument {
                 format!("`{argument}` is given twice")
             } else {
@@ -116,7 +122,8 @@ impl Claimed {
                 "{how}, so its results would be counted twice; give each capture once"
             )));
         }
-        self.files.push((id, argument));
+        self.files.insert(id, argument);
+        self.copies.add(file, meta.len());
         Ok(())
     }
 
@@ -205,7 +212,7 @@ pub fn resolve_inputs(
             reports.push(ReportInput {
                 deep: claimed.deep_sibling(input, input)?,
                 path: input.clone(),
-                rank: None,
+                rank: rank_beside(input, &mut context)?,
             });
         } else if input.is_file() && is_trace_file(input) {
             claimed.claim(input, input)?;
@@ -226,7 +233,7 @@ pub fn resolve_inputs(
             exports.push(ExportSet {
                 raw: input.clone(),
                 details: sibling_details(input),
-                rank: None,
+                rank: rank_beside(input, &mut context)?,
             });
         } else {
             let override_hint = if input.to_string_lossy().contains('/') {
@@ -240,6 +247,10 @@ pub fn resolve_inputs(
             )));
         }
     }
+    // Every input found: a capture given twice, as a copy or under a repeated rank, is refused
+    // before anything is read.
+    claimed.copies.check()?;
+    crate::analysis::check_ranks_once(&context.ranks).map_err(Error::Usage)?;
     if !traces.inputs.is_empty() {
         return traces.finish(inputs, exports.is_empty() && reports.is_empty(), context);
     }
@@ -409,20 +420,27 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        if let Some(text) = read_record(dir)? {
-            if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
-                rank = record.rank.as_ref().map(|r| r.rank);
-                let this = record.context(self.context.config_fingerprint.clone());
-                // Every rank is kept, so a missing or partial one is named, not averaged in; the
-                // rest of the context is the first run's.
-                self.context.ranks.extend(this.ranks.iter().cloned());
-                if self.context.command.is_empty() {
-                    let ranks = std::mem::take(&mut self.context.ranks);
-                    *self.context = RunContext { ranks, ..this };
-                }
+        if let Some(record) = run_record(dir)? {
+            rank = record.rank.as_ref().map(|r| r.rank);
+            let this = record.context(self.context.config_fingerprint.clone());
+            // Every rank is kept, so a missing, partial or repeated one is named, not averaged in;
+            // the rest of the context is the first run's.
+            let ranks = this.ranks.iter().map(|r| with_run(r, dir));
+            self.context.ranks.extend(ranks);
+            if self.context.command.is_empty() {
+                let ranks = std::mem::take(&mut self.context.ranks);
+                let notes = std::mem::take(&mut self.context.notes);
+                *self.context = RunContext {
+                    ranks,
+                    notes,
+                    ..this
+                };
             }
         }
         let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
+        for trace in &traced {
+            self.claimed.claim(&trace.path, self.argument)?;
+        }
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
@@ -467,33 +485,38 @@ impl RunDirInputs<'_> {
             self.exports.extend(set_from_pages(pages, rank));
             return Ok(());
         }
-        for rank_dir in rank_dirs(dir)? {
+        for rank_dir in rank_dirs::rank_dirs(dir, &mut self.context.notes)? {
             self.collect(&rank_dir)?;
         }
         Ok(())
     }
 }
 
-/// The subdirectories `rank<N>` of a shared run directory, in rank order.
-fn rank_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::Usage(format!("could not read directory {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
-        })
-        .collect();
-    ranks.sort_by_key(|p| {
-        p.file_name()
-            .and_then(|n| {
-                n.to_string_lossy()
-                    .trim_start_matches("rank")
-                    .parse::<u64>()
-                    .ok()
-            })
-            .unwrap_or(u64::MAX)
-    });
-    Ok(ranks)
+/// `dir`'s `run.json`, where it has one that reads as a run record.
+fn run_record(dir: &Path) -> Result<Option<RunRecord>> {
+    Ok(read_record(dir)?.and_then(|text| serde_json::from_str::<RunRecord>(&text).ok()))
+}
+
+/// A rank as its run recorded it, with the run directory that says so.
+fn with_run(rank: &crate::analysis::RankRun, dir: &Path) -> crate::analysis::RankRun {
+    crate::analysis::RankRun {
+        run: Some(dir.to_path_buf()),
+        ..rank.clone()
+    }
+}
+
+/// The rank the `run.json` beside a capture file records (an export or report file given by its
+/// own path), kept with the other ranks so that it is checked as a run directory's would be.
+fn rank_beside(file: &Path, context: &mut RunContext) -> Result<Option<u32>> {
+    let Some(dir) = run_dir_of(file) else {
+        return Ok(None);
+    };
+    let Some(record) = run_record(&dir)? else {
+        return Ok(None);
+    };
+    let ranks = record.context(String::new()).ranks;
+    context
+        .ranks
+        .extend(ranks.iter().map(|r| with_run(r, &dir)));
+    Ok(record.rank.map(|r| r.rank))
 }

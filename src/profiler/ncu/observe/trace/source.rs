@@ -462,6 +462,7 @@ impl TraceSource<'_> {
                     rank,
                     world_size,
                     partial: None,
+                    run: None,
                 })
                 .collect(),
         }
