@@ -40,7 +40,7 @@ pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
-pub use scope_totals::TREES_UP_TO;
+pub use scope_totals::{keeps_totals_only, TREES_UP_TO};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
     PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,

@@ -33,7 +33,8 @@ pub fn write_json<W: Write>(report: &Report, out: W) -> io::Result<()> {
 pub fn write_json_on<W: Write>(report: &Report, mut out: W, threads: usize) -> io::Result<()> {
     let threads = parallel::thread_count(threads);
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, Layout::default());
-    if threads <= 1 || report.scopes.len() < 2 {
+    // Scopes cut to their totals are written one line each, the same on any number of threads.
+    if (threads <= 1 || report.scopes.len() < 2) && report.scope_trees {
         report.serialize(&mut serializer)
     } else {
         ParallelScopes { report, threads }.serialize(&mut serializer)
@@ -60,9 +61,11 @@ impl Serialize for ParallelScopes<'_> {
         impl Serialize for Scopes<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let ParallelScopes { report, threads } = *self.0;
+                let one_line = !report.scope_trees;
                 let mut seq = serializer.serialize_seq(Some(report.scopes.len()))?;
                 for batch in report.scopes.chunks(threads * 2) {
-                    let texts = parallel::map(batch.iter().collect(), threads, scope_text);
+                    let text = |scope: &Scope| scope_text(scope, one_line);
+                    let texts = parallel::map(batch.iter().collect(), threads, text);
                     for text in texts {
                         seq.serialize_element(&text.map_err(S::Error::custom)?)?;
                     }
@@ -90,8 +93,13 @@ impl Serialize for ParallelScopes<'_> {
     }
 }
 
-/// One scope as it appears inside report.json's `scopes` array.
-fn scope_text(scope: &Scope) -> serde_json::Result<Box<RawValue>> {
+/// One scope as it appears inside report.json's `scopes` array; on one line (`one_line`) for a
+/// scope cut to its totals, of which a report may hold 10,000: a tenth of report.json's size is
+/// indentation otherwise.
+fn scope_text(scope: &Scope, one_line: bool) -> serde_json::Result<Box<RawValue>> {
+    if one_line {
+        return RawValue::from_string(serde_json::to_string(scope)?);
+    }
     let mut text = Vec::new();
     let layout = Layout {
         depth: SCOPE_DEPTH,
