@@ -2,6 +2,9 @@
 //! exports and `.ncu-rep` files, each capture read once however it is named. Under
 //! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
 //! is read as it is; under `csv` it is exported to CSV pages with ncu first.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::path::{Path, PathBuf};
 
