@@ -23,7 +23,7 @@ use crate::insights::{self, RuleSet};
 use crate::parallel;
 use crate::region::{
     KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
-    RegionerState, Renames, RequestedRegions, Rollup,
+    RegionerState, Renames, RequestedRegions, Rollup, ScopeStats,
 };
 use crate::report;
 use crate::report::build::ScopeBuilder;
@@ -207,20 +207,17 @@ pub fn analyze<O: Observations>(
     // Many scopes are cut to their totals as each is finished, so their kernels never pile up.
     let totals_only = keeps_totals_only(scopes.len(), plan.scope_trees);
     let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
-    let mut finished = parallel::map(
-        stats.into_iter().enumerate().collect(),
-        plan.threads,
-        |(i, stats)| {
-            let is_aggregate = has_aggregate && i == 0;
-            let scope = builder.scope(stats, is_aggregate);
-            let mut scope = finish_scope(plan, &builder, &regioner_state.frames, time, scope);
-            if totals_only && !is_aggregate {
-                report::finish::finish_scope(&mut scope, time, OUTLIER_FACTOR);
-                scope.cut_to_totals(time);
-            }
-            scope
-        },
-    );
+    let built = Built {
+        plan,
+        builder: &builder,
+        frames: &regioner_state.frames,
+        time,
+        has_aggregate,
+        totals_only,
+    };
+    let mut finished = parallel::map(stats.into_iter().enumerate().collect(), plan.threads, |s| {
+        built.scope(s)
+    });
     let aggregate = has_aggregate.then(|| finished.remove(0));
     let scopes = finished;
 
@@ -280,6 +277,31 @@ pub(crate) fn join_reasons<S: AsRef<str>>(reasons: impl Iterator<Item = S>) -> O
     let reasons: Vec<S> = reasons.collect();
     let reasons: Vec<&str> = reasons.iter().map(AsRef::as_ref).collect();
     (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// What each scope is built and finished with, on its own thread.
+struct Built<'b> {
+    plan: &'b AnalysisPlan,
+    builder: &'b ScopeBuilder<'b>,
+    frames: &'b std::collections::HashSet<String>,
+    time: Option<&'b str>,
+    has_aggregate: bool,
+    totals_only: bool,
+}
+
+impl Built<'_> {
+    /// The `i`th scope (the aggregate first, where there is one) built and finished; cut to its
+    /// totals at once in a report of many scopes.
+    fn scope(&self, (i, stats): (usize, ScopeStats)) -> Scope {
+        let is_aggregate = self.has_aggregate && i == 0;
+        let scope = self.builder.scope(stats, is_aggregate);
+        let mut scope = finish_scope(self.plan, self.builder, self.frames, self.time, scope);
+        if self.totals_only && !is_aggregate {
+            report::finish::finish_scope(&mut scope, self.time, OUTLIER_FACTOR);
+            scope.cut_to_totals(self.time);
+        }
+        scope
+    }
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the
