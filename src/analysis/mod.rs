@@ -201,25 +201,9 @@ pub fn analyze<O: Observations>(
     )
     .with_samples(reading.key_samples.as_ref());
     let time = found.has_time.then_some(plan.time_metric.as_str());
-    // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
-    // regions set aside or added, and the rules' findings.
-    let has_aggregate = aggregate.is_some();
-    // Many scopes are cut to their totals as each is finished, so their kernels never pile up.
-    let totals_only = keeps_totals_only(scopes.len(), plan.scope_trees);
-    let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
-    let built = Built {
-        plan,
-        builder: &builder,
-        frames: &regioner_state.frames,
-        time,
-        has_aggregate,
-        totals_only,
-    };
-    let mut finished = parallel::map(stats.into_iter().enumerate().collect(), plan.threads, |s| {
-        built.scope(s)
-    });
-    let aggregate = has_aggregate.then(|| finished.remove(0));
-    let scopes = finished;
+    let frames = &regioner_state.frames;
+    let (scopes, aggregate, totals_only) =
+        build_all(plan, &builder, frames, time, scopes, aggregate);
 
     let metrics = metric_infos(&found);
     notes.extend(over_peak::notes(&metrics, &scopes));
@@ -277,6 +261,36 @@ pub(crate) fn join_reasons<S: AsRef<str>>(reasons: impl Iterator<Item = S>) -> O
     let reasons: Vec<S> = reasons.collect();
     let reasons: Vec<&str> = reasons.iter().map(AsRef::as_ref).collect();
     (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// Every scope's model, the aggregate's apart, and whether they were cut to their totals. Each
+/// scope (the aggregate first, the largest) is finished on its own thread: the model, the regions
+/// set aside or added, and the rules' findings; many scopes are cut to their totals as each is
+/// finished, so their kernels never pile up.
+fn build_all(
+    plan: &AnalysisPlan,
+    builder: &ScopeBuilder<'_>,
+    frames: &std::collections::HashSet<String>,
+    time: Option<&str>,
+    scopes: Vec<ScopeStats>,
+    aggregate: Option<ScopeStats>,
+) -> (Vec<Scope>, Option<Scope>, bool) {
+    let has_aggregate = aggregate.is_some();
+    let totals_only = keeps_totals_only(scopes.len(), plan.scope_trees);
+    let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
+    let built = Built {
+        plan,
+        builder,
+        frames,
+        time,
+        has_aggregate,
+        totals_only,
+    };
+    let mut finished = parallel::map(stats.into_iter().enumerate().collect(), plan.threads, |s| {
+        built.scope(s)
+    });
+    let aggregate = has_aggregate.then(|| finished.remove(0));
+    (finished, aggregate, totals_only)
 }
 
 /// What each scope is built and finished with, on its own thread.
