@@ -5,19 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 /// Profile only the NVTX-marked regions of a GPU workload with Nsight Compute, and report per region.
+///
+/// Mark the code regions with NVTX ranges (`torch.cuda.nvtx.range_push`/`range_pop`), run the
+/// workload after `--`, and read report.md in the run directory profile-run prints.
 #[derive(Debug, Parser)]
 #[command(
     name = "profile-run",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  \
-        profile-run -c ncu/default regions.include='[train_step]' -- python train.py\n  \
-        profile-run --dry-run pipeline.ncu.ncu_cli.replay_mode=range -- python train.py\n  \
-        profile-run report profile-output/20261122-101500-3f9a2c\n  \
-        profile-run config show --origin --config conf/ncu/memory.yaml\n\n\
-        Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 profiler not found or could not start,\n\
-        4 workload or profiler failed, 5 export could not be parsed, 6 regression gate failed (diff),\n\
-        128+n interrupted by signal n."
+    after_help = SHORT_HELP,
+    after_long_help = LONG_HELP,
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -28,23 +25,49 @@ pub struct Cli {
     pub profile: ProfileArgs,
 }
 
-/// Flags every command takes, before or after its name (`profile-run -q report X` and
-/// `profile-run report X -q` alike); [`Cli::resolve`] hands them to the command that uses them.
+/// `profile-run -h`: the three commands to start with.
+const SHORT_HELP: &str = "Start with (no GPU needed for the last two):\n  \
+    profile-run -c ncu/trace -- python train.py        time per region, at the unprofiled run's cost\n  \
+    profile-run report RUN_DIR                         render a run again, or a CSV/.ncu-rep/trace\n  \
+    profile-run diff BASE_RUN NEW_RUN --fail-above 5   gate CI on a regression\n\n\
+    `--help` lists the presets and exit codes.";
+
+/// `profile-run --help`: the recommended commands, every shipped preset and the exit codes. A unit
+/// test checks that every embedded preset is listed.
+const LONG_HELP: &str = "The three ways to profile:\n  \
+    profile-run -c ncu/trace -- python train.py      every kernel's in-place time per region, at the\n                                                   \
+    cost of the unprofiled run (CUPTI trace; start here)\n  \
+    profile-run -c ncu/sampled -- python train.py    exact times plus deep metrics (throughput, memory)\n                                                   \
+    per region from a sample of launches, with error bars\n  \
+    profile-run -c ncu/default -- python train.py    every kernel replayed by Nsight Compute: exact deep\n                                                   \
+    metrics, slowest; narrow it with regions.include=[...]\n\n\
+    Then: profile-run report RUN_DIR, profile-run merge RANK_DIRS --out DIR, profile-run diff A B --fail-above 5.\n\n\
+    Presets (-c NAME; layer several, later wins; `config show -c NAME` shows one):\n  \
+    ncu/trace        time only, in place, through the CUPTI injection library\n  \
+    ncu/sampled      trace timing plus deep metrics once per distinct launch\n  \
+    ncu/default      Speed-Of-Light metrics, every kernel replayed (the base of all ncu presets)\n  \
+    ncu/compute      SM busyness, pipe use (tensor cores, FMA) and occupancy\n  \
+    ncu/memory       memory traffic and how well the caches serve it\n  \
+    ncu/full         every section ncu ships: the most detail, the slowest\n  \
+    ncu/pytorch      regions named by operator under torch.autograd.profiler.emit_nvtx\n  \
+    ncu/distributed  jobs of several ranks (torchrun, srun, mpirun): per rank, NCCL kept apart\n  \
+    neuron/default   Trainium/Inferentia: a framework workload, regions between collectives\n  \
+    neuron/neff      Trainium/Inferentia: one compiled NEFF\n\n\
+    Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 profiler not found or could not start,\n\
+    4 workload or profiler failed, 5 export could not be parsed, 6 regression gate failed (diff),\n\
+    128+n interrupted by signal n.";
+
+/// Flags every command takes, before or after its name (`profile-run -q -c ncu/memory report X`
+/// and `profile-run report X -q -c ncu/memory` alike).
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Preset file (or embedded preset name such as `ncu/memory`); repeat to layer, later wins.
     #[arg(long = "config", short = 'c', value_name = "FILE", global = true)]
     pub configs: Vec<PathBuf>,
-    /// No progress display; only errors and the final report path.
+    /// No progress display and no program output on the terminal (both still go to the log); only
+    /// warnings, errors and the final report path.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
-    /// `report` and `merge`: also say on stderr what was read but not used (a Neuron profile's
-    /// top-level keys profile-run has no use for).
-    #[arg(long, short = 'v', global = true)]
-    pub verbose: bool,
-    /// `report` and `merge`: replace an existing report in the output directory (never done without it).
-    #[arg(long, global = true)]
-    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,7 +76,8 @@ pub enum Command {
     /// CSV exports or a Neuron profile (JSON, summary, Parquet directory, inspect output).
     Report(ReportArgs),
     /// Combine the per-rank directories of a multi-process run (or several runs) into one report;
-    /// takes what `report` takes, a shared run directory with `rank*` subdirectories included.
+    /// takes what `report` takes, a shared run directory with `rank*` subdirectories included. Writes
+    /// into `--out`, else a fresh directory under `output.root`, never into an input.
     Merge(ReportArgs),
     /// Compare run B against run A (the baseline): per-region time and metric changes, regions added
     /// and removed, and regression gates (exit 6 when one fails).
@@ -89,6 +113,9 @@ pub struct ProfileArgs {
     /// The global `--quiet` (see [`GlobalArgs`]).
     #[arg(skip)]
     pub quiet: bool,
+    /// Not a profiling flag (`report` and `merge` take it): refused by name.
+    #[arg(long, hide = true)]
+    pub force: bool,
     /// The workload to profile, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub workload: Vec<String>,
@@ -150,15 +177,19 @@ pub struct ReportArgs {
     /// than one workload's do), which is refused otherwise.
     #[arg(long)]
     pub allow_incomparable: bool,
-    /// The global `--force` (see [`GlobalArgs`]).
-    #[arg(skip)]
+    /// Replace an existing report in the output directory (never done without it).
+    #[arg(long)]
     pub force: bool,
-    /// The global `--verbose` (see [`GlobalArgs`]).
-    #[arg(skip)]
+    /// Also say on stderr what was read but not used (a Neuron profile's top-level keys profile-run
+    /// has no use for).
+    #[arg(long, short = 'v')]
     pub verbose: bool,
     /// The global `--config` files.
     #[arg(skip)]
     pub configs: Vec<PathBuf>,
+    /// Set for `merge`: its report never goes into an input directory.
+    #[arg(skip)]
+    pub merging: bool,
 }
 
 impl Cli {
@@ -167,34 +198,24 @@ impl Cli {
         Cli::parse_from(global_flags_after_command(std::env::args_os().collect()))
     }
 
-    /// Hands the global flags to the command given; `--force` where no command takes it is an
+    /// Hands the global `--config` files to the command given; `--force` on a profiling run is an
     /// error (the message for exit 2).
     pub fn resolve(mut self) -> Result<Cli, String> {
-        let GlobalArgs {
-            configs,
-            quiet,
-            verbose,
-            force,
-        } = self.global.clone();
-        let takes_force = matches!(self.command, Some(Command::Report(_) | Command::Merge(_)));
-        if force && !takes_force {
+        let configs = self.global.configs.clone();
+        if self.profile.force {
             return Err(
                 "--force applies to `report` and `merge` (a profiling run always writes a fresh run directory)"
                     .into(),
             );
         }
         match &mut self.command {
-            Some(Command::Report(args) | Command::Merge(args)) => {
-                args.configs = configs;
-                args.force = force;
-                args.verbose = verbose;
-            }
+            Some(Command::Report(args) | Command::Merge(args)) => args.configs = configs,
             Some(Command::Diff(args)) => args.configs = configs,
             Some(Command::Config(ConfigCommand::Show { config, .. })) => config.configs = configs,
             Some(Command::WatchProfiler { .. }) => {}
             None => {
                 self.profile.config.configs = configs;
-                self.profile.quiet = quiet;
+                self.profile.quiet = self.global.quiet;
             }
         }
         Ok(self)
@@ -261,6 +282,16 @@ mod tests {
         super::Cli::command().debug_assert();
     }
 
+    #[test]
+    fn long_help_lists_every_embedded_preset() {
+        for name in crate::config::preset_names() {
+            let listed = super::LONG_HELP
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{name} ")));
+            assert!(listed, "`--help` does not list the preset {name}");
+        }
+    }
+
     fn moved(args: &[&str]) -> Vec<String> {
         let args = args.iter().map(std::ffi::OsString::from).collect();
         super::global_flags_after_command(args)
@@ -289,11 +320,14 @@ mod tests {
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
-    /// Print the resolved configuration as YAML.
+    /// Print the keys the given presets and overrides set, as YAML (`--all`: every key).
     Show {
         /// Say where each value came from (file, environment variable, override, built-in default).
         #[arg(long)]
         origin: bool,
+        /// Every key of the resolved configuration, the default preset's included.
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         config: ConfigArgs,
     },

@@ -60,7 +60,7 @@ impl fmt::Display for Error {
             Error::Usage(message) => f.write_str(message),
             Error::Write { path, source } => f.write_str(&write_message(path, source)),
             Error::Stdout { source } => write!(f, "could not write to standard output: {source}; the output was lost (a closed pipe is not an error, a full disk is)"),
-            Error::RegionsTooDeep { depth, limit, sources } => write!(f, "a range stack in {sources} is {depth} levels deep, past regions.max_depth ({limit}); a stack that deep is usually a range pushed in a loop and never popped: fix the program's ranges, or raise the limit with regions.max_depth={depth} (memory grows with the square of the depth)"),
+            Error::RegionsTooDeep { depth, limit, sources } => write!(f, "a range stack in {sources} is {depth} levels deep, past regions.max_depth ({limit}); a stack that deep comes from a range pushed in a loop and never popped, or from the same events read more than once (a profile given twice, or events duplicated in it: each copy nests inside its twin): fix the program's ranges or give each profile once, or raise the limit with regions.max_depth={depth} (memory grows with the square of the depth)"),
             Error::Interrupted { signal, run_dir, captured } => {
                 f.write_str(&interrupted_message(*signal, run_dir, *captured))
             }

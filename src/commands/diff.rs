@@ -25,7 +25,8 @@ pub fn diff_command(args: DiffArgs) -> Result<i32> {
         (&args.a.display().to_string(), &a),
         (&args.b.display().to_string(), &b),
         &gates,
-    );
+    )
+    .map_err(Error::Usage)?;
     if !result.incomparable.is_empty() && !args.allow_incomparable {
         let lines: Vec<String> = result
             .incomparable
@@ -39,9 +40,12 @@ pub fn diff_command(args: DiffArgs) -> Result<i32> {
             lines.join("\n")
         )));
     }
-    // On stderr too: a CI job that keeps only the JSON or the verdict still shows them in its log.
-    for w in &result.warnings {
-        err_line(&format!("warning: {w}"));
+    // The table prints its warnings; with JSON on stdout they go to stderr, so that a CI job that
+    // keeps only the JSON still shows them in its log, once.
+    if args.format == DiffFormat::Json {
+        for w in &result.warnings {
+            err_line(&format!("warning: {w}"));
+        }
     }
     let json = serde_json::to_string_pretty(&result)
         .map_err(|e| Error::Usage(format!("could not serialise the diff: {e}")))?;
@@ -138,6 +142,10 @@ fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     if path.is_dir() && std::fs::symlink_metadata(&file).is_err() {
         return analyse_capture(path, configs);
     }
+    // A file that is not a report.json is a capture: `diff` reads whatever `report` reads.
+    if !path.is_dir() && !run::starts_as_report_json(path)? {
+        return analyse_capture(path, configs);
+    }
     // A run directory's report.json may be anything a stranger put there: checked, never followed
     // out of the directory, and bounded before it is read.
     let run_dir = path.is_dir().then_some(path);
@@ -150,8 +158,9 @@ fn read_report(path: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     })
 }
 
-/// A run directory without report.json (`output.render=false`) or a capture file a profiler reads by
-/// itself (a Neuron profile): the same analysis `report` runs, kept in memory; nothing is written.
+/// A run directory without report.json (`output.render=false`) or a capture file (a CSV export, a
+/// report file, a trace, a Neuron profile): the same analysis `report` runs, kept in memory; nothing
+/// is written.
 fn analyse_capture(dir: &Path, configs: &[PathBuf]) -> Result<RunReport> {
     let loaded = load_config(&ConfigArgs {
         configs: configs.to_vec(),

@@ -12,7 +12,7 @@ mod report;
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigArgs, ConfigCommand, ReportArgs};
 use crate::config::{self, ConfigSources, Loaded};
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
@@ -30,14 +30,21 @@ pub fn main() -> Result<i32> {
     match cli.command {
         Some(Command::Report(args)) => report_command(args),
         // `merge` is `report` given several captures: the same inputs, the same analysis.
-        Some(Command::Merge(args)) => report_command(args),
+        Some(Command::Merge(args)) => report_command(ReportArgs {
+            merging: true,
+            ..args
+        }),
         Some(Command::Diff(args)) => diff::diff_command(args),
-        Some(Command::Config(ConfigCommand::Show { origin, config })) => {
+        Some(Command::Config(ConfigCommand::Show {
+            origin,
+            all,
+            config,
+        })) => {
             let loaded = load_config(&config)?;
-            print_stdout(&if origin {
-                loaded.show_with_origin()
-            } else {
-                loaded.to_yaml()
+            print_stdout(&match (all, origin) {
+                (true, true) => loaded.show_with_origin(),
+                (true, false) => loaded.to_yaml(),
+                (false, origin) => loaded.show_own(origin),
             })?;
             Ok(exit::OK)
         }

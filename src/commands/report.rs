@@ -41,8 +41,11 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         &loaded.config.output.root,
         planned_files(&plan),
     )?;
-    let inputs =
-        Profiler::find_inputs(&input_paths, &loaded.config, &mut |run| out.export_dir(run))?;
+    // `merge` writes nothing into its inputs: neither exported pages nor the report.
+    let merging = args.merging;
+    let inputs = Profiler::find_inputs(&input_paths, &loaded.config, &mut |run| {
+        out.export_dir(run.filter(|_| !merging))
+    })?;
     let Analysed { report, details } =
         inputs.analyze(&loaded.config, &plan.profiler, loaded.fingerprint())?;
     if args.verbose {
@@ -54,7 +57,7 @@ pub fn report_command(args: ReportArgs) -> Result<i32> {
         refuse_unrelated(&report)?;
     }
     // Created only now, so a failed analysis leaves no empty directory behind.
-    let (out, _claim) = out.into_dir(inputs.run_dir())?;
+    let (out, _claim) = out.into_dir(inputs.run_dir().filter(|_| !merging))?;
     let md = write_reports_into(&report, &plan, &out, args.force)?;
     print_selection_notes(&report);
     print_stdout(&md.display().to_string())?;

@@ -92,9 +92,15 @@ pub(crate) fn parse_value(text: &str, origin: &Origin) -> Result<Value, ConfigEr
             .map(|l| (l.line(), l.column()))
             .unwrap_or((1, 1));
         // serde_yaml repeats the location inside its message; ours says it once.
-        let message = e
+        let mut message = e
             .to_string()
             .replace(&format!(" at line {line} column {column}"), "");
+        // A glob such as `*gemm*` unquoted reads as a YAML alias; serde_yaml's words do not say so.
+        if message.contains("alias") || message.contains("anchor") {
+            message.push_str(
+                "; a value that starts with `*` or `&` is a YAML alias or anchor: quote it, as in `include: ['*gemm*']`",
+            );
+        }
         ConfigError::Yaml {
             origin: origin.clone(),
             line,

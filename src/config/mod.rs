@@ -182,6 +182,25 @@ impl Loaded {
         origin::show(&resolved, &self.layers)
     }
 
+    /// `config show`: the keys the given presets, environment and overrides set (what makes this
+    /// configuration differ from the default preset), as YAML; with `origin`, one line per key
+    /// with its source. Without any, the default preset whole, since it is the configuration.
+    pub fn show_own(&self, origin: bool) -> String {
+        let resolved = serde_yaml::to_value(&self.config).expect("config serialises");
+        let own = origin::own_keys(&resolved, &self.layers);
+        let empty = own.as_mapping().is_none_or(|m| m.is_empty());
+        let header = match empty {
+            true => "# the built-in default preset, every key (`config show -c PRESET` shows what a preset changes)\n",
+            false => "# the keys these presets and overrides set; the rest are the default preset's (`config show --all`)\n",
+        };
+        let shown = if empty { &resolved } else { &own };
+        let body = match origin {
+            true => origin::show(shown, &self.layers),
+            false => serde_yaml::to_string(shown).expect("config serialises"),
+        };
+        format!("{header}{body}")
+    }
+
     /// The sources that were merged, lowest precedence first (parents before the presets naming them).
     pub fn sources(&self) -> Vec<&Origin> {
         self.layers.iter().map(|layer| &layer.origin).collect()

@@ -87,6 +87,42 @@ fn sets(data: &Mapping, path: &[String]) -> bool {
     }
 }
 
+impl Origin {
+    /// The built-in default preset, as the first layer or as the parent `ncu/default` a preset names:
+    /// what every configuration starts from, so not a preset's own key.
+    pub fn is_base(&self) -> bool {
+        match self {
+            Origin::DefaultPreset => true,
+            Origin::Embedded(name) => name == "ncu/default",
+            _ => false,
+        }
+    }
+}
+
+/// `resolved` cut to the leaf keys some source other than the default preset set: what the given
+/// presets, environment and overrides change.
+pub(crate) fn own_keys(resolved: &Value, layers: &[Layer]) -> Value {
+    fn keep(value: &Value, path: &mut Vec<String>, layers: &[Layer]) -> Option<Value> {
+        match value {
+            Value::Mapping(map) if !map.is_empty() => {
+                let mut kept = Mapping::new();
+                for (key, inner) in map {
+                    path.push(key_string(key));
+                    if let Some(v) = keep(inner, path, layers) {
+                        kept.insert(key.clone(), v);
+                    }
+                    path.pop();
+                }
+                (!kept.is_empty()).then_some(Value::Mapping(kept))
+            }
+            _ => origin_of(layers, path)
+                .filter(|o| !o.is_base())
+                .map(|_| value.clone()),
+        }
+    }
+    keep(resolved, &mut Vec::new(), layers).unwrap_or(Value::Mapping(Mapping::new()))
+}
+
 /// One line per leaf key, in schema order: `dotted.key: value  # origin`.
 pub(crate) fn show(resolved: &Value, layers: &[Layer]) -> String {
     let mut rows = Vec::new();

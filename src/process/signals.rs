@@ -29,8 +29,9 @@ use signal_hook::iterator::Signals;
 struct Shared {
     /// Every signal received, in order, with when it arrived.
     log: Mutex<Vec<(i32, Instant)>>,
-    /// The processes forwarded signals go to (the current guard's); empty between guards, so a
-    /// late signal never reaches a pid the system may have reused.
+    /// The processes forwarded signals go to: every live guard's (deep workers run at once, each
+    /// under its own); empty between guards, so a late signal never reaches a pid the system may
+    /// have reused.
     pids: Mutex<Vec<u32>>,
 }
 
@@ -97,18 +98,28 @@ pub struct SignalGuard {
     shared: Arc<Shared>,
     /// Signals logged before this guard (they belong to earlier steps).
     since: usize,
+    /// The processes this guard added to the forwarded ones, taken out again when it drops.
+    watched: Mutex<Vec<u32>>,
 }
 
 impl SignalGuard {
     pub fn install() -> std::io::Result<SignalGuard> {
         let shared = shared()?;
         let since = shared.log().len();
-        Ok(SignalGuard { shared, since })
+        Ok(SignalGuard {
+            shared,
+            since,
+            watched: Mutex::new(Vec::new()),
+        })
     }
 
-    /// The processes to forward signals to.
+    /// The processes to forward signals to, beside those of the other guards alive at once.
     pub fn watch(&self, pids: Vec<u32>) {
-        *self.shared.pids() = pids;
+        let mut watched = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+        let mut all = self.shared.pids();
+        forget(&mut all, &watched);
+        all.extend(&pids);
+        *watched = pids;
     }
 
     /// When the first signal since this guard arrived, if one did: the start of the grace period.
@@ -136,8 +147,40 @@ fn hangup_ignored() -> bool {
         .is_some_and(|mask| mask & (1 << (SIGHUP - 1)) != 0)
 }
 
+/// `all` without one each of `these` (a pid two guards watch stays while either does).
+fn forget(all: &mut Vec<u32>, these: &[u32]) {
+    for pid in these {
+        if let Some(at) = all.iter().position(|p| p == pid) {
+            all.swap_remove(at);
+        }
+    }
+}
+
 impl Drop for SignalGuard {
     fn drop(&mut self) {
-        self.shared.pids().clear();
+        let watched = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+        forget(&mut self.shared.pids(), &watched);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guards_alive_at_once_each_keep_their_processes_forwarded() {
+        let (one, two) = (
+            SignalGuard::install().unwrap(),
+            SignalGuard::install().unwrap(),
+        );
+        one.watch(vec![4_000_001]);
+        two.watch(vec![4_000_002]);
+        let forwarded = || shared().unwrap().pids().clone();
+        assert!(forwarded().contains(&4_000_001) && forwarded().contains(&4_000_002));
+        drop(two);
+        assert!(forwarded().contains(&4_000_001), "the other guard's stays");
+        assert!(!forwarded().contains(&4_000_002));
+        drop(one);
+        assert!(!forwarded().contains(&4_000_001));
     }
 }

@@ -35,7 +35,7 @@ pub use regioner::{
     collective_kernels, AutoError, AutoMethod, AutoRegions, CollectiveCuts, Regioner,
     RegionerState, COLLECTIVES_REGION,
 };
-pub use rename::{was_cut, RenameError, RenameRule, Renames, NAME_LIMIT};
+pub use rename::{cut_name, was_cut, RenameError, RenameRule, Renames, NAME_LIMIT};
 pub use requested::RequestedRegions;
 pub use rollup::{Acc, Cell, Group, MetricSpec, PerResult, Rollup};
 pub use selection::{PatternForm, RegionFilter, RegionPattern, RegionPatternError};

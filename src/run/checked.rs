@@ -64,6 +64,47 @@ pub fn read_report_json(path: &Path, run_dir: Option<&Path>) -> Result<String> {
     Ok(text)
 }
 
+/// Whether the file the user named is a report.json (damaged or not) rather than a capture: its
+/// first key is `schema_version`, as profile-run writes every report.json. Anything else (a CSV
+/// export, a report file, a trace, a Neuron profile) is a capture to analyse as `report` would.
+pub fn starts_as_report_json(path: &Path) -> Result<bool> {
+    let mut head = Vec::with_capacity(256);
+    open_checked(path, &Checks::unbounded())
+        .map_err(|e| refused(path, e))?
+        .take(256)
+        .read_to_end(&mut head)
+        .map_err(|e| refused(path, FileError::Io { source: e }))?;
+    let text = String::from_utf8_lossy(&head);
+    let rest = text.trim_start().strip_prefix('{').map(str::trim_start);
+    Ok(rest.is_some_and(|r| r.starts_with("\"schema_version\"")))
+}
+
+/// The most of a log or `command.txt` a live run reads back as text.
+pub const RUN_TEXT_LIMIT: u64 = 256 << 20;
+
+/// The text of a file a live run wrote into its run directory and reads back (the profiler's log,
+/// `command.txt`, a rank's signature): opened only as a regular file and not through a link, so a
+/// FIFO the workload put in its place cannot block the run past a signal, nor a device make it read
+/// forever; at most [`RUN_TEXT_LIMIT`] bytes, invalid UTF-8 replaced. Empty when it is missing or
+/// refused (the caller then reads nothing, as from an empty log).
+pub fn read_run_text(path: &Path) -> String {
+    let checks = Checks {
+        links: Links::Refuse,
+        limit: Limit {
+            bytes: u64::MAX,
+            fix: "",
+        },
+    };
+    let mut bytes = Vec::new();
+    match open_checked(path, &checks) {
+        Ok(file) => match file.take(RUN_TEXT_LIMIT).read_to_end(&mut bytes) {
+            Ok(_) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(_) => String::new(),
+        },
+        Err(_) => String::new(),
+    }
+}
+
 /// Refuses a capture file found in run directory `dir` (an export, a report file) that is not a
 /// regular file inside it: a link out of the directory, a FIFO, a device. A missing one is left to
 /// the caller. Its size is the reader's to bound (a report file's blocks, an export's lines).

@@ -19,7 +19,9 @@ mod out;
 mod record;
 mod store;
 
-pub use checked::{check_in_run, read_record, read_report_json, trace_checks};
+pub use checked::{
+    check_in_run, read_record, read_report_json, read_run_text, starts_as_report_json, trace_checks,
+};
 pub use claim::{Claim, CLAIM_FILE};
 pub use inputs::{check_readable, check_report_inputs};
 pub use out::ReportOut;

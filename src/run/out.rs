@@ -1,5 +1,5 @@
-//! Where `report` / `merge` write: `--out`, else the run directory, else a fresh directory under
-//! `output.root`. An existing report is never replaced without `--force`, and one directory is
+//! Where `report` / `merge` write: `--out`, else (for `report`) the run directory, else a fresh
+//! directory under `output.root`; `merge` never writes into an input. An existing report is never replaced without `--force`, and one directory is
 //! written by one command at a time ([`Claim`]).
 
 use std::path::{Path, PathBuf};

@@ -103,15 +103,38 @@ fn shared_job_id(env: &dyn Fn(&str) -> Option<String>) -> Option<(String, &'stat
         .map(|id| (format!("torchrun-{id}"), "TORCHELASTIC_RUN_ID"))
 }
 
+/// The longest run name, in bytes: the longest directory name most file systems take (`NAME_MAX`).
+const RUN_NAME_LIMIT: usize = 255;
+
 /// A run name is one directory name under `output.root`: a name holding `/`, or `..`, would put the
-/// run directory somewhere else, and an absolute one would ignore `output.root`.
+/// run directory somewhere else, and an absolute one would ignore `output.root`. One that is blank
+/// or holds a control character (a newline, an escape) names a directory no one can find or type,
+/// and one past [`RUN_NAME_LIMIT`] bytes cannot be made: both are refused before anything is.
 fn one_component(name: String, source: &str) -> Result<String> {
+    let fix = "set output.run_name=NAME to one plain name";
     let plain = !name.is_empty() && !name.contains(['/', '\0']) && name != "." && name != "..";
-    if plain {
-        return Ok(name);
+    if !plain {
+        return Err(Error::Usage(format!(
+            "the run name {name:?} (from {source}) is not one directory name: a run directory goes directly under output.root, so its name may not be empty, `.` or `..`, or hold `/`; {fix}"
+        )));
     }
+    let why = if name.trim().is_empty() {
+        "is blank: a run directory of blanks cannot be told apart in a listing nor typed back"
+            .to_string()
+    } else if let Some(c) = name.chars().find(|c| c.is_control()) {
+        format!("holds the control character {c:?}: a listing or a shell would show the directory's name garbled")
+    } else if name.len() > RUN_NAME_LIMIT {
+        format!(
+            "is {} bytes long, past the {RUN_NAME_LIMIT} bytes a directory name may hold",
+            name.len()
+        )
+    } else {
+        return Ok(name);
+    };
+    let shown: String = name.chars().take(40).collect();
+    let cut = if shown.len() < name.len() { "…" } else { "" };
     Err(Error::Usage(format!(
-        "the run name {name:?} (from {source}) is not one directory name: a run directory goes directly under output.root, so its name may not be empty, `.` or `..`, or hold `/`; set output.run_name=NAME to one plain name"
+        "the run name {shown:?}{cut} (from {source}) {why}; {fix}"
     )))
 }
 
@@ -349,6 +372,29 @@ mod tests {
         }
         named.output.run_name = Some("run-1.ok".into());
         assert_eq!(name_for(&named, &env_of(&[])).unwrap().0, "run-1.ok");
+    }
+
+    #[test]
+    fn a_blank_a_control_character_or_a_name_too_long_for_a_directory_is_refused() {
+        let mut named = config();
+        let long = "n".repeat(300);
+        for (bad, why) in [
+            (" ", "is blank"),
+            ("\n", "is blank"),
+            ("run\n1", "control character '\\n'"),
+            ("run\u{1b}[31m", "control character '\\u{1b}'"),
+            (long.as_str(), "is 300 bytes long, past the 255 bytes"),
+        ] {
+            named.output.run_name = Some(bad.into());
+            let err = name_for(&named, &env_of(&[])).unwrap_err().to_string();
+            assert!(
+                err.contains("(from output.run_name)") && err.contains(why),
+                "{bad:?}: {err}"
+            );
+            assert!(err.len() < 400, "the name is cut in the message: {err}");
+        }
+        named.output.run_name = Some("n".repeat(255));
+        assert!(name_for(&named, &env_of(&[])).is_ok(), "255 bytes fit");
     }
 
     #[test]

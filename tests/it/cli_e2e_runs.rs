@@ -252,3 +252,28 @@ fn notes_that_change_the_numbers_are_said_on_stderr_and_others_stay_in_the_repor
     let notes = read_json(&out.join("report.json"))["notes"].to_string();
     assert!(notes.contains("Sampled run"), "{notes}");
 }
+
+#[test]
+fn a_blank_control_or_overlong_run_name_is_refused_before_anything_is_made() {
+    // Each as YAML reads an override's value: double quotes keep blanks, `\n` is a newline.
+    let long = "n".repeat(300);
+    for (name, why) in [
+        (r#"" ""#, "is blank"),
+        (r#""\n""#, "is blank"),
+        (r#""run\tone""#, "control character '\\t'"),
+        (long.as_str(), "is 300 bytes long"),
+    ] {
+        let env = Env::new();
+        env.cmd()
+            .arg(format!("output.run_name={name}"))
+            .args(["--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("output.run_name").and(predicate::str::contains(why)));
+        assert!(
+            !env.root().exists(),
+            "{name:?}: nothing is made under output.root"
+        );
+        assert!(!env.argv_log().exists(), "{name:?}: ncu never ran");
+    }
+}

@@ -397,6 +397,18 @@ fn bad_yaml_is_reported_with_line_and_column() {
 }
 
 #[test]
+fn an_unquoted_glob_read_as_a_yaml_alias_is_told_how_to_quote() {
+    let dir = tree(&[("alias.yaml", "report:\n  kernels:\n    include: [*gemm*]\n")]);
+    let e = err(&[&dir.path().join("alias.yaml")], &[], &[]);
+    let msg = e.to_string();
+    assert!(msg.contains("line 3") && msg.contains("alias"), "{msg}");
+    assert!(
+        msg.contains("quote it, as in `include: ['*gemm*']`"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn a_missing_file_says_so_and_lists_the_presets() {
     let e = err(&[Path::new("no/such/file.yaml")], &[], &[]);
     let msg = e.to_string();

@@ -10,6 +10,7 @@ mod config_cli;
 mod confinement;
 mod faults;
 mod fuzz;
+mod fuzz_diff;
 mod fuzz_trace;
 mod hostile_names;
 mod input_files;

@@ -63,8 +63,9 @@ fn checked_finding_homes(report: &Value) -> Vec<(String, Option<String>)> {
 #[test]
 fn a_finding_is_mostly_in_a_sub_region_only_where_one_holds_half_its_saving() {
     let tmp = tempfile::tempdir().unwrap();
-    // The documented example: every finding names a region without sub-regions, so `—` throughout,
-    // while the kernels' column names a region for each kernel.
+    // The documented example: every finding names a region without sub-regions, so the findings'
+    // column would be `—` throughout and is left out, while the kernels' column names a region for
+    // each kernel.
     let example = render(
         &fixture("ncu/h200-2025.3.1/manual_raw.csv"),
         &tmp.path().join("example"),
@@ -92,12 +93,18 @@ fn a_finding_is_mostly_in_a_sub_region_only_where_one_holds_half_its_saving() {
         .collect();
     assert_eq!(kernel_homes, ["A/A1", "B", "A"]);
     let md = std::fs::read_to_string(tmp.path().join("example/report.md")).unwrap();
-    assert!(md.contains("| Share of scope | Mostly in | Kernel-local speedup |"));
+    assert!(
+        md.contains("| Share of scope | Kernel-local speedup |"),
+        "{md}"
+    );
+    assert!(md.contains("| Time | Share of scope | Mostly in |"), "{md}");
 
-    // The sampled H100 capture: a finding of the whole step is mostly in its backward pass.
+    // The sampled H100 capture: a finding of the whole step is mostly in its backward pass, and
+    // the findings' table has the column.
+    let out = tmp.path().join("sampled");
     let sampled = render(
         &fixture("ncu/h100-2025.3.1-sampled/train.ncu-rep.gz"),
-        &tmp.path().join("sampled"),
+        &out,
         &[],
     );
     let homes = checked_finding_homes(&sampled);
@@ -105,4 +112,6 @@ fn a_finding_is_mostly_in_a_sub_region_only_where_one_holds_half_its_saving() {
         homes.contains(&("train_step".into(), Some("train_step/backward".into()))),
         "{homes:?}"
     );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| Share of scope | Mostly in |"), "{md}");
 }

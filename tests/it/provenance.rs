@@ -152,7 +152,7 @@ fn diff_warns_when_the_workloads_differ_and_not_when_they_match() {
     assert!(!stderr.contains("warning:"), "{stderr}");
     let summary = json["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("no gate given: ")
+        summary.starts_with("no gate set, so nothing was judged: ")
             && summary.contains("regions in 1 matched scopes compared from A to B"),
         "{summary}"
     );

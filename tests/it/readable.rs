@@ -144,11 +144,11 @@ fn what_saves_means_is_explained_once_however_many_scopes_and_regions() {
     // Two processes and their aggregate, each with regions and findings.
     let (md, _) = report_md("ncu/h100-2025.3.1-pytorch/rep_multiproc.ncu-rep.gz");
     assert_eq!(
-        md.matches("\"Saves\" is an estimate of the time a finding would save")
+        md.matches("**Saves**: an estimate of the time acting on a finding would save")
             .count(),
         1
     );
-    assert!(md.matches("**What would save the most**").count() >= 2);
+    assert!(md.matches("**What would save the most:**").count() >= 2);
     assert!(md.matches("**Insights** for this region").count() >= 4);
     assert!(!md.contains("Saves: the estimated time saved"));
     assert!(!md.contains("summed over the kernels the finding covers"));

@@ -1,5 +1,7 @@
-//! The README's promises checked against the repository: the Rust version it names, the kernel-pattern
-//! command it shows (run on the shipped fixture), and the steps of `.ci/run` it lists.
+//! The README's promises checked against the repository: the Rust version it names, its shape as a
+//! front door (length, order, the first command a newcomer can run), the blocks `.ci/run` takes from
+//! it, the steps of `.ci/run` it lists, and the quick start's kernel-pattern command (run on the
+//! shipped fixture).
 
 use crate::common::analyze;
 use profile_run::analysis::RunContext;
@@ -26,10 +28,10 @@ fn the_readme_names_cargo_toml_s_rust_version() {
 }
 
 #[test]
-fn the_readme_s_kernel_pattern_command_selects_the_gemms() {
-    let readme = read("README.md");
+fn the_quick_start_s_kernel_pattern_command_selects_the_gemms() {
+    let page = read("docs/quick-start.md");
     // The shown command, continuation lines joined, split as a shell would.
-    let command = readme.replace("\\\n", " ");
+    let command = page.replace("\\\n", " ");
     let line = command
         .lines()
         .find(|l| l.contains("report.kernels.include="))
@@ -70,19 +72,129 @@ fn the_readme_lists_every_step_of_ci_run() {
     let ci = read(".ci/run");
     let steps: Vec<&str> = ci
         .lines()
+        .map(str::trim)
         .filter(|l| {
-            let l = l.trim_start();
             l.starts_with("cargo ") || l.starts_with("benches/") || l.starts_with("PROPTEST_CASES=")
         })
-        .map(|l| l.trim().split(" \"$out\"").next().unwrap())
         .collect();
     assert!(steps.len() >= 6, "{steps:?}");
     for step in steps {
-        let shown = if step.starts_with("cargo run --release -- report") {
-            "report command above"
-        } else {
-            step
-        };
-        assert!(readme.contains(shown), "README does not list `{step}`");
+        assert!(readme.contains(step), "README does not list `{step}`");
     }
+}
+
+/// The README's lines up to its `## More` heading.
+fn front_door(readme: &str) -> Vec<&str> {
+    readme.lines().take_while(|l| *l != "## More").collect()
+}
+
+/// The fenced block after the `<!-- ci: NAME -->` line, and the line the marker is on.
+fn marked_block<'a>(readme: &'a str, name: &str) -> Option<(usize, Vec<&'a str>)> {
+    let lines: Vec<&str> = readme.lines().collect();
+    let marker = lines
+        .iter()
+        .position(|l| *l == format!("<!-- ci: {name} -->"))?;
+    let open = marker
+        + 1
+        + lines[marker + 1..]
+            .iter()
+            .position(|l| l.starts_with("```"))?;
+    let close = open
+        + 1
+        + lines[open + 1..]
+            .iter()
+            .position(|l| l.starts_with("```"))?;
+    Some((marker + 1, lines[open + 1..close].to_vec()))
+}
+
+#[test]
+fn the_readme_is_a_short_front_door_in_the_newcomer_s_order() {
+    let readme = read("README.md");
+    let door = front_door(&readme);
+    assert!(
+        door.len() < readme.lines().count(),
+        "README.md has no `## More` heading"
+    );
+    assert!(door.len() <= 120, "{} lines before `## More`", door.len());
+    let headings: Vec<&str> = door
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("## "))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "## Try it without a GPU",
+            "## Install",
+            "## Profile your program",
+            "## Mark regions in PyTorch",
+            "## Headline figures",
+        ]
+    );
+    // What it is: three lines between the title and the first heading.
+    let intro = door[1..door.iter().position(|l| l.starts_with("## ")).unwrap()]
+        .iter()
+        .filter(|l| !l.is_empty())
+        .count();
+    assert_eq!(intro, 3);
+    // The first command that runs without a GPU: the demo, on a real GPT-2 capture.
+    let (line, demo) = marked_block(&readme, "demo").expect("a block marked <!-- ci: demo -->");
+    assert!(line <= 40, "the demo starts at line {line}");
+    assert!(
+        demo.iter()
+            .any(|l| l.contains("report tests/fixtures/") && l.contains("gpt2")),
+        "{demo:?}"
+    );
+    let first_fence = door.iter().position(|l| l.starts_with("```")).unwrap() + 1;
+    assert_eq!(
+        first_fence,
+        line + 1,
+        "the demo is the README's first command"
+    );
+    // The three GPU commands, each explained in a line of its own.
+    for preset in ["ncu/trace", "ncu/sampled", "ncu/default"] {
+        assert!(
+            door.iter()
+                .any(|l| l.starts_with("profile-run -c ") && l.contains(preset)),
+            "no `profile-run -c {preset}` command"
+        );
+        assert!(
+            door.iter()
+                .any(|l| l.starts_with(&format!("- **`{preset}`**"))),
+            "no line on when to use {preset}"
+        );
+    }
+    assert!(door.iter().any(|l| l.contains("(docs/performance.md)")));
+}
+
+#[test]
+fn ci_runs_the_blocks_the_readme_marks_for_it() {
+    let readme = read("README.md");
+    let ci = read(".ci/run");
+    let called: Vec<&str> = ci
+        .lines()
+        .flat_map(|l| l.split("readme_block ").skip(1))
+        .map(|rest| rest.split(|c: char| !c.is_alphanumeric()).next().unwrap())
+        .collect();
+    for name in ["demo", "install", "check", "test"] {
+        assert!(called.contains(&name), ".ci/run does not run `{name}`");
+    }
+    for name in called {
+        let (_, block) = marked_block(&readme, name)
+            .unwrap_or_else(|| panic!(".ci/run runs README block `{name}`, which is not marked"));
+        assert!(!block.is_empty(), "README block `{name}` is empty");
+    }
+    let (_, install) = marked_block(&readme, "install").unwrap();
+    assert!(
+        install.iter().any(|l| l.contains("cargo build --release")),
+        "the install builds the binary and libcupti_trace.so with `cargo build --release`: {install:?}"
+    );
+    let (_, check) = marked_block(&readme, "check").unwrap();
+    assert!(
+        check
+            .iter()
+            .any(|l| l.starts_with("profile-run --dry-run -c ncu/trace ")),
+        "{check:?}"
+    );
+    assert_eq!(marked_block(&readme, "test").unwrap().1, ["cargo test"]);
 }

@@ -299,3 +299,87 @@ fn each_worker_ends_its_workload_once_it_has_its_results() {
         );
     }
 }
+
+#[test]
+fn a_worker_that_fails_after_writing_its_report_whole_is_said_to_be_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fake_sampled(tmp.path())
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env("FAKE_NCU_WORKER_EXIT", "profile.deep.1=3")
+        .args([
+            "pipeline.ncu.sampling.adaptive=false",
+            "pipeline.ncu.sampling.deep_gpus=2",
+            "--",
+            "true",
+        ])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let report = read_json(&tmp.path().join("out/run/report.json"));
+    let results = &report["sampling"]["deep_workers"][1]["results"];
+    assert!(results.as_u64().unwrap() > 0, "{}", report["sampling"]);
+    assert!(
+        stderr.contains("worker 1 of ncu's deep pass failed again (exit code 3; see ")
+            && stderr.contains(&format!(
+                "was written whole all the same and is read: its {results} result(s) are used"
+            )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no deep results"), "{stderr}");
+}
+
+/// Deep workers running at once each get the signal profile-run forwards: a SIGTERM ends them all
+/// at once (each writes its report and exits), not the last one started alone while the others
+/// wait out `pipeline.signal_grace_seconds` to be killed.
+#[test]
+fn a_sigterm_reaches_every_deep_worker_running_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = crate::common::fixture("ncu/h100-2025.3.1-sampled");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"))
+        .current_dir(tmp.path())
+        .env_remove("FAKE_NCU_MODE")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env("FAKE_NCU_DEEP_MODE", "slow")
+        .env("FAKE_NCU_REPORT", dir.join("train.ncu-rep.gz"))
+        .env("FAKE_NCU_DEEP_REPORT", dir.join("train.deep.ncu-rep.gz"))
+        .args(["-q", "--config", "ncu/sampled", "pipeline.ncu.timing=ncu"])
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            crate::common::repo()
+                .join("tests/support/fake-ncu")
+                .display()
+        ))
+        .arg(format!("output.root={}", tmp.path().join("out").display()))
+        .args(["output.run_name=run", "regions.include=[train_step]"])
+        .args(["pipeline.ncu.sampling.adaptive=false"])
+        .args(["pipeline.ncu.sampling.deep_gpus=2", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = tmp.path().join("out/run");
+    let slow = |log: &str| {
+        std::fs::read_to_string(run.join(log)).is_ok_and(|text| text.contains("slow_kernel"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !(slow("ncu.deep.log") && slow("ncu.deep.1.log")) {
+        assert!(std::time::Instant::now() < deadline, "both workers start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sent = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(143));
+    // The grace is 10 s; each worker ends within 50 ms of its SIGTERM.
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+    let record = read_json(&run.join("run.json"));
+    assert_eq!(record["interrupted_by"], 15, "{record}");
+    for worker in record["deep_workers"].as_array().unwrap() {
+        assert_eq!(worker["exit_code"], 143, "ended on its SIGTERM: {record}");
+    }
+}

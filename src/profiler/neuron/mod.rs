@@ -159,10 +159,10 @@ pub fn analyze(
             observe::report::report_with_details(config, &plan.regions, &found.viewed, &context)?;
         return Ok(Analysed { report, details });
     }
-    // A system profile: every instance's and process's directory read as one run.
+    // A system profile: every instance's and process's directory read as one run, each once.
     let profile = readers::parquet::system::read_all(&found.system)?;
-    let sources: Vec<String> = found
-        .system
+    let sources: Vec<String> = profile
+        .sources
         .iter()
         .map(|d| d.display().to_string())
         .collect();

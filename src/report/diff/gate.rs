@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Change, Difference, RegionDiff, ScopeDiff, Verdict};
+use super::{Change, Difference, OneSided, RegionDiff, ScopeDiff, Side, Verdict};
 use crate::report::format;
 use crate::report::model::ItemNoun;
 
@@ -31,7 +31,7 @@ impl Gate {
         })
     }
 
-    fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         format!(
             "{} +{}%",
             self.metric.as_deref().unwrap_or("time"),
@@ -39,29 +39,41 @@ impl Gate {
         )
     }
 
-    /// The gate's result over every matched region of every matched scope, worded as the runs'
-    /// profiler words it.
-    pub fn apply(&self, scopes: &[ScopeDiff], words: &ItemNoun) -> GateResult {
+    /// The gate's result over every matched region of every matched scope, and over the regions
+    /// only one run has, worded as the runs' profiler words it.
+    pub fn apply(
+        &self,
+        scopes: &[ScopeDiff],
+        time_metric: Option<&str>,
+        words: &ItemNoun,
+    ) -> GateResult {
         let mut checked = 0;
         let mut findings = Vec::new();
         for scope in scopes {
             for region in &scope.regions {
-                let Some((change, noise)) = self.measure(region) else {
+                let measures = self.measure(region);
+                if measures.is_empty() {
                     continue;
-                };
-                checked += 1;
-                if let Some(status) = self.judge(&change, noise) {
-                    findings.push(GateFinding {
-                        scope: scope.key.clone(),
-                        region: region.path.clone(),
-                        why: finding_why(status, &change, noise, self.limit_pct),
-                        a: change.a,
-                        b: change.b,
-                        delta_pct: change.delta_pct,
-                        status,
-                    });
                 }
+                checked += 1;
+                findings.extend(self.worst(&measures).map(|(m, status)| GateFinding {
+                    scope: scope.key.clone(),
+                    region: region.path.clone(),
+                    statistic: m.statistic,
+                    why: finding_why(status, m, self.limit_pct),
+                    a: m.change.a,
+                    b: m.change.b,
+                    delta_pct: m.change.delta_pct,
+                    status,
+                }));
             }
+            let metric = self.metric.as_deref().or(time_metric);
+            findings.extend(metric.into_iter().flat_map(|metric| {
+                scope
+                    .one_sided
+                    .iter()
+                    .filter_map(move |r| self.one_sided(&scope.key, r, metric))
+            }));
         }
         let failed = findings
             .iter()
@@ -78,8 +90,8 @@ impl Gate {
         let why = match (failed, noisy) {
             _ if checked == 0 => format!("no region both runs have could be checked, so nothing was compared; {}", words.no_shared_regions),
             (0, 0) => format!("{checked} regions checked; none grew by more than {}%", self.limit_pct),
-            (0, n) => format!("{checked} regions checked; {n} grew by more than {}% but within the runs' own spread (noise)", self.limit_pct),
-            (f, _) => format!("{f} of {checked} regions grew by more than {}%", self.limit_pct),
+            (0, n) => format!("{checked} regions checked; {n} grew by more than {}% but within the baseline's own spread (noise)", self.limit_pct),
+            (f, _) => format!("{f} regions failed ({checked} in both runs checked, and those only one run has): over {}%", self.limit_pct),
         };
         GateResult {
             gate: self.name(),
@@ -92,19 +104,57 @@ impl Gate {
         }
     }
 
-    /// The change this gate looks at, and the noise band it allows (time with visits only).
-    fn measure(&self, region: &RegionDiff) -> Option<(Change, Option<f64>)> {
+    /// What this gate compares of a region in both runs. The time gate: the total, and with visits
+    /// known the median and the p90 visit, each against the baseline's spread alone (A's p90 − min;
+    /// for the total, that spread over its visits, √visits × spread), so that a regression in B can
+    /// never widen the band that excuses it. A named metric: its value, exactly.
+    fn measure(&self, region: &RegionDiff) -> Vec<Measure> {
         match &self.metric {
-            None => match &region.per_visit {
-                Some(v) => Some((v.median.clone(), Some(v.noise))),
-                None => Some((region.time.clone()?, None)),
-            },
+            None => {
+                let Some(total) = &region.time else {
+                    return Vec::new();
+                };
+                let Some(v) = &region.per_visit else {
+                    return vec![Measure::exact(Statistic::Total, total)];
+                };
+                vec![
+                    Measure {
+                        statistic: Statistic::Total,
+                        change: total.clone(),
+                        noise: Some(v.noise * v.visits.a.max(1.0).sqrt()),
+                    },
+                    Measure {
+                        statistic: Statistic::Median,
+                        change: v.median.clone(),
+                        noise: Some(v.noise),
+                    },
+                    Measure {
+                        statistic: Statistic::P90,
+                        change: v.p90.clone(),
+                        noise: Some(v.noise),
+                    },
+                ]
+            }
             Some(name) => region
                 .metrics
                 .iter()
-                .find(|m| &m.name == name)
-                .map(|m| (m.change.clone(), None)),
+                .filter(|m| &m.name == name)
+                .map(|m| Measure::exact(Statistic::Total, &m.change))
+                .collect(),
         }
+    }
+
+    /// The worst of a region's measures: the first that fails, else the first within noise.
+    fn worst<'m>(&self, measures: &'m [Measure]) -> Option<(&'m Measure, GateStatus)> {
+        let judged: Vec<(&Measure, GateStatus)> = measures
+            .iter()
+            .filter_map(|m| Some((m, self.judge(&m.change, m.noise)?)))
+            .collect();
+        judged
+            .iter()
+            .find(|(_, s)| *s == GateStatus::Fail)
+            .or_else(|| judged.first())
+            .copied()
     }
 
     fn judge(&self, change: &Change, noise: Option<f64>) -> Option<GateStatus> {
@@ -117,25 +167,93 @@ impl Gate {
             _ => Some(GateStatus::Fail),
         }
     }
+
+    /// A region only one run has fails when it holds more than the limit's share of its scope: a
+    /// renamed region made slower must not pass as one region gone and another new. Only the
+    /// outermost of such regions is judged; its children are in its share.
+    fn one_sided(&self, scope: &str, region: &OneSided, metric: &str) -> Option<GateFinding> {
+        let share = *region.share_pct.get(metric)?;
+        if !region.outermost || share <= self.limit_pct {
+            return None;
+        }
+        let (statistic, a, b, verb) = match region.side {
+            Side::New => (Statistic::New, 0.0, share, "is new in B"),
+            Side::Gone => (Statistic::Gone, share, 0.0, "is gone from B"),
+        };
+        Some(GateFinding {
+            scope: scope.to_string(),
+            region: region.path.clone(),
+            statistic,
+            a,
+            b,
+            delta_pct: None,
+            status: GateStatus::Fail,
+            why: format!(
+                "{verb} and holds {share:.2}% of its scope's {metric} there, over the limit of {}%: a renamed region cannot be compared, so name it alike in both runs",
+                self.limit_pct
+            ),
+        })
+    }
 }
 
-fn finding_why(status: GateStatus, change: &Change, noise: Option<f64>, limit: f64) -> String {
-    let by = change
+/// One statistic of a region in both runs, and the noise band it is allowed.
+struct Measure {
+    statistic: Statistic,
+    change: Change,
+    noise: Option<f64>,
+}
+
+impl Measure {
+    fn exact(statistic: Statistic, change: &Change) -> Measure {
+        Measure {
+            statistic,
+            change: change.clone(),
+            noise: None,
+        }
+    }
+}
+
+/// Which of a region's numbers a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The region's inclusive total (the time, or the gated metric).
+    Total,
+    /// The median visit time.
+    Median,
+    /// The 90th-percentile visit time.
+    P90,
+    /// A region only run B has; `a` and `b` are its share of the scope in percent.
+    New,
+    /// A region only run A has; `a` and `b` are its share of the scope in percent.
+    Gone,
+}
+
+impl Statistic {
+    fn words(self) -> &'static str {
+        match self {
+            Statistic::Total => "total",
+            Statistic::Median => "median visit time",
+            Statistic::P90 => "p90 visit time",
+            Statistic::New | Statistic::Gone => "share",
+        }
+    }
+}
+
+fn finding_why(status: GateStatus, m: &Measure, limit: f64) -> String {
+    let by = m
+        .change
         .delta_pct
         .map_or("from 0".to_string(), |p| format!("by {p:.2}%"));
-    let basis = if noise.is_some() {
-        "median visit time"
-    } else {
-        "value"
-    };
-    match (status, noise) {
+    let basis = m.statistic.words();
+    match (status, m.noise) {
         (GateStatus::WithinNoise, Some(n)) => format!(
-            "{basis} grew {by} (limit {limit}%), but the change {} is within the runs' spread p90 − min = {}",
-            format::number(change.delta),
+            "{basis} grew {by} (limit {limit}%), but the change {} is within the baseline's spread {}",
+            format::number(m.change.delta),
             format::number(n)
         ),
         (_, Some(n)) => format!(
-            "{basis} grew {by} (limit {limit}%), beyond the runs' spread p90 − min = {}",
+            "{basis} grew {by} (limit {limit}%), beyond the baseline's spread {}",
             format::number(n)
         ),
         _ => format!("{basis} grew {by} (limit {limit}%); no visit spread is known to judge noise"),
@@ -167,7 +285,7 @@ pub fn parse_time_limit(text: &str) -> Result<Gate, String> {
 pub enum GateStatus {
     Pass,
     Fail,
-    /// Over the limit, but within the runs' own spread of visit times.
+    /// Over the limit, but within the baseline's own spread of visit times.
     WithinNoise,
 }
 
@@ -176,6 +294,9 @@ pub enum GateStatus {
 pub struct GateFinding {
     pub scope: String,
     pub region: String,
+    /// Which of the region's numbers went over: `total`, `median`, `p90`, or `new`/`gone` for a
+    /// region only one run has.
+    pub statistic: Statistic,
     pub a: f64,
     pub b: f64,
     pub delta_pct: Option<f64>,
@@ -198,12 +319,12 @@ pub struct GateResult {
     pub findings: Vec<GateFinding>,
 }
 
-/// The verdict and its sentence; `compared` is (regions, scopes) matched in both runs, what a diff
-/// without gates says it compared.
+/// The verdict and its sentence; without a gate, what was compared and the largest time change,
+/// since nothing was judged.
 pub fn verdict(
     gates: &[GateResult],
     incomparable: &[Difference],
-    compared: (usize, usize),
+    scopes: &[ScopeDiff],
 ) -> (Verdict, String) {
     let failed: Vec<&str> = gates
         .iter()
@@ -218,12 +339,19 @@ pub fn verdict(
     let mut summary = if !failed.is_empty() {
         format!("fail: gate {} failed", failed.join(", "))
     } else if gates.is_empty() {
+        let regions: usize = scopes.iter().map(|s| s.regions.len()).sum();
+        let largest = largest_change(scopes).map_or(String::new(), |(scope, region, pct)| {
+            format!(
+                "; the largest time change is {} ({scope}) {pct:+.2}%",
+                format::cut_long(region)
+            )
+        });
         format!(
-            "no gate given: {} regions in {} matched scopes compared from A to B (the table below); pass --fail-above PCT or --gate-metric NAME:PCT to fail on a regression",
-            compared.0, compared.1
+            "no gate set, so nothing was judged: {regions} regions in {} matched scopes compared from A to B{largest}; add --fail-above PCT or --gate-metric NAME:PCT to fail on a regression",
+            scopes.len()
         )
     } else if noisy > 0 {
-        format!("pass: {noisy} region changes over a limit are within the runs' own noise")
+        format!("pass: {noisy} region changes over a limit are within the baseline's own noise")
     } else {
         "pass: every gate held".to_string()
     };
@@ -234,12 +362,25 @@ pub fn verdict(
             what.join(", ")
         ));
     }
-    let verdict = if failed.is_empty() {
-        Verdict::Pass
-    } else {
-        Verdict::Fail
+    let verdict = match (failed.is_empty(), gates.is_empty()) {
+        (false, _) => Verdict::Fail,
+        (true, true) => Verdict::NotGated,
+        (true, false) => Verdict::Pass,
     };
     (verdict, summary)
+}
+
+/// The region whose time changed most in either direction: (scope, region, percent).
+fn largest_change(scopes: &[ScopeDiff]) -> Option<(&str, &str, f64)> {
+    scopes
+        .iter()
+        .flat_map(|s| {
+            s.regions.iter().filter_map(move |r| {
+                let pct = r.time.as_ref()?.delta_pct?;
+                Some((s.key.as_str(), r.path.as_str(), pct))
+            })
+        })
+        .max_by(|x, y| x.2.abs().total_cmp(&y.2.abs()))
 }
 
 #[cfg(test)]

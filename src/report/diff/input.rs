@@ -130,6 +130,9 @@ pub struct TotalsSide {
     pub kernels: Vec<KernelSide>,
     #[serde(default)]
     pub kernel_count: Option<u64>,
+    /// The scope's totals per metric: what a region's share of the scope is taken against.
+    #[serde(default)]
+    pub metrics: BTreeMap<String, ValueSide>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,6 +143,9 @@ pub struct KernelSide {
 #[derive(Debug, Clone, Deserialize)]
 pub struct RegionSide {
     pub path: String,
+    /// The enclosing region's path; `null` at the top of the tree.
+    #[serde(default)]
+    pub parent: Option<String>,
     pub kernel_count: u64,
     pub inclusive: BTreeMap<String, ValueSide>,
     pub instances: Option<InstancesSide>,
@@ -151,6 +157,9 @@ pub struct RegionSide {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ValueSide {
     pub value: Option<f64>,
+    /// The value's own unit (`ns`, `ms`, `%`); absent in reports that gave it only per metric.
+    #[serde(default)]
+    pub unit: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -165,16 +174,40 @@ impl RegionSide {
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.inclusive.get(name).and_then(|v| v.value)
     }
+
+    /// The unit `metric`'s value is given in: its own, else the metric's.
+    pub fn unit_of<'a>(&'a self, report: &'a RunReport, metric: &str) -> &'a str {
+        self.inclusive
+            .get(metric)
+            .and_then(|v| v.unit.as_deref())
+            .unwrap_or_else(|| report.unit(metric))
+    }
 }
 
 impl InstancesSide {
-    /// The per-visit median and the spread of visits (p90 − min), when the region has visits.
-    pub fn median_and_spread(&self) -> Option<(f64, f64)> {
+    /// The per-visit median, p90 and spread of visits (p90 − min), when the region has visits.
+    pub fn visits(&self) -> Option<Visits> {
         if self.count == 0 {
             return None;
         }
-        Some((self.median?, self.p90? - self.min?))
+        let (min, median, p90) = (self.min?, self.median?, self.p90?);
+        Some(Visits {
+            count: self.count,
+            median,
+            p90,
+            spread: p90 - min,
+        })
     }
+}
+
+/// A region's visit statistics, as the gate reads them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Visits {
+    pub count: u64,
+    pub median: f64,
+    pub p90: f64,
+    /// p90 − min: how far one visit strays from the fastest in this run.
+    pub spread: f64,
 }
 
 impl ScopeSide {

@@ -5,6 +5,7 @@
 //!
 //! Floor: report (see `crate::report`): imports config, region and the ground floor only.
 
+mod checks;
 mod comparable;
 mod gate;
 pub mod input;
@@ -13,7 +14,9 @@ mod table;
 use serde::Serialize;
 
 pub use comparable::Difference;
-pub use gate::{parse_time_limit as gate_time, Gate, GateFinding, GateResult, GateStatus};
+pub use gate::{
+    parse_time_limit as gate_time, Gate, GateFinding, GateResult, GateStatus, Statistic,
+};
 pub use input::RunReport;
 pub use table::table;
 
@@ -51,7 +54,12 @@ impl Change {
 pub struct PerVisit {
     /// Median visit time in each run.
     pub median: Change,
-    /// The runs' own spread, the larger of their p90 − min: a median change within it is noise.
+    /// 90th-percentile visit time in each run: a tail that grew while the median held.
+    pub p90: Change,
+    /// Visits in each run.
+    pub visits: Change,
+    /// The baseline's own spread of visits, run A's p90 − min: a per-visit change within it is
+    /// noise. Never run B's, whose regression would widen the band that excuses it.
     pub noise: f64,
 }
 
@@ -74,6 +82,26 @@ pub struct RegionDiff {
     pub metrics: Vec<MetricChange>,
 }
 
+/// A region only one run has: new in B, or gone from A, with its share of its scope there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OneSided {
+    pub path: String,
+    /// `new` (only in B) or `gone` (only in A).
+    pub side: Side,
+    /// Whether its parent is in both runs (or it is at the top): the region a rename shows as.
+    pub outermost: bool,
+    /// Its share of the scope's total in the run that has it, in percent, per metric it has a
+    /// value of.
+    pub share_pct: std::collections::BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    New,
+    Gone,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScopeDiff {
     /// `rank 0`, `python3 on host, device 0`, or `aggregate`.
@@ -85,14 +113,18 @@ pub struct ScopeDiff {
     pub added: Vec<String>,
     /// Region paths only run A has.
     pub removed: Vec<String>,
+    /// The regions of `added` and `removed` with their shares of the scope, what a gate judges.
+    pub one_sided: Vec<OneSided>,
 }
 
-/// `pass` or `fail`: failed when a gate failed, or when the runs are incomparable.
+/// `pass` or `fail` when a gate was given; `not_gated` when none was: a diff without a gate has
+/// judged nothing, so it never says it passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
     Fail,
+    NotGated,
 }
 
 /// The comparison of run B against run A (the baseline).
@@ -119,10 +151,18 @@ pub struct Diff {
     pub scopes_removed: Vec<String>,
 }
 
-/// Compares run B against run A and applies `gates`.
-pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> Diff {
+/// Compares run B against run A and applies `gates`. Refused, naming the region, when a report
+/// cannot be gated on: a region listed twice, a negative time, a value in another unit in the other
+/// run, or a gated value missing where the region ran work.
+pub fn compare(
+    a: (&str, &RunReport),
+    b: (&str, &RunReport),
+    gates: &[Gate],
+) -> Result<Diff, String> {
     let (name_a, ra) = a;
     let (name_b, rb) = b;
+    checks::each_report(a)?;
+    checks::each_report(b)?;
     let (incomparable, mut notes) = comparable::check(ra, rb);
     let (warnings, checked) = comparable::warnings(ra, rb);
     notes.extend(checked);
@@ -137,15 +177,15 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
                 (rb, sb.device.as_deref()),
             ));
         }
+        checks::pair(&key, (ra, sa), (rb, sb), gates)?;
         scopes.push(scope_diff(ra, &key, sa, sb));
     }
     let gates: Vec<GateResult> = gates
         .iter()
-        .map(|g| g.apply(&scopes, &ra.item_noun))
+        .map(|g| g.apply(&scopes, ra.time_metric.as_deref(), &ra.item_noun))
         .collect();
-    let regions = scopes.iter().map(|s| s.regions.len()).sum();
-    let (verdict, summary) = gate::verdict(&gates, &incomparable, (regions, scopes.len()));
-    Diff {
+    let (verdict, summary) = gate::verdict(&gates, &incomparable, &scopes);
+    Ok(Diff {
         verdict,
         summary,
         a: name_a.to_string(),
@@ -163,7 +203,7 @@ pub fn compare(a: (&str, &RunReport), b: (&str, &RunReport), gates: &[Gate]) -> 
         scopes,
         scopes_added,
         scopes_removed,
-    }
+    })
 }
 
 type Pairs<'a> = Vec<(String, &'a input::ScopeSide, &'a input::ScopeSide)>;
@@ -247,14 +287,16 @@ fn scope_diff(
             continue;
         };
         let both = |m: &str| Some(Change::new(x.metric(m)?, y.metric(m)?));
-        let per_visit = match (x.instances, y.instances) {
-            (Some(ia), Some(ib)) => match (ia.median_and_spread(), ib.median_and_spread()) {
-                (Some((ma, na)), Some((mb, nb))) => Some(PerVisit {
-                    median: Change::new(ma, mb),
-                    noise: na.max(nb),
-                }),
-                _ => None,
-            },
+        let per_visit = match (
+            x.instances.and_then(|i| i.visits()),
+            y.instances.and_then(|i| i.visits()),
+        ) {
+            (Some(va), Some(vb)) => Some(PerVisit {
+                median: Change::new(va.median, vb.median),
+                p90: Change::new(va.p90, vb.p90),
+                visits: Change::new(va.count as f64, vb.count as f64),
+                noise: va.spread,
+            }),
             _ => None,
         };
         regions.push(RegionDiff {
@@ -275,12 +317,14 @@ fn scope_diff(
                 .collect(),
         });
     }
-    let added = sb
+    let added: Vec<String> = sb
         .regions
         .iter()
         .filter(|y| !sa.regions.iter().any(|x| x.path == y.path))
         .map(|y| y.path.clone())
         .collect();
+    let mut one_sided = one_sided_of(sb, &added, Side::New);
+    one_sided.extend(one_sided_of(sa, &removed, Side::Gone));
     ScopeDiff {
         key: key.to_string(),
         label_a: sa.label.clone(),
@@ -288,5 +332,52 @@ fn scope_diff(
         regions,
         added,
         removed,
+        one_sided,
     }
+}
+
+/// The regions `paths` of `scope` (the side that has them), each with its share of the scope per
+/// metric: against the scope's total where the report gives one, else the sum of the top regions.
+fn one_sided_of(scope: &input::ScopeSide, paths: &[String], side: Side) -> Vec<OneSided> {
+    let listed: Vec<&input::RegionSide> = scope
+        .regions
+        .iter()
+        .filter(|r| paths.contains(&r.path))
+        .collect();
+    // Each metric's scope total once, not once per region that needs it.
+    let mut totals: std::collections::BTreeMap<&str, f64> = std::collections::BTreeMap::new();
+    for name in listed.iter().flat_map(|r| r.inclusive.keys()) {
+        totals.entry(name.as_str()).or_insert_with(|| {
+            let given = scope
+                .total
+                .as_ref()
+                .and_then(|t| t.metrics.get(name))
+                .and_then(|v| v.value);
+            given.unwrap_or_else(|| {
+                scope
+                    .regions
+                    .iter()
+                    .filter(|r| r.parent.is_none())
+                    .filter_map(|r| r.metric(name))
+                    .sum()
+            })
+        });
+    }
+    listed
+        .into_iter()
+        .map(|r| OneSided {
+            path: r.path.clone(),
+            side,
+            outermost: r.parent.as_ref().is_none_or(|p| !paths.contains(p)),
+            share_pct: r
+                .inclusive
+                .iter()
+                .filter_map(|(name, v)| {
+                    let total = totals[name.as_str()];
+                    let value = v.value?;
+                    (total > 0.0).then(|| (name.clone(), value / total * 100.0))
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -4,13 +4,17 @@
 
 use std::fmt::Write;
 
-use super::{Diff, GateStatus, RegionDiff};
+use super::{Diff, GateStatus, OneSided, RegionDiff, Side, Verdict};
 use crate::console;
 use crate::report::format::{cut_long, value};
 
 pub fn table(diff: &Diff) -> String {
     let mut out = String::new();
-    let verdict = format!("{:?}", diff.verdict).to_uppercase();
+    let verdict = match diff.verdict {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::NotGated => "NO GATE",
+    };
     let _ = writeln!(out, "{verdict} — {}", diff.summary);
     let _ = writeln!(out, "A: {}\nB: {}", diff.a, diff.b);
     for d in &diff.incomparable {
@@ -46,18 +50,14 @@ pub fn table(diff: &Diff) -> String {
         ];
         header.extend(gated.iter().map(|g| format!("Δ {g}")));
         let mut rows = vec![header];
-        rows.extend(
-            scope
-                .regions
-                .iter()
-                .map(|r| row(r, &diff.time_unit, &gated)),
-        );
+        // The largest time changes first, either way: what a reader looks for.
+        let mut regions: Vec<&RegionDiff> = scope.regions.iter().collect();
+        regions.sort_by(|x, y| size(y).total_cmp(&size(x)));
+        rows.extend(regions.iter().map(|r| row(r, &diff.time_unit, &gated)));
         out.push_str(&align(&rows));
-        for path in &scope.added {
-            let _ = writeln!(out, "  + {} (only in B)", cut_long(path));
-        }
-        for path in &scope.removed {
-            let _ = writeln!(out, "  - {} (only in A)", cut_long(path));
+        let time = diff.time_metric.as_deref();
+        for r in &scope.one_sided {
+            let _ = writeln!(out, "{}", one_sided(r, time));
         }
     }
     for key in &diff.scopes_added {
@@ -70,6 +70,28 @@ pub fn table(diff: &Diff) -> String {
         let _ = writeln!(out, "\nnote: {note}");
     }
     out
+}
+
+/// How much a region's time changed, for ordering: a region new from zero counts as the largest.
+fn size(r: &RegionDiff) -> f64 {
+    r.time
+        .as_ref()
+        .map_or(0.0, |t| t.delta_pct.map_or(f64::INFINITY, f64::abs))
+}
+
+/// `+ path (new in B: 12.50% of the scope)` or `- path (gone from A: …)`.
+fn one_sided(r: &OneSided, time: Option<&str>) -> String {
+    let (mark, words) = match r.side {
+        Side::New => ("+", "new in B"),
+        Side::Gone => ("-", "gone from A"),
+    };
+    let share = time
+        .and_then(|t| r.share_pct.get(t))
+        .map_or(String::new(), |s| format!(": {s:.2}% of the scope's time"));
+    format!(
+        "  {mark} {} ({words}{share})",
+        console::escape_controls(&cut_long(&r.path))
+    )
 }
 
 fn pct(p: Option<f64>) -> String {

@@ -76,6 +76,8 @@ pub struct SummaryInsight {
     pub rule: String,
     pub severity: Severity,
     pub message: String,
+    /// What to try, when the rule says (the insight's `action`).
+    pub action: Option<String>,
     pub kernel: Option<String>,
     /// Kernel-local, of the shown result (see the insight's field).
     pub estimated_speedup: Option<f64>,

@@ -173,6 +173,7 @@ fn entry(scope: &Scope, c: &Candidate, share: &dyn Fn(f64) -> Option<f64>) -> Su
         rule: rule.to_string(),
         severity: c.insight.severity,
         message: c.insight.message.clone(),
+        action: c.insight.action.clone(),
         kernel: c.insight.evidence.kernel.clone(),
         estimated_speedup: c.insight.estimated_speedup,
         estimated_saving_ns: c.counted,

@@ -594,5 +594,7 @@ fn around_a_launcher_adaptive_samples_stay_one_worker() {
     );
 }
 
+mod damaged;
+mod interrupted;
 mod nodes;
 mod rounds;

@@ -23,7 +23,10 @@ mod settings;
 mod summary_checks;
 mod summary_rows;
 mod system;
+mod system_bounds;
+mod system_fuzz;
 mod system_gen;
+mod system_once;
 mod system_report;
 mod view_serves;
 

@@ -168,3 +168,85 @@ pub fn training_run(root: &Path, late: Option<i64>, collectives: bool) -> Vec<Pa
         })
         .collect()
 }
+
+/// One row of a scale scenario: name, process, worker (`worker_gid`, with `nc_idx` 0), start and
+/// end from [`FIRST_NS`] in ns.
+pub type Row = (String, i64, Option<i64>, i64, i64);
+
+/// Writes `dir/SystemProfileEvents.parquet` from `rows` (all on [`INSTANCE_A`], the runtime's
+/// events), for the scale scenarios of `benches/neuron_system.sh` and the tests of their bounds.
+pub fn write_rows(dir: &Path, rows: &[Row]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let n = rows.len();
+    let ints = |f: &dyn Fn(&Row) -> Option<i64>| rows.iter().map(f).collect();
+    write_table(
+        &dir.join("SystemProfileEvents.parquet"),
+        "SystemProfileEvents",
+        &[
+            Col::I64("id", (0..n as i64).map(Some).collect()),
+            Col::Str("name", rows.iter().map(|r| Some(r.0.clone())).collect()),
+            Col::I64("start_ts", ints(&|r| Some(FIRST_NS + r.3))),
+            Col::I64("end_ts", ints(&|r| Some(FIRST_NS + r.4))),
+            Col::Str("trace_event_source", vec![Some("neuron_rt".into()); n]),
+            Col::Str("instance_id", vec![Some(INSTANCE_A.into()); n]),
+            Col::I64("process_id", ints(&|r| Some(r.1))),
+            Col::I64("nc_idx", ints(&|r| r.2.map(|_| 0))),
+            Col::I64("worker_gid", ints(&|r| r.2)),
+        ],
+    );
+}
+
+/// The system-profile directory of a scale scenario under `root`.
+pub fn scale_dir(root: &Path) -> PathBuf {
+    root.join(format!("{INSTANCE_A}_pid_1"))
+        .join("system@latest")
+}
+
+/// `n` events one after another on one worker, each with a name of its own (`op_0000001`, …).
+pub fn many_names(root: &Path, n: usize) -> PathBuf {
+    let rows: Vec<Row> = (0..n as i64)
+        .map(|i| (format!("op_{i:07}"), 1, Some(0), i * 10, i * 10 + 5))
+        .collect();
+    let dir = scale_dir(root);
+    write_rows(&dir, &rows);
+    dir
+}
+
+/// `n` processes of one worker each, every one a framework step holding one execution.
+pub fn many_processes(root: &Path, n: usize) -> PathBuf {
+    let rows: Vec<Row> = (0..n as i64)
+        .flat_map(|p| {
+            [
+                ("train_step".to_string(), p + 1, None, 0, 100),
+                ("nrt_execute".to_string(), p + 1, Some(p), 10, 60),
+            ]
+        })
+        .collect();
+    let dir = scale_dir(root);
+    write_rows(&dir, &rows);
+    dir
+}
+
+/// One step holding one execution whose name is `bytes` bytes long.
+pub fn long_name(root: &Path, bytes: usize) -> PathBuf {
+    let rows = [
+        ("train_step".to_string(), 1, None, 0, 100),
+        ("x".repeat(bytes), 1, Some(0), 10, 60),
+    ];
+    let dir = scale_dir(root);
+    write_rows(&dir, &rows);
+    dir
+}
+
+/// A copy of the Parquet file `from` at `to` whose footer claims `claimed` bytes of metadata, the
+/// file grown (sparse: holes, not data) to `size` bytes so that the claim fits inside it.
+pub fn forge_footer(from: &Path, to: &Path, claimed: u32, size: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let bytes = std::fs::read(from).unwrap();
+    let mut file = std::fs::File::create(to).unwrap();
+    file.write_all(&bytes[..bytes.len() - 8]).unwrap();
+    file.set_len(size - 8).unwrap();
+    file.seek(SeekFrom::Start(size - 8)).unwrap();
+    file.write_all(&claimed.to_le_bytes()).unwrap();
+    file.write_all(b"PAR1").unwrap();
+}

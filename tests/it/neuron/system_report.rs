@@ -15,12 +15,12 @@ use super::system_gen::{
 };
 
 /// `profile-run COMMAND INPUTS…`; the report directory, or the failed run's stderr.
-fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String> {
+pub(super) fn run(command: &str, dir: &Path, inputs: &[PathBuf]) -> Result<PathBuf, String> {
     run_with(command, dir, inputs, &[])
 }
 
 /// [`run`] with overrides.
-fn run_with(
+pub(super) fn run_with(
     command: &str,
     dir: &Path,
     inputs: &[PathBuf],
@@ -330,5 +330,44 @@ fn regions_include_and_exclude_pick_among_the_phases_with_the_one_grammar() {
     assert_eq!(
         paths(&report_json(&out)),
         ["train_step", "train_step/cc_running"]
+    );
+}
+
+#[test]
+fn a_stack_made_deep_by_duplicated_events_is_refused_naming_that_cause_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("shared");
+    // Every event of a step written four times over (ids of their own): each copy nests inside its
+    // twin, so the step's stack is 4 × 2 levels deep though the program popped every range.
+    let step = [("train_step", "framework", None, 0, 90_000)]
+        .into_iter()
+        .chain([("nrt_execute", "neuron_rt", Some((0, 0)), 7_000, 30_000)]);
+    let events: Vec<Event> = step
+        .flat_map(|(name, source, worker, start, end)| {
+            std::iter::repeat_n(
+                Event {
+                    name,
+                    source,
+                    worker,
+                    start,
+                    end,
+                },
+                4,
+            )
+        })
+        .collect();
+    let process = Process {
+        instance: INSTANCE_A,
+        pid: 4242,
+        events,
+    };
+    write_process(&root, &process);
+    let stderr = run_with("report", tmp.path(), &[root], &["regions.max_depth=4"]).unwrap_err();
+    assert!(stderr.contains("past regions.max_depth (4)"), "{stderr}");
+    assert!(
+        stderr.contains("never popped")
+            && stderr.contains("the same events read more than once")
+            && stderr.contains("events duplicated in it"),
+        "{stderr}"
     );
 }

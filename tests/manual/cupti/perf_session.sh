@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CUPTI timing source measured on a GPU (docs/performance.md, "In-place timing"): cost of the trace
+# The CUPTI timing source measured on a GPU (docs/performance.md, "Profiling cost on a GPU"): cost of the trace
 # against the unprofiled run (median of 3), a sampled run timed by the trace against one timed by ncu,
 # side by side, and a small sampled-with-trace capture kept as a fixture. Results go to $OUT.
 #   BIN=path/to/profile-run (libcupti_trace.so beside it) tests/manual/cupti/perf_session.sh [STEPS]

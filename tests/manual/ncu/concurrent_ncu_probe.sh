@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Probe: do concurrent ncu instances on different GPUs (or the same GPU) serialize each other's
 # profiled kernels, and does `--devices` restrict profiling to one process's GPU under a launcher?
-# Seen on 2 x H200, ncu 2025.3.1 (docs/performance.md, "Profiling on several GPUs at once"): one
+# Seen on 2 x H200, ncu 2025.3.1 (docs/performance.md, "Sampled runs"): one
 # instance 16.1 s, two on two GPUs 29.7 s, two on one GPU 30.0 s; with 8 s unprofiled first, 23.3 s
 # against 37.7 s: the unprofiled parts overlap, the profiled kernels take turns, whatever TMPDIR.
 # Per-kernel values were the same alone and side by side. `--devices 1` kept device 1's 40 of 80.

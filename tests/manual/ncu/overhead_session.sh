@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What tracing costs on every GPU of one host (docs/performance.md, "Many GPUs"): the unprofiled run
+# What tracing costs on every GPU of one host (docs/performance.md, "Profiling cost on a GPU"): the unprofiled run
 # and one profile-run --config ncu/trace around torchrun, interleaved, three times each, for
 # Hugging Face GPT-2 (tests/manual/ncu/gpt2_step.py) and the straggle workload without a straggler
 # (tests/manual/ncu/straggle_step.py), each with DDP and FSDP. Prints every wall time and the median

@@ -307,7 +307,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     // Under ncu the workload's exit code is in ncu's log; a traced workload ran as the pass itself.
     let workload_exit = match &runs.first {
         FirstRun::Ncu(pass) => {
-            let log_text = std::fs::read_to_string(run.path(&pass.log)).unwrap_or_default();
+            let log_text = crate::run::read_run_text(&run.path(&pass.log));
             run::log::application_exit_code(&log_text)
         }
         FirstRun::Trace => first.code.or(first.killed_by.map(|signal| 128 + signal)),
@@ -332,7 +332,10 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     };
     let finished = run_deep(deep, ctx, record);
     display.finish();
-    Ok(finished?.unwrap_or(first))
+    let mut finished = finished?.unwrap_or(first);
+    // A signal before any deep pass started is in the record alone (`run_deep`).
+    finished.interrupted_by = finished.interrupted_by.or(record.interrupted_by);
+    Ok(finished)
 }
 
 /// Runs the deep pass: as planned from the first pass's launches where they could be read (each
@@ -345,6 +348,13 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
 /// when it has profiled everything it will take.
 fn run_deep(deep: &Pass, ctx: DeepRun<'_>, record: &mut RunRecord) -> Result<Option<Finished>> {
     let (step, mut read) = ranks::deep_step(ctx.config, ctx.plan, ctx.run, record)?;
+    // A signal while the deep step was chosen (the ranks' signature wait ends on one): no deep
+    // pass starts, and the record says the run was interrupted.
+    if let Some(signal) = received_signal() {
+        record.interrupted_by = Some(signal);
+        ctx.run.write_record(record)?;
+        return Ok(None);
+    }
     match step {
         ranks::DeepStep::Unprofiled => ranks::run_unprofiled(&ctx, deep, record),
         ranks::DeepStep::InRounds { mine, ranks } => {
@@ -573,7 +583,7 @@ fn replace_deep_command(
     if let Some(pass) = record.deep_pass.as_mut() {
         pass.command = now.command();
     }
-    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    let commands = crate::run::read_run_text(&run.path(COMMAND_FILE));
     let commands = commands.replace(&was.cli.shell_line(), &lines.join("\n"));
     run.write_text(COMMAND_FILE, &commands)?;
     run.write_record(record)

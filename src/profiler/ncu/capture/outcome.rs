@@ -2,7 +2,7 @@
 //! or the exported pages), the notes an interrupted run gets, the failure a run that captured
 //! nothing gives, and whether a sampled run's passes all completed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::{Config, Loaded};
 use crate::console::err_line;
@@ -11,9 +11,8 @@ use crate::process::{Failure, Finished, ProfilerError};
 use crate::profiler::ncu::observe::report_source::ReportInput;
 use crate::profiler::ncu::observe::source::ExportSet;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
-use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
 use crate::report::model::Report;
-use crate::run::{ncu_report_file, RunDir, RunRecord};
+use crate::run::{ncu_report_file, read_run_text, RunDir, RunRecord};
 
 use super::inputs::{self, Captures, NcuInputs};
 use super::run::log::{self, LOG};
@@ -128,7 +127,7 @@ pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> 
             config.pipeline.ncu.executable, config.pipeline.signal_grace_seconds
         ));
     }
-    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    let log_text = read_run_text(&run.path(LOG));
     for diagnosis in log::diagnose(&log_text) {
         notes.push(format!("{}\n  fix: {}", diagnosis.cause, diagnosis.fix));
     }
@@ -145,7 +144,7 @@ pub fn failure(
     if plan.passes.first == FirstPass::Trace {
         return trace::failure(run, finished, partial_report);
     }
-    let log_text = std::fs::read_to_string(run.path(LOG)).unwrap_or_default();
+    let log_text = read_run_text(&run.path(LOG));
     let log = (log_text.as_str(), run.path(LOG));
     diagnose::failure("profiling", finished, log, run, partial_report)
 }
@@ -157,16 +156,16 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
     let deep = record.deep_pass.as_ref().filter(|d| d.finished.is_some())?;
     // A deep pass run as workers stands while one of them profiled something: the keys of a worker
     // that failed are unmatched, and said so when it failed.
-    let some_worker_measured = record
-        .deep_workers
-        .iter()
-        .any(|w| w.pass.ended_well() && result_count(&run.path(&w.report)).is_some_and(|n| n > 0));
+    let some_worker_measured = record.deep_workers.iter().any(|w| {
+        w.pass.ended_well()
+            && sampling::report_results(&run.path(&w.report), None).is_ok_and(|n| n > 0)
+    });
     if some_worker_measured {
         return None;
     }
     let what = "the deep pass of sampled profiling";
     let log_path = run.path(sampling::DEEP_LOG);
-    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let log_text = read_run_text(&log_path);
     let finished = Finished {
         code: deep.exit_code,
         killed_by: deep.signal,
@@ -182,33 +181,30 @@ pub fn incomplete(run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
         let log = (log_text.as_str(), log_path);
         return Some(diagnose::failure(what, &finished, log, run, partial));
     }
-    if result_count(&report) != Some(0) {
-        return None;
-    }
+    let timing_report = format!(
+        "; the timing pass's report (times, no deep metrics) is in {}",
+        run.root().display()
+    );
+    let (cause, fix) = match sampling::report_results(&report, None) {
+        Ok(0) => (
+            "it profiled no kernel in the regions, though the timing pass did".to_string(),
+            "the workload must launch the same kernels when run a second time: make its first run \
+             do no one-off work (downloads, compilation caches) inside the regions, or profile without \
+             sampling (drop --config ncu/sampled)",
+        ),
+        Ok(_) => return None,
+        Err(e) => (
+            format!("its report file cannot be read, so it was left out: {e}"),
+            "a deep pass cut short (a full disk, a killed ncu) leaves such a file: make room or \
+             find what stopped ncu (its log below), then profile again for the deep metrics",
+        ),
+    };
     Some(ProfilerError::Failed(Box::new(Failure {
         what: what.into(),
-        code: format!(
-            "; the timing pass's report (times, no deep metrics) is in {}",
-            run.root().display()
-        ),
-        cause: "it profiled no kernel in the regions, though the timing pass did".into(),
-        fix: "the workload must launch the same kernels when run a second time: make its first run \
-              do no one-off work (downloads, compilation caches) inside the regions, or profile without \
-              sampling (drop --config ncu/sampled)"
-            .into(),
+        code: timing_report,
+        cause,
+        fix: fix.into(),
         log: log_path,
         tail: diagnose::log_tail(&log_text),
     })))
-}
-
-/// The results a report file holds; `None` when it cannot be read.
-fn result_count(report: &Path) -> Option<u64> {
-    let mut n = 0u64;
-    let mut file = ReportFile::open(report).ok()?;
-    file.for_each_result(|_| {
-        n += 1;
-        Ok::<(), ReportFileError>(())
-    })
-    .ok()?;
-    Some(n)
 }

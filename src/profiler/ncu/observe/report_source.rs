@@ -34,6 +34,7 @@ mod paths;
 mod provenance;
 mod reader;
 pub(crate) mod twins;
+pub(crate) mod unreadable;
 
 use reader::FileReader;
 
@@ -62,6 +63,9 @@ pub struct ReportSource<'p> {
     nvtx_include: Vec<String>,
     /// The largest block of a report file read (`pipeline.ncu.max_block_mib`), in bytes.
     max_block: u64,
+    /// Deep passes' report files left out because they cannot be read, each with its note: their
+    /// captures are read from their timing passes alone.
+    left_out: Vec<(PathBuf, String)>,
 }
 
 impl<'p> ReportSource<'p> {
@@ -78,10 +82,16 @@ impl<'p> ReportSource<'p> {
         let mut names: Vec<Vec<String>> = Vec::with_capacity(inputs.len());
         let mut timing_names: Vec<String> = Vec::new();
         let mut labels: Vec<(String, String)> = Vec::new();
+        let mut left_out = Vec::new();
         for input in inputs {
             let mut file_names = first_result_metrics(&input.path, &mut labels, max_block)?;
             timing_names.extend(file_names.iter().cloned());
-            if let Some(deep) = input.deep.as_ref().filter(|d| d.is_file()) {
+            let deep = input.deep.as_ref().filter(|d| d.is_file());
+            let error = deep.and_then(|d| unreadable::unreadable(d, max_block));
+            if let (Some(deep), Some(error)) = (deep, &error) {
+                left_out.push((deep.clone(), unreadable::leave_out(deep, error)));
+            }
+            if let Some(deep) = deep.filter(|_| error.is_none()) {
                 file_names.extend(first_result_metrics(deep, &mut labels, max_block)?);
                 file_names.sort_unstable();
                 file_names.dedup();
@@ -130,6 +140,7 @@ impl<'p> ReportSource<'p> {
             context: context.clone(),
             nvtx_include: nvtx_include.to_vec(),
             max_block,
+            left_out,
         })
     }
 }
@@ -246,7 +257,7 @@ impl Observations for ReportSource<'_> {
             let (counts, nvtx, coverage) = (reader.counts, reader.has_nvtx, reader.coverage);
             let joined = twins.map(|(t, topup_results)| Joined {
                 workers: t.workers.clone(),
-                topup_unread: t.topup_unread.clone(),
+                unread: t.unread.clone(),
                 deep_results: t.results,
                 keys: t.key_count() as u64,
                 topup_results,
@@ -294,7 +305,7 @@ impl Observations for ReportSource<'_> {
             reading.notes.extend(notes);
             reading
                 .notes
-                .extend(joined.iter().filter_map(|j| j.topup_unread.clone()));
+                .extend(joined.iter().flat_map(|j| j.unread.iter().cloned()));
             reading.key_samples = joined
                 .into_iter()
                 .map(|j| j.samples)
@@ -316,8 +327,8 @@ struct Joined {
     keys: u64,
     /// Deep results of the top-up pass.
     topup_results: u64,
-    /// Why the top-up pass's report file was left out, if it was.
-    topup_unread: Option<String>,
+    /// Why report files of the deep pass were left out (each could not be read).
+    unread: Vec<String>,
     /// Timing results measured, estimated, unmatched.
     coverage: [u64; 4],
     /// The deep samples of each launch key, for the intervals.
@@ -396,7 +407,9 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         by_coverage[1],
         by_coverage[2],
     )];
-    if let Some(missing) = source
+    if !source.left_out.is_empty() {
+        notes.extend(source.left_out.iter().map(|(_, note)| note.clone()));
+    } else if let Some(missing) = source
         .inputs
         .iter()
         .filter_map(|i| i.deep.as_ref())

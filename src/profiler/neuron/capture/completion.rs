@@ -6,7 +6,6 @@
 //! a table cut mid-write never ends in `PAR1`, so the tool is never ended in the middle of one. Tables
 //! a former run left behind do not count until the tool writes one of its own.
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -96,7 +95,9 @@ fn is_whole(path: &Path, len: u64) -> bool {
         if len < 12 {
             return Ok(false);
         }
-        let mut file = File::open(path)?;
+        // Through the checked open: a FIFO among the profile's files must not block the wait.
+        let mut file =
+            crate::file_kind::open_checked(path, &crate::file_kind::Checks::unbounded())?;
         let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
         file.read_exact(&mut head)?;
         file.seek(SeekFrom::End(-4))?;

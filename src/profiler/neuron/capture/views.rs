@@ -221,7 +221,7 @@ pub fn not_started(e: ProfilerError, program: &str, named_by: &str, log: &Path) 
 
 /// The last lines of a log, indented for an error message.
 pub fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let text = crate::run::read_run_text(log);
     let lines: Vec<&str> = text.lines().collect();
     let tail = &lines[lines.len().saturating_sub(8)..];
     if tail.is_empty() {

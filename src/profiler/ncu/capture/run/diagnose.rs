@@ -77,7 +77,7 @@ pub fn failure(
 /// The notes a report of a range or app-range replay gets when ncu failed or profiled nothing: the
 /// likely cause and what to run instead (empty otherwise).
 pub fn replay_notes(run: &RunDir, exit_code: Option<i32>, results: u64) -> Vec<String> {
-    let log_text = std::fs::read_to_string(run.path(log::LOG)).unwrap_or_default();
+    let log_text = crate::run::read_run_text(&run.path(log::LOG));
     log::range_replay(&log_text, &replay_mode(run), exit_code, Some(results))
         .map(|d| vec![format!("{} Fix: {}.", d.cause, d.fix)])
         .unwrap_or_default()
@@ -108,7 +108,12 @@ const LOG_LINE_CHARS: usize = 300;
 /// cannot be read.
 pub fn read_log_end(path: &std::path::Path) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else {
+    // Through the checked open: a FIFO in the log's place must not block the run.
+    let checks = crate::file_kind::Checks {
+        links: crate::file_kind::Links::Refuse,
+        ..crate::file_kind::Checks::unbounded()
+    };
+    let Ok(mut file) = crate::file_kind::open_checked(path, &checks) else {
         return String::new();
     };
     let len = file.metadata().map_or(0, |m| m.len());

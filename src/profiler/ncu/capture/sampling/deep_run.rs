@@ -167,9 +167,9 @@ pub(crate) struct Schedule {
 }
 
 /// Runs `passes` (each with its `expected` results) as `schedule` says (one after another, a
-/// signal stops the rest), records each in `records`, reruns each that failed once, alone, after
-/// the others (on the next GPU where there are several) where the schedule allows, and returns how
-/// the first pass a signal stopped ended (`None`: none was).
+/// signal stops the rest), records how each ended (a signal's too), reruns each that failed once,
+/// alone, after the others (on the next GPU where there are several) where the schedule allows, and
+/// returns how the first pass a signal stopped ended (`None`: none was).
 pub(crate) fn run_workers(
     ctx: &DeepRun<'_>,
     passes: Vec<(Pass, Option<u64>)>,
@@ -180,18 +180,14 @@ pub(crate) fn run_workers(
         true => at_once(ctx, &passes),
         false => in_turns(ctx, &passes),
     };
-    let mut failed = Vec::new();
+    let (mut failed, mut stopped) = (Vec::new(), None);
     for (at, outcome) in ran.into_iter().enumerate() {
         match outcome {
             Ok((finished, covered)) => {
                 record.deep_workers[at].pass.finish(&finished, covered);
                 if finished.interrupted_by.is_some() {
-                    sync_deep_pass(record);
-                    record.interrupted_by = finished.interrupted_by;
-                    ctx.run.write_record(record)?;
-                    return Ok(Some(finished));
-                }
-                if !record.deep_workers[at].pass.ended_well() {
+                    stopped.get_or_insert(finished);
+                } else if !record.deep_workers[at].pass.ended_well() {
                     failed.push(at);
                 }
             }
@@ -204,13 +200,20 @@ pub(crate) fn run_workers(
         }
     }
     sync_deep_pass(record);
+    record.interrupted_by = stopped.as_ref().and_then(|f| f.interrupted_by);
     ctx.run.write_record(record)?;
+    if stopped.is_some() {
+        return Ok(stopped);
+    }
     if !schedule.reruns && !failed.is_empty() {
-        err_line(&format!(
-            "warning: {} worker(s) of ncu's deep pass failed (see their logs in {}); not run again: this rank's workload alone would wait for its peers' collectives, so their launch keys have no deep results of this rank (unmatched, or taken from another rank by `merge`)",
-            failed.len(),
-            ctx.run.root().display()
-        ));
+        for &at in &failed {
+            err_line(&super::failed_worker(
+                ctx.run,
+                at,
+                &record.deep_workers[at],
+                false,
+            ));
+        }
         return Ok(None);
     }
     let gpus: Vec<Option<String>> = passes.iter().map(|(p, _)| p.gpu.clone()).collect();
@@ -295,10 +298,7 @@ fn rerun_alone(
         Ok((finished, covered)) => {
             worker.pass.finish(&finished, covered);
             if !worker.pass.ended_well() && finished.interrupted_by.is_none() {
-                err_line(&format!(
-                    "warning: worker {at} of ncu's deep pass failed again (see {}); its launch keys have no deep results (unmatched)",
-                    ctx.run.path(&again.log).display()
-                ));
+                err_line(&super::failed_worker(ctx.run, at, worker, true));
             }
             sync_deep_pass(record);
             if finished.interrupted_by.is_some() {

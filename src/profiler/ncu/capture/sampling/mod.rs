@@ -39,8 +39,74 @@ pub const KEY_METRICS: [&str; 5] = [
 pub use crate::run::{NCU_DEEP_LOG as DEEP_LOG, NCU_DEEP_REPORT_BASE as DEEP_REPORT_BASE};
 
 pub use crate::profiler::ncu::readers::siblings::{
-    deep_sibling, topup_sibling, worker_siblings, Sibling,
+    deep_sibling, kept_names, topup_sibling, worker_siblings, Sibling,
 };
+
+/// The results a deep pass's (or a worker's) report file holds, only those of the names `only`
+/// matches where given (a worker's `--kernel-name`), or why it cannot be read to its end.
+pub fn report_results(
+    report: &std::path::Path,
+    only: Option<&regex::Regex>,
+) -> std::result::Result<u64, crate::profiler::ncu::readers::report_file::ReportFileError> {
+    use crate::profiler::ncu::readers::report_file::{ReportFile, ReportFileError};
+    let mut n = 0u64;
+    ReportFile::open(report)?.for_each_result(|r| {
+        let kept = r.kernel.as_ref().map(|k| k.mangled);
+        n += u64::from(only.is_none_or(|only| kept.is_some_and(|name| only.is_match(name))));
+        Ok::<(), ReportFileError>(())
+    })?;
+    Ok(n)
+}
+
+/// How a worker's pass ended: the exit code or the signal.
+fn how_it_failed(pass: &crate::run::PassRecord) -> String {
+    match (pass.exit_code, pass.signal) {
+        (_, Some(signal)) => format!("killed by signal {signal}"),
+        (Some(code), None) => format!("exit code {code}"),
+        (None, None) => "no exit code".to_string(),
+    }
+}
+
+/// The warning on worker `at` of the deep pass, which failed (`again`: in its second try, alone;
+/// else one rank's worker, not tried again): how it ended, and what becomes of its launch keys.
+pub(crate) fn failed_worker(
+    run: &crate::run::RunDir,
+    at: usize,
+    worker: &crate::run::DeepWorkerRecord,
+    again: bool,
+) -> String {
+    let (again, after, unmatched) = match again {
+        true => (" again", "", "its launch keys have no deep results (unmatched)"),
+        false => (
+            "",
+            "; not run again: this rank's workload alone would wait for its peers' collectives",
+            "its launch keys have no deep results of this rank (unmatched, or taken from another rank by `merge`)",
+        ),
+    };
+    format!(
+        "warning: worker {at} of ncu's deep pass failed{again} ({}; see {}){after}; {}",
+        how_it_failed(&worker.pass),
+        run.path(&worker.log).display(),
+        keys_of_failed(run, worker, unmatched)
+    )
+}
+
+/// What becomes of a failed worker's launch keys: `none` (no deep results), unless it wrote its
+/// report file whole all the same, which is then read like any worker's: its results are used.
+fn keys_of_failed(
+    run: &crate::run::RunDir,
+    worker: &crate::run::DeepWorkerRecord,
+    none: &str,
+) -> String {
+    let report = run.path(&worker.report);
+    match report_results(&report, kept_names(&worker.pass.command).as_ref()) {
+        Ok(results) if results > 0 => format!(
+            "its report file {} was written whole all the same and is read: its {results} result(s) are used",
+            report.display()
+        ),
+        _ => none.to_string(),
+    }
+}
 
 /// Why sampling cannot run with these settings, naming the key and what to do; `None` when it can
 /// (or sampling is off).

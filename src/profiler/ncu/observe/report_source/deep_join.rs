@@ -12,6 +12,7 @@ use crate::region::KernelFilter;
 
 use super::reader::FileReader;
 use super::twins::{TwinIndex, TwinIndexBuilder};
+use super::unreadable;
 use super::ReportSource;
 
 impl ReportSource<'_> {
@@ -40,7 +41,7 @@ impl ReportSource<'_> {
     ) -> Result<(TwinIndex, u64)> {
         let mut builder = TwinIndexBuilder::default();
         let mut topup_results = 0;
-        let mut topup_unread = None;
+        let mut unread = Vec::new();
         let mut session = None;
         // A deep pass run as several workers: each one's file holds its own names' results. The
         // workers are this run's own: deep passes joined from other ranks' runs ran as one each.
@@ -56,7 +57,9 @@ impl ReportSource<'_> {
             Vec::new()
         };
         for &(deep, rank) in deeps {
-            if deep.is_file() {
+            // A deep file found unreadable when the source opened is left out (`unreadable`).
+            let readable = deep.is_file() && !self.left_out.iter().any(|(p, _)| p == deep);
+            if readable {
                 let only = commands.first().and_then(|c| kept_names(c));
                 let read = self.read_deep(deep, rank, filter, &mut builder, only)?.1;
                 session.get_or_insert(read);
@@ -65,6 +68,11 @@ impl ReportSource<'_> {
                 first.results = builder.results();
             }
             for (at, worker) in worker_siblings(deep).iter().enumerate() {
+                // One worker's damaged file costs its own keys' deep metrics, not the others'.
+                if let Some(error) = unreadable::unreadable(worker, self.max_block) {
+                    unread.push(unreadable::leave_out(worker, &error));
+                    continue;
+                }
                 let only = commands.get(at + 1).and_then(|c| kept_names(c));
                 let before = builder.results();
                 let (_, worker_session) =
@@ -74,7 +82,7 @@ impl ReportSource<'_> {
                     recorded.results = builder.results() - before;
                 }
             }
-            if !deep.is_file() {
+            if !readable {
                 continue;
             }
             // The top-up pass only adds samples: a file of it that cannot be read is left out,
@@ -87,7 +95,7 @@ impl ReportSource<'_> {
                         topup_results += results;
                     }
                     Err(e) => {
-                        topup_unread = Some(format!(
+                        unread.push(format!(
                             "The top-up pass's report file {} could not be read ({e}); the deep metrics come from the deep pass alone.",
                             topup.display()
                         ));
@@ -96,7 +104,7 @@ impl ReportSource<'_> {
             }
         }
         let mut index = builder.finish(base);
-        index.topup_unread = topup_unread;
+        index.unread = unread;
         index.session = session;
         index.workers = workers;
         Ok((index, topup_results))

@@ -69,8 +69,9 @@ pub(crate) struct TwinIndex {
     twins: Vec<Twins>,
     /// The id of the first key (see [`KEY_BASE_STEP`]).
     base: u64,
-    /// Why a top-up pass's report file beside the deep pass's was left out (it could not be read).
-    pub topup_unread: Option<String>,
+    /// Why report files of the deep pass (a worker's, a top-up pass's) were left out: each could
+    /// not be read.
+    pub unread: Vec<String>,
     /// Deep results read.
     pub results: u64,
     /// The deep pass's report file's session (its devices, driver and ncu), where one was read.
@@ -199,7 +200,7 @@ impl TwinIndexBuilder {
             by_name: self.by_name,
             twins,
             base,
-            topup_unread: None,
+            unread: Vec::new(),
             results: self.results,
             session: None,
             workers: Vec::new(),

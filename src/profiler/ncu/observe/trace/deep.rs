@@ -164,8 +164,8 @@ pub struct DeepCounts {
     pub results: u64,
     pub keys: u64,
     pub topup_results: u64,
-    /// Why the top-up pass's report file was left out, if it was.
-    pub topup_unread: Option<String>,
+    /// Why report files of the deep pass were left out (each could not be read).
+    pub unread: Vec<String>,
     /// The deep pass's workers, where it ran as several.
     pub workers: Vec<DeepWorker>,
 }

@@ -70,6 +70,8 @@ pub struct Sampled<'p> {
     pub deep: Option<DeepJoin<'p>>,
     /// The deep passes' report files, where they were expected (one per rank that ran its own).
     pub paths: Vec<std::path::PathBuf>,
+    /// A note on each of them left out because it cannot be read.
+    pub unread: Vec<String>,
     /// The ranks whose own deep results these are (`run.json`'s `deep_ranks`); `None`: the run
     /// chose no ranks, and every process's deep metrics count as its own.
     pub deep_ranks: Option<Vec<u32>>,
@@ -365,7 +367,7 @@ impl TraceSource<'_> {
             results: index.results,
             keys: index.key_count() as u64,
             topup_results,
-            topup_unread: index.topup_unread.clone(),
+            unread: index.unread.clone(),
             workers: index.workers.clone(),
         };
         Ok((Some(index), counts))
@@ -401,7 +403,7 @@ impl TraceSource<'_> {
             );
             sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
             notes.extend(adaptive::notes(recorded, &sampling.adaptive));
-            notes.extend(deep.topup_unread.clone());
+            notes.extend(deep.unread.iter().cloned());
             sampling
         });
         let time_only = sampling.is_none();
@@ -522,10 +524,13 @@ pub fn analyze_traces(
     deep: &[(std::path::PathBuf, Option<u32>)],
     context: &RunContext,
 ) -> Result<Report> {
+    // A deep pass's file that cannot be read is left out: the traces' times stand without it.
+    let (readable, unread) = report_source::unreadable::split_readable(deep, plan.max_block_bytes);
     let sampled = match deep.is_empty() {
         false => Some(Sampled {
-            deep: DeepJoin::open(&plan.analysis, deep, context, plan.max_block_bytes)?,
+            deep: DeepJoin::open(&plan.analysis, &readable, context, plan.max_block_bytes)?,
             paths: deep.iter().map(|(p, _)| p.clone()).collect(),
+            unread,
             deep_ranks: context.deep_ranks.clone(),
             launch_count: Some(config.pipeline.ncu.sampling.launch_count),
             ordinals: LaunchOrdinals::of_run(context),

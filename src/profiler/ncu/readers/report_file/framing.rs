@@ -6,11 +6,12 @@
 //! before anything is reserved, and for a compressed one the buffer grows only as bytes actually
 //! arrive, so a hostile length cannot make the reader allocate more than the file holds.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
+
+use crate::file_kind::{open_checked, Checks};
 
 use super::error::ReportFileError;
 use super::wire::WireError;
@@ -38,7 +39,9 @@ impl Framed {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(io)?;
+        // Through the checked open: a FIFO in the report's place (a deep pass's file the workload
+        // swapped) would block `open()` past any signal, and a device would never end.
+        let file = open_checked(path, &Checks::unbounded()).map_err(|e| io(e.into()))?;
         let file_len = file.metadata().map_err(io)?.len();
         Framed::new(path, file, Some(file_len))
     }

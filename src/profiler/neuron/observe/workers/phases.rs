@@ -15,6 +15,8 @@ use crate::profiler::neuron::readers::model::system::SystemEvent;
 pub struct Phase {
     /// Enclosing event names, outermost first, then the event's own.
     pub path: Vec<String>,
+    /// The phase that encloses it (index into [`Sweep::phases`]), `None` at the top.
+    pub parent: Option<usize>,
     /// Events with this path.
     pub count: u64,
     /// Their time, each cut at the end of the event that encloses it (ns).
@@ -57,7 +59,8 @@ struct Open {
 /// `SystemProfile::by_worker` gives them); `is_collective` tells collectives by name.
 pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> Sweep {
     let mut out = Sweep::default();
-    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    // A phase by its parent and its own name: found again without building its path.
+    let mut index: HashMap<(Option<usize>, &str), usize> = HashMap::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut cursor = events.first().map_or(0, |e| e.start_ns);
     for e in events {
@@ -73,18 +76,19 @@ pub fn sweep(events: &[&SystemEvent], is_collective: &dyn Fn(&str) -> bool) -> S
             out.own_time(top, cursor, e.start_ns);
         }
         cursor = cursor.max(e.start_ns);
-        let mut path: Vec<String> = stack
-            .last()
-            .map_or_else(Vec::new, |top| out.phases[top.phase].path.clone());
-        path.push(e.name.clone());
-        let phase = *index.entry(path.clone()).or_insert_with(|| {
-            out.phases.push(Phase {
+        let parent = stack.last().map(|top| top.phase);
+        let phases = &mut out.phases;
+        let phase = *index.entry((parent, e.name.as_str())).or_insert_with(|| {
+            let mut path = parent.map_or_else(Vec::new, |p| phases[p].path.clone());
+            path.push(e.name.clone());
+            phases.push(Phase {
                 path,
+                parent,
                 count: 0,
                 inclusive_ns: 0,
                 self_ns: 0,
             });
-            out.phases.len() - 1
+            phases.len() - 1
         });
         let collective = is_collective(&e.name);
         let inside = stack.last().is_some_and(|top| top.in_collective);

@@ -4,8 +4,8 @@
 //! diagnosis the GPU side gets over the workers' collectives (`cc_running` events), where the
 //! late worker's phases before each collective say what made it late.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
@@ -156,17 +156,36 @@ fn feed(timelines: &mut Timelines, key: &ScopeKey, swept: &Sweep, collectives: &
     }
 }
 
+/// The unit and every metric name, each one allocation that all values share: a report of a
+/// million phases holds ten million of them.
+static NAMES: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+    std::iter::once("ns")
+        .chain(std::iter::once(TIME))
+        .chain(COVERED.iter().map(|(name, _)| *name))
+        .map(Arc::from)
+        .collect()
+});
+
+/// `name` (the unit or a metric of this report) as the shared [`NAMES`] entry.
+fn shared(name: &str) -> Arc<str> {
+    NAMES
+        .iter()
+        .find(|n| &***n == name)
+        .cloned()
+        .unwrap_or_else(|| Arc::from(name))
+}
+
 fn value(ns: f64) -> MetricValue {
     MetricValue {
         value: Some(ns),
-        unit: Arc::from("ns"),
+        unit: shared("ns"),
         values: None,
         interval95: None,
     }
 }
 
 fn time_map(ns: u64) -> MetricMap {
-    MetricMap(vec![(Arc::from(TIME), value(ns as f64))])
+    MetricMap(vec![(shared(TIME), value(ns as f64))])
 }
 
 /// One worker as a scope: its span and covered times as totals, its phases as regions, its events
@@ -183,7 +202,7 @@ fn scope(
     let mut metrics = time_map(span);
     let spans: Vec<(u64, u64)> = events.iter().map(|e| (e.start_ns, e.end_ns)).collect();
     for (name, covered) in covered_times(events, &spans, is_collective) {
-        metrics.0.push((Arc::from(name), value(covered as f64)));
+        metrics.0.push((shared(name), value(covered as f64)));
     }
     let mut notes = Vec::new();
     if let Some(nc) = events.iter().find_map(|e| e.nc_idx) {
@@ -277,22 +296,13 @@ fn regions(
     events: &[&SystemEvent],
     is_collective: &dyn Fn(&str) -> bool,
 ) -> Vec<Region> {
-    let index: HashMap<&[String], usize> = swept
-        .phases
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.path.as_slice(), i))
-        .collect();
-    // Each phase's own index last, its ancestors' before it.
-    let ancestors: Vec<Vec<usize>> = swept
-        .phases
-        .iter()
-        .map(|p| {
-            (1..=p.path.len())
-                .filter_map(|n| index.get(&p.path[..n]).copied())
-                .collect()
-        })
-        .collect();
+    // Each phase's own index last, its ancestors' before it (a parent is found before its child).
+    let mut ancestors: Vec<Vec<usize>> = Vec::with_capacity(swept.phases.len());
+    for (i, p) in swept.phases.iter().enumerate() {
+        let mut line = p.parent.map_or_else(Vec::new, |up| ancestors[up].clone());
+        line.push(i);
+        ancestors.push(line);
+    }
     // The events of each phase and of the phases it holds.
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); swept.phases.len()];
     for (j, &(phase, _, _)) in swept.spans.iter().enumerate() {
@@ -325,11 +335,11 @@ fn region(p: &Phase, nested: u64, span: u64, covered: Vec<(&'static str, u64)>) 
     let mut inclusive = time_map(p.inclusive_ns);
     let mut exclusive = time_map(p.self_ns);
     for (name, ns) in covered {
-        inclusive.0.push((Arc::from(name), value(ns as f64)));
+        inclusive.0.push((shared(name), value(ns as f64)));
         // What the phase's own time covers is not told apart from its children's.
         let mut unknown = value(0.0);
         unknown.value = None;
-        exclusive.0.push((Arc::from(name), unknown));
+        exclusive.0.push((shared(name), unknown));
     }
     Region {
         path: display_of(&p.path),
@@ -395,7 +405,8 @@ fn run_info(context: &RunContext, sources: &[String]) -> RunInfo {
 /// What the report says of the run as a whole: the collectives, and the device profiles it
 /// captured beside the system profile.
 fn notes(profile: &SystemProfile, any_collective: bool, diagnosed: bool) -> Vec<String> {
-    let mut out = Vec::new();
+    // What the reader left out (tables refused, profiles read twice) first.
+    let mut out = profile.notes.clone();
     if profile.events.is_empty() {
         out.push(
             "The system profile holds no event: nothing ran while it was captured, or \

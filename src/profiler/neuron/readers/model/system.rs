@@ -1,9 +1,12 @@
 //! A Neuron system profile (`NEURON_RT_INSPECT_SYSTEM_PROFILE`): the runtime's, the device's and the
 //! framework's events on the host timeline, each tagged with the instance, process and worker that
 //! produced it, and the device profiles the run captured. Several instances' system profiles merge
-//! into one run (`SystemProfile::merge`). Times are the profile's own Unix nanoseconds.
+//! into one run (`SystemProfile::merge`), each event once: the same profile reached twice (a copy,
+//! one process under two folders, a table part written twice) adds nothing. Times are the profile's
+//! own Unix nanoseconds.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -11,9 +14,12 @@ use serde::Serialize;
 use crate::region::ScopeKey;
 use crate::report::build::scope_label;
 
-/// One row of `SystemProfileEvents`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// One row of `SystemProfileEvents`. Two rows equal in every field (the event `id` among them) are
+/// one event read twice.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct SystemEvent {
+    /// The event's `id` in its process's table, where the table has one.
+    pub id: Option<u64>,
     /// `nrt_execute`, …
     pub name: String,
     pub start_ns: u64,
@@ -31,7 +37,7 @@ pub struct SystemEvent {
 }
 
 /// One row of `DeviceProfileList`: a device profile the run captured, and whose it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct DeviceProfileEntry {
     pub name: String,
     pub instance_id: String,
@@ -113,23 +119,88 @@ pub struct SystemProfile {
     pub devices: Vec<DeviceProfileEntry>,
     /// Per source, in `sources` order.
     pub metadata: Vec<SystemMetadata>,
+    /// What was left out while reading, and why: tables refused, directories and events read twice.
+    pub notes: Vec<String>,
 }
 
+/// Parents before the events they hold: an earlier start first, then the longer.
+fn timeline_order(a: &SystemEvent, b: &SystemEvent) -> Ordering {
+    (a.start_ns, std::cmp::Reverse(a.end_ns)).cmp(&(b.start_ns, std::cmp::Reverse(b.end_ns)))
+}
+
+/// How many events of part `.0` were already read from part `.1` (the same part: a row repeated).
+type Repeats = BTreeMap<(usize, usize), u64>;
+
 impl SystemProfile {
-    /// Several instances' profiles as one run: every event, device profile and metadata kept, events
-    /// in time order.
+    /// Several instances' profiles as one run, events in time order, each event once: an event
+    /// equal in every field to one read before (the same process's profile reached through a copy,
+    /// a second folder or a table part written twice) is left out, with a note naming both places.
+    /// A part all of whose events were read before is left out whole (its devices and metadata too).
     pub fn merge(parts: Vec<SystemProfile>) -> SystemProfile {
-        let mut out = SystemProfile::default();
-        for p in parts {
+        let mut tagged: Vec<(SystemEvent, usize)> = Vec::new();
+        let mut counts = Vec::with_capacity(parts.len());
+        let mut rest = Vec::with_capacity(parts.len());
+        for (i, mut p) in parts.into_iter().enumerate() {
+            counts.push(p.events.len() as u64);
+            tagged.extend(std::mem::take(&mut p.events).into_iter().map(|e| (e, i)));
+            rest.push(p);
+        }
+        tagged.sort_unstable_by(|a, b| {
+            timeline_order(&a.0, &b.0)
+                .then_with(|| a.0.cmp(&b.0))
+                .then(a.1.cmp(&b.1))
+        });
+        let mut repeats = Repeats::new();
+        tagged.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                *repeats.entry((later.1, kept.1)).or_default() += 1;
+            }
+            same
+        });
+        let mut out = SystemProfile {
+            events: tagged.into_iter().map(|(e, _)| e).collect(),
+            ..SystemProfile::default()
+        };
+        let names: Vec<String> = rest.iter().map(SystemProfile::named).collect();
+        for (i, p) in rest.into_iter().enumerate() {
+            let repeated: u64 = repeats
+                .iter()
+                .filter(|((r, _), _)| *r == i)
+                .map(|(_, n)| n)
+                .sum();
+            out.notes.extend(p.notes);
+            if counts[i] > 0 && repeated == counts[i] && repeats.keys().all(|k| k != &(i, i)) {
+                let firsts = first_places(&repeats, i, &names);
+                out.notes.push(format!(
+                    "{} holds the same events as {firsts} (a copy, or the same process under two \
+                     folders): read once.",
+                    names[i]
+                ));
+                continue;
+            }
+            out.notes
+                .extend(repeat_notes(&repeats, i, counts[i], &names));
             out.sources.extend(p.sources);
-            out.events.extend(p.events);
             out.devices.extend(p.devices);
             out.metadata.extend(p.metadata);
         }
-        // Parents before the events they hold: an earlier start first, then the longer.
-        out.events
-            .sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
+        out.devices.sort_unstable();
+        out.devices.dedup();
         out
+    }
+
+    /// The directories a part was read from, as a note names them.
+    fn named(&self) -> String {
+        let dirs: Vec<String> = self
+            .sources
+            .iter()
+            .map(|d| format!("`{}`", d.display()))
+            .collect();
+        match dirs.is_empty() {
+            true => "a profile".to_string(),
+            false => dirs.join(", "),
+        }
     }
 
     /// The events of each worker, workers in order (instance, then worker id or process and core).
@@ -151,20 +222,11 @@ impl SystemProfile {
             }
             out.entry(key).or_default().push(e);
         }
-        let process_keys: Vec<WorkerKey> = out.keys().filter(|k| !k.is_worker()).cloned().collect();
-        for process in process_keys {
-            let mut workers = out.keys().filter(|k| {
-                k.is_worker()
-                    && k.instance_id == process.instance_id
-                    && k.process_id == process.process_id
-            });
-            let (Some(only), None) = (workers.next().cloned(), workers.next()) else {
-                continue;
-            };
+        for (process, only) in only_workers(&out) {
             let own = out.remove(&process).unwrap_or_default();
             let events = out.entry(only).or_default();
             events.extend(own);
-            events.sort_by_key(|e| (e.start_ns, std::cmp::Reverse(e.end_ns)));
+            events.sort_by(|a, b| timeline_order(a, b));
         }
         out
     }
@@ -179,6 +241,57 @@ impl SystemProfile {
             })
             .collect()
     }
+}
+
+/// Each process key whose process drives exactly one worker, with that worker: one pass over the
+/// keys, so that a run of many processes costs no more per process than a run of few.
+fn only_workers<V>(keys: &BTreeMap<WorkerKey, V>) -> Vec<(WorkerKey, WorkerKey)> {
+    let mut workers: HashMap<(&str, u64), (u32, &WorkerKey)> = HashMap::new();
+    for k in keys.keys().filter(|k| k.is_worker()) {
+        let slot = workers
+            .entry((k.instance_id.as_str(), k.process_id))
+            .or_insert((0, k));
+        slot.0 += 1;
+    }
+    keys.keys()
+        .filter(|k| !k.is_worker())
+        .filter_map(
+            |p| match workers.get(&(p.instance_id.as_str(), p.process_id)) {
+                Some(&(1, only)) => Some((p.clone(), only.clone())),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// The places that first held part `part`'s repeated events.
+fn first_places(repeats: &Repeats, part: usize, names: &[String]) -> String {
+    let firsts: Vec<&str> = repeats
+        .keys()
+        .filter(|(r, first)| *r == part && *first != part)
+        .map(|(_, first)| names[*first].as_str())
+        .collect();
+    firsts.join(", ")
+}
+
+/// The notes of a part some of whose events were read before: in itself (a row or table part
+/// written twice) or in another part.
+fn repeat_notes(repeats: &Repeats, part: usize, count: u64, names: &[String]) -> Vec<String> {
+    repeats
+        .iter()
+        .filter(|((r, _), _)| *r == part)
+        .map(|(&(_, first), n)| match first == part {
+            true => format!(
+                "{}: {n} of its {count} events appear twice in it (a table part written twice?): \
+                 each counted once.",
+                names[part]
+            ),
+            false => format!(
+                "{}: {n} of its {count} events are also in {}: each counted once.",
+                names[part], names[first]
+            ),
+        })
+        .collect()
 }
 
 #[cfg(test)]

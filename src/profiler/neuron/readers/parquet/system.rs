@@ -6,11 +6,18 @@
 //! documents, and every column of the three tables read must be one the schema documents for that
 //! table. Anything else is refused with the table and the column named: what an undocumented column
 //! holds is not guessed. docs/neuron.md lists the columns read.
+//!
+//! Bounded and read once: a table is opened only as a regular file inside its directory (a FIFO or
+//! a link out of it is left out, with a note); names are cut as range names are
+//! (`crate::region::NAME_LIMIT`); an event lasting past 2^53 ns is refused as the trace reader
+//! refuses one; a directory reached twice (a link, a parent and its child) is read once.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::list_tables;
-use super::table::{RowView, Table};
+use super::table::{refusal, RowView, Table};
+use crate::profiler::ncu::readers::trace::MAX_DURATION_NS;
 use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::system::{
     DeviceProfileEntry, SystemEvent, SystemMetadata, SystemProfile,
@@ -125,7 +132,7 @@ pub fn is_system_profile(dir: &Path) -> bool {
 
 /// Read one system-profile directory.
 pub fn read(dir: &Path) -> Result<SystemProfile> {
-    let tables = list_tables(dir)?;
+    let (tables, notes) = readable_tables(dir)?;
     if let Some(t) = tables
         .values()
         .find(|t| !SCHEMA_TABLES.contains(&t.name.as_str()))
@@ -141,14 +148,18 @@ pub fn read(dir: &Path) -> Result<SystemProfile> {
         .get(EVENTS)
         .ok_or_else(|| NeuronError::Unrecognised {
             path: dir.into(),
-            message: format!(
-            "no {EVENTS}.parquet: not a system profile (set `neuron.inspect.system_profile` when \
-             capturing)"
-        ),
+            message: match notes.is_empty() {
+                true => format!(
+                "no {EVENTS}.parquet: not a system profile (set `neuron.inspect.system_profile` \
+                 when capturing)"
+            ),
+                false => format!("no readable {EVENTS} table: {}", notes.join(" ")),
+            },
         })?;
     let mut out = SystemProfile {
         sources: vec![dir.to_path_buf()],
         events: read_events(events)?,
+        notes,
         ..SystemProfile::default()
     };
     if let Some(t) = tables.get("DeviceProfileList") {
@@ -158,6 +169,29 @@ pub fn read(dir: &Path) -> Result<SystemProfile> {
         out.metadata.push(read_metadata(t)?);
     }
     Ok(out)
+}
+
+/// The directory's tables, each file checked before it is read: one that is not a regular file
+/// inside `dir` (a FIFO, which would block the read, a device, a link out of the directory) is left
+/// out, with a note naming it.
+fn readable_tables(dir: &Path) -> Result<(BTreeMap<String, Table>, Vec<String>)> {
+    let mut tables = list_tables(dir)?;
+    let mut notes = Vec::new();
+    for t in tables.values_mut() {
+        t.files.retain(|f| match refusal(f, dir) {
+            None => true,
+            Some(reason) => {
+                notes.push(format!(
+                    "`{}` is left out: it {reason}; a table is read only as a regular file inside \
+                     its profile directory.",
+                    f.display()
+                ));
+                false
+            }
+        });
+    }
+    tables.retain(|_, t| !t.files.is_empty());
+    Ok((tables, notes))
 }
 
 /// The system profiles of every `<instance-id>_pid_<pid>/` under `root` (each the Parquet directory
@@ -175,10 +209,31 @@ pub fn read_instances(root: &Path) -> Result<SystemProfile> {
     read_all(&dirs)
 }
 
-/// Several system-profile directories (instances, or processes of one) read as one run.
+/// Several system-profile directories (instances, or processes of one) read as one run, each
+/// once: a directory reached again by another path (a link, a parent and its child given together)
+/// is not read again, and events read twice from different directories (a copy) count once
+/// ([`SystemProfile::merge`]); the notes say what was left out.
 pub fn read_all(dirs: &[PathBuf]) -> Result<SystemProfile> {
-    let parts = dirs.iter().map(|d| read(d)).collect::<Result<Vec<_>>>()?;
-    Ok(SystemProfile::merge(parts))
+    let mut seen: BTreeMap<PathBuf, &Path> = BTreeMap::new();
+    let mut notes = Vec::new();
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let resolved = std::fs::canonicalize(dir).map_err(|e| NeuronError::io(dir, e))?;
+        if let Some(first) = seen.get(&resolved) {
+            notes.push(format!(
+                "`{}` is `{}` again (the same directory, by its resolved path): read once.",
+                dir.display(),
+                first.display()
+            ));
+            continue;
+        }
+        seen.insert(resolved, dir);
+        parts.push(read(dir)?);
+    }
+    let mut out = SystemProfile::merge(parts);
+    notes.append(&mut out.notes);
+    out.notes = notes;
+    Ok(out)
 }
 
 /// The system-profile directories a path given to `report` holds, told by content: the path itself,
@@ -280,8 +335,9 @@ fn check_columns(t: &Table, documented: &[&str], needs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn required_text(r: &RowView, column: &str) -> Result<String> {
-    r.text(column)?.ok_or_else(|| {
+/// A name (an event's, an instance's), cut past `NAME_LIMIT` bytes as range names are.
+fn required_name(r: &RowView, column: &str) -> Result<String> {
+    r.name(column)?.ok_or_else(|| {
         NeuronError::parse(
             r.file,
             format!("table {}, row {}, column `{column}`", r.table, r.row_no),
@@ -321,24 +377,14 @@ fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
     check_columns(t, EVENT_COLUMNS, EVENT_NEEDS)?;
     let mut out = Vec::new();
     t.for_each(|r| {
-        let start = required_int(r, "start_ts")?;
-        let end = match int(r, "end_ts")? {
-            Some(e) => e,
-            None => start.saturating_add(required_int(r, "duration_ns")?),
-        };
-        if end < start {
-            return Err(NeuronError::parse(
-                r.file,
-                format!("table {}, row {}, column `end_ts`", r.table, r.row_no),
-                format!("the event ends ({end}) before it starts ({start})"),
-            ));
-        }
+        let (start, end) = span(r)?;
         out.push(SystemEvent {
-            name: required_text(r, "name")?,
+            id: int(r, "id")?,
+            name: required_name(r, "name")?,
             start_ns: start,
             end_ns: end,
-            source: r.text("trace_event_source")?,
-            instance_id: required_text(r, "instance_id")?,
+            source: r.name("trace_event_source")?,
+            instance_id: required_name(r, "instance_id")?,
             process_id: required_int(r, "process_id")?,
             thread_id: int(r, "thread_id")?,
             nc_idx: int(r, "nc_idx")?,
@@ -349,13 +395,47 @@ fn read_events(t: &Table) -> Result<Vec<SystemEvent>> {
     Ok(out)
 }
 
+/// An event's start and end: `end_ts`, else start + `duration_ns`; refused when it ends before it
+/// starts or lasts more than 2^53 ns (104 days), as the trace reader refuses such a span: no clock
+/// of a real run gives one, and past it a time in ns is no longer exact in the report's numbers.
+fn span(r: &RowView) -> Result<(u64, u64)> {
+    let start = required_int(r, "start_ts")?;
+    let (end, column) = match int(r, "end_ts")? {
+        Some(e) => (e, "end_ts"),
+        None => (
+            start.saturating_add(required_int(r, "duration_ns")?),
+            "duration_ns",
+        ),
+    };
+    let at = || format!("table {}, row {}, column `{column}`", r.table, r.row_no);
+    if end < start {
+        return Err(NeuronError::parse(
+            r.file,
+            at(),
+            format!("the event ends ({end}) before it starts ({start})"),
+        ));
+    }
+    if end - start > MAX_DURATION_NS {
+        return Err(NeuronError::parse(
+            r.file,
+            at(),
+            format!(
+                "the event would last {} ns, more than 2^53 ns (104 days), which no clock of a \
+                 real run gives: the table is damaged",
+                end - start
+            ),
+        ));
+    }
+    Ok((start, end))
+}
+
 fn read_devices(t: &Table) -> Result<Vec<DeviceProfileEntry>> {
     check_columns(t, DEVICE_COLUMNS, DEVICE_NEEDS)?;
     let mut out = Vec::new();
     t.for_each(|r| {
         out.push(DeviceProfileEntry {
-            name: required_text(r, "device_profile_name")?,
-            instance_id: required_text(r, "instance_id")?,
+            name: required_name(r, "device_profile_name")?,
+            instance_id: required_name(r, "instance_id")?,
             process_id: required_int(r, "process_id")?,
             nc_id: required_int(r, "nc_id")?,
             session_id: int(r, "session_id")?,

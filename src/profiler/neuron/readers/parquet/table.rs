@@ -1,16 +1,23 @@
 //! One Parquet table (one file, or several `Name_0.parquet`, `Name_1.parquet` parts) read row by row
 //! through the `parquet` crate's record API, with lenient value conversion: the same logical column may
 //! be written as INT64, UINT64, DOUBLE or text depending on the writer.
+//!
+//! A table is opened through the checked open (`crate::file_kind`): a regular file inside its
+//! profile directory, never a FIFO (which would block) or a link out of the directory; its footer
+//! is checked against the file's size and [`MAX_FOOTER_BYTES`] before the metadata is read.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 
+use crate::file_kind::{open_checked, Checks, FileError, Limit, Links};
 use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::json_text::parse_id_list;
 use crate::profiler::neuron::readers::summary_json::{check_text, check_value, Entry, Scalar};
+use crate::region::{cut_name, NAME_LIMIT};
 
 /// A table's files, in part order.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,11 +35,107 @@ pub struct RowView<'a> {
     pub row: &'a Row,
 }
 
+/// The largest Parquet metadata (the footer's thrift block) read. A table's metadata describes its
+/// row groups and columns in a few KiB to a few MiB; a footer claiming more is damaged or forged,
+/// and reading it would hold that many bytes before the metadata is found not to decode.
+pub const MAX_FOOTER_BYTES: u64 = 64 << 20;
+
+/// The trailing bytes of a Parquet file: the metadata's length (u32, little-endian) and `PAR1`.
+const FOOTER_TAIL: u64 = 8;
+
+/// How a table file is opened: a regular file, through a link only to a file inside `dir`.
+fn checks(dir: &Path) -> Checks {
+    Checks {
+        links: Links::Within(dir.to_path_buf()),
+        limit: Limit {
+            bytes: u64::MAX,
+            fix: "",
+        },
+    }
+}
+
+/// The directory a table file belongs to.
+fn profile_dir(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("."))
+}
+
+/// Why the table file at `path` is not read from profile directory `dir` (`is a FIFO`, `is a
+/// symbolic link to …, outside …`); `None` when it is a regular file inside it, or is missing (the
+/// read then says so).
+pub fn refusal(path: &Path, dir: &Path) -> Option<String> {
+    match open_checked(path, &checks(dir)) {
+        Err(FileError::Refused { reason }) => Some(reason),
+        _ => None,
+    }
+}
+
 fn open(path: &Path) -> Result<SerializedFileReader<File>> {
-    let file = File::open(path).map_err(|e| NeuronError::io(path, e))?;
-    SerializedFileReader::new(file).map_err(|e| {
-        NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
-    })
+    let mut file = open_checked(path, &checks(profile_dir(path))).map_err(|e| match e {
+        FileError::Refused { reason } => NeuronError::Unrecognised {
+            path: path.into(),
+            message: format!(
+                "{reason}: a table is read only as a regular file inside its profile directory; \
+                 put the table file itself there"
+            ),
+        },
+        FileError::Io { source } => NeuronError::io(path, source),
+    })?;
+    check_footer(path, &mut file)?;
+    guarded(|| SerializedFileReader::new(file))
+        .ok_or_else(|| damaged(path, "byte 0".into()))?
+        .map_err(|e| {
+            NeuronError::parse(path, "byte 0", format!("not a readable Parquet file: {e}"))
+        })
+}
+
+/// `read()`, or `None` where the `parquet` crate panics on a damaged file (a slice past the end of
+/// a page, found by fuzzing): the caller words it with [`damaged`].
+fn guarded<T>(read: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).ok()
+}
+
+fn damaged(path: &Path, at: String) -> NeuronError {
+    NeuronError::parse(
+        path,
+        at,
+        "the Parquet reader could not decode the file: it is damaged (cut short, or bytes \
+         changed); export the profile again",
+    )
+}
+
+/// Refuses a footer whose metadata length cannot be true: longer than the file before it, or past
+/// [`MAX_FOOTER_BYTES`]. A file too short for a footer, or without `PAR1`, is left to the reader.
+fn check_footer(path: &Path, file: &mut File) -> Result<()> {
+    let io = |e| NeuronError::io(path, e);
+    let size = file.metadata().map_err(io)?.len();
+    if size < FOOTER_TAIL {
+        return Ok(());
+    }
+    let mut tail = [0u8; FOOTER_TAIL as usize];
+    file.seek(SeekFrom::Start(size - FOOTER_TAIL)).map_err(io)?;
+    file.read_exact(&mut tail).map_err(io)?;
+    file.rewind().map_err(io)?;
+    if &tail[4..] != b"PAR1" {
+        return Ok(());
+    }
+    let claimed = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    // The leading `PAR1`, the metadata, then the tail.
+    let room = size.saturating_sub(FOOTER_TAIL + 4);
+    let why = if claimed > room {
+        format!("but the file holds only {room} bytes before its footer")
+    } else if claimed > MAX_FOOTER_BYTES {
+        format!("more than the {MAX_FOOTER_BYTES} bytes a table's metadata is read up to")
+    } else {
+        return Ok(());
+    };
+    Err(NeuronError::parse(
+        path,
+        format!("byte {}", size - FOOTER_TAIL),
+        format!(
+            "the footer says the metadata holds {claimed} bytes, {why}: the file is damaged \
+             (cut short, or not written by a Parquet writer); export the profile again"
+        ),
+    ))
 }
 
 impl Table {
@@ -65,10 +168,16 @@ impl Table {
                 .iter()
                 .map(|f| f.name().to_string())
                 .collect();
-            let rows = reader.get_row_iter(None).map_err(|e| {
-                NeuronError::parse(file, format!("table {}", self.name), e.to_string())
-            })?;
-            for row in rows {
+            let at = format!("table {}", self.name);
+            let mut rows = guarded(|| reader.get_row_iter(None))
+                .ok_or_else(|| damaged(file, at.clone()))?
+                .map_err(|e| NeuronError::parse(file, &at, e.to_string()))?;
+            loop {
+                let next = guarded(|| rows.next())
+                    .ok_or_else(|| damaged(file, format!("table {}, row {row_no}", self.name)))?;
+                let Some(row) = next else {
+                    break;
+                };
                 let row = row.map_err(|e| {
                     NeuronError::parse(
                         file,
@@ -206,6 +315,18 @@ impl RowView<'_> {
         checked
             .map(Some)
             .map_err(|message| self.error(column, format!("key `{name}`: {message}")))
+    }
+
+    /// [`RowView::text`] cut past [`NAME_LIMIT`] bytes as range names are ([`cut_name`]), without
+    /// copying the whole of a longer one.
+    pub fn name(&self, column: &str) -> Result<Option<String>> {
+        match self.field(column) {
+            Some(Field::Str(s)) if s.len() > NAME_LIMIT => Ok(Some(cut_name(s))),
+            _ => Ok(self.text(column)?.map(|t| match t.len() > NAME_LIMIT {
+                true => cut_name(&t),
+                false => t,
+            })),
+        }
     }
 
     /// A list of ids: a Parquet list, or text such as `[3, 7]`.

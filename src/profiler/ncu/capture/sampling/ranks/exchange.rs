@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::config::{Config, DeepRanks};
 use crate::console::err_line;
 use crate::error::{Error, Result};
+use crate::process::received_signal;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::{digest, key_text};
 use crate::profiler::ncu::plan::NcuPlan;
@@ -60,22 +61,12 @@ pub(super) fn per_rank(
             }
             (ranks.iter().copied().collect(), None, None)
         }
-        DeepRanks::Signature => {
-            let durations = first_pass_durations(config, plan, run, record)?;
-            let mut keys: Vec<String> = durations
-                .keys()
-                .map(|(name, shape, _)| key_text(name, shape))
-                .collect();
-            keys.sort_unstable();
-            let signature = digest(keys.iter().map(String::as_str));
-            let shared = run.root().parent().unwrap_or(run.root());
-            let wait = Duration::from_secs(sampling.deep_ranks_wait_seconds);
-            let (signatures, warning) =
-                exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
-            let chosen = choose(&DeepRanks::Signature, &signatures);
-            (chosen, warning, Some(durations))
-        }
+        DeepRanks::Signature => by_signature(config, plan, run, record, me)?,
     };
+    // A signal ended the wait: nothing is chosen, and no deep pass starts (`run_deep`).
+    if received_signal().is_some() {
+        return Ok((DeepStep::AsPlanned, None));
+    }
     if let Some(warning) = &warning {
         err_line(&format!("warning: {warning}"));
     }
@@ -130,9 +121,33 @@ pub(super) fn per_rank(
     Ok((step, read))
 }
 
+/// The deep ranks chosen by signature: this rank's first-pass launch keys digested and exchanged
+/// with its peers' through the launch's shared run directory; with the warning when some peers'
+/// did not come, and the first pass's launches read.
+fn by_signature(
+    config: &Config,
+    plan: &NcuPlan,
+    run: &RunDir,
+    record: &mut RunRecord,
+    me: &Rank,
+) -> Result<(BTreeSet<u32>, Option<String>, Option<LaunchDurations>)> {
+    let durations = first_pass_durations(config, plan, run, record)?;
+    let mut keys: Vec<String> = durations
+        .keys()
+        .map(|(name, shape, _)| key_text(name, shape))
+        .collect();
+    keys.sort_unstable();
+    let signature = digest(keys.iter().map(String::as_str));
+    let shared = run.root().parent().unwrap_or(run.root());
+    let wait = Duration::from_secs(config.pipeline.ncu.sampling.deep_ranks_wait_seconds);
+    let (signatures, warning) = exchange(&shared.join(SIGNATURES_DIR), me, signature, wait)?;
+    let chosen = choose(&DeepRanks::Signature, &signatures);
+    Ok((chosen, warning, Some(durations)))
+}
+
 /// Writes this rank's signature into `dir` and reads every rank's, waiting at most `wait` for
-/// `me.world_size` of them; the signatures read (this rank's among them) and, when some did not
-/// come, a warning saying so.
+/// `me.world_size` of them, and no longer once profile-run has received a signal; the signatures
+/// read (this rank's among them) and, when some did not come in time, a warning saying so.
 pub fn exchange(
     dir: &Path,
     me: &Rank,
@@ -159,7 +174,8 @@ pub fn exchange(
     let started = Instant::now();
     loop {
         let read = read_signatures(dir);
-        if read.len() >= world as usize {
+        // A signal ends the wait at once, not when the wait would have: the run is stopping.
+        if read.len() >= world as usize || received_signal().is_some() {
             return Ok((read, None));
         }
         if started.elapsed() >= wait {
@@ -192,7 +208,7 @@ fn read_signatures(dir: &Path) -> BTreeMap<u32, u64> {
         else {
             continue;
         };
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let text = crate::run::read_run_text(&entry.path());
         if let Ok(signature) = u64::from_str_radix(text.trim(), 16) {
             read.insert(rank, signature);
         }

@@ -42,7 +42,7 @@ pub enum DeepStep {
     /// devices alone: ncu profiles one process's kernel at a time host-wide, and a profiled rank
     /// whose kernel waits for its own collective (whose peers wait for their turn to be profiled)
     /// never gets it back. Seen with DDP on 4 × H200: deep passes on all four ranks at once stopped
-    /// after 40 kernels of rank 0 (docs/performance.md).
+    /// after 40 kernels of rank 0 (docs/multi-gpu.md, "Deep metrics on one rank per group").
     InTurns(Vec<BTreeSet<u32>>),
     /// One profile-run per rank with several deep ranks: the deep-pass step runs once per deep rank
     /// in `ranks`' order, one launch of the job each, under ncu in this rank's own round (`mine`)
@@ -442,7 +442,7 @@ pub(crate) fn run_rounds(
 fn in_place_of_deep_pass(ctx: &DeepRun<'_>, deep: &Pass, record: &mut RunRecord) -> Result<()> {
     let run = ctx.run;
     let line = shell_words::join(ctx.workload);
-    let commands = std::fs::read_to_string(run.path(COMMAND_FILE)).unwrap_or_default();
+    let commands = crate::run::read_run_text(&run.path(COMMAND_FILE));
     run.write_text(
         COMMAND_FILE,
         &commands.replace(&deep.cli.shell_line(), &line),

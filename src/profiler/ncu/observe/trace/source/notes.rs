@@ -18,20 +18,28 @@ pub(super) fn sampled_notes(
         deep::SERIALIZED_PREFIX,
         time_metric,
     )];
-    if sampled.deep.is_none() && sampled.deep_ranks.as_ref().is_some_and(Vec::is_empty) {
-        notes.push("This rank was not a deep rank (`pipeline.ncu.sampling.deep_ranks`): it ran its deep-pass step unprofiled, so that its peers' collectives completed, and its kernels have their times alone here; `merge` the ranks' run directories to give them deep metrics by launch key from the deep ranks.".to_string());
-    } else if sampled.deep.is_none() {
-        let paths: Vec<String> = sampled
-            .paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        notes.push(format!(
-            "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
-            paths.join(", ")
-        ));
-    } else if deep_results == 0 {
-        notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
+    notes.extend(sampled.unread.iter().cloned());
+    match &sampled.deep {
+        // Every deep file was left out: their notes say why the kernels have no deep metrics.
+        None if !sampled.unread.is_empty() => {}
+        None if sampled.deep_ranks.as_ref().is_some_and(Vec::is_empty) => {
+            notes.push("This rank was not a deep rank (`pipeline.ncu.sampling.deep_ranks`): it ran its deep-pass step unprofiled, so that its peers' collectives completed, and its kernels have their times alone here; `merge` the ranks' run directories to give them deep metrics by launch key from the deep ranks.".to_string());
+        }
+        None => {
+            let paths: Vec<String> = sampled
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            notes.push(format!(
+                "The deep pass wrote no report file ({} is missing): every kernel has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+                paths.join(", ")
+            ));
+        }
+        Some(_) if deep_results == 0 => {
+            notes.push("The deep pass profiled no kernel in the regions: every kernel has its time and no deep metrics.".to_string());
+        }
+        Some(_) => {}
     }
     notes.extend(report_source::stopped_pass_note(
         sampled.stopped_when_covered,
