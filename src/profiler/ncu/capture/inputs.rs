@@ -95,8 +95,8 @@ impl NcuInputs {
 /// The files already taken by earlier arguments, by file identity (device and inode), so the same
 /// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
 /// of counted twice.
-/// Byte copies (`cp -r rank1 rank2`) are told by content once every input is found
-/// ([`copies::Copies`]).
+/// Byte copies (`cp -r rank1 rank2`) of the primary captures (the timing pass, export or trace
+/// that defines a rank) are told by content once every input is found ([`copies::Copies`]).
 #[derive(Default)]
 struct Claimed {
     files: std::collections::HashMap<(u64, u64), String>,
@@ -104,11 +104,23 @@ struct Claimed {
 }
 
 impl Claimed {
-    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    /// Takes the primary capture `file` for `argument` (see [`Claimed::claim_part`]); it is also
+    /// compared by content with the other primary captures.
     fn claim(&mut self, file: &Path, argument: &Path) -> Result<()> {
+        if let Some(len) = self.claim_part(file, argument)? {
+            self.copies.add(file, len);
+        }
+        Ok(())
+    }
+
+    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    /// A secondary file (a deep report, a worker's or a top-up's) is checked by identity only: two
+    /// deep passes may well write the same bytes (the same kernels, metrics and sampled launches),
+    /// and the rank they belong to is told apart by its primary capture. Its size once taken.
+    fn claim_part(&mut self, file: &Path, argument: &Path) -> Result<Option<u64>> {
         use std::os::unix::fs::MetadataExt;
         let Ok(meta) = std::fs::metadata(file) else {
-            return Ok(());
+            return Ok(None);
         };
         let id = (meta.dev(), meta.ino());
         let argument = argument.display().to_string();
@@ -126,8 +138,7 @@ impl Claimed {
             )));
         }
         self.files.insert(id, argument);
-        self.copies.add(file, meta.len());
-        Ok(())
+        Ok(Some(meta.len()))
     }
 
     /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
@@ -147,14 +158,20 @@ impl Claimed {
             }
             None => return Ok(None),
         };
-        self.claim(&deep, argument)?;
-        for worker in super::sampling::worker_siblings(&deep) {
-            self.claim(&worker, argument)?;
-        }
-        if let Some(topup) = super::sampling::topup_sibling(&deep) {
-            self.claim(&topup, argument)?;
-        }
+        self.claim_deep(&deep, argument)?;
         Ok(Some(deep))
+    }
+
+    /// Takes a deep report, its workers' and its top-up's, by identity alone.
+    fn claim_deep(&mut self, deep: &Path, argument: &Path) -> Result<()> {
+        self.claim_part(deep, argument)?;
+        for worker in super::sampling::worker_siblings(deep) {
+            self.claim_part(&worker, argument)?;
+        }
+        if let Some(topup) = super::sampling::topup_sibling(deep) {
+            self.claim_part(&topup, argument)?;
+        }
+        Ok(())
     }
 }
 
@@ -452,13 +469,7 @@ impl RunDirInputs<'_> {
                 ranks::count_deep_rank(&mut self.context.deep_ranks, rank, deep.is_file());
             }
             if deep.is_file() {
-                self.claimed.claim(&deep, self.argument)?;
-                for worker in super::sampling::worker_siblings(&deep) {
-                    self.claimed.claim(&worker, self.argument)?;
-                }
-                if let Some(topup) = super::sampling::topup_sibling(&deep) {
-                    self.claimed.claim(&topup, self.argument)?;
-                }
+                self.claimed.claim_deep(&deep, self.argument)?;
                 self.traces.deep.push((deep, rank));
             }
             return Ok(());
