@@ -89,12 +89,9 @@ fn more_ranks_than_open_files_merge_keep_totals_and_name_the_straggler() {
     for scope in scopes {
         assert!(!regions(scope).is_empty(), "{}", scope["label"]);
         for region in regions(scope) {
-            assert_eq!(
-                region["kernels"],
-                serde_json::json!([]),
-                "{}",
-                region["path"]
-            );
+            // A scope cut to its totals leaves out its regions' empty members: their kernels
+            // are the aggregate's alone.
+            assert_eq!(region.get("kernels"), None, "{}", region["path"]);
             assert!(
                 region["inclusive"]["gpu__time_duration.sum"]["value"]
                     .as_f64()
@@ -102,13 +99,11 @@ fn more_ranks_than_open_files_merge_keep_totals_and_name_the_straggler() {
                     > 0.0
             );
         }
-        // A scope cut to its totals keeps its regions in its summary; its kernels are the
-        // aggregate's alone.
-        assert!(!scope["summary"]["top_regions"]
-            .as_array()
-            .unwrap()
-            .is_empty());
-        assert_eq!(scope["summary"]["top_kernels"], serde_json::json!([]));
+        // A scope cut to its totals leaves its summary's regions to its own regions list, and its
+        // kernels to the aggregate.
+        let summary = scope["summary"].as_object().unwrap();
+        assert!(summary.contains_key("time"), "{summary:?}");
+        assert!(!summary.contains_key("top_regions") && !summary.contains_key("top_kernels"));
     }
     let aggregate = &report["aggregate"];
     assert!(regions(aggregate)
@@ -149,7 +144,8 @@ fn scope_trees_keeps_every_scopes_whole_tree_on_request() {
             .unwrap()
             .iter()
             .flat_map(regions)
-            .map(|r| r["kernels"].as_array().unwrap().len())
+            // A cut scope's regions leave out their empty `kernels`.
+            .map(|r| r.get("kernels").map_or(0, |k| k.as_array().unwrap().len()))
             .sum()
     };
     let (totals, _) = merge(&root, &tmp.path().join("totals"), 1024, &[]);

@@ -27,7 +27,7 @@ impl Report {
         }
         self.scope_trees = false;
         self.notes.push(format!(
-            "With {} scopes each keeps its region totals only (each region's time, counts and instances, the scope's own totals of every metric, and its summary of regions and findings); the other metrics per region, the kernels, per-result statistics and findings per region are the aggregate's alone. Set report.scope_trees=true to keep every scope's whole tree.",
+            "With {} scopes each keeps its region totals only (each region's time, counts and instances, the scope's own totals of every metric, and its summary of findings); the other metrics per region, the kernels, per-result statistics and findings per region are the aggregate's alone. Set report.scope_trees=true to keep every scope's whole tree.",
             self.scopes.len()
         ));
     }

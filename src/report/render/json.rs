@@ -95,10 +95,29 @@ impl Serialize for ParallelScopes<'_> {
 
 /// One scope as it appears inside report.json's `scopes` array; on one line (`one_line`) for a
 /// scope cut to its totals, of which a report may hold 10,000: a tenth of report.json's size is
-/// indentation otherwise.
+/// indentation otherwise, and a quarter its summary's regions (its own regions list has them), its
+/// regions' names (the last of their segments) and the members of its regions and summary that
+/// are `null` or empty, which such a scope leaves out (docs/report-schema.md).
 fn scope_text(scope: &Scope, one_line: bool) -> serde_json::Result<Box<RawValue>> {
     if one_line {
-        return RawValue::from_string(serde_json::to_string(scope)?);
+        let mut value = serde_json::to_value(scope)?;
+        if let Some(regions) = value.get_mut("regions").and_then(|r| r.as_array_mut()) {
+            for region in regions.iter_mut() {
+                // A region's name is the last of its `segments`.
+                if let Some(members) = region.as_object_mut() {
+                    members.remove("name");
+                }
+                leave_out_empty(region);
+            }
+        }
+        if let Some(summary) = value.get_mut("summary") {
+            // The regions by self time: the scope's own regions list has their times and shares.
+            if let Some(members) = summary.as_object_mut() {
+                members.remove("top_regions");
+            }
+            leave_out_empty(summary);
+        }
+        return RawValue::from_string(serde_json::to_string(&value)?);
     }
     let mut text = Vec::new();
     let layout = Layout {
@@ -109,6 +128,24 @@ fn scope_text(scope: &Scope, one_line: bool) -> serde_json::Result<Box<RawValue>
         &mut text, layout,
     ))?;
     RawValue::from_string(String::from_utf8(text).expect("serde_json writes UTF-8"))
+}
+
+/// Removes the members of `value`'s objects, at every depth, that are `null`, `[]` or `{}`.
+fn leave_out_empty(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(members) => {
+            members.retain(|_, v| match v {
+                Value::Null => false,
+                Value::Array(a) => !a.is_empty(),
+                Value::Object(o) => !o.is_empty(),
+                _ => true,
+            });
+            members.values_mut().for_each(leave_out_empty);
+        }
+        Value::Array(items) => items.iter_mut().for_each(leave_out_empty),
+        _ => {}
+    }
 }
 
 /// `serde_json`'s `PrettyFormatter` layout (two-space indent), except that an object or array that
