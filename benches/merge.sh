@@ -9,6 +9,10 @@
 #   benches/merge.sh                 # 100, 1,000 and 10,000 ranks; bars checked at 10,000
 #   benches/merge.sh --smoke         # 20 ranks: every step runs, no bars checked
 #   benches/merge.sh 2000 5000       # these rank counts
+#   benches/merge.sh --csv [--smoke | COUNTS]   # per-rank CSV-export runs instead (one profile-run
+#                                    # per rank under ncu): benches/tools/csv_rank_runs.py makes them
+#                                    # from tests/fixtures/ncu/h200x2-2025.3.1; bars: 30 s, 1 GiB, 50 MB
+#                                    # of output (report.json, report.md and the scope pages)
 #
 # Environment: BENCH_DIR (scratch space, default a fresh /tmp dir, removed afterwards), BIN (a prebuilt
 # profile-run: nothing is built then).
@@ -17,6 +21,11 @@ cd "$(dirname "$0")/.."
 
 counts=(100 1000 10000)
 smoke=0
+csv=0
+if [[ ${1:-} == --csv ]]; then
+  csv=1
+  shift
+fi
 if [[ ${1:-} == --smoke ]]; then
   smoke=1
   counts=(20)
@@ -60,6 +69,47 @@ measure() {
   awk -v w="$wall" -v u="$user" -v s="$sys" -v k="$kb" -v f="$most" -v c="$code" \
     'BEGIN { printf "%.1f %.1f %.0f %d %d\n", w, u + s, k / 1024, f, c }'
 }
+
+if ((csv)); then
+  # Bars of issue 42 at 10,000 ranks: seconds, MiB of peak RSS, open files, MB of output.
+  bar_s=30 bar_mib=1024 bar_files=64 bar_mb=50
+  echo "## Merging many per-rank CSV exports ($(nproc) cores; ulimit -n 64)"
+  echo
+  echo "| ranks | generate s | merge s | CPU s | peak RSS MiB | most open files | output MB | report.md KB | bars |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  failed=0
+  for n in "${counts[@]}"; do
+    runs=$work/csv-ranks-$n
+    t0=$(date +%s.%N)
+    python3 benches/tools/csv_rank_runs.py tests/fixtures/ncu/h200x2-2025.3.1 "$runs" "$n"
+    t1=$(date +%s.%N)
+    gen_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    read -r wall cpu mib files code < <(measure "$work/out-$n" "$runs")
+    if [[ $code != 0 ]]; then
+      echo "merge of $n ranks failed (exit $code):" >&2
+      tail -5 "$work/stderr" >&2
+      failed=1
+      continue
+    fi
+    out_mb=$(du -sb "$work/out-$n" | awk '{ printf "%.1f", $1 / 1e6 }')
+    md_kb=$(awk -v b="$(stat -c %s "$work/out-$n/report.md")" 'BEGIN { printf "%.0f", b / 1024 }')
+    scopes=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["scopes"]))' "$work/out-$n/report.json")
+    if [[ $scopes != "$n" ]]; then
+      echo "merge of $n ranks gave $scopes scopes" >&2
+      failed=1
+    fi
+    verdict=-
+    if ((!smoke && n >= 10000)); then
+      verdict=$(awk -v w="$wall" -v m="$mib" -v f="$files" -v o="$out_mb" \
+        -v bs=$bar_s -v bm=$bar_mib -v bf=$bar_files -v bo=$bar_mb \
+        'BEGIN { print (w <= bs && m <= bm && f <= bf && o <= bo) ? "met" : "MISSED" }')
+      [[ $verdict == met ]] || failed=1
+    fi
+    echo "| $n | $gen_s | $wall | $cpu | $mib | $files | $out_mb | $md_kb | $verdict |"
+    rm -rf "$runs" "$work/out-$n"
+  done
+  exit $failed
+fi
 
 echo "## Merging many ranks ($(nproc) cores; ulimit -n 64)"
 echo

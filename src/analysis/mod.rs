@@ -23,15 +23,19 @@ use crate::insights::{self, RuleSet};
 use crate::parallel;
 use crate::region::{
     KernelFilter, MetricSpec, Observation, RegionAccumulator, RegionKind, RegionPath, Regioner,
-    RegionerState, Renames, RequestedRegions, Rollup,
+    RegionerState, Renames, RequestedRegions, Rollup, ScopeStats,
 };
+use crate::report;
 use crate::report::build::ScopeBuilder;
 use crate::report::distribution::OUTLIER_FACTOR;
 use crate::report::finish::Finishing;
-use crate::report::model::{DeepWorker, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope};
+use crate::report::model::{
+    keeps_totals_only, DeepWorker, KernelSelectionInfo, MetricInfo, Report, RunInfo, Scope,
+};
 use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
+pub use ranks::check_once as check_ranks_once;
 pub use source::{InsightLookup, MetricsFound, Observations, Reading};
 
 /// What is known about the run that made the inputs (empty for a bare export).
@@ -60,6 +64,9 @@ pub struct RunContext {
     /// The ranks whose own deep results a sampled multi-process run holds (the others take deep
     /// metrics from them by launch key); `None` when no ranks were chosen.
     pub deep_ranks: Option<Vec<u32>>,
+    /// What finding the inputs left out and why (a rank directory linked from outside the shared
+    /// run directory): report notes, on stderr too.
+    pub notes: Vec<String>,
 }
 
 /// One rank's run as its `run.json` recorded it.
@@ -70,6 +77,9 @@ pub struct RankRun {
     pub world_size: Option<u32>,
     /// Why its capture is partial; `None` when it ended well.
     pub partial: Option<String>,
+    /// The run directory whose `run.json` names it (for messages); `None` for a rank only a trace
+    /// names.
+    pub run: Option<std::path::PathBuf>,
 }
 
 /// What an adaptive sampled run recorded when it sized its deep samples (run.json `adaptive`).
@@ -167,6 +177,9 @@ pub fn analyze<O: Observations>(
     } = state;
 
     let mut notes = notes::report_notes(plan, &found, &reading, &filter, selected);
+    for note in &context.notes {
+        notes.push_loud(note.clone());
+    }
     notes.extend(frames::call_stack_note(
         &plan.regioner,
         with_call_stack,
@@ -185,20 +198,9 @@ pub fn analyze<O: Observations>(
     )
     .with_samples(reading.key_samples.as_ref());
     let time = found.has_time.then_some(plan.time_metric.as_str());
-    // Each scope (the aggregate first, the largest) is finished on its own thread: the model, the
-    // regions set aside or added, and the rules' findings.
-    let has_aggregate = aggregate.is_some();
-    let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
-    let mut finished = parallel::map(
-        stats.into_iter().enumerate().collect(),
-        plan.threads,
-        |(i, stats)| {
-            let scope = builder.scope(stats, has_aggregate && i == 0);
-            finish_scope(plan, &builder, &regioner_state.frames, time, scope)
-        },
-    );
-    let aggregate = has_aggregate.then(|| finished.remove(0));
-    let scopes = finished;
+    let frames = &regioner_state.frames;
+    let (scopes, aggregate, totals_only) =
+        build_all(plan, &builder, frames, time, scopes, aggregate);
 
     let metrics = metric_infos(&found);
     notes.extend(over_peak::notes(&metrics, &scopes));
@@ -214,6 +216,8 @@ pub fn analyze<O: Observations>(
         aggregate,
     );
     (report.sampling, report.time_measured) = (reading.sampling, reading.time_measured.clone());
+    // Scopes already finished and cut are not finished again.
+    report.scope_trees = !totals_only;
     report.cross_rank = cross_rank::diagnose(timelines);
     cross_rank::annotate(&mut report);
     report.notes = notes.all;
@@ -254,6 +258,61 @@ pub(crate) fn join_reasons<S: AsRef<str>>(reasons: impl Iterator<Item = S>) -> O
     let reasons: Vec<S> = reasons.collect();
     let reasons: Vec<&str> = reasons.iter().map(AsRef::as_ref).collect();
     (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
+/// Every scope's model, the aggregate's apart, and whether they were cut to their totals. Each
+/// scope (the aggregate first, the largest) is finished on its own thread: the model, the regions
+/// set aside or added, and the rules' findings; many scopes are cut to their totals as each is
+/// finished, so their kernels never pile up.
+fn build_all(
+    plan: &AnalysisPlan,
+    builder: &ScopeBuilder<'_>,
+    frames: &std::collections::HashSet<String>,
+    time: Option<&str>,
+    scopes: Vec<ScopeStats>,
+    aggregate: Option<ScopeStats>,
+) -> (Vec<Scope>, Option<Scope>, bool) {
+    let has_aggregate = aggregate.is_some();
+    let totals_only = keeps_totals_only(scopes.len(), plan.scope_trees);
+    let stats: Vec<_> = aggregate.into_iter().chain(scopes).collect();
+    let built = Built {
+        plan,
+        builder,
+        frames,
+        time,
+        has_aggregate,
+        totals_only,
+    };
+    let mut finished = parallel::map(stats.into_iter().enumerate().collect(), plan.threads, |s| {
+        built.scope(s)
+    });
+    let aggregate = has_aggregate.then(|| finished.remove(0));
+    (finished, aggregate, totals_only)
+}
+
+/// What each scope is built and finished with, on its own thread.
+struct Built<'b> {
+    plan: &'b AnalysisPlan,
+    builder: &'b ScopeBuilder<'b>,
+    frames: &'b std::collections::HashSet<String>,
+    time: Option<&'b str>,
+    has_aggregate: bool,
+    totals_only: bool,
+}
+
+impl Built<'_> {
+    /// The `i`th scope (the aggregate first, where there is one) built and finished; cut to its
+    /// totals at once in a report of many scopes.
+    fn scope(&self, (i, stats): (usize, ScopeStats)) -> Scope {
+        let is_aggregate = self.has_aggregate && i == 0;
+        let scope = self.builder.scope(stats, is_aggregate);
+        let mut scope = finish_scope(self.plan, self.builder, self.frames, self.time, scope);
+        if self.totals_only && !is_aggregate {
+            report::finish::finish_scope(&mut scope, self.time, OUTLIER_FACTOR);
+            scope.cut_to_totals(self.time);
+        }
+        scope
+    }
 }
 
 /// A scope's model made whole: frame chains collapsed, regions set aside or added as requested, the

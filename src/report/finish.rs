@@ -64,22 +64,24 @@ impl Report {
     /// Its notes follow the notes already made.
     pub fn finish(&mut self, finishing: &Finishing<'_>) {
         let time = self.time_metric.clone();
-        let finish_scope = |mut scope: Scope| {
-            if let Some(time) = time.as_deref() {
-                scope.distributions = distributions(&scope.regions, time, finishing.outlier_factor);
+        // Scopes cut to their totals as they were built were finished then (`finish_scope`).
+        let done = !self.scope_trees;
+        let has_aggregate = self.aggregate.is_some();
+        let finish_one = |(i, mut scope): (usize, Scope)| {
+            if !done || (has_aggregate && i == 0) {
+                finish_scope(&mut scope, time.as_deref(), finishing.outlier_factor);
             }
-            summary::fill(&mut scope, time.as_deref());
             scope
         };
         // The aggregate (the largest) first, each scope on its own thread.
-        let has_aggregate = self.aggregate.is_some();
-        let all: Vec<Scope> = self
+        let all: Vec<(usize, Scope)> = self
             .aggregate
             .take()
             .into_iter()
             .chain(std::mem::take(&mut self.scopes))
+            .enumerate()
             .collect();
-        let mut all = parallel::map(all, finishing.threads, finish_scope);
+        let mut all = parallel::map(all, finishing.threads, finish_one);
         let empty_note = leave_out_empty(&mut self.metrics, &mut all);
         if has_aggregate {
             self.aggregate = Some(all.remove(0));
@@ -100,6 +102,16 @@ impl Report {
         self.notes.extend(empty_note);
         self.notes.extend(cut_names_note(&self.scopes));
     }
+}
+
+/// One scope's share of [`Report::finish`]: its distributions of same-named regions and its summary.
+/// A report of many scopes runs it on each scope as it is built, before cutting the scope to its
+/// totals ([`Scope::cut_to_totals`]), and marks them so with `scope_trees: false`.
+pub fn finish_scope(scope: &mut Scope, time_metric: Option<&str>, outlier_factor: f64) {
+    if let Some(time) = time_metric {
+        scope.distributions = distributions(&scope.regions, time, outlier_factor);
+    }
+    summary::fill(scope, time_metric);
 }
 
 /// The note of a report some of whose range names were cut at `NAME_LIMIT` bytes when read.

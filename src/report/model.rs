@@ -41,7 +41,7 @@ pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};
 pub use scope_table::{MetricSpread, RowFinding, ScopeRow, ScopeTable, TableSummary};
-pub use scope_totals::{past_side_by_side, SIDE_BY_SIDE};
+pub use scope_totals::{keeps_totals_only, past_side_by_side, SIDE_BY_SIDE};
 pub use spread::{Percentiles, RegionAcross};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{

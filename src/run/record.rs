@@ -293,8 +293,10 @@ impl RunRecord {
                     rank: r.rank,
                     world_size: r.world_size,
                     partial: partial.clone(),
+                    run: None,
                 })
                 .collect(),
+            notes: Vec::new(),
         }
     }
 

@@ -194,3 +194,47 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Gives the traces of the run directory `dir` (`trace/cupti.*.trace[.gz]`) the process id `pid`
+/// in their `process` line, so that a rank made by copying another's run is a capture of its own,
+/// not a byte copy that `merge` refuses.
+pub fn retag_traces(dir: &std::path::Path, pid: u64) {
+    use std::io::{Read, Write};
+    for entry in std::fs::read_dir(dir.join("trace")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let gz = name.ends_with(".trace.gz");
+        if !gz && !name.ends_with(".trace") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let mut text = String::new();
+        match gz {
+            true => flate2::read::GzDecoder::new(&bytes[..])
+                .read_to_string(&mut text)
+                .unwrap(),
+            false => bytes.as_slice().read_to_string(&mut text).unwrap(),
+        };
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| match line.strip_prefix("process\t") {
+                Some(rest) => {
+                    let tail = rest.split_once('\t').map_or("", |(_, t)| t);
+                    format!("process\t{pid}\t{tail}")
+                }
+                None => line.to_string(),
+            })
+            .collect();
+        let text = lines.join("\n");
+        let out = match gz {
+            true => {
+                let mut enc =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                enc.write_all(text.as_bytes()).unwrap();
+                enc.finish().unwrap()
+            }
+            false => text.into_bytes(),
+        };
+        std::fs::write(&path, out).unwrap();
+    }
+}

@@ -41,6 +41,7 @@ mod parallel_read;
 mod preset_pairs;
 mod provenance;
 mod pytorch_runs;
+mod rank_identity;
 mod readable;
 mod readme;
 mod real_timeline;

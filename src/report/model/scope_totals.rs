@@ -4,7 +4,7 @@
 //! tree), report.md links one file per scope and its region × scope table shows how the scopes
 //! spread, and a Neuron profile's further subgraphs are rows of a table ([`super::ScopeTable`]).
 
-use super::{Report, Scope};
+use super::{MetricMap, Report, Scope};
 
 /// Scopes report.md shows side by side, each a section and a column of its own; templates read it
 /// as `report.side_by_side`.
@@ -15,34 +15,57 @@ pub fn past_side_by_side(count: usize) -> bool {
     count > SIDE_BY_SIDE
 }
 
+/// Whether a report of `scopes` scopes keeps each one's region totals only.
+pub fn keeps_totals_only(scopes: usize, trees: bool) -> bool {
+    !trees && past_side_by_side(scopes)
+}
+
 impl Report {
     /// With more scopes than [`SIDE_BY_SIDE`] and `trees` not asked for, cuts every scope to its
     /// region totals ([`Scope::keep_totals`]) and says so in a note; `scope_trees` records which.
     pub fn keep_scope_totals(&mut self, trees: bool) {
-        if trees || !past_side_by_side(self.scopes.len()) {
+        if !keeps_totals_only(self.scopes.len(), trees) {
             return;
         }
+        let time = self.time_metric.clone();
         for scope in &mut self.scopes {
-            scope.keep_totals();
+            scope.keep_totals(time.as_deref());
         }
         self.scope_trees = false;
         self.notes.push(format!(
-            "With {} scopes each keeps its region totals only (each region's time, counts, metrics and instances, and the scope's summary); the kernels per region, per-result statistics and findings per region are the aggregate's alone. Set report.scope_trees=true to keep every scope's whole tree.",
+            "With {} scopes each keeps its region totals only (each region's time, counts and instances, the scope's own totals of every metric, and its summary of findings); the other metrics per region, the kernels, per-result statistics and findings per region are the aggregate's alone. Set report.scope_trees=true to keep every scope's whole tree.",
             self.scopes.len()
         ));
     }
 }
 
 impl Scope {
-    /// Leaves out what only a whole tree needs: each region's kernels, per-result statistics and
-    /// findings, and the kernels run outside every region. The summary, made before, stays.
-    pub fn keep_totals(&mut self) {
+    /// Leaves out what only a whole tree needs ([`Scope::cut_to_totals`]) and each region's
+    /// per-result statistics.
+    pub fn keep_totals(&mut self, time_metric: Option<&str>) {
+        self.cut_to_totals(time_metric);
+        for region in &mut self.regions {
+            region.per_result = Default::default();
+        }
+    }
+
+    /// Leaves out the kernels of each region and of the scope, each region's metrics but the time
+    /// (`time_metric`) and its findings, and the summary's kernels: most of a scope's memory. A
+    /// report of 10,000 ranks does this to each scope as soon as it is finished (`Report::finish`'s
+    /// `finish_scope`), so that they never all hold their trees at once; the per-result statistics
+    /// stay until the report's notes have read them, and the scope's total keeps every metric.
+    pub fn cut_to_totals(&mut self, time_metric: Option<&str>) {
+        let only_time =
+            |map: &mut MetricMap| map.0.retain(|(name, _)| Some(&**name) == time_metric);
         for region in &mut self.regions {
             region.kernels = Vec::new();
-            region.per_result = Default::default();
             region.insights = Vec::new();
+            only_time(&mut region.inclusive);
+            only_time(&mut region.exclusive);
         }
         self.outside_regions.kernels = Vec::new();
+        only_time(&mut self.outside_regions.metrics);
         self.total.kernels = Vec::new();
+        self.summary.top_kernels = Vec::new();
     }
 }

@@ -33,7 +33,8 @@ pub fn write_json<W: Write>(report: &Report, out: W) -> io::Result<()> {
 pub fn write_json_on<W: Write>(report: &Report, mut out: W, threads: usize) -> io::Result<()> {
     let threads = parallel::thread_count(threads);
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, Layout::default());
-    if threads <= 1 || report.scopes.len() < 2 {
+    // Scopes cut to their totals are written one line each, the same on any number of threads.
+    if (threads <= 1 || report.scopes.len() < 2) && report.scope_trees {
         report.serialize(&mut serializer)
     } else {
         ParallelScopes { report, threads }.serialize(&mut serializer)
@@ -60,9 +61,11 @@ impl Serialize for ParallelScopes<'_> {
         impl Serialize for Scopes<'_> {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let ParallelScopes { report, threads } = *self.0;
+                let one_line = !report.scope_trees;
                 let mut seq = serializer.serialize_seq(Some(report.scopes.len()))?;
                 for batch in report.scopes.chunks(threads * 2) {
-                    let texts = parallel::map(batch.iter().collect(), threads, scope_text);
+                    let text = |scope: &Scope| scope_text(scope, one_line);
+                    let texts = parallel::map(batch.iter().collect(), threads, text);
                     for text in texts {
                         seq.serialize_element(&text.map_err(S::Error::custom)?)?;
                     }
@@ -95,8 +98,32 @@ impl Serialize for ParallelScopes<'_> {
     }
 }
 
-/// One scope as it appears inside report.json's `scopes` array.
-fn scope_text(scope: &Scope) -> serde_json::Result<Box<RawValue>> {
+/// One scope as it appears inside report.json's `scopes` array; on one line (`one_line`) for a
+/// scope cut to its totals, of which a report may hold 10,000: a tenth of report.json's size is
+/// indentation otherwise, and a quarter its summary's regions (its own regions list has them), its
+/// regions' names (the last of their segments) and the members of its regions and summary that
+/// are `null` or empty, which such a scope leaves out (docs/report-schema.md).
+fn scope_text(scope: &Scope, one_line: bool) -> serde_json::Result<Box<RawValue>> {
+    if one_line {
+        let mut value = serde_json::to_value(scope)?;
+        if let Some(regions) = value.get_mut("regions").and_then(|r| r.as_array_mut()) {
+            for region in regions.iter_mut() {
+                // A region's name is the last of its `segments`.
+                if let Some(members) = region.as_object_mut() {
+                    members.remove("name");
+                }
+                leave_out_empty(region);
+            }
+        }
+        if let Some(summary) = value.get_mut("summary") {
+            // The regions by self time: the scope's own regions list has their times and shares.
+            if let Some(members) = summary.as_object_mut() {
+                members.remove("top_regions");
+            }
+            leave_out_empty(summary);
+        }
+        return RawValue::from_string(serde_json::to_string(&value)?);
+    }
     let mut text = Vec::new();
     let layout = Layout {
         depth: SCOPE_DEPTH,
@@ -106,6 +133,24 @@ fn scope_text(scope: &Scope) -> serde_json::Result<Box<RawValue>> {
         &mut text, layout,
     ))?;
     RawValue::from_string(String::from_utf8(text).expect("serde_json writes UTF-8"))
+}
+
+/// Removes the members of `value`'s objects, at every depth, that are `null`, `[]` or `{}`.
+fn leave_out_empty(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(members) => {
+            members.retain(|_, v| match v {
+                Value::Null => false,
+                Value::Array(a) => !a.is_empty(),
+                Value::Object(o) => !o.is_empty(),
+                _ => true,
+            });
+            members.values_mut().for_each(leave_out_empty);
+        }
+        Value::Array(items) => items.iter_mut().for_each(leave_out_empty),
+        _ => {}
+    }
 }
 
 /// `serde_json`'s `PrettyFormatter` layout (two-space indent), except that an object or array that

@@ -454,13 +454,15 @@ fn yaml_nested_100000_levels_is_refused_within_a_tenth_of_a_second() {
     assert!(stderr.contains("flow.yaml"), "{stderr}");
 }
 
-/// A shared run directory of `count` ranks, each holding a distinct copy of one small capture:
-/// `rank<N>/profile.ncu-rep`, or (`csv`) `rank<N>/export_raw.csv`.
+/// A shared run directory of `count` ranks, each holding its own copy of one small capture:
+/// `rank<N>/profile.ncu-rep`, or (`csv`) `rank<N>/export_raw.csv`. Each copy's host address is the
+/// rank's, written in as many bytes as the original, so that no rank is a byte copy of another
+/// (which `merge` refuses).
 fn ranks(root: &Path, count: usize, csv: bool) -> PathBuf {
     let shared = root.join(if csv { "shared-csv" } else { "shared" });
-    let (name, capture) = if csv {
+    let (name, capture, host) = if csv {
         let raw = std::fs::read(fixture("ncu/h100-2025.3.1/kreplay_raw.csv")).unwrap();
-        ("export_raw.csv", raw)
+        ("export_raw.csv", raw, "127.0.0.1")
     } else {
         let mut plain = Vec::new();
         std::io::Read::read_to_end(
@@ -471,12 +473,19 @@ fn ranks(root: &Path, count: usize, csv: bool) -> PathBuf {
             &mut plain,
         )
         .unwrap();
-        ("profile.ncu-rep", plain)
+        ("profile.ncu-rep", plain, "192.0.2.2")
     };
+    let at = capture
+        .windows(host.len())
+        .position(|w| w == host.as_bytes())
+        .unwrap();
     for rank in 0..count {
         let dir = shared.join(format!("rank{rank}"));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), &capture).unwrap();
+        let mut own = capture.clone();
+        let address = format!("{:0>width$}", rank, width = host.len());
+        own[at..at + host.len()].copy_from_slice(address.as_bytes());
+        std::fs::write(dir.join(name), own).unwrap();
     }
     shared
 }

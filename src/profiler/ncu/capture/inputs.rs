@@ -2,6 +2,9 @@
 //! exports and `.ncu-rep` files, each capture read once however it is named. Under
 //! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
 //! is read as it is; under `csv` it is exported to CSV pages with ncu first.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +28,9 @@ use crate::run::{RunRecord, REPORT_BASE};
 
 use super::run::export_pages::export_pages;
 use super::sampling::ranks;
+
+mod copies;
+mod rank_dirs;
 
 /// The captures found, all of one kind: one report reads one kind of source.
 #[derive(Debug, Clone)]
@@ -89,21 +95,36 @@ impl NcuInputs {
 /// The files already taken by earlier arguments, by file identity (device and inode), so the same
 /// capture given twice (two paths, a symlink, a run directory and its own export) is refused instead
 /// of counted twice.
+/// Byte copies (`cp -r rank1 rank2`) of the primary captures (the timing pass, export or trace
+/// that defines a rank) are told by content once every input is found ([`copies::Copies`]).
 #[derive(Default)]
 struct Claimed {
-    files: Vec<((u64, u64), String)>,
+    files: std::collections::HashMap<(u64, u64), String>,
+    copies: copies::Copies,
 }
 
 impl Claimed {
-    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    /// Takes the primary capture `file` for `argument` (see [`Claimed::claim_part`]); it is also
+    /// compared by content with the other primary captures.
     fn claim(&mut self, file: &Path, argument: &Path) -> Result<()> {
+        if let Some(len) = self.claim_part(file, argument)? {
+            self.copies.add(file, len);
+        }
+        Ok(())
+    }
+
+    /// Takes `file` for `argument`; an error naming both arguments when an earlier one took it.
+    /// A secondary file (a deep report, a worker's or a top-up's) is checked by identity only: two
+    /// deep passes may well write the same bytes (the same kernels, metrics and sampled launches),
+    /// and the rank they belong to is told apart by its primary capture. Its size once taken.
+    fn claim_part(&mut self, file: &Path, argument: &Path) -> Result<Option<u64>> {
         use std::os::unix::fs::MetadataExt;
         let Ok(meta) = std::fs::metadata(file) else {
-            return Ok(());
+            return Ok(None);
         };
         let id = (meta.dev(), meta.ino());
         let argument = argument.display().to_string();
-        if let Some((_, earlier)) = self.files.iter().find(|(seen, _)| *seen == id) {
+        if let Some(earlier) = self.files.get(&id) {
             let how = if *earlier == argument {
                 format!("`{argument}` is given twice")
             } else {
@@ -116,8 +137,8 @@ impl Claimed {
                 "{how}, so its results would be counted twice; give each capture once"
             )));
         }
-        self.files.push((id, argument));
-        Ok(())
+        self.files.insert(id, argument);
+        Ok(Some(meta.len()))
     }
 
     /// The deep pass of a sampled capture whose timing pass is `timing`, taken for `argument`;
@@ -137,11 +158,17 @@ impl Claimed {
             }
             None => return Ok(None),
         };
-        self.claim(&deep, argument)?;
-        for worker in super::sampling::worker_siblings(&deep) {
-            self.claim(&worker, argument)?;
-        }
+        self.claim_deep(&deep, argument)?;
         Ok(Some(deep))
+    }
+
+    /// Takes a deep report, its workers' and its top-up's, by identity alone.
+    fn claim_deep(&mut self, deep: &Path, argument: &Path) -> Result<()> {
+        self.claim_part(deep, argument)?;
+        for worker in super::sampling::worker_siblings(deep) {
+            self.claim_part(&worker, argument)?;
+        }
+        Ok(())
     }
 }
 
@@ -202,7 +229,7 @@ pub fn resolve_inputs(
             reports.push(ReportInput {
                 deep: claimed.deep_sibling(input, input)?,
                 path: input.clone(),
-                rank: None,
+                rank: rank_beside(input, &mut context)?,
             });
         } else if input.is_file() && is_trace_file(input) {
             claimed.claim(input, input)?;
@@ -231,7 +258,7 @@ pub fn resolve_inputs(
             exports.push(ExportSet {
                 raw: input.clone(),
                 details: sibling_details(input),
-                rank: None,
+                rank: rank_beside(input, &mut context)?,
             });
         } else {
             let override_hint = if input.to_string_lossy().contains('/') {
@@ -245,6 +272,10 @@ pub fn resolve_inputs(
             )));
         }
     }
+    // Every input found: a capture given twice, as a copy or under a repeated rank, is refused
+    // before anything is read.
+    claimed.copies.check()?;
+    crate::analysis::check_ranks_once(&context.ranks).map_err(Error::Usage)?;
     if !traces.inputs.is_empty() {
         return traces.finish(inputs, exports.is_empty() && reports.is_empty(), context);
     }
@@ -414,20 +445,27 @@ impl RunDirInputs<'_> {
             }
         }
         let mut rank = None;
-        if let Some(text) = read_record(dir)? {
-            if let Ok(record) = serde_json::from_str::<RunRecord>(&text) {
-                rank = record.rank.as_ref().map(|r| r.rank);
-                let this = record.context(self.context.config_fingerprint.clone());
-                // Every rank is kept, so a missing or partial one is named, not averaged in; the
-                // rest of the context is the first run's.
-                self.context.ranks.extend(this.ranks.iter().cloned());
-                if self.context.command.is_empty() {
-                    let ranks = std::mem::take(&mut self.context.ranks);
-                    *self.context = RunContext { ranks, ..this };
-                }
+        if let Some(record) = run_record(dir)? {
+            rank = record.rank.as_ref().map(|r| r.rank);
+            let this = record.context(self.context.config_fingerprint.clone());
+            // Every rank is kept, so a missing, partial or repeated one is named, not averaged in;
+            // the rest of the context is the first run's.
+            let ranks = this.ranks.iter().map(|r| with_run(r, dir));
+            self.context.ranks.extend(ranks);
+            if self.context.command.is_empty() {
+                let ranks = std::mem::take(&mut self.context.ranks);
+                let notes = std::mem::take(&mut self.context.notes);
+                *self.context = RunContext {
+                    ranks,
+                    notes,
+                    ..this
+                };
             }
         }
         let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
+        for trace in &traced {
+            self.claimed.claim(&trace.path, self.argument)?;
+        }
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
             let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
@@ -436,10 +474,7 @@ impl RunDirInputs<'_> {
                 ranks::count_deep_rank(&mut self.context.deep_ranks, rank, deep.is_file());
             }
             if deep.is_file() {
-                self.claimed.claim(&deep, self.argument)?;
-                for worker in super::sampling::worker_siblings(&deep) {
-                    self.claimed.claim(&worker, self.argument)?;
-                }
+                self.claimed.claim_deep(&deep, self.argument)?;
                 self.traces.deep.push((deep, rank));
             }
             return Ok(());
@@ -469,33 +504,38 @@ impl RunDirInputs<'_> {
             self.exports.extend(set_from_pages(pages, rank));
             return Ok(());
         }
-        for rank_dir in rank_dirs(dir)? {
+        for rank_dir in rank_dirs::rank_dirs(dir, &mut self.context.notes)? {
             self.collect(&rank_dir)?;
         }
         Ok(())
     }
 }
 
-/// The subdirectories `rank<N>` of a shared run directory, in rank order.
-fn rank_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut ranks: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::Usage(format!("could not read directory {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("rank"))
-        })
-        .collect();
-    ranks.sort_by_key(|p| {
-        p.file_name()
-            .and_then(|n| {
-                n.to_string_lossy()
-                    .trim_start_matches("rank")
-                    .parse::<u64>()
-                    .ok()
-            })
-            .unwrap_or(u64::MAX)
-    });
-    Ok(ranks)
+/// `dir`'s `run.json`, where it has one that reads as a run record.
+fn run_record(dir: &Path) -> Result<Option<RunRecord>> {
+    Ok(read_record(dir)?.and_then(|text| serde_json::from_str::<RunRecord>(&text).ok()))
+}
+
+/// A rank as its run recorded it, with the run directory that says so.
+fn with_run(rank: &crate::analysis::RankRun, dir: &Path) -> crate::analysis::RankRun {
+    crate::analysis::RankRun {
+        run: Some(dir.to_path_buf()),
+        ..rank.clone()
+    }
+}
+
+/// The rank the `run.json` beside a capture file records (an export or report file given by its
+/// own path), kept with the other ranks so that it is checked as a run directory's would be.
+fn rank_beside(file: &Path, context: &mut RunContext) -> Result<Option<u32>> {
+    let Some(dir) = run_dir_of(file) else {
+        return Ok(None);
+    };
+    let Some(record) = run_record(&dir)? else {
+        return Ok(None);
+    };
+    let ranks = record.context(String::new()).ranks;
+    context
+        .ranks
+        .extend(ranks.iter().map(|r| with_run(r, &dir)));
+    Ok(record.rank.map(|r| r.rank))
 }

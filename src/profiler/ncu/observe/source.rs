@@ -11,7 +11,7 @@ use crate::report::model::{Platform, ProfilerInfo, Report};
 
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
-use crate::profiler::ncu::readers::export::raw::{open_raw_file, stream_files, RawFile, RawPlan};
+use crate::profiler::ncu::readers::export::raw::{open_raw_head, stream_files, RawHead, RawPlan};
 use crate::profiler::ncu::readers::export::ExportError;
 
 /// The exports of one capture: its raw page, optionally its details page (ncu's rule results), and
@@ -33,11 +33,11 @@ impl ExportSet {
     }
 }
 
-/// Raw exports opened (header and units read), ready to stream.
+/// Raw exports whose headers were read and agree, ready to stream (each reopened in its turn).
 pub struct CsvSource<'p> {
     plan: &'p AnalysisPlan,
     sets: Vec<ExportSet>,
-    exports: Vec<RawFile>,
+    exports: Vec<RawHead>,
     found: MetricsFound,
     context: RunContext,
     /// Raw `--nvtx-include` expressions, for the trailing-`/` hint when nothing ran in a range.
@@ -54,22 +54,19 @@ impl<'p> CsvSource<'p> {
         let raw_plan = raw_plan(plan);
         let mut exports = Vec::with_capacity(sets.len());
         for set in sets {
-            exports.push(open_raw_file(&set.raw, &raw_plan)?.with_rank(set.rank));
+            let mut head = open_raw_head(&set.raw, set.rank, &raw_plan)?;
+            if let Some(first) = exports.first() {
+                check_same_metrics(first, &head)?;
+                // Only the first export's metrics are used; the others' need not wait in memory.
+                head.summary.specs = Vec::new();
+                head.summary.groups = Vec::new();
+            }
+            exports.push(head);
         }
         let Some(first) = exports.first() else {
             return Err(Error::Usage("no export to read".into()));
         };
-        let summary = first.summary();
-        for (set, export) in sets.iter().zip(&exports).skip(1) {
-            let names = export.summary().specs.iter().map(|s| &s.name);
-            if names.ne(summary.specs.iter().map(|s| &s.name)) {
-                return Err(Error::Usage(format!(
-                    "{} and {} hold different metrics; export every rank with the same sections and metrics",
-                    sets[0].raw.display(),
-                    set.raw.display()
-                )));
-            }
-        }
+        let summary = &first.summary;
         let found = MetricsFound {
             specs: summary.specs.clone(),
             groups: summary.groups.clone(),
@@ -79,7 +76,7 @@ impl<'p> CsvSource<'p> {
                 .map(|s| super::labels::label(&s.name, &[]))
                 .collect(),
             missing: summary.missing.clone(),
-            has_time: exports.iter().all(|e| e.summary().has_time),
+            has_time: exports.iter().all(|e| e.summary.has_time),
         };
         Ok(CsvSource {
             plan,
@@ -90,6 +87,21 @@ impl<'p> CsvSource<'p> {
             nvtx_include: nvtx_include.to_vec(),
         })
     }
+}
+
+/// Every rank exported with the same sections and metrics, or an error naming the first that differs.
+fn check_same_metrics(first: &RawHead, other: &RawHead) -> Result<()> {
+    let names = |head: &RawHead| -> Vec<String> {
+        head.summary.specs.iter().map(|s| s.name.clone()).collect()
+    };
+    if names(first) != names(other) {
+        return Err(Error::Usage(format!(
+            "{} and {} hold different metrics; export every rank with the same sections and metrics",
+            first.path.display(),
+            other.path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn raw_plan(plan: &AnalysisPlan) -> RawPlan<'_> {
@@ -122,7 +134,7 @@ impl Observations for CsvSource<'_> {
     {
         let raw_plan = raw_plan(self.plan);
         let (state, summaries) =
-            stream_files(self.exports, &raw_plan, threads, init, visit, merge)?;
+            stream_files(&self.exports, &raw_plan, threads, init, visit, merge)?;
         let mut advice = AdviceIndex::default();
         let mut filter = filter.lock().unwrap_or_else(|e| e.into_inner());
         for set in &self.sets {

@@ -53,8 +53,8 @@ const SECTION_SOURCE: &str = r#"{% import "macros.md.j2" as m %}{% include "scop
 /// A scope's own page (`scopes/<label>.md`), around its section.
 const SCOPE_PAGE: &str = "scope-page.md.j2";
 const SCOPE_PAGE_SOURCE: &str = "# profile-run report: {{ scope.label | shorten(200) | md }}\n\n\
-    Part of [report.md](../report.md), which has the summary, the metrics, the region × scope table \
-    and the aggregate; report.json has every number.\n\n{{ text }}";
+    Part of [report.md](../report.md) (the summary, the region × scope table, the aggregate); \
+    report.json has every number.\n\n{{ text }}";
 
 /// Loads and compiles a user template, so a missing file or a syntax error is found before profiling.
 pub fn check_template(path: &std::path::Path) -> Result<(), RenderError> {

@@ -502,6 +502,7 @@ impl TraceSource<'_> {
                     rank,
                     world_size,
                     partial: None,
+                    run: None,
                 })
                 .collect(),
         }

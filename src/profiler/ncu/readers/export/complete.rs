@@ -14,6 +14,11 @@ use super::ExportError;
 /// How far from the end to look for the start of the last row; ncu rows are a few KiB.
 const TAIL: u64 = 1 << 20;
 
+/// The tail read first: it holds the last row of almost every export, so a merge of 10,000 small
+/// exports does not read each one whole an extra time; the whole [`TAIL`] is read only when no row
+/// starts in it. The reverse search finds the same row in either.
+const SHORT_TAIL: u64 = 64 << 10;
+
 /// Fails when `path`'s last row ends inside a quoted field, naming the row's line, or when the file
 /// ends in zero bytes.
 pub fn check_last_row(path: &Path) -> Result<(), ExportError> {
@@ -23,19 +28,27 @@ pub fn check_last_row(path: &Path) -> Result<(), ExportError> {
     };
     let mut file = std::fs::File::open(path).map_err(io_error)?;
     let len = file.metadata().map_err(io_error)?.len();
-    // One byte before the tail tells whether the tail starts a line.
-    let start = len.saturating_sub(TAIL + 1);
-    file.seek(SeekFrom::Start(start)).map_err(io_error)?;
-    let mut tail = Vec::with_capacity((len - start) as usize);
-    file.read_to_end(&mut tail).map_err(io_error)?;
-    // CSV text never holds a NUL byte: a file ending in one is pre-allocated, sparse or partly
-    // written, and reading it row by row would scan gigabytes of zeros.
-    if tail.last() == Some(&0) {
-        return Err(ExportError::ZeroFilled {
-            path: path.to_path_buf(),
-        });
+    let mut tail = Vec::new();
+    let mut found = None;
+    for size in [SHORT_TAIL, TAIL] {
+        // One byte before the tail tells whether the tail starts a line.
+        let start = len.saturating_sub(size + 1);
+        file.seek(SeekFrom::Start(start)).map_err(io_error)?;
+        tail.clear();
+        file.read_to_end(&mut tail).map_err(io_error)?;
+        // CSV text never holds a NUL byte: a file ending in one is pre-allocated, sparse or partly
+        // written, and reading it row by row would scan gigabytes of zeros.
+        if tail.last() == Some(&0) {
+            return Err(ExportError::ZeroFilled {
+                path: path.to_path_buf(),
+            });
+        }
+        found = last_row_start(&tail, start == 0).map(|row| (start, row));
+        if found.is_some() || start == 0 {
+            break;
+        }
     }
-    let Some(row) = last_row_start(&tail, start == 0) else {
+    let Some((start, row)) = found else {
         return Ok(());
     };
     if !ends_inside_quotes(&tail[row..]) {

@@ -25,7 +25,7 @@ mod parked;
 mod scan;
 mod stacks;
 pub use parallel::stream_files;
-pub use parked::{open_raw_file, RawFile};
+pub use parked::{open_raw_file, open_raw_head, RawFile, RawHead};
 use stacks::StackCache;
 
 pub use crate::analysis::MetricRequest;

@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use crate::region::Observation;
 
 use super::fast::{read_range, ColumnLayout};
-use super::{open_raw_file, Columns, ExportError, RawFile, RawPlan, RawSummary, RowReader};
+use super::{Columns, ExportError, RawFile, RawHead, RawPlan, RawSummary, RowReader};
 use crate::parallel;
 
 /// Target size of one work unit. Fixed (not derived from the core count) so that floating-point
@@ -46,7 +46,7 @@ struct Unit {
 /// split into fixed units, each read into its own state on `threads` threads (0: one per available
 /// core), one thread included, so the result does not depend on the thread count.
 pub fn stream_files<S, I, V, M>(
-    exports: Vec<RawFile>,
+    exports: &[RawHead],
     plan: &RawPlan<'_>,
     threads: usize,
     init: I,
@@ -59,22 +59,18 @@ where
     V: Fn(&mut S, &Observation<'_>) + Sync,
     M: FnMut(&mut S, S),
 {
-    let units = match plan_units(&exports) {
+    let units = match plan_units(exports) {
         Ok(units) => units,
-        Err(_) => return stream_sequential(exports, &init, &visit),
+        Err(_) => return stream_sequential(exports, plan, &init, &visit),
     };
-    let layouts: Vec<ColumnLayout> = exports
-        .iter()
-        .map(|e| ColumnLayout::new(&e.columns))
-        .collect();
     let total: u64 = units.iter().map(|u| u.end - u.start).sum();
     let threads = parallel::thread_count(threads);
     // One thread still reads large inputs unit by unit, so sums add up in the same order as on any
     // number of threads: the same input gives the same report on every machine and setting.
     if total < PARALLEL_MIN_BYTES || units.len() < 2 {
-        return match scan_sequential(&exports, &layouts, &init, &visit) {
+        return match scan_sequential(exports, plan, &init, &visit) {
             Some(done) => Ok(done),
-            None => stream_sequential(exports, &init, &visit),
+            None => stream_sequential(exports, plan, &init, &visit),
         };
     }
     let mut summaries: Vec<RawSummary> = exports.iter().map(|e| e.summary.clone()).collect();
@@ -85,17 +81,21 @@ where
         let (tx, rx) = mpsc::channel();
         for _ in 0..threads.min(units.len()) {
             let tx = tx.clone();
-            let (units, exports, next, failed) = (&units, &exports, &next, &failed);
-            let (init, visit, layouts) = (&init, &visit, &layouts);
+            let (units, next, failed) = (&units, &next, &failed);
+            let (init, visit) = (&init, &visit);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= units.len() || failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let export = &exports[units[i].file];
-                let layout = &layouts[units[i].file];
-                let result = scan_unit(export, layout, &units[i], init, visit)
-                    .or_else(|()| read_unit(export, &units[i], init, visit));
+                // Reopened for its unit and let go after it: no export waits holding its reader.
+                let result = exports[units[i].file]
+                    .reopen(plan)
+                    .map_err(drop)
+                    .and_then(|export| {
+                        scan_unit(&export, &units[i], init, visit)
+                            .or_else(|()| read_unit(&export, &units[i], init, visit))
+                    });
                 if result.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -120,26 +120,25 @@ where
         }
     });
     if failed.into_inner() {
-        let paths: Vec<_> = exports.iter().map(|e| e.path.clone()).collect();
-        drop(exports);
-        let reopened = paths
-            .iter()
-            .map(|p| open_raw_file(p, plan))
-            .collect::<Result<Vec<_>, _>>()?;
-        return stream_sequential(reopened, &init, &visit);
+        return stream_sequential(exports, plan, &init, &visit);
     }
     Ok((state, summaries))
 }
 
 fn stream_sequential<S>(
-    exports: Vec<RawFile>,
+    exports: &[RawHead],
+    plan: &RawPlan<'_>,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
 ) -> Result<(S, Vec<RawSummary>), ExportError> {
     let mut state = init();
     let mut summaries = Vec::with_capacity(exports.len());
     for export in exports {
-        summaries.push(export.stream(&mut |obs| visit(&mut state, obs))?);
+        summaries.push(
+            export
+                .reopen(plan)?
+                .stream(&mut |obs| visit(&mut state, obs))?,
+        );
     }
     Ok((state, summaries))
 }
@@ -147,21 +146,23 @@ fn stream_sequential<S>(
 /// One pass in input order with the row scanner into a single state, as [`stream_sequential`]
 /// would make it; `None` when some row needs the CSV reader (nothing has been consumed then).
 fn scan_sequential<S>(
-    exports: &[RawFile],
-    layouts: &[ColumnLayout],
+    exports: &[RawHead],
+    plan: &RawPlan<'_>,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
 ) -> Option<(S, Vec<RawSummary>)> {
     let mut state = init();
     let mut summaries = Vec::with_capacity(exports.len());
-    for (export, layout) in exports.iter().zip(layouts) {
+    for head in exports {
+        let export = head.reopen(plan).ok()?;
+        let layout = ColumnLayout::new(&export.columns);
         let len = std::fs::metadata(&export.path).ok()?.len();
         let mut rows = RowReader::new(&export.columns, &export.path, 0);
         read_range(
             &export.path,
             export.data_start,
             len,
-            layout,
+            &layout,
             &mut rows,
             &mut |obs| visit(&mut state, obs),
         )
@@ -176,18 +177,18 @@ fn scan_sequential<S>(
 /// Reads one unit with the row scanner into a fresh state.
 fn scan_unit<S>(
     export: &RawFile,
-    layout: &ColumnLayout,
     unit: &Unit,
     init: &dyn Fn() -> S,
     visit: &dyn Fn(&mut S, &Observation<'_>),
 ) -> Result<(S, Counts), ()> {
+    let layout = ColumnLayout::new(&export.columns);
     let mut rows = RowReader::new(&export.columns, &export.path, 0);
     let mut state = init();
     read_range(
         &export.path,
         unit.start,
         unit.end,
-        layout,
+        &layout,
         &mut rows,
         &mut |obs| visit(&mut state, obs),
     )?;
@@ -242,7 +243,7 @@ fn read_unit<S>(
 }
 
 /// The work units of all exports, in input order.
-fn plan_units(exports: &[RawFile]) -> std::io::Result<Vec<Unit>> {
+fn plan_units(exports: &[RawHead]) -> std::io::Result<Vec<Unit>> {
     let mut units = Vec::new();
     for (file, export) in exports.iter().enumerate() {
         let len = std::fs::metadata(&export.path)?.len();
