@@ -90,6 +90,14 @@ fn each_ranks_regions_equal_a_plain_sum_over_its_events() {
         assert_same_times(&region_times(&report, &format!("rank {n}")), &want);
         let scope = &report["scopes"][0];
         assert_eq!(scope["rank"], n);
+        // The trace is the PyTorch profiler's, and the report says so, not profile-run's CUPTI.
+        assert_eq!(report["run"]["profiler"]["name"], "kineto");
+        let notes = report["notes"].to_string();
+        assert!(
+            notes.contains("as the PyTorch profiler (Kineto) trace"),
+            "{notes}"
+        );
+        assert!(!notes.contains("as CUPTI traced it"), "{notes}");
         let kernels = events(&rank(n))
             .iter()
             .filter(|e| e["cat"] == "kernel")

@@ -103,6 +103,7 @@ fn the_kernel_trace_alone_places_kernels_by_their_start() {
     let tmp = tempfile::tempdir().unwrap();
     let input = copy(tmp.path(), false, |_, t| t);
     let (report, _) = run_report(&["report"], &[&input], &tmp.path().join("r"));
+    assert_eq!(report["run"]["profiler"]["name"], "rocprofv3");
     let scope = &report["scopes"][0];
     assert!(
         scope["label"].as_str().unwrap().contains("(pid 7)"),

@@ -261,15 +261,7 @@ pub fn resolve_inputs(
                 rank: rank_beside(input, &mut context)?,
             });
         } else {
-            let override_hint = if input.to_string_lossy().contains('/') {
-                ""
-            } else {
-                " (an override is written `dotted.key=value`)"
-            };
-            return Err(Error::Usage(format!(
-                "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]), an Nsight Systems export (.sqlite, .nsys-rep) or a rocprofv3 kernel trace (kernel_trace.csv){override_hint}",
-                input.display()
-            )));
+            return Err(not_an_input(input));
         }
     }
     // Every input found: a capture given twice, as a copy or under a repeated rank, is refused
@@ -301,6 +293,19 @@ pub fn resolve_inputs(
         context,
         run_dir: run_dir_of(&inputs[0]),
     })
+}
+
+/// The error for an input that is no file or directory, naming what an input can be.
+fn not_an_input(input: &Path) -> Error {
+    let override_hint = if input.to_string_lossy().contains('/') {
+        ""
+    } else {
+        " (an override is written `dotted.key=value`)"
+    };
+    Error::Usage(format!(
+        "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]), an Nsight Systems export (.sqlite, .nsys-rep) or a rocprofv3 kernel trace (kernel_trace.csv){override_hint}",
+        input.display()
+    ))
 }
 
 /// `R_raw.csv.gz`: a gzip-compressed CSV export.

@@ -145,6 +145,9 @@ pub struct ProcessTrace {
     pub host: String,
     pub process_name: String,
     pub libcupti: String,
+    /// The tool that recorded an imported trace (`kineto`, `nsys`, `rocprofv3`), what `libcupti`
+    /// then describes; `None` for profile-run's own CUPTI trace.
+    pub recorder: Option<&'static str>,
     /// The process's rank in its job, as its launcher set it (`None`: no launcher, or an older trace).
     pub rank: Option<u32>,
     /// How many ranks its launcher started, where the launcher said (`WORLD_SIZE`, …): ranks of the

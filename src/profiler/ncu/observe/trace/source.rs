@@ -291,6 +291,7 @@ impl TraceSource<'_> {
             has_ranges: !trace.ranges.is_empty(),
             unfinished: trace.unfinished,
             libcupti: Some(trace.libcupti.clone()),
+            recorder: trace.recorder,
             partial: trace.partial.clone().into_iter().collect(),
             ..Counts::default()
         };
@@ -418,10 +419,13 @@ impl TraceSource<'_> {
             PushPopScope::Thread => "thread",
         };
         settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
-        let mut notes = vec![
-            "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
+        let mut notes = vec![match (total.recorder, &total.libcupti) {
+            (Some(_), Some(what)) => format!(
+                "Times are in place, as the {what} recorded them: each kernel's end − start while the workload ran, not replayed, so kernels may overlap, caches are warm and clocks are the application's (docs/traces.md)."
+            ),
+            _ => "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
                 .to_string(),
-        ];
+        }];
         let sampling = self.sampled.as_ref().map(|sampled| {
             notes.extend(notes::sampled_notes(
                 sampled,
@@ -468,7 +472,7 @@ impl TraceSource<'_> {
             results_in_ranges: total.in_ranges,
             has_ranges: total.has_ranges,
             profiler: ProfilerInfo {
-                name: "cupti".into(),
+                name: total.recorder.unwrap_or("cupti").into(),
                 version: total.libcupti.clone().filter(|l| !l.is_empty()),
                 settings,
             },

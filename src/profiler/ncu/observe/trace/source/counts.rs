@@ -15,6 +15,7 @@ impl Counts {
         }
         if self.libcupti.is_none() {
             self.libcupti = other.libcupti;
+            self.recorder = other.recorder;
         }
         self.partial.extend(other.partial);
         for (rank, world_size) in other.ranks {
@@ -43,6 +44,8 @@ pub(super) struct Counts {
     pub(super) has_ranges: bool,
     /// The libcupti of the first trace read.
     pub(super) libcupti: Option<String>,
+    /// The tool that recorded the first trace read, where it was imported.
+    pub(super) recorder: Option<&'static str>,
     /// Why traces hold only part of their process's run, in input order.
     pub(super) partial: Vec<String>,
     /// Each launcher rank's time in the regions: [with deep metrics, without] (a sampled run).

@@ -400,6 +400,7 @@ impl Events {
         trace.pid = u32::try_from(pid).unwrap_or(0);
         trace.process_name = self.process_names.get(&pid).cloned().unwrap_or_default();
         trace.libcupti = format!("PyTorch profiler (Kineto) trace, schemaVersion {version}");
+        trace.recorder = Some("kineto");
         if let Some(d) = distributed {
             trace.rank = d.rank;
             trace.world_size = d.world_size;

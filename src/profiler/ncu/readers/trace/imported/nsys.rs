@@ -159,6 +159,7 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let query = "SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_PRODUCT_VERSION'";
     let product = optional_text(&export, query, ());
     trace.libcupti = format!("Nsight Systems {product} SQLite export, schema {version}");
+    trace.recorder = Some("nsys");
     Ok(collect.finish())
 }
 

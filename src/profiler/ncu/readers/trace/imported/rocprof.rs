@@ -164,6 +164,7 @@ pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let trace = collect.trace();
     trace.pid = pid.or(from_name).unwrap_or(0);
     trace.libcupti = "rocprofv3 CSV trace".into();
+    trace.recorder = Some("rocprofv3");
     Ok(collect.finish())
 }
 
