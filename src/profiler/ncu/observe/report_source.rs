@@ -34,6 +34,7 @@ mod deep_join;
 mod paths;
 mod provenance;
 mod reader;
+pub(crate) mod split_keys;
 pub(crate) mod twins;
 pub(crate) mod unreadable;
 
@@ -328,7 +329,7 @@ impl ReportSource<'_> {
         };
         let durations = launch_durations(self.plan, &input.path, self.max_block, None)?;
         let skipped = LaunchOrdinals::of_run(&self.context).skipped();
-        Ok(FileStrata::of(
+        Ok(reader::file_strata(
             index,
             &durations,
             skipped,
@@ -354,7 +355,7 @@ impl ReportSource<'_> {
             topup_left_out: index.topup_left_out,
             coverage,
             samples,
-            stratified_keys: strata.split_keys(),
+            stratified_keys: strata.len(),
             other_stratum_results: other_stratum,
         }
     }

@@ -10,19 +10,16 @@ use crate::fast_map::FastMap;
 use crate::region::{Cell, Coverage, KernelFilter, Observation, Regioner, ScopeKey};
 
 use super::paths::{advice_of, marks_of, regions_of, stacks_of};
-use super::twins::{
-    DeepResult, LaunchOrdinals, Process, Shape, StratifiedTwins, TwinIndex, TwinIndexBuilder,
-};
+use super::split_keys::SplitKeys;
+use super::twins::{DeepResult, LaunchOrdinals, Process, Shape, TwinIndex, TwinIndexBuilder};
 use super::ReportSource;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::source::ResultCounts;
-use crate::profiler::ncu::observe::strata::MAX_STRATA;
 use crate::profiler::ncu::readers::export::details::{Advice, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::parse_number;
 use crate::profiler::ncu::readers::report_file::{
     CallFrame, RecordedValue, ReportFileError, ResultKind, ResultRecord,
 };
-use crate::region::Spread;
 
 /// The metric the details page calls `Duration`: what advice weighs a result's findings by.
 const DURATION: &str = "gpu__time_duration.sum";
@@ -75,53 +72,24 @@ pub(super) struct FileReader<'s> {
     pub(super) other_stratum: u64,
 }
 
-/// A timing pass's keys that ran different work, split into strata (see
-/// [`crate::profiler::ncu::observe::strata`]) per process, each stratum with its own key id.
-#[derive(Debug, Default)]
-pub(crate) struct FileStrata {
-    keys: FastMap<(Process, usize), (StratifiedTwins, u64)>,
-}
+/// A timing pass's keys that ran different work, split into strata per process.
+pub(crate) type FileStrata = SplitKeys<(Process, usize)>;
 
-impl FileStrata {
-    /// The strata of the timing pass whose launches took `durations`, ids from `base` on (above
-    /// every key's: `base` is the capture's own bit range above `STRATUM_IDS`).
-    pub fn of(
-        index: &TwinIndex,
-        durations: &LaunchDurations,
-        skipped: u32,
-        base: u64,
-    ) -> FileStrata {
-        let mut keys = FastMap::default();
-        let mut next = base;
-        for (name, shape, key) in durations.keys() {
-            let Some((at, _)) = index.find(name, shape) else {
-                continue;
-            };
-            for (process, launches) in key.processes() {
-                if let Some(split) = index.stratify(at, launches, skipped) {
-                    keys.insert((process, at), (split, next));
-                    next += MAX_STRATA as u64;
-                }
-            }
-        }
-        FileStrata { keys }
-    }
-
-    /// Keys split (per process).
-    pub fn split_keys(&self) -> u64 {
-        self.keys.len() as u64
-    }
-
-    /// Every stratum's deep samples under its id, for the intervals.
-    pub fn spreads(&self) -> impl Iterator<Item = (u64, Vec<Option<Spread>>)> + '_ {
-        self.keys.values().flat_map(|(split, id)| {
-            split
-                .twins
-                .iter()
-                .enumerate()
-                .map(move |(s, (twins, _))| (id + s as u64, twins.spread_of_specs()))
+/// The strata of the timing pass whose launches took `durations`, ids from `first` on.
+pub(crate) fn file_strata(
+    index: &TwinIndex,
+    durations: &LaunchDurations,
+    skipped: u32,
+    first: u64,
+) -> FileStrata {
+    let splits = durations.keys().flat_map(|(name, shape, key)| {
+        let at = index.find(name, shape).map(|(at, _)| at);
+        key.processes().filter_map(move |(process, launches)| {
+            let at = at?;
+            Some(((process, at), index.stratify(at, launches, skipped)?))
         })
-    }
+    });
+    SplitKeys::new(splits, first)
 }
 
 /// One result's numbers, read in one pass over its metrics.
@@ -305,16 +273,12 @@ impl<'s> FileReader<'s> {
             Some((id, pooled)) => {
                 let process = (r.process.id, numbers.device);
                 let measured = self.ordinals.measured(process, id, pooled);
-                let split = self.strata.and_then(|s| s.keys.get(&(process, id)));
                 // A key split into strata gives the twins of this launch's stratum (by its time).
-                let (twins, key, borrowed) = match (split, numbers.time) {
-                    (Some((split, first)), Some(time)) => {
-                        let stratum = split.strata.of_duration(time);
-                        let (twins, from) = &split.twins[stratum];
-                        (twins, first + stratum as u64, from.is_some())
-                    }
-                    _ => (pooled, index.key(id), false),
+                let split = match (self.strata, numbers.time) {
+                    (Some(strata), Some(time)) => strata.twins(&(process, id), time),
+                    _ => None,
                 };
+                let (twins, key, borrowed) = split.unwrap_or((pooled, index.key(id), false));
                 for (at, deep) in self.source.from_deep.iter().enumerate() {
                     if *deep {
                         numbers.values[at] = twins.cell(at);

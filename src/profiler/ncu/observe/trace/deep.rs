@@ -12,11 +12,12 @@ use crate::analysis::{AnalysisPlan, MetricsFound, RunContext};
 use crate::error::Result;
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::observe::adaptive;
+use crate::profiler::ncu::observe::report_source::split_keys::SplitKeys;
 use crate::profiler::ncu::observe::report_source::twins::{
-    LaunchOrdinals, Shape, StratifiedTwins, TwinIndex, Twins,
+    LaunchOrdinals, Shape, TwinIndex, Twins,
 };
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
-use crate::profiler::ncu::observe::strata::{MAX_STRATA, STRATUM_IDS};
+use crate::profiler::ncu::observe::strata::STRATUM_IDS;
 use crate::profiler::ncu::readers::siblings::worker_siblings;
 use crate::region::{Cell, Coverage, KernelFilter, KeySamples, Spread};
 use crate::report::model::{DeepWorker, Sampling};
@@ -141,52 +142,33 @@ pub(crate) fn shape(launch: &LaunchShape) -> Shape {
     }
 }
 
-/// The keys of one process's trace that ran different work, split into strata (see
-/// [`crate::profiler::ncu::observe::strata`]), each stratum with its own id among the reading's keys.
-#[derive(Debug, Default)]
-pub(crate) struct ProcessStrata {
-    /// The trace's place among the reading's inputs: strata of two traces never share an id.
-    input: u64,
-    keys: FastMap<usize, StratifiedTwins>,
+/// The keys of one process's trace that ran different work, split into strata, by their place in
+/// the index.
+pub(crate) type ProcessStrata = SplitKeys<usize>;
+
+/// The strata of the trace numbered `input` among the reading's: `launches` holds each key's
+/// durations (by its place in the index) in launch order, as the deep pass saw them. Strata of two
+/// traces never share an id.
+pub(crate) fn process_strata(
+    index: &TwinIndex,
+    input: usize,
+    launches: &FastMap<usize, Vec<f64>>,
+    skipped: u32,
+) -> ProcessStrata {
+    let mut keys: Vec<(&usize, &Vec<f64>)> = launches.iter().collect();
+    keys.sort_by_key(|(at, _)| **at);
+    let splits = keys
+        .into_iter()
+        .filter_map(|(at, durations)| Some((*at, index.stratify(*at, durations, skipped)?)));
+    SplitKeys::new(splits, STRATUM_IDS | ((input as u64) << 32))
 }
 
-impl ProcessStrata {
-    /// The strata of this trace's keys: `launches` holds each key's durations (by its place in the
-    /// index) in launch order, as the deep pass saw them.
-    pub fn of(
-        index: &TwinIndex,
-        input: usize,
-        launches: &FastMap<usize, Vec<f64>>,
-        skipped: u32,
-    ) -> ProcessStrata {
-        let keys = launches
-            .iter()
-            .filter_map(|(at, durations)| Some((*at, index.stratify(*at, durations, skipped)?)))
-            .collect();
-        ProcessStrata {
-            input: input as u64,
-            keys,
-        }
-    }
-
-    fn id(&self, at: usize, stratum: usize) -> u64 {
-        STRATUM_IDS | (self.input << 32) | (at * MAX_STRATA + stratum) as u64
-    }
-
-    /// What the strata add to the reading: each stratum's samples under its id, and its keys.
-    pub fn counts(&self) -> StrataCounts {
-        let mut counts = StrataCounts {
-            keys: self.keys.len() as u64,
-            ..StrataCounts::default()
-        };
-        for (at, key) in &self.keys {
-            for (s, (twins, _)) in key.twins.iter().enumerate() {
-                counts
-                    .spreads
-                    .push((self.id(*at, s), twins.spread_of_specs()));
-            }
-        }
-        counts
+/// What a trace's strata add to the reading: each stratum's samples under its id, and its keys.
+pub(crate) fn strata_counts(strata: &ProcessStrata) -> StrataCounts {
+    StrataCounts {
+        spreads: strata.spreads().collect(),
+        keys: strata.len(),
+        borrowed: 0,
     }
 }
 
@@ -227,17 +209,16 @@ pub(crate) fn join<'i>(
             } else {
                 Coverage::Estimated
             };
-            let Some(split) = strata.keys.get(&id) else {
+            let Some((twins, key, borrowed)) = strata.twins(&id, duration) else {
                 return (coverage, Some((index.key(id), twins)));
             };
-            let stratum = split.strata.of_duration(duration);
-            let (twins, from) = &split.twins[stratum];
-            counts.borrowed += u64::from(from.is_some());
-            let coverage = match from {
-                Some(_) => Coverage::Estimated,
-                None => coverage,
+            counts.borrowed += u64::from(borrowed);
+            let coverage = if borrowed {
+                Coverage::Estimated
+            } else {
+                coverage
             };
-            (coverage, Some((strata.id(id, stratum), twins)))
+            (coverage, Some((key, twins)))
         }
         None if ordinals.left_out(mangled) => (Coverage::NotMeasured, None),
         None => (Coverage::Unmatched, None),

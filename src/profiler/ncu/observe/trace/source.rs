@@ -303,11 +303,11 @@ impl TraceSource<'_> {
         let strata = match deep {
             Some((index, at)) => {
                 let launches = self.launches_by_key(&trace, index)?;
-                deep::ProcessStrata::of(index, at, &launches, ordinals.skipped())
+                deep::process_strata(index, at, &launches, ordinals.skipped())
             }
             None => deep::ProcessStrata::default(),
         };
-        counts.strata = strata.counts();
+        counts.strata = deep::strata_counts(&strata);
         let specs = (self.found.specs.len(), self.time_specs);
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
         let mut scope = ScopeKey::default();
