@@ -14,7 +14,7 @@ use crate::process::{check_workload, received_signal, Finished};
 use crate::profiler::{Capture, Profiler};
 use crate::report::headline;
 use crate::report::model::Report;
-use crate::run::{self, Rank, RunDir, RunRecord};
+use crate::run::{self, Journal, Rank, RunDir, RunRecord};
 
 use super::{load_config, print_selection_notes, print_stdout, write_reports};
 
@@ -105,17 +105,18 @@ fn run(checked: Checked, args: &ProfileArgs) -> Result<i32> {
     let config = &loaded.config;
     profiler.check_runnable(&plan.profiler, config)?;
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
-    let mut record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
+    let record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
+    let journal = Journal::new(&run, record);
     let finished = profiler.capture(
         &plan.profiler,
         Capture {
             loaded: &loaded,
-            run: &run,
-            record: &mut record,
+            journal: &journal,
             workload: &args.workload,
             quiet: args.quiet,
         },
     )?;
+    let record = journal.into_record();
     let rendered = profiler
         .report(&loaded, &plan.profiler, &run, &record, args.quiet)
         .and_then(|report| match report {

@@ -4,15 +4,14 @@
 
 use crate::config::Loaded;
 use crate::report::model::Report;
-use crate::run::{RunDir, RunRecord};
+use crate::run::Journal;
 
-/// One capture a profiler is asked to make, whichever profiler: the loaded configuration, the run
-/// directory and its record (kept up to date), the workload after `--`, and whether progress is
-/// shown.
+/// One capture a profiler is asked to make, whichever profiler: the loaded configuration, the
+/// journal of its run directory (the one writer of its record), the workload after `--`, and
+/// whether progress is shown.
 pub struct Capture<'a> {
     pub loaded: &'a Loaded,
-    pub run: &'a RunDir,
-    pub record: &'a mut RunRecord,
+    pub journal: &'a Journal<'a>,
     pub workload: &'a [String],
     pub quiet: bool,
 }

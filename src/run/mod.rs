@@ -1,4 +1,6 @@
-//! Where a run lives on disk: the run directory and its files (`store`), the run record (`record`),
+//! Where a run lives on disk and how it runs: the run directory and its files (`store`), the run
+//! record (`record`) and its one writer (`journal`), the executor of a run's planned passes
+//! (`executor`),
 //! where a report is written (`out`), the inputs `report` refuses before touching anything
 //! (`inputs`), and every file read from a run directory checked and bounded (`checked`). Each profiler finds its own captures again for `report` /
 //! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
@@ -14,7 +16,9 @@
 
 mod checked;
 mod claim;
+mod executor;
 mod inputs;
+mod journal;
 mod out;
 mod record;
 mod store;
@@ -23,7 +27,9 @@ pub use checked::{
     check_in_run, read_record, read_report_json, read_run_text, starts_as_report_json, trace_checks,
 };
 pub use claim::{Claim, CLAIM_FILE};
+pub use executor::{Executor, Group, Line, PassSpec, Ran, Rerun, Watch};
 pub use inputs::{check_readable, check_report_inputs};
+pub use journal::{Finding, Journal, Slot};
 pub use out::ReportOut;
 pub use record::{
     latest_time, DeepRanksRecord, DeepWorkerRecord, PassRecord, RoundRecord, RunRecord,

@@ -1,34 +1,12 @@
 //! `run.json`: what a run records about itself (workload, profiler command and version, rank, start,
-//! end and how the profiler ended), written when the run starts and again when it ends.
+//! end and how the profiler ended), written by the run's journal alone (`journal`).
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{Rank, RunDir, COMMAND_FILE, CONFIG_FILE, RECORD_FILE};
+use super::store::Rank;
 use crate::analysis::{AdaptiveRecord, RankRun, RunContext};
-use crate::error::Result;
 use crate::process::Finished;
 use crate::report::model::DeepWorker;
-
-impl RunDir {
-    /// Writes `run.json` (the record lives here, so that the directory never imports its record).
-    pub fn write_record(&self, record: &RunRecord) -> Result<()> {
-        let json = serde_json::to_string_pretty(record).expect("run record serialises");
-        self.write_text(RECORD_FILE, &(json + "\n"))
-    }
-
-    /// What a run records before its profiler starts, whichever profiler: the configuration
-    /// (`config_yaml`), the command lines and the record.
-    pub fn write_start(
-        &self,
-        config_yaml: &str,
-        commands: &[String],
-        record: &RunRecord,
-    ) -> Result<()> {
-        self.write_text(CONFIG_FILE, config_yaml)?;
-        self.write_text(COMMAND_FILE, &(commands.join("\n") + "\n"))?;
-        self.write_record(record)
-    }
-}
 
 /// What a run records about itself in `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -205,6 +205,11 @@ impl NeuronCli {
             .collect()
     }
 
+    /// The arguments without the program, verbatim.
+    pub fn args_os(&self) -> &[OsString] {
+        &self.args
+    }
+
     /// Variables set for the tool on top of the inherited environment.
     pub fn env(&self) -> &[(String, OsString)] {
         &self.env

@@ -13,6 +13,7 @@ pub mod inspect;
 pub use crate::config::neuron_pipeline as pipeline;
 pub mod views;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use crate::config::{Config, Loaded};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
-use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
+use crate::process::{Failure, Finished, ProfilerError};
 use crate::profiler::job::Capture;
 use crate::profiler::neuron::capture::cli::{
     capture_outputs, resolve_program, NeuronCli, ViewInput, NEURON_BIN,
@@ -30,7 +31,7 @@ use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
 use crate::profiler::neuron::observe::report;
 use crate::profiler::neuron::plan::NeuronPlan;
 use crate::report::model::Report;
-use crate::run::{RunDir, RunRecord};
+use crate::run::{Executor, Finding, Group, Line, PassSpec, RunDir, RunRecord, Slot, Watch};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
 
 pub use crate::run::{
@@ -172,34 +173,44 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 /// Runs the capture into `run` (inspect mode: the workload; NEFF mode: `capture`), then `view`s every
 /// profile it wrote and lists them in the run's manifest; returns how the capture ended.
 pub fn capture(job: Capture<'_>) -> Result<Finished> {
-    let (run, record) = (job.run, job.record);
+    let journal = job.journal;
+    let run = journal.run();
     let config = &job.loaded.config;
     let pipeline = &config.pipeline.neuron;
     let grace = Duration::from_secs(config.pipeline.signal_grace_seconds);
-    let (program, expression, line) = capture_command(config, run, job.workload)?;
-    record.profiler_command = shell_words::split(&line).unwrap_or_default();
-    run.write_start(&job.loaded.to_yaml(), std::slice::from_ref(&line), record)?;
+    let pass = capture_pass(config, run, job.workload)?;
+    journal.begin(&job.loaded.to_yaml())?;
 
     let display = Display::new(job.quiet);
-    display.status(format!("starting {program}"));
-    let finished = run_streaming(&program, expression, &run.path(LOG), grace, &mut |l| {
-        display.passthrough(l);
-        Flow::Continue
-    })
-    .map_err(|e| views::not_started(e, &program, named_by(pipeline.mode), &run.path(LOG)));
+    let watch = NeuronWatch {
+        mode: pipeline.mode,
+        log: run.path(LOG),
+    };
+    let exec = Executor {
+        journal,
+        grace,
+        display: &display,
+        watch: &watch,
+    };
+    let ran = exec.run(&Group::alone(pass));
     display.finish();
-    let finished = finished?;
-    record.finish(&finished);
+    let finished = ran?
+        .ended
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one pass ran");
     // In inspect mode the program run is the workload itself (NEFF mode runs `capture`).
     if pipeline.mode == CaptureMode::Inspect {
-        record.workload_exit_code = finished.code;
-        record.workload_signal = finished.killed_by;
+        journal.found(Finding::WorkloadEnded {
+            code: finished.code,
+            signal: finished.killed_by,
+        })?;
     }
-    run.write_record(record)?;
     if !finished.success() || finished.interrupted_by.is_some() {
         return Ok(finished);
     }
-    let rank = record.rank.as_ref().map(|r| r.rank);
+    let rank = journal.record().rank.as_ref().map(|r| r.rank);
     let viewed = match pipeline.mode {
         CaptureMode::Inspect => {
             view_inspect_dir(pipeline, &run.path(INSPECT_DIR), run.root(), rank, grace)?
@@ -224,14 +235,11 @@ fn named_by(mode: CaptureMode) -> &'static str {
     }
 }
 
-/// The program, the command and its shell line for the capture step.
-fn capture_command(
-    config: &Config,
-    run: &RunDir,
-    workload: &[String],
-) -> Result<(String, duct::Expression, String)> {
+/// The capture step, planned: the workload with Neuron's inspect environment, or Neuron's own
+/// capture of a NEFF.
+fn capture_pass(config: &Config, run: &RunDir, workload: &[String]) -> Result<PassSpec> {
     let pipeline = &config.pipeline.neuron;
-    match pipeline.mode {
+    let (program, args, env, line) = match pipeline.mode {
         CaptureMode::Inspect => {
             let dir = run.path(INSPECT_DIR);
             std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
@@ -242,28 +250,76 @@ fn capture_command(
             for warning in &inspect.warnings {
                 err_line(&format!("warning: {warning}"));
             }
-            let expression = inspect
+            let args = workload[1..].iter().map(OsString::from).collect();
+            let line = env_line(&inspect.env, workload);
+            let env = inspect
                 .env
-                .iter()
-                .fold(duct::cmd(&workload[0], &workload[1..]), |e, (k, v)| {
-                    e.env(k, v)
-                });
-            Ok((
-                workload[0].clone(),
-                expression,
-                env_line(&inspect.env, workload),
-            ))
+                .into_iter()
+                .map(|(k, v)| (k, OsString::from(v)))
+                .collect();
+            (workload[0].clone(), args, env, line)
         }
         CaptureMode::Neff => {
             let program = resolve_program(pipeline, std::env::var_os("PATH").as_deref())?;
             let neff = pipeline.neff.clone().unwrap_or_default();
             let cli = NeuronCli::capture(&program, pipeline, &neff, &run.path(SESSION));
-            Ok((
-                program.to_string_lossy().into_owned(),
-                cli.expression(),
+            let program = program.to_string_lossy().into_owned();
+            (
+                program,
+                cli.args_os().to_vec(),
+                cli.env().to_vec(),
                 cli.shell_line(),
-            ))
+            )
         }
+    };
+    Ok(PassSpec {
+        name: program.clone(),
+        slot: Slot::First,
+        command: shell_words::split(&line).unwrap_or_default(),
+        program,
+        args,
+        env,
+        line,
+        log: LOG.to_string(),
+        outputs: Vec::new(),
+        expected: None,
+        status: None,
+        watched: false,
+    })
+}
+
+/// What the capture step's failures mean: its output is the workload's or the tool's own.
+struct NeuronWatch {
+    mode: CaptureMode,
+    log: PathBuf,
+}
+
+impl Watch for NeuronWatch {
+    fn line(&self, _pass: &PassSpec, _line: &str) -> Line {
+        Line::Output
+    }
+
+    fn failed(&self, pass: &PassSpec, _again: bool, error: Option<&ProfilerError>) -> String {
+        match error {
+            Some(e) => format!("warning: {} could not be run ({e})", pass.name),
+            None => format!(
+                "warning: {} failed; its log is {}",
+                pass.name,
+                self.log.display()
+            ),
+        }
+    }
+
+    fn rerun(&self, pass: &PassSpec, aside: &Path) -> String {
+        format!(
+            "warning: {} runs once more (its failed log: {})",
+            pass.name,
+            aside.display()
+        )
+    }
+
+    fn not_started(&self, pass: &PassSpec, error: ProfilerError) -> ProfilerError {
+        views::not_started(error, &pass.program, named_by(self.mode), &self.log)
     }
 }
 

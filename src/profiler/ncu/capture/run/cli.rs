@@ -129,7 +129,7 @@ impl NcuCli {
         out
     }
 
-    fn argv_os(&self) -> Vec<OsString> {
+    pub fn argv_os(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = self.flags().into_iter().map(OsString::from).collect();
         args.push("-o".into());
         args.push(self.report_base.clone().into_os_string());

@@ -1,6 +1,5 @@
-//! Running ncu: its command lines (`cli`), one pass run with its live `==PROF==` progress and the
-//! count that ends a covered pass's workload, the program checked before anything starts, its
-//! version, its log read for known failures (`log`, `diagnose`) and the CSV pages it exports
+//! ncu's side of running it: its command lines (`cli`), the program checked before anything
+//! starts, its version, its log read for known failures (`log`, `diagnose`) and the CSV pages it exports
 //! afterwards (`export_pages`).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
@@ -12,34 +11,12 @@ pub mod export_pages;
 pub mod log;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::console::err_line;
 use crate::error::{Error, Result};
-use crate::process::progress::Display;
-use crate::process::{resolve_program, run_streaming, Finished, Flow, ProfilerError, Unrunnable};
+use crate::process::{resolve_program, ProfilerError, Unrunnable};
 use crate::run::RunDir;
-
-use self::cli::NcuCli;
-
-/// One ncu run of a profiling run: the only one, or a pass of a sampled run.
-pub struct Pass {
-    /// How messages name it.
-    pub name: &'static str,
-    pub cli: NcuCli,
-    /// Its log, in the run directory.
-    pub log: String,
-}
-
-impl Pass {
-    /// The command as run.json records it: the program, then its arguments.
-    pub fn command(&self) -> Vec<String> {
-        std::iter::once(self.cli.program().to_string())
-            .chain(self.cli.argv())
-            .collect()
-    }
-}
 
 /// What the messages about ncu's program say to fix.
 const FIX_PROGRAM: &str = "set pipeline.ncu.executable to Nsight Compute's `ncu`";
@@ -133,83 +110,6 @@ pub fn ncu_answers(config: &Config) -> Result<String> {
     }
 }
 
-/// Counts a pass's `==PROF== Profiling` lines and asks for the workload to stop at the expected
-/// count; never before, and never for a pass with no count.
-#[derive(Debug)]
-struct Coverage {
-    expected: Option<u64>,
-    profiled: u64,
-}
-
-impl Coverage {
-    fn new(expected: Option<u64>) -> Coverage {
-        Coverage {
-            expected,
-            profiled: 0,
-        }
-    }
-
-    /// One more result profiled: whether every expected one now is.
-    fn profiled(&mut self) -> Flow {
-        self.profiled += 1;
-        match self.expected {
-            Some(expected) if self.profiled >= expected => Flow::StopWorkload,
-            _ => Flow::Continue,
-        }
-    }
-}
-
-/// Runs one pass, showing ncu's progress lines as status and passing everything else through;
-/// `expected`: the results after which its workload is stopped (`None`: it runs to its end).
-/// Returns how ncu ended and, when the workload was stopped, the results counted then.
-pub fn run_pass(
-    pass: &Pass,
-    run: &RunDir,
-    grace: Duration,
-    display: &Display,
-    expected: Option<u64>,
-) -> Result<(Finished, Option<u64>)> {
-    let cli = &pass.cli;
-    display.status(format!("starting {}", pass.name));
-    let mut coverage = Coverage::new(expected);
-    let finished = run_streaming(
-        cli.program(),
-        cli.expression(),
-        &run.path(&pass.log),
-        grace,
-        &mut |line| match log::parse_prof(line) {
-            Some(log::Progress::Profiling { name, index }) => {
-                let flow = coverage.profiled();
-                let profiled = coverage.profiled;
-                display.status(match flow {
-                    Flow::Continue => format!(
-                        "{}: profiling {name} (#{index}, {profiled} so far)",
-                        pass.name
-                    ),
-                    // Coverage only ever stops the workload; ncu itself always exits.
-                    Flow::StopWorkload | Flow::EndProgram => format!(
-                        "{}: all {profiled} results profiled; ending the workload",
-                        pass.name
-                    ),
-                });
-                flow
-            }
-            Some(log::Progress::Connected { process }) => {
-                display.status(format!("{}: connected to {process}", pass.name));
-                Flow::Continue
-            }
-            Some(_) => Flow::Continue,
-            None => {
-                display.passthrough(line);
-                Flow::Continue
-            }
-        },
-    )
-    .map_err(not_started)?;
-    let covered = expected.filter(|_| finished.workload_stopped);
-    Ok((finished, covered))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,16 +124,5 @@ mod tests {
             "{note}"
         );
         assert!(untested_version_note("2025.4.0.0").is_some());
-    }
-
-    #[test]
-    fn the_workload_stops_at_the_expected_count_never_before() {
-        let mut coverage = Coverage::new(Some(3));
-        assert_eq!(coverage.profiled(), Flow::Continue);
-        assert_eq!(coverage.profiled(), Flow::Continue);
-        assert_eq!(coverage.profiled(), Flow::StopWorkload);
-        assert_eq!(coverage.profiled, 3);
-        let mut uncounted = Coverage::new(None);
-        assert!((0..100).all(|_| uncounted.profiled() == Flow::Continue));
     }
 }

@@ -14,6 +14,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 pub mod coverage;
+pub mod deep_plan;
 pub mod deep_run;
 pub mod pattern_limit;
 pub mod ranks;

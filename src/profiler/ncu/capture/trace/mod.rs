@@ -11,19 +11,17 @@
 
 mod injection;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::config::{Config, TimingSource};
 use crate::error::Result;
 use crate::file_kind;
-use crate::process::progress::Display;
-use crate::process::{run_streaming, Failure, Finished, Flow, ProfilerError};
+use crate::process::{Failure, Finished, ProfilerError};
 use crate::profiler::ncu::capture::run::diagnose;
 use crate::profiler::ncu::plan::FirstPass;
 use crate::profiler::ncu::readers::trace::TraceInput;
-use crate::run::trace_checks;
-use crate::run::RunDir;
+use crate::run::{trace_checks, PassSpec, RunDir, Slot};
 
 use self::injection::Unusable;
 
@@ -139,60 +137,30 @@ pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
     env
 }
 
-/// The trace pass as one shell line (`env VAR=… workload…`), for `--dry-run` and command.txt.
-pub fn shell_line(config: &Config, dir: &Path, workload: &[String]) -> String {
-    let mut words = vec!["env".to_string()];
-    words.extend(
-        environment(config, dir)
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    words.extend(workload.iter().cloned());
-    shell_words::join(words)
-}
-
-/// The trace pass's command as run.json records it: the environment, then the workload.
-pub fn command(config: &Config, dir: &Path, workload: &[String]) -> Vec<String> {
+/// The trace pass, planned: the workload with the injection library's environment; its line in
+/// command.txt and `--dry-run` and its command in run.json are `env VAR=… workload…`.
+pub fn pass(config: &Config, dir: &Path, workload: &[String]) -> PassSpec {
+    let env = environment(config, dir);
     let mut command = vec!["env".to_string()];
-    command.extend(
-        environment(config, dir)
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}")),
-    );
+    command.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
     command.extend(workload.iter().cloned());
-    command
-}
-
-/// Runs the workload under the CUPTI trace, passing its output through.
-pub fn run(
-    config: &Config,
-    run: &RunDir,
-    workload: &[String],
-    grace: Duration,
-    display: &Display,
-) -> Result<Finished> {
-    display.status("starting the trace pass".to_string());
-    let (program, expression) = expression(config, run.root(), workload);
-    Ok(run_streaming(
-        &program,
-        expression,
-        &run.path(LOG),
-        grace,
-        &mut |line| {
-            display.passthrough(line);
-            Flow::Continue
-        },
-    )?)
-}
-
-/// The workload under the trace, as an expression to start (program, expression).
-pub fn expression(config: &Config, dir: &Path, workload: &[String]) -> (String, duct::Expression) {
-    let program = workload.first().cloned().unwrap_or_default();
-    let mut expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
-    for (key, value) in environment(config, dir) {
-        expression = expression.env(key, value);
+    PassSpec {
+        name: "the trace pass".to_string(),
+        slot: Slot::First,
+        program: workload.first().cloned().unwrap_or_default(),
+        args: workload.iter().skip(1).map(OsString::from).collect(),
+        env: env
+            .into_iter()
+            .map(|(k, v)| (k, OsString::from(v)))
+            .collect(),
+        line: shell_words::join(&command),
+        command,
+        log: LOG.to_string(),
+        outputs: Vec::new(),
+        expected: None,
+        status: None,
+        watched: false,
     }
-    (program, expression)
 }
 
 /// Why a trace pass that did not succeed failed: the workload's own exit (no profiler ran), with the
@@ -401,11 +369,12 @@ mod tests {
             get("PROFILE_RUN_LIBCUPTI"),
             Some("/opt/cupti/libcupti.so.13")
         );
-        let line = shell_line(
+        let line = pass(
             &config,
             Path::new("/runs/r"),
             &["python3".into(), "a b.py".into()],
-        );
+        )
+        .line;
         assert!(
             line.starts_with("env 'PROFILE_RUN_TRACE_DIR=/runs/r/trace' "),
             "{line}"

@@ -17,8 +17,9 @@ use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::{digest, key_text};
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::report::write::write_atomic;
-use crate::run::{DeepRanksRecord, Rank, RunDir, RunRecord};
+use crate::run::{DeepRanksRecord, Rank, RunDir};
 
+use super::super::deep_plan::FirstFindings;
 use super::super::deep_run::first_pass_durations;
 use super::{choose, DeepStep};
 
@@ -28,27 +29,32 @@ pub const SIGNATURES_DIR: &str = "deep-ranks";
 /// How often a waiting rank looks for its peers' files.
 const POLL: Duration = Duration::from_millis(200);
 
-/// This rank's deep step, one profile-run per rank, and the first pass's launches where choosing
-/// read them (`signature`).
+/// This rank's deep step, one profile-run per rank, with the choice for run.json and the first
+/// pass's launches where choosing read them (`signature`).
 pub(super) fn per_rank(
     config: &Config,
     plan: &NcuPlan,
     run: &RunDir,
-    record: &mut RunRecord,
     me: &Rank,
-) -> Result<(DeepStep, Option<LaunchDurations>)> {
+) -> Result<FirstFindings> {
+    let found = |step, deep_ranks, durations: Option<LaunchDurations>| FirstFindings {
+        step,
+        durations: durations.map(Ok),
+        deep_ranks,
+        job_world_size: None,
+    };
     let sampling = &config.pipeline.ncu.sampling;
     let (chosen, warning, read) = match &sampling.deep_ranks {
         // Every rank, in rounds (below); a launch whose size is unknown cannot count them.
         DeepRanks::All => match me.world_size {
             Some(world) if world > 1 => ((0..world).collect(), None, None),
-            Some(_) => return Ok((DeepStep::AsPlanned, None)),
+            Some(_) => return Ok(found(DeepStep::AsPlanned, None, None)),
             None => {
                 err_line(&format!(
                     "warning: rank {}'s launcher gave no world size ({} alone), so deep_ranks=all cannot take the ranks in rounds: every rank runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there (ncu profiles one process at a time); set the world size (WORLD_SIZE, …) or deep_ranks=signature",
                     me.rank, me.source
                 ));
-                return Ok((DeepStep::AsPlanned, None));
+                return Ok(found(DeepStep::AsPlanned, None, None));
             }
         },
         DeepRanks::List(ranks) => {
@@ -61,11 +67,11 @@ pub(super) fn per_rank(
             }
             (ranks.iter().copied().collect(), None, None)
         }
-        DeepRanks::Signature => by_signature(config, plan, run, record, me)?,
+        DeepRanks::Signature => by_signature(config, plan, run, me)?,
     };
-    // A signal ended the wait: nothing is chosen, and no deep pass starts (`run_deep`).
+    // A signal ended the wait: nothing is chosen, and no deep pass starts (the capture checks).
     if received_signal().is_some() {
-        return Ok((DeepStep::AsPlanned, None));
+        return Ok(found(DeepStep::AsPlanned, None, None));
     }
     if let Some(warning) = &warning {
         err_line(&format!("warning: {warning}"));
@@ -99,7 +105,7 @@ pub(super) fn per_rank(
             super::list(&ranks)
         ));
     }
-    record.deep_ranks = Some(DeepRanksRecord {
+    let deep_ranks = Some(DeepRanksRecord {
         chosen: ranks.clone(),
         warning,
         ..DeepRanksRecord::default()
@@ -112,13 +118,13 @@ pub(super) fn per_rank(
             super::list(&ranks)
         ));
         let mine = ranks.iter().position(|r| *r == me.rank);
-        return Ok((DeepStep::InRounds { mine, ranks }, read));
+        return Ok(found(DeepStep::InRounds { mine, ranks }, deep_ranks, read));
     }
     let step = match deep {
         true => DeepStep::AsPlanned,
         false => DeepStep::Unprofiled,
     };
-    Ok((step, read))
+    Ok(found(step, deep_ranks, read))
 }
 
 /// The deep ranks chosen by signature: this rank's first-pass launch keys digested and exchanged
@@ -128,10 +134,9 @@ fn by_signature(
     config: &Config,
     plan: &NcuPlan,
     run: &RunDir,
-    record: &mut RunRecord,
     me: &Rank,
 ) -> Result<(BTreeSet<u32>, Option<String>, Option<LaunchDurations>)> {
-    let durations = first_pass_durations(config, plan, run, record)?;
+    let durations = first_pass_durations(config, plan, run, Some(me))?;
     let mut keys: Vec<String> = durations
         .keys()
         .map(|(name, shape, _)| key_text(name, shape))

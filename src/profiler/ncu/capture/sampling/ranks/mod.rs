@@ -18,17 +18,14 @@ use std::path::PathBuf;
 use crate::config::{Config, DeepRanks, TargetProcesses};
 use crate::console::err_line;
 use crate::error::{Error, Result};
-use crate::process::{run_streaming, Finished, Flow};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::trace::source::ranks::ProcessLaunches;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
-use crate::run::{
-    DeepRanksRecord, PassRecord, RoundRecord, RunDir, RunRecord, COMMAND_FILE, NCU_UNPROFILED_LOG,
-};
+use crate::run::{DeepRanksRecord, Rank, RunDir};
 
-use super::super::run::Pass;
 use super::super::trace;
-use super::deep_run::{open_traces, DeepRun, Schedule};
+use super::deep_plan::FirstFindings;
+use super::deep_run::open_traces;
 use super::workers::Worker;
 
 /// What this run's deep pass does once the ranks are chosen.
@@ -88,41 +85,42 @@ pub fn choose(deep_ranks: &DeepRanks, signatures: &BTreeMap<u32, u64>) -> BTreeS
     }
 }
 
-/// Decides this run's deep step after its first pass, and records the choice in `record`. Around a
+/// Decides this run's deep step after its first pass, with the choice for run.json. Around a
 /// launcher the trace tells the ranks and their devices apart; one profile-run per rank (the
-/// launcher's rank in this process's environment) agrees with its peers through files. Returns the
-/// first pass's launches too where choosing read them (the deep pass is sized by them).
+/// launcher's rank in this process's environment, `rank`) agrees with its peers through files.
+/// Holds the first pass's launches too where choosing read them (the deep pass is sized by them).
 pub(crate) fn deep_step(
     config: &Config,
     plan: &NcuPlan,
     run: &RunDir,
-    record: &mut RunRecord,
-) -> Result<(DeepStep, Option<LaunchDurations>)> {
+    rank: Option<&Rank>,
+) -> Result<FirstFindings> {
     if plan.passes.first != FirstPass::Trace {
         // ncu's timing pass joins each capture to its own deep pass only (`merge` pools the deep
         // results of traced runs alone), so every rank keeps its own.
-        if record.rank.is_some() && config.pipeline.ncu.sampling.deep_ranks != DeepRanks::All {
+        if rank.is_some() && config.pipeline.ncu.sampling.deep_ranks != DeepRanks::All {
             err_line("note: pipeline.ncu.sampling.deep_ranks chooses deep ranks of runs timed by the trace (pipeline.ncu.timing=trace); this run is timed by ncu, so every rank runs its own deep pass");
         }
-        return Ok((DeepStep::AsPlanned, None));
+        return Ok(FirstFindings::none());
     }
-    if let Some(me) = record.rank.clone() {
-        return exchange::per_rank(config, plan, run, record, &me);
+    if let Some(me) = rank {
+        return exchange::per_rank(config, plan, run, me);
     }
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
     if inputs.is_empty() {
-        return Ok((DeepStep::AsPlanned, None));
+        return Ok(FirstFindings::none());
     }
     let read = open_traces(config, plan, &inputs).and_then(|traces| traces.process_launches());
     let (processes, first) = match read {
         Ok(read) => read,
         // One process (maybe one rank of a job across nodes): a trace that cannot be read here is
         // the deep pass's to warn of, as for any run of one process.
-        Err(_) if inputs.len() < 2 => return Ok((DeepStep::AsPlanned, None)),
+        Err(_) if inputs.len() < 2 => return Ok(FirstFindings::none()),
         Err(e) => return Err(e),
     };
-    record.job_world_size = ranks_elsewhere(&processes);
+    let job_world_size = ranks_elsewhere(&processes);
     let (step, chosen) = around_launcher(&config.pipeline.ncu.sampling.deep_ranks, &processes)?;
+    let mut deep_ranks = None;
     if let Some(chosen) = chosen {
         let (devices, turns) = match &step {
             DeepStep::OnDevices(devices) => (Some(list(devices)), Vec::new()),
@@ -143,14 +141,19 @@ pub(crate) fn deep_step(
             processes.len(),
             config.pipeline.ncu.sampling.deep_ranks,
         ));
-        record.deep_ranks = Some(DeepRanksRecord {
+        deep_ranks = Some(DeepRanksRecord {
             chosen: chosen.into_iter().collect(),
             devices,
             turns,
             ..DeepRanksRecord::default()
         });
     }
-    Ok((step, Some(first)))
+    Ok(FirstFindings {
+        step,
+        durations: Some(Ok(first)),
+        deep_ranks,
+        job_world_size,
+    })
 }
 
 /// The deep step around a launcher, from each traced process's rank, devices and signature, and
@@ -257,7 +260,7 @@ fn own_devices(
 }
 
 /// Numbers as ncu's `--devices` takes them: `0,2`.
-fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
+pub(crate) fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
     let numbers: Vec<String> = numbers.into_iter().map(u32::to_string).collect();
     numbers.join(",")
 }
@@ -267,12 +270,8 @@ fn list<'a>(numbers: impl IntoIterator<Item = &'a u32>) -> String {
 /// its deep pass (unprofiled, or under their own deep pass) to the end, and their collectives would
 /// wait for a rank that stopped early. Around a launcher the whole job ends together, unless the
 /// job has ranks on other hosts (`job_world_size`), whose profile-runs do not know of the stop.
-pub(crate) fn ends_alone(record: &RunRecord) -> bool {
-    record.job_world_size.is_none()
-        && record
-            .rank
-            .as_ref()
-            .is_none_or(|rank| rank.world_size == Some(1))
+pub(crate) fn ends_alone(rank: Option<&Rank>, job_world_size: Option<u32>) -> bool {
+    job_world_size.is_none() && rank.is_none_or(|rank| rank.world_size == Some(1))
 }
 
 /// The job's world size where its traces say it has more ranks than ran here (the others on other
@@ -283,22 +282,11 @@ pub(crate) fn ranks_elsewhere(processes: &[ProcessLaunches]) -> Option<u32> {
     (world as usize > here.len()).then_some(world)
 }
 
-/// The deep pass `pass` limited to `devices`, to run in its place.
-pub(crate) fn on_devices(pass: &Pass, devices: &BTreeSet<u32>) -> Pass {
-    Pass {
-        name: pass.name,
-        cli: pass.cli.clone().on_devices(&list(devices)),
-        log: pass.log.clone(),
-    }
-}
-
 /// Whether the deep pass must run as one worker: the job has several processes (a launcher's
-/// ranks in the first pass, or this run is one rank of a launch), and two copies of it at once
-/// would join each other's collectives.
-pub(crate) fn one_worker(record: &RunRecord, step: &DeepStep, first: &LaunchDurations) -> bool {
-    record.rank.is_some()
-        || matches!(step, DeepStep::OnDevices(_) | DeepStep::InTurns(_))
-        || first.processes() > 1
+/// ranks in the first pass; one rank of a launch is told by the caller), and two copies of it at
+/// once would join each other's collectives.
+pub(crate) fn one_worker(step: &DeepStep, first: &LaunchDurations) -> bool {
+    matches!(step, DeepStep::OnDevices(_) | DeepStep::InTurns(_)) || first.processes() > 1
 }
 
 /// Where each planned worker runs, with the devices it is limited to: once on the chosen devices
@@ -328,15 +316,6 @@ pub(crate) fn in_turns(step: &DeepStep) -> bool {
     matches!(step, DeepStep::InTurns(turns) if turns.len() > 1)
 }
 
-/// How the deep pass's workers run for `step`: one after another where ranks take turns; a failed
-/// one runs again unless this run is one rank of a launch (its workload cannot run alone).
-pub(crate) fn schedule(step: &DeepStep, record: &RunRecord) -> Schedule {
-    Schedule {
-        together: !in_turns(step),
-        reruns: ends_alone(record),
-    }
-}
-
 /// The first pass's launches the deep pass will profile: those of the chosen ranks' devices when
 /// it runs on them alone, so that a covered pass ends once they are profiled and the samples are
 /// sized by them.
@@ -354,140 +333,6 @@ pub(crate) fn launches_on(mut first: LaunchDurations, devices: &BTreeSet<u32>) -
         device.is_some_and(|d| u32::try_from(d).is_ok_and(|d| devices.contains(&d)))
     });
     first
-}
-
-/// This rank's deep-pass step as a plain run of the workload (it is not a deep rank), so that its
-/// peers' collectives complete; recorded in run.json (`deep_ranks.unprofiled`) and command.txt in
-/// place of the deep pass. Returns how it ended when a signal stopped it.
-pub(crate) fn run_unprofiled(
-    ctx: &DeepRun<'_>,
-    deep: &Pass,
-    record: &mut RunRecord,
-) -> Result<Option<Finished>> {
-    in_place_of_deep_pass(ctx, deep, record)?;
-    let status = "not a deep rank: running the workload unprofiled".to_string();
-    let (pass, finished) = workload_unprofiled(ctx, NCU_UNPROFILED_LOG, status)?;
-    if let Some(chosen) = record.deep_ranks.as_mut() {
-        chosen.unprofiled = Some(pass);
-    }
-    record.interrupted_by = finished.interrupted_by;
-    ctx.run.write_record(record)?;
-    Ok(finished.interrupted_by.is_some().then_some(finished))
-}
-
-/// This rank's deep-pass step in rounds, one per deep rank in `ranks`: its own deep pass (`own`) in
-/// its round (`mine`), the workload unprofiled in the others (each logged to
-/// `unprofiled.round<N>.log`), each recorded in run.json's `deep_ranks.rounds`. A rank that is no
-/// deep rank has no deep pass (command.txt has the workload in its place). Stops at the first round
-/// a signal stopped (a deep pass that never ran is then not recorded), and returns how it ended. An
-/// error in its own round still runs the rounds after it, so that its peers' collectives complete,
-/// and is returned at the end.
-pub(crate) fn run_rounds(
-    ctx: &DeepRun<'_>,
-    deep: &Pass,
-    record: &mut RunRecord,
-    (mine, ranks): (Option<usize>, &[u32]),
-    mut own: impl FnMut(&mut RunRecord) -> Result<Option<Finished>>,
-) -> Result<Option<Finished>> {
-    if mine.is_none() {
-        in_place_of_deep_pass(ctx, deep, record)?;
-    }
-    let mut failed = None;
-    for (round, &deep_rank) in ranks.iter().enumerate() {
-        let (unprofiled, stopped) = if Some(round) == mine {
-            match own(record) {
-                Ok(stopped) => (None, stopped),
-                Err(e) => {
-                    err_line(&format!(
-                        "warning: rank {deep_rank}'s deep pass failed ({e}); running the rounds left unprofiled, so that the other ranks' collectives complete"
-                    ));
-                    failed = Some(e);
-                    (None, None)
-                }
-            }
-        } else {
-            let status = format!(
-                "round {} of {}: rank {deep_rank}'s deep pass; running the workload unprofiled",
-                round + 1,
-                ranks.len()
-            );
-            let log = format!("unprofiled.round{round}.log");
-            let (pass, finished) = workload_unprofiled(ctx, &log, status)?;
-            record.interrupted_by = finished.interrupted_by;
-            let stopped = finished.interrupted_by.is_some().then_some(finished);
-            if stopped.is_some() && mine.is_some_and(|m| m > round) {
-                record.deep_pass = None;
-            }
-            (Some(pass), stopped)
-        };
-        if let Some(chosen) = record.deep_ranks.as_mut() {
-            chosen.rounds.push(RoundRecord {
-                deep_rank,
-                unprofiled,
-            });
-        }
-        ctx.run.write_record(record)?;
-        if stopped.is_some() {
-            return Ok(stopped);
-        }
-    }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(None),
-    }
-}
-
-/// No deep pass on this rank: run.json has none, command.txt the workload in its place.
-fn in_place_of_deep_pass(ctx: &DeepRun<'_>, deep: &Pass, record: &mut RunRecord) -> Result<()> {
-    let run = ctx.run;
-    let line = shell_words::join(ctx.workload);
-    let commands = crate::run::read_run_text(&run.path(COMMAND_FILE));
-    run.write_text(
-        COMMAND_FILE,
-        &commands.replace(&deep.cli.shell_line(), &line),
-    )?;
-    record.deep_pass = None;
-    Ok(())
-}
-
-/// One run of the workload, unprofiled, its output in `log` in the run directory, `status` on the
-/// progress line; its record and how it ended (a failure is warned of, never an error: its peers'
-/// results stand).
-fn workload_unprofiled(
-    ctx: &DeepRun<'_>,
-    log: &str,
-    status: String,
-) -> Result<(PassRecord, Finished)> {
-    let DeepRun {
-        run,
-        workload,
-        grace,
-        display,
-        ..
-    } = *ctx;
-    let mut pass = PassRecord {
-        command: workload.to_vec(),
-        ..PassRecord::default()
-    };
-    display.status(status);
-    let program = workload.first().cloned().unwrap_or_default();
-    let expression = duct::cmd(&program, &workload[1.min(workload.len())..]);
-    let log: PathBuf = run.path(log);
-    let finished = run_streaming(&program, expression, &log, grace, &mut |line| {
-        display.passthrough(line);
-        Flow::Continue
-    })?;
-    pass.finish(&finished, None);
-    if !finished.success() && finished.interrupted_by.is_none() {
-        err_line(&format!(
-            "warning: the unprofiled run of this rank's deep-pass step ended with {}; its log is {}",
-            finished
-                .code
-                .map_or("a signal".to_string(), |c| format!("exit code {c}")),
-            log.display()
-        ));
-    }
-    Ok((pass, finished))
 }
 
 /// Adds `rank` to the ranks whose own deep results a reading holds (`measured`: its run directory

@@ -67,7 +67,12 @@ fn ranks_that_share_a_device_index_are_refused_with_the_per_rank_recipe() {
 
 #[test]
 fn turns_place_each_planned_worker_once_per_rank_one_after_another() {
-    let worker = super::super::deep_run::whole_worker;
+    let worker = |count| Worker {
+        names: None,
+        count,
+        keys: 0,
+        cost: 0,
+    };
     let turns = DeepStep::InTurns(vec![[0].into(), [2].into()]);
     let layout: Vec<(u32, Option<BTreeSet<u32>>)> = placed(vec![worker(1), worker(2)], &turns)
         .into_iter()
@@ -144,50 +149,43 @@ fn the_deep_pass_expects_the_launches_of_the_chosen_devices_alone() {
 
 #[test]
 fn a_deep_rank_of_one_profile_run_per_rank_never_ends_on_its_own() {
-    let rank = Rank {
+    let mut rank = Rank {
         rank: 0,
         source: "RANK".into(),
         world_size: Some(2),
     };
-    let mut record = RunRecord::new(&[], &[], "f", Some(rank));
     assert!(
-        !ends_alone(&record),
-        "deep_ranks=all (nothing chosen): its peers run their own deep pass to the end"
+        !ends_alone(Some(&rank), None),
+        "its peers run the workload beside its deep pass to the end"
     );
-    record.deep_ranks = Some(DeepRanksRecord::default());
-    assert!(!ends_alone(&record));
-    if let Some(rank) = record.rank.as_mut() {
-        rank.world_size = Some(1);
-    }
+    rank.world_size = Some(1);
     assert!(
-        ends_alone(&record),
+        ends_alone(Some(&rank), None),
         "a launch of one rank has no peer to wait"
     );
-    record.rank = None;
     assert!(
-        ends_alone(&record),
+        ends_alone(None, None),
         "around a launcher every rank ends together"
+    );
+    assert!(
+        !ends_alone(None, Some(8)),
+        "ranks on other hosts wait for this node's"
     );
 }
 
 #[test]
 fn turns_run_one_after_another_and_one_rank_of_a_launch_never_reruns_alone() {
-    let around = RunRecord::new(&[], &[], "f", None);
-    let turns = DeepStep::InTurns(vec![[0].into(), [1].into()]);
-    let s = schedule(&turns, &around);
-    assert!(!s.together && s.reruns, "{s:?}");
-    let s = schedule(&DeepStep::OnDevices([0].into()), &around);
-    assert!(s.together && s.reruns, "{s:?}");
+    assert!(in_turns(&DeepStep::InTurns(vec![[0].into(), [1].into()])));
+    assert!(!in_turns(&DeepStep::InTurns(vec![[0].into()])));
+    assert!(!in_turns(&DeepStep::OnDevices([0].into())));
     let rank = Rank {
         rank: 1,
         source: "RANK".into(),
         world_size: Some(4),
     };
-    let one_rank = RunRecord::new(&[], &[], "f", Some(rank));
-    let s = schedule(&DeepStep::AsPlanned, &one_rank);
     assert!(
-        !s.reruns,
-        "its workload alone would wait for its peers: {s:?}"
+        !ends_alone(Some(&rank), None),
+        "its workload alone would wait for its peers"
     );
 }
 
