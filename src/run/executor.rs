@@ -1,5 +1,5 @@
 //! The one executor of a run's passes: a profiler plans its passes as data ([`PassSpec`], in
-//! [`Group`]s) and this runs any group, all at once or one after another, with one rule for a
+//! [`PassGroup`]s) and this runs any group, all at once or one after another, with one rule for a
 //! pass that failed ([`Rerun`]), the watchdog of a covered pass (its workload ends once the
 //! expected results are counted) and signals (a signal stops the group; what ran is recorded).
 //! Every start and end goes to the [`Journal`]; no profiler spawns a pass of its own.
@@ -85,22 +85,38 @@ pub enum Rerun {
 
 /// Passes that run together.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub struct PassGroup {
     pub passes: Vec<PassSpec>,
     /// All at once; else one after another, and a signal stops the rest.
     pub at_once: bool,
     pub rerun: Rerun,
 }
 
-impl Group {
+impl PassGroup {
     /// One pass, alone, its failure told by the run's outcome.
-    pub fn alone(pass: PassSpec) -> Group {
-        Group {
+    pub fn alone(pass: PassSpec) -> PassGroup {
+        PassGroup {
             passes: vec![pass],
             at_once: false,
             rerun: Rerun::Quietly,
         }
     }
+}
+
+/// One step of a plan.
+#[derive(Debug)]
+pub enum Stage {
+    /// Passes that run together.
+    Run(PassGroup),
+    /// Groups whose failure to run does not stop the stages after it: `what`'s error (planning it,
+    /// or starting it) is warned of and returned once every stage has run, so that the other
+    /// processes of a job, which wait for this one's collectives, still complete. `then` is
+    /// recorded after it, whether or not it ran (a rank's own round).
+    Guarded {
+        what: String,
+        groups: std::result::Result<Vec<PassGroup>, Error>,
+        then: Box<Finding>,
+    },
 }
 
 /// How each pass of a group ended, in order (`None`: it could not be started), and how the first
@@ -128,11 +144,47 @@ impl Executor<'_> {
         Ok(Some(signal))
     }
 
+    /// Runs `stages` in order, until one a signal stopped; returns how that one ended (`None`:
+    /// none was), or the error of a [`Stage::Guarded`] once every stage has run.
+    pub fn run_stages(&self, stages: Vec<Stage>) -> Result<Option<Finished>> {
+        let mut failed = None;
+        for stage in stages {
+            let stopped = match stage {
+                Stage::Run(group) => self.run(&group)?.stopped,
+                Stage::Guarded { what, groups, then } => {
+                    let ran = groups.and_then(|groups| self.first_stopped(&groups));
+                    self.journal.found(*then)?;
+                    ran.unwrap_or_else(|e| {
+                        err_line(&format!(
+                            "warning: {what} failed ({e}); running the passes left, so that the other processes' collectives complete"
+                        ));
+                        failed = Some(e);
+                        None
+                    })
+                }
+            };
+            if stopped.is_some() {
+                return Ok(stopped);
+            }
+        }
+        failed.map_or(Ok(None), Err)
+    }
+
+    /// Runs `groups` in order, until one a signal stopped; how that one ended.
+    fn first_stopped(&self, groups: &[PassGroup]) -> Result<Option<Finished>> {
+        for group in groups {
+            if let Some(stopped) = self.run(group)?.stopped {
+                return Ok(Some(stopped));
+            }
+        }
+        Ok(None)
+    }
+
     /// Runs `group`: every pass planned in the journal first, then run as the group says, each end
     /// recorded as it is known; a failed pass is treated as `group.rerun` says. An error is the
     /// journal's alone; a pass that cannot start is a warning (or, alone in its group with
     /// [`Rerun::Quietly`], the error).
-    pub fn run(&self, group: &Group) -> Result<Ran> {
+    pub fn run(&self, group: &PassGroup) -> Result<Ran> {
         let planned = group
             .passes
             .iter()

@@ -27,7 +27,7 @@ pub use checked::{
     check_in_run, read_record, read_report_json, read_run_text, starts_as_report_json, trace_checks,
 };
 pub use claim::{Claim, CLAIM_FILE};
-pub use executor::{Executor, Group, Line, PassSpec, Ran, Rerun, Watch};
+pub use executor::{Executor, Line, PassGroup, PassSpec, Ran, Rerun, Stage, Watch};
 pub use inputs::{check_readable, check_report_inputs};
 pub use journal::{Finding, Journal, Slot};
 pub use out::ReportOut;

@@ -13,6 +13,7 @@ use crate::common::repo;
 
 mod imports;
 mod names;
+mod planner;
 mod rooms;
 
 use imports::Crate;

@@ -15,6 +15,7 @@ pub mod passes;
 pub mod run;
 pub mod sampling;
 pub mod trace;
+mod watch;
 
 pub use outcome::{failure, incomplete, interrupted_notes, report};
 
@@ -31,13 +32,14 @@ use crate::profiler::job::Capture;
 use crate::profiler::ncu::nvtx;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::region::RegionFilter;
-use crate::run::{ncu_report_file, Executor, Finding, Group};
+use crate::run::{ncu_report_file, Executor, Finding, PassGroup, PassSpec, Slot, REPORT_BASE};
 
-use self::passes::NcuWatch;
 use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, version_of};
-use self::sampling::deep_plan::{self, DeepInputs, FirstFindings};
+use self::sampling::deep_plan::{self, DeepInputs};
+use self::sampling::ranks::FirstFindings;
 use self::sampling::{coverage, deep_run, ranks};
+use self::watch::NcuWatch;
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -61,10 +63,31 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
     })
 }
 
+/// The run's first pass: ncu's only pass, a sampled run's timing pass, or the workload under the
+/// CUPTI trace.
+fn first_pass(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> PassSpec {
+    if plan.passes.first == FirstPass::Trace {
+        return trace::pass(config, dir, workload);
+    }
+    let cli = passes::ncu_cli(plan, config, dir, workload);
+    let ncu = &config.pipeline.ncu;
+    let (name, cli) = match plan.passes.deep {
+        false => ("ncu", cli),
+        true => (
+            "ncu's timing pass",
+            cli.with_flags(
+                sampling::timing_flags(&ncu.ncu_cli, &config.report.time_metric),
+                &dir.join(REPORT_BASE),
+            ),
+        ),
+    };
+    passes::under_ncu(name, Slot::First, &cli, LOG, Vec::new())
+}
+
 /// What `--dry-run` prints: the ncu command line for a run in `dir`, or each pass of a sampled run
 /// (the trace pass's line first under `timing: trace`), planned by the functions the run uses.
 pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> String {
-    let first = passes::first(plan, config, dir, workload);
+    let first = first_pass(plan, config, dir, workload);
     warn(plan, config, dir, workload);
     let mut lines = vec![(first.name.clone(), first.line.clone())];
     if plan.passes.deep {
@@ -190,7 +213,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     } = job;
     let config = &loaded.config;
     let run = journal.run();
-    let first = passes::first(plan, config, run.root(), workload);
+    let first = first_pass(plan, config, run.root(), workload);
     warn(plan, config, run.root(), workload);
     let version = match plan.passes.runs_ncu() {
         true => Some(version_of(&config.pipeline.ncu.executable, run, quiet)?),
@@ -220,7 +243,7 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
             captured: false,
         });
     }
-    let ran = exec.run(&Group::alone(first));
+    let ran = exec.run(&PassGroup::alone(first));
     let finished = ran.and_then(|ran| {
         let first = ran
             .ended

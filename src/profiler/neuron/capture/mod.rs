@@ -31,7 +31,7 @@ use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
 use crate::profiler::neuron::observe::report;
 use crate::profiler::neuron::plan::NeuronPlan;
 use crate::report::model::Report;
-use crate::run::{Executor, Finding, Group, Line, PassSpec, RunDir, RunRecord, Slot, Watch};
+use crate::run::{Executor, Finding, Line, PassGroup, PassSpec, RunDir, RunRecord, Slot, Watch};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
 
 pub use crate::run::{
@@ -192,7 +192,7 @@ pub fn capture(job: Capture<'_>) -> Result<Finished> {
         display: &display,
         watch: &watch,
     };
-    let ran = exec.run(&Group::alone(pass));
+    let ran = exec.run(&PassGroup::alone(pass));
     display.finish();
     let finished = ran?
         .ended

@@ -18,43 +18,17 @@ use crate::error::{Error, Result};
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::plan::NcuPlan;
 use crate::run::{
-    ncu_report_file, DeepRanksRecord, DeepWorkerRecord, Group, PassRecord, PassSpec, Rank, Rerun,
-    Slot, NCU_UNPROFILED_LOG,
+    ncu_report_file, DeepWorkerRecord, Finding, PassGroup, PassRecord, PassSpec, Rank, Rerun, Slot,
+    Stage, NCU_UNPROFILED_LOG,
 };
 
 use super::super::passes::{ncu_cli, under_ncu, unprofiled};
 use super::super::run::cli::NcuCli;
 use super::coverage::{self, expected_results, results_taken, LaunchFilter};
-use super::ranks::{self, DeepStep};
+use super::ranks::{self, DeepStep, FirstFindings};
 use super::share::{self, DeepSelection};
 use super::workers::{self, files, worker_flags, Sizing, Worker};
 use super::{deep_flags, DEEP_LOG, DEEP_REPORT_BASE};
-
-/// What the first pass found that the deep pass is planned from, read once.
-pub(crate) struct FirstFindings {
-    /// What this run's deep pass does once the ranks are chosen.
-    pub step: DeepStep,
-    /// Each launch key's launches and durations in the first pass, where the plan needs them
-    /// (`None`: not needed; an error: they could not be read, and the deep pass runs as
-    /// configured).
-    pub durations: Option<Result<LaunchDurations>>,
-    /// Which ranks take the deep pass, for run.json.
-    pub deep_ranks: Option<DeepRanksRecord>,
-    /// The job's world size where it has ranks on other hosts.
-    pub job_world_size: Option<u32>,
-}
-
-impl FirstFindings {
-    /// Nothing found: the deep pass as configured (`--dry-run`, or a first pass never read).
-    pub fn none() -> FirstFindings {
-        FirstFindings {
-            step: DeepStep::AsPlanned,
-            durations: None,
-            deep_ranks: None,
-            job_world_size: None,
-        }
-    }
-}
 
 /// What the deep pass is planned for.
 pub(crate) struct DeepInputs<'a> {
@@ -79,19 +53,6 @@ pub(crate) struct DeepPlan {
     pub unseen: Option<Unseen>,
 }
 
-/// One step of the deep pass.
-pub(crate) enum Stage {
-    /// Passes that run together.
-    Run(Group),
-    /// This rank's own round among several deep ranks: its deep pass (or, where planning it
-    /// failed, the error, returned once every round has run, so that its peers' collectives
-    /// complete).
-    OwnRound {
-        deep_rank: u32,
-        passes: std::result::Result<Vec<Group>, Error>,
-    },
-}
-
 /// What the check for names never profiled needs.
 pub(crate) struct Unseen {
     pub workers: Vec<Worker>,
@@ -103,7 +64,7 @@ pub(crate) struct Unseen {
 pub(crate) fn plan(inputs: &DeepInputs<'_>, found: FirstFindings) -> Result<DeepPlan> {
     let ends_alone = ranks::ends_alone(inputs.rank, found.job_world_size);
     match found.step {
-        DeepStep::Unprofiled => Ok(DeepPlan::of(vec![Stage::Run(Group {
+        DeepStep::Unprofiled => Ok(DeepPlan::of(vec![Stage::Run(PassGroup {
             passes: vec![unprofiled(
                 inputs.workload,
                 Slot::Unprofiled,
@@ -123,9 +84,11 @@ pub(crate) fn plan(inputs: &DeepInputs<'_>, found: FirstFindings) -> Result<Deep
                 .iter()
                 .enumerate()
                 .map(|(round, &deep_rank)| match Some(round) == mine {
-                    true => Stage::OwnRound {
-                        deep_rank,
-                        passes: own.take().expect("one own round"),
+                    // Its own round: its deep pass (or why it could not be planned).
+                    true => Stage::Guarded {
+                        what: format!("rank {deep_rank}'s deep pass"),
+                        groups: own.take().expect("one own round"),
+                        then: Box::new(Finding::OwnRound(deep_rank)),
                     },
                     false => Stage::Run(round_unprofiled(inputs, round, &ranks)),
                 })
@@ -152,12 +115,12 @@ impl DeepPlan {
     }
 
     /// Its groups of passes, in order (the stages of a plan without rounds).
-    fn groups(&self) -> Vec<Group> {
+    fn groups(&self) -> Vec<PassGroup> {
         self.stages
             .iter()
             .filter_map(|stage| match stage {
                 Stage::Run(group) => Some(group.clone()),
-                Stage::OwnRound { .. } => None,
+                Stage::Guarded { .. } => None,
             })
             .collect()
     }
@@ -172,14 +135,14 @@ impl DeepPlan {
 }
 
 /// Another deep rank's round: this rank runs the workload unprofiled, so that collectives complete.
-fn round_unprofiled(inputs: &DeepInputs<'_>, round: usize, ranks: &[u32]) -> Group {
+fn round_unprofiled(inputs: &DeepInputs<'_>, round: usize, ranks: &[u32]) -> PassGroup {
     let deep_rank = ranks[round];
     let status = format!(
         "round {} of {}: rank {deep_rank}'s deep pass; running the workload unprofiled",
         round + 1,
         ranks.len()
     );
-    Group {
+    PassGroup {
         passes: vec![unprofiled(
             inputs.workload,
             Slot::Round { deep_rank },
@@ -278,7 +241,7 @@ fn as_configured(inputs: &DeepInputs<'_>, step: &DeepStep, ends_alone: bool) -> 
             DEEP_LOG.to_string(),
             None,
         );
-        return DeepPlan::of(vec![Stage::Run(Group::alone(pass))]);
+        return DeepPlan::of(vec![Stage::Run(PassGroup::alone(pass))]);
     }
     let whole = Worker {
         names: None,
@@ -387,11 +350,11 @@ fn workers_group(
     placed: Vec<Placed>,
     in_turns: bool,
     reruns: bool,
-) -> Group {
+) -> PassGroup {
     if placed.len() == 1 {
         let Placed { cli, expected } = &placed[0];
         let (report, log) = files(0);
-        return Group::alone(deep_spec(Slot::Deep, cli, &report, log, *expected));
+        return PassGroup::alone(deep_spec(Slot::Deep, cli, &report, log, *expected));
     }
     if placed.is_empty() {
         let pass = deep_spec(
@@ -401,7 +364,7 @@ fn workers_group(
             DEEP_LOG.to_string(),
             None,
         );
-        return Group::alone(pass);
+        return PassGroup::alone(pass);
     }
     let passes = planned
         .iter()
@@ -409,7 +372,7 @@ fn workers_group(
         .enumerate()
         .map(|(index, (worker, placed))| worker_spec(index, worker, placed, None))
         .collect();
-    Group {
+    PassGroup {
         passes,
         at_once: !in_turns,
         rerun: match reruns {
@@ -450,7 +413,7 @@ pub(crate) fn unseen_group(
     unseen: &Unseen,
     again: Vec<(usize, Worker)>,
     first: usize,
-) -> Group {
+) -> PassGroup {
     let skip = u32::from(inputs.config.pipeline.ncu.sampling.skip_cold_start);
     let deep = configured(inputs);
     let passes = again
@@ -465,7 +428,7 @@ pub(crate) fn unseen_group(
             worker_spec(index, &worker, placed, Some(of))
         })
         .collect();
-    Group {
+    PassGroup {
         passes,
         at_once: false,
         rerun: Rerun::Quietly,

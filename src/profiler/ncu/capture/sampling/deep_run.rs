@@ -8,17 +8,14 @@ use crate::config::Config;
 use crate::console::err_line;
 use crate::error::Result;
 use crate::process::Finished;
-use crate::profiler::ncu::capture::trace;
-use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
-use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
-use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
-use crate::profiler::ncu::readers::trace::TraceInput;
+use crate::profiler::ncu::plan::NcuPlan;
 use crate::run::{Executor, Finding, Rank, RunDir};
 
 use super::coverage;
-use super::deep_plan::{unseen_group, DeepInputs, DeepPlan, FirstFindings, Stage, Unseen};
-use super::ranks;
+use super::deep_plan::{unseen_group, DeepInputs, DeepPlan, Unseen};
+use super::first_pass::first_pass_durations;
+use super::ranks::{self, FirstFindings};
 use super::workers::Worker;
 
 /// What the first pass found, read once: the ranks' choice of the deep step (around a launcher
@@ -47,9 +44,7 @@ pub(crate) fn first_findings(
     Ok(found)
 }
 
-/// Runs the planned deep pass stage by stage; returns how the pass a signal stopped ended
-/// (`None`: none was). An error planning or running this rank's own round is returned once every
-/// round has run, so that its peers' collectives complete.
+/// Runs the planned deep pass; returns how the pass a signal stopped ended (`None`: none was).
 pub(crate) fn run(
     exec: &Executor<'_>,
     inputs: &DeepInputs<'_>,
@@ -61,38 +56,8 @@ pub(crate) fn run(
     if let Some(adaptive) = deep.adaptive {
         exec.journal.found(Finding::Adaptive(adaptive))?;
     }
-    let mut failed = None;
-    for stage in deep.stages {
-        let stopped = match stage {
-            Stage::Run(group) => exec.run(&group)?.stopped,
-            Stage::OwnRound { deep_rank, passes } => {
-                let ran = passes.and_then(|groups| {
-                    for group in &groups {
-                        if let Some(stopped) = exec.run(group)?.stopped {
-                            return Ok(Some(stopped));
-                        }
-                    }
-                    Ok(None)
-                });
-                exec.journal.found(Finding::OwnRound(deep_rank))?;
-                match ran {
-                    Ok(stopped) => stopped,
-                    Err(e) => {
-                        err_line(&format!(
-                            "warning: rank {deep_rank}'s deep pass failed ({e}); running the rounds left unprofiled, so that the other ranks' collectives complete"
-                        ));
-                        failed = Some(e);
-                        None
-                    }
-                }
-            }
-        };
-        if stopped.is_some() {
-            return Ok(stopped);
-        }
-    }
-    if let Some(e) = failed {
-        return Err(e);
+    if let Some(stopped) = exec.run_stages(deep.stages)? {
+        return Ok(Some(stopped));
     }
     match &deep.unseen {
         Some(unseen) => run_unseen(exec, inputs, unseen),
@@ -163,43 +128,4 @@ fn run_unseen(
     }
     let group = unseen_group(inputs, unseen, again, record.deep_workers.len());
     Ok(exec.run(&group)?.stopped)
-}
-
-/// The run's traces (`inputs`) opened as the report reads them: the regions the plan selects,
-/// their scopes as the configuration names them.
-pub(crate) fn open_traces<'p>(
-    config: &Config,
-    plan: &'p NcuPlan,
-    inputs: &[TraceInput],
-) -> Result<TraceSource<'p>> {
-    TraceSource::open(
-        &plan.analysis,
-        inputs,
-        scope_of(config),
-        plan.regions.excluded(),
-        None,
-    )
-}
-
-/// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
-/// trace under `timing: trace`), over the launches the later passes' filters select.
-pub(crate) fn first_pass_durations(
-    config: &Config,
-    plan: &NcuPlan,
-    run: &RunDir,
-    rank: Option<&Rank>,
-) -> Result<LaunchDurations> {
-    Ok(match plan.passes.first {
-        FirstPass::Trace => {
-            let rank = rank.map(|r| r.rank);
-            let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
-            open_traces(config, plan, &inputs)?.launch_durations()?
-        }
-        FirstPass::Ncu => launch_durations(
-            &plan.analysis,
-            &run.report_file(),
-            plan.max_block_bytes,
-            None,
-        )?,
-    })
 }

@@ -16,6 +16,7 @@
 pub mod coverage;
 pub mod deep_plan;
 pub mod deep_run;
+pub mod first_pass;
 pub mod pattern_limit;
 pub mod ranks;
 pub mod share;

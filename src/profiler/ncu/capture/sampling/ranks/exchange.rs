@@ -19,9 +19,8 @@ use crate::profiler::ncu::plan::NcuPlan;
 use crate::report::write::write_atomic;
 use crate::run::{DeepRanksRecord, Rank, RunDir};
 
-use super::super::deep_plan::FirstFindings;
-use super::super::deep_run::first_pass_durations;
-use super::{choose, DeepStep};
+use super::super::first_pass::first_pass_durations;
+use super::{choose, DeepStep, FirstFindings};
 
 /// The folder of the ranks' signature files, in the launch's shared run directory.
 pub const SIGNATURES_DIR: &str = "deep-ranks";

@@ -24,8 +24,7 @@ use crate::profiler::ncu::plan::{FirstPass, NcuPlan, Passes};
 use crate::run::{DeepRanksRecord, Rank, RunDir};
 
 use super::super::trace;
-use super::deep_plan::FirstFindings;
-use super::deep_run::open_traces;
+use super::first_pass::open_traces;
 use super::workers::Worker;
 
 /// What this run's deep pass does once the ranks are chosen.
@@ -50,6 +49,32 @@ pub enum DeepStep {
     },
     /// Run the workload unprofiled instead: this rank is not a deep rank.
     Unprofiled,
+}
+
+/// What the first pass found that the deep pass is planned from, read once.
+pub(crate) struct FirstFindings {
+    /// What this run's deep pass does once the ranks are chosen.
+    pub step: DeepStep,
+    /// Each launch key's launches and durations in the first pass, where the plan needs them
+    /// (`None`: not needed; an error: they could not be read, and the deep pass runs as
+    /// configured).
+    pub durations: Option<Result<LaunchDurations>>,
+    /// Which ranks take the deep pass, for run.json.
+    pub deep_ranks: Option<DeepRanksRecord>,
+    /// The job's world size where it has ranks on other hosts.
+    pub job_world_size: Option<u32>,
+}
+
+impl FirstFindings {
+    /// Nothing found: the deep pass as configured (`--dry-run`, or a first pass never read).
+    pub fn none() -> FirstFindings {
+        FirstFindings {
+            step: DeepStep::AsPlanned,
+            durations: None,
+            deep_ranks: None,
+            job_world_size: None,
+        }
+    }
 }
 
 /// What `--dry-run` says of the choice of deep ranks, for a sampled run around a launcher
