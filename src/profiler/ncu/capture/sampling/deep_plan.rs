@@ -552,3 +552,6 @@ fn sizing_failed(config: &Config, why: String) -> AdaptiveRecord {
         ..adaptive_record(config, Sizing::default())
     }
 }
+
+#[cfg(test)]
+mod tests;
