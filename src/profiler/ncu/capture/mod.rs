@@ -38,7 +38,7 @@ use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, version_of};
 use self::sampling::deep_plan::{self, DeepInputs};
 use self::sampling::ranks::FirstFindings;
-use self::sampling::{coverage, deep_run, ranks};
+use self::sampling::{coverage, findings, ranks};
 use self::watch::NcuWatch;
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
@@ -272,7 +272,8 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     finished
 }
 
-/// A sampled run's deep pass: what the first pass found, read once, planned, then run.
+/// A sampled run's deep pass: what the first pass found, read once, planned (`deep_plan`), run by
+/// the executor; then what its workers left unprofiled, planned on new workers and run.
 fn deep(
     plan: &NcuPlan,
     config: &Config,
@@ -282,7 +283,7 @@ fn deep(
     let journal = exec.journal;
     let record = journal.record();
     let rank = record.rank.as_ref();
-    let found = deep_run::first_findings(config, plan, journal.run(), rank)?;
+    let found = findings::first_findings(config, plan, journal.run(), rank)?;
     if let Some(world) = found.job_world_size {
         journal.found(Finding::JobWorldSize(Some(world)))?;
     }
@@ -302,5 +303,24 @@ fn deep(
         rank,
     };
     let planned = deep_plan::plan(&inputs, found)?;
-    deep_run::run(exec, &inputs, planned)
+    for note in &planned.notes {
+        err_line(note);
+    }
+    if let Some(adaptive) = planned.adaptive {
+        journal.found(Finding::Adaptive(adaptive))?;
+    }
+    if let Some(stopped) = exec.run_stages(planned.stages)? {
+        return Ok(Some(stopped));
+    }
+    // Names a worker was given and never profiled go to new workers, after the others.
+    let Some(unseen) = planned.unseen else {
+        return Ok(None);
+    };
+    let record = journal.record();
+    let again = findings::never_profiled(plan, journal.run(), &record, &unseen);
+    if again.is_empty() || record.deep_workers.is_empty() {
+        return Ok(None);
+    }
+    let group = deep_plan::unseen_group(&inputs, &unseen, again, record.deep_workers.len());
+    Ok(exec.run(&group)?.stopped)
 }

@@ -15,7 +15,7 @@
 
 pub mod coverage;
 pub mod deep_plan;
-pub mod deep_run;
+pub mod findings;
 pub mod first_pass;
 pub mod pattern_limit;
 pub mod ranks;

@@ -79,7 +79,7 @@ fn with_nothing_found_the_deep_pass_runs_as_configured_to_the_workloads_end() {
     assert_eq!(pass.outputs, ["profile.deep.ncu-rep"]);
     assert_eq!(
         deep.lines(),
-        [pass.line.clone()],
+        vec![pass.line.as_str()],
         "--dry-run prints this plan"
     );
 }

@@ -1,19 +1,17 @@
-//! The deep pass, run: what the first pass found read once ([`first_findings`]), the plan made of
-//! it (`deep_plan`) handed stage by stage to the executor, and, after its workers ended, the names
-//! a worker was given and never profiled, planned again on new workers. A worker that fails twice
-//! leaves its keys without deep results: unmatched in the report, never estimated. How each
-//! worker went is in run.json (`deep_workers`), written by the journal alone.
+//! What a sampled run's passes found, read for planning the next: the first pass's findings, read
+//! once ([`first_findings`]: the ranks' choice and the launches), and, once the deep pass's
+//! workers ended, the names a worker was given and never profiled ([`never_profiled`]), which
+//! the deep plan gives to new workers.
 
 use crate::config::Config;
 use crate::console::err_line;
 use crate::error::Result;
-use crate::process::Finished;
 use crate::profiler::ncu::observe::report_source::launch_durations;
 use crate::profiler::ncu::plan::NcuPlan;
-use crate::run::{Executor, Finding, Rank, RunDir};
+use crate::run::{Rank, RunDir, RunRecord};
 
 use super::coverage;
-use super::deep_plan::{unseen_group, DeepInputs, DeepPlan, Unseen};
+use super::deep_plan::Unseen;
 use super::first_pass::first_pass_durations;
 use super::ranks::{self, FirstFindings};
 use super::workers::Worker;
@@ -44,40 +42,17 @@ pub(crate) fn first_findings(
     Ok(found)
 }
 
-/// Runs the planned deep pass; returns how the pass a signal stopped ended (`None`: none was).
-pub(crate) fn run(
-    exec: &Executor<'_>,
-    inputs: &DeepInputs<'_>,
-    deep: DeepPlan,
-) -> Result<Option<Finished>> {
-    for note in &deep.notes {
-        err_line(note);
-    }
-    if let Some(adaptive) = deep.adaptive {
-        exec.journal.found(Finding::Adaptive(adaptive))?;
-    }
-    if let Some(stopped) = exec.run_stages(deep.stages)? {
-        return Ok(Some(stopped));
-    }
-    match &deep.unseen {
-        Some(unseen) => run_unseen(exec, inputs, unseen),
-        None => Ok(None),
-    }
-}
-
-/// The names each worker that ended well was given and never profiled (no key of them in its
-/// report file), run once more as new workers after the others; a worker whose file cannot be
-/// read is not checked. Names of which it profiled some keys stay as they are: run again, its
-/// other keys would count twice.
-fn run_unseen(
-    exec: &Executor<'_>,
-    inputs: &DeepInputs<'_>,
+/// What the deep pass's workers left unprofiled: for each worker that ended well, the names it
+/// was given and never profiled (no key of them in its report file), as a new worker to plan
+/// (with the index of the worker it takes them from). A worker whose file cannot be read is not
+/// checked. Names of which it profiled some keys stay as they are: run again, its other keys
+/// would count twice.
+pub(crate) fn never_profiled(
+    plan: &NcuPlan,
+    run: &RunDir,
+    record: &RunRecord,
     unseen: &Unseen,
-) -> Result<Option<Finished>> {
-    let record = exec.journal.record();
-    if record.deep_workers.is_empty() {
-        return Ok(None);
-    }
+) -> Vec<(usize, Worker)> {
     let mut again: Vec<(usize, Worker)> = Vec::new();
     for (at, worker) in unseen.workers.iter().enumerate() {
         let Some(ran) = record.deep_workers.get(at) else {
@@ -86,8 +61,7 @@ fn run_unseen(
         let (Some(names), true) = (&worker.names, ran.pass.ended_well()) else {
             continue;
         };
-        let report = exec.journal.run().path(&ran.report);
-        let plan = inputs.plan;
+        let report = run.path(&ran.report);
         let Ok(seen) = launch_durations(&plan.analysis, &report, plan.max_block_bytes, Some(0.0))
         else {
             continue;
@@ -123,9 +97,5 @@ fn run_unseen(
             },
         ));
     }
-    if again.is_empty() {
-        return Ok(None);
-    }
-    let group = unseen_group(inputs, unseen, again, record.deep_workers.len());
-    Ok(exec.run(&group)?.stopped)
+    again
 }
