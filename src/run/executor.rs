@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::journal::{Finding, Journal, Slot};
+use super::record::PassRecord;
 use super::store::fresh_path;
 use crate::console::err_line;
 use crate::error::{Error, Result};
@@ -207,7 +208,7 @@ impl Executor<'_> {
                         .ended(&pass.slot, &pass.command, &finished, covered)?;
                     if finished.interrupted_by.is_some() {
                         ran.stopped.get_or_insert(finished.clone());
-                    } else if self.journal.ended_well(&pass.slot) == Some(false) {
+                    } else if !ended_well(&finished, covered) {
                         failed.push(at);
                     }
                     ran.ended.push(Some(finished));
@@ -257,7 +258,7 @@ impl Executor<'_> {
                 self.journal
                     .ended(&pass.slot, &pass.command, &finished, covered)?;
                 let stopped = finished.interrupted_by.is_some();
-                if !stopped && self.journal.ended_well(&pass.slot) == Some(false) {
+                if !stopped && !ended_well(&finished, covered) {
                     err_line(&self.watch.failed(pass, true, None));
                 }
                 *ended = Some(finished.clone());
@@ -373,6 +374,13 @@ impl Executor<'_> {
         let covered = pass.expected.filter(|_| finished.workload_stopped);
         Ok((finished, covered))
     }
+}
+
+/// Whether a pass ended well, as run.json will say (exit 0, or stopped once covered).
+fn ended_well(finished: &Finished, covered: Option<u64>) -> bool {
+    let mut pass = PassRecord::default();
+    pass.finish(finished, covered);
+    pass.ended_well()
 }
 
 type Outcome = std::result::Result<(Finished, Option<u64>), ProfilerError>;

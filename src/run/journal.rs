@@ -186,27 +186,6 @@ impl<'a> Journal<'a> {
         self.write(&record)
     }
 
-    /// Whether the pass in `slot` ended well (exit 0, or stopped once covered); `None`: it has no
-    /// record of its end.
-    pub fn ended_well(&self, slot: &Slot) -> Option<bool> {
-        let record = self.lock();
-        let pass = match slot {
-            Slot::First => return record.profiler_exit_code.map(|code| code == 0),
-            Slot::Deep => record.deep_pass.as_ref(),
-            Slot::Worker { index, .. } => record.deep_workers.get(*index).map(|w| &w.pass),
-            Slot::Unprofiled => record
-                .deep_ranks
-                .as_ref()
-                .and_then(|c| c.unprofiled.as_ref()),
-            Slot::Round { deep_rank } => record
-                .deep_ranks
-                .as_ref()
-                .and_then(|c| c.rounds.iter().rev().find(|r| r.deep_rank == *deep_rank))
-                .and_then(|r| r.unprofiled.as_ref()),
-        }?;
-        pass.finished.as_ref().map(|_| pass.ended_well())
-    }
-
     /// Records what a pass found.
     pub fn found(&self, finding: Finding) -> Result<()> {
         let mut record = self.lock();

@@ -69,7 +69,7 @@ fn first_pass(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) 
     if plan.passes.first == FirstPass::Trace {
         return trace::pass(config, dir, workload);
     }
-    let cli = passes::ncu_cli(plan, config, dir, workload);
+    let cli = passes::ncu_cli(&plan.nvtx, config, dir, workload);
     let ncu = &config.pipeline.ncu;
     let (name, cli) = match plan.passes.deep {
         false => ("ncu", cli),
@@ -93,7 +93,8 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
     if plan.passes.deep {
         let inputs = DeepInputs {
             config,
-            plan,
+            passes: plan.passes,
+            nvtx: &plan.nvtx,
             dir,
             workload,
             rank: None,
@@ -132,7 +133,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
 /// What ncu warns of the run's command line, on stderr.
 fn warn(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) {
     if plan.passes.runs_ncu() {
-        for warning in passes::ncu_cli(plan, config, dir, workload).warnings() {
+        for warning in passes::ncu_cli(&plan.nvtx, config, dir, workload).warnings() {
             err_line(&format!("warning: {warning}"));
         }
     }
@@ -297,7 +298,8 @@ fn deep(
     }
     let inputs = DeepInputs {
         config,
-        plan,
+        passes: plan.passes,
+        nvtx: &plan.nvtx,
         dir: journal.run().root(),
         workload,
         rank,

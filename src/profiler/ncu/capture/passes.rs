@@ -5,14 +5,14 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::profiler::ncu::plan::NcuPlan;
+use crate::profiler::ncu::nvtx::NvtxPlan;
 use crate::run::{PassSpec, Slot, REPORT_BASE};
 
 use super::run::cli::NcuCli;
 
 /// The run's ncu command line before any sampling flags: every ncu pass starts from it.
-pub fn ncu_cli(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> NcuCli {
-    NcuCli::profile(config, &plan.nvtx, &dir.join(REPORT_BASE), workload)
+pub fn ncu_cli(nvtx: &NvtxPlan, config: &Config, dir: &Path, workload: &[String]) -> NcuCli {
+    NcuCli::profile(config, nvtx, &dir.join(REPORT_BASE), workload)
 }
 
 /// A pass of `cli` under ncu, recorded in `slot`, logging to `log`; `outputs`: the files it

@@ -2,6 +2,9 @@
 //! what the first pass found ([`FirstFindings`]) into groups of passes for the executor
 //! ([`DeepPlan`]). It starts no process and opens no file (`tests/it/architecture/planner.rs`).
 //!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
+//!
 //! In order: the deep step the ranks chose (`ranks`); the names `min_time_share` keeps (`share`);
 //! each launch key's sample count, sized from its durations (`workers::needs`) and split into
 //! strata; the workers, one per count (`workers::plan`), placed on the chosen ranks' devices or
@@ -15,8 +18,9 @@ use std::path::Path;
 use crate::analysis::AdaptiveRecord;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::profiler::ncu::nvtx::NvtxPlan;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
-use crate::profiler::ncu::plan::NcuPlan;
+use crate::profiler::ncu::plan::Passes;
 use crate::run::{
     ncu_report_file, DeepWorkerRecord, Finding, PassGroup, PassRecord, PassSpec, Rank, Rerun, Slot,
     Stage, NCU_UNPROFILED_LOG,
@@ -33,7 +37,10 @@ use super::{deep_flags, DEEP_LOG, DEEP_REPORT_BASE};
 /// What the deep pass is planned for.
 pub(crate) struct DeepInputs<'a> {
     pub config: &'a Config,
-    pub plan: &'a NcuPlan,
+    /// The run's passes (what the first pass is).
+    pub passes: Passes,
+    /// The NVTX filter every ncu pass takes.
+    pub nvtx: &'a NvtxPlan,
     /// The run directory, as the command lines name it.
     pub dir: &'a Path,
     pub workload: &'a [String],
@@ -164,7 +171,7 @@ fn planned(
 ) -> Result<DeepPlan> {
     let config = inputs.config;
     let sampling = &config.pipeline.ncu.sampling;
-    let countable = coverage::uncountable(config, inputs.plan.passes).is_none();
+    let countable = coverage::uncountable(config, inputs.passes).is_none();
     let first = first.map(|read| read.map(|first| ranks::deep_launches(first, &step)));
     let mut notes = Vec::new();
     let selection = keep_where_it_matters(config, first.as_ref(), &mut notes)?;
@@ -264,7 +271,7 @@ fn configured(inputs: &DeepInputs<'_>) -> NcuCli {
         sampling.launch_count,
         sampling.skip_cold_start,
     );
-    ncu_cli(inputs.plan, inputs.config, inputs.dir, inputs.workload)
+    ncu_cli(inputs.nvtx, inputs.config, inputs.dir, inputs.workload)
         .with_flags(flags, &inputs.dir.join(DEEP_REPORT_BASE))
 }
 

@@ -4,9 +4,9 @@ use std::path::Path;
 
 use super::*;
 use crate::config::{load, ConfigSources, Loaded};
-use crate::plan::Plan;
+use crate::profiler::ncu::nvtx;
 use crate::profiler::ncu::observe::launch_key::Shape;
-use crate::profiler::plan::ProfilerPlan;
+use crate::region::RegionFilter;
 
 /// The `ncu/sampled` preset with `overrides` on top.
 fn sampled(overrides: &[&str]) -> Loaded {
@@ -18,11 +18,10 @@ fn sampled(overrides: &[&str]) -> Loaded {
     load(&sources).unwrap()
 }
 
-fn ncu_plan(config: &Config) -> NcuPlan {
-    match Plan::new(config).unwrap().profiler {
-        ProfilerPlan::Ncu(plan) => plan,
-        ProfilerPlan::Neuron(_) => panic!("an ncu preset"),
-    }
+/// The NVTX filter of `regions.include=[step]`.
+fn nvtx_plan(config: &Config) -> NvtxPlan {
+    let regions = RegionFilter::new(&["step".to_string()], &[], None).unwrap();
+    nvtx::plan(&regions, &config.pipeline.ncu.ncu_cli.nvtx).unwrap()
 }
 
 /// Two kernels of one process: `steady` launched 40 times at 10 µs ± 1%, `noisy` 40 times
@@ -39,10 +38,11 @@ fn durations() -> LaunchDurations {
     d
 }
 
-fn inputs<'a>(config: &'a Config, plan: &'a NcuPlan, workload: &'a [String]) -> DeepInputs<'a> {
+fn inputs<'a>(config: &'a Config, nvtx: &'a NvtxPlan, workload: &'a [String]) -> DeepInputs<'a> {
     DeepInputs {
         config,
-        plan,
+        passes: Passes::of(config),
+        nvtx,
         dir: Path::new("/runs/r"),
         workload,
         rank: None,
@@ -62,10 +62,10 @@ fn groups(plan: &DeepPlan) -> Vec<&PassGroup> {
 #[test]
 fn with_nothing_found_the_deep_pass_runs_as_configured_to_the_workloads_end() {
     let loaded = sampled(&["pipeline.ncu.sampling.adaptive=false"]);
-    let plan = ncu_plan(&loaded.config);
+    let nvtx = nvtx_plan(&loaded.config);
     let workload = vec!["python3".to_string(), "train.py".to_string()];
     let deep = super::plan(
-        &inputs(&loaded.config, &plan, &workload),
+        &inputs(&loaded.config, &nvtx, &workload),
         FirstFindings::none(),
     )
     .unwrap();
@@ -87,13 +87,13 @@ fn with_nothing_found_the_deep_pass_runs_as_configured_to_the_workloads_end() {
 #[test]
 fn adaptive_counts_become_one_worker_per_count_at_once_each_rerun_alone() {
     let loaded = sampled(&["pipeline.ncu.sampling.adaptive=true"]);
-    let plan = ncu_plan(&loaded.config);
+    let nvtx = nvtx_plan(&loaded.config);
     let workload = vec!["python3".to_string()];
     let found = FirstFindings {
         durations: Some(Ok(durations())),
         ..FirstFindings::none()
     };
-    let deep = super::plan(&inputs(&loaded.config, &plan, &workload), found).unwrap();
+    let deep = super::plan(&inputs(&loaded.config, &nvtx, &workload), found).unwrap();
     let adaptive = deep.adaptive.as_ref().expect("sized");
     assert_eq!(adaptive.keys, 2);
     let group = groups(&deep)[0];
@@ -145,7 +145,7 @@ fn adaptive_counts_become_one_worker_per_count_at_once_each_rerun_alone() {
 #[test]
 fn rounds_put_this_ranks_own_deep_pass_in_its_turn_and_the_workload_in_the_others() {
     let loaded = sampled(&["pipeline.ncu.sampling.adaptive=false"]);
-    let plan = ncu_plan(&loaded.config);
+    let nvtx = nvtx_plan(&loaded.config);
     let workload = vec!["python3".to_string(), "train.py".to_string()];
     let rank = Rank {
         rank: 1,
@@ -161,7 +161,7 @@ fn rounds_put_this_ranks_own_deep_pass_in_its_turn_and_the_workload_in_the_other
     };
     let deep_inputs = DeepInputs {
         rank: Some(&rank),
-        ..inputs(&loaded.config, &plan, &workload)
+        ..inputs(&loaded.config, &nvtx, &workload)
     };
     let deep = super::plan(&deep_inputs, found).unwrap();
     assert_eq!(deep.stages.len(), 3);
