@@ -45,7 +45,7 @@ pub use scope_totals::{keeps_totals_only, past_side_by_side, SIDE_BY_SIDE};
 pub use spread::{Percentiles, RegionAcross};
 pub use summary::{NotQuantified, ScopeSummary, SummaryInsight, SummaryKernel, SummaryRegion};
 pub use timeline::{
-    PlannedProcess, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess, TimelineSource,
+    PlannedProcess, ProcessTimeline, RealTimeline, TimelineCut, TimelineEvent, TimelineProcess,
 };
 
 /// Version of the report.json layout.

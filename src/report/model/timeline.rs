@@ -1,10 +1,8 @@
 //! A capture's real timeline, for trace.json: what each traced process did and when (kernels at their
-//! start and end on their stream, ranges at their push and pop on their thread). The adapter that
-//! read the capture hands over a [`TimelineSource`] that replays one process at a time, so trace.json
-//! is written as it is read and no copy of every kernel is held beside the one the reader holds.
-//! Not part of report.json.
+//! start and end on their stream, ranges at their push and pop on their thread), as data the
+//! adapter that read the capture fills ([`ProcessTimeline`]), each word held once. Not part of
+//! report.json.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
 /// One traced process, as its trace names it.
@@ -47,31 +45,141 @@ pub enum TimelineEvent<'a> {
     },
 }
 
-/// Replays a capture's processes. Each replay hands over every range of the process, by start, and
-/// then every kernel, in launch order.
-pub trait TimelineSource: Debug + Send + Sync {
-    /// How many processes the capture holds.
-    fn len(&self) -> usize;
-
-    /// Whether the capture holds no process.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Replays process `at` into `visit` and says whose it was; an error names the file that could
-    /// not be read again (the adapter's own error inside).
-    fn replay(
-        &self,
-        at: usize,
-        visit: &mut dyn FnMut(&TimelineEvent<'_>),
-    ) -> std::io::Result<TimelineProcess>;
+/// One traced process's timeline as data: its ranges by start, then its kernels in launch order,
+/// their words held once each. The adapter that read the capture fills it; trace.json is written
+/// from it.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessTimeline {
+    pub process: TimelineProcess,
+    words: Vec<Box<str>>,
+    word_at: std::collections::HashMap<Box<str>, u32>,
+    ranges: Vec<RangeRow>,
+    kernels: Vec<KernelRow>,
 }
 
-/// A real timeline planned for trace.json: the source, and what was decided from a first replay
+#[derive(Debug, Clone, Copy)]
+struct RangeRow {
+    thread: u32,
+    domain: u32,
+    name: u32,
+    start: u64,
+    end: Option<u64>,
+    nested: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct KernelRow {
+    device: u32,
+    stream: u32,
+    name: u32,
+    region: u32,
+    launched: u64,
+    start: u64,
+    end: u64,
+    grid: [u32; 3],
+    block: [u32; 3],
+}
+
+impl ProcessTimeline {
+    pub fn new(process: TimelineProcess) -> ProcessTimeline {
+        ProcessTimeline {
+            process,
+            ..ProcessTimeline::default()
+        }
+    }
+
+    /// Adds one event (ranges before kernels, as a replay hands them over).
+    pub fn push(&mut self, event: &TimelineEvent<'_>) {
+        match *event {
+            TimelineEvent::Range {
+                thread,
+                domain,
+                start,
+                end,
+                name,
+                nested,
+            } => {
+                let (domain, name) = (self.word(domain), self.word(name));
+                self.ranges.push(RangeRow {
+                    thread,
+                    domain,
+                    name,
+                    start,
+                    end,
+                    nested,
+                });
+            }
+            TimelineEvent::Kernel {
+                device,
+                stream,
+                launched,
+                start,
+                end,
+                name,
+                region,
+                grid,
+                block,
+            } => {
+                let (name, region) = (self.word(name), self.word(region));
+                self.kernels.push(KernelRow {
+                    device,
+                    stream,
+                    name,
+                    region,
+                    launched,
+                    start,
+                    end,
+                    grid,
+                    block,
+                });
+            }
+        }
+    }
+
+    /// Hands every range, by start, then every kernel, in launch order, to `visit`.
+    pub fn replay(&self, visit: &mut dyn FnMut(&TimelineEvent<'_>)) {
+        let word = |at: u32| &*self.words[at as usize];
+        for r in &self.ranges {
+            visit(&TimelineEvent::Range {
+                thread: r.thread,
+                domain: word(r.domain),
+                start: r.start,
+                end: r.end,
+                name: word(r.name),
+                nested: r.nested,
+            });
+        }
+        for k in &self.kernels {
+            visit(&TimelineEvent::Kernel {
+                device: k.device,
+                stream: k.stream,
+                launched: k.launched,
+                start: k.start,
+                end: k.end,
+                name: word(k.name),
+                region: word(k.region),
+                grid: k.grid,
+                block: k.block,
+            });
+        }
+    }
+
+    fn word(&mut self, text: &str) -> u32 {
+        if let Some(&at) = self.word_at.get(text) {
+            return at;
+        }
+        let at = self.words.len() as u32;
+        self.words.push(text.into());
+        self.word_at.insert(text.into(), at);
+        at
+    }
+}
+
+/// A real timeline planned for trace.json: each process's events, and what was decided from them
 /// (each process's name, clock offset and the cut that keeps the file within `report.trace_events`).
 #[derive(Debug, Clone)]
 pub struct RealTimeline {
-    pub source: Arc<dyn TimelineSource>,
+    pub source: Arc<Vec<ProcessTimeline>>,
     /// One per process of the source, in the source's order.
     pub processes: Vec<PlannedProcess>,
     /// The earliest aligned time of any event: trace.json's time 0, in ns.

@@ -12,23 +12,18 @@ use std::sync::Arc;
 
 use crate::report::format;
 use crate::report::model::{
-    PlannedProcess, RealTimeline, Report, TimelineCut, TimelineEvent, TimelineProcess,
-    TimelineSource,
+    PlannedProcess, ProcessTimeline, RealTimeline, Report, TimelineCut, TimelineEvent,
+    TimelineProcess,
 };
 
-/// Plans `source` for trace.json, says in the report's notes what the bound leaves out, and hands
-/// the plan to the report; an error names the trace that could not be read again.
-pub fn attach(
-    report: &mut Report,
-    source: Arc<dyn TimelineSource>,
-    bound: u64,
-) -> std::io::Result<()> {
-    let timeline = plan(report, source, bound)?;
+/// Plans `source` (each process's timeline) for trace.json, says in the report's notes what the
+/// bound leaves out, and hands the plan to the report.
+pub fn attach(report: &mut Report, source: Vec<ProcessTimeline>, bound: u64) {
+    let timeline = plan(report, Arc::new(source), bound);
     if let Some(cut) = &timeline.cut {
         report.notes.push(cut_note(cut, timeline.origin_ns));
     }
     report.timeline = Some(timeline);
-    Ok(())
 }
 
 /// What report.md and trace.json say of a cut (`origin_ns`: trace.json's time 0).
@@ -153,17 +148,14 @@ impl Domains {
     }
 }
 
-fn plan(
-    report: &Report,
-    source: Arc<dyn TimelineSource>,
-    bound: u64,
-) -> std::io::Result<RealTimeline> {
+fn plan(report: &Report, source: Arc<Vec<ProcessTimeline>>, bound: u64) -> RealTimeline {
     let offsets = host_offsets(report);
     let mut processes = Vec::with_capacity(source.len());
     let mut censuses = Vec::with_capacity(source.len());
-    for at in 0..source.len() {
+    for timeline in source.iter() {
         let mut census = Census::default();
-        let process = source.replay(at, &mut |event| census.visit(event))?;
+        timeline.replay(&mut |event| census.visit(event));
+        let process = timeline.process.clone();
         let offset_ns = offsets.get(process.host.as_str()).copied().unwrap_or(0);
         processes.push(PlannedProcess {
             label: label(&process, &census.devices),
@@ -195,13 +187,13 @@ fn plan(
         let share = bound / shown.max(1) as u64;
         processes.iter_mut().for_each(|p| p.quota = Some(share));
     }
-    Ok(RealTimeline {
+    RealTimeline {
         source,
         processes,
         origin_ns,
         clock,
         cut,
-    })
+    }
 }
 
 /// The latest step end (aligned) such that each process's slices pushed or launched before its own

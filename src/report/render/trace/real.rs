@@ -43,12 +43,11 @@ pub fn write(report: &Report, timeline: &RealTimeline, out: &mut dyn Write) -> i
         let pid = shown.len() as u64 + 1;
         let mut process = ProcessWriter::new(pid, planned, timeline);
         let mut failed = None;
-        let replayed = timeline.source.replay(at, &mut |event| {
+        timeline.source[at].replay(&mut |event| {
             if failed.is_none() {
                 failed = process.event(event, &mut events).err();
             }
         });
-        replayed?;
         if let Some(err) = failed {
             return Err(err);
         }
