@@ -441,36 +441,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         .nth(1)
         .and_then(|v| v.parse().ok());
     let deep_sources = deep_files(&source.inputs);
-    let mut notes = vec![format!(
-        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
-        if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
-        match launch_count {
-            Some(1) | None => "one launch".to_string(),
-            Some(k) => format!("{k} launches (averaged)"),
-        },
-        by_coverage.iter().sum::<u64>(),
-        by_coverage[0],
-        by_coverage[1],
-        by_coverage[2],
-    )];
-    if !source.left_out.is_empty() {
-        notes.extend(source.left_out.iter().map(|(_, note)| note.clone()));
-    } else if let Some(missing) = source
-        .inputs
-        .iter()
-        .filter_map(|i| i.deep.as_ref())
-        .find(|d| !d.is_file())
-    {
-        notes.push(format!(
-            "The deep pass wrote no report file ({} is missing): every result has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
-            missing.display()
-        ));
-    } else if deep_results == 0 {
-        notes.push(
-            "The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run."
-                .to_string(),
-        );
-    }
+    let mut notes = vec![sampled_note(&deep_metrics, launch_count, &by_coverage)];
+    notes.extend(deep_pass_note(source, deep_results));
     // A deep pass that matches no timing result is said by `hints::add_deep_mismatch`, on stderr too.
     notes.extend(not_measured_note(by_coverage[3]));
     notes.extend(stopped_pass_note(
@@ -509,6 +481,54 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
     };
     (sampling, notes)
+}
+
+/// What a sampled reading holds: where its times and deep metrics come from, and how many of its
+/// results were measured, estimated and left without deep values.
+fn sampled_note(
+    deep_metrics: &[String],
+    launch_count: Option<u32>,
+    by_coverage: &[u64; 4],
+) -> String {
+    format!(
+        "Sampled run: times, counts and instances come from the timing pass, which measured every result; the deep metrics ({}) come from the deep pass, which profiled {} of each distinct launch (same mangled kernel name, grid, block, registers per thread, static and dynamic shared memory). Of {} results, {} were measured on their own launch, {} took the deep metrics of their launch's twin (estimated: marked ≈ in the tables) and {} had no twin (no deep values). Each region's coverage says which share of its time is which.",
+        if deep_metrics.is_empty() { "none".to_string() } else { deep_metrics.join(", ") },
+        match launch_count {
+            Some(1) | None => "one launch".to_string(),
+            Some(k) => format!("{k} launches (averaged)"),
+        },
+        by_coverage.iter().sum::<u64>(),
+        by_coverage[0],
+        by_coverage[1],
+        by_coverage[2],
+    )
+}
+
+/// Why the deep pass gave nothing, where it did not: its files left out, a file never written, or
+/// no kernel profiled in the regions.
+fn deep_pass_note(source: &ReportSource<'_>, deep_results: u64) -> Vec<String> {
+    if !source.left_out.is_empty() {
+        return source
+            .left_out
+            .iter()
+            .map(|(_, note)| note.clone())
+            .collect();
+    }
+    let missing = source
+        .inputs
+        .iter()
+        .filter_map(|i| i.deep.as_ref())
+        .find(|d| !d.is_file());
+    if let Some(missing) = missing {
+        return vec![format!(
+            "The deep pass wrote no report file ({} is missing): every result has its time and no deep metrics. Its log (ncu.deep.log in the run directory) says why.",
+            missing.display()
+        )];
+    }
+    match deep_results {
+        0 => vec!["The deep pass profiled no kernel in the regions: every result has its time and no deep metrics. Check that the workload launches the same kernels on a second run.".to_string()],
+        _ => Vec::new(),
+    }
 }
 
 /// The deep passes' files, each followed by its other workers' where they ran, so the report can

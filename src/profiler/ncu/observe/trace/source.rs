@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::parallel;
 use crate::profiler::ncu::readers::{rollup, units};
 use crate::region::{Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey};
-use crate::report::model::{ProfilerInfo, Report};
+use crate::report::model::{ProfilerInfo, Report, Sampling};
 
 mod counts;
 mod notes;
@@ -419,53 +419,10 @@ impl TraceSource<'_> {
             PushPopScope::Thread => "thread",
         };
         settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
-        let mut notes = vec![match (total.recorder, &total.libcupti) {
-            (Some(_), Some(what)) => format!(
-                "Times are in place, as the {what} recorded them: each kernel's end − start while the workload ran, not replayed, so kernels may overlap, caches are warm and clocks are the application's (docs/traces.md)."
-            ),
-            _ => "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
-                .to_string(),
-        }];
-        let sampling = self.sampled.as_ref().map(|sampled| {
-            notes.extend(notes::sampled_notes(
-                sampled,
-                total,
-                deep.results,
-                &self.plan.time_metric,
-            ));
-            let (paths, launch_count) = (&sampled.paths, sampled.launch_count);
-            let recorded = sampled.adaptive.as_ref();
-            let mut sampling = deep::sampling(
-                (&self.found, self.time_specs),
-                paths,
-                deep,
-                (total.coverage, &total.strata),
-                (launch_count, recorded),
-            );
-            sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
-            notes.extend(adaptive::notes(recorded, deep.topup_left_out));
-            notes.extend(strata::note(total.strata.keys, total.strata.borrowed));
-            notes.extend(deep.unread.iter().cloned());
-            sampling
-        });
+        let mut notes = vec![times_note(total)];
+        let sampling = self.sampling(total, deep, &mut notes);
         let time_only = sampling.is_none();
-        if time_only {
-            notes.push(format!(
-                "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
-            ));
-        }
-        if total.unfinished > 0 {
-            notes.push(format!(
-                "{} kernel(s) were left out: CUPTI handed them over unfinished when their process exited (no end time), so they have no duration to count.",
-                total.unfinished
-            ));
-        }
-        if total.unlaunched > 0 {
-            notes.push(format!(
-                "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
-                total.unlaunched
-            ));
-        }
+        notes.extend(left_out_notes(total, time_only));
         Reading {
             platform: Default::default(),
             results: total.results,
@@ -511,6 +468,74 @@ impl TraceSource<'_> {
                 .collect(),
         }
     }
+}
+
+impl TraceSource<'_> {
+    /// A sampled reading's account of its deep pass, its notes added to `notes`; `None` for a
+    /// time-only reading.
+    fn sampling(
+        &self,
+        total: &Counts,
+        deep: &deep::DeepCounts,
+        notes: &mut Vec<String>,
+    ) -> Option<Sampling> {
+        let sampled = self.sampled.as_ref()?;
+        notes.extend(notes::sampled_notes(
+            sampled,
+            total,
+            deep.results,
+            &self.plan.time_metric,
+        ));
+        let (paths, launch_count) = (&sampled.paths, sampled.launch_count);
+        let recorded = sampled.adaptive.as_ref();
+        let mut sampling = deep::sampling(
+            (&self.found, self.time_specs),
+            paths,
+            deep,
+            (total.coverage, &total.strata),
+            (launch_count, recorded),
+        );
+        sampling.ranks = ranks::coverage(&total.rank_time, sampled.deep_ranks.as_deref());
+        notes.extend(adaptive::notes(recorded, deep.topup_left_out));
+        notes.extend(strata::note(total.strata.keys, total.strata.borrowed));
+        notes.extend(deep.unread.iter().cloned());
+        Some(sampling)
+    }
+}
+
+/// What the times are: in place, as CUPTI (or the tool that recorded an imported trace) traced them.
+fn times_note(total: &Counts) -> String {
+    match (total.recorder, &total.libcupti) {
+        (Some(_), Some(what)) => format!(
+            "Times are in place, as the {what} recorded them: each kernel's end − start while the workload ran, not replayed, so kernels may overlap, caches are warm and clocks are the application's (docs/traces.md)."
+        ),
+        _ => "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
+            .to_string(),
+    }
+}
+
+/// What a reading left out or could not place: no deep metric (`time_only`), kernels unfinished at
+/// exit, kernels with no launch record.
+fn left_out_notes(total: &Counts, time_only: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if time_only {
+        notes.push(format!(
+            "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
+        ));
+    }
+    if total.unfinished > 0 {
+        notes.push(format!(
+            "{} kernel(s) were left out: CUPTI handed them over unfinished when their process exited (no end time), so they have no duration to count.",
+            total.unfinished
+        ));
+    }
+    if total.unlaunched > 0 {
+        notes.push(format!(
+            "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
+            total.unlaunched
+        ));
+    }
+    notes
 }
 
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;

@@ -36,37 +36,9 @@ pub(super) fn per_rank(
     run: &RunDir,
     me: &Rank,
 ) -> Result<FirstFindings> {
-    let found = |step, deep_ranks, durations: Option<LaunchDurations>| FirstFindings {
-        step,
-        durations: durations.map(Ok),
-        deep_ranks,
-        job_world_size: None,
-    };
     let sampling = &config.pipeline.ncu.sampling;
-    let (chosen, warning, read) = match &sampling.deep_ranks {
-        // Every rank, in rounds (below); a launch whose size is unknown cannot count them.
-        DeepRanks::All => match me.world_size {
-            Some(world) if world > 1 => ((0..world).collect(), None, None),
-            Some(_) => return Ok(found(DeepStep::AsPlanned, None, None)),
-            None => {
-                err_line(&format!(
-                    "warning: rank {}'s launcher gave no world size ({} alone), so deep_ranks=all cannot take the ranks in rounds: every rank runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there (ncu profiles one process at a time); set the world size (WORLD_SIZE, …) or deep_ranks=signature",
-                    me.rank, me.source
-                ));
-                return Ok(found(DeepStep::AsPlanned, None, None));
-            }
-        },
-        DeepRanks::List(ranks) => {
-            let world = me.world_size.unwrap_or(u32::MAX);
-            if let Some(beyond) = ranks.iter().find(|&&r| r >= world) {
-                return Err(Error::Usage(format!(
-                    "pipeline.ncu.sampling.deep_ranks names rank {beyond}, but the launcher started {world} rank(s) (the world size beside {}); name ranks below {world}, or set deep_ranks=signature",
-                    me.source
-                )));
-            }
-            (ranks.iter().copied().collect(), None, None)
-        }
-        DeepRanks::Signature => by_signature(config, plan, run, me)?,
+    let Some((chosen, warning, read)) = chosen_ranks(config, plan, run, me)? else {
+        return Ok(found(DeepStep::AsPlanned, None, None));
     };
     // A signal ended the wait: nothing is chosen, and no deep pass starts (the capture checks).
     if received_signal().is_some() {
@@ -94,22 +66,82 @@ pub(super) fn per_rank(
         ));
     }
     let ranks: Vec<u32> = chosen.iter().copied().collect();
-    // A choice from part of the signatures may differ from a peer's: ranks that count different
-    // rounds would leave each other waiting in their collectives, so such a choice runs at once.
-    let rounds = ranks.len() > 1 && warning.is_none();
-    if ranks.len() > 1 && !rounds {
+    let step = step_of(me, deep, ranks.clone(), warning.is_none());
+    let deep_ranks = DeepRanksRecord {
+        chosen: ranks,
+        warning,
+        ..DeepRanksRecord::default()
+    };
+    Ok(found(step, Some(deep_ranks), read))
+}
+
+/// What one profile-run per rank found: no world size to place it on, ranks on no other host.
+fn found(
+    step: DeepStep,
+    deep_ranks: Option<DeepRanksRecord>,
+    durations: Option<LaunchDurations>,
+) -> FirstFindings {
+    FirstFindings {
+        step,
+        durations: durations.map(Ok),
+        deep_ranks,
+        job_world_size: None,
+    }
+}
+
+/// The deep ranks `deep_ranks` chooses, the warning when they were chosen from part of the
+/// signatures, and the first pass's launches where choosing read them; `None`: nothing to choose
+/// (a launch of one rank, or one whose size is unknown under `all`, with a warning).
+fn chosen_ranks(
+    config: &Config,
+    plan: &NcuPlan,
+    run: &RunDir,
+    me: &Rank,
+) -> Result<Option<Chosen>> {
+    Ok(Some(match &config.pipeline.ncu.sampling.deep_ranks {
+        // Every rank, in rounds; a launch whose size is unknown cannot count them.
+        DeepRanks::All => match me.world_size {
+            Some(world) if world > 1 => ((0..world).collect(), None, None),
+            Some(_) => return Ok(None),
+            None => {
+                err_line(&format!(
+                    "warning: rank {}'s launcher gave no world size ({} alone), so deep_ranks=all cannot take the ranks in rounds: every rank runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there (ncu profiles one process at a time); set the world size (WORLD_SIZE, …) or deep_ranks=signature",
+                    me.rank, me.source
+                ));
+                return Ok(None);
+            }
+        },
+        DeepRanks::List(ranks) => {
+            let world = me.world_size.unwrap_or(u32::MAX);
+            if let Some(beyond) = ranks.iter().find(|&&r| r >= world) {
+                return Err(Error::Usage(format!(
+                    "pipeline.ncu.sampling.deep_ranks names rank {beyond}, but the launcher started {world} rank(s) (the world size beside {}); name ranks below {world}, or set deep_ranks=signature",
+                    me.source
+                )));
+            }
+            (ranks.iter().copied().collect(), None, None)
+        }
+        DeepRanks::Signature => by_signature(config, plan, run, me)?,
+    }))
+}
+
+/// The chosen ranks, the warning when some peers' signatures did not come, the launches read.
+type Chosen = (BTreeSet<u32>, Option<String>, Option<LaunchDurations>);
+
+/// This rank's step among the deep `ranks`: rounds, one launch of the job per deep rank, where
+/// there are several and every rank chose from every signature (`agreed`: a choice from part of
+/// them may differ from a peer's, and ranks that count different rounds would leave each other
+/// waiting in their collectives, so such a choice runs at once); else its deep pass, or the
+/// workload unprofiled where it is no deep rank (`deep`).
+fn step_of(me: &Rank, deep: bool, ranks: Vec<u32>, agreed: bool) -> DeepStep {
+    if ranks.len() > 1 && !agreed {
         err_line(&format!(
             "warning: rank {} chose its deep ranks ({}) from part of the signatures, so they cannot take rounds (a peer may have chosen otherwise): each runs its deep pass at once, and ranks of one host that wait on each other's collectives may stall there",
             me.rank,
             super::list(&ranks)
         ));
     }
-    let deep_ranks = Some(DeepRanksRecord {
-        chosen: ranks.clone(),
-        warning,
-        ..DeepRanksRecord::default()
-    });
-    if rounds {
+    if ranks.len() > 1 && agreed {
         err_line(&format!(
             "note: the deep ranks take turns: rank {} runs the workload {} times, once per deep rank ({}), under ncu in its own turn only, as ncu profiles one process at a time on a host and deep ranks profiled at once would wait on each other's collectives",
             me.rank,
@@ -117,24 +149,18 @@ pub(super) fn per_rank(
             super::list(&ranks)
         ));
         let mine = ranks.iter().position(|r| *r == me.rank);
-        return Ok(found(DeepStep::InRounds { mine, ranks }, deep_ranks, read));
+        return DeepStep::InRounds { mine, ranks };
     }
-    let step = match deep {
+    match deep {
         true => DeepStep::AsPlanned,
         false => DeepStep::Unprofiled,
-    };
-    Ok(found(step, deep_ranks, read))
+    }
 }
 
 /// The deep ranks chosen by signature: this rank's first-pass launch keys digested and exchanged
 /// with its peers' through the launch's shared run directory; with the warning when some peers'
 /// did not come, and the first pass's launches read.
-fn by_signature(
-    config: &Config,
-    plan: &NcuPlan,
-    run: &RunDir,
-    me: &Rank,
-) -> Result<(BTreeSet<u32>, Option<String>, Option<LaunchDurations>)> {
+fn by_signature(config: &Config, plan: &NcuPlan, run: &RunDir, me: &Rank) -> Result<Chosen> {
     let durations = first_pass_durations(config, plan, run, Some(me))?;
     let mut keys: Vec<String> = durations
         .keys()
