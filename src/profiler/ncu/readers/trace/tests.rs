@@ -321,7 +321,7 @@ fn bad_counter_lines_name_the_line_and_what_is_wrong() {
 #[test]
 fn a_real_in_process_trace_holds_every_profiled_launch_and_its_kernel() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/ncu/h200-2025.3.1-inprocess/two_sizes.inprocess.cupti.4090.trace.gz");
+        .join("tests/fixtures/ncu/h200-2025.3.1-inprocess/two_sizes.inprocess.cupti.625.trace.gz");
     let t = read(&path).unwrap();
     let c = &t.counters;
     assert_eq!(
@@ -371,4 +371,32 @@ fn a_real_in_process_trace_holds_every_profiled_launch_and_its_kernel() {
         spread(&gemm[..split]) < 2.0 && spread(&gemm[split..]) < 2.0,
         "{gemm:?}"
     );
+}
+
+/// Real traces of `tests/manual/cupti/cuda_graph_step.py 6` with in-process counters on an H200: a
+/// graph launch profiled (`PROFILE_RUN_DEEP_GRAPHS=1`) measures no kernel and leaves every later
+/// profiled launch on the context empty too; with graph launches left alone every profiled launch
+/// holds its kernel, and no graph node kernel (they share the graph launch's correlation id) is one.
+#[test]
+fn real_graph_traces_show_what_in_process_counters_do_with_cuda_graphs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu/h200-2025.3.1-inprocess");
+    let on = read(&dir.join("graph.graphs-on.cupti.911.trace.gz")).unwrap();
+    let empty: Vec<bool> = on.counters.launches.iter().map(|l| l.values.is_empty()).collect();
+    assert_eq!((empty.len(), empty.iter().filter(|e| **e).count()), (22, 9));
+    let first_empty = empty.iter().position(|e| *e).unwrap();
+    assert!(empty[first_empty..].iter().all(|e| *e), "after the first graph launch, nothing: {empty:?}");
+    assert_eq!(on.counters.errors.len(), 9);
+    assert!(on.counters.errors[0].ends_with("CUPTI measured no kernel in it"));
+
+    let off = read(&dir.join("graph.graphs-off.cupti.945.trace.gz")).unwrap();
+    let mut per_correlation = std::collections::HashMap::new();
+    for k in &off.kernels {
+        *per_correlation.entry(k.correlation).or_insert(0) += 1;
+    }
+    assert!(per_correlation.values().any(|n| *n > 1), "graph node kernels share an id");
+    assert_eq!(off.counters.launches.len(), 19);
+    for launch in &off.counters.launches {
+        assert_eq!(per_correlation[&launch.correlation], 1, "a graph node kernel was profiled");
+        assert!(launch.kernel.is_some() && launch.values.len() == 1);
+    }
 }
