@@ -3,7 +3,9 @@
 # check, pass counts from the host API, then one GEMM of two sizes in two regions (same_key_two_sizes.py)
 # (a) traced with counters in process, (b) traced only, (c) unprofiled, (d) under ncu full replay
 # (--clock-control none, --cache-control all and none), compared per stratum and region
-# (deep_compare.py), and a CUDA-graph workload with graph launches profiled. Summary and traces in $OUT.
+# (deep_compare.py); a one-pass set's cost in process and under ncu; a CUDA-graph workload with and
+# without graph launches profiled; GPT-2 (gpt2_step.py 4 3) traced and in process. Summary and
+# traces in $OUT. ncu's captures of the two-size workload are taken from BIN when present there.
 #   BIN=dir-with-libcupti_trace.so-and-these-scripts tests/manual/ncu/deep_session.sh (BIN: the script's own dir by default)
 set -uo pipefail
 bin="$(realpath "${BIN:-$(dirname "$0")}")"
@@ -66,10 +68,40 @@ for s in all none; do
   python3 $bin/deep_compare.py $w/a/cupti.*.trace $w/ncu_$s.csv --json $w/compare_$s.json
 done
 
+log "SpeedOfLight and LaunchStatistics together"
+PROFILE_RUN_LIBCUPTI="$torch_cupti" python3 -c "
+import ctypes, sys
+f = ctypes.CDLL(sys.argv[1]).profile_run_deep_passes; f.restype = ctypes.c_int64
+names = open(sys.argv[2]).read() + ',' + open(sys.argv[3]).read()
+print('SpeedOfLight+LaunchStatistics accepted metrics, passes together:', f(b'GH100', names.encode()))
+" "$lib" $w/sol.txt.ok $w/launch.txt.ok
+
+log "one-pass set: cost per profiled kernel"
+M1=dram__bytes.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+mkdir -p $w/one; t0=$(date +%s.%N)
+env $(env_trace $w/one) PROFILE_RUN_DEEP_METRICS="$M1" python3 $wl $args > $w/one.out 2>&1
+echo "in-process, one-pass set: exit $? $(secs $t0) s, $(grep -c '^profiled' $w/one/cupti.*.trace) profiled"
+python3 $bin/deep_compare.py $w/one/cupti.*.trace - | sed -n 1,5p
+t0=$(date +%s.%N)
+timeout 200 ncu --clock-control none --cache-control none --nvtx --metrics "$M1" -f -o $w/ncu_one python3 $wl $args > $w/ncu_one.out 2>&1
+echo "ncu, one-pass set: exit $? $(secs $t0) s, $(grep -c '==PROF== Profiling' $w/ncu_one.out) results"
+
 log "CUDA graphs"
-mkdir -p $w/g; t0=$(date +%s.%N)
-env $(env_trace $w/g) PROFILE_RUN_DEEP_METRICS="$M" PROFILE_RUN_DEEP_GRAPHS=1 PROFILE_RUN_DEEP_DEBUG=1 python3 $bin/cuda_graph_step.py 6 > $w/g.out 2>&1
-echo "graph workload: exit $? $(secs $t0) s"; tail -3 $w/g.out; grep "Graph" $w/g.out | head -5
-python3 $bin/deep_compare.py $w/g/cupti.*.trace - | head -30
-grep -c "^profiled" $w/g/cupti.*.trace; awk -F'\t' '$1=="profiled" && $3>1' $w/g/cupti.*.trace | head
-cd $w && tar czf $out/deep.tgz a t g *.csv *.json *.out passes.txt sol.txt launch.txt 2>/dev/null; ls -la $out
+for graphs in 1 0; do
+  mkdir -p $w/g$graphs; t0=$(date +%s.%N)
+  env $(env_trace $w/g$graphs) PROFILE_RUN_DEEP_METRICS="$M" PROFILE_RUN_DEEP_GRAPHS=$graphs python3 $bin/cuda_graph_step.py 6 > $w/g$graphs.out 2>&1
+  echo "graph workload, PROFILE_RUN_DEEP_GRAPHS=$graphs: exit $? $(secs $t0) s"
+  python3 $bin/deep_compare.py $w/g$graphs/cupti.*.trace - | sed -n 1,5p
+  awk -F'\t' '$1=="profiled" {n[$3]++} END {for (r in n) printf "  profiled launches with %s ranges: %d\n", r, n[r]}' $w/g$graphs/cupti.*.trace
+done
+
+if [ -f $bin/gpt2_step.py ]; then
+  log "GPT-2, 4 layers, 3 steps: traced, and in process with one sample per stratum"
+  mkdir -p $w/gt $w/ga; t0=$(date +%s.%N)
+  env $(env_trace $w/gt) python3 $bin/gpt2_step.py 4 3 > $w/gt.out 2>&1; echo "gpt2 traced: exit $? $(secs $t0) s"
+  t0=$(date +%s.%N)
+  env $(env_trace $w/ga) PROFILE_RUN_DEEP_METRICS="$M" PROFILE_RUN_DEEP_SAMPLES=1 timeout 300 python3 $bin/gpt2_step.py 4 3 > $w/ga.out 2>&1
+  echo "gpt2 in process: exit $? $(secs $t0) s"; tail -2 $w/ga.out
+  python3 $bin/deep_compare.py $w/ga/cupti.*.trace - | sed -n 1,5p
+fi
+cd $w && tar czf $out/deep.tgz a t one g0 g1 ga *.json *.out passes.txt sol.txt launch.txt 2>/dev/null; ls -la $out
