@@ -379,12 +379,21 @@ fn a_real_in_process_trace_holds_every_profiled_launch_and_its_kernel() {
 /// holds its kernel, and no graph node kernel (they share the graph launch's correlation id) is one.
 #[test]
 fn real_graph_traces_show_what_in_process_counters_do_with_cuda_graphs() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu/h200-2025.3.1-inprocess");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu/h200-2025.3.1-inprocess");
     let on = read(&dir.join("graph.graphs-on.cupti.911.trace.gz")).unwrap();
-    let empty: Vec<bool> = on.counters.launches.iter().map(|l| l.values.is_empty()).collect();
+    let empty: Vec<bool> = on
+        .counters
+        .launches
+        .iter()
+        .map(|l| l.values.is_empty())
+        .collect();
     assert_eq!((empty.len(), empty.iter().filter(|e| **e).count()), (22, 9));
     let first_empty = empty.iter().position(|e| *e).unwrap();
-    assert!(empty[first_empty..].iter().all(|e| *e), "after the first graph launch, nothing: {empty:?}");
+    assert!(
+        empty[first_empty..].iter().all(|e| *e),
+        "after the first graph launch, nothing: {empty:?}"
+    );
     assert_eq!(on.counters.errors.len(), 9);
     assert!(on.counters.errors[0].ends_with("CUPTI measured no kernel in it"));
 
@@ -393,10 +402,16 @@ fn real_graph_traces_show_what_in_process_counters_do_with_cuda_graphs() {
     for k in &off.kernels {
         *per_correlation.entry(k.correlation).or_insert(0) += 1;
     }
-    assert!(per_correlation.values().any(|n| *n > 1), "graph node kernels share an id");
+    assert!(
+        per_correlation.values().any(|n| *n > 1),
+        "graph node kernels share an id"
+    );
     assert_eq!(off.counters.launches.len(), 19);
     for launch in &off.counters.launches {
-        assert_eq!(per_correlation[&launch.correlation], 1, "a graph node kernel was profiled");
+        assert_eq!(
+            per_correlation[&launch.correlation], 1,
+            "a graph node kernel was profiled"
+        );
         assert!(launch.kernel.is_some() && launch.values.len() == 1);
     }
 }
