@@ -295,4 +295,53 @@ mod tests {
              end\t7\n"
         );
     }
+
+    #[test]
+    fn in_process_counters_follow_the_ranges_and_a_non_finite_value_becomes_an_error() {
+        let mut t = Trace::default();
+        let k = t.name("_Z4gemmPf");
+        t.kernel(Kernel {
+            correlation: 7,
+            start: 0,
+            end: 0,
+            device: 0,
+            context: 1,
+            stream: 7,
+            grid: [2, 66, 1],
+            block: [384, 1, 1],
+            registers: 168,
+            static_shared: 0,
+            dynamic_shared: 0,
+            name: k,
+        });
+        t.metrics(&[
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+            "dram__bytes.sum".into(),
+        ]);
+        t.deep_set(0, "GH100", 9);
+        t.profiled(7, 236_500_000, vec![vec![77.81, f64::NAN]]);
+        t.deep_error("launch 9: CUPTI measured no kernel in it".into());
+        let who = Who {
+            pid: 42,
+            host: "host".into(),
+            process: "python3".into(),
+            rank: None,
+            world_size: None,
+        };
+        let text = t.render(&who, "libcupti.so.13");
+        let deep: Vec<&str> = text.lines().skip(4).collect();
+        assert_eq!(
+            deep,
+            [
+                "deep-set\t0\tGH100\t9",
+                "metric\t0\tsm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "metric\t1\tdram__bytes.sum",
+                "profiled\t7\t1\t236500000",
+                "value\t7\t0\t0\t77.81",
+                "deep-error\tlaunch 9: CUPTI measured no kernel in it",
+                "deep-error\tlaunch 7 range 0: dram__bytes.sum evaluated to NaN",
+                "end\t11",
+            ]
+        );
+    }
 }
