@@ -371,6 +371,15 @@ fn a_real_in_process_trace_holds_every_profiled_launch_and_its_kernel() {
         spread(&gemm[..split]) < 2.0 && spread(&gemm[split..]) < 2.0,
         "{gemm:?}"
     );
+
+    // KV-cache decode, µs-scale kernels: every profiled launch joined too, none empty.
+    let decode = read(&path.with_file_name("decode.inprocess.cupti.595.trace.gz")).unwrap();
+    let c = &decode.counters;
+    assert_eq!((decode.kernels.len(), c.launches.len()), (297, 117));
+    assert!(c
+        .launches
+        .iter()
+        .all(|l| l.kernel.is_some() && l.values.len() == 1));
 }
 
 /// Real traces of `tests/manual/cupti/cuda_graph_step.py 6` with in-process counters on an H200: a
