@@ -1,13 +1,20 @@
-/* Prints the CUPTI and NVTX constants and record offsets profile-run's injection library relies on,
+/* Prints the CUPTI and NVTX constants, record offsets and profiling struct layouts profile-run's injection library relies on,
  * from the real headers, in the form of layout.expected (tests/manual/cupti/layout_check.sh diffs them). */
 #include <stddef.h>
 #include <stdio.h>
-#include <cupti.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h> /* with generated_cuda_meta.h and generated_cuda_runtime_api_meta.h */
+#include <cupti_target.h>
+#include <cupti_profiler_target.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
 #include <nvtx3/nvToolsExt.h>
 
 #define V(name) printf("%s %lu\n", #name, (unsigned long)(name))
 #define O(label, type, field) printf("%s %lu\n", label, (unsigned long)offsetof(type, field))
 #define S(label, type) printf("%s %lu\n", label, (unsigned long)sizeof(type))
+#define V2(label, value) printf("%s %lu\n", label, (unsigned long)(value))
 
 int main(void) {
   V(CUPTI_ACTIVITY_KIND_KERNEL);
@@ -52,5 +59,209 @@ int main(void) {
   V(NVTX_CBID_CORE_RangeStartA);
   V(NVTX_CBID_CORE_RangeStartW);
   V(NVTX_CBID_CORE2_DomainRangeStartEx);
+  V(NVTX_CBID_CORE_RangePushEx);
+  V(NVTX_CBID_CORE_RangePushA);
+  V(NVTX_CBID_CORE_RangePushW);
+  V(NVTX_CBID_CORE_RangePop);
+  V(NVTX_CBID_CORE2_DomainRangePushEx);
+  V(NVTX_CBID_CORE2_DomainRangePop);
+  V(NVTX_MESSAGE_TYPE_ASCII);
+  V(NVTX_MESSAGE_TYPE_UNICODE);
+  V(NVTX_MESSAGE_TYPE_REGISTERED);
+  /* In-process counters: crates/cupti-trace/src/deep/ffi.rs and layout::deep_checks. */
+  V(CUPTI_CB_DOMAIN_DRIVER_API);
+  V(CUPTI_CB_DOMAIN_RUNTIME_API);
+  V(CUPTI_API_ENTER);
+  V(CUPTI_API_EXIT);
+  V(CUPTI_PROFILER_TYPE_RANGE_PROFILER);
+  V(CUPTI_AutoRange);
+  V(CUPTI_KernelReplay);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx);
+  V(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz);
+  V(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
+  V(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060);
+  V(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
+  V(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+  V(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000);
+  O("CUpti_Profiler_Initialize_Params.structSize", CUpti_Profiler_Initialize_Params, structSize);
+  O("CUpti_Profiler_Initialize_Params.pPriv", CUpti_Profiler_Initialize_Params, pPriv);
+  V2("CUpti_Profiler_Initialize_Params.STRUCT_SIZE", CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_DeviceSupported_Params.structSize", CUpti_Profiler_DeviceSupported_Params, structSize);
+  O("CUpti_Profiler_DeviceSupported_Params.pPriv", CUpti_Profiler_DeviceSupported_Params, pPriv);
+  O("CUpti_Profiler_DeviceSupported_Params.cuDevice", CUpti_Profiler_DeviceSupported_Params, cuDevice);
+  O("CUpti_Profiler_DeviceSupported_Params.isSupported", CUpti_Profiler_DeviceSupported_Params, isSupported);
+  O("CUpti_Profiler_DeviceSupported_Params.architecture", CUpti_Profiler_DeviceSupported_Params, architecture);
+  O("CUpti_Profiler_DeviceSupported_Params.sli", CUpti_Profiler_DeviceSupported_Params, sli);
+  O("CUpti_Profiler_DeviceSupported_Params.vGpu", CUpti_Profiler_DeviceSupported_Params, vGpu);
+  O("CUpti_Profiler_DeviceSupported_Params.confidentialCompute", CUpti_Profiler_DeviceSupported_Params, confidentialCompute);
+  O("CUpti_Profiler_DeviceSupported_Params.cmp", CUpti_Profiler_DeviceSupported_Params, cmp);
+  O("CUpti_Profiler_DeviceSupported_Params.wsl", CUpti_Profiler_DeviceSupported_Params, wsl);
+  O("CUpti_Profiler_DeviceSupported_Params.api", CUpti_Profiler_DeviceSupported_Params, api);
+  V2("CUpti_Profiler_DeviceSupported_Params.STRUCT_SIZE", CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  O("CUpti_Device_GetChipName_Params.structSize", CUpti_Device_GetChipName_Params, structSize);
+  O("CUpti_Device_GetChipName_Params.pPriv", CUpti_Device_GetChipName_Params, pPriv);
+  O("CUpti_Device_GetChipName_Params.deviceIndex", CUpti_Device_GetChipName_Params, deviceIndex);
+  O("CUpti_Device_GetChipName_Params.pChipName", CUpti_Device_GetChipName_Params, pChipName);
+  V2("CUpti_Device_GetChipName_Params.STRUCT_SIZE", CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_GetCounterAvailability_Params.structSize", CUpti_Profiler_GetCounterAvailability_Params, structSize);
+  O("CUpti_Profiler_GetCounterAvailability_Params.pPriv", CUpti_Profiler_GetCounterAvailability_Params, pPriv);
+  O("CUpti_Profiler_GetCounterAvailability_Params.ctx", CUpti_Profiler_GetCounterAvailability_Params, ctx);
+  O("CUpti_Profiler_GetCounterAvailability_Params.counterAvailabilityImageSize", CUpti_Profiler_GetCounterAvailability_Params, counterAvailabilityImageSize);
+  O("CUpti_Profiler_GetCounterAvailability_Params.pCounterAvailabilityImage", CUpti_Profiler_GetCounterAvailability_Params, pCounterAvailabilityImage);
+  V2("CUpti_Profiler_GetCounterAvailability_Params.STRUCT_SIZE", CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_Initialize_Params.structSize", CUpti_Profiler_Host_Initialize_Params, structSize);
+  O("CUpti_Profiler_Host_Initialize_Params.pPriv", CUpti_Profiler_Host_Initialize_Params, pPriv);
+  O("CUpti_Profiler_Host_Initialize_Params.profilerType", CUpti_Profiler_Host_Initialize_Params, profilerType);
+  O("CUpti_Profiler_Host_Initialize_Params.pChipName", CUpti_Profiler_Host_Initialize_Params, pChipName);
+  O("CUpti_Profiler_Host_Initialize_Params.pCounterAvailabilityImage", CUpti_Profiler_Host_Initialize_Params, pCounterAvailabilityImage);
+  O("CUpti_Profiler_Host_Initialize_Params.pHostObject", CUpti_Profiler_Host_Initialize_Params, pHostObject);
+  V2("CUpti_Profiler_Host_Initialize_Params.STRUCT_SIZE", CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_Deinitialize_Params.structSize", CUpti_Profiler_Host_Deinitialize_Params, structSize);
+  O("CUpti_Profiler_Host_Deinitialize_Params.pPriv", CUpti_Profiler_Host_Deinitialize_Params, pPriv);
+  O("CUpti_Profiler_Host_Deinitialize_Params.pHostObject", CUpti_Profiler_Host_Deinitialize_Params, pHostObject);
+  V2("CUpti_Profiler_Host_Deinitialize_Params.STRUCT_SIZE", CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_ConfigAddMetrics_Params.structSize", CUpti_Profiler_Host_ConfigAddMetrics_Params, structSize);
+  O("CUpti_Profiler_Host_ConfigAddMetrics_Params.pPriv", CUpti_Profiler_Host_ConfigAddMetrics_Params, pPriv);
+  O("CUpti_Profiler_Host_ConfigAddMetrics_Params.pHostObject", CUpti_Profiler_Host_ConfigAddMetrics_Params, pHostObject);
+  O("CUpti_Profiler_Host_ConfigAddMetrics_Params.ppMetricNames", CUpti_Profiler_Host_ConfigAddMetrics_Params, ppMetricNames);
+  O("CUpti_Profiler_Host_ConfigAddMetrics_Params.numMetrics", CUpti_Profiler_Host_ConfigAddMetrics_Params, numMetrics);
+  V2("CUpti_Profiler_Host_ConfigAddMetrics_Params.STRUCT_SIZE", CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_GetConfigImageSize_Params.structSize", CUpti_Profiler_Host_GetConfigImageSize_Params, structSize);
+  O("CUpti_Profiler_Host_GetConfigImageSize_Params.pPriv", CUpti_Profiler_Host_GetConfigImageSize_Params, pPriv);
+  O("CUpti_Profiler_Host_GetConfigImageSize_Params.pHostObject", CUpti_Profiler_Host_GetConfigImageSize_Params, pHostObject);
+  O("CUpti_Profiler_Host_GetConfigImageSize_Params.configImageSize", CUpti_Profiler_Host_GetConfigImageSize_Params, configImageSize);
+  V2("CUpti_Profiler_Host_GetConfigImageSize_Params.STRUCT_SIZE", CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_GetConfigImage_Params.structSize", CUpti_Profiler_Host_GetConfigImage_Params, structSize);
+  O("CUpti_Profiler_Host_GetConfigImage_Params.pPriv", CUpti_Profiler_Host_GetConfigImage_Params, pPriv);
+  O("CUpti_Profiler_Host_GetConfigImage_Params.pHostObject", CUpti_Profiler_Host_GetConfigImage_Params, pHostObject);
+  O("CUpti_Profiler_Host_GetConfigImage_Params.configImageSize", CUpti_Profiler_Host_GetConfigImage_Params, configImageSize);
+  O("CUpti_Profiler_Host_GetConfigImage_Params.pConfigImage", CUpti_Profiler_Host_GetConfigImage_Params, pConfigImage);
+  V2("CUpti_Profiler_Host_GetConfigImage_Params.STRUCT_SIZE", CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_GetNumOfPasses_Params.structSize", CUpti_Profiler_Host_GetNumOfPasses_Params, structSize);
+  O("CUpti_Profiler_Host_GetNumOfPasses_Params.pPriv", CUpti_Profiler_Host_GetNumOfPasses_Params, pPriv);
+  O("CUpti_Profiler_Host_GetNumOfPasses_Params.configImageSize", CUpti_Profiler_Host_GetNumOfPasses_Params, configImageSize);
+  O("CUpti_Profiler_Host_GetNumOfPasses_Params.pConfigImage", CUpti_Profiler_Host_GetNumOfPasses_Params, pConfigImage);
+  O("CUpti_Profiler_Host_GetNumOfPasses_Params.numOfPasses", CUpti_Profiler_Host_GetNumOfPasses_Params, numOfPasses);
+  V2("CUpti_Profiler_Host_GetNumOfPasses_Params.STRUCT_SIZE", CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.structSize", CUpti_Profiler_Host_EvaluateToGpuValues_Params, structSize);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.pPriv", CUpti_Profiler_Host_EvaluateToGpuValues_Params, pPriv);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.pHostObject", CUpti_Profiler_Host_EvaluateToGpuValues_Params, pHostObject);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.pCounterDataImage", CUpti_Profiler_Host_EvaluateToGpuValues_Params, pCounterDataImage);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.counterDataImageSize", CUpti_Profiler_Host_EvaluateToGpuValues_Params, counterDataImageSize);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.rangeIndex", CUpti_Profiler_Host_EvaluateToGpuValues_Params, rangeIndex);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.ppMetricNames", CUpti_Profiler_Host_EvaluateToGpuValues_Params, ppMetricNames);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.numMetrics", CUpti_Profiler_Host_EvaluateToGpuValues_Params, numMetrics);
+  O("CUpti_Profiler_Host_EvaluateToGpuValues_Params.pMetricValues", CUpti_Profiler_Host_EvaluateToGpuValues_Params, pMetricValues);
+  V2("CUpti_Profiler_Host_EvaluateToGpuValues_Params.STRUCT_SIZE", CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_Enable_Params.structSize", CUpti_RangeProfiler_Enable_Params, structSize);
+  O("CUpti_RangeProfiler_Enable_Params.pPriv", CUpti_RangeProfiler_Enable_Params, pPriv);
+  O("CUpti_RangeProfiler_Enable_Params.ctx", CUpti_RangeProfiler_Enable_Params, ctx);
+  O("CUpti_RangeProfiler_Enable_Params.pRangeProfilerObject", CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject);
+  V2("CUpti_RangeProfiler_Enable_Params.STRUCT_SIZE", CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_Start_Params.structSize", CUpti_RangeProfiler_Start_Params, structSize);
+  O("CUpti_RangeProfiler_Start_Params.pPriv", CUpti_RangeProfiler_Start_Params, pPriv);
+  O("CUpti_RangeProfiler_Start_Params.pRangeProfilerObject", CUpti_RangeProfiler_Start_Params, pRangeProfilerObject);
+  V2("CUpti_RangeProfiler_Start_Params.STRUCT_SIZE", CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_Stop_Params.structSize", CUpti_RangeProfiler_Stop_Params, structSize);
+  O("CUpti_RangeProfiler_Stop_Params.pPriv", CUpti_RangeProfiler_Stop_Params, pPriv);
+  O("CUpti_RangeProfiler_Stop_Params.pRangeProfilerObject", CUpti_RangeProfiler_Stop_Params, pRangeProfilerObject);
+  O("CUpti_RangeProfiler_Stop_Params.passIndex", CUpti_RangeProfiler_Stop_Params, passIndex);
+  O("CUpti_RangeProfiler_Stop_Params.targetNestingLevel", CUpti_RangeProfiler_Stop_Params, targetNestingLevel);
+  O("CUpti_RangeProfiler_Stop_Params.isAllPassSubmitted", CUpti_RangeProfiler_Stop_Params, isAllPassSubmitted);
+  V2("CUpti_RangeProfiler_Stop_Params.STRUCT_SIZE", CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_SetConfig_Params.structSize", CUpti_RangeProfiler_SetConfig_Params, structSize);
+  O("CUpti_RangeProfiler_SetConfig_Params.pPriv", CUpti_RangeProfiler_SetConfig_Params, pPriv);
+  O("CUpti_RangeProfiler_SetConfig_Params.pRangeProfilerObject", CUpti_RangeProfiler_SetConfig_Params, pRangeProfilerObject);
+  O("CUpti_RangeProfiler_SetConfig_Params.configSize", CUpti_RangeProfiler_SetConfig_Params, configSize);
+  O("CUpti_RangeProfiler_SetConfig_Params.pConfig", CUpti_RangeProfiler_SetConfig_Params, pConfig);
+  O("CUpti_RangeProfiler_SetConfig_Params.counterDataImageSize", CUpti_RangeProfiler_SetConfig_Params, counterDataImageSize);
+  O("CUpti_RangeProfiler_SetConfig_Params.pCounterDataImage", CUpti_RangeProfiler_SetConfig_Params, pCounterDataImage);
+  O("CUpti_RangeProfiler_SetConfig_Params.range", CUpti_RangeProfiler_SetConfig_Params, range);
+  O("CUpti_RangeProfiler_SetConfig_Params.replayMode", CUpti_RangeProfiler_SetConfig_Params, replayMode);
+  O("CUpti_RangeProfiler_SetConfig_Params.maxRangesPerPass", CUpti_RangeProfiler_SetConfig_Params, maxRangesPerPass);
+  O("CUpti_RangeProfiler_SetConfig_Params.numNestingLevels", CUpti_RangeProfiler_SetConfig_Params, numNestingLevels);
+  O("CUpti_RangeProfiler_SetConfig_Params.minNestingLevel", CUpti_RangeProfiler_SetConfig_Params, minNestingLevel);
+  O("CUpti_RangeProfiler_SetConfig_Params.passIndex", CUpti_RangeProfiler_SetConfig_Params, passIndex);
+  O("CUpti_RangeProfiler_SetConfig_Params.targetNestingLevel", CUpti_RangeProfiler_SetConfig_Params, targetNestingLevel);
+  V2("CUpti_RangeProfiler_SetConfig_Params.STRUCT_SIZE", CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_DecodeData_Params.structSize", CUpti_RangeProfiler_DecodeData_Params, structSize);
+  O("CUpti_RangeProfiler_DecodeData_Params.pPriv", CUpti_RangeProfiler_DecodeData_Params, pPriv);
+  O("CUpti_RangeProfiler_DecodeData_Params.pRangeProfilerObject", CUpti_RangeProfiler_DecodeData_Params, pRangeProfilerObject);
+  O("CUpti_RangeProfiler_DecodeData_Params.numOfRangeDropped", CUpti_RangeProfiler_DecodeData_Params, numOfRangeDropped);
+  V2("CUpti_RangeProfiler_DecodeData_Params.STRUCT_SIZE", CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.structSize", CUpti_RangeProfiler_GetCounterDataSize_Params, structSize);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.pPriv", CUpti_RangeProfiler_GetCounterDataSize_Params, pPriv);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.pRangeProfilerObject", CUpti_RangeProfiler_GetCounterDataSize_Params, pRangeProfilerObject);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.pMetricNames", CUpti_RangeProfiler_GetCounterDataSize_Params, pMetricNames);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.numMetrics", CUpti_RangeProfiler_GetCounterDataSize_Params, numMetrics);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.maxNumOfRanges", CUpti_RangeProfiler_GetCounterDataSize_Params, maxNumOfRanges);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.maxNumRangeTreeNodes", CUpti_RangeProfiler_GetCounterDataSize_Params, maxNumRangeTreeNodes);
+  O("CUpti_RangeProfiler_GetCounterDataSize_Params.counterDataSize", CUpti_RangeProfiler_GetCounterDataSize_Params, counterDataSize);
+  V2("CUpti_RangeProfiler_GetCounterDataSize_Params.STRUCT_SIZE", CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.structSize", CUpti_RangeProfiler_CounterDataImage_Initialize_Params, structSize);
+  O("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.pPriv", CUpti_RangeProfiler_CounterDataImage_Initialize_Params, pPriv);
+  O("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.pRangeProfilerObject", CUpti_RangeProfiler_CounterDataImage_Initialize_Params, pRangeProfilerObject);
+  O("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.counterDataSize", CUpti_RangeProfiler_CounterDataImage_Initialize_Params, counterDataSize);
+  O("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.pCounterData", CUpti_RangeProfiler_CounterDataImage_Initialize_Params, pCounterData);
+  V2("CUpti_RangeProfiler_CounterDataImage_Initialize_Params.STRUCT_SIZE", CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  O("CUpti_RangeProfiler_GetCounterDataInfo_Params.structSize", CUpti_RangeProfiler_GetCounterDataInfo_Params, structSize);
+  O("CUpti_RangeProfiler_GetCounterDataInfo_Params.pPriv", CUpti_RangeProfiler_GetCounterDataInfo_Params, pPriv);
+  O("CUpti_RangeProfiler_GetCounterDataInfo_Params.pCounterDataImage", CUpti_RangeProfiler_GetCounterDataInfo_Params, pCounterDataImage);
+  O("CUpti_RangeProfiler_GetCounterDataInfo_Params.counterDataImageSize", CUpti_RangeProfiler_GetCounterDataInfo_Params, counterDataImageSize);
+  O("CUpti_RangeProfiler_GetCounterDataInfo_Params.numTotalRanges", CUpti_RangeProfiler_GetCounterDataInfo_Params, numTotalRanges);
+  V2("CUpti_RangeProfiler_GetCounterDataInfo_Params.STRUCT_SIZE", CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  O("CUpti_CallbackData.callbackSite", CUpti_CallbackData, callbackSite);
+  O("CUpti_CallbackData.functionName", CUpti_CallbackData, functionName);
+  O("CUpti_CallbackData.functionParams", CUpti_CallbackData, functionParams);
+  O("CUpti_CallbackData.functionReturnValue", CUpti_CallbackData, functionReturnValue);
+  O("CUpti_CallbackData.symbolName", CUpti_CallbackData, symbolName);
+  O("CUpti_CallbackData.context", CUpti_CallbackData, context);
+  O("CUpti_CallbackData.contextUid", CUpti_CallbackData, contextUid);
+  O("CUpti_CallbackData.correlationData", CUpti_CallbackData, correlationData);
+  O("CUpti_CallbackData.correlationId", CUpti_CallbackData, correlationId);
+  O("cuLaunchKernel_params.f", cuLaunchKernel_params, f);
+  O("cuLaunchKernel_params.gridDimX", cuLaunchKernel_params, gridDimX);
+  O("cuLaunchKernel_params.gridDimY", cuLaunchKernel_params, gridDimY);
+  O("cuLaunchKernel_params.gridDimZ", cuLaunchKernel_params, gridDimZ);
+  O("cuLaunchKernel_params.blockDimX", cuLaunchKernel_params, blockDimX);
+  O("cuLaunchKernel_params.blockDimY", cuLaunchKernel_params, blockDimY);
+  O("cuLaunchKernel_params.blockDimZ", cuLaunchKernel_params, blockDimZ);
+  O("cuLaunchKernelEx_params.config", cuLaunchKernelEx_params, config);
+  O("cuLaunchKernelEx_params.f", cuLaunchKernelEx_params, f);
+  O("CUlaunchConfig.gridDimX", CUlaunchConfig, gridDimX);
+  O("CUlaunchConfig.gridDimY", CUlaunchConfig, gridDimY);
+  O("CUlaunchConfig.gridDimZ", CUlaunchConfig, gridDimZ);
+  O("CUlaunchConfig.blockDimX", CUlaunchConfig, blockDimX);
+  O("CUlaunchConfig.blockDimY", CUlaunchConfig, blockDimY);
+  O("CUlaunchConfig.blockDimZ", CUlaunchConfig, blockDimZ);
+  O("cudaLaunchKernel_v7000_params.func", cudaLaunchKernel_v7000_params, func);
+  O("cudaLaunchKernel_v7000_params.gridDim", cudaLaunchKernel_v7000_params, gridDim);
+  O("cudaLaunchKernel_v7000_params.blockDim", cudaLaunchKernel_v7000_params, blockDim);
+  O("cudaLaunchKernelExC_v11060_params.config", cudaLaunchKernelExC_v11060_params, config);
+  O("cudaLaunchKernelExC_v11060_params.func", cudaLaunchKernelExC_v11060_params, func);
+  O("cudaLaunchConfig_t.gridDim", cudaLaunchConfig_t, gridDim);
+  O("cudaLaunchConfig_t.blockDim", cudaLaunchConfig_t, blockDim);
+  O("cuGraphLaunch_params.hGraph", cuGraphLaunch_params, hGraph);
+  O("nvtxEventAttributes_t.version", nvtxEventAttributes_t, version);
+  O("nvtxEventAttributes_t.size", nvtxEventAttributes_t, size);
+  O("nvtxEventAttributes_t.category", nvtxEventAttributes_t, category);
+  O("nvtxEventAttributes_t.colorType", nvtxEventAttributes_t, colorType);
+  O("nvtxEventAttributes_t.color", nvtxEventAttributes_t, color);
+  O("nvtxEventAttributes_t.payloadType", nvtxEventAttributes_t, payloadType);
+  O("nvtxEventAttributes_t.reserved0", nvtxEventAttributes_t, reserved0);
+  O("nvtxEventAttributes_t.payload", nvtxEventAttributes_t, payload);
+  O("nvtxEventAttributes_t.messageType", nvtxEventAttributes_t, messageType);
+  O("nvtxEventAttributes_t.message", nvtxEventAttributes_t, message);
   return 0;
 }

@@ -28,8 +28,8 @@ pub type NvtxInit = unsafe extern "C" fn(crate::nvtx::GetExportTable) -> i32;
 
 /// The functions this library calls, resolved once.
 pub struct Cupti {
-    /// Kept so the functions below stay mapped.
-    _library: Library,
+    /// Kept so the functions below stay mapped; the profiling functions are resolved from it too.
+    pub(crate) library: Library,
     /// The file that was loaded, as the trace names it.
     pub label: String,
     register_callbacks: RegisterCallbacks,
@@ -122,7 +122,7 @@ fn resolve(library: Library) -> Result<Cupti, String> {
             .ok()
             .map(|s| *s);
         Ok(Cupti {
-            _library: library,
+            library,
             label,
             register_callbacks,
             enable,

@@ -67,6 +67,16 @@ pub mod nvtx {
     pub const CORE_RANGE_START_A: usize = 5;
     pub const CORE_RANGE_START_W: usize = 6;
     pub const CORE2_DOMAIN_RANGE_START_EX: usize = 2;
+    pub const CORE_RANGE_PUSH_EX: usize = 8;
+    pub const CORE_RANGE_PUSH_A: usize = 9;
+    pub const CORE_RANGE_PUSH_W: usize = 10;
+    pub const CORE_RANGE_POP: usize = 11;
+    pub const CORE2_DOMAIN_RANGE_PUSH_EX: usize = 4;
+    pub const CORE2_DOMAIN_RANGE_POP: usize = 5;
+    /// `nvtxMessageType_t`.
+    pub const MESSAGE_ASCII: i32 = 1;
+    pub const MESSAGE_UNICODE: i32 = 2;
+    pub const MESSAGE_REGISTERED: i32 = 3;
 }
 
 /// The constants as `NAME VALUE` lines, the form `layout_check.c` prints.
@@ -125,12 +135,67 @@ pub fn expected() -> String {
             "NVTX_CBID_CORE2_DomainRangeStartEx",
             nvtx::CORE2_DOMAIN_RANGE_START_EX,
         ),
+        ("NVTX_CBID_CORE_RangePushEx", nvtx::CORE_RANGE_PUSH_EX),
+        ("NVTX_CBID_CORE_RangePushA", nvtx::CORE_RANGE_PUSH_A),
+        ("NVTX_CBID_CORE_RangePushW", nvtx::CORE_RANGE_PUSH_W),
+        ("NVTX_CBID_CORE_RangePop", nvtx::CORE_RANGE_POP),
+        (
+            "NVTX_CBID_CORE2_DomainRangePushEx",
+            nvtx::CORE2_DOMAIN_RANGE_PUSH_EX,
+        ),
+        (
+            "NVTX_CBID_CORE2_DomainRangePop",
+            nvtx::CORE2_DOMAIN_RANGE_POP,
+        ),
+        ("NVTX_MESSAGE_TYPE_ASCII", nvtx::MESSAGE_ASCII as usize),
+        ("NVTX_MESSAGE_TYPE_UNICODE", nvtx::MESSAGE_UNICODE as usize),
+        (
+            "NVTX_MESSAGE_TYPE_REGISTERED",
+            nvtx::MESSAGE_REGISTERED as usize,
+        ),
     ];
-    lines
+    let mut out: String = lines
         .iter()
         .chain(&nvtx_lines)
         .map(|(name, value)| format!("{name} {value}\n"))
-        .collect()
+        .collect();
+    for check in deep_checks() {
+        out.push_str(&format!("{} {}\n", check.label, check.value));
+    }
+    out
+}
+
+/// The in-process counters' ABI: the callback constants and the launch ids followed, the enum
+/// values passed, then every struct's field offsets ([`crate::deep::ffi`]).
+pub fn deep_checks() -> Vec<crate::deep::ffi::Check> {
+    use crate::deep::ffi::Check;
+    use crate::deep::{host, launch, profiler_constants};
+    let value = |name: &str, value: usize| Check {
+        label: name.to_string(),
+        value,
+        c: format!("V({name});"),
+    };
+    let mut out = vec![
+        value("CUPTI_CB_DOMAIN_DRIVER_API", launch::DOMAIN_DRIVER as usize),
+        value(
+            "CUPTI_CB_DOMAIN_RUNTIME_API",
+            launch::DOMAIN_RUNTIME as usize,
+        ),
+        value("CUPTI_API_ENTER", launch::SITE_ENTER as usize),
+        value("CUPTI_API_EXIT", launch::SITE_EXIT as usize),
+        value(
+            "CUPTI_PROFILER_TYPE_RANGE_PROFILER",
+            host::RANGE_PROFILER as usize,
+        ),
+    ];
+    for (name, v) in profiler_constants() {
+        out.push(value(name, v as usize));
+    }
+    for (_, cbid, name, _) in launch::LAUNCHES {
+        out.push(value(name, cbid as usize));
+    }
+    out.extend(crate::deep::ffi::checks());
+    out
 }
 
 #[cfg(test)]
@@ -143,5 +208,30 @@ mod tests {
             super::expected(),
             "regenerate layout.expected from layout::expected()"
         );
+    }
+
+    #[test]
+    fn the_c_check_prints_every_deep_line() {
+        let c = include_str!("../layout_check.c");
+        for check in super::deep_checks() {
+            assert!(c.contains(&check.c), "layout_check.c lacks `{}`", check.c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod generate {
+    /// `LAYOUT_WRITE=1 cargo test -p cupti-trace generate` rewrites layout.expected and prints the
+    /// C lines of the deep checks, after a struct or constant changed.
+    #[test]
+    fn write_when_asked() {
+        if std::env::var_os("LAYOUT_WRITE").is_none() {
+            return;
+        }
+        let dir = env!("CARGO_MANIFEST_DIR");
+        std::fs::write(format!("{dir}/layout.expected"), super::expected()).unwrap();
+        for check in super::deep_checks() {
+            println!("  {}", check.c);
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! the NVTX slots wrapped to tell start/end ranges from push/pop ranges (CUPTI's marker records do
 //! not say which a range was).
 
+pub mod deep;
 pub mod layout;
 pub mod records;
 pub mod trace;
@@ -81,8 +82,9 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
 /// hear about (not for a process outside a profile-run, which has no trace directory).
 static FAILED: OnceLock<String> = OnceLock::new();
 
-/// Loads CUPTI and starts the activity trace, once; false when the trace cannot run (the reason is
-/// in the run's trace directory).
+/// Loads CUPTI and starts the activity trace (and the in-process counters, when asked for), once;
+/// false when the trace cannot run (the reason is in the run's trace directory). Counters asked
+/// for and not available stop the process like a trace that cannot run.
 fn start() -> bool {
     static STARTED: Once = Once::new();
     static RUNNING: AtomicBool = AtomicBool::new(false);
@@ -92,7 +94,10 @@ fn start() -> bool {
                 eprintln!("profile-run trace: PROFILE_RUN_TRACE_DIR is not set; nothing is traced");
                 false
             }
-            Some(_) => match cupti::get().and_then(cupti::enable) {
+            Some(_) => match deep::config_from_env().and_then(|deep| {
+                cupti::get().and_then(cupti::enable)?;
+                deep.map_or(Ok(()), deep::start)
+            }) {
                 Ok(()) => {
                     // SAFETY: `at_exit` is a plain extern "C" function that never unwinds.
                     unsafe { libc::atexit(at_exit) };
@@ -168,6 +173,38 @@ unsafe fn absorb(trace: &mut Trace, record: Record) {
         }),
         Record::MarkerEnd { id, timestamp } => trace.range_end(id, timestamp),
         Record::Other => {}
+    }
+}
+
+/// How many replay passes `metrics` (a comma list of ncu metric names) take on `chip` (CUPTI's chip
+/// name, `GH100`), counted by CUPTI's host API with no GPU work: for profile-run's dry run, which
+/// opens this library and calls it. Loads libcupti as the trace does (`PROFILE_RUN_LIBCUPTI` names
+/// one). Returns the count, or -1 with the reason on stderr.
+///
+/// # Safety
+/// `chip` and `metrics` are NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn profile_run_deep_passes(
+    chip: *const c_char,
+    metrics: *const c_char,
+) -> i64 {
+    if chip.is_null() || metrics.is_null() {
+        return -1;
+    }
+    // SAFETY: per this function's contract.
+    let (chip, metrics) = unsafe { (CStr::from_ptr(chip), CStr::from_ptr(metrics)) };
+    let names: Vec<String> = metrics
+        .to_string_lossy()
+        .split(',')
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    match deep::pass_count(&chip.to_string_lossy(), &names) {
+        Ok(passes) => i64::from(passes),
+        Err(why) => {
+            eprintln!("profile-run deep: {why}");
+            -1
+        }
     }
 }
 

@@ -1,15 +1,20 @@
 //! NVTX handed to CUPTI, with the range-start slots wrapped. CUPTI records push/pop and start/end
 //! ranges alike (a start and an end marker with one id); ncu keeps them apart (stacks and flat
 //! ranges), so this library notes the ids the start/end calls return and the trace marks those ranges
-//! `start-end`. Only slots CUPTI itself filled are wrapped: the others still hold NVTX's
-//! initialisers, which would call back into the wrapper.
+//! `start-end`. With in-process counters on, the push/pop slots are wrapped too, so the launch rule
+//! knows each thread's open ranges ([`crate::deep::stack`]). Only slots CUPTI itself filled are
+//! wrapped: the others still hold NVTX's initialisers, which would call back into the wrapper.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::deep::ffi::EventAttributes;
+use crate::deep::rule::fnv;
 use crate::layout::nvtx::{
-    CORE2_DOMAIN_RANGE_START_EX, CORE_RANGE_START_A, CORE_RANGE_START_EX, CORE_RANGE_START_W,
-    ETID_CALLBACKS, MODULE_CORE, MODULE_CORE2,
+    CORE2_DOMAIN_RANGE_POP, CORE2_DOMAIN_RANGE_PUSH_EX, CORE2_DOMAIN_RANGE_START_EX,
+    CORE_RANGE_POP, CORE_RANGE_PUSH_A, CORE_RANGE_PUSH_EX, CORE_RANGE_PUSH_W, CORE_RANGE_START_A,
+    CORE_RANGE_START_EX, CORE_RANGE_START_W, ETID_CALLBACKS, MESSAGE_ASCII, MESSAGE_REGISTERED,
+    MESSAGE_UNICODE, MODULE_CORE, MODULE_CORE2,
 };
 
 pub type GetExportTable = unsafe extern "C" fn(u32) -> *const c_void;
@@ -22,12 +27,13 @@ struct ExportTableCallbacks {
         Option<unsafe extern "C" fn(u32, *mut *mut *mut usize, *mut u32) -> i32>,
 }
 
-/// CUPTI's handlers of the wrapped slots, in [`SLOTS`] order (0: not wrapped).
-static ORIGINAL: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+/// CUPTI's handlers of the wrapped slots, in [`slots`] order (0: not wrapped).
+static ORIGINAL: [AtomicUsize; 10] = [const { AtomicUsize::new(0) }; 10];
 
-/// The wrapped slots: module, callback id, wrapper.
-fn slots() -> [(u32, usize, usize); 4] {
-    [
+/// The wrapped slots: module, callback id, wrapper. The push/pop slots (from index 4) only with
+/// in-process counters on.
+fn slots() -> Vec<(u32, usize, usize)> {
+    let mut slots = vec![
         (
             MODULE_CORE,
             CORE_RANGE_START_EX,
@@ -48,7 +54,30 @@ fn slots() -> [(u32, usize, usize); 4] {
             CORE2_DOMAIN_RANGE_START_EX,
             domain_range_start_ex as *const () as usize,
         ),
-    ]
+    ];
+    if crate::deep::enabled() {
+        slots.extend([
+            (
+                MODULE_CORE,
+                CORE_RANGE_PUSH_EX,
+                push_ex as *const () as usize,
+            ),
+            (MODULE_CORE, CORE_RANGE_PUSH_A, push_a as *const () as usize),
+            (MODULE_CORE, CORE_RANGE_PUSH_W, push_w as *const () as usize),
+            (MODULE_CORE, CORE_RANGE_POP, pop as *const () as usize),
+            (
+                MODULE_CORE2,
+                CORE2_DOMAIN_RANGE_PUSH_EX,
+                domain_push_ex as *const () as usize,
+            ),
+            (
+                MODULE_CORE2,
+                CORE2_DOMAIN_RANGE_POP,
+                domain_pop as *const () as usize,
+            ),
+        ]);
+    }
+    slots
 }
 
 /// The slot of one callback id, if NVTX has it.
@@ -166,4 +195,105 @@ unsafe extern "C" fn domain_range_start_ex(domain: *mut c_void, attributes: *con
     let id = unsafe { original::<DomainStartEx>(3)(domain, attributes) };
     crate::note_start_end(id);
     id
+}
+
+type PushEx = unsafe extern "C" fn(*const EventAttributes) -> i32;
+type PushA = unsafe extern "C" fn(*const i8) -> i32;
+type PushW = unsafe extern "C" fn(*const libc::wchar_t) -> i32;
+type Pop = unsafe extern "C" fn() -> i32;
+type DomainPushEx = unsafe extern "C" fn(*mut c_void, *const EventAttributes) -> i32;
+type DomainPop = unsafe extern "C" fn(*mut c_void) -> i32;
+
+/// A range's message as a number for the launch rule: its text, or a registered string's handle.
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string.
+unsafe fn ascii(text: *const i8) -> u64 {
+    if text.is_null() {
+        return 0;
+    }
+    // SAFETY: per this function's contract.
+    fnv(unsafe { std::ffi::CStr::from_ptr(text) }
+        .to_bytes()
+        .iter()
+        .copied())
+}
+
+/// # Safety
+/// `text` is null or a NUL-terminated wide string.
+unsafe fn wide(text: *const libc::wchar_t) -> u64 {
+    let mut units = Vec::new();
+    let mut at = text;
+    // SAFETY: per this function's contract, read up to the terminating zero.
+    while !at.is_null() && unsafe { *at } != 0 {
+        units.extend(unsafe { *at }.to_le_bytes());
+        at = unsafe { at.add(1) };
+    }
+    fnv(units)
+}
+
+/// # Safety
+/// `attributes` is null or NVTX event attributes as the caller passed them.
+unsafe fn message(attributes: *const EventAttributes) -> u64 {
+    // SAFETY: per this function's contract.
+    let Some(a) = (unsafe { attributes.as_ref() }) else {
+        return 0;
+    };
+    match a.message_type {
+        // SAFETY: the attributes' message is of the type they say.
+        MESSAGE_ASCII => unsafe { ascii(a.message.cast()) },
+        MESSAGE_UNICODE => unsafe { wide(a.message.cast()) },
+        MESSAGE_REGISTERED => fnv((a.message as usize as u64)
+            .to_le_bytes()
+            .into_iter()
+            .chain(*b"registered")),
+        _ => 0,
+    }
+}
+
+unsafe extern "C" fn push_ex(attributes: *const EventAttributes) -> i32 {
+    // SAFETY: the caller's attributes; slot 4 is RangePushEx.
+    unsafe {
+        crate::deep::push(0, message(attributes));
+        original::<PushEx>(4)(attributes)
+    }
+}
+
+unsafe extern "C" fn push_a(text: *const i8) -> i32 {
+    // SAFETY: the caller's string; slot 5 is RangePushA.
+    unsafe {
+        crate::deep::push(0, ascii(text));
+        original::<PushA>(5)(text)
+    }
+}
+
+unsafe extern "C" fn push_w(text: *const libc::wchar_t) -> i32 {
+    // SAFETY: the caller's string; slot 6 is RangePushW.
+    unsafe {
+        crate::deep::push(0, wide(text));
+        original::<PushW>(6)(text)
+    }
+}
+
+unsafe extern "C" fn pop() -> i32 {
+    crate::deep::pop(0);
+    // SAFETY: slot 7 is RangePop.
+    unsafe { original::<Pop>(7)() }
+}
+
+unsafe extern "C" fn domain_push_ex(
+    domain: *mut c_void,
+    attributes: *const EventAttributes,
+) -> i32 {
+    // SAFETY: the caller's attributes; slot 8 is DomainRangePushEx.
+    unsafe {
+        crate::deep::push(domain as usize, message(attributes));
+        original::<DomainPushEx>(8)(domain, attributes)
+    }
+}
+
+unsafe extern "C" fn domain_pop(domain: *mut c_void) -> i32 {
+    crate::deep::pop(domain as usize);
+    // SAFETY: slot 9 is DomainRangePop.
+    unsafe { original::<DomainPop>(9)(domain) }
 }

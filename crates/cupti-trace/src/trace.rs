@@ -50,6 +50,13 @@ pub struct Trace {
     /// Range ids NVTX handed out for start/end ranges (`nvtxRangeStart*`): every other range is a
     /// push/pop range.
     start_end: HashSet<u64>,
+    /// In-process counters ([`crate::deep`]): the metric names, each device's chip and pass count,
+    /// each profiled launch (correlation id, cost in ns, values per range and metric), and why
+    /// counters are missing.
+    deep_metrics: Vec<String>,
+    deep_sets: Vec<(u32, String, u32)>,
+    deep_launches: Vec<(u32, u64, Vec<Vec<f64>>)>,
+    deep_errors: Vec<String>,
 }
 
 impl Trace {
@@ -85,6 +92,77 @@ impl Trace {
 
     pub fn start_end(&mut self, id: u64) {
         self.start_end.insert(id);
+    }
+
+    pub fn metrics(&mut self, names: &[String]) {
+        self.deep_metrics = names.to_vec();
+    }
+
+    pub fn deep_set(&mut self, device: u32, chip: &str, passes: u32) {
+        self.deep_sets.push((device, chip.to_string(), passes));
+    }
+
+    /// One profiled launch: `values[range][metric]`.
+    pub fn profiled(&mut self, correlation: u32, cost_ns: u64, values: Vec<Vec<f64>>) {
+        self.deep_launches.push((correlation, cost_ns, values));
+    }
+
+    pub fn deep_error(&mut self, why: String) {
+        self.deep_errors.push(why);
+    }
+
+    /// The in-process counters' records, after the ranges. A value that is not a finite number
+    /// (CUPTI's answer for a metric with no samples) becomes an error line naming it.
+    fn render_deep(&self, out: &mut String) {
+        for (device, chip, passes) in &self.deep_sets {
+            Record::DeepSet(trace_format::DeepSet {
+                device: *device,
+                chip: Cow::Borrowed(chip),
+                passes: *passes,
+            })
+            .write(out);
+        }
+        for (at, name) in self.deep_metrics.iter().enumerate() {
+            Record::Metric(trace_format::Metric {
+                index: at as u32,
+                name: Cow::Borrowed(name),
+            })
+            .write(out);
+        }
+        let mut errors: Vec<Cow<str>> = self.deep_errors.iter().map(|e| e.into()).collect();
+        for (correlation, cost_ns, ranges) in &self.deep_launches {
+            let correlation = *correlation;
+            Record::Profiled(trace_format::Profiled {
+                correlation,
+                ranges: ranges.len() as u32,
+                cost_ns: *cost_ns,
+            })
+            .write(out);
+            for (range, values) in ranges.iter().enumerate() {
+                for (metric, &value) in values.iter().enumerate() {
+                    if !value.is_finite() {
+                        let name = self.deep_metrics.get(metric).map_or("?", String::as_str);
+                        errors.push(
+                            format!(
+                                "launch {correlation} range {range}: {name} evaluated to {value}"
+                            )
+                            .into(),
+                        );
+                        continue;
+                    }
+                    Record::Value(trace_format::Value {
+                        correlation,
+                        range: range as u32,
+                        metric: metric as u32,
+                        value,
+                    })
+                    .write(out);
+                }
+            }
+        }
+        for text in errors {
+            Record::DeepError(trace_format::DeepError { text }).write(out);
+        }
     }
 
     /// The trace file's text.
@@ -138,6 +216,7 @@ impl Trace {
             })
             .write(&mut out);
         }
+        self.render_deep(&mut out);
         // Last, so that a reader tells a whole trace from one cut short.
         let lines = out.bytes().filter(|b| *b == b'\n').count() as u64;
         Record::End(trace_format::End { lines }).write(&mut out);
@@ -206,7 +285,7 @@ mod tests {
         let text = t.render(&who, "libcupti.so.13");
         assert_eq!(
             text,
-            "profile-run-cupti-trace\t2\n\
+            "profile-run-cupti-trace\t3\n\
              process\t42\thost\tpython3\tlibcupti.so.13\t2\t-\n\
              name\t0\t_Z4gemmPf\n\
              kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
@@ -214,6 +293,55 @@ mod tests {
              range\t1\tpush-pop\t11\t50\t300\t-\tstep\\tone\n\
              range\t2\tstart-end\t11\t60\t-\tLLM\tphase\n\
              end\t7\n"
+        );
+    }
+
+    #[test]
+    fn in_process_counters_follow_the_ranges_and_a_non_finite_value_becomes_an_error() {
+        let mut t = Trace::default();
+        let k = t.name("_Z4gemmPf");
+        t.kernel(Kernel {
+            correlation: 7,
+            start: 0,
+            end: 0,
+            device: 0,
+            context: 1,
+            stream: 7,
+            grid: [2, 66, 1],
+            block: [384, 1, 1],
+            registers: 168,
+            static_shared: 0,
+            dynamic_shared: 0,
+            name: k,
+        });
+        t.metrics(&[
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+            "dram__bytes.sum".into(),
+        ]);
+        t.deep_set(0, "GH100", 9);
+        t.profiled(7, 236_500_000, vec![vec![77.81, f64::NAN]]);
+        t.deep_error("launch 9: CUPTI measured no kernel in it".into());
+        let who = Who {
+            pid: 42,
+            host: "host".into(),
+            process: "python3".into(),
+            rank: None,
+            world_size: None,
+        };
+        let text = t.render(&who, "libcupti.so.13");
+        let deep: Vec<&str> = text.lines().skip(4).collect();
+        assert_eq!(
+            deep,
+            [
+                "deep-set\t0\tGH100\t9",
+                "metric\t0\tsm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "metric\t1\tdram__bytes.sum",
+                "profiled\t7\t1\t236500000",
+                "value\t7\t0\t0\t77.81",
+                "deep-error\tlaunch 9: CUPTI measured no kernel in it",
+                "deep-error\tlaunch 7 range 0: dram__bytes.sum evaluated to NaN",
+                "end\t11",
+            ]
         );
     }
 }

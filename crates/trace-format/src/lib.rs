@@ -3,19 +3,29 @@
 //! two cannot drift apart. Pure and free of dependencies; the reader adds the file and the line number
 //! to a [`LineError`], and checks what needs more than one line (name order, kernel names).
 //!
-//! Format, version 2: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
+//! Format, version 3: UTF-8 lines, fields separated by one tab (shown as two spaces below); text
 //! fields escape backslash, tab, newline and carriage return as `\\` `\t` `\n` `\r`; `-` stands for a
 //! missing value (a text that is `-` itself is written `\-`) ([`text`]).
 //!
 //! ```text
-//! profile-run-cupti-trace  1
+//! profile-run-cupti-trace  3
 //! process  PID  HOST  NAME  LIBCUPTI  RANK|-  WORLD-SIZE|-
 //! name  INDEX  MANGLED-KERNEL-NAME
 //! kernel  CORRELATION  START  END  DEVICE  CONTEXT  STREAM  GX  GY  GZ  BX  BY  BZ  REGISTERS  STATIC-SMEM  DYNAMIC-SMEM  NAME-INDEX
 //! api  CORRELATION  THREAD  START  END  runtime|driver  CBID
 //! range  ID  push-pop|start-end  THREAD  START  END|-  DOMAIN|-  NAME|-
+//! deep-set  DEVICE  CHIP  PASSES
+//! metric  INDEX  NCU-METRIC-NAME
+//! profiled  CORRELATION  RANGES  COST-NS
+//! value  CORRELATION  RANGE  METRIC-INDEX  VALUE
+//! deep-error  TEXT
 //! end  LINES
 //! ```
+//!
+//! The five records between `range` and `end` ([`deep`]) are the counters the library collected
+//! inside the process when asked to (`PROFILE_RUN_DEEP_METRICS`): each `profiled` launch's kernels
+//! (`RANGE` 0 for a kernel launch) with one `value` per metric, found by the launch's correlation id.
+//! Version 2 is version 3 without them; a version 2 trace reads as one with none.
 //!
 //! `end` is the writer's last line, and `LINES` counts the lines before it (the first line
 //! included): a trace that does not end with it was cut short, and one whose count is wrong lost or
@@ -29,10 +39,12 @@
 //! Times are CUPTI timestamps in ns (one clock for kernels, API calls and markers). Grid, block and
 //! shared-memory sizes are never negative. Fields past a record's last are ignored.
 
+pub mod deep;
 mod fields;
 mod records;
 pub mod text;
 
+pub use deep::{DeepError, DeepSet, Metric, Profiled, Value};
 pub use fields::LineError;
 pub use records::{Api, ApiKind, End, Kernel, Name, Process, Range, RangeKind, Record};
 
@@ -40,7 +52,7 @@ pub use records::{Api, ApiKind, End, Kernel, Name, Process, Range, RangeKind, Re
 pub const MAGIC: &str = "profile-run-cupti-trace";
 
 /// The format version this crate writes, the second field of the first line.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The oldest version this crate reads: version 1, which has no `end` line.
 pub const OLDEST_VERSION: u32 = 1;

@@ -1,8 +1,9 @@
-//! The six records of a trace, each with its field list, its writer and its reader side by side: the
+//! The records of a trace (the in-process counters' own are in [`crate::deep`]), each with its field list, its writer and its reader side by side: the
 //! list names the fields in file order, and writing and reading follow it.
 
 use std::borrow::Cow;
 
+use crate::deep::{self, DeepError, DeepSet, Metric, Profiled, Value};
 use crate::fields::{Fields, Line, LineError};
 use crate::text::{self, escape};
 
@@ -118,13 +119,18 @@ const RANGE: &[&str] = &["id", "kind", "thread", "start", "end", "domain", "name
 const END: &[&str] = &["lines before it"];
 
 /// One line of a trace after the first.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Record<'a> {
     Process(Process<'a>),
     Name(Name<'a>),
     Kernel(Kernel),
     Api(Api),
     Range(Range<'a>),
+    DeepSet(DeepSet<'a>),
+    Metric(Metric<'a>),
+    Profiled(Profiled),
+    Value(Value),
+    DeepError(DeepError<'a>),
     End(End),
 }
 
@@ -138,6 +144,15 @@ impl<'a> Record<'a> {
             "kernel" => Record::Kernel(Kernel::read(Fields::new(tag, parts, KERNEL)?)?),
             "api" => Record::Api(Api::read(Fields::new(tag, parts, API)?)?),
             "range" => Record::Range(Range::read(Fields::new(tag, parts, RANGE)?)?),
+            "deep-set" => Record::DeepSet(DeepSet::read(Fields::new(tag, parts, deep::DEEP_SET)?)?),
+            "metric" => Record::Metric(Metric::read(Fields::new(tag, parts, deep::METRIC)?)?),
+            "profiled" => {
+                Record::Profiled(Profiled::read(Fields::new(tag, parts, deep::PROFILED)?)?)
+            }
+            "value" => Record::Value(Value::read(Fields::new(tag, parts, deep::VALUE)?)?),
+            "deep-error" => {
+                Record::DeepError(DeepError::read(Fields::new(tag, parts, deep::DEEP_ERROR)?)?)
+            }
             "end" => Record::End(End {
                 lines: Fields::new(tag, parts, END)?.num()?,
             }),
@@ -156,6 +171,11 @@ impl<'a> Record<'a> {
             Record::Kernel(k) => k.write(out),
             Record::Api(a) => a.write(out),
             Record::Range(r) => r.write(out),
+            Record::DeepSet(d) => d.write(out),
+            Record::Metric(m) => m.write(out),
+            Record::Profiled(p) => p.write(out),
+            Record::Value(v) => v.write(out),
+            Record::DeepError(e) => e.write(out),
             Record::End(e) => Line::start(out, "end").field(e.lines).end(),
         }
     }

@@ -62,7 +62,30 @@ fn records() -> Vec<Record<'static>> {
             domain: Some("-".into()),
             name: Some(Cow::Borrowed("")),
         }),
-        Record::End(End { lines: 7 }),
+        Record::DeepSet(DeepSet {
+            device: 0,
+            chip: "GH100".into(),
+            passes: 9,
+        }),
+        Record::Metric(Metric {
+            index: 0,
+            name: "sm__throughput.avg.pct_of_peak_sustained_elapsed".into(),
+        }),
+        Record::Profiled(Profiled {
+            correlation: 7,
+            ranges: 1,
+            cost_ns: 204_000_000,
+        }),
+        Record::Value(Value {
+            correlation: 7,
+            range: 0,
+            metric: 0,
+            value: 38.612_345_678_901_23,
+        }),
+        Record::DeepError(DeepError {
+            text: "metric\tx is unknown".into(),
+        }),
+        Record::End(End { lines: 12 }),
     ]
 }
 
@@ -81,7 +104,7 @@ fn every_record_is_one_line_that_reads_back_as_written() {
 }
 
 #[test]
-fn the_bytes_are_version_two_as_documented() {
+fn the_bytes_are_version_three_as_documented() {
     let mut text = String::new();
     write_header(&mut text);
     for record in records() {
@@ -89,14 +112,19 @@ fn the_bytes_are_version_two_as_documented() {
     }
     assert_eq!(
         text,
-        "profile-run-cupti-trace\t2\n\
+        "profile-run-cupti-trace\t3\n\
          process\t42\tnode\\t1\t\\-\tC:\\\\cuda\\\\libcupti.so\t3\t8\n\
          name\t0\t_Z4gemmPf\n\
          kernel\t7\t200\t260\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t1024\t0\n\
          api\t7\t11\t100\t105\tdriver\t307\n\
          range\t1\tpush-pop\t11\t50\t300\t-\tstep\\none\\r\\\\\n\
          range\t2\tstart-end\t11\t60\t-\t\\-\t\n\
-         end\t7\n"
+         deep-set\t0\tGH100\t9\n\
+         metric\t0\tsm__throughput.avg.pct_of_peak_sustained_elapsed\n\
+         profiled\t7\t1\t204000000\n\
+         value\t7\t0\t0\t38.61234567890123\n\
+         deep-error\tmetric\\tx is unknown\n\
+         end\t12\n"
     );
 }
 
@@ -132,6 +160,21 @@ fn a_bad_line_names_its_field() {
             "field 7 (grid x) is -4, and a count is never negative",
         ),
         ("memcpy\t1", "unknown record `memcpy`"),
+        ("value\t7\t0\t0", "`value` line has no field 4 (value)"),
+        (
+            "value\t7\t0\t0\tNaN",
+            "field 4 (value) is NaN, and a counter value is a finite number",
+        ),
+        (
+            "value\t7\t0\t0\tinf",
+            "field 4 (value) is inf, and a counter value is a finite number",
+        ),
+        (
+            "value\t7\t0\t0\t12%",
+            "field 4 (value) is \"12%\", not a number",
+        ),
+        ("profiled\t7\t1", "`profiled` line has no field 3 (cost ns)"),
+        ("deep-set\t0\tGH100\tnine", "field 3 (passes) is \"nine\""),
         ("end", "`end` line has no field 1 (lines before it)"),
         (
             "end\t-1",
@@ -149,19 +192,20 @@ fn a_bad_line_names_its_field() {
 fn the_header_names_a_wrong_version() {
     assert_eq!(check_header("profile-run-cupti-trace\t1"), Ok(1));
     assert_eq!(check_header("profile-run-cupti-trace\t2\tlater"), Ok(2));
-    for version in ["3", "0", "x"] {
+    assert_eq!(check_header("profile-run-cupti-trace\t3"), Ok(3));
+    for version in ["4", "0", "x"] {
         let e = check_header(&format!("profile-run-cupti-trace\t{version}"))
             .unwrap_err()
             .0;
         assert!(
-            e.contains(&format!("version \"{version}\"")) && e.contains("versions 1 to 2"),
+            e.contains(&format!("version \"{version}\"")) && e.contains("versions 1 to 3"),
             "{e}"
         );
     }
     for line in ["garbage", "profile-run-cupti-trace", ""] {
         let e = check_header(line).unwrap_err().0;
         assert!(
-            e.starts_with("expected `profile-run-cupti-trace<TAB>2`"),
+            e.starts_with("expected `profile-run-cupti-trace<TAB>3`"),
             "{e}"
         );
     }
@@ -180,6 +224,15 @@ fn fields_past_a_records_last_are_ignored() {
 }
 
 proptest::proptest! {
+    /// Every finite counter value reads back as the same number.
+    #[test]
+    fn any_finite_value_round_trips(value in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO) {
+        let written = Record::Value(Value { correlation: 1, range: 2, metric: 3, value });
+        let mut text = String::new();
+        written.write(&mut text);
+        proptest::prop_assert_eq!(Record::parse(text.trim_end_matches('\n')).unwrap(), written);
+    }
+
     /// Any texts, control characters, backslashes and lone dashes included, come back as written,
     /// and a record stays one line.
     #[test]

@@ -1,8 +1,8 @@
 //! Reading one process's trace file (`cupti.<pid>.trace[.gz]`, written by the injection library in
 //! `crates/cupti-trace`). Lines are read by the `trace-format` crate, the format's one definition;
 //! this file adds what spans lines (name order, the names a kernel points at, the `end` line) and
-//! profile-run's own types ([`assemble`]). Every malformed line is an error naming the file, the
-//! line and the field.
+//! profile-run's own types ([`assemble`]), and the in-process counters of format 3 ([`counters`]).
+//! Every malformed line is an error naming the file, the line and the field.
 //!
 //! Memory stays proportional to the file: a line is read into one reused buffer and refused past
 //! [`MAX_LINE_BYTES`]; range names and domains are interned ([`ProcessTrace::texts`]); the kernels of
@@ -13,6 +13,7 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 mod assemble;
+mod counters;
 pub mod imported;
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,8 @@ use thiserror::Error;
 use trace_format::LineError;
 
 use crate::file_kind::{self, Checks};
+
+pub use counters::{ChipPasses, InProcessCounters, ProfiledLaunch};
 
 /// Whether a range was pushed (a stack level of its thread) or started (a flat range, `nvtxRangeStart`).
 pub use trace_format::RangeKind;
@@ -167,6 +170,10 @@ pub struct ProcessTrace {
     pub partial: Option<String>,
     /// Kernels left out because CUPTI handed them over unfinished, with no end time.
     pub unfinished: u64,
+    /// Counters the injection library collected in the process (`PROFILE_RUN_DEEP_METRICS`); empty
+    /// when none were asked for. A profiled launch's kernel record has no duration (seen on an H200:
+    /// start and end 0), so its in-place time must come from its unprofiled twins.
+    pub counters: InProcessCounters,
 }
 
 impl ProcessTrace {

@@ -1,12 +1,14 @@
 //! A trace's records filed into a [`ProcessTrace`], checking what one line alone cannot: names in
 //! order, kernels naming a name already read, times that run forward and stay plausible, nothing
 //! after the `end` line and the line count it gives. What repeats is kept once (launch keys, range
-//! texts); API calls are joined to their kernels at the end, then dropped.
+//! texts); API calls are joined to their kernels at the end, then dropped. In-process counter
+//! records go to [`super::counters`].
 
 use std::path::Path;
 
 use trace_format::{LineError, Record};
 
+use super::counters::CounterLines;
 use super::{Launch, LaunchShape, ProcessTrace, Range, TracedKernel, MAX_DURATION_NS};
 use crate::fast_map::FastMap;
 
@@ -22,6 +24,7 @@ pub(super) struct Builder {
     ended: Option<usize>,
     /// The line cut in the middle, if the file ends in one.
     cut: Option<usize>,
+    counters: CounterLines,
 }
 
 impl Builder {
@@ -37,6 +40,7 @@ impl Builder {
             calls: Vec::new(),
             ended: None,
             cut: None,
+            counters: CounterLines::default(),
         }
     }
 
@@ -52,7 +56,11 @@ impl Builder {
                 "a record after the `end` line (line {end}), which is the writer's last"
             )));
         }
-        match Record::parse(line)? {
+        let record = Record::parse(line)?;
+        if self.counters.add(&record, self.version)? {
+            return Ok(());
+        }
+        match record {
             Record::Process(p) => {
                 let trace = &mut self.trace;
                 trace.pid = p.pid;
@@ -87,6 +95,12 @@ impl Builder {
                 }
                 self.ended = Some(at);
             }
+            // Filed by `counters.add` above.
+            Record::DeepSet(_)
+            | Record::Metric(_)
+            | Record::Profiled(_)
+            | Record::Value(_)
+            | Record::DeepError(_) => {}
         }
         Ok(())
     }
@@ -175,6 +189,7 @@ impl Builder {
             calls,
             ended,
             cut,
+            counters,
             ..
         } = self;
         if trace.pid == 0 {
@@ -191,6 +206,7 @@ impl Builder {
             ));
         }
         join_launches(&mut trace, calls);
+        counters.finish(&mut trace);
         Ok(trace)
     }
 }

@@ -204,3 +204,223 @@ fn an_endless_line_is_refused_at_the_limit() {
         "{e}"
     );
 }
+
+/// `body` after a version 3 head, then its `end` line.
+fn whole_v3(body: &str) -> String {
+    whole(body).replacen("trace\t2", "trace\t3", 1)
+}
+
+#[test]
+fn in_process_counters_read_back_and_join_their_kernels() {
+    let text = whole_v3(
+        "name\t0\tk\n\
+         kernel\t8\t300\t400\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t0\t0\n\
+         kernel\t7\t0\t0\t0\t1\t7\t4\t1\t1\t128\t1\t1\t32\t0\t0\t0\n\
+         api\t7\t3\t50\t60\truntime\t211\n\
+         api\t8\t3\t250\t260\truntime\t211\n\
+         deep-set\t0\tGH100\t9\n\
+         metric\t0\tsm__throughput.avg.pct_of_peak_sustained_elapsed\n\
+         metric\t1\tdram__bytes.sum\n\
+         profiled\t7\t1\t204000000\n\
+         value\t7\t0\t0\t38.5\n\
+         value\t7\t0\t1\t1048576\n\
+         profiled\t9\t0\t1000\n\
+         deep-error\tlaunch 9: CUPTI measured no kernel in it\n",
+    );
+    let t = parse_text(&text).unwrap();
+    let c = &t.counters;
+    assert_eq!(
+        c.metrics,
+        [
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__bytes.sum"
+        ]
+    );
+    assert_eq!(
+        c.chips,
+        [ChipPasses {
+            device: 0,
+            chip: "GH100".into(),
+            passes: 9
+        }]
+    );
+    assert_eq!(c.launches.len(), 2);
+    let gemm = &c.launches[0];
+    assert_eq!((gemm.correlation, gemm.cost_ns), (7, 204_000_000));
+    assert_eq!(gemm.values, [[Some(38.5), Some(1_048_576.0)]]);
+    let kernel = &t.kernels[gemm.kernel.expect("joined by correlation id")];
+    assert_eq!((kernel.correlation, kernel.duration_ns()), (7, 0.0));
+    assert_eq!(t.kernels[0].correlation, 7, "kernels in launch order");
+    assert_eq!(
+        (c.launches[1].values.len(), c.launches[1].kernel),
+        (0, None)
+    );
+    assert_eq!(c.errors, ["launch 9: CUPTI measured no kernel in it"]);
+    let none = parse_text(&whole("name\t0\tk\n")).unwrap();
+    assert_eq!(
+        none.counters,
+        InProcessCounters::default(),
+        "a version 2 trace has none"
+    );
+}
+
+#[test]
+fn bad_counter_lines_name_the_line_and_what_is_wrong() {
+    let metric = "metric\t0\tdram__bytes.sum\n";
+    let cases = [
+        (
+            format!("{metric}value\t7\t0\t0\t1\n"),
+            4,
+            "a value of launch 7, which no `profiled` line before it names",
+        ),
+        (
+            "metric\t1\tx.sum\n".to_string(),
+            3,
+            "metric index 1 out of order (expected 0)",
+        ),
+        (
+            format!("{metric}profiled\t7\t1\t5\nvalue\t7\t1\t0\t1\n"),
+            5,
+            "field 2 (range) is 1, but launch 7 measured 1 kernels",
+        ),
+        (
+            format!("{metric}profiled\t7\t1\t5\nvalue\t7\t0\t1\t1\n"),
+            5,
+            "field 3 (metric index) is 1, but only 1 metrics precede it",
+        ),
+        (
+            format!("{metric}profiled\t7\t1\t5\nvalue\t7\t0\t0\t1\nvalue\t7\t0\t0\t2\n"),
+            6,
+            "launch 7 range 0 metric 0 is given twice",
+        ),
+        (
+            format!("{metric}profiled\t7\t1\t5\nprofiled\t7\t1\t5\n"),
+            5,
+            "launch 7 is profiled twice",
+        ),
+        (
+            format!("{metric}profiled\t7\t1\t5\nvalue\t7\t0\t0\tNaN\n"),
+            5,
+            "a counter value is a finite number",
+        ),
+    ];
+    for (body, line, what) in cases {
+        let e = parse_text(&whole_v3(&body)).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("t.trace:{line}: ")), "{e}");
+        assert!(e.contains(what), "{e}");
+    }
+    let e = parse_text(&whole(metric)).unwrap_err().to_string();
+    assert!(
+        e.contains("t.trace:3: an in-process counter record in a version 2 trace"),
+        "{e}"
+    );
+}
+
+/// A real trace from an H200 (tests/fixtures/ncu/h200-2025.3.1-inprocess/README.md): one GEMM kernel
+/// (same name, grid and block) in two regions with two problem sizes, profiled in process.
+#[test]
+fn a_real_in_process_trace_holds_every_profiled_launch_and_its_kernel() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ncu/h200-2025.3.1-inprocess/two_sizes.inprocess.cupti.625.trace.gz");
+    let t = read(&path).unwrap();
+    let c = &t.counters;
+    assert_eq!(
+        (t.kernels.len(), c.launches.len(), c.metrics.len()),
+        (145, 66, 10)
+    );
+    assert_eq!((c.chips[0].chip.as_str(), c.chips[0].passes), ("GH100", 9));
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let sm = c
+        .metrics
+        .iter()
+        .position(|m| m == "sm__throughput.avg.pct_of_peak_sustained_elapsed")
+        .unwrap();
+    let mut profiled = std::collections::BTreeSet::new();
+    let mut gemm = Vec::new();
+    for launch in &c.launches {
+        let k = &t.kernels[launch
+            .kernel
+            .expect("every profiled launch has its kernel record")];
+        assert_eq!(
+            k.duration_ns(),
+            0.0,
+            "a profiled launch's kernel record has no duration"
+        );
+        assert!(launch.values[0].iter().all(Option::is_some));
+        profiled.insert(launch.kernel.unwrap());
+        if t.name(k).starts_with("nvjet_sm90") {
+            gemm.push(launch.values[0][sm].unwrap());
+        }
+    }
+    let unprofiled_timed = (0..t.kernels.len())
+        .filter(|at| !profiled.contains(at))
+        .all(|at| t.kernels[at].duration_ns() > 0.0);
+    assert!(
+        unprofiled_timed,
+        "every other kernel keeps its in-place time"
+    );
+    // One launch key, two regions of different work: the samples fall into two groups far apart,
+    // which a sample per key alone would have merged.
+    gemm.sort_by(f64::total_cmp);
+    let gap = gemm.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    let spread = |g: &[f64]| g.last().unwrap() - g.first().unwrap();
+    let split = gemm.windows(2).position(|w| w[1] - w[0] == gap).unwrap() + 1;
+    assert_eq!(gemm.len(), 19);
+    assert!(gap > 10.0, "{gemm:?}");
+    assert!(
+        spread(&gemm[..split]) < 2.0 && spread(&gemm[split..]) < 2.0,
+        "{gemm:?}"
+    );
+
+    // KV-cache decode, µs-scale kernels: every profiled launch joined too, none empty.
+    let decode = read(&path.with_file_name("decode.inprocess.cupti.595.trace.gz")).unwrap();
+    let c = &decode.counters;
+    assert_eq!((decode.kernels.len(), c.launches.len()), (297, 117));
+    assert!(c
+        .launches
+        .iter()
+        .all(|l| l.kernel.is_some() && l.values.len() == 1));
+}
+
+/// Real traces of `tests/manual/cupti/cuda_graph_step.py 6` with in-process counters on an H200: a
+/// graph launch profiled (`PROFILE_RUN_DEEP_GRAPHS=1`) measures no kernel and leaves every later
+/// profiled launch on the context empty too; with graph launches left alone every profiled launch
+/// holds its kernel, and no graph node kernel (they share the graph launch's correlation id) is one.
+#[test]
+fn real_graph_traces_show_what_in_process_counters_do_with_cuda_graphs() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu/h200-2025.3.1-inprocess");
+    let on = read(&dir.join("graph.graphs-on.cupti.911.trace.gz")).unwrap();
+    let empty: Vec<bool> = on
+        .counters
+        .launches
+        .iter()
+        .map(|l| l.values.is_empty())
+        .collect();
+    assert_eq!((empty.len(), empty.iter().filter(|e| **e).count()), (22, 9));
+    let first_empty = empty.iter().position(|e| *e).unwrap();
+    assert!(
+        empty[first_empty..].iter().all(|e| *e),
+        "after the first graph launch, nothing: {empty:?}"
+    );
+    assert_eq!(on.counters.errors.len(), 9);
+    assert!(on.counters.errors[0].ends_with("CUPTI measured no kernel in it"));
+
+    let off = read(&dir.join("graph.graphs-off.cupti.945.trace.gz")).unwrap();
+    let mut per_correlation = std::collections::HashMap::new();
+    for k in &off.kernels {
+        *per_correlation.entry(k.correlation).or_insert(0) += 1;
+    }
+    assert!(
+        per_correlation.values().any(|n| *n > 1),
+        "graph node kernels share an id"
+    );
+    assert_eq!(off.counters.launches.len(), 19);
+    for launch in &off.counters.launches {
+        assert_eq!(
+            per_correlation[&launch.correlation], 1,
+            "a graph node kernel was profiled"
+        );
+        assert!(launch.kernel.is_some() && launch.values.len() == 1);
+    }
+}

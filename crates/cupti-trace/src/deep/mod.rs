@@ -1,0 +1,277 @@
+//! Counters collected inside the traced process, off unless `PROFILE_RUN_DEEP_METRICS` names ncu
+//! metrics ([`config`]). The library subscribes to CUPTI's launch callbacks (runtime and driver);
+//! on entry to a launch the rule ([`rule`]) picks, it starts the context's Range Profiler
+//! ([`profiler`]: auto range, kernel replay), and on exit it stops it, evaluates the values with the
+//! host API ([`host`]) and files them into the trace with the launch's correlation id. Activity
+//! tracing runs on beside it. The NVTX stack a launch is counted under comes from the push/pop
+//! slots [`crate::nvtx`] wraps ([`stack`]).
+
+pub mod config;
+pub mod ffi;
+pub mod host;
+pub mod launch;
+pub mod rule;
+pub mod stack;
+
+mod calls;
+mod profiler;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+use config::Config;
+use host::Metrics;
+use launch::{Launch, Params, LAUNCHES, SITE_ENTER};
+use profiler::Context;
+use rule::{Sampler, Stratum};
+use stack::Frames;
+
+pub use host::pass_count;
+
+/// The Range Profiler's enum values the library passes, for the layout check.
+pub fn profiler_constants() -> [(&'static str, u32); 2] {
+    [
+        ("CUPTI_AutoRange", profiler::AUTO_RANGE),
+        ("CUPTI_KernelReplay", profiler::KERNEL_REPLAY),
+    ]
+}
+
+/// After this many failed profiled launches the library stops trying (each failure is in the
+/// trace): the run goes on traced.
+const MAX_FAILURES: u32 = 8;
+
+struct State {
+    calls: &'static calls::Calls,
+    metrics: Metrics,
+    sampler: Sampler,
+    /// Each context's profiler, `None` once it failed to open (the error is in the trace).
+    contexts: HashMap<usize, Option<Context>>,
+    /// A profiled launch is in flight (on some thread): others are counted, not profiled, since
+    /// auto range would measure them into the same counter data.
+    active: bool,
+    /// `cuptiProfilerInitialize` has run: at the first profiled launch, since inside
+    /// `InitializeInjection` (the driver still initialising) it fails with CUPTI_ERROR_UNKNOWN.
+    initialized: bool,
+    graphs: bool,
+    debug_left: u32,
+    failures: u32,
+}
+
+static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+
+fn state() -> Option<MutexGuard<'static, State>> {
+    STATE
+        .get()
+        .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Whether in-process counters are on in this process.
+pub fn enabled() -> bool {
+    STATE.get().is_some()
+}
+
+/// Reads the environment: `Ok(None)` when no counters are asked for.
+pub fn config_from_env() -> Result<Option<Config>, String> {
+    config::from_env(|k| std::env::var(k).ok())
+}
+
+/// Starts in-process counters: CUPTI's profiler initialised, the launch callbacks subscribed.
+pub fn start(config: Config) -> Result<(), String> {
+    let calls = calls::get()?;
+    let metrics = Metrics::new(&config.metrics)?;
+    crate::trace().metrics(&config.metrics);
+    let _ = STATE.set(Mutex::new(State {
+        calls,
+        metrics,
+        sampler: Sampler::new(config.samples),
+        contexts: HashMap::new(),
+        active: false,
+        initialized: false,
+        graphs: config.graphs,
+        debug_left: if config.debug { 400 } else { 0 },
+        failures: 0,
+    }));
+    let mut subscriber: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `on_callback` matches CUpti_CallbackFunc.
+    calls.check("cuptiSubscribe", unsafe {
+        (calls.subscribe)(&mut subscriber, on_callback, std::ptr::null_mut())
+    })?;
+    for (domain, cbid, name, _) in LAUNCHES {
+        // SAFETY: a valid subscriber, domain and callback id.
+        calls.check(&format!("cuptiEnableCallback({name})"), unsafe {
+            (calls.enable_callback)(1, subscriber, domain, cbid)
+        })?;
+    }
+    Ok(())
+}
+
+/// Where the current thread is in launch calls (a runtime launch holds a driver launch).
+#[derive(Debug, Clone, Copy, Default)]
+struct Nest {
+    depth: u32,
+    /// The outermost call's correlation id: the one the kernel records carry.
+    outer: u32,
+    decided: bool,
+    /// The depth and context of the call that started profiling.
+    session: Option<(u32, usize)>,
+    started: Option<Instant>,
+}
+
+thread_local! {
+    static NEST: Cell<Nest> = Cell::new(Nest::default());
+    static FRAMES: RefCell<Frames> = RefCell::new(Frames::default());
+}
+
+/// An NVTX push on this thread (`domain` 0: the default domain).
+pub fn push(domain: usize, message: u64) {
+    FRAMES.with(|f| f.borrow_mut().push(domain, message));
+}
+
+/// An NVTX pop on this thread.
+pub fn pop(domain: usize) {
+    FRAMES.with(|f| f.borrow_mut().pop(domain));
+}
+
+unsafe extern "C" fn on_callback(_user: *mut c_void, domain: u32, cbid: u32, data: *const c_void) {
+    let Some(kind) = launch::params_of(domain, cbid) else {
+        return;
+    };
+    if data.is_null() {
+        return;
+    }
+    // SAFETY: for the runtime and driver domains CUPTI passes a CUpti_CallbackData.
+    let data = unsafe { &*data.cast::<ffi::CallbackData>() };
+    let mut nest = NEST.with(Cell::get);
+    if data.site == SITE_ENTER {
+        nest.depth += 1;
+        if nest.depth == 1 {
+            nest = Nest {
+                depth: 1,
+                outer: data.correlation,
+                ..Nest::default()
+            };
+        }
+        if !nest.decided {
+            // SAFETY: CUPTI's parameters for this callback id, and its symbol name.
+            if let Some(l) = unsafe { launch::read(kind, data.params, data.symbol) } {
+                nest.decided = true;
+                let ctx = data.context as usize;
+                if begin_if_chosen(l, ctx, kind, cbid, nest.outer) {
+                    nest.session = Some((nest.depth, ctx));
+                    nest.started = Some(Instant::now());
+                }
+            }
+        }
+    } else {
+        if let (Some((depth, ctx)), Some(started)) = (nest.session, nest.started) {
+            if depth == nest.depth {
+                end_session(ctx, nest.outer, started);
+                nest.session = None;
+            }
+        }
+        nest.depth = nest.depth.saturating_sub(1);
+    }
+    NEST.with(|n| n.set(nest));
+}
+
+/// Counts the launch in its stratum and, when the rule picks it, starts the context's profiler.
+fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: u32) -> bool {
+    let Some(mut st) = state() else { return false };
+    if l.graph && !st.graphs {
+        return false;
+    }
+    let stack = FRAMES.with(|f| f.borrow().hash());
+    let chosen = st.sampler.launch(Stratum {
+        name: l.name,
+        grid: l.grid,
+        block: l.block,
+        stack,
+    });
+    if st.debug_left > 0 {
+        st.debug_left -= 1;
+        eprintln!(
+            "profile-run deep: {kind:?} cbid {cbid} correlation {correlation} grid {:?} block {:?} stack {stack:016x} chosen {chosen} ctx {ctx:#x}",
+            l.grid, l.block
+        );
+    }
+    if !chosen || st.active || ctx == 0 || st.failures >= MAX_FAILURES {
+        return false;
+    }
+    let mut errors = Vec::new();
+    let calls = st.calls;
+    if !st.initialized {
+        if let Err(e) = profiler::initialize(calls) {
+            st.failures = MAX_FAILURES;
+            drop(st);
+            crate::trace().deep_error(format!("{e}; no counters are collected"));
+            return false;
+        }
+        st.initialized = true;
+    }
+    let State {
+        contexts, metrics, ..
+    } = &mut *st;
+    let slot = contexts.entry(ctx).or_insert_with(|| {
+        match Context::open(calls, ctx as *mut c_void, metrics) {
+            Ok(c) => {
+                crate::trace().deep_set(c.device, &c.chip, c.passes);
+                Some(c)
+            }
+            Err(e) => {
+                errors.push(format!(
+                    "context {ctx:#x}: {e}; no counters are collected on it"
+                ));
+                None
+            }
+        }
+    });
+    let begun = match slot.as_mut().map(Context::begin) {
+        Some(Ok(())) => true,
+        Some(Err(e)) => {
+            errors.push(format!("launch {correlation}: {e}"));
+            st.failures += 1;
+            false
+        }
+        None => false,
+    };
+    st.active = begun;
+    drop(st);
+    for e in errors {
+        crate::trace().deep_error(e);
+    }
+    begun
+}
+
+/// Stops the profiler after a profiled launch and files its values (or why there are none).
+fn end_session(ctx: usize, correlation: u32, started: Instant) {
+    let Some(mut st) = state() else { return };
+    st.active = false;
+    let State {
+        contexts, metrics, ..
+    } = &mut *st;
+    let result = match contexts.get_mut(&ctx).and_then(Option::as_mut) {
+        Some(c) => c.end(metrics),
+        None => Err("the context's profiler is gone".into()),
+    };
+    if result.is_err() {
+        st.failures += 1;
+    }
+    drop(st);
+    let cost_ns = started.elapsed().as_nanos() as u64;
+    let mut trace = crate::trace();
+    match result {
+        // Seen on an H200 with CUDA 13.0: a CUDA graph launch measures no kernel, and every launch
+        // profiled after it on the context measures none either.
+        Ok(ranges) if ranges.is_empty() => {
+            trace.profiled(correlation, cost_ns, ranges);
+            trace.deep_error(format!(
+                "launch {correlation}: CUPTI measured no kernel in it"
+            ));
+        }
+        Ok(ranges) => trace.profiled(correlation, cost_ns, ranges),
+        Err(e) => trace.deep_error(format!("launch {correlation}: {e}")),
+    }
+}
