@@ -39,6 +39,12 @@ closed_set!(
     ErrorScope { Key => "key", Region => "region" }
 );
 closed_set!(
+    /// `pipeline.ncu.sampling.deep_engine`: what collects a sampled run's deep metrics: CUPTI inside
+    /// the traced process (`in_process`, in the trace pass itself), ncu's deep pass (`ncu`, a second
+    /// launch), or the first where the run is timed by the trace (`auto`).
+    DeepEngine { Auto => "auto", InProcess => "in_process", Ncu => "ncu" }
+);
+closed_set!(
     /// `--target-processes`.
     TargetProcesses { All => "all", ApplicationOnly => "application-only" }
 );

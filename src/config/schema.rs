@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::closed_sets::{
-    CacheControl, CallStackType, ClockControl, Communicator, ErrorScope, ExportPage, FilterMode,
-    GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
+    CacheControl, CallStackType, ClockControl, Communicator, DeepEngine, ErrorScope, ExportPage,
+    FilterMode, GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
 };
 use super::deep_ranks::DeepRanks;
 use crate::region::AutoRegions;
@@ -163,6 +163,9 @@ pub struct SamplingConfig {
     /// Seconds a rank of one profile-run per rank waits for every rank's signature file before it
     /// settles for the signatures it has (`deep_ranks: signature`).
     pub deep_ranks_wait_seconds: u64,
+    /// What collects the deep metrics: the injection library inside the traced process, or ncu's
+    /// deep pass ([`DeepEngine`]).
+    pub deep_engine: DeepEngine,
     /// Refused whatever its value ([`DEEP_GPUS_REFUSED`]); never written back.
     #[serde(default, skip_serializing)]
     pub deep_gpus: Option<DeepGpusRefused>,

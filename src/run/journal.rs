@@ -54,6 +54,8 @@ pub enum Finding {
     OwnRound(u32),
     /// A signal ended the run between passes.
     Interrupted(i32),
+    /// What collects the deep metrics (run.json's `deep_engine`).
+    DeepEngine(&'static str),
 }
 
 /// The run's record, kept and written by one owner.
@@ -208,6 +210,7 @@ impl<'a> Journal<'a> {
                 }
             }
             Finding::Interrupted(signal) => record.interrupted_by = Some(signal),
+            Finding::DeepEngine(engine) => record.deep_engine = Some(engine.to_string()),
         }
         self.write(&record)
     }

@@ -50,6 +50,10 @@ pub struct RunRecord {
     /// again alone: the other nodes' ranks wait in their collectives for this node's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_world_size: Option<u32>,
+    /// What collected a sampled run's deep metrics: `in-process` (the trace pass itself, with
+    /// CUPTI's Range Profiler) or `ncu` (its deep pass); absent for a run with none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep_engine: Option<String>,
 }
 
 /// The ranks a sampled multi-process run chose for its deep pass, and what this run did about it.
@@ -229,6 +233,7 @@ impl RunRecord {
             deep_ranks: None,
             deep_workers: Vec::new(),
             job_world_size: None,
+            deep_engine: None,
         }
     }
 

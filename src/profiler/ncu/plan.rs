@@ -5,7 +5,7 @@
 //! than reading the settings again.
 
 use crate::analysis::AnalysisPlan;
-use crate::config::{Config, TimingSource};
+use crate::config::{Config, DeepEngine, TimingSource};
 use crate::region::RegionFilter;
 
 use super::nvtx::NvtxPlan;
@@ -34,11 +34,13 @@ pub enum FirstPass {
     Trace,
 }
 
-/// The passes of one run: the first, and whether a sampled run's deep pass (under ncu, whatever
-/// the first) follows it.
+/// The passes of one run: the first, whether it collects a sampled run's deep metrics itself (the
+/// trace pass, in process), and whether a sampled run's deep pass under ncu follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Passes {
     pub first: FirstPass,
+    /// The trace pass collects the deep metrics in the traced process (`deep_engine`).
+    pub in_place: bool,
     pub deep: bool,
 }
 
@@ -48,12 +50,17 @@ impl Passes {
     /// taken as ncu's.
     pub fn of(config: &Config) -> Passes {
         let ncu = &config.pipeline.ncu;
+        let first = match ncu.timing {
+            TimingSource::Trace => FirstPass::Trace,
+            TimingSource::Ncu | TimingSource::Auto => FirstPass::Ncu,
+        };
+        let in_place = ncu.sampling.enabled
+            && first == FirstPass::Trace
+            && ncu.sampling.deep_engine != DeepEngine::Ncu;
         Passes {
-            first: match ncu.timing {
-                TimingSource::Trace => FirstPass::Trace,
-                TimingSource::Ncu | TimingSource::Auto => FirstPass::Ncu,
-            },
-            deep: ncu.sampling.enabled,
+            first,
+            in_place,
+            deep: ncu.sampling.enabled && !in_place,
         }
     }
 
@@ -84,8 +91,21 @@ mod tests {
             "a time-only traced run starts no ncu"
         );
         config.pipeline.ncu.sampling.enabled = true;
+        config.pipeline.ncu.sampling.deep_engine = DeepEngine::Ncu;
         let traced_deep = Passes::of(&config);
-        assert!(traced_deep.deep && traced_deep.runs_ncu());
+        assert!(traced_deep.deep && traced_deep.runs_ncu() && !traced_deep.in_place);
+        for engine in [DeepEngine::Auto, DeepEngine::InProcess] {
+            config.pipeline.ncu.sampling.deep_engine = engine;
+            let in_place = Passes::of(&config);
+            assert!(in_place.in_place && !in_place.deep, "{engine}: one launch");
+            assert!(!in_place.runs_ncu(), "{engine}: no ncu at all");
+        }
+        config.pipeline.ncu.timing = TimingSource::Ncu;
+        let timed_by_ncu = Passes::of(&config);
+        assert!(
+            timed_by_ncu.deep && !timed_by_ncu.in_place,
+            "ncu's timing pass: ncu's deep pass"
+        );
         config.pipeline.ncu.timing = TimingSource::Auto;
         assert_eq!(Passes::of(&config).first, FirstPass::Ncu);
     }

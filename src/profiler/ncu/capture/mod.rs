@@ -38,8 +38,11 @@ use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, version_of};
 use self::sampling::deep_plan::{self, DeepInputs};
 use self::sampling::ranks::FirstFindings;
-use self::sampling::{coverage, findings, ranks};
+use self::sampling::{coverage, findings, in_process, ranks};
 use self::watch::NcuWatch;
+
+/// run.json's `deep_engine` for deep metrics collected in the trace pass itself.
+const IN_PROCESS: &str = "in-process (CUPTI Range Profiler)";
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -52,6 +55,13 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
         return Err(Error::Usage(why));
     }
     if let Some(why) = trace::refusal(config, passes.first) {
+        return Err(Error::Usage(why));
+    }
+    if let Some(why) = passes
+        .in_place
+        .then(|| in_process::refusal(config))
+        .flatten()
+    {
         return Err(Error::Usage(why));
     }
     Ok(NcuPlan {
@@ -67,7 +77,11 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
 /// CUPTI trace.
 fn first_pass(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String]) -> PassSpec {
     if plan.passes.first == FirstPass::Trace {
-        return trace::pass(config, dir, workload);
+        let deep = match plan.passes.in_place {
+            true => in_process::environment(config),
+            false => Vec::new(),
+        };
+        return trace::pass(config, dir, workload, deep);
     }
     let cli = passes::ncu_cli(&plan.nvtx, config, dir, workload);
     let ncu = &config.pipeline.ncu;
@@ -108,6 +122,9 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         }
     }
     let notes = [
+        plan.passes
+            .in_place
+            .then(|| in_process::dry_run_note(config)),
         coverage::dry_run_note(config, plan.passes),
         ranks::dry_run_note(config, plan.passes),
         workers_note(config, plan.passes.deep, dir)
@@ -227,6 +244,14 @@ pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
     journal.begin(&loaded.to_yaml())?;
     if let Some(version) = version {
         journal.found(Finding::ProfilerVersion(version))?;
+    }
+    let engine = match plan.passes {
+        passes if passes.in_place => Some(IN_PROCESS),
+        passes if passes.deep => Some("ncu"),
+        _ => None,
+    };
+    if let Some(engine) = engine {
+        journal.found(Finding::DeepEngine(engine))?;
     }
     let display = Display::new(quiet);
     let watch = NcuWatch { journal };

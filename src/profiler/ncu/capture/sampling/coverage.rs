@@ -263,10 +263,12 @@ mod tests {
         let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
         let ncu = Passes {
             first: FirstPass::Ncu,
+            in_place: false,
             deep: true,
         };
         let traced = Passes {
             first: FirstPass::Trace,
+            in_place: false,
             deep: true,
         };
         assert_eq!(uncountable(&config, ncu), None);

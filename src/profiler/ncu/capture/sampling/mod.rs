@@ -17,15 +17,16 @@ pub mod coverage;
 pub mod deep_plan;
 pub mod findings;
 pub mod first_pass;
+pub mod in_process;
 pub mod pattern_limit;
 pub mod ranks;
 pub mod share;
 pub mod strata;
 pub mod workers;
 
-use crate::config::ReportReader;
 use crate::config::{
-    Config, FilterMode, GraphProfiling, KernelNameForm, NcuCliConfig, ReplayMode, SamplingConfig,
+    Config, DeepEngine, FilterMode, GraphProfiling, KernelNameForm, NcuCliConfig, ReplayMode,
+    ReportReader, SamplingConfig, TimingSource,
 };
 
 /// The metrics that, with the mangled name, grid and block, key a launch: both passes collect them.
@@ -116,6 +117,12 @@ pub fn refusal(config: &Config) -> Option<String> {
     let ncu = &config.pipeline.ncu;
     if !ncu.sampling.enabled {
         return None;
+    }
+    if ncu.sampling.deep_engine == DeepEngine::InProcess && ncu.timing == TimingSource::Ncu {
+        return Some(
+            "pipeline.ncu.sampling.deep_engine is `in_process`, which collects the deep metrics inside the traced run, but pipeline.ncu.timing is `ncu` (no trace pass); set pipeline.ncu.timing=trace (or auto, with the injection library beside profile-run), or deep_engine=ncu"
+                .into(),
+        );
     }
     let cli = &ncu.ncu_cli;
     if matches!(cli.replay_mode, ReplayMode::Range | ReplayMode::AppRange) {

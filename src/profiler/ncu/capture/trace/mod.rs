@@ -137,10 +137,17 @@ pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
     env
 }
 
-/// The trace pass, planned: the workload with the injection library's environment; its line in
-/// command.txt and `--dry-run` and its command in run.json are `env VAR=… workload…`.
-pub fn pass(config: &Config, dir: &Path, workload: &[String]) -> PassSpec {
-    let env = environment(config, dir);
+/// The trace pass, planned: the workload with the injection library's environment and `extra`
+/// (the in-process deep metrics' variables); its line in command.txt and `--dry-run` and its
+/// command in run.json are `env VAR=… workload…`.
+pub fn pass(
+    config: &Config,
+    dir: &Path,
+    workload: &[String],
+    extra: Vec<(String, String)>,
+) -> PassSpec {
+    let mut env = environment(config, dir);
+    env.extend(extra);
     let mut command = vec!["env".to_string()];
     command.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
     command.extend(workload.iter().cloned());
@@ -373,6 +380,7 @@ mod tests {
             &config,
             Path::new("/runs/r"),
             &["python3".into(), "a b.py".into()],
+            Vec::new(),
         )
         .line;
         assert!(

@@ -1,0 +1,135 @@
+//! The deep metrics collected inside the traced process (`deep_engine: in_process`): which metrics
+//! the injection library is given, how many launches of each launch key it profiles, and the trace
+//! pass's environment that says so (docs/ncu-notes.md, "Deep counters in the traced process").
+
+use crate::config::Config;
+
+/// ncu's launch attributes: read from the launch, not counted by any hardware counter, so the
+/// in-process engine cannot collect them (CUPTI's host API refuses them).
+const ATTRIBUTES: [&str; 2] = ["launch__", "device__"];
+
+/// The most launches the library profiles per launch key and range stack (launches 1, 2, 4, …).
+const MOST_SAMPLES: u32 = 31;
+
+/// The report's deep metrics split by what collects them in process: `collected` by the injection
+/// library, `attributes` (ncu's launch attributes) by no counter.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InProcessMetrics {
+    pub collected: Vec<String>,
+    pub attributes: Vec<String>,
+}
+
+/// The metrics of the report's groups (`report.sections`) and `report.metrics`, in order and once
+/// each, less the time metric (the trace's own in-place time).
+pub fn metrics(config: &Config) -> InProcessMetrics {
+    let report = &config.report;
+    let grouped = report
+        .sections
+        .iter()
+        .filter_map(|group| report.metric_groups.get(group))
+        .flatten();
+    let mut split = InProcessMetrics::default();
+    for metric in grouped.chain(&report.metrics) {
+        let seen = split.collected.contains(metric) || split.attributes.contains(metric);
+        if seen || *metric == report.time_metric {
+            continue;
+        }
+        match ATTRIBUTES.iter().any(|a| metric.starts_with(a)) {
+            true => split.attributes.push(metric.clone()),
+            false => split.collected.push(metric.clone()),
+        }
+    }
+    split
+}
+
+/// Launches profiled per launch key and range stack: the sampling budget, at most [`MOST_SAMPLES`].
+pub fn samples(config: &Config) -> u32 {
+    config.pipeline.ncu.sampling.budget().clamp(1, MOST_SAMPLES)
+}
+
+/// The trace pass's variables that turn the in-process engine on.
+pub fn environment(config: &Config) -> Vec<(String, String)> {
+    vec![
+        (
+            "PROFILE_RUN_DEEP_METRICS".to_string(),
+            metrics(config).collected.join(","),
+        ),
+        (
+            "PROFILE_RUN_DEEP_SAMPLES".to_string(),
+            samples(config).to_string(),
+        ),
+    ]
+}
+
+/// Why the in-process engine cannot run with these settings: no metric it can collect.
+pub fn refusal(config: &Config) -> Option<String> {
+    let split = metrics(config);
+    split.collected.is_empty().then(|| {
+        format!(
+            "pipeline.ncu.sampling.deep_engine collects the deep metrics in process, but report.sections and report.metrics name none it can collect ({}); add a metric group such as speed_of_light, or set deep_engine=ncu",
+            match split.attributes.is_empty() {
+                true => "only the time metric".to_string(),
+                false => format!("only ncu's launch attributes: {}", split.attributes.join(", ")),
+            }
+        )
+    })
+}
+
+/// `--dry-run`'s note on the deep metrics collected in the trace pass itself.
+pub fn dry_run_note(config: &Config) -> (&'static str, String) {
+    let split = metrics(config);
+    let n = samples(config);
+    let launches: Vec<String> = (0..n.min(5)).map(|i| (1u64 << i).to_string()).collect();
+    let more = if n > 5 { ", …" } else { "" };
+    let attributes = match split.attributes.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; ncu's launch attributes ({}) are not counters: grid and block come from the trace, the others are not measured in process (deep_engine=ncu measures them)",
+            split.attributes.join(", ")
+        ),
+    };
+    (
+        "the trace pass collects the deep metrics in process",
+        format!(
+            "# no ncu pass: the injection library profiles launches {}{more} (after the first) of each launch key in each range stack with CUPTI's Range Profiler (kernel replay, caches not flushed), {} metric(s): {}{attributes}",
+            launches.join(", "),
+            split.collected.len(),
+            split.collected.join(", "),
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULT_PRESET;
+
+    #[test]
+    fn the_reports_counters_are_collected_and_launch_attributes_named() {
+        let config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        let split = metrics(&config);
+        assert!(
+            split
+                .collected
+                .contains(&"sm__throughput.avg.pct_of_peak_sustained_elapsed".to_string()),
+            "{split:?}"
+        );
+        assert!(!split.collected.contains(&config.report.time_metric));
+        assert!(split.attributes.iter().all(|m| m.starts_with("launch__")));
+        assert!(split.attributes.contains(&"launch__grid_size".to_string()));
+        let env = environment(&config);
+        assert_eq!(env[0].1, split.collected.join(","));
+        assert_eq!(refusal(&config), None);
+    }
+
+    #[test]
+    fn a_report_of_launch_attributes_alone_is_refused() {
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        config.report.sections = vec!["time".into(), "launch".into()];
+        let why = refusal(&config).unwrap();
+        assert!(
+            why.contains("launch__grid_size") && why.contains("deep_engine=ncu"),
+            "{why}"
+        );
+    }
+}

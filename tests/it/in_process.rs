@@ -1,0 +1,159 @@
+//! A sampled run whose deep metrics the injection library collects inside the traced process
+//! (`pipeline.ncu.sampling.deep_engine`): one launch of the workload, no ncu, the metrics handed
+//! to the library in the trace pass's environment, and the engine named in run.json.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{fixture, repo};
+
+const DIR: &str = "ncu/h200-2025.3.1-inprocess";
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A fake ncu that logs every invocation: any line in its log means ncu ran.
+fn ncu_overrides(tmp: &Path) -> Vec<String> {
+    vec![
+        format!(
+            "pipeline.ncu.executable={}",
+            repo().join("tests/support/fake-ncu").display()
+        ),
+        format!(
+            "pipeline.ncu.trace.library={}",
+            crate::trace::library(tmp).display()
+        ),
+        "pipeline.ncu.sampling.enabled=true".into(),
+        // What `--config ncu/sampled` shows on top of the trace preset.
+        "report.sections=[time, speed_of_light, launch]".into(),
+        format!("output.root={}", tmp.join("runs").display()),
+        "output.run_name=run".into(),
+    ]
+}
+
+fn in_process_run(tmp: &Path, engine: &str) -> Command {
+    let trace: PathBuf = fixture(DIR).join("two_sizes.inprocess.cupti.625.trace.gz");
+    let mut cmd = Command::cargo_bin("profile-run").unwrap();
+    cmd.env("FAKE_TRACES", trace)
+        .env("FAKE_EXPECT_DEEP", "1")
+        .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
+        .args(["-q", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp))
+        .arg(format!("pipeline.ncu.sampling.deep_engine={engine}"))
+        .arg("regions.include=[train_step]")
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"));
+    cmd
+}
+
+#[test]
+fn the_in_process_engine_runs_the_workload_once_and_never_starts_ncu() {
+    for engine in ["in_process", "auto"] {
+        let tmp = tempfile::tempdir().unwrap();
+        in_process_run(tmp.path(), engine).assert().success();
+        assert!(
+            !tmp.path().join("argv.log").exists(),
+            "{engine}: ncu never runs"
+        );
+        let dir = tmp.path().join("runs/run");
+        let record = read_json(&dir.join("run.json"));
+        assert_eq!(record["deep_engine"], "in-process (CUPTI Range Profiler)");
+        assert!(record["deep_pass"].is_null(), "no deep pass: {record}");
+        let command = std::fs::read_to_string(dir.join("command.txt")).unwrap();
+        assert_eq!(command.lines().count(), 1, "one pass: {command}");
+        assert!(
+            command.contains("PROFILE_RUN_DEEP_METRICS=")
+                && command.contains("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            "{command}"
+        );
+        assert!(
+            !command.contains("PROFILE_RUN_DEEP_METRICS=gpu__time_duration")
+                && !command.contains("launch__grid_size"),
+            "neither the time metric nor launch attributes go to the counters: {command}"
+        );
+        let log = std::fs::read_to_string(dir.join("trace.log")).unwrap();
+        assert!(log.contains("deep metrics in process:"), "{log}");
+    }
+}
+
+#[test]
+fn ncus_deep_engine_keeps_the_second_launch_under_ncu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .arg("pipeline.ncu.sampling.deep_engine=ncu")
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("# ncu's deep pass"), "{text}");
+    assert!(!text.contains("PROFILE_RUN_DEEP_METRICS"), "{text}");
+}
+
+#[test]
+fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .arg("pipeline.ncu.sampling.deep_engine=in_process")
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(!text.contains("# ncu's deep pass"), "{text}");
+    assert!(text.contains("PROFILE_RUN_DEEP_METRICS="), "{text}");
+    assert!(
+        text.contains("the trace pass collects the deep metrics in process")
+            && text.contains("launches 1, 2, 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("launch__grid_size") && text.contains("not measured in process"),
+        "the launch attributes it cannot count are named: {text}"
+    );
+}
+
+#[test]
+fn in_process_without_the_trace_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/sampled"])
+        .args(ncu_overrides(tmp.path()))
+        .args([
+            "pipeline.ncu.timing=ncu",
+            "pipeline.ncu.sampling.deep_engine=in_process",
+        ])
+        .args(["--", "python3", "train.py"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("deep_engine is `in_process`")
+                .and(predicate::str::contains("pipeline.ncu.timing=trace")),
+        );
+    Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .args([
+            "pipeline.ncu.sampling.deep_engine=in_process",
+            "report.sections=[time, launch]",
+        ])
+        .args(["--", "python3", "train.py"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("launch__grid_size")
+                .and(predicate::str::contains("deep_engine=ncu")),
+        );
+}
