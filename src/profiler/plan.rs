@@ -32,3 +32,15 @@ impl ProfilerPlan {
         }
     }
 }
+
+impl From<NcuPlan> for ProfilerPlan {
+    fn from(plan: NcuPlan) -> Self {
+        ProfilerPlan::Ncu(plan)
+    }
+}
+
+impl From<NeuronPlan> for ProfilerPlan {
+    fn from(plan: NeuronPlan) -> Self {
+        ProfilerPlan::Neuron(plan)
+    }
+}
