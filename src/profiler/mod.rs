@@ -39,6 +39,8 @@ pub use error::ReadError;
 pub use job::{AfterRun, Analysed, BeforeRun, Capture, Judgement, RunEnd, Settled};
 pub use plan::ProfilerPlan;
 
+use plan::OtherProfiler;
+
 /// Runs `$door` with `$adapter` standing for the [`Adapter`] of a [`Profiler`]: the one match of
 /// `enum Profiler`. A new profiler is one arm here, and the compiler then asks for each door.
 macro_rules! by_profiler {
@@ -222,12 +224,19 @@ pub enum Inputs {
     Neuron(NeuronInputs),
 }
 
-/// Runs `$door` with `$found` standing for the captures an [`Inputs`] holds: its one match.
+/// Runs `$door` with `$adapter` standing for the adapter whose captures `$inputs` holds, and
+/// `$found` for those captures: the one match of [`Inputs`].
 macro_rules! by_inputs {
-    ($inputs:expr, $found:ident => $door:expr) => {
+    ($inputs:expr, $adapter:ident($found:ident) => $door:expr) => {
         match $inputs {
-            Inputs::Ncu($found) => $door,
-            Inputs::Neuron($found) => $door,
+            Inputs::Ncu($found) => {
+                type $adapter = Ncu;
+                $door
+            }
+            Inputs::Neuron($found) => {
+                type $adapter = Neuron;
+                $door
+            }
         }
     };
 }
@@ -235,13 +244,13 @@ macro_rules! by_inputs {
 impl Inputs {
     /// The run directory the first input belongs to; `None` for a bare export or profile.
     pub fn run_dir(&self) -> Option<&Path> {
-        by_inputs!(self, found => found.run_dir())
+        by_inputs!(self, A(found) => <A as Adapter>::Inputs::run_dir(found))
     }
 
     /// Whether several captures are merged into one report (the ranks of one job), so they must be
     /// of one workload; several Neuron profiles are each a scope of their own, never merged.
     pub fn merges_captures(&self) -> bool {
-        by_inputs!(self, found => found.merges_captures())
+        by_inputs!(self, A(found) => <A as Adapter>::Inputs::merges_captures(found))
     }
 
     /// The report of these captures under `plan`, recorded with the configuration's `fingerprint`.
@@ -253,28 +262,17 @@ impl Inputs {
         plan: &ProfilerPlan,
         fingerprint: String,
     ) -> Result<Analysed> {
-        match (self, plan) {
-            (Inputs::Ncu(found), ProfilerPlan::Ncu(own)) => found.analyze(own, config, fingerprint),
-            (Inputs::Neuron(found), ProfilerPlan::Neuron(own)) => {
-                found.analyze(own, config, fingerprint)
-            }
-            (found, other) => {
-                let own = found.profiler().plan(
-                    config,
-                    other.analysis().clone(),
-                    other.regions().clone(),
-                )?;
-                found.analyze(config, &own, fingerprint)
-            }
-        }
-    }
-
-    /// The profiler whose captures these are.
-    fn profiler(&self) -> Profiler {
-        match self {
-            Inputs::Ncu(_) => Profiler::Ncu,
-            Inputs::Neuron(_) => Profiler::Neuron,
-        }
+        by_inputs!(self, A(found) => {
+            let made;
+            let own = match <&<A as Adapter>::Plan>::try_from(plan) {
+                Ok(own) => own,
+                Err(OtherProfiler) => {
+                    made = A::plan(config, plan.analysis().clone(), plan.regions().clone())?;
+                    &made
+                }
+            };
+            found.analyze(own, config, fingerprint)
+        })
     }
 }
 
