@@ -36,7 +36,7 @@ use crate::report::over_peak;
 
 pub use metrics::{metric_requests, rollup_overrides, MetricRequest};
 pub use ranks::check_once as check_ranks_once;
-pub use source::{InsightLookup, MetricsFound, Observations, Reading};
+pub use source::{InsightLookup, MetricsFound, Observations, Reading, MAX_DURATION_NS};
 
 /// What is known about the run that made the inputs (empty for a bare export).
 #[derive(Debug, Clone, Default)]

@@ -8,6 +8,11 @@ use crate::error::Result;
 use crate::region::{KernelFilter, KeySamples, MetricSpec, Observation, RegionPath, ScopeKey};
 use crate::report::model::{Insight, Platform, ProfilerInfo, Sampling};
 
+/// The longest a result or a range may last: 2^53 ns (104 days). Past it a duration in ns is no
+/// longer exact in the report's numbers, and no profiler's clock gives one, so every reader refuses
+/// a longer one as damage.
+pub const MAX_DURATION_NS: u64 = 1 << 53;
+
 /// The requested metrics a source can give, known before any result is read.
 #[derive(Debug, Clone, Default)]
 pub struct MetricsFound {

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::ProfileArgs;
-use crate::config::{Config, Loaded};
+use crate::config::Loaded;
 use crate::console::err_line;
 use crate::error::{exit, Error, Result};
 use crate::plan::Plan;
-use crate::process::{check_workload, received_signal, Finished};
-use crate::profiler::{Capture, Profiler};
+use crate::process::{check_workload, received_signal};
+use crate::profiler::{AfterRun, BeforeRun, Capture, Judgement, Profiler, ProfilerPlan};
 use crate::report::headline;
 use crate::report::model::Report;
 use crate::run::{self, Journal, Rank, RunDir, RunRecord};
@@ -30,7 +30,6 @@ pub fn profile_command(args: ProfileArgs) -> Result<i32> {
 /// A profile run that passed every check: nothing has started and no directory exists yet.
 struct Checked {
     loaded: Loaded,
-    profiler: Profiler,
     plan: Plan,
     root: PathBuf,
     run_name: String,
@@ -41,18 +40,18 @@ struct Checked {
 /// mistake exits 2 before anything starts.
 fn validate(args: &ProfileArgs) -> Result<Checked> {
     let mut loaded = load_config(&args.config)?;
-    let profiler = Profiler::of(&loaded.config);
-    for note in profiler.settle(&mut loaded.config) {
+    let settled = Profiler::of(&loaded.config).settle(&mut loaded.config);
+    for note in &settled.notes {
         err_line(&format!("note: {note}"));
     }
     let config = &loaded.config;
-    if args.workload.is_empty() && profiler.needs_workload(config) {
+    if args.workload.is_empty() && settled.needs_workload {
         return Err(Error::Usage(
             "no workload to profile; put its command after `--`: profile-run [OPTIONS] [KEY=VALUE]... -- python train.py"
                 .into(),
         ));
     }
-    if !args.workload.is_empty() && !profiler.needs_workload(config) {
+    if !args.workload.is_empty() && !settled.needs_workload {
         return Err(Error::Usage(format!(
             "pipeline.neuron.mode is `neff`: the NEFF (pipeline.neuron.neff) runs by itself, so `{}` after `--` would not run; drop it, or profile a workload with --config neuron/default",
             args.workload.join(" ")
@@ -63,7 +62,6 @@ fn validate(args: &ProfileArgs) -> Result<Checked> {
     let (run_name, rank) = run::name_for(config, &|var| std::env::var(var).ok())?;
     Ok(Checked {
         loaded,
-        profiler,
         plan,
         root,
         run_name,
@@ -74,17 +72,14 @@ fn validate(args: &ProfileArgs) -> Result<Checked> {
 /// `--dry-run`: the command lines and run directory, then what the run would find out only after
 /// starting (the profiler, then the workload).
 fn dry_run(checked: &Checked, workload: &[String]) -> Result<i32> {
-    let Checked {
-        loaded,
-        profiler,
-        plan,
-        ..
-    } = checked;
-    let config = &loaded.config;
+    let before = BeforeRun {
+        plan: &checked.plan.profiler,
+        config: &checked.loaded.config,
+    };
     let dir = run::planned_path(&checked.root, &checked.run_name, checked.rank.as_ref());
-    let line = profiler.dry_run(config, &plan.profiler, &dir, workload);
+    let line = before.dry_run(&dir, workload);
     print_stdout(&format!("{line}\nrun directory: {}", dir.display()))?;
-    let found = profiler.check_starts(&plan.profiler, config)?;
+    let found = before.check_starts()?;
     check_workload(workload).map_err(|why| Error::Usage(format!("--dry-run: {why}")))?;
     err_line(&format!(
         "checked: {found}; the workload's program was found"
@@ -96,72 +91,54 @@ fn dry_run(checked: &Checked, workload: &[String]) -> Result<i32> {
 fn run(checked: Checked, args: &ProfileArgs) -> Result<i32> {
     let Checked {
         loaded,
-        profiler,
         plan,
         root,
         run_name,
         rank,
     } = checked;
-    let config = &loaded.config;
-    profiler.check_runnable(&plan.profiler, config)?;
+    BeforeRun {
+        plan: &plan.profiler,
+        config: &loaded.config,
+    }
+    .check_runnable()?;
     let run = RunDir::create(&root, &run_name, rank.as_ref())?;
     let record = RunRecord::new(&args.workload, &[], &loaded.fingerprint(), rank);
     let journal = Journal::new(&run, record);
-    let finished = profiler.capture(
-        &plan.profiler,
-        Capture {
-            loaded: &loaded,
-            journal: &journal,
-            workload: &args.workload,
-            quiet: args.quiet,
-        },
-    )?;
+    let finished = Capture {
+        plan: &plan.profiler,
+        loaded: &loaded,
+        journal: &journal,
+        workload: &args.workload,
+        quiet: args.quiet,
+    }
+    .run()?;
     let record = journal.into_record();
-    let rendered = profiler
-        .report(&loaded, &plan.profiler, &run, &record, args.quiet)
-        .and_then(|report| match report {
-            Some(report) => write_and_tell(&report, &plan, run.root(), args.quiet).map(Some),
-            None => Ok(None),
-        });
-    let ended = Ended {
-        profiler,
-        plan: &plan,
-        config,
+    let after = AfterRun {
+        plan: &plan.profiler,
+        loaded: &loaded,
         run: &run,
         record: &record,
         finished: &finished,
+        quiet: args.quiet,
     };
-    outcome(&ended, rendered)
-}
-
-/// How a capture ended, for [`outcome`].
-struct Ended<'a> {
-    profiler: Profiler,
-    plan: &'a Plan,
-    config: &'a Config,
-    run: &'a RunDir,
-    record: &'a RunRecord,
-    finished: &'a Finished,
+    let rendered = after.report().and_then(|report| match report {
+        Some(report) => write_and_tell(&report, &plan, run.root(), args.quiet).map(Some),
+        None => Ok(None),
+    });
+    outcome(&after, rendered)
 }
 
 /// The exit code of a run that captured: 128+n after a signal, the profiler's failure, a capture
 /// that missed passes, or the path of the report (or of the run directory, with `output.render`
 /// off) on stdout.
-fn outcome(ended: &Ended<'_>, rendered: Result<Option<PathBuf>>) -> Result<i32> {
-    let Ended {
-        profiler,
-        plan,
-        config,
-        run,
-        record,
-        finished,
-    } = ended;
+fn outcome(after: &AfterRun<'_, ProfilerPlan>, rendered: Result<Option<PathBuf>>) -> Result<i32> {
+    let AfterRun { run, finished, .. } = *after;
     // A signal while the capture was exported or rendered (after ncu ended) still ends the run with
     // 128+n once what was captured is written.
     if let Some(signal) = finished.interrupted_by.or_else(received_signal) {
         // Say why the run might have needed interrupting (a stalled collective, say) and keep 128+n
         // even when rendering what was captured failed: the interrupt is what the caller must see.
-        for note in profiler.interrupted_notes(config, run, finished) {
+        for note in after.interrupted_notes() {
             err_line(&format!("note: {note}"));
         }
         if let Err(render_error) = &rendered {
@@ -176,19 +153,18 @@ fn outcome(ended: &Ended<'_>, rendered: Result<Option<PathBuf>>) -> Result<i32> 
         });
     }
     let rendered = rendered?;
-    if !finished.success() || (rendered.is_none() && config.output.render) {
-        return Err(profiler
-            .failure(&plan.profiler, config, run, finished, rendered.is_some())
-            .into());
-    }
-    if let Some(missing) = profiler.incomplete(run, record) {
-        if let Some(md) = &rendered {
-            err_line(&format!(
-                "note: report of what was captured: {}",
-                md.display()
-            ));
+    match after.judge(rendered.is_some()) {
+        Judgement::Whole => {}
+        Judgement::Failed(why) => return Err(why.into()),
+        Judgement::Incomplete(missing) => {
+            if let Some(md) = &rendered {
+                err_line(&format!(
+                    "note: report of what was captured: {}",
+                    md.display()
+                ));
+            }
+            return Err(missing.into());
         }
-        return Err(missing.into());
     }
     // With output.render off, the run directory (capture and exports) is the result.
     let result = rendered.unwrap_or_else(|| run.root().to_path_buf());

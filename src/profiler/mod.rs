@@ -2,41 +2,78 @@
 //! logs, export formats) and hands the neutral spine ([`crate::analysis`]) observations through the
 //! [`crate::analysis::Observations`] contract; nothing outside this folder names a profiler's own
 //! vocabulary. The rest of the crate goes through this seam only: [`Profiler`] (plan, capture,
-//! find inputs, failure), [`Inputs`] (captures found again, analysed), [`ProfilerPlan`] and
-//! [`ReadError`]. Each profiler has the same rooms: `capture/`, `readers/`, `observe/`, and the
-//! same doors: the functions of its `mod.rs`, with the same names and parameters, each called by
-//! one arm here (docs/architecture.md, "Adding a profiler").
+//! find inputs, judgement), [`Inputs`] (captures found again, analysed), [`ProfilerPlan`] and
+//! [`ReadError`]. Each profiler has the same rooms (`capture/`, `inputs`, `readers/`, `observe/`)
+//! and implements the same doors, the trait [`Adapter`] (`adapter.rs`), with the contexts each
+//! door is handed (`job.rs`). Every door is called through one match per seam enum, written once
+//! in the macros below (docs/architecture.md, "Adding a profiler").
 //!
 //! Floor: profiler. May import run, process, analysis, insights, report, config, region and the
 //! ground floor; only `src/profiler/` names `ncu` or `neuron`. (docs/architecture.md, checked by
 //! tests/it/architecture.rs)
 
+mod adapter;
 mod error;
 mod job;
 pub mod ncu;
 pub mod neuron;
 mod plan;
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::analysis::AnalysisPlan;
-use crate::config::{Config, Loaded, ProfilerKind};
+use crate::config::{Config, ProfilerKind};
 use crate::error::{Error, Result};
-use crate::process::{Finished, ProfilerError};
+use crate::process::Finished;
 use crate::region::RegionFilter;
 use crate::report::model::{ItemNoun, Report};
-use crate::run::{RunDir, RunRecord};
 
 use self::ncu::readers::export::ExportError;
 use self::ncu::readers::report_file::ReportFileError;
 use self::ncu::readers::trace::TraceError;
-use self::ncu::{NcuInputs, NcuPlan};
-use self::neuron::{NeuronError, NeuronInputs, NeuronPlan};
+use self::ncu::{Ncu, NcuInputs};
+use self::neuron::{Neuron, NeuronError, NeuronInputs};
 
+pub use adapter::{Adapter, FoundCaptures};
 pub use error::ReadError;
-pub use job::{Analysed, Capture};
+pub use job::{AfterRun, Analysed, BeforeRun, Capture, Judgement, RunEnd, Settled};
 pub use plan::ProfilerPlan;
+
+use plan::OtherProfiler;
+
+/// Runs `$door` with `$adapter` standing for the [`Adapter`] of a [`Profiler`]: the one match of
+/// `enum Profiler`. A new profiler is one arm here, and the compiler then asks for each door.
+macro_rules! by_profiler {
+    ($profiler:expr, $adapter:ident => $door:expr) => {
+        match $profiler {
+            Profiler::Ncu => {
+                type $adapter = Ncu;
+                $door
+            }
+            Profiler::Neuron => {
+                type $adapter = Neuron;
+                $door
+            }
+        }
+    };
+}
+
+/// Runs `$door` with `$adapter` standing for the adapter whose plan `$plan` holds, and `$own` for
+/// that plan: the one match of [`ProfilerPlan`].
+macro_rules! by_plan {
+    ($plan:expr, $adapter:ident($own:ident) => $door:expr) => {
+        match $plan {
+            ProfilerPlan::Ncu($own) => {
+                type $adapter = Ncu;
+                $door
+            }
+            ProfilerPlan::Neuron($own) => {
+                type $adapter = Neuron;
+                $door
+            }
+        }
+    };
+}
 
 /// The profilers a run can drive. Closed on purpose: each arm is a folder here, and the commands
 /// stay the same whichever runs. Steps that take a plan follow it to its adapter: it was made for
@@ -50,6 +87,10 @@ pub enum Profiler {
 }
 
 impl Profiler {
+    /// The order in which profilers are asked whether captures are theirs: those that tell theirs
+    /// apart by content first, ncu (which reads whatever is left, or refuses it) last.
+    const BY_CONTENT_FIRST: [Profiler; 2] = [Profiler::Neuron, Profiler::Ncu];
+
     /// The profiler a configuration drives.
     pub fn of(config: &Config) -> Profiler {
         match config.pipeline.profiler {
@@ -59,12 +100,10 @@ impl Profiler {
     }
 
     /// Settles what the configuration leaves to the machine (`pipeline.ncu.timing: auto`), before
-    /// the plan and before the configuration is recorded; the notes say what was chosen and why.
-    pub fn settle(self, config: &mut Config) -> Vec<String> {
-        match self {
-            Profiler::Ncu => ncu::settle(config),
-            Profiler::Neuron => neuron::settle(config),
-        }
+    /// the plan and before the configuration is recorded: the notes say what was chosen and why,
+    /// and whether the run needs a workload after `--`.
+    pub fn settle(self, config: &mut Config) -> Settled {
+        by_profiler!(self, A => A::settle(config))
     }
 
     /// The profiler's own checks of a configuration (a mistake exits 2 before anything runs) and
@@ -77,10 +116,7 @@ impl Profiler {
         analysis: AnalysisPlan,
         regions: RegionFilter,
     ) -> Result<ProfilerPlan> {
-        match self {
-            Profiler::Ncu => ncu::plan(config, analysis, regions).map(ProfilerPlan::Ncu),
-            Profiler::Neuron => neuron::plan(config, analysis, regions).map(ProfilerPlan::Neuron),
-        }
+        by_profiler!(self, A => A::plan(config, analysis, regions).map(ProfilerPlan::from))
     }
 
     /// Captures on disk named by `report`, `merge` or `diff` arguments, found again by the profiler
@@ -93,16 +129,26 @@ impl Profiler {
         config: &Config,
         export_dir: &mut dyn FnMut(Option<&Path>) -> Result<PathBuf>,
     ) -> Result<Inputs> {
-        if let Some(found) = neuron::find_inputs(paths, config, export_dir)? {
-            return Ok(Inputs::Neuron(found));
+        for profiler in Profiler::BY_CONTENT_FIRST {
+            let found = by_profiler!(profiler, A => {
+                A::find_inputs(paths, config, export_dir)?.map(Inputs::from)
+            });
+            if let Some(found) = found {
+                return Ok(found);
+            }
         }
-        ncu::find_inputs(paths, config, export_dir).map(Inputs::Ncu)
+        Err(Error::Usage(format!(
+            "no profiler reads {}; give a run directory, a `--page raw` CSV export, an .ncu-rep or a Neuron profile",
+            paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        )))
     }
 
     /// Whether `path` is a capture file that a profiler reads by itself, with no run directory around
     /// it (a Neuron `view` output), so `diff` can take it in place of a report.json.
     pub fn reads_as_capture(path: &Path) -> bool {
-        ncu::reads_as_capture(path) || neuron::reads_as_capture(path)
+        Profiler::BY_CONTENT_FIRST.into_iter().any(|profiler| {
+            by_profiler!(profiler, A => A::READS_AS_CAPTURE.is_some_and(|reads| reads(path)))
+        })
     }
 
     /// The profiler a report.json names in `run.profiler.name`: Neuron for its own name, a GPU
@@ -118,114 +164,56 @@ impl Profiler {
     /// What this profiler's reports call their results, regions, scopes and hardware (report prose,
     /// `diff`'s wording and how it pairs scopes).
     pub fn item_noun(self) -> ItemNoun {
-        match self {
-            Profiler::Ncu => ncu::item_noun(),
-            Profiler::Neuron => neuron::item_noun(),
-        }
+        by_profiler!(self, A => A::ITEM_NOUN)
     }
+}
 
-    /// Whether a run needs a workload after `--` (a Neuron NEFF capture runs the NEFF itself).
-    pub fn needs_workload(self, config: &Config) -> bool {
-        match self {
-            Profiler::Ncu => ncu::needs_workload(config),
-            Profiler::Neuron => neuron::needs_workload(config),
-        }
-    }
+// The steps that take a plan, whichever profiler's: each hands the same context, holding the
+// adapter's own plan, to the adapter of the plan.
 
+impl BeforeRun<'_, ProfilerPlan> {
     /// The command line a run in `dir` would start (`--dry-run`).
-    pub fn dry_run(
-        self,
-        config: &Config,
-        plan: &ProfilerPlan,
-        dir: &Path,
-        workload: &[String],
-    ) -> String {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::dry_run(plan, config, dir, workload),
-            ProfilerPlan::Neuron(plan) => neuron::dry_run(plan, config, dir, workload),
-        }
+    pub fn dry_run(&self, dir: &Path, workload: &[String]) -> String {
+        by_plan!(self.plan, A(own) => A::dry_run(self.with_plan(own), dir, workload))
     }
 
     /// What `--dry-run` checks of the profiler: it can be started (exit 3 otherwise) and, for ncu,
     /// answers `--version`; returns what was checked as a clause (`ncu 2025.3.1.0 (ncu) runs`), for
     /// the dry run's `checked:` line.
-    pub fn check_starts(self, plan: &ProfilerPlan, config: &Config) -> Result<String> {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::check_starts(plan, config),
-            ProfilerPlan::Neuron(plan) => neuron::check_starts(plan, config),
-        }
+    pub fn check_starts(&self) -> Result<String> {
+        by_plan!(self.plan, A(own) => A::check_starts(self.with_plan(own)))
     }
 
     /// Fails (exit 3, with the fix) when the profiler cannot be started at all.
-    pub fn check_runnable(self, plan: &ProfilerPlan, config: &Config) -> Result<()> {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::check_runnable(plan, config),
-            ProfilerPlan::Neuron(plan) => neuron::check_runnable(plan, config),
-        }
+    pub fn check_runnable(&self) -> Result<()> {
+        by_plan!(self.plan, A(own) => A::check_runnable(self.with_plan(own)))
     }
+}
 
-    /// Runs the workload under the profiler into the capture's run directory, keeping its record up
+impl Capture<'_, ProfilerPlan> {
+    /// Runs the workload under the profiler into the journal's run directory, keeping its record up
     /// to date.
-    pub fn capture(self, plan: &ProfilerPlan, job: Capture<'_>) -> Result<Finished> {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::capture(plan, job),
-            ProfilerPlan::Neuron(plan) => neuron::capture(plan, job),
-        }
+    pub fn run(&self) -> Result<Finished> {
+        by_plan!(self.plan, A(own) => A::capture(self.with_plan(own)))
     }
+}
 
-    /// The report of what a run captured; `None` when nothing was captured to report on.
-    pub fn report(
-        self,
-        loaded: &Loaded,
-        plan: &ProfilerPlan,
-        run: &RunDir,
-        record: &RunRecord,
-        quiet: bool,
-    ) -> Result<Option<Report>> {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::report(plan, loaded, run, record, quiet),
-            ProfilerPlan::Neuron(plan) => neuron::report(plan, loaded, run, record, quiet),
-        }
+impl AfterRun<'_, ProfilerPlan> {
+    /// The report of what the run captured; `None` when nothing was captured to report on.
+    pub fn report(&self) -> Result<Option<Report>> {
+        by_plan!(self.plan, A(own) => A::report(&self.with_plan(own)))
     }
 
     /// Notes for a run ended by a signal: what the profiler's log says about why.
-    pub fn interrupted_notes(
-        self,
-        config: &Config,
-        run: &RunDir,
-        finished: &Finished,
-    ) -> Vec<String> {
-        match self {
-            Profiler::Ncu => ncu::interrupted_notes(config, run, finished),
-            Profiler::Neuron => neuron::interrupted_notes(config, run, finished),
-        }
+    pub fn interrupted_notes(&self) -> Vec<String> {
+        by_plan!(self.plan, A(own) => A::interrupted_notes(&self.with_plan(own)))
     }
 
-    /// A run whose profiler succeeded but captured less than it was asked to (a sampled run's deep
-    /// pass failed or profiled nothing): what is missing and the fix. The report of what was
-    /// captured is already written.
-    pub fn incomplete(self, run: &RunDir, record: &RunRecord) -> Option<ProfilerError> {
-        match self {
-            Profiler::Ncu => ncu::incomplete(run, record),
-            Profiler::Neuron => neuron::incomplete(run, record),
-        }
-    }
-
-    /// Why a run that did not succeed failed, with the fix.
-    pub fn failure(
-        self,
-        plan: &ProfilerPlan,
-        config: &Config,
-        run: &RunDir,
-        finished: &Finished,
-        partial_report: bool,
-    ) -> ProfilerError {
-        match plan {
-            ProfilerPlan::Ncu(plan) => ncu::failure(plan, config, run, finished, partial_report),
-            ProfilerPlan::Neuron(plan) => {
-                neuron::failure(plan, config, run, finished, partial_report)
-            }
-        }
+    /// What the run's end means, once its report is written (or not): a failure with the fix, a
+    /// run short of what it was asked to capture (its report already written), or a whole one.
+    pub fn judge(&self, report_written: bool) -> Judgement {
+        let end = RunEnd::of(self.finished, report_written, &self.loaded.config);
+        by_plan!(self.plan, A(own) => A::judge(&self.with_plan(own), end))
     }
 }
 
@@ -236,63 +224,67 @@ pub enum Inputs {
     Neuron(NeuronInputs),
 }
 
+/// Runs `$door` with `$adapter` standing for the adapter whose captures `$inputs` holds, and
+/// `$found` for those captures: the one match of [`Inputs`].
+macro_rules! by_inputs {
+    ($inputs:expr, $adapter:ident($found:ident) => $door:expr) => {
+        match $inputs {
+            Inputs::Ncu($found) => {
+                type $adapter = Ncu;
+                $door
+            }
+            Inputs::Neuron($found) => {
+                type $adapter = Neuron;
+                $door
+            }
+        }
+    };
+}
+
 impl Inputs {
     /// The run directory the first input belongs to; `None` for a bare export or profile.
     pub fn run_dir(&self) -> Option<&Path> {
-        match self {
-            Inputs::Ncu(found) => ncu::inputs_run_dir(found),
-            Inputs::Neuron(found) => neuron::inputs_run_dir(found),
-        }
+        by_inputs!(self, A(found) => <A as Adapter>::Inputs::run_dir(found))
     }
 
     /// Whether several captures are merged into one report (the ranks of one job), so they must be
     /// of one workload; several Neuron profiles are each a scope of their own, never merged.
     pub fn merges_captures(&self) -> bool {
-        match self {
-            Inputs::Ncu(found) => ncu::merges_captures(found),
-            Inputs::Neuron(found) => neuron::merges_captures(found),
-        }
+        by_inputs!(self, A(found) => <A as Adapter>::Inputs::merges_captures(found))
     }
 
     /// The report of these captures under `plan`, recorded with the configuration's `fingerprint`.
+    /// Captures of another profiler than the plan's (`report` of ncu captures under a Neuron
+    /// preset) are read under their own profiler's plan, made from the configuration.
     pub fn analyze(
         &self,
         config: &Config,
         plan: &ProfilerPlan,
         fingerprint: String,
     ) -> Result<Analysed> {
-        match self {
-            Inputs::Ncu(found) => {
-                ncu::analyze(found, ncu_plan(plan, config)?.as_ref(), config, fingerprint)
-            }
-            Inputs::Neuron(found) => neuron::analyze(
-                found,
-                neuron_plan(plan, config)?.as_ref(),
-                config,
-                fingerprint,
-            ),
-        }
+        by_inputs!(self, A(found) => {
+            let made;
+            let own = match <&<A as Adapter>::Plan>::try_from(plan) {
+                Ok(own) => own,
+                Err(OtherProfiler) => {
+                    made = A::plan(config, plan.analysis().clone(), plan.regions().clone())?;
+                    &made
+                }
+            };
+            found.analyze(own, config, fingerprint)
+        })
     }
 }
 
-/// ncu's plan for reading ncu captures: the plan itself, or, where the configuration named another
-/// profiler (`report` of ncu captures under a Neuron preset), one made from the configuration.
-fn ncu_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NcuPlan>> {
-    match plan {
-        ProfilerPlan::Ncu(own) => Ok(Cow::Borrowed(own)),
-        ProfilerPlan::Neuron(_) => {
-            ncu::plan(config, plan.analysis().clone(), plan.regions().clone()).map(Cow::Owned)
-        }
+impl From<NcuInputs> for Inputs {
+    fn from(found: NcuInputs) -> Self {
+        Inputs::Ncu(found)
     }
 }
 
-/// Neuron's plan for reading Neuron profiles, as [`ncu_plan`] is ncu's.
-fn neuron_plan<'p>(plan: &'p ProfilerPlan, config: &Config) -> Result<Cow<'p, NeuronPlan>> {
-    match plan {
-        ProfilerPlan::Neuron(own) => Ok(Cow::Borrowed(own)),
-        ProfilerPlan::Ncu(_) => {
-            neuron::plan(config, plan.analysis().clone(), plan.regions().clone()).map(Cow::Owned)
-        }
+impl From<NeuronInputs> for Inputs {
+    fn from(found: NeuronInputs) -> Self {
+        Inputs::Neuron(found)
     }
 }
 

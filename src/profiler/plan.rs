@@ -32,3 +32,41 @@ impl ProfilerPlan {
         }
     }
 }
+
+impl From<NcuPlan> for ProfilerPlan {
+    fn from(plan: NcuPlan) -> Self {
+        ProfilerPlan::Ncu(plan)
+    }
+}
+
+/// A plan made for another profiler than the one asked for.
+#[derive(Debug)]
+pub struct OtherProfiler;
+
+impl<'p> TryFrom<&'p ProfilerPlan> for &'p NcuPlan {
+    type Error = OtherProfiler;
+
+    fn try_from(plan: &'p ProfilerPlan) -> Result<Self, OtherProfiler> {
+        match plan {
+            ProfilerPlan::Ncu(own) => Ok(own),
+            _ => Err(OtherProfiler),
+        }
+    }
+}
+
+impl<'p> TryFrom<&'p ProfilerPlan> for &'p NeuronPlan {
+    type Error = OtherProfiler;
+
+    fn try_from(plan: &'p ProfilerPlan) -> Result<Self, OtherProfiler> {
+        match plan {
+            ProfilerPlan::Neuron(own) => Ok(own),
+            _ => Err(OtherProfiler),
+        }
+    }
+}
+
+impl From<NeuronPlan> for ProfilerPlan {
+    fn from(plan: NeuronPlan) -> Self {
+        ProfilerPlan::Neuron(plan)
+    }
+}

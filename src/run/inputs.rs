@@ -25,6 +25,14 @@ pub fn check_readable(input: &Path) -> Result<()> {
     }
 }
 
+/// `R_raw.csv.gz`: a gzip-compressed CSV export, by its name. Every profiler tells it apart so: ncu
+/// decompresses it before reading, the others leave it to ncu.
+pub fn is_compressed_csv(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".csv.gz"))
+}
+
 /// Refuses the first input that is missing, no file to read, or JSON profile-run cannot report on.
 pub fn check_report_inputs(inputs: &[PathBuf]) -> Result<()> {
     for input in inputs {

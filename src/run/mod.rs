@@ -2,8 +2,9 @@
 //! record (`record`) and its one writer (`journal`), the executor of a run's planned passes
 //! (`executor`),
 //! where a report is written (`out`), the inputs `report` refuses before touching anything
-//! (`inputs`), and every file read from a run directory checked and bounded (`checked`). Each profiler finds its own captures again for `report` /
-//! `merge` (`profiler::ncu::capture::inputs`, `profiler::neuron::capture::inputs`).
+//! (`inputs`, with what an input's name says of it: a compressed CSV export), and every file read
+//! from a run directory checked and bounded (`checked`). Each profiler finds its own captures again
+//! for `report` / `merge` (`profiler::ncu::inputs`, `profiler::neuron::inputs`).
 //!
 //! Layout: `<output.root>/<run name>/` holds the profiler's capture (`profile.ncu-rep`), its log
 //! (`ncu.log`), `command.txt`, `config.yaml`, `run.json`, the exports (`export_raw.csv`,
@@ -28,7 +29,7 @@ pub use checked::{
 };
 pub use claim::{Claim, CLAIM_FILE};
 pub use executor::{Executor, Line, PassGroup, PassSpec, Ran, Rerun, Stage, Watch};
-pub use inputs::{check_readable, check_report_inputs};
+pub use inputs::{check_readable, check_report_inputs, is_compressed_csv};
 pub use journal::{Finding, Journal, Slot};
 pub use out::ReportOut;
 pub use record::{

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::repo;
 
+mod adapters;
 mod imports;
 mod names;
 mod planner;

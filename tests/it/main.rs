@@ -4,7 +4,6 @@ mod adaptive;
 mod adaptive_failures;
 mod advice;
 mod architecture;
-mod architecture_doors;
 mod auto_regions;
 mod charts;
 mod cli_e2e;

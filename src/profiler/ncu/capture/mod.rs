@@ -1,15 +1,14 @@
 //! A profiling run under ncu: the plan checked before it, its passes planned as data (`passes`:
 //! the first under ncu or the CUPTI trace; `sampling::deep_plan`: a sampled run's deep pass, from
 //! what the first pass found) and handed to the run's executor, which records each in the journal;
-//! `--dry-run`'s lines and checks. What the run left is read in `outcome`, captures found again in
-//! `inputs`. Its rooms: `run/` (ncu's command lines, logs, failures, exported pages), `sampling/`
-//! (a sampled run's flags, plan, workers, coverage, ranks), `trace/` (the trace pass and its
-//! injection library).
+//! `--dry-run`'s lines and checks. What the run's log and record say is read in `outcome`; its
+//! captures are found in `crate::profiler::ncu::inputs`. Its rooms: `run/` (ncu's command lines,
+//! logs, failures, exported pages), `sampling/` (a sampled run's flags, plan, workers, coverage,
+//! ranks), `trace/` (the trace pass and its injection library).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
-pub mod inputs;
 mod outcome;
 pub mod passes;
 pub mod run;
@@ -17,7 +16,7 @@ pub mod sampling;
 pub mod trace;
 mod watch;
 
-pub use outcome::{failure, incomplete, interrupted_notes, report};
+pub use outcome::{failure, incomplete, interrupted_notes};
 
 use std::path::Path;
 use std::time::Duration;
@@ -222,8 +221,9 @@ pub fn check_starts(plan: &NcuPlan, config: &Config) -> Result<String> {
 /// Runs the workload under ncu (or the CUPTI trace) into the journal's run directory; returns how
 /// the first pass ended, or how the deep pass a signal stopped ended. A sampled run's deep pass
 /// runs only after a first pass that succeeded, planned from what that pass found.
-pub fn capture(plan: &NcuPlan, job: Capture<'_>) -> Result<Finished> {
+pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
     let Capture {
+        plan,
         loaded,
         journal,
         workload,

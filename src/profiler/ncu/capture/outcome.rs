@@ -1,122 +1,15 @@
-//! What a finished ncu run left behind, read afterwards: the report of its capture (the report file
-//! or the exported pages), the notes an interrupted run gets, the failure a run that captured
-//! nothing gives, and whether a sampled run's passes all completed.
+//! What a finished ncu run's log and record say, read afterwards: the notes an interrupted run gets,
+//! the failure a run that captured nothing gives, and whether a sampled run's passes all completed.
+//! The report of what it captured is found like any capture, in `crate::profiler::ncu::inputs`.
 
-use std::path::PathBuf;
-
-use crate::config::{Config, Loaded};
-use crate::console::err_line;
-use crate::error::{Error, Result};
+use crate::config::Config;
 use crate::process::{Failure, Finished, ProfilerError};
-use crate::profiler::ncu::observe::report_source::ReportInput;
-use crate::profiler::ncu::observe::source::ExportSet;
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
-use crate::report::model::Report;
 use crate::run::{ncu_report_file, read_run_text, RunDir, RunRecord};
 
-use super::inputs::{self, Captures, NcuInputs};
+use super::run::diagnose;
 use super::run::log::{self, LOG};
-use super::run::{diagnose, export_pages};
 use super::{sampling, trace};
-
-/// The report of what the run captured, or `None` when ncu wrote no report file or rendering is off
-/// (the capture and the exports are then the result). Exports the CSV pages
-/// `pipeline.ncu.export.pages` lists; analyses the report file itself under `pipeline.ncu.reader:
-/// native`, the raw and details pages under `csv`.
-pub fn report(
-    plan: &NcuPlan,
-    loaded: &Loaded,
-    run: &RunDir,
-    record: &RunRecord,
-    quiet: bool,
-) -> Result<Option<Report>> {
-    let config = &loaded.config;
-    let rank = record.rank.as_ref().map(|r| r.rank);
-    let deep = plan
-        .passes
-        .deep
-        .then(|| run.path(&ncu_report_file(sampling::DEEP_REPORT_BASE)));
-    let captures = match plan.passes.first {
-        FirstPass::Trace => {
-            let traces = match trace::traces(run, rank, config.pipeline.ncu.trace.max_mib) {
-                Ok(traces) => traces,
-                // A workload that failed explains itself (`failure`); its missing traces do not.
-                Err(_) if record.profiler_exit_code != Some(0) => return Ok(None),
-                Err(e) => return Err(e.into()),
-            };
-            if !config.output.render {
-                return Ok(None);
-            }
-            let deep = deep.map(|d| vec![(d, rank)]).unwrap_or_default();
-            Captures::Traces { traces, deep }
-        }
-        FirstPass::Ncu => match exported(config, run, rank, deep, quiet)? {
-            Some(captures) => captures,
-            None => return Ok(None),
-        },
-    };
-    let inputs = NcuInputs {
-        captures,
-        context: record.context(loaded.fingerprint()),
-        run_dir: None,
-    };
-    let mut report = inputs.analyze(plan, config, &inputs.context)?;
-    if plan.passes.first == FirstPass::Ncu {
-        let results =
-            report.kernel_selection.results_selected + report.kernel_selection.results_excluded;
-        let notes = diagnose::replay_notes(run, record.profiler_exit_code, results);
-        report.notes.extend(notes);
-    }
-    Ok(Some(report))
-}
-
-/// The capture of a run under ncu, once the pages `pipeline.ncu.export.pages` lists are exported:
-/// its report file (with `deep`, a sampled run's deep pass) under the native reader, its raw and
-/// details pages under `csv`; `None` when ncu wrote no report file or rendering is off.
-fn exported(
-    config: &Config,
-    run: &RunDir,
-    rank: Option<u32>,
-    deep: Option<PathBuf>,
-    quiet: bool,
-) -> Result<Option<Captures>> {
-    let report_file = run.report_file();
-    if !report_file.exists() {
-        return Ok(None);
-    }
-    let pages = export_pages::export_pages(config, &report_file, run.root())?;
-    if !quiet {
-        for (_, path) in &pages {
-            err_line(&format!("exported {}", path.display()));
-        }
-    }
-    if !config.output.render {
-        return Ok(None);
-    }
-    if inputs::reads_report_files(config) {
-        return Ok(Some(Captures::ReportFiles(vec![ReportInput {
-            deep,
-            path: report_file,
-            rank,
-        }])));
-    }
-    let page = |name: &str| {
-        pages
-            .iter()
-            .find(|(page, _)| page == name)
-            .map(|(_, path)| path.clone())
-    };
-    let raw = page("raw").ok_or_else(|| {
-        Error::Usage(
-            "pipeline.ncu.export.pages must include `raw` when pipeline.ncu.reader is `csv`".into(),
-        )
-    })?;
-    Ok(Some(Captures::Exports(vec![ExportSet {
-        details: page("details"),
-        raw,
-        rank,
-    }])))
-}
 
 /// What to tell a user whose run was interrupted: why it may have needed it, from the log.
 pub fn interrupted_notes(config: &Config, run: &RunDir, finished: &Finished) -> Vec<String> {

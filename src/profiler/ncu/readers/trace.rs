@@ -36,9 +36,8 @@ pub use trace_format::RangeKind;
 /// that is one endless line (zeros, a device) is refused after this much instead of held whole.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// The longest a kernel or a range may last: 2^53 ns (104 days). Past it a duration in ns is no
-/// longer exact in the report's numbers, and CUPTI's clock never gives one.
-pub const MAX_DURATION_NS: u64 = 1 << 53;
+/// The longest a kernel or a range may last (every profiler's bound, in the observations' contract).
+pub use crate::analysis::MAX_DURATION_NS;
 
 #[derive(Debug, Error)]
 pub enum TraceError {

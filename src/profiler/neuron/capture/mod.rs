@@ -7,7 +7,6 @@
 
 pub mod cli;
 pub mod completion;
-pub mod inputs;
 pub mod inspect;
 /// The `pipeline.neuron:` section's schema lives with every other section's, in the config layer.
 pub use crate::config::neuron_pipeline as pipeline;
@@ -172,7 +171,7 @@ pub fn check_runnable(config: &Config) -> Result<()> {
 
 /// Runs the capture into `run` (inspect mode: the workload; NEFF mode: `capture`), then `view`s every
 /// profile it wrote and lists them in the run's manifest; returns how the capture ended.
-pub fn capture(job: Capture<'_>) -> Result<Finished> {
+pub fn capture(job: Capture<'_, NeuronPlan>) -> Result<Finished> {
     let journal = job.journal;
     let run = journal.run();
     let config = &job.loaded.config;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::list_tables;
 use super::table::{refusal, RowView, Table};
-use crate::profiler::ncu::readers::trace::MAX_DURATION_NS;
+use crate::analysis::MAX_DURATION_NS;
 use crate::profiler::neuron::error::{NeuronError, NeuronResult as Result};
 use crate::profiler::neuron::readers::model::system::{
     DeviceProfileEntry, SystemEvent, SystemMetadata, SystemProfile,

@@ -1,7 +1,10 @@
-//! ncu's inputs to `report` / `merge`, found again: run directories (single or per-rank), raw CSV
-//! exports and `.ncu-rep` files, each capture read once however it is named. Under
+//! ncu's inputs to `report` / `merge` / `diff`, found again: run directories (single or per-rank),
+//! raw CSV exports and `.ncu-rep` files, each capture read once however it is named, and the
+//! captures a run just made (`captured`); the one place that chooses ncu's reader. Under
 //! `pipeline.ncu.reader: native` a report file (a run's `profile.ncu-rep`, or a bare `.ncu-rep[.gz]`)
-//! is read as it is; under `csv` it is exported to CSV pages with ncu first.
+//! is read as it is; under `csv` it is exported to CSV pages with ncu first. It sits beside
+//! `readers/`, above `observe/`, and takes from `capture/` only what a run left (its pages
+//! exported, its traces listed, its ranks' deep passes).
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
@@ -13,6 +16,8 @@ use crate::config::{Config, ReportReader};
 use crate::console::{err_line, escape_controls};
 use crate::error::{Error, Result};
 use crate::file_kind::{is_past_limit, open_text, Checks, Limit, Links};
+use crate::profiler::adapter::FoundCaptures;
+use crate::profiler::job::Analysed;
 use crate::profiler::ncu::observe::hints::add_deep_mismatch;
 use crate::profiler::ncu::observe::report_source::{analyze_report_files, ReportInput};
 use crate::profiler::ncu::observe::source::{analyze_exports, ExportSet};
@@ -22,13 +27,16 @@ use crate::profiler::ncu::readers::export::ExportError;
 use crate::profiler::ncu::readers::trace::{imported, TraceInput};
 use crate::report::model::Report;
 use crate::run::{
-    check_in_run, ncu_export_stem, ncu_report_file, read_record, trace_checks, RECORD_FILE,
+    check_in_run, is_compressed_csv, ncu_export_stem, ncu_report_file, read_record, trace_checks,
+    RECORD_FILE,
 };
 use crate::run::{RunRecord, REPORT_BASE};
 
-use super::run::export_pages::export_pages;
-use super::sampling::ranks;
+use crate::profiler::ncu::capture::run::export_pages::export_pages;
+use crate::profiler::ncu::capture::sampling::{self, ranks};
+use crate::profiler::ncu::capture::trace;
 
+pub mod captured;
 mod copies;
 mod rank_dirs;
 
@@ -66,20 +74,10 @@ pub fn reads_report_files(config: &Config) -> bool {
 }
 
 impl NcuInputs {
-    /// Whether several captures are merged into one report (the ranks of one job); the traces of
-    /// one run are its processes, not captures to merge.
-    pub fn merges_captures(&self) -> bool {
-        match &self.captures {
-            Captures::Exports(exports) => exports.len() > 1,
-            Captures::ReportFiles(reports) => reports.len() > 1,
-            Captures::Traces { .. } => false,
-        }
-    }
-
     /// The report of these captures: the one place that chooses ncu's reader. CUPTI traces of a
     /// traced run (with a sampled run's deep pass); report files read as they are
     /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
-    pub fn analyze(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
+    pub fn read(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
         match &self.captures {
             Captures::Traces { traces, deep } => {
                 let mut report = analyze_traces(plan, config, traces, deep, context)?;
@@ -89,6 +87,35 @@ impl NcuInputs {
             Captures::Exports(exports) => analyze_exports(plan, exports, context),
             Captures::ReportFiles(reports) => analyze_report_files(plan, reports, context),
         }
+    }
+}
+
+impl FoundCaptures for NcuInputs {
+    type Plan = NcuPlan;
+
+    fn run_dir(&self) -> Option<&Path> {
+        self.run_dir.as_deref()
+    }
+
+    /// Several exports or report files are the ranks of one job, merged; the traces of one run are
+    /// its processes, not captures to merge.
+    fn merges_captures(&self) -> bool {
+        match &self.captures {
+            Captures::Exports(exports) => exports.len() > 1,
+            Captures::ReportFiles(reports) => reports.len() > 1,
+            Captures::Traces { .. } => false,
+        }
+    }
+
+    fn analyze(&self, plan: &NcuPlan, config: &Config, fingerprint: String) -> Result<Analysed> {
+        let context = RunContext {
+            config_fingerprint: fingerprint,
+            ..self.context.clone()
+        };
+        Ok(Analysed {
+            report: self.read(plan, config, &context)?,
+            details: Vec::new(),
+        })
     }
 }
 
@@ -146,9 +173,9 @@ impl Claimed {
     /// A deep sibling that is not a regular file (a directory, a FIFO, a device) is named in a note
     /// and left unread, so the capture is reported from its timing pass alone.
     fn deep_sibling(&mut self, timing: &Path, argument: &Path) -> Result<Option<PathBuf>> {
-        let deep = match super::sampling::deep_sibling(timing) {
-            Some(super::sampling::Sibling::File(deep)) => deep,
-            Some(super::sampling::Sibling::NotAFile(deep, kind)) => {
+        let deep = match sampling::deep_sibling(timing) {
+            Some(sampling::Sibling::File(deep)) => deep,
+            Some(sampling::Sibling::NotAFile(deep, kind)) => {
                 err_line(&format!(
                     "note: {} {kind}, not a report file: its deep metrics are left out and {} is reported from its timing pass alone",
                     escape_controls(&deep.display().to_string()),
@@ -165,7 +192,7 @@ impl Claimed {
     /// Takes a deep report, its workers' and its top-up's, by identity alone.
     fn claim_deep(&mut self, deep: &Path, argument: &Path) -> Result<()> {
         self.claim_part(deep, argument)?;
-        for worker in super::sampling::worker_siblings(deep) {
+        for worker in sampling::worker_siblings(deep) {
             self.claim_part(&worker, argument)?;
         }
         Ok(())
@@ -306,13 +333,6 @@ fn not_an_input(input: &Path) -> Error {
         "{} does not exist; give a run directory, a `--page raw` CSV export, an .ncu-rep, a CUPTI trace (cupti.<pid>.trace), a PyTorch profiler trace (.json[.gz]), an Nsight Systems export (.sqlite, .nsys-rep) or a rocprofv3 kernel trace (kernel_trace.csv){override_hint}",
         input.display()
     ))
-}
-
-/// `R_raw.csv.gz`: a gzip-compressed CSV export.
-pub fn is_compressed_csv(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".csv.gz"))
 }
 
 /// A gzip-compressed CSV export and its details page (compressed or not), decompressed into `dir`
@@ -467,13 +487,13 @@ impl RunDirInputs<'_> {
                 };
             }
         }
-        let traced = super::trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
+        let traced = trace::traces_in(dir, rank, self.config.pipeline.ncu.trace.max_mib);
         for trace in &traced {
             self.claimed.claim(&trace.path, self.argument)?;
         }
         if !traced.is_empty() {
             self.traces.inputs.extend(traced);
-            let deep = dir.join(format!("{}.ncu-rep", super::sampling::DEEP_REPORT_BASE));
+            let deep = dir.join(format!("{}.ncu-rep", sampling::DEEP_REPORT_BASE));
             check_in_run(&deep, dir)?;
             if let Some(rank) = rank {
                 ranks::count_deep_rank(&mut self.context.deep_ranks, rank, deep.is_file());

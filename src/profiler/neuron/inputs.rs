@@ -2,7 +2,9 @@
 //! `neuron-views.json`), a `view` output (full JSON, summary JSON, summary text, Parquet directory)
 //! or an inspect output directory (viewed first, into the report's directory); or a system
 //! profile: its Parquet directory, or a directory holding several instances'
-//! `<instance-id>_pid_<pid>/` outputs on shared storage, read as one run with a scope per worker.
+//! `<instance-id>_pid_<pid>/` outputs on shared storage, read as one run with a scope per worker;
+//! and their report ([`FoundCaptures`]). It sits beside `readers/` and takes from `capture/` only
+//! the views a run left and the viewing of an inspect output.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,12 +12,15 @@ use std::time::Duration;
 use crate::analysis::RunContext;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::profiler::ncu::capture::inputs::is_compressed_csv;
+use crate::profiler::adapter::FoundCaptures;
+use crate::profiler::job::Analysed;
 use crate::profiler::neuron::capture::view_inspect_dir;
 use crate::profiler::neuron::capture::views::{read_manifest, Viewed};
-use crate::profiler::neuron::readers::parquet::system::system_dirs;
+use crate::profiler::neuron::observe;
+use crate::profiler::neuron::plan::NeuronPlan;
+use crate::profiler::neuron::readers::parquet::system::{self, system_dirs};
 use crate::profiler::neuron::readers::recognise::{recognise, InputKind};
-use crate::run::{read_record, RunRecord};
+use crate::run::{is_compressed_csv, read_record, RunRecord};
 
 /// The Neuron profiles named by `report` arguments, with the run they came from.
 #[derive(Debug, Clone)]
@@ -27,6 +32,49 @@ pub struct NeuronInputs {
     /// System-profile directories (every instance's and process's), read as one run; when there
     /// are any, `viewed` is empty.
     pub system: Vec<PathBuf>,
+}
+
+impl FoundCaptures for NeuronInputs {
+    type Plan = NeuronPlan;
+
+    fn run_dir(&self) -> Option<&Path> {
+        self.run_dir.as_deref()
+    }
+
+    /// Several Neuron profiles are each a scope of their own, never merged into one.
+    fn merges_captures(&self) -> bool {
+        false
+    }
+
+    /// The report of the profiles, and the top-level keys each left unused (for `-v`); a system
+    /// profile's instances and processes read as one run, each directory once.
+    fn analyze(&self, plan: &NeuronPlan, config: &Config, fingerprint: String) -> Result<Analysed> {
+        let context = RunContext {
+            config_fingerprint: fingerprint,
+            ..self.context.clone()
+        };
+        if self.system.is_empty() {
+            let (report, details) = observe::report::report_with_details(
+                config,
+                &plan.regions,
+                &self.viewed,
+                &context,
+            )?;
+            return Ok(Analysed { report, details });
+        }
+        let profile = system::read_all(&self.system)?;
+        let sources: Vec<String> = profile
+            .sources
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        let report =
+            observe::workers::system::report(config, &plan.regions, &profile, &sources, &context)?;
+        Ok(Analysed {
+            report,
+            details: Vec::new(),
+        })
+    }
 }
 
 /// How one argument is read, or `None` when it is no Neuron input.
