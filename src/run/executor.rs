@@ -46,8 +46,11 @@ pub struct PassSpec {
 
 /// What a profiler says of the passes it planned, while and after they run.
 pub trait Watch: Sync {
-    /// What one output line of `pass` is.
-    fn line(&self, pass: &PassSpec, line: &str) -> Line;
+    /// What one output line of `pass` is: its workload's own output, unless the profiler reads it.
+    fn line(&self, pass: &PassSpec, line: &str) -> Line {
+        let _ = (pass, line);
+        Line::Output
+    }
     /// The warning for `pass`, which ended but not well (`error`: could not be started);
     /// `again`: it was its second try.
     fn failed(&self, pass: &PassSpec, again: bool, error: Option<&ProfilerError>) -> String;

@@ -30,7 +30,7 @@ use crate::profiler::neuron::capture::pipeline::{CaptureMode, NeuronPipeline};
 use crate::profiler::neuron::observe::report;
 use crate::profiler::neuron::plan::NeuronPlan;
 use crate::report::model::Report;
-use crate::run::{Executor, Finding, Line, PassGroup, PassSpec, RunDir, RunRecord, Slot, Watch};
+use crate::run::{Executor, Finding, PassGroup, PassSpec, RunDir, RunRecord, Slot, Watch};
 use views::{pair_stem, pair_viewed, view_one, Viewed};
 
 pub use crate::run::{
@@ -294,10 +294,6 @@ struct NeuronWatch {
 }
 
 impl Watch for NeuronWatch {
-    fn line(&self, _pass: &PassSpec, _line: &str) -> Line {
-        Line::Output
-    }
-
     fn failed(&self, pass: &PassSpec, _again: bool, error: Option<&ProfilerError>) -> String {
         match error {
             Some(e) => format!("warning: {} could not be run ({e})", pass.name),
