@@ -294,11 +294,12 @@ struct NeuronWatch {
 }
 
 impl Watch for NeuronWatch {
-    fn failed(&self, pass: &PassSpec, _again: bool, error: Option<&ProfilerError>) -> String {
+    fn failed(&self, pass: &PassSpec, again: bool, error: Option<&ProfilerError>) -> String {
+        let again = if again { " again" } else { "" };
         match error {
-            Some(e) => format!("warning: {} could not be run ({e})", pass.name),
+            Some(e) => format!("warning: {} could not be run{again} ({e})", pass.name),
             None => format!(
-                "warning: {} failed; its log is {}",
+                "warning: {} failed{again}; its log is {}",
                 pass.name,
                 self.log.display()
             ),
