@@ -63,7 +63,9 @@ for factor in "${factors[@]}"; do
   python3 "$helper" make "$fixture" "$trace" "$factor"
   bytes=$(stat -c %s "$trace")
   mib=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1048576 }')
-  read -r ours_s ours_mib ours_code < <(measure "$bin" report "$trace" --out "$work/out$factor" --force)
+  # Each stream's own annotations, as HTA attributes them (the default scope, process, lets a kernel
+  # see every annotation open in its process).
+  read -r ours_s ours_mib ours_code < <(measure "$bin" report "$trace" pipeline.ncu.ncu_cli.nvtx.push_pop_scope=thread --out "$work/out$factor" --force)
   if [[ $ours_code != 0 ]]; then echo "profile-run report failed on the ${factor}× trace" >&2; exit 1; fi
   python3 "$helper" ours "$work/out$factor/report.json" "$work/ours$factor.json"
   kernels=$(python3 -c 'import json,sys; print(sum(s["total"]["kernel_count"] for s in json.load(open(sys.argv[1]))["scopes"]))' "$work/out$factor/report.json")

@@ -10,7 +10,9 @@ runs HTA's per-annotation kernel breakdown, and compares it with profile-run's r
 `make` gives every CPU `user_annotation` the `gpu_user_annotation` Kineto writes when CUPTI's
 range tracking is on (the span of the kernels it launched, on each stream they ran on), because
 HTA attributes kernels only to GPU-side annotations and the committed traces predate them. Each
-copy is shifted past the previous one's end, with fresh correlation and external ids.
+copy is shifted past the previous one's end, with fresh correlation and external ids. Where two
+annotations cover the same kernels of a stream, only the inner one is written (equal spans leave the
+leaf to chance in both tools).
 """
 
 import gzip
@@ -37,7 +39,7 @@ def gpu_annotations(events):
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "kernel":
             kernels[e["args"]["correlation"]] = e
-    out = []
+    spans_of = {}  # (stream, span) -> the CPU annotation it is kept for
     for a in events:
         if a.get("ph") != "X" or a.get("cat") != "user_annotation":
             continue
@@ -50,9 +52,15 @@ def gpu_annotations(events):
             lo, hi = spans.get(key, (k["ts"], k["ts"] + k["dur"]))
             spans[key] = (min(lo, k["ts"]), max(hi, k["ts"] + k["dur"]))
         for (pid, tid), (lo, hi) in spans.items():
-            out.append({"ph": "X", "cat": "gpu_user_annotation", "name": a["name"],
-                        "pid": pid, "tid": tid, "ts": lo, "dur": hi - lo})
-    return out
+            # Two annotations over the same kernels of a stream give equal spans, and neither tool
+            # can tell which is the leaf: only the inner one (it started later on the CPU) is kept.
+            key = (pid, tid, lo, hi)
+            kept = spans_of.get(key)
+            if kept is None or (a["ts"], -a["dur"]) > (kept["ts"], -kept["dur"]):
+                spans_of[key] = a
+    return [{"ph": "X", "cat": "gpu_user_annotation", "name": a["name"],
+             "pid": pid, "tid": tid, "ts": lo, "dur": hi - lo}
+            for (pid, tid, lo, hi), a in spans_of.items()]
 
 
 def make(src, out, factor):
@@ -95,10 +103,11 @@ def hta(trace_dir, out):
     logging.disable(logging.WARNING)
     from hta.trace_analysis import TraceAnalysis
 
-    analysis = TraceAnalysis(trace_dir=trace_dir)
+    # Every step: by default HTA sets the last ProfilerStep aside, which profile-run does not.
+    analysis = TraceAnalysis(trace_dir=trace_dir, include_last_profiler_step=True)
     sums = defaultdict(float)
     for rank in analysis.t.traces:
-        df = analysis.get_gpu_kernels_with_user_annotations(rank=rank)
+        df = analysis.get_gpu_kernels_with_user_annotations(rank=rank, shortern_names=False)
         # Kernels only: profile-run's regions time kernels, HTA's breakdown also counts memcpy/memset.
         kernel = analysis.t.symbol_table.get_sym_id_map()["kernel"]
         df = df[(df["cat"] == kernel) & (df["user_annotation"] >= 0)]

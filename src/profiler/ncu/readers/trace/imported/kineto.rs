@@ -371,11 +371,16 @@ impl Events {
             .filter(|r| (r.kind == Kind::GpuRange) == gpu_side)
         {
             let (p, t) = range.track;
-            let thread = match range.kind {
-                Kind::GpuRange => collect.thread(gpu_track(p), t),
-                _ => collect.thread(p, t),
+            let (thread, start) = match range.kind {
+                // A GPU annotation starts with its first kernel, and a range is open only after
+                // its start: filed 1 ns earlier, it holds the kernel that starts it (as HTA counts).
+                Kind::GpuRange => (
+                    collect.thread(gpu_track(p), t),
+                    range.start.saturating_sub(1),
+                ),
+                _ => (collect.thread(p, t), range.start),
             };
-            let times = (range.start, Some(range.end));
+            let times = (start, Some(range.end));
             collect.range((RangeKind::PushPop, thread), times, None, Some(&range.name))?;
         }
         let by_external = file_calls(&self.calls, (!gpu_side).then_some(&mut collect));
