@@ -51,6 +51,10 @@ print(f"{wall:.2f} {rss:.1f} {p.returncode}")
 PY
 }
 
+# The floor every report has, whatever the trace: a report of a Kineto trace with no events.
+echo '{"schemaVersion": 1, "traceEvents": []}' >"$work/empty.json"
+read -r _ floor_mib _ < <(measure "$bin" report "$work/empty.json" --out "$work/out-empty" --force)
+
 echo "## Reading other tools' traces: profile-run and HTA ($(nproc) cores)"
 echo
 echo "| trace | file MiB | kernels | profile-run s | profile-run peak MiB | HTA s | HTA peak MiB | speed-up | per-annotation totals | bars |"
@@ -86,6 +90,7 @@ for factor in "${factors[@]}"; do
   echo "| $name | $mib | $kernels | $ours_s | $ours_mib | $hta_s | $hta_mib | ${speedup}× | $agree (worst ${worst} %) | $verdict |"
 done
 echo
+echo "A report of a trace with no events peaks at $floor_mib MiB: no file smaller than that meets the memory bar."
 if ((smoke)); then
   echo "Smoke run: no HTA, no bars."
 elif ((failed)); then
