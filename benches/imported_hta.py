@@ -4,6 +4,7 @@ runs HTA's per-annotation kernel breakdown, and compares it with profile-run's r
 
   imported_hta.py make SRC OUT FACTOR   # SRC's steps FACTOR times over, as plain JSON in OUT
   imported_hta.py hta DIR OUT           # HTA: GPU kernel time (ns) per leaf GPU annotation -> OUT
+  imported_hta.py leaves TRACE OUT      # the same attribution as HTA's, in plain Python -> OUT
   imported_hta.py ours REPORT OUT       # profile-run: self GPU time (ns) per leaf region -> OUT
   imported_hta.py compare A B           # the two agree within 0.1 % on every annotation?
 
@@ -117,6 +118,26 @@ def hta(trace_dir, out):
         json.dump(sums, f, indent=1, sort_keys=True)
 
 
+def leaves(trace, out):
+    """HTA's attribution without HTA (for the smoke run): each kernel's time to the shortest GPU
+    annotation of its stream that it overlaps."""
+    events = load(trace)["traceEvents"]
+    spans = defaultdict(list)
+    for a in events:
+        if a.get("ph") == "X" and a.get("cat") == "gpu_user_annotation":
+            spans[(a["pid"], a["tid"])].append(a)
+    sums = defaultdict(float)
+    for k in events:
+        if k.get("ph") != "X" or k.get("cat") != "kernel":
+            continue
+        over = [a for a in spans[(k["pid"], k["tid"])]
+                if a["ts"] < k["ts"] + k["dur"] and k["ts"] < a["ts"] + a["dur"]]
+        if over:
+            sums[min(over, key=lambda a: a["dur"])["name"]] += k["dur"] * 1000.0
+    with open(out, "w") as f:
+        json.dump(sums, f, indent=1, sort_keys=True)
+
+
 def ours(report, out):
     doc = load(report)
     sums = defaultdict(float)
@@ -150,6 +171,8 @@ if __name__ == "__main__":
         make(rest[0], rest[1], int(rest[2]))
     elif cmd == "hta":
         hta(rest[0], rest[1])
+    elif cmd == "leaves":
+        leaves(rest[0], rest[1])
     elif cmd == "ours":
         ours(rest[0], rest[1])
     elif cmd == "compare":
