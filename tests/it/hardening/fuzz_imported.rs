@@ -128,13 +128,20 @@ const ROCPD_VALUES: &[&str] = &[
 fn rocpd_changed(changes: &[(usize, usize, u8)]) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("seed.db");
-    std::fs::copy(crate::common::fixture("rocprof/rocpd-schema3/sample.db"), &path).unwrap();
+    std::fs::copy(
+        crate::common::fixture("rocprof/rocpd-schema3/sample.db"),
+        &path,
+    )
+    .unwrap();
     let db = rusqlite::Connection::open(&path).unwrap();
     for &(cell, value, row) in changes {
         let (table, column) = ROCPD_CELLS[cell % ROCPD_CELLS.len()];
         let table = format!("{table}_00000000_0000_0000_0000_000000000000");
         let value = ROCPD_VALUES[value % ROCPD_VALUES.len()];
-        let sql = format!("UPDATE {table} SET \"{column}\" = {value} WHERE id = {}", row % 16);
+        let sql = format!(
+            "UPDATE {table} SET \"{column}\" = {value} WHERE id = {}",
+            row % 16
+        );
         // A value the table refuses (NOT NULL, CHECK) leaves the cell as it was.
         let _ = db.execute_batch(&sql);
     }

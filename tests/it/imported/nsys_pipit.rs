@@ -52,19 +52,33 @@ fn each_kernel_functions_time_equals_pipits_trace_of_the_export() {
         .iter()
         .map(|k| {
             let name = k["function"].as_str().unwrap().to_string();
-            (name, (k["count"].as_u64().unwrap(), k["time"].as_f64().unwrap()))
+            (
+                name,
+                (k["count"].as_u64().unwrap(), k["time"].as_f64().unwrap()),
+            )
         })
         .collect();
     let want = csv_kernels();
-    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
     for (name, (count, time)) in &want {
         let (got_count, got_time) = got[name];
         assert_eq!(got_count, *count, "{name}");
-        assert!((got_time - time).abs() <= time * 1e-3, "{name}: {got_time} ns, CSV {time} ns");
+        assert!(
+            (got_time - time).abs() <= time * 1e-3,
+            "{name}: {got_time} ns, CSV {time} ns"
+        );
     }
     let total: f64 = want.values().map(|(_, t)| t).sum();
-    let reported = scope["total"]["metrics"]["gpu__time_duration.sum"]["value"].as_f64().unwrap();
-    assert!((reported - total).abs() <= total * 1e-3, "{reported} ns, CSV {total} ns");
+    let reported = scope["total"]["metrics"]["gpu__time_duration.sum"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (reported - total).abs() <= total * 1e-3,
+        "{reported} ns, CSV {total} ns"
+    );
     // An older export schema than the other fixture's, read the same way.
     let notes = report["notes"].to_string();
     assert!(notes.contains("schema 3.13.2"), "{notes}");

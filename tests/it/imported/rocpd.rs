@@ -63,7 +63,11 @@ fn kernels_by_sql(db: &Connection) -> Vec<(Vec<String>, f64)> {
 #[test]
 fn each_roctx_ranges_time_equals_an_sql_query_over_the_database() {
     let tmp = tempfile::tempdir().unwrap();
-    let (report, _) = run_report(&["report", THREAD_SCOPE], &[&database()], &tmp.path().join("r"));
+    let (report, _) = run_report(
+        &["report", THREAD_SCOPE],
+        &[&database()],
+        &tmp.path().join("r"),
+    );
     let db = Connection::open(database()).unwrap();
     let kernels = kernels_by_sql(&db);
     assert_eq!(kernels.len(), 7, "every kernel has its hipLaunchKernel");
@@ -90,11 +94,17 @@ fn each_roctx_ranges_time_equals_an_sql_query_over_the_database() {
 fn the_database_and_the_csv_trace_of_one_run_give_the_same_regions() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = fixture("rocprof/sdk-docs-sample/kernel_trace.csv");
-    for scope in ["pipeline.ncu.ncu_cli.nvtx.push_pop_scope=process", THREAD_SCOPE] {
+    for scope in [
+        "pipeline.ncu.ncu_cli.nvtx.push_pop_scope=process",
+        THREAD_SCOPE,
+    ] {
         let out = |name: &str| tmp.path().join(format!("{name}-{}", scope.len()));
         let (db, _) = run_report(&["report", scope], &[&database()], &out("db"));
         let (csv, _) = run_report(&["report", scope], &[&csv], &out("csv"));
-        let (db, csv) = (region_times(&db, "device 1"), region_times(&csv, "device 1"));
+        let (db, csv) = (
+            region_times(&db, "device 1"),
+            region_times(&csv, "device 1"),
+        );
         assert!(!db.is_empty());
         assert_same_times(&db, &csv);
     }

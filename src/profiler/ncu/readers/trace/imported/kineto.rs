@@ -397,7 +397,12 @@ impl Events {
                 _ => (collect.thread(p, t), range.start),
             };
             let times = (start, Some(range.end));
-            collect.range((RangeKind::PushPop, thread), times, None, Some(&self.names[range.name as usize]))?;
+            collect.range(
+                (RangeKind::PushPop, thread),
+                times,
+                None,
+                Some(&self.names[range.name as usize]),
+            )?;
         }
         let by_external = file_calls(&self.calls, (!gpu_side).then_some(&mut collect));
         for mut k in self.kernels {

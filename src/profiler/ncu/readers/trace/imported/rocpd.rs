@@ -213,11 +213,7 @@ fn kernels(db: &Db<'_>, pid: i64, collect: &mut Collect) -> Result<(), TraceErro
         "tid",
     ];
     let c = db.select(KERNELS, needed, &optional)?.0;
-    let query = format!(
-        "SELECT {} FROM {KERNELS} WHERE {} = ?1",
-        c.join(", "),
-        c[5]
-    );
+    let query = format!("SELECT {} FROM {KERNELS} WHERE {} = ?1", c.join(", "), c[5]);
     let mut query = db.db.prepare(&query).map_err(|e| db.sql(e))?;
     let mut rows = query.query([pid]).map_err(|e| db.sql(e))?;
     let fail = |what: String| refused(db.path, what);
@@ -273,11 +269,7 @@ fn regions(db: &Db<'_>, pid: i64, collect: &mut Collect) -> Result<(), TraceErro
         &["pid"],
     ];
     let c = db.select(REGIONS, needed, &[])?.0;
-    let query = format!(
-        "SELECT {} FROM {REGIONS} WHERE {} = ?1",
-        c.join(", "),
-        c[6]
-    );
+    let query = format!("SELECT {} FROM {REGIONS} WHERE {} = ?1", c.join(", "), c[6]);
     let mut query = db.db.prepare(&query).map_err(|e| db.sql(e))?;
     let mut rows = query.query([pid]).map_err(|e| db.sql(e))?;
     let fail = |what: String| refused(db.path, what);
