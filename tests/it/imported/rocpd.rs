@@ -1,6 +1,7 @@
 //! rocpd databases (rocprofv3 `--output-format rocpd`, schema 3): the sample built from rocpd's
 //! schema (tests/fixtures/rocprof/rocpd-schema3), every ROCTx range's GPU time equal to an SQL query
-//! over the database and to the same sample read as CSV; `diff` gating a slowed copy; unknown
+//! over the database and to the same sample read as CSV; `merge` of two processes' databases;
+//! `diff` gating a slowed copy; unknown
 //! schema versions, missing views and columns refused naming them.
 
 use std::collections::BTreeMap;
@@ -107,6 +108,27 @@ fn the_database_and_the_csv_trace_of_one_run_give_the_same_regions() {
         );
         assert!(!db.is_empty());
         assert_same_times(&db, &csv);
+    }
+}
+
+#[test]
+fn two_processes_databases_merge_into_one_report_of_two_scopes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let other = changed_copy(
+        tmp.path(),
+        "pid70.db",
+        "UPDATE rocpd_info_process_00000000_0000_0000_0000_000000000000 SET pid = 70",
+    );
+    let (report, _) = run_report(&["merge"], &[&database(), &other], &tmp.path().join("m"));
+    let scopes = report["scopes"].as_array().unwrap();
+    let labels: Vec<&str> = scopes
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes.len(), 2, "{labels:?}");
+    assert!(labels.iter().any(|l| l.contains("(pid 70)")), "{labels:?}");
+    for scope in scopes {
+        assert_eq!(scope["total"]["kernel_count"], 7, "{scope:#}");
     }
 }
 

@@ -1,9 +1,10 @@
 //! Traces other tools wrote, read into the same [`ProcessTrace`] as profile-run's own CUPTI trace, so
 //! that attribution, the region tree, the cross-rank diagnosis, trace.json and `diff` treat them
 //! alike: PyTorch profiler (Kineto) JSON traces ([`kineto`]), Nsight Systems SQLite exports
-//! ([`nsys`]), rocprofv3 CSV kernel traces ([`rocprof`]) and rocprofv3 rocpd databases ([`rocpd`]). Each format is told by its content, never by its name alone; its schema version is
-//! read and checked, an unknown shape is refused naming the key, table or column, and every read is
-//! bounded by the same `pipeline.ncu.trace.max_mib` as the CUPTI trace.
+//! ([`nsys`]), rocprofv3 CSV kernel traces ([`rocprof`]) and rocprofv3 rocpd databases
+//! ([`rocpd`]). Each format is told by its content, never by its name alone; its schema version is
+//! read and checked, an unknown shape is refused naming the key, table, view or column, and every
+//! read is bounded by the same `pipeline.ncu.trace.max_mib` as the CUPTI trace.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
