@@ -1,6 +1,7 @@
 //! rocpd databases (rocprofv3 `--output-format rocpd`, schema 3): the sample built from rocpd's
 //! schema (tests/fixtures/rocprof/rocpd-schema3), every ROCTx range's GPU time equal to an SQL query
-//! over the database and to the same sample read as CSV; `merge` of two processes' databases;
+//! over the database and to the same sample read as CSV; a database of two processes split by
+//! process, and `merge` of two processes' databases;
 //! `diff` gating a slowed copy; unknown
 //! schema versions, missing views and columns refused naming them.
 
@@ -130,6 +131,47 @@ fn two_processes_databases_merge_into_one_report_of_two_scopes() {
     for scope in scopes {
         assert_eq!(scope["total"]["kernel_count"], 7, "{scope:#}");
     }
+}
+
+#[test]
+fn a_database_of_two_processes_is_split_by_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |name: &str| format!("{name}_00000000_0000_0000_0000_000000000000");
+    // A second process (pid 70) whose thread 71 dispatched the same kernels on its own queues,
+    // with no API trace: its kernels are placed at their own start on that thread.
+    let sql = format!(
+        "INSERT INTO {p} (id, guid, nid, pid) SELECT 2, guid, 1, 70 FROM {p};
+         INSERT INTO {th} (id, guid, nid, pid, tid) SELECT 9, guid, 1, 2, 71 FROM {p} WHERE id = 1;
+         INSERT INTO {q} (id, guid, nid, pid, name) SELECT id + 100, guid, nid, 2, name FROM {q};
+         INSERT INTO {DISPATCHES} (guid, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id,
+           stream_id, start, end, workgroup_size_x, workgroup_size_y, workgroup_size_z,
+           grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id)
+         SELECT guid, nid, 2, 9, agent_id, kernel_id, dispatch_id, queue_id + 100, stream_id,
+           start, end, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x,
+           grid_size_y, grid_size_z, region_name_id, event_id FROM {DISPATCHES};",
+        p = t("rocpd_info_process"),
+        th = t("rocpd_info_thread"),
+        q = t("rocpd_info_queue"),
+    );
+    let two = changed_copy(tmp.path(), "two.db", &sql);
+    let (report, _) = run_report(&["report"], &[&two], &tmp.path().join("r"));
+    let scopes = report["scopes"].as_array().unwrap();
+    let labels: Vec<&str> = scopes
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(scopes.len(), 2, "{labels:?}");
+    assert!(labels[0].contains("(pid 69)"), "{labels:?}");
+    assert!(labels[1].contains("(pid 70)"), "{labels:?}");
+    for scope in scopes {
+        assert_eq!(scope["total"]["kernel_count"], 7, "{scope:#}");
+    }
+    // Process 69's regions are those of the database it alone was in; process 70 ran no ROCTx range.
+    let (alone, _) = run_report(&["report"], &[&database()], &tmp.path().join("alone"));
+    let alone = region_times(&alone, "(pid 69)");
+    assert!(!alone.is_empty());
+    assert_same_times(&region_times(&report, "(pid 69)"), &alone);
+    assert!(region_times(&report, "(pid 70)").is_empty());
 }
 
 #[test]
