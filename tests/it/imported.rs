@@ -1,11 +1,14 @@
 //! Traces other tools wrote, read by `report`, `merge` and `diff`: PyTorch profiler (Kineto) JSON
 //! (`imported/kineto.rs`, the two HTA ranks of tests/fixtures/kineto), rocprofv3 CSV traces
-//! (`imported/rocprof.rs`, tests/fixtures/rocprof) and Nsight Systems SQLite
-//! exports (`imported/nsys.rs`, tests/fixtures/nsys). Each range's GPU time is checked against an
+//! (`imported/rocprof.rs`, tests/fixtures/rocprof), rocpd databases (`imported/rocpd.rs`) and Nsight Systems SQLite
+//! exports (`imported/nsys.rs`, and `imported/nsys_pipit.rs` against pipit's read of an export;
+//! tests/fixtures/nsys). Each range's GPU time is checked against an
 //! independent computation over the file itself.
 
 mod kineto;
 mod nsys;
+mod nsys_pipit;
+mod rocpd;
 mod rocprof;
 
 use std::collections::BTreeMap;

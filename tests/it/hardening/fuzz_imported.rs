@@ -1,7 +1,8 @@
 //! Fuzzing the readers of traces other tools wrote (`readers/trace/imported/`) with proptest:
 //! mutations of a PyTorch profiler (Kineto) trace (a slice of the HTA rank-0 fixture's events, and a small
-//! one with nested, GPU-side and never-launched events), of rocprofv3's sample kernel trace, and of
-//! a small Nsight Systems SQLite export built here with the tables and columns the reader reads. Nothing may panic; an accepted trace
+//! one with nested, GPU-side and never-launched events), of rocprofv3's sample kernel trace and its
+//! rocpd database (bytes, and values written into the columns read), and of a small Nsight Systems
+//! SQLite export built here with the tables and columns the reader reads. Nothing may panic; an accepted trace
 //! keeps its kernels' times forward and within 2^53 ns, its text within the file's bytes and its
 //! attribution within `regions.max_depth`; a refused one names the file.
 //!
@@ -96,6 +97,56 @@ fn nsys_seed() -> &'static [u8] {
         drop(db);
         std::fs::read(&path).unwrap()
     })
+}
+
+/// rocpd's tables under the sample's views, each with a column the reader reaches through them.
+const ROCPD_CELLS: &[(&str, &str)] = &[
+    ("rocpd_kernel_dispatch", "start"),
+    ("rocpd_kernel_dispatch", "end"),
+    ("rocpd_kernel_dispatch", "grid_size_x"),
+    ("rocpd_kernel_dispatch", "stream_id"),
+    ("rocpd_event", "correlation_id"),
+    ("rocpd_region", "start"),
+    ("rocpd_region", "end"),
+    ("rocpd_info_thread", "tid"),
+    ("rocpd_info_agent", "absolute_index"),
+    ("rocpd_metadata", "value"),
+];
+
+const ROCPD_VALUES: &[&str] = &[
+    "NULL",
+    "-1",
+    "0",
+    "9223372036854775807",
+    "4294967296",
+    "'text'",
+    "x'ff00'",
+    "1.5",
+];
+
+/// The sample rocpd database with `(cell, value, row)` written into it.
+fn rocpd_changed(changes: &[(usize, usize, u8)]) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seed.db");
+    std::fs::copy(
+        crate::common::fixture("rocprof/rocpd-schema3/sample.db"),
+        &path,
+    )
+    .unwrap();
+    let db = rusqlite::Connection::open(&path).unwrap();
+    for &(cell, value, row) in changes {
+        let (table, column) = ROCPD_CELLS[cell % ROCPD_CELLS.len()];
+        let table = format!("{table}_00000000_0000_0000_0000_000000000000");
+        let value = ROCPD_VALUES[value % ROCPD_VALUES.len()];
+        let sql = format!(
+            "UPDATE {table} SET \"{column}\" = {value} WHERE id = {}",
+            row % 16
+        );
+        // A value the table refuses (NOT NULL, CHECK) leaves the cell as it was.
+        let _ = db.execute_batch(&sql);
+    }
+    drop(db);
+    std::fs::read(&path).unwrap()
 }
 
 #[derive(Debug, Clone)]
@@ -237,6 +288,17 @@ proptest! {
     }
 
     #[test]
+    fn mutated_rocpd_databases_never_panic(mutations in proptest::collection::vec(mutation(), 1..4)) {
+        let seed = std::fs::read(crate::common::fixture("rocprof/rocpd-schema3/sample.db")).unwrap();
+        check(&mutate(seed, &mutations), "fuzz.db")?;
+    }
+
+    #[test]
+    fn rocpd_databases_with_odd_values_never_panic(changes in proptest::collection::vec((0usize..64, 0usize..64, any::<u8>()), 1..5)) {
+        check(&rocpd_changed(&changes), "odd.db")?;
+    }
+
+    #[test]
     fn mutated_nsys_exports_never_panic(mutations in proptest::collection::vec(mutation(), 1..4)) {
         let bytes = mutate(nsys_seed().to_vec(), &mutations);
         check(&bytes, "fuzz.sqlite")?;
@@ -249,6 +311,7 @@ fn the_seeds_read_as_they_are() {
         (kineto_seeds()[0].clone(), "hta.json"),
         (kineto_seeds()[1].clone(), "small.json"),
         (nsys_seed().to_vec(), "seed.sqlite"),
+        (rocpd_changed(&[]), "seed.db"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);

@@ -202,7 +202,7 @@ fn write_trace(dir: &Path, name: &str, doc: &Value) -> PathBuf {
 }
 
 /// A small trace: two kernels launched inside `step` on thread 1, the second also inside a
-/// GPU-side `gpu_step` on its stream when `gpu_side`.
+/// GPU-side `gpu_step` on its stream when `gpu_side`, and inside `gpu_first`, which starts with it.
 fn small_trace(gpu_side: bool) -> Value {
     let mut events = vec![
         json!({"ph": "X", "cat": "user_annotation", "name": "step", "pid": 9, "tid": 1, "ts": 100, "dur": 100}),
@@ -213,6 +213,8 @@ fn small_trace(gpu_side: bool) -> Value {
     ];
     if gpu_side {
         events.push(json!({"ph": "X", "cat": "gpu_user_annotation", "name": "gpu_step", "pid": 0, "tid": 7, "ts": 390, "dur": 50}));
+        // Kineto starts a GPU annotation with its first kernel: this one is inside it.
+        events.push(json!({"ph": "X", "cat": "gpu_user_annotation", "name": "gpu_first", "pid": 0, "tid": 7, "ts": 400.5, "dur": 20.25}));
     }
     json!({"schemaVersion": 1, "traceEvents": events})
 }
@@ -227,9 +229,12 @@ fn gpu_side_annotations_place_kernels_by_their_stream() {
     let gpu = write_trace(tmp.path(), "gpu.pt.trace.json", &small_trace(true));
     let (report, _) = run_report(&["report"], &[&gpu], &tmp.path().join("gpu"));
     let times = region_times(&report, "device 0");
-    // Only the second kernel ran inside the stream's annotation; the CPU one is set aside.
-    assert_eq!(times.len(), 1, "{times:?}");
+    // Only the second kernel ran inside the stream's annotations, the inner one starting with it;
+    // the CPU one is set aside.
+    assert_eq!(times.len(), 2, "{times:?}");
     assert_eq!(times[&vec!["gpu_step".to_string()]], 20_250.0, "{times:?}");
+    let inner = vec!["gpu_step".to_string(), "gpu_first".to_string()];
+    assert_eq!(times[&inner], 20_250.0, "{times:?}");
 }
 
 /// `profile-run report` of a trace holding `doc`: its exit code and stderr.

@@ -209,7 +209,8 @@ fn kind_of(cat: &str) -> Option<Kind> {
 /// A kernel read, its launch still to be found.
 struct Pending {
     row: KernelRow<'static>,
-    name: String,
+    /// The kernel's name, by its place in `Events::names`.
+    name: u32,
     external: Option<u64>,
     gpu: (u64, u64),
 }
@@ -230,7 +231,8 @@ struct Annotation {
     track: (u64, u64),
     start: u64,
     end: u64,
-    name: String,
+    /// By its place in `Events::names`.
+    name: u32,
 }
 
 /// The events filed so far.
@@ -245,6 +247,10 @@ struct Events {
     process_names: FastMap<u64, String>,
     /// Thread ids written as text (Kineto names some tracks), numbered past every numeric id.
     named_threads: FastMap<String, u64>,
+    /// Kernel and annotation names, each kept once: a trace repeats a few hundred names over
+    /// millions of events, and a name is often longer than the rest of its kernel.
+    names: Vec<String>,
+    name_ids: FastMap<String, u32>,
 }
 
 impl Events {
@@ -274,7 +280,7 @@ impl Events {
             .checked_add(micros(e.dur.as_ref(), "dur")?)
             .ok_or("`ts` + `dur` is past 2^64 ns")?;
         let args = e.args.unwrap_or_default();
-        let name = e.name.unwrap_or_default();
+        let name = self.intern(e.name.unwrap_or_default());
         match kind {
             Kind::Kernel => self.kernel(&args, name, track, (start, end))?,
             Kind::Launch => {
@@ -298,10 +304,20 @@ impl Events {
         Ok(())
     }
 
+    fn intern(&mut self, name: String) -> u32 {
+        if let Some(&at) = self.name_ids.get(&name) {
+            return at;
+        }
+        let at = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.name_ids.insert(name, at);
+        at
+    }
+
     fn kernel(
         &mut self,
         args: &RawArgs,
-        name: String,
+        name: u32,
         gpu: (u64, u64),
         (start, end): (u64, u64),
     ) -> Result<(), String> {
@@ -371,12 +387,22 @@ impl Events {
             .filter(|r| (r.kind == Kind::GpuRange) == gpu_side)
         {
             let (p, t) = range.track;
-            let thread = match range.kind {
-                Kind::GpuRange => collect.thread(gpu_track(p), t),
-                _ => collect.thread(p, t),
+            let (thread, start) = match range.kind {
+                // A GPU annotation starts with its first kernel, and a range is open only after
+                // its start: filed 1 ns earlier, it holds the kernel that starts it (as HTA counts).
+                Kind::GpuRange => (
+                    collect.thread(gpu_track(p), t),
+                    range.start.saturating_sub(1),
+                ),
+                _ => (collect.thread(p, t), range.start),
             };
-            let times = (range.start, Some(range.end));
-            collect.range((RangeKind::PushPop, thread), times, None, Some(&range.name))?;
+            let times = (start, Some(range.end));
+            collect.range(
+                (RangeKind::PushPop, thread),
+                times,
+                None,
+                Some(&self.names[range.name as usize]),
+            )?;
         }
         let by_external = file_calls(&self.calls, (!gpu_side).then_some(&mut collect));
         for mut k in self.kernels {
@@ -391,7 +417,7 @@ impl Events {
                 collect.call(id, thread, k.row.start);
             }
             let row = KernelRow {
-                name: &k.name,
+                name: &self.names[k.name as usize],
                 ..k.row
             };
             collect.kernel(row)?;

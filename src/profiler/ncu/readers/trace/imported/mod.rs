@@ -1,9 +1,10 @@
 //! Traces other tools wrote, read into the same [`ProcessTrace`] as profile-run's own CUPTI trace, so
 //! that attribution, the region tree, the cross-rank diagnosis, trace.json and `diff` treat them
 //! alike: PyTorch profiler (Kineto) JSON traces ([`kineto`]), Nsight Systems SQLite exports
-//! ([`nsys`]) and rocprofv3 CSV kernel traces ([`rocprof`]). Each format is told by its content, never by its name alone; its schema version is
-//! read and checked, an unknown shape is refused naming the key, table or column, and every read is
-//! bounded by the same `pipeline.ncu.trace.max_mib` as the CUPTI trace.
+//! ([`nsys`]), rocprofv3 CSV kernel traces ([`rocprof`]) and rocprofv3 rocpd databases
+//! ([`rocpd`]). Each format is told by its content, never by its name alone; its schema version is
+//! read and checked, an unknown shape is refused naming the key, table, view or column, and every
+//! read is bounded by the same `pipeline.ncu.trace.max_mib` as the CUPTI trace.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
@@ -12,6 +13,7 @@ mod collect;
 pub mod kineto;
 pub mod nsys;
 mod nsys_rep;
+pub mod rocpd;
 pub mod rocprof;
 
 use std::io::Read;
@@ -29,6 +31,8 @@ pub enum ImportedFormat {
     NsysSqlite,
     /// rocprofv3's CSV kernel trace, with its marker and HIP API traces beside it.
     RocprofCsv,
+    /// rocprofv3's SQLite output (`--output-format rocpd`).
+    RocpdDb,
 }
 
 /// The first bytes of every SQLite database.
@@ -51,9 +55,13 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
     };
     let raw = file_kind::open_checked(path, checks).ok()?;
     let filled = read(Box::new(raw), &mut head);
-    // Every SQLite file is read as an nsys export: reading it names the table it lacks.
+    // An SQLite file with rocpd's metadata is a rocpd database; every other one is read as an
+    // nsys export, and reading it names the table it lacks.
     if head[..filled].starts_with(SQLITE_MAGIC) {
-        return Some(ImportedFormat::NsysSqlite);
+        return Some(match rocpd::is_rocpd(path) {
+            true => ImportedFormat::RocpdDb,
+            false => ImportedFormat::NsysSqlite,
+        });
     }
     let filled = match head[..filled].starts_with(&[0x1f, 0x8b]) {
         true => {
@@ -74,12 +82,17 @@ pub fn sniff(path: &Path, checks: &Checks) -> Option<ImportedFormat> {
 }
 
 /// The processes in a trace of `format`, each read as one [`TraceInput`] with its `part`: one for a
-/// Kineto trace (one process wrote it), one per process that ran kernels for an nsys export.
+/// Kineto trace (one process wrote it), one per process that ran kernels for an nsys export or a
+/// rocpd database.
 pub fn parts(format: ImportedFormat, path: &Path) -> Result<Vec<Option<u32>>, TraceError> {
     match format {
         ImportedFormat::Kineto | ImportedFormat::RocprofCsv => Ok(vec![None]),
         ImportedFormat::NsysSqlite => {
             let count = nsys::process_count(path)?;
+            Ok((0..count).map(Some).collect())
+        }
+        ImportedFormat::RocpdDb => {
+            let count = rocpd::process_count(path)?;
             Ok((0..count).map(Some).collect())
         }
     }
@@ -91,6 +104,7 @@ pub fn read(format: ImportedFormat, input: &TraceInput) -> Result<ProcessTrace, 
         ImportedFormat::Kineto => kineto::read(input),
         ImportedFormat::NsysSqlite => nsys::read(input),
         ImportedFormat::RocprofCsv => rocprof::read(input),
+        ImportedFormat::RocpdDb => rocpd::read(input),
     }
 }
 
