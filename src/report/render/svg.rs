@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::layout::{self, time_of, TimelineSpan};
 use crate::region::RegionKind;
 use crate::report::format::{self, escape_html as esc};
-use crate::report::model::{Instances, Region, Report, Scope};
+use crate::report::model::{Percentiles, Region, Report, Scope};
 use crate::report::RenderError;
 
 mod draw;
@@ -232,14 +232,10 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
 }
 
 /// A region's instances when they have times to draw.
-fn instances(region: &Region) -> Option<(&Instances, [f64; 4])> {
+fn instances(region: &Region) -> Option<(&Percentiles, [f64; 4])> {
     let i = region.instances.as_ref()?;
-    match (i.min, i.median, i.p90, i.max) {
-        (Some(a), Some(b), Some(c), Some(d)) if [a, b, c, d].iter().all(|v| v.is_finite()) => {
-            Some((i, [a, b, c, d]))
-        }
-        _ => None,
-    }
+    let values = [i.min, i.median, i.p90, i.max];
+    values.iter().all(|v| v.is_finite()).then_some((i, values))
 }
 
 /// `what`: the time metric, its unit, and what one result is called (`kernel`, `instruction`).
