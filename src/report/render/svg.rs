@@ -140,7 +140,7 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             .iter()
             .copied()
             // A region visited once has no spread to draw.
-            .filter(|&i| instances(&scope.regions[i]).is_some_and(|(inst, _)| inst.count > 1))
+            .filter(|&i| instances(&scope.regions[i]).is_some_and(|inst| inst.count > 1))
             .collect();
         out.push(Planned {
             scope: index,
@@ -232,10 +232,12 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
 }
 
 /// A region's instances when they have times to draw.
-fn instances(region: &Region) -> Option<(&Percentiles, [f64; 4])> {
+fn instances(region: &Region) -> Option<&Percentiles> {
     let i = region.instances.as_ref()?;
-    let values = [i.min, i.median, i.p90, i.max];
-    values.iter().all(|v| v.is_finite()).then_some((i, values))
+    [i.min, i.median, i.p90, i.max]
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some(i)
 }
 
 /// `what`: the time metric, its unit, and what one result is called (`kernel`, `instruction`).

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::draw::{axis, colour, label, legend, n, open, scale, value, PLOT_X, ROW, TOP, VALUE_X};
 use super::instances;
 use crate::report::format::{self, escape_html as esc};
-use crate::report::model::{Region, Scope};
+use crate::report::model::{Percentiles, Region, Scope};
 
 pub(super) fn instances_chart(
     scope: &Scope,
@@ -18,7 +18,7 @@ pub(super) fn instances_chart(
     let extent = rows
         .iter()
         .filter_map(|&i| instances(&scope.regions[i]))
-        .map(|(_, v)| v[3])
+        .map(|inst| inst.max)
         .fold(0.0, f64::max);
     let height = TOP + ROW * rows.len() as f64 + 48.0;
     let desc = "Per region, the inclusive time of each visit: whisker from the fastest to the \
@@ -30,18 +30,15 @@ pub(super) fn instances_chart(
     axis(&mut out, extent, unit, bottom);
     for (row, &i) in rows.iter().enumerate() {
         let region = &scope.regions[i];
-        let Some((inst, [min, median, p90, max])) = instances(region) else {
-            continue;
-        };
-        instance_row(
-            &mut out,
-            region,
-            inst.count,
-            [min, median, p90, max],
-            TOP + ROW * row as f64,
-            extent,
-            unit,
-        );
+        if let Some(inst) = instances(region) {
+            instance_row(
+                &mut out,
+                region,
+                inst,
+                TOP + ROW * row as f64,
+                (extent, unit),
+            );
+        }
     }
     legend(
         &mut out,
@@ -58,12 +55,17 @@ pub(super) fn instances_chart(
 fn instance_row(
     out: &mut String,
     region: &Region,
-    count: u64,
-    [min, median, p90, max]: [f64; 4],
+    inst: &Percentiles,
     y: f64,
-    extent: f64,
-    unit: &str,
+    (extent, unit): (f64, &str),
 ) {
+    let Percentiles {
+        count,
+        min,
+        median,
+        p90,
+        max,
+    } = *inst;
     let px = |v: f64| n(PLOT_X + scale(v, extent));
     let c = colour(region.depth);
     let tip = format!(
