@@ -59,19 +59,13 @@ fn instance_row(
     y: f64,
     (extent, unit): (f64, &str),
 ) {
-    let Percentiles {
-        count,
-        min,
-        median,
-        p90,
-        max,
-    } = *inst;
+    let [min, median, p90, max] = [inst.min, inst.median, inst.p90, inst.max];
     let px = |v: f64| n(PLOT_X + scale(v, extent));
     let c = colour(region.depth);
     let tip = format!(
         "{} — {} visit(s): min {}, median {}, p90 {}, max {}",
         region.segments.join(" / "),
-        count,
+        inst.count,
         value(min, unit),
         value(median, unit),
         value(p90, unit),
@@ -112,7 +106,7 @@ fn instance_row(
         "<text x=\"{}\" y=\"{}\" fill=\"#333333\">{} visits · median {} · p90 {} · max {}</text>\n</g>",
         n(VALUE_X),
         n(y + 12.0),
-        format::count(count as f64),
+        format::count(inst.count as f64),
         esc(&value(median, unit)),
         esc(&value(p90, unit)),
         esc(&value(max, unit)),
