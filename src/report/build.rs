@@ -9,8 +9,8 @@ use crate::region::{
 };
 
 use super::model::{
-    CoverageShares, Insight, Instances, Kernel, MetricMap, MetricValue, PerResultMap,
-    PerResultValue, Region, Scope, Totals,
+    CoverageShares, Insight, Kernel, MetricMap, MetricValue, PerResultMap, PerResultValue,
+    Percentiles, Region, Scope, Totals,
 };
 use crate::region;
 
@@ -167,7 +167,10 @@ impl<'a> ScopeBuilder<'a> {
             per_result: self.per_result(&stats.inclusive),
             collectives: None,
             kernels: self.kernels(stats.kernels, tallies),
-            instances: stats.instances.as_deref().map(Instances::of),
+            instances: stats
+                .instances
+                .as_deref()
+                .and_then(Percentiles::nearest_rank),
             insights: Vec::new(),
             notes,
             idle: None,

@@ -83,7 +83,7 @@ fn compared(entry: &str, region: &Region) -> ComparedRegion {
         path: region.path.clone(),
         kernel_count: region.kernel_count,
         time_share: region.time_share,
-        instances: region.instances.clone(),
+        instances: region.instances,
         inclusive: region.inclusive.clone(),
     }
 }

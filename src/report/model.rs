@@ -36,7 +36,7 @@ pub use distribution::{Distribution, DistributionEntry};
 pub use insight::{Evidence, Insight, Severity};
 pub use kernel::{Kernel, KernelSelectionInfo};
 pub use metric::{MetricInfo, MetricMap, MetricValue, PerResultMap, PerResultValue};
-pub use region::{Instances, Region};
+pub use region::Region;
 pub use run_info::{DeviceModel, Platform, ProfilerInfo, RunInfo};
 pub use sampling::{AdaptiveSampling, CoverageShares, DeepWorker, RankCoverage, Sampling};
 pub use scope::{Scope, Totals};

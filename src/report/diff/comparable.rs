@@ -24,20 +24,32 @@ pub struct Difference {
 /// The differences that make the runs incomparable, and notes on what could not be checked.
 pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     let mut diffs = Vec::new();
-    let mut notes = Vec::new();
+    let notes = profiler(a, b, &mut diffs);
+    setup(a, b, &mut diffs);
+    metrics(a, b, &mut diffs);
+    (diffs, notes)
+}
+
+/// Pushes `what` to `diffs` where the runs' values differ (`unknown` for one not recorded).
+fn differ(diffs: &mut Vec<Difference>, what: &str, x: Option<&str>, y: Option<&str>) {
+    if x != y {
+        diffs.push(Difference {
+            what: what.to_string(),
+            a: x.unwrap_or("unknown").to_string(),
+            b: y.unwrap_or("unknown").to_string(),
+        });
+    }
+}
+
+/// The profiler's name, version and every setting either run recorded; the note where a version
+/// could not be compared.
+fn profiler(a: &RunReport, b: &RunReport, diffs: &mut Vec<Difference>) -> Vec<String> {
     let (pa, pb) = (&a.run.profiler, &b.run.profiler);
-    let mut differ = |what: &str, x: Option<&str>, y: Option<&str>| {
-        if x != y {
-            diffs.push(Difference {
-                what: what.to_string(),
-                a: x.unwrap_or("unknown").to_string(),
-                b: y.unwrap_or("unknown").to_string(),
-            });
-        }
-    };
-    differ("profiler", Some(&pa.name), Some(&pb.name));
+    let mut notes = Vec::new();
+    differ(diffs, "profiler", Some(&pa.name), Some(&pb.name));
     match (&pa.version, &pb.version) {
         (Some(x), Some(y)) => differ(
+            diffs,
             "profiler version",
             Some(&format::profiler_version(x)),
             Some(&format::profiler_version(y)),
@@ -54,11 +66,17 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     let keys: BTreeSet<&String> = pa.settings.keys().chain(pb.settings.keys()).collect();
     for key in keys {
         differ(
+            diffs,
             &format!("setting {key}"),
             pa.settings.get(key).map(String::as_str),
             pb.settings.get(key).map(String::as_str),
         );
     }
+    notes
+}
+
+/// How each run chose what it measured: sampling, the time metric and the result selection.
+fn setup(a: &RunReport, b: &RunReport, diffs: &mut Vec<Difference>) {
     // A sampled run's deep metrics stand for launches it did not measure; a full run's do not.
     let sampling = |r: &RunReport| match &r.sampling {
         None => "off (every result profiled in full)".to_string(),
@@ -68,8 +86,9 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
                 .map_or("unknown".to_string(), |k| k.to_string())
         ),
     };
-    differ("sampling", Some(&sampling(a)), Some(&sampling(b)));
+    differ(diffs, "sampling", Some(&sampling(a)), Some(&sampling(b)));
     differ(
+        diffs,
         "time metric",
         a.time_metric.as_deref(),
         b.time_metric.as_deref(),
@@ -84,10 +103,15 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
         })
     };
     differ(
+        diffs,
         &format!("{} selection", a.item_noun.one),
         selection(a).as_deref(),
         selection(b).as_deref(),
     );
+}
+
+/// The metric sets, and each shared metric's rollup.
+fn metrics(a: &RunReport, b: &RunReport, diffs: &mut Vec<Difference>) {
     let names =
         |r: &RunReport| -> BTreeSet<String> { r.metrics.iter().map(|m| m.name.clone()).collect() };
     let (ma, mb) = (names(a), names(b));
@@ -104,16 +128,9 @@ pub fn check(a: &RunReport, b: &RunReport) -> (Vec<Difference>, Vec<String>) {
     for m in &a.metrics {
         let other = b.metrics.iter().find(|o| o.name == m.name);
         if let (Some(x), Some(y)) = (m.rollup.as_deref(), other.and_then(|o| o.rollup.as_deref())) {
-            if x != y {
-                diffs.push(Difference {
-                    what: format!("rollup of {}", m.name),
-                    a: x.to_string(),
-                    b: y.to_string(),
-                });
-            }
+            differ(diffs, &format!("rollup of {}", m.name), Some(x), Some(y));
         }
     }
-    (diffs, notes)
 }
 
 /// `has 2 that B lacks (x, y)` or `has none that B lacks`: what one run's metric set adds to the

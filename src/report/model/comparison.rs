@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Instances, MetricMap};
+use super::{MetricMap, Percentiles};
 
 /// Up to three regions of one scope, side by side (`report.compare`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,6 +24,6 @@ pub struct ComparedRegion {
     pub kernel_count: u64,
     /// Inclusive time over the scope's, 0..1.
     pub time_share: Option<f64>,
-    pub instances: Option<Instances>,
+    pub instances: Option<Percentiles>,
     pub inclusive: MetricMap,
 }

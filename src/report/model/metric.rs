@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::region::Rollup;
@@ -43,6 +42,18 @@ pub struct MetricValue {
     pub interval95: Option<[f64; 2]>,
 }
 
+impl MetricValue {
+    /// A number (`None`: no result had one) in `unit`, measured on every launch.
+    pub fn number(value: Option<f64>, unit: Arc<str>) -> MetricValue {
+        MetricValue {
+            value,
+            unit,
+            values: None,
+            interval95: None,
+        }
+    }
+}
+
 /// Metric name → value, serialised as a JSON object in report order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricMap(pub Vec<(Arc<str>, MetricValue)>);
@@ -55,11 +66,7 @@ impl MetricMap {
 
 impl Serialize for MetricMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, value) in &self.0 {
-            map.serialize_entry(&**name, value)?;
-        }
-        map.end()
+        serializer.collect_map(self.0.iter().map(|(name, value)| (&**name, value)))
     }
 }
 
@@ -80,10 +87,6 @@ pub struct PerResultMap(pub Vec<(Arc<str>, PerResultValue)>);
 
 impl Serialize for PerResultMap {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, value) in &self.0 {
-            map.serialize_entry(&**name, value)?;
-        }
-        map.end()
+        serializer.collect_map(self.0.iter().map(|(name, value)| (&**name, value)))
     }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use serde::ser::{SerializeMap, SerializeStruct};
+use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use super::{Percentiles, Severity};
@@ -231,11 +231,7 @@ struct Units<'a>(&'a [(Arc<str>, Arc<str>)]);
 
 impl Serialize for Units<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (name, unit) in self.0 {
-            map.serialize_entry(&**name, &**unit)?;
-        }
-        map.end()
+        serializer.collect_map(self.0.iter().map(|(name, unit)| (&**name, &**unit)))
     }
 }
 
@@ -264,10 +260,7 @@ struct Values<'a>(&'a ScopeTable, &'a ScopeRow);
 
 impl Serialize for Values<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.metrics.len()))?;
-        for ((name, _), value) in self.0.metrics.iter().zip(self.1.values.iter()) {
-            map.serialize_entry(&**name, value)?;
-        }
-        map.end()
+        let names = self.0.metrics.iter().map(|(name, _)| &**name);
+        serializer.collect_map(names.zip(self.1.values.iter()))
     }
 }

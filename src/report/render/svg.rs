@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::layout::{self, time_of, TimelineSpan};
 use crate::region::RegionKind;
 use crate::report::format::{self, escape_html as esc};
-use crate::report::model::{Instances, Region, Report, Scope};
+use crate::report::model::{Percentiles, Region, Report, Scope};
 use crate::report::RenderError;
 
 mod draw;
@@ -140,7 +140,7 @@ pub fn plan(report: &Report, max_regions: usize) -> Vec<Planned> {
             .iter()
             .copied()
             // A region visited once has no spread to draw.
-            .filter(|&i| instances(&scope.regions[i]).is_some_and(|(inst, _)| inst.count > 1))
+            .filter(|&i| instances(&scope.regions[i]).is_some_and(|inst| inst.count > 1))
             .collect();
         out.push(Planned {
             scope: index,
@@ -232,14 +232,12 @@ pub fn charts(report: &Report, max_regions: usize) -> Vec<Chart> {
 }
 
 /// A region's instances when they have times to draw.
-fn instances(region: &Region) -> Option<(&Instances, [f64; 4])> {
+fn instances(region: &Region) -> Option<&Percentiles> {
     let i = region.instances.as_ref()?;
-    match (i.min, i.median, i.p90, i.max) {
-        (Some(a), Some(b), Some(c), Some(d)) if [a, b, c, d].iter().all(|v| v.is_finite()) => {
-            Some((i, [a, b, c, d]))
-        }
-        _ => None,
-    }
+    [i.min, i.median, i.p90, i.max]
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some(i)
 }
 
 /// `what`: the time metric, its unit, and what one result is called (`kernel`, `instruction`).

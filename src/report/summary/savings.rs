@@ -42,15 +42,35 @@ struct Claim<'a> {
 /// Counts each kernel under its best finding, scope-wide; see [`Findings`].
 pub fn allocate(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Findings {
     let mut candidates = candidates(scope);
+    let claims = claims(&candidates);
+    count_claims(&mut candidates, &claims);
+    let mut counted: Vec<SummaryInsight> = Vec::new();
+    let mut overlapping: Vec<SummaryInsight> = Vec::new();
+    for c in &candidates {
+        let entry = entry(scope, c, share);
+        if c.counted > 0.0 {
+            counted.push(entry);
+        } else {
+            overlapping.push(entry);
+        }
+    }
+    counted.sort_by(|a, b| b.estimated_saving_ns.total_cmp(&a.estimated_saving_ns));
+    counted.truncate(TOP);
+    overlapping.sort_by(|a, b| b.own_saving_ns.total_cmp(&a.own_saving_ns));
+    overlapping.truncate(TOP);
+    Findings {
+        counted,
+        overlapping,
+    }
+}
+
+/// Every candidate's claims (one per kernel of its breakdown, else one on its whole region), in
+/// the order they are counted: launch savings first, then the largest saving.
+fn claims<'a>(candidates: &[Candidate<'a>]) -> Vec<Claim<'a>> {
     let mut claims: Vec<Claim> = Vec::new();
     for (n, c) in candidates.iter().enumerate() {
-        let launch = c
-            .insight
-            .evidence
-            .labels
-            .get(LAUNCH_FORMULA.0)
-            .map(String::as_str)
-            == Some(LAUNCH_FORMULA.1);
+        let labels = &c.insight.evidence.labels;
+        let launch = labels.get(LAUNCH_FORMULA.0).map(String::as_str) == Some(LAUNCH_FORMULA.1);
         if c.insight.saving_by_kernel.is_empty() {
             claims.push(Claim {
                 candidate: n,
@@ -74,10 +94,16 @@ pub fn allocate(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Findings {
             .then(b.saving.total_cmp(&a.saving))
             .then(a.candidate.cmp(&b.candidate))
     });
+    claims
+}
+
+/// Counts each claim to its candidate unless an earlier claim on the same time (the same kernel,
+/// or a whole region, in an overlapping region) holds it; then the holder is named as an overlap.
+fn count_claims(candidates: &mut [Candidate<'_>], claims: &[Claim<'_>]) {
     // Claims already counted, by kernel (`None`: a whole region's), so each claim is checked only
     // against those that could hold the same time.
     let mut taken: HashMap<Option<&str>, Vec<&Claim>> = HashMap::new();
-    for claim in &claims {
+    for claim in claims {
         let region = candidates[claim.candidate].region;
         let rivals = match claim.kernel {
             Some(_) => [claim.kernel, None]
@@ -103,24 +129,6 @@ pub fn allocate(scope: &Scope, share: &dyn Fn(f64) -> Option<f64>) -> Findings {
             }
             Some(_) => {}
         }
-    }
-    let mut counted: Vec<SummaryInsight> = Vec::new();
-    let mut overlapping: Vec<SummaryInsight> = Vec::new();
-    for c in &candidates {
-        let entry = entry(scope, c, share);
-        if c.counted > 0.0 {
-            counted.push(entry);
-        } else {
-            overlapping.push(entry);
-        }
-    }
-    counted.sort_by(|a, b| b.estimated_saving_ns.total_cmp(&a.estimated_saving_ns));
-    counted.truncate(TOP);
-    overlapping.sort_by(|a, b| b.own_saving_ns.total_cmp(&a.own_saving_ns));
-    overlapping.truncate(TOP);
-    Findings {
-        counted,
-        overlapping,
     }
 }
 

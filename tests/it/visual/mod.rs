@@ -9,7 +9,7 @@ mod trace;
 
 use profile_run::analysis::RunContext;
 use profile_run::config::{load, ConfigSources};
-use profile_run::report::model::{Instances, Report};
+use profile_run::report::model::{Percentiles, Report};
 
 use crate::common::{analyze_sets, fixture, ExportSet};
 
@@ -70,7 +70,7 @@ pub fn with_instances(mut report: Report) -> Report {
             .iter()
             .filter_map(|k| k.metrics.get(TIME).and_then(|v| v.value))
             .collect();
-        region.instances = Some(Instances::of(&times));
+        region.instances = Percentiles::nearest_rank(&times);
     }
     report
 }

@@ -154,12 +154,12 @@ fn instance_charts_show_min_median_p90_and_max() {
     let extent = report.scopes[0]
         .regions
         .iter()
-        .filter_map(|r| r.instances.as_ref()?.max)
+        .filter_map(|r| Some(r.instances.as_ref()?.max))
         .fold(0.0, f64::max);
     let px = |v: f64| 300.0 + v / extent * 440.0;
     let (x, w) = row.2[0];
-    assert!((x - px(inst.median.unwrap())).abs() < 0.02);
-    assert!((x + w - px(inst.p90.unwrap())).abs() < 0.02 || w == 1.0);
+    assert!((x - px(inst.median)).abs() < 0.02);
+    assert!((x + w - px(inst.p90)).abs() < 0.02 || w == 1.0);
     // A slowest visit beyond p90 is marked.
     if inst.max > inst.p90 {
         assert!(chart.svg.contains("<circle"));

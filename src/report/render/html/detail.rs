@@ -47,7 +47,7 @@ pub(super) fn detail<'a>(
         .as_ref()
         .filter(|_| time.is_some())
         .map(|i| {
-            let v = |x: Option<f64>| format::value(x, unit);
+            let v = |x: f64| format::value(Some(x), unit);
             format!(
                 "{} visit(s); time per visit min {}, median {}, p90 {}, max {}",
                 format::count(i.count as f64),

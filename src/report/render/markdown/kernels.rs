@@ -130,12 +130,7 @@ fn row<'a>(mut group: Group<'a>, kernels: &'a [Kernel], base_time: Option<f64>) 
         variants,
         count: group.count,
         kernels: members,
-        time: group.unit.map(|unit| MetricValue {
-            value: group.time,
-            unit,
-            values: None,
-            interval95: None,
-        }),
+        time: group.unit.map(|unit| MetricValue::number(group.time, unit)),
         share: match (group.time, base_time) {
             (Some(t), Some(b)) if b > 0.0 => Some(t / b),
             _ => None,

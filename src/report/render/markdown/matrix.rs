@@ -159,12 +159,7 @@ fn row(
     let unit: Option<Arc<str>> = times.iter().flatten().map(|t| t.unit.clone()).next();
     let (spread, spread_share) = match (fastest, slowest, unit) {
         (Some(f), Some(s), Some(unit)) if present.len() > 1 => (
-            Some(MetricValue {
-                value: Some(s.1 - f.1),
-                unit,
-                values: None,
-                interval95: None,
-            }),
+            Some(MetricValue::number(Some(s.1 - f.1), unit)),
             (s.1 > 0.0).then(|| (s.1 - f.1) / s.1),
         ),
         _ => (None, None),
@@ -198,14 +193,11 @@ fn across(
         .collect();
     // Slowest first; ties keep scope order, so the table is the same from one run to the next.
     present.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let slowest = present.iter().take(3).map(|&(i, v, t)| {
-        let time = MetricValue {
-            value: Some(v),
-            unit: t.unit.clone(),
-            values: None,
-            interval95: None,
-        };
-        (labels[i].clone(), time)
+    let slowest = (present.iter().take(3)).map(|&(i, v, t)| {
+        (
+            labels[i].clone(),
+            MetricValue::number(Some(v), t.unit.clone()),
+        )
     });
     Some(Across {
         spread: found.spread,

@@ -14,8 +14,8 @@ use crate::report::model::CollectiveTime;
 use crate::report::model::CrossRank;
 use crate::report::model::{past_side_by_side, SIDE_BY_SIDE};
 use crate::report::model::{
-    Comparison, CoverageShares, Distribution, Idle, Insight, Instances, ItemNoun,
-    KernelSelectionInfo, MetricInfo, MetricMap, MetricValue, PerResultMap, Region, Report, RunInfo,
+    Comparison, CoverageShares, Distribution, Idle, Insight, ItemNoun, KernelSelectionInfo,
+    MetricInfo, MetricMap, MetricValue, PerResultMap, Percentiles, Region, Report, RunInfo,
     Sampling, Scope, ScopeSummary, TableSummary, Totals,
 };
 use crate::report::render::shown::shown_regions;
@@ -153,7 +153,7 @@ struct RegionView<'a> {
     inclusive: &'a MetricMap,
     exclusive: &'a MetricMap,
     per_result: &'a PerResultMap,
-    instances: Option<&'a Instances>,
+    instances: Option<&'a Percentiles>,
     insights: &'a [Insight],
     notes: &'a [String],
     anchor: String,
@@ -243,52 +243,9 @@ impl<'a> ScopeView<'a> {
         time: Option<&str>,
         options: &RenderOptions,
     ) -> ScopeView<'a> {
-        let shown = shown_regions(&scope.regions, time, options.max_regions);
         let scope_time = number(&scope.total.metrics, time);
-        let mut used = HashSet::new();
-        // Every shown region's ancestors are shown too, so a parent's time is found among them.
-        let mut times: HashMap<(RegionKind, &str), Option<f64>> = HashMap::new();
-        let shown_regions: Vec<RegionView> = shown
-            .into_iter()
-            .map(|i| {
-                let region = &scope.regions[i];
-                let mut view = RegionView::new(region, i, &anchor, &mut used, time, options);
-                let own = number(&region.inclusive, time);
-                let parent = match &region.parent {
-                    Some(p) => times.get(&(region.kind, p.as_str())).copied().flatten(),
-                    None => scope_time,
-                };
-                view.parent_share = ratio(own, parent);
-                times.insert((region.kind, region.path.as_str()), own);
-                view
-            })
-            .collect();
-        let named: HashSet<&str> = scope
-            .summary
-            .top_regions
-            .iter()
-            .map(|r| r.path.as_str())
-            .chain(scope.summary.top_insights.iter().map(|i| i.region.as_str()))
-            .chain(
-                scope
-                    .summary
-                    .top_insights
-                    .iter()
-                    .filter_map(|i| i.mostly_in.as_deref()),
-            )
-            .chain(
-                scope
-                    .summary
-                    .top_kernels
-                    .iter()
-                    .filter_map(|k| k.mostly_in.as_deref()),
-            )
-            .collect();
-        let summary_anchors = shown_regions
-            .iter()
-            .filter(|r| named.contains(r.path))
-            .map(|r| (r.path, r.anchor.clone()))
-            .collect();
+        let shown_regions = region_views(scope, &anchor, scope_time, time, options);
+        let summary_anchors = summary_anchors(&scope.summary, &shown_regions);
         let outside_time = number(&scope.outside_regions.metrics, time);
         let totals = |t: &'a Totals| TotalsView {
             kernel_count: t.kernel_count,
@@ -336,6 +293,61 @@ impl<'a> ScopeView<'a> {
             busy: scope.idle.as_ref().and_then(Idle::headline),
         }
     }
+}
+
+/// The shown regions of `scope`, each with its share of its parent's time (of the scope's,
+/// `scope_time`, at the top).
+fn region_views<'a>(
+    scope: &'a Scope,
+    anchor: &str,
+    scope_time: Option<f64>,
+    time: Option<&str>,
+    options: &RenderOptions,
+) -> Vec<RegionView<'a>> {
+    let mut used = HashSet::new();
+    // Every shown region's ancestors are shown too, so a parent's time is found among them.
+    let mut times: HashMap<(RegionKind, &str), Option<f64>> = HashMap::new();
+    (shown_regions(&scope.regions, time, options.max_regions).into_iter())
+        .map(|i| {
+            let region = &scope.regions[i];
+            let mut view = RegionView::new(region, i, anchor, &mut used, time, options);
+            let own = number(&region.inclusive, time);
+            let parent = match &region.parent {
+                Some(p) => times.get(&(region.kind, p.as_str())).copied().flatten(),
+                None => scope_time,
+            };
+            view.parent_share = ratio(own, parent);
+            times.insert((region.kind, region.path.as_str()), own);
+            view
+        })
+        .collect()
+}
+
+/// The anchors of the shown regions the summary names (its top regions, the regions of its top
+/// findings and where its top findings and kernels mostly ran), so its lists link to them.
+fn summary_anchors<'a>(
+    summary: &'a ScopeSummary,
+    shown: &[RegionView<'a>],
+) -> HashMap<&'a str, String> {
+    let named: HashSet<&str> = (summary.top_regions.iter().map(|r| r.path.as_str()))
+        .chain(summary.top_insights.iter().map(|i| i.region.as_str()))
+        .chain(
+            summary
+                .top_insights
+                .iter()
+                .filter_map(|i| i.mostly_in.as_deref()),
+        )
+        .chain(
+            summary
+                .top_kernels
+                .iter()
+                .filter_map(|k| k.mostly_in.as_deref()),
+        )
+        .collect();
+    (shown.iter())
+        .filter(|r| named.contains(r.path))
+        .map(|r| (r.path, r.anchor.clone()))
+        .collect()
 }
 
 impl<'a> RegionView<'a> {
