@@ -44,6 +44,43 @@ pub struct PassSpec {
     pub watched: bool,
 }
 
+impl PassSpec {
+    /// The workload itself as a pass, `name` in `slot`, logging to `log`: its program and arguments
+    /// as given, its output passed through.
+    pub fn of_workload(name: &str, slot: Slot, workload: &[String], log: &str) -> PassSpec {
+        PassSpec {
+            name: name.to_string(),
+            slot,
+            program: workload.first().cloned().unwrap_or_default(),
+            args: workload.iter().skip(1).map(OsString::from).collect(),
+            env: Vec::new(),
+            command: workload.to_vec(),
+            line: shell_words::join(workload),
+            log: log.to_string(),
+            outputs: Vec::new(),
+            expected: None,
+            status: None,
+            watched: false,
+        }
+    }
+
+    /// The same pass with `env` set for it: run.json's command and its line are then
+    /// `env VAR=… program…`.
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> PassSpec {
+        let assignments = env.iter().map(|(k, v)| format!("{k}={v}"));
+        self.command = std::iter::once("env".to_string())
+            .chain(assignments)
+            .chain(self.command)
+            .collect();
+        self.line = shell_words::join(&self.command);
+        self.env = env
+            .into_iter()
+            .map(|(k, v)| (k, OsString::from(v)))
+            .collect();
+        self
+    }
+}
+
 /// What a profiler says of the passes it planned, while and after they run.
 pub trait Watch: Sync {
     /// What one output line of `pass` is: its workload's own output, unless the profiler reads it.

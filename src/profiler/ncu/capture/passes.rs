@@ -1,7 +1,6 @@
 //! ncu's passes as plain data for the run's executor: the run's ncu command line, a pass under ncu
 //! from a command line, and the workload run unprofiled in a rank's place.
 
-use std::ffi::OsString;
 use std::path::Path;
 
 use crate::config::Config;
@@ -45,19 +44,9 @@ pub fn under_ncu(
 /// The workload itself, unprofiled, logging to `log`, with `status` on the progress line: a rank's
 /// step where it takes no deep pass, so that its peers' collectives complete.
 pub fn unprofiled(workload: &[String], slot: Slot, log: &str, status: String) -> PassSpec {
-    let program = workload.first().cloned().unwrap_or_default();
+    let name = "the unprofiled run of this rank's deep-pass step";
     PassSpec {
-        name: "the unprofiled run of this rank's deep-pass step".to_string(),
-        slot,
-        program,
-        args: workload.iter().skip(1).map(OsString::from).collect(),
-        env: Vec::new(),
-        command: workload.to_vec(),
-        line: shell_words::join(workload),
-        log: log.to_string(),
-        outputs: Vec::new(),
-        expected: None,
         status: Some(status),
-        watched: false,
+        ..PassSpec::of_workload(name, slot, workload, log)
     }
 }

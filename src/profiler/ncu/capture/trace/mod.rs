@@ -11,7 +11,6 @@
 
 mod injection;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, TimingSource};
@@ -148,26 +147,7 @@ pub fn pass(
 ) -> PassSpec {
     let mut env = environment(config, dir);
     env.extend(extra);
-    let mut command = vec!["env".to_string()];
-    command.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
-    command.extend(workload.iter().cloned());
-    PassSpec {
-        name: "the trace pass".to_string(),
-        slot: Slot::First,
-        program: workload.first().cloned().unwrap_or_default(),
-        args: workload.iter().skip(1).map(OsString::from).collect(),
-        env: env
-            .into_iter()
-            .map(|(k, v)| (k, OsString::from(v)))
-            .collect(),
-        line: shell_words::join(&command),
-        command,
-        log: LOG.to_string(),
-        outputs: Vec::new(),
-        expected: None,
-        status: None,
-        watched: false,
-    }
+    PassSpec::of_workload("the trace pass", Slot::First, workload, LOG).with_env(env)
 }
 
 /// Why a trace pass that did not succeed failed: the workload's own exit (no profiler ran), with the
