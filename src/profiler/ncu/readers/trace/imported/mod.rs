@@ -116,6 +116,31 @@ fn refused(path: &Path, what: impl Into<String>) -> TraceError {
     }
 }
 
+/// The process of a database that `input.part` names among `processes` (the first when none),
+/// once the file passed `input.checks` (a regular file within its bound) before SQLite opens it.
+fn chosen_process<P: Copy>(input: &TraceInput, processes: &[P]) -> Result<P, TraceError> {
+    let part = input.part.unwrap_or(0) as usize;
+    processes.get(part).copied().ok_or_else(|| {
+        refused(
+            &input.path,
+            format!(
+                "holds {} processes with kernels, not a process {part}",
+                processes.len()
+            ),
+        )
+    })
+}
+
+/// `input` opened through its checks, before SQLite reads it.
+fn check_open(input: &TraceInput) -> Result<(), TraceError> {
+    file_kind::open_checked(&input.path, &input.checks)
+        .map(drop)
+        .map_err(|e| TraceError::Io {
+            path: input.path.clone(),
+            source: e.into(),
+        })
+}
+
 /// The trace inputs one `report` / `merge` / `diff` argument makes when it is a trace another tool
 /// wrote: one per process it holds (an nsys export of several processes splits by process), each
 /// bounded by `max_mib`. A `.nsys-rep` is exported to SQLite first, into `export_dir()` (the report's

@@ -15,8 +15,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::super::{ProcessTrace, RangeKind, TraceError, TraceInput};
 use super::collect::{Collect, KernelRow};
-use super::refused;
-use crate::file_kind;
+use super::{check_open, chosen_process, refused};
 
 /// The export schema's major versions read: 3 is every nsys since 2021.
 pub const KNOWN_SCHEMA_MAJOR: &[u32] = &[3];
@@ -127,23 +126,11 @@ pub(super) fn process_count(path: &Path) -> Result<u32, TraceError> {
 /// Reads the process `input.part` names (the first when none), checked by `input.checks` first.
 pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let path = &input.path;
-    file_kind::open_checked(path, &input.checks).map_err(|e| TraceError::Io {
-        path: path.clone(),
-        source: e.into(),
-    })?;
+    check_open(input)?;
     let export = Export::open(path)?;
     let version = export.schema_version()?;
     let processes = export.processes()?;
-    let part = input.part.unwrap_or(0) as usize;
-    let Some(&global_pid) = processes.get(part) else {
-        return Err(refused(
-            path,
-            format!(
-                "holds {} processes with kernels, not a process {part}",
-                processes.len()
-            ),
-        ));
-    };
+    let global_pid = chosen_process(input, &processes)?;
     let mut collect = Collect::new(path);
     kernels(&export, global_pid, &mut collect)?;
     for table in ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"] {

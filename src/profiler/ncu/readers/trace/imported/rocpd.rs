@@ -16,8 +16,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::super::{ProcessTrace, RangeKind, TraceError, TraceInput};
 use super::collect::{Collect, KernelRow};
-use super::refused;
-use crate::file_kind;
+use super::{check_open, chosen_process, refused};
 
 /// The rocpd schema versions read: 3, the one rocprofv3 has written since ROCm 7.0.
 pub const KNOWN_SCHEMA_VERSIONS: &[&str] = &["3"];
@@ -142,23 +141,11 @@ pub(super) fn process_count(path: &Path) -> Result<u32, TraceError> {
 /// Reads the process `input.part` names (the first when none), checked by `input.checks` first.
 pub fn read(input: &TraceInput) -> Result<ProcessTrace, TraceError> {
     let path = &input.path;
-    file_kind::open_checked(path, &input.checks).map_err(|e| TraceError::Io {
-        path: path.clone(),
-        source: e.into(),
-    })?;
+    check_open(input)?;
     let db = Db::open(path)?;
     let version = db.schema_version()?;
     let processes = db.processes()?;
-    let part = input.part.unwrap_or(0) as usize;
-    let Some(&pid) = processes.get(part) else {
-        return Err(refused(
-            path,
-            format!(
-                "holds {} processes with kernels, not a process {part}",
-                processes.len()
-            ),
-        ));
-    };
+    let pid = chosen_process(input, &processes)?;
     let mut collect = Collect::new(path);
     kernels(&db, pid, &mut collect)?;
     regions(&db, pid, &mut collect)?;
