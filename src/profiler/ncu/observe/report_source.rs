@@ -479,6 +479,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         other_stratum_results: joined.iter().map(|j| j.other_stratum_results).sum(),
         ranks: Vec::new(),
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
+        engine: crate::profiler::ncu::observe::trace::deep::NCU_ENGINE.to_string(),
+        estimated_time_results: 0,
     };
     (sampling, notes)
 }

@@ -23,6 +23,7 @@ impl Counts {
             *known = (*known).max(world_size);
         }
         self.strata.add(other.strata);
+        self.inprocess.add(other.inprocess);
         for (rank, [with, without]) in other.rank_time {
             let sum = self.rank_time.entry(rank).or_default();
             sum[0] += with;
@@ -55,4 +56,6 @@ pub(super) struct Counts {
     /// The strata of keys that ran different work (a sampled run): their deep samples per stratum,
     /// for the intervals, and how their launches took their values.
     pub(super) strata: super::super::deep::StrataCounts,
+    /// How the launches took the traces' own deep counters (the in-process engine).
+    pub(super) inprocess: super::super::inprocess::Tally,
 }
