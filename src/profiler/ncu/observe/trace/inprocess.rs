@@ -60,8 +60,6 @@ pub(crate) struct InProcessIndex {
     pub time: TimeSpecs,
     /// Per spec: the counters' metric index and the factor to its base unit.
     columns: Vec<Option<(usize, f64)>>,
-    /// The traces that carry counters.
-    pub sources: Vec<String>,
     /// Deep samples taken (profiled launches with values, in the requested regions).
     pub samples: u64,
     /// Groups split into more than one stratum by duration.

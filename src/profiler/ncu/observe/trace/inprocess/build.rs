@@ -5,10 +5,14 @@
 use crate::analysis::{AnalysisPlan, MetricsFound};
 use crate::error::{Error, Result};
 use crate::fast_map::FastMap;
+#[cfg(test)]
+use crate::profiler::ncu::observe::launch_key::Shape;
 use crate::profiler::ncu::observe::report_source::twins::Twins;
 use crate::profiler::ncu::observe::strata::{Strata, STRATUM_IDS};
 use crate::profiler::ncu::readers::trace::{ProcessTrace, TracedKernel};
 use crate::profiler::ncu::readers::{rollup, units};
+#[cfg(test)]
+use crate::region::Cell;
 use crate::region::MetricSpec;
 
 use super::{Group, GroupKey, InProcessIndex, Profiled, Stratum};
@@ -28,7 +32,6 @@ pub(crate) struct Builder {
     /// The counters' metric names and the first trace that gave them.
     metrics: Option<(Vec<String>, String)>,
     pending: FastMap<GroupKey, Pending>,
-    sources: Vec<String>,
     errors: Vec<String>,
     chips: Vec<String>,
     samples: u64,
@@ -50,9 +53,8 @@ impl Builder {
                 )));
             }
             Some(_) => {}
-            None => self.metrics = Some((c.metrics.clone(), path.clone())),
+            None => self.metrics = Some((c.metrics.clone(), path)),
         }
-        self.sources.push(path);
         self.errors.extend(c.errors.iter().cloned());
         for chip in &c.chips {
             let line = format!("{}: {} passes", chip.chip, chip.passes);
@@ -135,7 +137,6 @@ impl Builder {
             found,
             time,
             columns,
-            sources: self.sources,
             samples: self.samples,
             stratified,
             errors: self.errors,
@@ -300,4 +301,86 @@ fn middle(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One key in one region at two sizes: 48 and 73 µs unprofiled, samples replayed at about
+    /// the same: each goes to its own stratum by its replayed duration (spec 1).
+    #[test]
+    fn samples_go_to_the_stratum_of_their_replayed_duration() {
+        let unprofiled = [48.0, 73.0, 48.5, 72.5, 47.8, 73.4];
+        let rows = vec![
+            vec![Some(20.0), Some(49.0)],
+            vec![Some(40.0), Some(74.0)],
+            vec![Some(22.0), Some(48.0)],
+        ];
+        let (strata, own) = own_strata(&unprofiled, &rows, Some(1), 2);
+        assert_eq!(strata.count(), 2);
+        let sm = |s: usize| own[s].twins.as_ref().unwrap().cell(0);
+        assert_eq!((sm(0), sm(1)), (Cell::Num(21.0), Cell::Num(40.0)));
+        assert_eq!(own[0].mean_time, Some((48.0 + 48.5 + 47.8) / 3.0));
+        // Without a replayed duration the samples cannot be placed: one stratum, pooled.
+        let (strata, own) = own_strata(&unprofiled, &rows, None, 2);
+        assert!(strata.is_one());
+        assert_eq!(
+            own[0].twins.as_ref().unwrap().cell(0),
+            Cell::Num(82.0 / 3.0)
+        );
+    }
+
+    /// A group with no sample takes the nearest stratum in duration of its key in other regions,
+    /// its spread widened; a key never profiled has none.
+    #[test]
+    fn a_group_without_samples_borrows_the_nearest_of_its_key() {
+        let shape = Shape {
+            grid: [2, 66, 1],
+            block: [384, 1, 1],
+            registers: 168,
+            shared_static: 0,
+            shared_dynamic: 0,
+        };
+        let group = |region: &str, unprofiled: Vec<f64>, samples: Vec<Vec<Option<f64>>>| {
+            let key = ("_Z4gemm".to_string(), shape, region.to_string());
+            (
+                key,
+                Pending {
+                    unprofiled,
+                    samples,
+                },
+            )
+        };
+        let keys = vec![
+            group(
+                "attn",
+                vec![48.0, 48.0],
+                vec![vec![Some(20.0), Some(48.0)], vec![Some(22.0), Some(48.0)]],
+            ),
+            group(
+                "mlp",
+                vec![73.0, 73.0],
+                vec![vec![Some(40.0), Some(73.0)], vec![Some(40.0), Some(73.0)]],
+            ),
+            group("warm-up", vec![70.0], Vec::new()),
+        ];
+        let own: Vec<_> = keys
+            .iter()
+            .map(|(_, p)| own_strata(&p.unprofiled, &p.samples, Some(1), 2))
+            .collect();
+        let borrowed = nearest(&keys, &own, 2, 70.0).unwrap();
+        assert_eq!(
+            borrowed.cell(0),
+            Cell::Num(40.0),
+            "mlp's, the nearest in duration"
+        );
+        let spread = borrowed.spread_of_specs()[0].unwrap();
+        // No spread of its own; the mean (40) times |70/73 − 1| on top.
+        let widened = 40.0 * (73.0 / 70.0 - 1.0);
+        assert!((spread.sd.unwrap() - widened).abs() < 1e-9, "{spread:?}");
+        let alone = vec![group("warm-up", vec![70.0], Vec::new())];
+        let own_alone = vec![own_strata(&alone[0].1.unprofiled, &[], Some(1), 2)];
+        assert!(nearest(&alone, &own_alone, 0, 70.0).is_none());
+    }
 }

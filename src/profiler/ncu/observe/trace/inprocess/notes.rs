@@ -15,7 +15,8 @@ const ERRORS_SHOWN: usize = 10;
 pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -> Sampling {
     Sampling {
         adaptive: adaptive::sampling(None, index.groups.len() as u64),
-        deep_sources: index.sources.clone(),
+        // The counters lie in the traces themselves, which the report's sources already name.
+        deep_sources: Vec::new(),
         join_key: [
             "mangled kernel name",
             "grid",
