@@ -24,9 +24,6 @@ use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
 
-/// What report.json's `sampling.engine` says of ncu's deep pass.
-pub const NCU_ENGINE: &str = "ncu";
-
 /// How the deep pass's own duration reads, kept beside the trace's in-place time.
 pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
 
@@ -296,7 +293,7 @@ pub(crate) fn sampling(
         other_stratum_results: strata.borrowed,
         ranks: Vec::new(),
         deep_workers: deep.workers.clone(),
-        engine: NCU_ENGINE.to_string(),
+        engine: crate::profiler::ncu::observe::report_source::NCU_ENGINE.to_string(),
         estimated_time_results: 0,
     }
 }

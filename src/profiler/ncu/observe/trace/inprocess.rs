@@ -7,11 +7,14 @@
 //! their own stratum; a stratum with no sample takes the nearest one's of its key, widened. A
 //! profiled launch's kernel record has no duration (kernel replay leaves start = end = 0): its
 //! time is the mean in-place duration of its stratum's unprofiled launches.
+//!
+//! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
+//! config, region and the ground floor, and its own profiler's rooms.
 
 mod build;
 mod notes;
 
-pub(crate) use build::Builder;
+pub(crate) use build::IndexBuilder;
 pub(crate) use notes::{notes, sampling};
 
 use crate::analysis::MetricsFound;
@@ -79,6 +82,8 @@ pub(crate) struct Tally {
     pub timed_by_twins: u64,
     /// Profiled launches with no unprofiled twin, timed by their own replayed duration instead.
     pub timed_by_replay: u64,
+    /// Profiled launches with neither an unprofiled twin nor a replayed duration: no time known.
+    pub untimed: u64,
     /// Unmatched results launched inside a CUDA graph (their launch key never profiled).
     pub graph_unmatched: u64,
 }
@@ -89,6 +94,7 @@ impl Tally {
         self.timed_by_twins += other.timed_by_twins;
         self.timed_by_replay += other.timed_by_replay;
         self.graph_unmatched += other.graph_unmatched;
+        self.untimed += other.untimed;
     }
 }
 
@@ -187,20 +193,7 @@ impl InProcessIndex {
             .get(&(mangled.to_string(), shape, region.to_string()));
         let (duration, own_time) = match own {
             None => (kernel.duration_ns(), true),
-            Some(_) => {
-                let stratum = group.map(|g| g.strata.of_duration(replayed.unwrap_or(0.0)));
-                let twins = group.and_then(|g| g.per_stratum[stratum?].mean_time.or(g.mean_time));
-                let time = match (twins, replayed) {
-                    (Some(t), _) => t,
-                    (None, Some(r)) => {
-                        tally.timed_by_replay += 1;
-                        r
-                    }
-                    (None, None) => kernel.duration_ns(),
-                };
-                tally.timed_by_twins += u64::from(twins.is_some() || replayed.is_none());
-                (time, false)
-            }
+            Some(_) => (profiled_time(group, replayed, tally), false),
         };
         let place = replayed.unwrap_or(duration);
         let stratum = group.map(|g| &g.per_stratum[g.strata.of_duration(place)]);
@@ -249,4 +242,21 @@ impl InProcessIndex {
         let (at, factor) = self.columns.get(self.time.serialized?).copied().flatten()?;
         row.get(at).copied().flatten().map(|v| v * factor)
     }
+}
+
+/// A profiled launch's time (its record has none): the mean in-place duration of its stratum's
+/// unprofiled launches, else of its group's; else its own replayed duration; else none is known
+/// (0, counted, and said in a note).
+fn profiled_time(group: Option<&Group>, replayed: Option<f64>, tally: &mut Tally) -> f64 {
+    let twins = group.and_then(|g| {
+        let stratum = g.strata.of_duration(replayed.unwrap_or(0.0));
+        g.per_stratum[stratum].mean_time.or(g.mean_time)
+    });
+    let (time, count) = match (twins, replayed) {
+        (Some(t), _) => (t, &mut tally.timed_by_twins),
+        (None, Some(r)) => (r, &mut tally.timed_by_replay),
+        (None, None) => (0.0, &mut tally.untimed),
+    };
+    *count += 1;
+    time
 }

@@ -303,14 +303,7 @@ impl TraceSource<'_> {
     ) -> Result<Counts> {
         let trace = file::read_input(input)?;
         let index = deep.map(|(index, _)| index);
-        let mut counts = Counts {
-            has_ranges: !trace.ranges.is_empty(),
-            unfinished: trace.unfinished,
-            libcupti: Some(trace.libcupti.clone()),
-            recorder: trace.recorder,
-            partial: trace.partial.clone().into_iter().collect(),
-            ..Counts::default()
-        };
+        let mut counts = Counts::of(&trace);
         let mut ordinals = self
             .sampled
             .as_ref()

@@ -28,7 +28,7 @@ struct Pending {
 
 /// Collects the groups of every trace of a reading.
 #[derive(Default)]
-pub(crate) struct Builder {
+pub(crate) struct IndexBuilder {
     /// The counters' metric names and the first trace that gave them.
     metrics: Option<(Vec<String>, String)>,
     pending: FastMap<GroupKey, Pending>,
@@ -37,7 +37,7 @@ pub(crate) struct Builder {
     samples: u64,
 }
 
-impl Builder {
+impl IndexBuilder {
     /// Takes `trace`'s counters' metric names, chips and errors; the traces of one reading must
     /// have measured the same metrics.
     pub fn trace(&mut self, trace: &ProcessTrace) -> Result<()> {

@@ -82,9 +82,15 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
             "{timed} profiled launch(es) have no in-place duration (kernel replay leaves their kernel record with start = end = 0): each counts the mean in-place duration of the unprofiled launches of its stratum (estimated time, measured deep values){replay}."
         ));
     }
+    if tally.untimed > 0 {
+        notes.push(format!(
+            "{} profiled launch(es) have no time: CUPTI measured nothing in them and their stratum has no unprofiled launch to take a duration from, so they count 0 ns.",
+            tally.untimed
+        ));
+    }
     if tally.graph_unmatched > 0 {
         notes.push(format!(
-            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass (pipeline.ncu.timing=trace with ncu's deep pass) measures them.",
+            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them.",
             tally.graph_unmatched
         ));
     }

@@ -4,6 +4,18 @@
 use std::collections::BTreeMap;
 
 impl Counts {
+    /// What `trace` says of itself before its kernels are read.
+    pub(super) fn of(trace: &crate::profiler::ncu::readers::trace::ProcessTrace) -> Counts {
+        Counts {
+            has_ranges: !trace.ranges.is_empty(),
+            unfinished: trace.unfinished,
+            libcupti: Some(trace.libcupti.clone()),
+            recorder: trace.recorder,
+            partial: trace.partial.clone().into_iter().collect(),
+            ..Counts::default()
+        }
+    }
+
     pub(super) fn add(&mut self, other: Counts) {
         self.results += other.results;
         self.in_ranges += other.in_ranges;

@@ -13,7 +13,7 @@ impl TraceSource<'_> {
     /// any. Each trace is read once for it, before the reading proper: every group's launches must
     /// be known before the first kernel takes its stratum's values.
     pub(super) fn in_process_index(&self) -> Result<Option<InProcessIndex>> {
-        let mut builder = inprocess::Builder::default();
+        let mut builder = inprocess::IndexBuilder::default();
         for input in &self.inputs {
             let trace = file::read_input(input)?;
             builder.trace(&trace)?;
