@@ -5,7 +5,6 @@
 use crate::analysis::{AnalysisPlan, MetricsFound};
 use crate::error::{Error, Result};
 use crate::fast_map::FastMap;
-#[cfg(test)]
 use crate::profiler::ncu::observe::launch_key::Shape;
 use crate::profiler::ncu::observe::report_source::twins::Twins;
 use crate::profiler::ncu::observe::strata::{Strata, STRATUM_IDS};
@@ -103,6 +102,11 @@ impl IndexBuilder {
             let rows: Vec<Vec<Option<f64>>> = p.samples.iter().map(|r| to_specs(r)).collect();
             own.push(own_strata(&p.unprofiled, &rows, time.serialized, specs));
         }
+        // Each launch key's groups, the regions it ran in, for a group with no sample to borrow from.
+        let mut of_key: FastMap<(&str, Shape), Vec<usize>> = FastMap::default();
+        for (at, ((mangled, shape, _), _)) in keys.iter().enumerate() {
+            of_key.entry((mangled, *shape)).or_default().push(at);
+        }
         let mut groups = FastMap::default();
         let mut next = STRATUM_IDS;
         let mut stratified = 0;
@@ -114,7 +118,10 @@ impl IndexBuilder {
                 .map(|o| {
                     let (twins, borrowed) = match &o.twins {
                         Some(t) => (Some(t.clone()), false),
-                        None => (nearest(&keys, &own, at, o.typical), true),
+                        None => {
+                            let siblings = &of_key[&(key.0.as_str(), key.1)];
+                            (nearest(siblings, &own, at, o.typical), true)
+                        }
                     };
                     next += 1;
                     Stratum {
@@ -192,16 +199,15 @@ fn own_strata(
 }
 
 /// The twins of the stratum nearest in duration to one lasting `typical` that has samples of its
-/// own: of the same group first, else of the same launch key in other regions; widened by how far
-/// the two durations lie apart. `None` when no launch of the key was profiled.
+/// own: of the same group (`at`) first, else of the key's other groups (`siblings`, its groups in
+/// other regions); widened by how far the two durations lie apart. `None` when no launch of the
+/// key was profiled.
 fn nearest(
-    keys: &[(GroupKey, Pending)],
+    siblings: &[usize],
     own: &[(Strata, Vec<Own>)],
     at: usize,
     typical: f64,
 ) -> Option<Twins> {
-    let (mangled, shape) = (&keys[at].0 .0, keys[at].0 .1);
-    let same_key = |g: &usize| keys[*g].0 .0 == *mangled && keys[*g].0 .1 == shape;
     let with_samples = |g: usize| {
         own[g]
             .1
@@ -211,10 +217,7 @@ fn nearest(
     };
     let candidates: Vec<(usize, &Own)> = match with_samples(at).next() {
         Some(_) => with_samples(at).collect(),
-        None => (0..keys.len())
-            .filter(same_key)
-            .flat_map(with_samples)
-            .collect(),
+        None => siblings.iter().flat_map(|g| with_samples(*g)).collect(),
     };
     let distance = |o: &Own| match (typical > 0.0, o.typical > 0.0) {
         (true, true) => (typical / o.typical).ln().abs(),
@@ -352,7 +355,7 @@ mod tests {
                 },
             )
         };
-        let keys = vec![
+        let keys = [
             group(
                 "attn",
                 vec![48.0, 48.0],
@@ -369,7 +372,7 @@ mod tests {
             .iter()
             .map(|(_, p)| own_strata(&p.unprofiled, &p.samples, Some(1), 2))
             .collect();
-        let borrowed = nearest(&keys, &own, 2, 70.0).unwrap();
+        let borrowed = nearest(&[0, 1, 2], &own, 2, 70.0).unwrap();
         assert_eq!(
             borrowed.cell(0),
             Cell::Num(40.0),
@@ -379,8 +382,8 @@ mod tests {
         // No spread of its own; the mean (40) times |70/73 − 1| on top.
         let widened = 40.0 * (73.0 / 70.0 - 1.0);
         assert!((spread.sd.unwrap() - widened).abs() < 1e-9, "{spread:?}");
-        let alone = vec![group("warm-up", vec![70.0], Vec::new())];
+        let alone = [group("warm-up", vec![70.0], Vec::new())];
         let own_alone = vec![own_strata(&alone[0].1.unprofiled, &[], Some(1), 2)];
-        assert!(nearest(&alone, &own_alone, 0, 70.0).is_none());
+        assert!(nearest(&[0], &own_alone, 0, 70.0).is_none());
     }
 }
