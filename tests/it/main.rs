@@ -28,6 +28,7 @@ mod hardening;
 mod help;
 mod imported;
 mod in_process;
+mod in_process_counters;
 mod inputs;
 mod insights;
 mod many_ranks;

@@ -47,6 +47,13 @@ pub struct Sampling {
     /// count and GPU): what each was planned to take and what it took. Absent for one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deep_workers: Vec<DeepWorker>,
+    /// What measured the deep metrics, as the profiler names it: its deep pass (a second launch of
+    /// the workload), or an engine inside the traced process itself.
+    pub engine: String,
+    /// Measured results whose own time the engine could not keep (a launch profiled in process
+    /// has no in-place duration): their time is their unprofiled twins' mean. Absent when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub estimated_time_results: u64,
 }
 
 /// How much of one rank's time has deep metrics, and where they were measured.

@@ -479,6 +479,8 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         other_stratum_results: joined.iter().map(|j| j.other_stratum_results).sum(),
         ranks: Vec::new(),
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
+        engine: NCU_ENGINE.to_string(),
+        estimated_time_results: 0,
     };
     (sampling, notes)
 }
@@ -559,6 +561,9 @@ pub fn analyze_report_files(
     super::hints::add_hints(&mut report);
     Ok(report)
 }
+
+/// What report.json's `sampling.engine` says of deep metrics from a deep pass under ncu.
+pub const NCU_ENGINE: &str = "ncu";
 
 /// The note a sampled run gets when a pass it ended once covered left launches without a twin: the
 /// count assumes the second run launches what the first did, and these say it did not.

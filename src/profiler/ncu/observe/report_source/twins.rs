@@ -69,6 +69,35 @@ impl Twins {
     }
 }
 
+impl Twins {
+    /// The twins of deep samples one by one (`rows[sample][spec]`), as in-process counters give.
+    pub(crate) fn of_samples(rows: &[&[Option<f64>]], specs: usize) -> Twins {
+        let mut moments = vec![Moments::default(); specs];
+        for row in rows {
+            for (m, v) in moments.iter_mut().zip(row.iter()) {
+                v.inspect(|v| m.add(*v));
+            }
+        }
+        let mean = |m: &Moments| (m.count() > 0).then(|| m.mean());
+        Twins {
+            cells: moments
+                .iter()
+                .map(|m| mean(m).map_or(TwinCell::Missing, TwinCell::Num))
+                .collect(),
+            spread: moments.iter().map(spread).collect(),
+            per_process: 0,
+            advice: Vec::new(),
+        }
+    }
+
+    /// These twins for a stratum lasting `ratio` times as long, widened as a borrowed stratum's.
+    pub(crate) fn widened(&self, ratio: f64) -> Twins {
+        let mut twins = self.clone();
+        widen(&mut twins, ratio);
+        twins
+    }
+}
+
 /// The deep pass's results of one capture, by launch key.
 #[derive(Debug, Default)]
 pub(crate) struct TwinIndex {

@@ -78,25 +78,7 @@ impl<'p> DeepJoin<'p> {
     /// The deep specs keep their indices, so a twin's cell `at` is spec `at`'s.
     pub fn metrics(&self, time_metric: &str, in_place_label: &str) -> (MetricsFound, TimeSpecs) {
         use crate::analysis::Observations;
-        let mut found = self.source.metrics().clone();
-        found.labels.resize(found.specs.len(), None);
-        let mut specs = TimeSpecs::default();
-        if let Some(at) = found.specs.iter().position(|s| s.name == time_metric) {
-            let mut serialized = found.specs[at].clone();
-            serialized.name = format!("{SERIALIZED_PREFIX}{time_metric}");
-            found.labels[at] = Some(in_place_label.to_string());
-            found.specs.push(serialized);
-            found
-                .groups
-                .push(found.groups.get(at).cloned().unwrap_or_default());
-            found.labels.push(Some(SERIALIZED_LABEL.to_string()));
-            specs = TimeSpecs {
-                in_place: Some(at),
-                serialized: Some(found.specs.len() - 1),
-            };
-        }
-        found.has_time = true;
-        (found, specs)
+        with_serialized(self.source.metrics().clone(), time_metric, in_place_label)
     }
 
     /// The deep results indexed by launch key.
@@ -106,6 +88,34 @@ impl<'p> DeepJoin<'p> {
             self.paths.iter().map(|(p, r)| (p.as_path(), *r)).collect();
         self.source.twins_of(&deeps, filter, 0)
     }
+}
+
+/// Deep metrics `found` with the time metric relabelled as the trace's in-place time and the deep
+/// engine's own duration added after them as a metric of its own (`serialized__` + its name),
+/// where the deep metrics hold the time metric.
+pub(crate) fn with_serialized(
+    mut found: MetricsFound,
+    time_metric: &str,
+    in_place_label: &str,
+) -> (MetricsFound, TimeSpecs) {
+    found.labels.resize(found.specs.len(), None);
+    let mut specs = TimeSpecs::default();
+    if let Some(at) = found.specs.iter().position(|s| s.name == time_metric) {
+        let mut serialized = found.specs[at].clone();
+        serialized.name = format!("{SERIALIZED_PREFIX}{time_metric}");
+        found.labels[at] = Some(in_place_label.to_string());
+        found.specs.push(serialized);
+        found
+            .groups
+            .push(found.groups.get(at).cloned().unwrap_or_default());
+        found.labels.push(Some(SERIALIZED_LABEL.to_string()));
+        specs = TimeSpecs {
+            in_place: Some(at),
+            serialized: Some(found.specs.len() - 1),
+        };
+    }
+    found.has_time = true;
+    (found, specs)
 }
 
 /// Every key's deep samples per spec, for the intervals. Every spec of a trace-timed sampled kernel
@@ -283,6 +293,8 @@ pub(crate) fn sampling(
         other_stratum_results: strata.borrowed,
         ranks: Vec::new(),
         deep_workers: deep.workers.clone(),
+        engine: crate::profiler::ncu::observe::report_source::NCU_ENGINE.to_string(),
+        estimated_time_results: 0,
     }
 }
 

@@ -11,5 +11,6 @@
 pub mod attribute;
 pub mod deep;
 mod demangle;
+pub(crate) mod inprocess;
 pub mod source;
 pub mod timeline;

@@ -20,12 +20,14 @@ use crate::region::{Coverage, KernelFilter, MetricSpec, Observation, RequestedRe
 use crate::report::model::{ProfilerInfo, Report, Sampling};
 
 mod counts;
+mod in_process;
 mod notes;
 pub mod ranks;
 
 use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
 use super::demangle::demangle;
+use super::inprocess::{self, InProcessIndex};
 use super::timeline::attach_timeline;
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
@@ -61,6 +63,9 @@ pub struct TraceSource<'p> {
     scope: PushPopScope,
     exclude: RequestedRegions,
     sampled: Option<Sampled<'p>>,
+    /// The traces' own deep counters (the in-process engine), where they carry some and no ncu
+    /// deep pass was run.
+    inprocess: Option<InProcessIndex>,
 }
 
 /// A sampled run's deep pass, when the trace times one.
@@ -123,7 +128,7 @@ impl<'p> TraceSource<'p> {
         if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
             (found, time_specs) = deep.metrics(&plan.time_metric, IN_PLACE_LABEL);
         }
-        Ok(TraceSource {
+        let mut source = TraceSource {
             plan,
             inputs: inputs.to_vec(),
             found,
@@ -131,7 +136,15 @@ impl<'p> TraceSource<'p> {
             scope,
             exclude,
             sampled,
-        })
+            inprocess: None,
+        };
+        if source.sampled.is_none() {
+            source.inprocess = source.in_process_index()?;
+        }
+        if let Some(index) = &source.inprocess {
+            (source.found, source.time_specs) = (index.found.clone(), index.time);
+        }
+        Ok(source)
     }
 
     /// Whether a kernel is in the requested regions: some push/pop range an include pattern names is
@@ -257,6 +270,9 @@ impl Observations for TraceSource<'_> {
         }
         let specs = (self.found.specs.len(), self.time_specs);
         reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata));
+        if let Some(index) = &self.inprocess {
+            reading.key_samples = Some(index.key_samples());
+        }
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -287,14 +303,7 @@ impl TraceSource<'_> {
     ) -> Result<Counts> {
         let trace = file::read_input(input)?;
         let index = deep.map(|(index, _)| index);
-        let mut counts = Counts {
-            has_ranges: !trace.ranges.is_empty(),
-            unfinished: trace.unfinished,
-            libcupti: Some(trace.libcupti.clone()),
-            recorder: trace.recorder,
-            partial: trace.partial.clone().into_iter().collect(),
-            ..Counts::default()
-        };
+        let mut counts = Counts::of(&trace);
         let mut ordinals = self
             .sampled
             .as_ref()
@@ -318,6 +327,10 @@ impl TraceSource<'_> {
         }
         let deep_ranks = self.sampled.as_ref().and_then(|s| s.deep_ranks.as_deref());
         let own = ranks::measures_itself(rank, deep_ranks);
+        let mut own_counters = self
+            .inprocess
+            .as_ref()
+            .map(|i| in_process::Join::new(i, &trace));
         self.attribute(&trace, |a| {
             if !wanted.of(self, a) {
                 return;
@@ -327,16 +340,23 @@ impl TraceSource<'_> {
             if a.stacks.iter().any(|s| !s.is_empty()) || !a.marks.is_empty() {
                 counts.in_ranges += 1;
             }
-            let time = a.kernel.duration_ns();
-            let process = (trace.pid, Some(u64::from(a.kernel.device)));
             let launch = trace.shape(a.kernel);
-            let (coverage, values, weight, key) = deep::cells(
-                index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
-                process,
-                (&trace.names[launch.name], launch),
-                time,
-                specs,
-            );
+            let mangled = &trace.names[launch.name];
+            let (coverage, values, weight, key, time, start) = match &mut own_counters {
+                Some(join) => join.cells(a, mangled, launch, &mut counts.inprocess),
+                None => {
+                    let time = a.kernel.duration_ns();
+                    let process = (trace.pid, Some(u64::from(a.kernel.device)));
+                    let (coverage, values, weight, key) = deep::cells(
+                        index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
+                        process,
+                        (mangled, launch),
+                        time,
+                        specs,
+                    );
+                    (coverage, values, weight, key, time, Some(a.kernel.start))
+                }
+            };
             // A rank that ran no deep pass of its own measured none of its launches.
             let coverage = match coverage {
                 Coverage::Measured if !own => Coverage::Estimated,
@@ -360,7 +380,7 @@ impl TraceSource<'_> {
                 call_stack: None,
                 kernel: &names[launch.name],
                 time: Some(time),
-                start: Some(a.kernel.start),
+                start,
                 weight,
                 values: &values,
                 coverage,
@@ -419,10 +439,10 @@ impl TraceSource<'_> {
             PushPopScope::Thread => "thread",
         };
         settings.insert("nvtx_push_pop_scope".to_string(), scope.to_string());
-        let mut notes = vec![times_note(total)];
+        let mut notes = vec![notes::times_note(total)];
         let sampling = self.sampling(total, deep, &mut notes);
         let time_only = sampling.is_none();
-        notes.extend(left_out_notes(total, time_only));
+        notes.extend(notes::left_out_notes(total, time_only));
         Reading {
             platform: Default::default(),
             results: total.results,
@@ -479,6 +499,10 @@ impl TraceSource<'_> {
         deep: &deep::DeepCounts,
         notes: &mut Vec<String>,
     ) -> Option<Sampling> {
+        if let Some(index) = &self.inprocess {
+            notes.extend(inprocess::notes(index, total.coverage, &total.inprocess));
+            return Some(inprocess::sampling(index, total.coverage, &total.inprocess));
+        }
         let sampled = self.sampled.as_ref()?;
         notes.extend(notes::sampled_notes(
             sampled,
@@ -501,41 +525,6 @@ impl TraceSource<'_> {
         notes.extend(deep.unread.iter().cloned());
         Some(sampling)
     }
-}
-
-/// What the times are: in place, as CUPTI (or the tool that recorded an imported trace) traced them.
-fn times_note(total: &Counts) -> String {
-    match (total.recorder, &total.libcupti) {
-        (Some(_), Some(what)) => format!(
-            "Times are in place, as the {what} recorded them: each kernel's end − start while the workload ran, not replayed, so kernels may overlap, caches are warm and clocks are the application's (docs/traces.md)."
-        ),
-        _ => "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
-            .to_string(),
-    }
-}
-
-/// What a reading left out or could not place: no deep metric (`time_only`), kernels unfinished at
-/// exit, kernels with no launch record.
-fn left_out_notes(total: &Counts, time_only: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    if time_only {
-        notes.push(format!(
-            "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
-        ));
-    }
-    if total.unfinished > 0 {
-        notes.push(format!(
-            "{} kernel(s) were left out: CUPTI handed them over unfinished when their process exited (no end time), so they have no duration to count.",
-            total.unfinished
-        ));
-    }
-    if total.unlaunched > 0 {
-        notes.push(format!(
-            "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
-            total.unlaunched
-        ));
-    }
-    notes
 }
 
 /// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;

@@ -51,6 +51,11 @@ fn timeline_of(
                 .find(|s| !s.is_empty())
                 .map_or_else(String::new, |s| display_of(s));
         }
+        // A launch profiled in process keeps its record with no time (start = end = 0): it has no
+        // place on the timeline.
+        if a.kernel.start == 0 && a.kernel.end == 0 {
+            return;
+        }
         let shape = trace.shape(a.kernel);
         timeline.push(&TimelineEvent::Kernel {
             device: a.kernel.device,

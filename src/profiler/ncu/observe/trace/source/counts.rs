@@ -4,6 +4,18 @@
 use std::collections::BTreeMap;
 
 impl Counts {
+    /// What `trace` says of itself before its kernels are read.
+    pub(super) fn of(trace: &crate::profiler::ncu::readers::trace::ProcessTrace) -> Counts {
+        Counts {
+            has_ranges: !trace.ranges.is_empty(),
+            unfinished: trace.unfinished,
+            libcupti: Some(trace.libcupti.clone()),
+            recorder: trace.recorder,
+            partial: trace.partial.clone().into_iter().collect(),
+            ..Counts::default()
+        }
+    }
+
     pub(super) fn add(&mut self, other: Counts) {
         self.results += other.results;
         self.in_ranges += other.in_ranges;
@@ -23,6 +35,7 @@ impl Counts {
             *known = (*known).max(world_size);
         }
         self.strata.add(other.strata);
+        self.inprocess.add(other.inprocess);
         for (rank, [with, without]) in other.rank_time {
             let sum = self.rank_time.entry(rank).or_default();
             sum[0] += with;
@@ -55,4 +68,6 @@ pub(super) struct Counts {
     /// The strata of keys that ran different work (a sampled run): their deep samples per stratum,
     /// for the intervals, and how their launches took their values.
     pub(super) strata: super::super::deep::StrataCounts,
+    /// How the launches took the traces' own deep counters (the in-process engine).
+    pub(super) inprocess: super::super::inprocess::Tally,
 }

@@ -1,7 +1,7 @@
 //! What a sampled reading of traces says of its join with the deep pass, as notes.
 
 use super::counts::Counts;
-use super::{deep, report_source, Sampled};
+use super::{deep, report_source, Sampled, DEEP_PASS};
 
 /// What a sampled run's notes say of the join.
 pub(super) fn sampled_notes(
@@ -46,5 +46,40 @@ pub(super) fn sampled_notes(
         unmatched,
     ));
     notes.extend(report_source::not_measured_note(not_measured));
+    notes
+}
+
+/// What the times are: in place, as CUPTI (or the tool that recorded an imported trace) traced them.
+pub(super) fn times_note(total: &Counts) -> String {
+    match (total.recorder, &total.libcupti) {
+        (Some(_), Some(what)) => format!(
+            "Times are in place, as the {what} recorded them: each kernel's end − start while the workload ran, not replayed, so kernels may overlap, caches are warm and clocks are the application's (docs/traces.md)."
+        ),
+        _ => "Times are in place: each kernel's end − start as CUPTI traced it while the workload ran unprofiled. They differ from ncu's gpu__time_duration, measured on its serialized replay: here kernels may overlap, caches are warm and clocks are the application's, so most run shorter (by a few percent for large kernels, by more for short ones), but not all (docs/attribution.md, \"In-place times\")."
+            .to_string(),
+    }
+}
+
+/// What a reading left out or could not place: no deep metric (`time_only`), kernels unfinished at
+/// exit, kernels with no launch record.
+pub(super) fn left_out_notes(total: &Counts, time_only: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if time_only {
+        notes.push(format!(
+            "No deep metric was collected (a time-only run): {DEEP_PASS} adds deep metrics to the trace's times (one ncu pass over each distinct launch)."
+        ));
+    }
+    if total.unfinished > 0 {
+        notes.push(format!(
+            "{} kernel(s) were left out: CUPTI handed them over unfinished when their process exited (no end time), so they have no duration to count.",
+            total.unfinished
+        ));
+    }
+    if total.unlaunched > 0 {
+        notes.push(format!(
+            "{} kernel(s) had no API launch record in the trace; they were placed in the ranges open when they started on the GPU.",
+            total.unlaunched
+        ));
+    }
     notes
 }

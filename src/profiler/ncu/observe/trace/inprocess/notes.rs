@@ -1,0 +1,116 @@
+//! What a reading of in-process counters says of itself: report.json's `sampling` and the notes on
+//! its samples, on profiled launches' times, on what the library could not measure and on CUDA
+//! graphs.
+
+use crate::profiler::ncu::observe::{adaptive, strata};
+use crate::report::model::Sampling;
+
+use super::{InProcessIndex, Tally, ENGINE};
+
+/// The library's errors shown one by one up to this many; the rest are counted.
+const ERRORS_SHOWN: usize = 10;
+
+/// The report's account of the join (`coverage`: results measured, estimated, unmatched, not
+/// measured).
+pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -> Sampling {
+    Sampling {
+        adaptive: adaptive::sampling(None, index.groups.len() as u64),
+        // The counters lie in the traces themselves, which the report's sources already name.
+        deep_sources: Vec::new(),
+        join_key: [
+            "mangled kernel name",
+            "grid",
+            "block",
+            "registers per thread",
+            "static shared memory per block",
+            "dynamic shared memory per block",
+            "NVTX regions of the launch",
+        ]
+        .map(String::from)
+        .to_vec(),
+        launch_count: None,
+        deep_metrics: deep_metrics(index),
+        deep_results: index.samples,
+        measured_results: coverage[0],
+        estimated_results: coverage[1],
+        unmatched_results: coverage[2],
+        not_measured_results: coverage[3],
+        stratified_keys: index.stratified,
+        other_stratum_results: tally.borrowed,
+        ranks: Vec::new(),
+        deep_workers: Vec::new(),
+        engine: ENGINE.to_string(),
+        estimated_time_results: tally.timed_by_twins + tally.timed_by_replay,
+    }
+}
+
+/// Every spec but the time metric, which holds the trace's own in-place times.
+fn deep_metrics(index: &InProcessIndex) -> Vec<String> {
+    let specs = index.found.specs.iter().enumerate();
+    specs
+        .filter(|(at, _)| Some(*at) != index.time.in_place)
+        .map(|(_, s)| s.name.clone())
+        .collect()
+}
+
+/// The notes of a reading of in-process counters.
+pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -> Vec<String> {
+    let [measured, estimated, unmatched, _] = coverage;
+    let total: u64 = coverage.iter().sum();
+    let metrics = deep_metrics(index);
+    let chips = match index.chips.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", index.chips.join(", ")),
+    };
+    let mut notes = vec![format!(
+        "Sampled run in one launch: every kernel's time comes from the trace; its deep metrics ({}) were collected in the traced process itself by CUPTI's Range Profiler{chips}, kernel replay with the caches not flushed between passes (as ncu's --cache-control none), on {} launches: a few of each launch key (mangled kernel name, grid, block, registers, shared memory) in each set of NVTX regions it ran in. Of {total} results, {measured} were measured on their own launch, {estimated} took the deep metrics of the profiled launches of their stratum (estimated: marked ≈ in the tables) and {unmatched} had none (no deep values) (docs/attribution.md, \"In-process deep samples\").",
+        match metrics.is_empty() {
+            true => "none".to_string(),
+            false => metrics.join(", "),
+        },
+        index.samples,
+    )];
+    let timed = tally.timed_by_twins + tally.timed_by_replay;
+    if timed > 0 {
+        let replay = match tally.timed_by_replay {
+            0 => String::new(),
+            n => {
+                format!("; {n} of them had no unprofiled twin and take their own replayed duration")
+            }
+        };
+        notes.push(format!(
+            "{timed} profiled launch(es) have no in-place duration (kernel replay leaves their kernel record with start = end = 0): each counts the mean in-place duration of the unprofiled launches of its stratum (estimated time, measured deep values){replay}."
+        ));
+    }
+    if tally.untimed > 0 {
+        notes.push(format!(
+            "{} profiled launch(es) have no time: CUPTI measured nothing in them and their stratum has no unprofiled launch to take a duration from, so they count 0 ns.",
+            tally.untimed
+        ));
+    }
+    if tally.graph_unmatched > 0 {
+        notes.push(format!(
+            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them.",
+            tally.graph_unmatched
+        ));
+    }
+    notes.extend(error_notes(&index.errors));
+    notes.extend(strata::note(index.stratified, tally.borrowed));
+    notes
+}
+
+/// What the library could not collect, as it wrote it.
+fn error_notes(errors: &[String]) -> Vec<String> {
+    let mut notes: Vec<String> = errors
+        .iter()
+        .take(ERRORS_SHOWN)
+        .map(|e| format!("The in-process engine could not collect every counter: {e}."))
+        .collect();
+    if errors.len() > ERRORS_SHOWN {
+        notes.push(format!(
+            "The in-process engine wrote {} more such error(s), not shown.",
+            errors.len() - ERRORS_SHOWN
+        ));
+    }
+    notes
+}
