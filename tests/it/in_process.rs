@@ -77,6 +77,20 @@ fn the_in_process_engine_runs_the_workload_once_and_never_starts_ncu() {
         );
         let log = std::fs::read_to_string(dir.join("trace.log")).unwrap();
         assert!(log.contains("deep metrics in process:"), "{log}");
+        // The one launch's report: sampled from the trace's own counters, the engine named.
+        let report = read_json(&dir.join("report.json"));
+        let sampling = &report["sampling"];
+        assert_eq!(sampling["engine"], "in-process (CUPTI Range Profiler)");
+        let measured = sampling["measured_results"].as_u64().unwrap();
+        assert!(measured > 0, "{sampling}");
+        let layer = report["scopes"][0]["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == "train_step/forward/layer0/mlp")
+            .expect("the mlp region");
+        let sm = &layer["inclusive"]["sm__throughput.avg.pct_of_peak_sustained_elapsed"];
+        assert!(sm["value"].as_f64().unwrap() > 10.0, "{sm}");
     }
 }
 

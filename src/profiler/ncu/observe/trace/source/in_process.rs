@@ -14,8 +14,13 @@ impl TraceSource<'_> {
     /// be known before the first kernel takes its stratum's values.
     pub(super) fn in_process_index(&self) -> Result<Option<InProcessIndex>> {
         let mut builder = inprocess::IndexBuilder::default();
-        for input in &self.inputs {
+        for (at, input) in self.inputs.iter().enumerate() {
             let trace = file::read_input(input)?;
+            // Every process of a run is traced with the same environment: a first trace with no
+            // counters means a time-only run, whose traces are then read once, for the report.
+            if at == 0 && trace.counters.metrics.is_empty() {
+                return Ok(None);
+            }
             builder.trace(&trace)?;
             let profiled = Profiled::of(&trace);
             let (mut wanted, mut region) = (Wanted::default(), Region::default());
