@@ -27,6 +27,9 @@ use crate::profiler::ncu::readers::trace::LaunchShape;
 /// How the deep pass's own duration reads, kept beside the trace's in-place time.
 pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
 
+/// The same for kernels replayed in the traced process (the in-process engine).
+pub const REPLAYED_LABEL: &str = "Duration, replayed in process (deep samples)";
+
 /// The name of the deep pass's own duration of a kernel's twins: the time metric's name with this
 /// prefix (`serialized__gpu__time_duration.sum`), a counter that sums like the time itself.
 pub const SERIALIZED_PREFIX: &str = "serialized__";
@@ -78,7 +81,8 @@ impl<'p> DeepJoin<'p> {
     /// The deep specs keep their indices, so a twin's cell `at` is spec `at`'s.
     pub fn metrics(&self, time_metric: &str, in_place_label: &str) -> (MetricsFound, TimeSpecs) {
         use crate::analysis::Observations;
-        with_serialized(self.source.metrics().clone(), time_metric, in_place_label)
+        let labels = (in_place_label, SERIALIZED_LABEL);
+        with_serialized(self.source.metrics().clone(), time_metric, labels)
     }
 
     /// The deep results indexed by launch key.
@@ -96,7 +100,7 @@ impl<'p> DeepJoin<'p> {
 pub(crate) fn with_serialized(
     mut found: MetricsFound,
     time_metric: &str,
-    in_place_label: &str,
+    (in_place_label, serialized_label): (&str, &str),
 ) -> (MetricsFound, TimeSpecs) {
     found.labels.resize(found.specs.len(), None);
     let mut specs = TimeSpecs::default();
@@ -108,7 +112,7 @@ pub(crate) fn with_serialized(
         found
             .groups
             .push(found.groups.get(at).cloned().unwrap_or_default());
-        found.labels.push(Some(SERIALIZED_LABEL.to_string()));
+        found.labels.push(Some(serialized_label.to_string()));
         specs = TimeSpecs {
             in_place: Some(at),
             serialized: Some(found.specs.len() - 1),

@@ -15,7 +15,7 @@ use crate::region::Cell;
 use crate::region::MetricSpec;
 
 use super::{Group, GroupKey, InProcessIndex, Profiled, Stratum};
-use crate::profiler::ncu::observe::trace::deep::{with_serialized, TimeSpecs};
+use crate::profiler::ncu::observe::trace::deep::{with_serialized, TimeSpecs, REPLAYED_LABEL};
 
 /// One group's launches while the traces are read.
 #[derive(Default)]
@@ -260,7 +260,8 @@ fn metrics_found(
         found.labels.push(label);
     }
     if metrics.contains(&plan.time_metric) {
-        return with_serialized(found, &plan.time_metric, in_place_label);
+        let labels = (in_place_label, REPLAYED_LABEL);
+        return with_serialized(found, &plan.time_metric, labels);
     }
     // No replayed duration among the counters: the time metric is the trace's alone.
     let at = found.specs.iter().position(|s| s.name == plan.time_metric);
