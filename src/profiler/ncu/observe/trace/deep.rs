@@ -19,13 +19,30 @@ use crate::profiler::ncu::observe::report_source::twins::{
 use crate::profiler::ncu::observe::report_source::{ReportInput, ReportSource};
 use crate::profiler::ncu::observe::strata::STRATUM_IDS;
 use crate::profiler::ncu::readers::siblings::worker_siblings;
-use crate::region::{Cell, Coverage, KernelFilter, KeySamples, Spread};
+use crate::profiler::ncu::readers::{rollup, units};
+use crate::region::{Cell, Coverage, KernelFilter, KeySamples, MetricSpec, Spread};
 use crate::report::model::{DeepWorker, Sampling};
 
 use crate::profiler::ncu::readers::trace::LaunchShape;
 
 /// How the deep pass's own duration reads, kept beside the trace's in-place time.
 pub const SERIALIZED_LABEL: &str = "Duration, serialized (deep pass)";
+
+/// A requested metric's spec where a trace measures it itself: its unit from its name (as ncu
+/// names units), its rollup as configured or inferred from the name and unit.
+pub(crate) fn requested_spec(plan: &AnalysisPlan, name: &str) -> MetricSpec {
+    let unit = units::normalize(&units::base_unit_of(name)).unit;
+    let rollup = plan
+        .rollups
+        .get(name)
+        .copied()
+        .unwrap_or_else(|| rollup::infer(name, &unit));
+    MetricSpec {
+        name: name.to_string(),
+        unit,
+        rollup,
+    }
+}
 
 /// The same for kernels replayed in the traced process (the in-process engine).
 pub const REPLAYED_LABEL: &str = "Duration, replayed in process (deep samples)";

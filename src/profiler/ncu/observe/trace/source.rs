@@ -15,8 +15,7 @@ use crate::analysis::{
 use crate::config::{Config, PushPopScope as ConfigScope};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::profiler::ncu::readers::{rollup, units};
-use crate::region::{Coverage, KernelFilter, MetricSpec, Observation, RequestedRegions, ScopeKey};
+use crate::region::{Coverage, KernelFilter, Observation, RequestedRegions, ScopeKey};
 use crate::report::model::{ProfilerInfo, Report, Sampling};
 
 mod counts;
@@ -110,17 +109,7 @@ impl<'p> TraceSource<'p> {
                 found.missing.push(request.name.clone());
                 continue;
             }
-            let unit = units::normalize(&units::base_unit_of(&request.name)).unit;
-            let rollup = plan
-                .rollups
-                .get(&request.name)
-                .copied()
-                .unwrap_or_else(|| rollup::infer(&request.name, &unit));
-            found.specs.push(MetricSpec {
-                name: request.name.clone(),
-                unit,
-                rollup,
-            });
+            found.specs.push(deep::requested_spec(plan, &request.name));
             found.groups.push(request.group.clone());
             found.labels.push(Some(IN_PLACE_LABEL.to_string()));
         }

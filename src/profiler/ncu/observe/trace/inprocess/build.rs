@@ -9,13 +9,14 @@ use crate::profiler::ncu::observe::launch_key::Shape;
 use crate::profiler::ncu::observe::report_source::twins::Twins;
 use crate::profiler::ncu::observe::strata::{Strata, STRATUM_IDS};
 use crate::profiler::ncu::readers::trace::{ProcessTrace, TracedKernel};
-use crate::profiler::ncu::readers::{rollup, units};
+use crate::profiler::ncu::readers::units;
 #[cfg(test)]
 use crate::region::Cell;
-use crate::region::MetricSpec;
 
 use super::{Group, GroupKey, InProcessIndex, Profiled, Stratum};
-use crate::profiler::ncu::observe::trace::deep::{with_serialized, TimeSpecs, REPLAYED_LABEL};
+use crate::profiler::ncu::observe::trace::deep::{
+    requested_spec, with_serialized, TimeSpecs, REPLAYED_LABEL,
+};
 
 /// One group's launches while the traces are read.
 #[derive(Default)]
@@ -244,17 +245,7 @@ fn metrics_found(
             found.missing.push(request.name.clone());
             continue;
         }
-        let unit = units::normalize(&units::base_unit_of(&request.name)).unit;
-        let rollup = plan
-            .rollups
-            .get(&request.name)
-            .copied()
-            .unwrap_or_else(|| rollup::infer(&request.name, &unit));
-        found.specs.push(MetricSpec {
-            name: request.name.clone(),
-            unit,
-            rollup,
-        });
+        found.specs.push(requested_spec(plan, &request.name));
         found.groups.push(request.group.clone());
         let label = crate::profiler::ncu::observe::labels::label(&request.name, &[]);
         found.labels.push(label);

@@ -15,6 +15,7 @@ pub mod nsys;
 mod nsys_rep;
 pub mod rocpd;
 pub mod rocprof;
+mod sqlite;
 
 use std::io::Read;
 use std::path::Path;

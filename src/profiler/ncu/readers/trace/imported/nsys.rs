@@ -11,10 +11,9 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
 use super::super::{ProcessTrace, RangeKind, TraceError, TraceInput};
 use super::collect::{Collect, KernelRow};
+use super::sqlite::Sqlite;
 use super::{check_open, chosen_process, refused};
 
 /// The export schema's major versions read: 3 is every nsys since 2021.
@@ -33,34 +32,19 @@ const PID_SHIFT: u32 = 24;
 const ID_MASK: i64 = 0xFF_FFFF;
 
 /// An open export and the columns each table has.
-struct Export<'p> {
-    db: Connection,
-    path: &'p Path,
+struct Export<'p>(Sqlite<'p>);
+
+impl<'p> std::ops::Deref for Export<'p> {
+    type Target = Sqlite<'p>;
+
+    fn deref(&self) -> &Sqlite<'p> {
+        &self.0
+    }
 }
 
 impl<'p> Export<'p> {
     fn open(path: &'p Path) -> Result<Export<'p>, TraceError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let db = Connection::open_with_flags(path, flags)
-            .map_err(|e| refused(path, format!("could not be opened as SQLite: {e}")))?;
-        Ok(Export { db, path })
-    }
-
-    fn sql(&self, e: rusqlite::Error) -> TraceError {
-        refused(self.path, format!("SQLite could not read it: {e}"))
-    }
-
-    /// The table's columns; `None` when the export has no such table.
-    fn columns(&self, table: &str) -> Result<Option<Vec<String>>, TraceError> {
-        let mut query = self
-            .db
-            .prepare("SELECT name FROM pragma_table_info(?1)")
-            .map_err(|e| self.sql(e))?;
-        let names = query
-            .query_map([table], |row| row.get::<_, String>(0))
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.sql(e))?;
-        Ok((!names.is_empty()).then_some(names))
+        Sqlite::open(path).map(Export)
     }
 
     /// Refuses a table that lacks one of `needed`, naming both.

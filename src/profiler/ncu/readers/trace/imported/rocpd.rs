@@ -12,10 +12,9 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
 use super::super::{ProcessTrace, RangeKind, TraceError, TraceInput};
 use super::collect::{Collect, KernelRow};
+use super::sqlite::Sqlite;
 use super::{check_open, chosen_process, refused};
 
 /// The rocpd schema versions read: 3, the one rocprofv3 has written since ROCm 7.0.
@@ -32,9 +31,14 @@ pub(super) fn is_rocpd(path: &Path) -> bool {
 }
 
 /// An open rocpd database.
-struct Db<'p> {
-    db: Connection,
-    path: &'p Path,
+struct Db<'p>(Sqlite<'p>);
+
+impl<'p> std::ops::Deref for Db<'p> {
+    type Target = Sqlite<'p>;
+
+    fn deref(&self) -> &Sqlite<'p> {
+        &self.0
+    }
 }
 
 /// A view's columns, each the first of its names the view has (rocpd renamed a few across
@@ -43,27 +47,7 @@ struct Columns(Vec<String>);
 
 impl<'p> Db<'p> {
     fn open(path: &'p Path) -> Result<Db<'p>, TraceError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let db = Connection::open_with_flags(path, flags)
-            .map_err(|e| refused(path, format!("could not be opened as SQLite: {e}")))?;
-        Ok(Db { db, path })
-    }
-
-    fn sql(&self, e: rusqlite::Error) -> TraceError {
-        refused(self.path, format!("SQLite could not read it: {e}"))
-    }
-
-    /// The table's or view's columns; `None` when the database has none of that name.
-    fn columns(&self, table: &str) -> Result<Option<Vec<String>>, TraceError> {
-        let mut query = self
-            .db
-            .prepare("SELECT name FROM pragma_table_info(?1)")
-            .map_err(|e| self.sql(e))?;
-        let names = query
-            .query_map([table], |row| row.get::<_, String>(0))
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.sql(e))?;
-        Ok((!names.is_empty()).then_some(names))
+        Sqlite::open(path).map(Db)
     }
 
     /// The columns of `view` named by `needed` (each a list of accepted names) and `optional`,
