@@ -7,8 +7,9 @@
 //! instance and thread. The deep pass collects the configured sections, metrics or set once per
 //! distinct launch (`--filter-mode per-launch-config --launch-count K --kernel-name-base mangled`:
 //! with ncu's default `function` name base, launches of one template with other arguments would
-//! share one deep result). The deep pass as several ncu workers (adaptive sample counts) is planned in `workers` and run in `deep_run`; ending a pass once it has profiled
-//! what the report will use, in `coverage`.
+//! share one deep result). The whole deep pass is planned in `deep_plan` (its workers per sample count
+//! from `workers`, ending a pass once it has profiled what the report will use from `coverage`) and
+//! run by the run's executor; `in_process` has the deep metrics the trace pass collects itself.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
