@@ -29,10 +29,12 @@ pub fn profiler_version(recorded: &str) -> String {
 }
 
 /// The profiler as the run line names it: its name and version (`name 1.2.3`), or its name and the
-/// library it recorded instead (`name (no version recorded; library /…/lib.so)`).
+/// library it recorded instead (`name (no version recorded; library /…/lib.so)`); a version that
+/// names the tool itself (`rocprofv3 CSV trace`) stands alone.
 pub fn profiler(name: &str, version: Option<&str>) -> String {
     match version {
         Some(v) if is_library_path(v) => format!("{name} (no version recorded; library {v})"),
+        Some(v) if v.starts_with(&format!("{name} ")) => v.to_string(),
         Some(v) => format!("{name} {v}"),
         None => name.to_string(),
     }
@@ -301,6 +303,11 @@ mod tests {
             "trace (no version recorded; library libtrace)"
         );
         assert_eq!(profiler("trace", None), "trace");
+        assert_eq!(
+            profiler("rocprofv3", Some("rocprofv3 CSV trace")),
+            "rocprofv3 CSV trace",
+            "a version that names the tool is not preceded by its name again"
+        );
         assert_eq!(profiler_version("2025.3.1.0"), "2025.3.1.0");
         // Neuron's tools write their build beside the version.
         let neuron = "2.27.33.0%kaena-tools/2.27@5d9c0b9";
