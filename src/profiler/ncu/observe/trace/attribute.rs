@@ -41,6 +41,25 @@ pub struct Attributed<'w> {
     pub generation: u64,
 }
 
+/// What is worked out from a kernel's regions alone (whether they are wanted, their path), kept
+/// while the next kernels have the same ones ([`Attributed::generation`]).
+#[derive(Default)]
+pub struct PerRegions<T> {
+    generation: Option<u64>,
+    value: T,
+}
+
+impl<T> PerRegions<T> {
+    /// `a`'s value: `work` of it, unless the kernel before it had the same regions.
+    pub fn of(&mut self, a: &Attributed<'_>, work: impl FnOnce(&Attributed<'_>) -> T) -> &T {
+        if self.generation != Some(a.generation) {
+            self.generation = Some(a.generation);
+            self.value = work(a);
+        }
+        &self.value
+    }
+}
+
 /// A kernel inside more open ranges than `regions.max_depth` allows; `at`: its launch. The count is
 /// the most any kernel of the trace could see, so that a limit this high reads the whole trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,7 @@ mod in_process;
 mod notes;
 pub mod ranks;
 
-use super::attribute::{attribute, Attributed, PushPopScope, TooMany};
+use super::attribute::{attribute, Attributed, PerRegions, PushPopScope, TooMany};
 use super::deep::{self, DeepJoin};
 use super::demangle::demangle;
 use super::inprocess::{self, InProcessIndex};
@@ -193,21 +193,7 @@ impl TraceSource<'_> {
 }
 
 /// Whether the kernels of one set of regions are wanted, worked out once per set.
-#[derive(Default)]
-struct Wanted {
-    generation: Option<u64>,
-    wanted: bool,
-}
-
-impl Wanted {
-    fn of(&mut self, source: &TraceSource<'_>, a: &Attributed<'_>) -> bool {
-        if self.generation != Some(a.generation) {
-            self.generation = Some(a.generation);
-            self.wanted = source.wanted(a);
-        }
-        self.wanted
-    }
-}
+type Wanted = PerRegions<bool>;
 
 impl Observations for TraceSource<'_> {
     fn metrics(&self) -> &MetricsFound {
@@ -321,7 +307,7 @@ impl TraceSource<'_> {
             .as_ref()
             .map(|i| in_process::Join::new(i, &trace));
         self.attribute(&trace, |a| {
-            if !wanted.of(self, a) {
+            if !*wanted.of(a, |a| self.wanted(a)) {
                 return;
             }
             counts.results += 1;
@@ -390,7 +376,7 @@ impl TraceSource<'_> {
         let mut launches: crate::fast_map::FastMap<usize, Vec<f64>> = Default::default();
         let mut wanted = Wanted::default();
         self.attribute(trace, |a| {
-            if !wanted.of(self, a) {
+            if !*wanted.of(a, |a| self.wanted(a)) {
                 return;
             }
             let launch = trace.shape(a.kernel);

@@ -5,7 +5,7 @@
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
-use super::attribute::{attribute, PushPopScope};
+use super::attribute::{attribute, Attributed, PerRegions, PushPopScope};
 use super::demangle::demangle;
 use crate::config::{Config, Format};
 use crate::error::Result;
@@ -40,17 +40,14 @@ fn timeline_of(
         });
     }
     let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
-    let mut region = String::new();
-    let mut generation = None;
+    let mut region = PerRegions::<String>::default();
     attribute(&trace, scope, renames, max_depth, |a| {
-        if generation != Some(a.generation) {
-            generation = Some(a.generation);
-            region = a
-                .stacks
-                .iter()
-                .find(|s| !s.is_empty())
-                .map_or_else(String::new, |s| display_of(s));
-        }
+        // The first domain with a range, as report.md names the region.
+        let path = |a: &Attributed<'_>| {
+            let stack = a.stacks.iter().find(|s| !s.is_empty());
+            stack.map_or_else(String::new, |s| display_of(s))
+        };
+        let region = region.of(a, path);
         // A launch profiled in process keeps its record with no time (start = end = 0): it has no
         // place on the timeline.
         if a.kernel.start == 0 && a.kernel.end == 0 {
@@ -64,7 +61,7 @@ fn timeline_of(
             start: a.kernel.start,
             end: a.kernel.end,
             name: &names[shape.name],
-            region: &region,
+            region,
             grid: shape.grid,
             block: shape.block,
         });

@@ -3,7 +3,7 @@
 
 use super::{deep, file, inprocess, TraceSource, Wanted, IN_PLACE_LABEL};
 use crate::error::Result;
-use crate::profiler::ncu::observe::trace::attribute::Attributed;
+use crate::profiler::ncu::observe::trace::attribute::{Attributed, PerRegions};
 use crate::profiler::ncu::readers::trace::{LaunchShape, ProcessTrace};
 use crate::region::{Cell, Coverage};
 use inprocess::{InProcessIndex, Profiled, Tally};
@@ -25,14 +25,14 @@ impl TraceSource<'_> {
             let profiled = Profiled::of(&trace);
             let (mut wanted, mut region) = (Wanted::default(), Region::default());
             self.attribute(&trace, |a| {
-                if !wanted.of(self, a) {
+                if !*wanted.of(a, |a| self.wanted(a)) {
                     return;
                 }
                 let launch = trace.shape(a.kernel);
                 let key = (
                     trace.names[launch.name].clone(),
                     deep::shape(launch),
-                    region.of(a).to_string(),
+                    region.of(a, |a| inprocess::region_of(a.stacks)).clone(),
                 );
                 builder.kernel(&profiled, key, a.kernel);
             })?;
@@ -42,21 +42,7 @@ impl TraceSource<'_> {
 }
 
 /// The regions of the kernels being read, worked out once per set of them.
-#[derive(Default)]
-struct Region {
-    generation: Option<u64>,
-    text: String,
-}
-
-impl Region {
-    fn of(&mut self, a: &Attributed<'_>) -> &str {
-        if self.generation != Some(a.generation) {
-            self.generation = Some(a.generation);
-            self.text = inprocess::region_of(a.stacks);
-        }
-        &self.text
-    }
-}
+type Region = PerRegions<String>;
 
 /// One trace's kernels joined to the in-process index.
 pub(super) struct Join<'i, 't> {
@@ -93,8 +79,8 @@ impl<'i, 't> Join<'i, 't> {
         launch: &LaunchShape,
         tally: &mut Tally,
     ) -> Cells<'i> {
-        let region = self.region.of(a);
-        let key = (mangled, deep::shape(launch), region);
+        let region = self.region.of(a, |a| inprocess::region_of(a.stacks));
+        let key = (mangled, deep::shape(launch), region.as_str());
         let j = self.index.join(&self.profiled, key, a.kernel, tally);
         let start = j.own_time.then_some(a.kernel.start);
         (j.coverage, j.values, j.weight, j.key, j.time, start)

@@ -46,7 +46,7 @@ impl TraceSource<'_> {
             let mut wanted = Wanted::default();
             self.attribute(&trace, |a| {
                 devices.insert(a.kernel.device);
-                if !wanted.of(self, a) {
+                if !*wanted.of(a, |a| self.wanted(a)) {
                     return;
                 }
                 let launch = trace.shape(a.kernel);
