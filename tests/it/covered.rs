@@ -205,6 +205,7 @@ fn dry_run_says_when_a_pass_may_end_early() {
             crate::trace::library(tmp.path()).display()
         );
         let output = fake_sampled(tmp.path())
+            .arg("pipeline.ncu.sampling.deep_engine=ncu")
             .args(more)
             .arg(library)
             .args(["--dry-run", "--", "true"])

@@ -128,7 +128,8 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     assert!(text.contains("PROFILE_RUN_DEEP_METRICS="), "{text}");
     assert!(
         text.contains("the trace pass collects the deep metrics in process")
-            && text.contains("launches 1, 2, 4"),
+            && text.contains("launch(es) 1 (after the first)")
+            && text.contains("runs of digits folded"),
         "{text}"
     );
     assert!(

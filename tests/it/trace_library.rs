@@ -121,7 +121,15 @@ fn dry_run_prints_the_traced_workload_and_what_it_checked() {
         "pipeline.ncu.executable={}",
         repo().join("tests/support/fake-ncu").display()
     );
-    dry_run(&["--config", "ncu/sampled", "pipeline.ncu.timing=trace", &ncu]).stderr(
+    let engine = "pipeline.ncu.sampling.deep_engine=ncu";
+    dry_run(&[
+        "--config",
+        "ncu/sampled",
+        "pipeline.ncu.timing=trace",
+        engine,
+        &ncu,
+    ])
+    .stderr(
         predicate::str::contains(format!("{found}, ncu 2025.3.1.0 (")).and(
             predicate::str::contains("fake-ncu) runs; the workload's program was found"),
         ),

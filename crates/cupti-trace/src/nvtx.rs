@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::deep::ffi::EventAttributes;
-use crate::deep::rule::fnv;
+use crate::deep::rule::{fnv, fold_digits};
 use crate::layout::nvtx::{
     CORE2_DOMAIN_RANGE_POP, CORE2_DOMAIN_RANGE_PUSH_EX, CORE2_DOMAIN_RANGE_START_EX,
     CORE_RANGE_POP, CORE_RANGE_PUSH_A, CORE_RANGE_PUSH_EX, CORE_RANGE_PUSH_W, CORE_RANGE_START_A,
@@ -204,7 +204,9 @@ type Pop = unsafe extern "C" fn() -> i32;
 type DomainPushEx = unsafe extern "C" fn(*mut c_void, *const EventAttributes) -> i32;
 type DomainPop = unsafe extern "C" fn(*mut c_void) -> i32;
 
-/// A range's message as a number for the launch rule: its text, or a registered string's handle.
+/// A range's message as a number for the launch rule: its text with runs of digits folded (a
+/// repeated block's ranges are one stratum, [`crate::deep::rule::fold_digits`]), or a registered
+/// string's handle.
 ///
 /// # Safety
 /// `text` is null or a NUL-terminated string.
@@ -213,23 +215,25 @@ unsafe fn ascii(text: *const i8) -> u64 {
         return 0;
     }
     // SAFETY: per this function's contract.
-    fnv(unsafe { std::ffi::CStr::from_ptr(text) }
-        .to_bytes()
-        .iter()
-        .copied())
+    fnv(fold_digits(
+        unsafe { std::ffi::CStr::from_ptr(text) }
+            .to_bytes()
+            .iter()
+            .copied(),
+    ))
 }
 
 /// # Safety
 /// `text` is null or a NUL-terminated wide string.
 unsafe fn wide(text: *const libc::wchar_t) -> u64 {
-    let mut units = Vec::new();
+    let mut units: Vec<u32> = Vec::new();
     let mut at = text;
     // SAFETY: per this function's contract, read up to the terminating zero.
     while !at.is_null() && unsafe { *at } != 0 {
-        units.extend(unsafe { *at }.to_le_bytes());
+        units.push(unsafe { *at } as u32);
         at = unsafe { at.add(1) };
     }
-    fnv(units)
+    fnv(fold_digits(units).flat_map(u32::to_le_bytes))
 }
 
 /// # Safety

@@ -26,6 +26,11 @@ const WORLD_SIZE_VARS: [&str; 4] = [
     "SLURM_NTASKS",
 ];
 
+/// This process's launcher rank, where a launcher set one.
+pub fn rank() -> Option<u32> {
+    from_launcher(&RANK_VARS)
+}
+
 /// The first of `vars` set to a number.
 fn from_launcher(vars: &[&str]) -> Option<u32> {
     vars.iter()
@@ -57,7 +62,7 @@ pub fn write(trace: &Trace, libcupti: &str) {
         pid,
         host: host(),
         process: process_name(),
-        rank: from_launcher(&RANK_VARS),
+        rank: rank(),
         world_size: from_launcher(&WORLD_SIZE_VARS),
     };
     let text = trace.render(&who, libcupti);

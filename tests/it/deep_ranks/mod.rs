@@ -55,6 +55,8 @@ fn sampled_command(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> std::p
         ])
         .args([
             "pipeline.ncu.timing=trace",
+            // ncu's deep pass, whose ranks take turns (in process each rank profiles its own).
+            "pipeline.ncu.sampling.deep_engine=ncu",
             "pipeline.ncu.sampling.adaptive=false",
             "report.sections=[time, speed_of_light, launch]",
         ])

@@ -1,11 +1,13 @@
 //! What the environment asks the in-process counters for: `PROFILE_RUN_DEEP_METRICS` (a comma list
 //! of ncu metric names; unset or empty: no counters, tracing only), `PROFILE_RUN_DEEP_SAMPLES` (how
-//! many launches of each launch key and NVTX range stack to profile), `PROFILE_RUN_DEEP_GRAPHS` (also
+//! many launches of each launch key and NVTX range stack to profile), `PROFILE_RUN_DEEP_RANKS` (the
+//! launcher ranks that profile: a comma list; unset, every process), `PROFILE_RUN_DEEP_GRAPHS` (also
 //! profile CUDA graph launches) and `PROFILE_RUN_DEEP_DEBUG` (print each launch callback).
 
 /// The variables read, for messages and tests.
 pub const METRICS_VAR: &str = "PROFILE_RUN_DEEP_METRICS";
 pub const SAMPLES_VAR: &str = "PROFILE_RUN_DEEP_SAMPLES";
+pub const RANKS_VAR: &str = "PROFILE_RUN_DEEP_RANKS";
 pub const GRAPHS_VAR: &str = "PROFILE_RUN_DEEP_GRAPHS";
 pub const DEBUG_VAR: &str = "PROFILE_RUN_DEEP_DEBUG";
 
@@ -18,6 +20,9 @@ pub const MAX_SAMPLES: u32 = 31;
 pub struct Config {
     pub metrics: Vec<String>,
     pub samples: u32,
+    /// The launcher ranks that profile; `None`: every process. A process of another rank traces
+    /// and names the metrics, and profiles nothing.
+    pub ranks: Option<Vec<u32>>,
     pub graphs: bool,
     pub debug: bool,
 }
@@ -62,9 +67,29 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     Ok(Some(Config {
         metrics,
         samples,
+        ranks: ranks(&get)?,
         graphs: flag(&get, GRAPHS_VAR)?,
         debug: flag(&get, DEBUG_VAR)?,
     }))
+}
+
+fn ranks(get: &impl Fn(&str) -> Option<String>) -> Result<Option<Vec<u32>>, String> {
+    let Some(list) = get(RANKS_VAR).filter(|l| !l.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let parsed: Result<Vec<u32>, _> = list.split(',').map(|r| r.trim().parse::<u32>()).collect();
+    parsed.map(Some).map_err(|_| {
+        format!("{RANKS_VAR}={list:?}: give rank numbers separated by commas (0,4), or unset it for every rank")
+    })
+}
+
+/// Whether a process of launcher rank `rank` profiles: every process when no ranks are named, and a
+/// process no launcher gave a rank (it is no rank of a job the list could name).
+pub fn profiles(config: &Config, rank: Option<u32>) -> bool {
+    match (&config.ranks, rank) {
+        (Some(ranks), Some(rank)) => ranks.contains(&rank),
+        _ => true,
+    }
 }
 
 fn flag(get: &impl Fn(&str) -> Option<String>, var: &str) -> Result<bool, String> {
@@ -119,6 +144,23 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((got.samples, got.graphs), (5, true));
+    }
+
+    #[test]
+    fn deep_ranks_choose_the_processes_that_profile() {
+        let every = from_env(env(&[(METRICS_VAR, "a.sum")])).unwrap().unwrap();
+        assert!(profiles(&every, Some(3)) && profiles(&every, None));
+        let some = from_env(env(&[(METRICS_VAR, "a.sum"), (RANKS_VAR, "0, 4")]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(some.ranks, Some(vec![0, 4]));
+        assert!(profiles(&some, Some(4)) && !profiles(&some, Some(1)));
+        assert!(profiles(&some, None), "a process with no launcher rank");
+        let e = from_env(env(&[(METRICS_VAR, "a.sum"), (RANKS_VAR, "0;1")])).unwrap_err();
+        assert!(
+            e.contains("PROFILE_RUN_DEEP_RANKS=\"0;1\": give rank numbers"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use super::ffi::{DriverLaunch, DriverLaunchEx, GraphLaunch, RuntimeLaunch, RuntimeLaunchEx};
-use super::rule::fnv;
+use super::rule::{fnv, is_collective};
 
 /// `CUpti_CallbackDomain` values and callback sites.
 pub const DOMAIN_DRIVER: u32 = 1;
@@ -151,13 +151,15 @@ pub fn params_of(domain: u32, cbid: u32) -> Option<Params> {
         .map(|l| l.3)
 }
 
-/// What a launch is, for the rule: a name hash, grid and block (zero for a graph).
+/// What a launch is, for the rule: a name hash, grid and block (zero for a graph), and whether the
+/// kernel is a collective's ([`super::rule::is_collective`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launch {
     pub name: u64,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub graph: bool,
+    pub collective: bool,
 }
 
 /// Reads a launch call's parameters; `None` for [`Params::Opaque`] or null pointers.
@@ -171,6 +173,9 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
     }
     // SAFETY: per this function's contract.
     let name = |function: *const c_void| unsafe { kernel_name(symbol, function) };
+    // SAFETY: per this function's contract.
+    let collective =
+        !symbol.is_null() && is_collective(unsafe { CStr::from_ptr(symbol) }.to_bytes());
     // SAFETY: per this function's contract, `params` points to the struct of its kind.
     unsafe {
         match kind {
@@ -181,6 +186,7 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
                     grid: [p.grid_x, p.grid_y, p.grid_z],
                     block: [p.block_x, p.block_y, p.block_z],
                     graph: false,
+                    collective,
                 })
             }
             Params::DriverEx => {
@@ -191,6 +197,7 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
                     grid: [c.grid_x, c.grid_y, c.grid_z],
                     block: [c.block_x, c.block_y, c.block_z],
                     graph: false,
+                    collective,
                 })
             }
             Params::Runtime => {
@@ -200,6 +207,7 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
                     grid: p.grid,
                     block: p.block,
                     graph: false,
+                    collective,
                 })
             }
             Params::RuntimeEx => {
@@ -210,6 +218,7 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
                     grid: c.grid,
                     block: c.block,
                     graph: false,
+                    collective,
                 })
             }
             Params::Graph => {
@@ -222,6 +231,7 @@ pub unsafe fn read(kind: Params, params: *const c_void, symbol: *const c_char) -
                     grid: [0; 3],
                     block: [0; 3],
                     graph: true,
+                    collective: false,
                 })
             }
             Params::Opaque => None,
@@ -287,6 +297,18 @@ mod tests {
             ([8, 4, 1], [128, 1, 1], false)
         );
         assert_eq!(got.name, fnv(*b"_Z4gemmPf"));
+        assert!(!got.collective);
+        let nccl =
+            c"_Z24ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+        // SAFETY: as above.
+        let got = unsafe {
+            read(
+                Params::Driver,
+                (&p as *const DriverLaunch).cast(),
+                nccl.as_ptr(),
+            )
+        };
+        assert!(got.unwrap().collective, "an NCCL kernel is never profiled");
         // SAFETY: as above; an opaque call is never read.
         assert_eq!(
             unsafe {

@@ -78,8 +78,14 @@ pub fn config_from_env() -> Result<Option<Config>, String> {
     config::from_env(|k| std::env::var(k).ok())
 }
 
-/// Starts in-process counters: CUPTI's profiler initialised, the launch callbacks subscribed.
+/// Starts in-process counters: CUPTI's profiler initialised, the launch callbacks subscribed. A
+/// process whose rank is not among the deep ranks only names the metrics in its trace (so the
+/// report reads it as a rank of a sampled run whose peers profiled) and profiles nothing.
 pub fn start(config: Config) -> Result<(), String> {
+    if !config::profiles(&config, crate::output::rank()) {
+        crate::trace().metrics(&config.metrics);
+        return Ok(());
+    }
     let calls = calls::get()?;
     let metrics = Metrics::new(&config.metrics)?;
     crate::trace().metrics(&config.metrics);
@@ -180,7 +186,7 @@ unsafe extern "C" fn on_callback(_user: *mut c_void, domain: u32, cbid: u32, dat
 /// Counts the launch in its stratum and, when the rule picks it, starts the context's profiler.
 fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: u32) -> bool {
     let Some(mut st) = state() else { return false };
-    if l.graph && !st.graphs {
+    if (l.graph && !st.graphs) || l.collective {
         return false;
     }
     let stack = FRAMES.with(|f| f.borrow().hash());

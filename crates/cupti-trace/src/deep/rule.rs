@@ -1,8 +1,12 @@
 //! Which launches are profiled: the library's own deterministic rule, per stratum. A stratum is a
 //! launch key (kernel name, grid, block) together with the NVTX range stack of the launching thread,
-//! so one kernel in two regions is two strata. Within a stratum the launches are counted from 0 and
-//! launches 1, 2, 4, … 2^(samples-1) are profiled: the first is left as warm-up (cold caches, lazy
-//! module loading), and doubling spreads the samples over a run of any length without knowing it.
+//! so one kernel in two regions is two strata; a range's name counts with its runs of digits folded
+//! ([`fold_digits`]), so `layer0/attn` and `layer7/attn` are one stratum and a model's depth does
+//! not multiply its samples (the report splits them again where their durations differ). Within a
+//! stratum the launches are counted from 0 and launches 1, 2, 4, … 2^(samples-1) are profiled: the
+//! first is left as warm-up (cold caches, lazy module loading), and doubling spreads the samples
+//! over a run of any length without knowing it. Collective kernels (NCCL's) are never profiled:
+//! replaying one on its own would wait for peers that do not replay it.
 
 use std::collections::HashMap;
 
@@ -45,6 +49,34 @@ impl Sampler {
         *count = count.saturating_add(1);
         chosen(ordinal, self.samples)
     }
+}
+
+/// A range name's characters with every run of ASCII digits as one `#`: the name a repeated block's
+/// ranges share (`layer12/attn` → `layer#/attn`), for units of any width (bytes, UTF-16, UTF-32).
+pub fn fold_digits<U: Copy + Into<u32> + From<u8>>(
+    units: impl IntoIterator<Item = U>,
+) -> impl Iterator<Item = U> {
+    let mut in_digits = false;
+    units.into_iter().filter_map(move |u| {
+        let digit = (u32::from(b'0')..=u32::from(b'9')).contains(&u.into());
+        let first = digit && !in_digits;
+        in_digits = digit;
+        match (digit, first) {
+            (false, _) => Some(u),
+            (true, true) => Some(U::from(b'#')),
+            (true, false) => None,
+        }
+    })
+}
+
+/// Whether a kernel name is a collective's (NCCL's device kernels, `ncclDevKernel_…`, mangled or
+/// not): the library never profiles those.
+pub fn is_collective(name: &[u8]) -> bool {
+    let unmangled = match name.strip_prefix(b"_Z") {
+        Some(rest) => &rest[rest.iter().take_while(|b| b.is_ascii_digit()).count()..],
+        None => name,
+    };
+    unmangled.starts_with(b"nccl")
 }
 
 /// FNV-1a, 64 bits: stable across runs and builds, unlike std's hasher.
@@ -97,6 +129,28 @@ mod tests {
             !s.launch(other),
             "another grid is another stratum, at its warm-up"
         );
+    }
+
+    #[test]
+    fn repeated_blocks_fold_into_one_name() {
+        let fold = |s: &str| String::from_utf8(fold_digits(s.bytes()).collect()).unwrap();
+        assert_eq!(fold("layer12/attn"), "layer#/attn");
+        assert_eq!(fold("layer0/attn"), fold("layer7/attn"));
+        assert_eq!(fold("fc1"), "fc#");
+        assert_ne!(fold("attn"), fold("mlp"));
+        assert_eq!(fold("step 3 of 10"), "step # of #");
+        let wide: Vec<u32> = fold_digits("h3".chars().map(u32::from)).collect();
+        assert_eq!(wide, [u32::from('h'), u32::from('#')]);
+    }
+
+    #[test]
+    fn nccl_kernels_are_collectives() {
+        assert!(is_collective(b"ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+        assert!(is_collective(
+            b"_Z24ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+        ));
+        assert!(!is_collective(b"_Z4gemmPf"));
+        assert!(!is_collective(b"ampere_sgemm_128x64_nn"));
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! The deep metrics collected inside the traced process (`deep_engine: in_process`): which metrics
-//! the injection library is given, how many launches of each launch key it profiles, and the trace
-//! pass's environment that says so (docs/ncu-notes.md, "Deep counters in the traced process").
+//! the injection library is given, how many launches of each launch key it profiles, on which
+//! ranks, and the trace pass's environment that says so (docs/ncu-notes.md, "Deep counters in the
+//! traced process").
 
-use crate::config::Config;
+use crate::config::{Config, DeepRanks};
 
 /// ncu's launch attributes: read from the launch, not counted by any hardware counter, so the
 /// in-process engine cannot collect them (CUPTI's host API refuses them).
 const ATTRIBUTES: [&str; 2] = ["launch__", "device__"];
 
-/// The most launches the library profiles per launch key and range stack (launches 1, 2, 4, …).
+/// The most launches the library profiles per stratum (launches 1, 2, 4, …, 2^30).
 const MOST_SAMPLES: u32 = 31;
 
 /// The report's deep metrics split by what collects them in process: `collected` by the injection
@@ -42,14 +43,36 @@ pub fn metrics(config: &Config) -> InProcessMetrics {
     split
 }
 
-/// Launches profiled per launch key and range stack: the sampling budget, at most [`MOST_SAMPLES`].
+/// Launches profiled per stratum (a launch key in one set of regions, a repeated block's counted
+/// once): `launch_count`, at most [`MOST_SAMPLES`]. Adaptive sizing needs the first pass's
+/// durations before the deep pass, which one launch does not have; the intervals take the spread
+/// of a key's in-place durations as its samples' (docs/attribution.md, "Intervals").
 pub fn samples(config: &Config) -> u32 {
-    config.pipeline.ncu.sampling.budget().clamp(1, MOST_SAMPLES)
+    config
+        .pipeline
+        .ncu
+        .sampling
+        .launch_count
+        .clamp(1, MOST_SAMPLES)
+}
+
+/// The launcher ranks that profile (`deep_ranks` as a list); `None`: every rank. In process each
+/// rank profiles its own launches at the same time as the others, with no lock and no turns, so
+/// `signature` (one rank per distinct set of launch keys, to save ncu's turns) profiles them all.
+pub fn ranks(config: &Config) -> Option<&[u32]> {
+    match &config.pipeline.ncu.sampling.deep_ranks {
+        DeepRanks::List(ranks) => Some(ranks),
+        DeepRanks::Signature | DeepRanks::All => None,
+    }
 }
 
 /// The trace pass's variables that turn the in-process engine on.
 pub fn environment(config: &Config) -> Vec<(String, String)> {
-    vec![
+    let ranks = ranks(config).map(|ranks| {
+        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        ("PROFILE_RUN_DEEP_RANKS".to_string(), ranks.join(","))
+    });
+    let mut env = vec![
         (
             "PROFILE_RUN_DEEP_METRICS".to_string(),
             metrics(config).collected.join(","),
@@ -58,7 +81,9 @@ pub fn environment(config: &Config) -> Vec<(String, String)> {
             "PROFILE_RUN_DEEP_SAMPLES".to_string(),
             samples(config).to_string(),
         ),
-    ]
+    ];
+    env.extend(ranks);
+    env
 }
 
 /// Why the in-process engine cannot run with these settings: no metric it can collect.
@@ -81,6 +106,13 @@ pub fn dry_run_note(config: &Config) -> (&'static str, String) {
     let n = samples(config);
     let launches: Vec<String> = (0..n.min(5)).map(|i| (1u64 << i).to_string()).collect();
     let more = if n > 5 { ", …" } else { "" };
+    let ranks = match ranks(config) {
+        Some(ranks) => format!(
+            " on launcher rank(s) {} only (deep_ranks; the others take their samples by launch key)",
+            ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        None => String::new(),
+    };
     let attributes = match split.attributes.is_empty() {
         true => String::new(),
         false => format!(
@@ -91,7 +123,7 @@ pub fn dry_run_note(config: &Config) -> (&'static str, String) {
     (
         "the trace pass collects the deep metrics in process",
         format!(
-            "# no ncu pass: the injection library profiles launches {}{more} (after the first) of each launch key in each range stack with CUPTI's Range Profiler (kernel replay, caches not flushed), {} metric(s): {}{attributes}",
+            "# no ncu pass: the injection library profiles launch(es) {}{more} (after the first) of each launch key in each range stack (runs of digits folded: a repeated block counts once; NCCL kernels never){ranks} with CUPTI's Range Profiler (kernel replay, caches not flushed), {} metric(s): {}{attributes}",
             launches.join(", "),
             split.collected.len(),
             split.collected.join(", "),
@@ -120,6 +152,19 @@ mod tests {
         let env = environment(&config);
         assert_eq!(env[0].1, split.collected.join(","));
         assert_eq!(refusal(&config), None);
+    }
+
+    #[test]
+    fn samples_follow_launch_count_and_a_rank_list_reaches_the_library() {
+        let mut config: Config = serde_yaml::from_str(DEFAULT_PRESET).unwrap();
+        config.pipeline.ncu.sampling.launch_count = 2;
+        let env = environment(&config);
+        assert_eq!(env[1], ("PROFILE_RUN_DEEP_SAMPLES".into(), "2".into()));
+        assert_eq!(env.len(), 2, "signature: every rank profiles its own");
+        config.pipeline.ncu.sampling.deep_ranks = DeepRanks::List(vec![0, 4]);
+        let env = environment(&config);
+        assert_eq!(env[2], ("PROFILE_RUN_DEEP_RANKS".into(), "0,4".into()));
+        assert!(dry_run_note(&config).1.contains("rank(s) 0, 4 only"));
     }
 
     #[test]

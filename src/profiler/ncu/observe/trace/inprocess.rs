@@ -1,7 +1,8 @@
 //! A traced run whose traces carry in-process counters (the injection library's Range Profiler,
 //! `PROFILE_RUN_DEEP_METRICS`) read as a sampled run with no ncu deep pass: each profiled launch's
 //! values are deep samples of its group, the launch key (mangled name, grid, block, registers,
-//! shared memory) in the regions it ran in, as the library chose its samples. A group whose
+//! shared memory) in the regions it ran in (runs of digits folded, so a repeated block is one group),
+//! as the library chose its samples. A group whose
 //! in-place durations form separate groups is split further into strata ([`Strata`], the rule the
 //! ncu join uses), a sample placed by its own replayed duration. Launches take values only from
 //! their own stratum; a stratum with no sample takes the nearest one's of its key, widened. A
@@ -71,6 +72,9 @@ pub(crate) struct InProcessIndex {
     pub errors: Vec<String>,
     /// Each device's chip and the metric set's replay passes, as `chip: N passes`.
     pub chips: Vec<String>,
+    /// The launcher ranks that profiled nothing of their own (not among
+    /// `pipeline.ncu.sampling.deep_ranks`): their launches take their peers' samples.
+    pub quiet_ranks: Vec<u32>,
 }
 
 /// How one trace's launches joined, summed over the reading.
@@ -151,10 +155,28 @@ impl<'t> Profiled<'t> {
     }
 }
 
-/// The regions a kernel ran in, as one word of its group key.
+/// The regions a kernel ran in, as one word of its group key: each domain's path with its runs of
+/// digits folded to `#`, as the library counts a stratum, so that a repeated block's launches
+/// (`layer0/attn`, `layer7/attn`) are one group and share its samples; durations that differ still
+/// split the group into strata.
 pub(crate) fn region_of(stacks: &[Vec<String>]) -> String {
-    let paths: Vec<String> = stacks.iter().map(|s| s.join("/")).collect();
-    paths.join("\u{1}")
+    let mut word = String::new();
+    for (at, stack) in stacks.iter().enumerate() {
+        if at > 0 {
+            word.push('\u{1}');
+        }
+        let mut in_digits = false;
+        for c in stack.join("/").chars() {
+            let digit = c.is_ascii_digit();
+            match (digit, in_digits) {
+                (true, true) => {}
+                (true, false) => word.push('#'),
+                (false, _) => word.push(c),
+            }
+            in_digits = digit;
+        }
+    }
+    word
 }
 
 impl InProcessIndex {
@@ -259,4 +281,29 @@ fn profiled_time(group: Option<&Group>, replayed: Option<f64>, tally: &mut Tally
     };
     *count += 1;
     time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::region_of;
+
+    #[test]
+    fn a_repeated_blocks_regions_are_one_group_and_siblings_stay_apart() {
+        let of = |paths: &[&[&str]]| {
+            let stacks: Vec<Vec<String>> = paths
+                .iter()
+                .map(|p| p.iter().map(|s| s.to_string()).collect())
+                .collect();
+            region_of(&stacks)
+        };
+        let layer0 = of(&[&["train_step", "forward", "layer0", "attn"]]);
+        assert_eq!(layer0, "train_step/forward/layer#/attn");
+        assert_eq!(layer0, of(&[&["train_step", "forward", "layer17", "attn"]]));
+        assert_ne!(layer0, of(&[&["train_step", "forward", "layer0", "mlp"]]));
+        assert_eq!(
+            of(&[&["a1"], &["b22"]]),
+            "a#\u{1}b#",
+            "each domain's path apart"
+        );
+    }
 }

@@ -35,6 +35,8 @@ pub(crate) struct IndexBuilder {
     errors: Vec<String>,
     chips: Vec<String>,
     samples: u64,
+    /// The ranks whose traces name the metrics but hold no profiled launch.
+    quiet_ranks: Vec<u32>,
 }
 
 impl IndexBuilder {
@@ -56,6 +58,9 @@ impl IndexBuilder {
             None => self.metrics = Some((c.metrics.clone(), path)),
         }
         self.errors.extend(c.errors.iter().cloned());
+        if let (Some(rank), true) = (trace.rank, c.launches.is_empty()) {
+            self.quiet_ranks.push(rank);
+        }
         for chip in &c.chips {
             let line = format!("{}: {} passes", chip.chip, chip.passes);
             if !self.chips.contains(&line) {
@@ -149,6 +154,7 @@ impl IndexBuilder {
             stratified,
             errors: self.errors,
             chips: self.chips,
+            quiet_ranks: self.quiet_ranks,
         })
     }
 }

@@ -24,7 +24,7 @@ pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally
             "registers per thread",
             "static shared memory per block",
             "dynamic shared memory per block",
-            "NVTX regions of the launch",
+            "NVTX regions of the launch (runs of digits folded)",
         ]
         .map(String::from)
         .to_vec(),
@@ -92,6 +92,15 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
         notes.push(format!(
             "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them.",
             tally.graph_unmatched
+        ));
+    }
+    if !index.quiet_ranks.is_empty() {
+        let mut ranks = index.quiet_ranks.clone();
+        ranks.sort_unstable();
+        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        notes.push(format!(
+            "Rank(s) {} profiled no launch of their own (not among pipeline.ncu.sampling.deep_ranks): their kernels take the deep values of their peers' profiled launches with the same launch key and regions (estimated); `merge` the ranks' run directories to give them their peers' samples when each rank ran its own profile-run.",
+            ranks.join(", ")
         ));
     }
     notes.extend(error_notes(&index.errors));
