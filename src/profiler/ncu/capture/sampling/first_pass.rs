@@ -1,4 +1,4 @@
-//! The first pass read for planning the deep pass: its traces opened as the report reads them,
+//! The first pass read for planning the deep pass: its traces opened for their launches (read once),
 //! and each launch key's launches and durations (ncu's timing pass, or the CUPTI trace).
 
 use crate::config::Config;
@@ -11,19 +11,18 @@ use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
 use crate::profiler::ncu::readers::trace::TraceInput;
 use crate::run::{Rank, RunDir};
 
-/// The run's traces (`inputs`) opened as the report reads them: the regions the plan selects,
-/// their scopes as the configuration names them.
+/// The run's traces (`inputs`) opened for their launches: the regions the plan selects, their
+/// scopes as the configuration names them, and no in-process deep counters looked for.
 pub(crate) fn open_traces<'p>(
     config: &Config,
     plan: &'p NcuPlan,
     inputs: &[TraceInput],
 ) -> Result<TraceSource<'p>> {
-    TraceSource::open(
+    TraceSource::open_for_launches(
         &plan.analysis,
         inputs,
         scope_of(config),
         plan.regions.excluded(),
-        None,
     )
 }
 

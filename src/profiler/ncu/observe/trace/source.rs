@@ -99,6 +99,28 @@ impl<'p> TraceSource<'p> {
         exclude: RequestedRegions,
         sampled: Option<Sampled<'p>>,
     ) -> Result<TraceSource<'p>> {
+        Self::open_with(plan, inputs, (scope, exclude), sampled, true)
+    }
+
+    /// The traces of `inputs` for their launches alone (a sampled run's deep pass planned from
+    /// them): no in-process deep counters are looked for, as a run with a deep pass under ncu
+    /// collects none, so each trace is read once to plan rather than twice.
+    pub(crate) fn open_for_launches(
+        plan: &'p AnalysisPlan,
+        inputs: &[TraceInput],
+        scope: PushPopScope,
+        exclude: RequestedRegions,
+    ) -> Result<TraceSource<'p>> {
+        Self::open_with(plan, inputs, (scope, exclude), None, false)
+    }
+
+    fn open_with(
+        plan: &'p AnalysisPlan,
+        inputs: &[TraceInput],
+        (scope, exclude): (PushPopScope, RequestedRegions),
+        sampled: Option<Sampled<'p>>,
+        indexed: bool,
+    ) -> Result<TraceSource<'p>> {
         let mut found = MetricsFound {
             has_time: true,
             ..MetricsFound::default()
@@ -127,7 +149,7 @@ impl<'p> TraceSource<'p> {
             sampled,
             inprocess: None,
         };
-        if source.sampled.is_none() {
+        if source.sampled.is_none() && indexed {
             source.inprocess = source.in_process_index()?;
         }
         if let Some(index) = &source.inprocess {
