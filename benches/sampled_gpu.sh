@@ -25,6 +25,13 @@
 #             error_scope=key, each timed by the trace and by ncu, and region without adaptive
 #             samples (the cost bar of benches/sampled_adaptive_bar.py); region's pair first
 #   fastpath  (a), (b) and (d), in that order
+#   inprocess3  (f) GPT-2, 4 layers, 3 steps, one launch: the workload unprofiled, ncu/sampled with its
+#             defaults (deep counters in the traced process; libcupti_trace.so beside BIN) and full
+#             kernel replay (ncu/default) with the caches not flushed, as the in-process engine runs;
+#             accuracy and intervals by benches/sampled_accuracy.py; run directories in
+#             $OUT/sampled-inprocess3.tar.gz
+#   inprocess30 (g) the same at $STEPS steps: unprofiled, in process, and ncu/sampled with both passes
+#             under ncu (pipeline.ncu.timing=ncu, deep_engine=ncu)
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -174,6 +181,27 @@ for what in "$@"; do
     timed scopes-key-fast "$key" "${run[@]}"
     timed scopes-key-ncu "$key" pipeline.ncu.timing=ncu "${run[@]}"
     deep_values scopes-region-fast scopes-region-ncu scopes-region-fixed scopes-key-fast scopes-key-ncu
+    ;;
+  inprocess3|inprocess30)
+    n=3; [[ $what == inprocess30 ]] && n=$steps
+    log "(${what/inprocess3/f}) GPT-2 4 layers, $n steps: one launch with in-process deep counters"
+    ((smoke)) || python3 "$gpt2" 4 "$n" >/dev/null 2>&1
+    s=$(date +%s%N); $(workload 4 "$n") >/dev/null 2>&1; e=$(date +%s%N)
+    printf '%-22s %8.1f s\n' "$what-unprofiled" "$(( (e - s) / 1000000 ))e-3" | tee -a "$out/summary.txt"
+    run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$n"))
+    timed "$what-inprocess" --config ncu/sampled "${run[@]}"
+    if [[ $what == inprocess3 ]]; then
+      timed "$what-full" --config ncu/default pipeline.ncu.ncu_cli.cache_control=none "${run[@]}"
+    else
+      timed "$what-full" --config ncu/sampled pipeline.ncu.timing=ncu pipeline.ncu.sampling.deep_engine=ncu "${run[@]}"
+    fi
+    deep_values "$what-inprocess" "$what-full"
+    [[ -f "$work/$what-full/run/report.json" && -f "$work/$what-inprocess/run/report.json" ]] &&
+      for how in "" --intervals; do
+        python3 benches/sampled_accuracy.py $how "$work/$what-full/run/report.json" "$work/$what-inprocess/run/report.json" \
+          | tee -a "$out/summary.txt"
+      done
+    tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d "$what"-*/run/report.json "$what"-*/run/run.json "$what"-*/run/command.txt 2>/dev/null)
     ;;
   replay3)
     log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
