@@ -52,8 +52,6 @@ fn sampled_command(tmp: &Path, traces: &[PathBuf], overrides: &[&str]) -> std::p
             "ncu/distributed",
             "--config",
             "ncu/sampled",
-        ])
-        .args([
             "pipeline.ncu.timing=trace",
             // ncu's deep pass, whose ranks take turns (in process each rank profiles its own).
             "pipeline.ncu.sampling.deep_engine=ncu",
