@@ -54,6 +54,10 @@ pub struct Sampling {
     /// has no in-place duration): their time is their unprofiled twins' mean. Absent when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub estimated_time_results: u64,
+    /// Host time the in-process engine added to the launches it profiled (replay passes, decoding,
+    /// evaluation), summed over every process, in seconds. Absent for ncu's deep pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_process_cost_s: Option<f64>,
 }
 
 /// How much of one rank's time has deep metrics, and where they were measured.

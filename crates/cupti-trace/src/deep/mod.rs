@@ -3,8 +3,8 @@
 //! on entry to a launch the rule ([`rule`]) picks, it starts the context's Range Profiler
 //! ([`profiler`]: auto range, kernel replay), and on exit it stops it, evaluates the values with the
 //! host API ([`host`]) and files them into the trace with the launch's correlation id. Activity
-//! tracing runs on beside it. The NVTX stack a launch is counted under comes from the push/pop
-//! slots [`crate::nvtx`] wraps ([`stack`]).
+//! tracing runs on beside it. The NVTX stacks a launch is counted under, every thread's, come from
+//! the push/pop slots [`crate::nvtx`] wraps ([`stack`]).
 
 pub mod config;
 pub mod ffi;
@@ -16,7 +16,7 @@ pub mod stack;
 mod calls;
 mod profiler;
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -27,7 +27,7 @@ use host::Metrics;
 use launch::{Launch, Params, LAUNCHES, SITE_ENTER};
 use profiler::Context;
 use rule::{Sampler, Stratum};
-use stack::Frames;
+use stack::ProcessFrames;
 
 pub use host::pass_count;
 
@@ -128,17 +128,38 @@ struct Nest {
 
 thread_local! {
     static NEST: Cell<Nest> = Cell::new(Nest::default());
-    static FRAMES: RefCell<Frames> = RefCell::new(Frames::default());
+}
+
+/// Every thread's open push/pop ranges: a launch is counted under all of them, as ncu's
+/// `--nvtx-push-pop-scope process` (profile-run's default) and the trace's attribution see it.
+/// PyTorch launches the backward pass from its autograd thread, which opens no range of its own:
+/// counted under its own thread's stack alone, every backward launch would be one stratum outside
+/// `train_step/backward`.
+static PROCESS_FRAMES: Mutex<ProcessFrames> = Mutex::new(ProcessFrames::new());
+
+fn process_frames() -> MutexGuard<'static, ProcessFrames> {
+    PROCESS_FRAMES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An NVTX push on this thread (`domain` 0: the default domain).
 pub fn push(domain: usize, message: u64) {
-    FRAMES.with(|f| f.borrow_mut().push(domain, message));
+    process_frames().push(thread_id(), domain, message);
 }
 
 /// An NVTX pop on this thread.
 pub fn pop(domain: usize) {
-    FRAMES.with(|f| f.borrow_mut().pop(domain));
+    process_frames().pop(thread_id(), domain);
+}
+
+/// The calling thread's id, for [`ProcessFrames`].
+fn thread_id() -> u64 {
+    thread_local! {
+        static ID: u64 = {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        };
+    }
+    ID.with(|id| *id)
 }
 
 unsafe extern "C" fn on_callback(_user: *mut c_void, domain: u32, cbid: u32, data: *const c_void) {
@@ -189,7 +210,7 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
     if (l.graph && !st.graphs) || l.collective {
         return false;
     }
-    let stack = FRAMES.with(|f| f.borrow().hash());
+    let stack = process_frames().hash();
     let chosen = st.sampler.launch(Stratum {
         name: l.name,
         grid: l.grid,
@@ -199,8 +220,8 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
     if st.debug_left > 0 {
         st.debug_left -= 1;
         eprintln!(
-            "profile-run deep: {kind:?} cbid {cbid} correlation {correlation} grid {:?} block {:?} stack {stack:016x} chosen {chosen} ctx {ctx:#x}",
-            l.grid, l.block
+            "profile-run deep: {kind:?} cbid {cbid} correlation {correlation} thread {} grid {:?} block {:?} stack {stack:016x} chosen {chosen} ctx {ctx:#x}",
+            thread_id(), l.grid, l.block
         );
     }
     if !chosen || st.active || ctx == 0 || st.failures >= MAX_FAILURES {

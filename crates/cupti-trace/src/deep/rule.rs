@@ -79,9 +79,12 @@ pub fn is_collective(name: &[u8]) -> bool {
     unmangled.starts_with(b"nccl")
 }
 
+/// FNV-1a's offset basis: the hash of no bytes.
+pub const FNV_EMPTY: u64 = 0xcbf2_9ce4_8422_2325;
+
 /// FNV-1a, 64 bits: stable across runs and builds, unlike std's hasher.
 pub fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+    bytes.into_iter().fold(FNV_EMPTY, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }

@@ -481,6 +481,7 @@ fn sampling_info(source: &ReportSource<'_>, joined: &[Joined]) -> (Sampling, Vec
         deep_workers: joined.iter().flat_map(|j| j.workers.clone()).collect(),
         engine: NCU_ENGINE.to_string(),
         estimated_time_results: 0,
+        in_process_cost_s: None,
     };
     (sampling, notes)
 }

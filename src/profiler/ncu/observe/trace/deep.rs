@@ -316,6 +316,7 @@ pub(crate) fn sampling(
         deep_workers: deep.workers.clone(),
         engine: crate::profiler::ncu::observe::report_source::NCU_ENGINE.to_string(),
         estimated_time_results: 0,
+        in_process_cost_s: None,
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct InProcessIndex {
     /// The launcher ranks that profiled nothing of their own (not among
     /// `pipeline.ncu.sampling.deep_ranks`): their launches take their peers' samples.
     pub quiet_ranks: Vec<u32>,
+    /// Each profiled launch's host cost (every launch the library profiled, in any region), in ns.
+    pub cost_ns: Vec<u64>,
 }
 
 /// How one trace's launches joined, summed over the reading.

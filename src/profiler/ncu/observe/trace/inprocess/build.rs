@@ -37,6 +37,7 @@ pub(crate) struct IndexBuilder {
     samples: u64,
     /// The ranks whose traces name the metrics but hold no profiled launch.
     quiet_ranks: Vec<u32>,
+    cost_ns: Vec<u64>,
 }
 
 impl IndexBuilder {
@@ -58,6 +59,7 @@ impl IndexBuilder {
             None => self.metrics = Some((c.metrics.clone(), path)),
         }
         self.errors.extend(c.errors.iter().cloned());
+        self.cost_ns.extend(c.launches.iter().map(|l| l.cost_ns));
         if let (Some(rank), true) = (trace.rank, c.launches.is_empty()) {
             self.quiet_ranks.push(rank);
         }
@@ -155,6 +157,7 @@ impl IndexBuilder {
             errors: self.errors,
             chips: self.chips,
             quiet_ranks: self.quiet_ranks,
+            cost_ns: self.cost_ns,
         })
     }
 }

@@ -41,6 +41,7 @@ pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally
         deep_workers: Vec::new(),
         engine: ENGINE.to_string(),
         estimated_time_results: tally.timed_by_twins + tally.timed_by_replay,
+        in_process_cost_s: Some(index.cost_ns.iter().sum::<u64>() as f64 * 1e-9),
     }
 }
 
@@ -70,6 +71,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
         },
         index.samples,
     )];
+    notes.extend(cost_note(&index.cost_ns, &index.chips));
     let timed = tally.timed_by_twins + tally.timed_by_replay;
     if timed > 0 {
         let replay = match tally.timed_by_replay {
@@ -106,6 +108,27 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
     notes.extend(error_notes(&index.errors));
     notes.extend(strata::note(index.stratified, tally.borrowed));
     notes
+}
+
+/// What profiling in place cost the traced processes: the measure of a deep sample's price, which
+/// sets how many samples a run can afford.
+fn cost_note(cost_ns: &[u64], chips: &[String]) -> Option<String> {
+    if cost_ns.is_empty() {
+        return None;
+    }
+    let mut sorted = cost_ns.to_vec();
+    sorted.sort_unstable();
+    let total: u64 = sorted.iter().sum();
+    let passes = match chips.is_empty() {
+        true => String::new(),
+        false => format!(" with {}", chips.join(", ")),
+    };
+    Some(format!(
+        "Profiling in place added {:.2} s of host time to the {} profiled launch(es): median {:.0} ms a launch{passes} (replay passes, decoding and evaluation).",
+        total as f64 * 1e-9,
+        sorted.len(),
+        sorted[sorted.len() / 2] as f64 * 1e-6,
+    ))
 }
 
 /// What the library could not collect, as it wrote it.
