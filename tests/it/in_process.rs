@@ -138,6 +138,56 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     );
 }
 
+/// The passes of the in-process metrics on each GPU `nvidia-smi` names (a fake one here), by
+/// CUPTI's host API where a libcupti loads, else why not, naming the libcupti set.
+#[test]
+fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        "#!/bin/sh\nprintf 'NVIDIA H200\\nNVIDIA H200\\nNVIDIA GeForce RTX 4090\\n'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&smi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let missing = tmp.path().join("no-such-libcupti.so");
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .env("PATH", path)
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .arg("pipeline.ncu.sampling.deep_engine=in_process")
+        .arg(format!("pipeline.ncu.trace.libcupti={}", missing.display()))
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let line = text
+        .lines()
+        .skip_while(|l| *l != "# the in-process metrics' replay passes")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no passes line: {text}"));
+    assert_eq!(
+        line.matches("NVIDIA H200 (GH100): ").count(),
+        1,
+        "each GPU once: {line}"
+    );
+    assert!(
+        line.contains("NVIDIA GeForce RTX 4090 (?): a chip profile-run does not know"),
+        "{line}"
+    );
+    let not_counted = line.contains("GH100): not counted");
+    assert!(
+        !not_counted || line.contains(&format!("{} ($PROFILE_RUN_LIBCUPTI)", missing.display())),
+        "where no libcupti loads, the one set is among the places looked: {line}"
+    );
+    assert!(not_counted || line.contains(" passes, "), "{line}");
+}
+
 #[test]
 fn in_process_without_the_trace_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();

@@ -19,6 +19,9 @@ mod cupti;
 mod nvtx;
 mod output;
 
+/// The variable naming the libcupti to load where the process loaded none.
+pub use cupti::LIBCUPTI_VAR;
+
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard, Once, OnceLock};

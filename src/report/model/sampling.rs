@@ -55,7 +55,7 @@ pub struct Sampling {
     #[serde(skip_serializing_if = "is_zero")]
     pub estimated_time_results: u64,
     /// Host time the in-process engine added to the launches it profiled (replay passes, decoding,
-    /// evaluation), summed over every process, in seconds. Absent for ncu's deep pass.
+    /// evaluation), summed over every process, in seconds. Absent for a deep pass of its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_process_cost_s: Option<f64>,
 }

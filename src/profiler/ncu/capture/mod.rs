@@ -37,7 +37,7 @@ use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, version_of};
 use self::sampling::deep_plan::{self, DeepInputs};
 use self::sampling::ranks::FirstFindings;
-use self::sampling::{coverage, findings, in_process, ranks};
+use self::sampling::{chips, coverage, findings, in_process, ranks};
 use self::watch::NcuWatch;
 
 /// run.json's `deep_engine` for deep metrics collected in the trace pass itself.
@@ -124,6 +124,12 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         plan.passes
             .in_place
             .then(|| in_process::dry_run_note(config)),
+        plan.passes.in_place.then(|| {
+            let metrics = in_process::metrics(config).collected;
+            let libcupti = config.pipeline.ncu.trace.libcupti.as_deref();
+            let line = chips::passes_line(&metrics, libcupti);
+            ("the in-process metrics' replay passes", line)
+        }),
         coverage::dry_run_note(config, plan.passes),
         ranks::dry_run_note(config, plan.passes),
         workers_note(config, plan.passes.deep, dir)

@@ -9,11 +9,13 @@
 //! with ncu's default `function` name base, launches of one template with other arguments would
 //! share one deep result). The whole deep pass is planned in `deep_plan` (its workers per sample count
 //! from `workers`, ending a pass once it has profiled what the report will use from `coverage`) and
-//! run by the run's executor; `in_process` has the deep metrics the trace pass collects itself.
+//! run by the run's executor; `in_process` has the deep metrics the trace pass collects itself, `chips` the passes
+//! they take on this machine's GPUs.
 //!
 //! Floor: profiler (see `crate::profiler`): imports run, process, analysis, insights, report,
 //! config, region and the ground floor, and its own profiler's rooms.
 
+pub mod chips;
 pub mod coverage;
 pub mod deep_plan;
 pub mod findings;

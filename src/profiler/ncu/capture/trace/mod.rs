@@ -131,7 +131,7 @@ pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
             true => absolute(PathBuf::from(libcupti)).display().to_string(),
             false => libcupti.clone(),
         };
-        env.push(("PROFILE_RUN_LIBCUPTI".to_string(), libcupti));
+        env.push((cupti_trace::LIBCUPTI_VAR.to_string(), libcupti));
     }
     env
 }
