@@ -94,7 +94,7 @@ pub fn passes_line(metrics: &[String], libcupti: Option<&str>) -> String {
         false => format!(" ({})", failures.join("; ")),
     };
     format!(
-        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; on an H200 at 9 passes a profiled launch costs 0.21–0.40 s (docs/performance.md)",
+        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; on an H200 at 9 passes a profiled launch costs about 0.2–0.4 s (docs/performance.md)",
         counts.join(", ")
     )
 }
