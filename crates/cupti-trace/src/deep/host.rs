@@ -188,12 +188,31 @@ pub fn passes_of(calls: &'static Calls, image: &mut Image) -> Result<u32, String
     Ok(p.passes as u32)
 }
 
+/// Why a metric set's passes were not counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PassCountError {
+    /// No usable libcupti or host API here: nothing is known of the metrics.
+    Unavailable(String),
+    /// The chip refused the metric set; the first metric it does not know is named.
+    Refused(String),
+}
+
+impl std::fmt::Display for PassCountError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PassCountError::Unavailable(why) | PassCountError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
 /// How many replay passes `metrics` take on `chip` (`GH100`), from the host API alone: no GPU and
-/// no CUDA context needed, only the process's libcupti (see [`crate::cupti`]).
-pub fn pass_count(chip: &str, metrics: &[String]) -> Result<u32, String> {
-    let calls = super::calls::get()?;
-    let metrics = Metrics::new(metrics)?;
-    let host = Host::new(calls, chip, None)?;
-    let mut image = host.config_image(&metrics)?;
-    passes_of(calls, &mut image)
+/// no CUDA context needed, only the process's libcupti (see [`crate::cupti`]), which loads the
+/// driver library.
+pub fn pass_count(chip: &str, metrics: &[String]) -> Result<u32, PassCountError> {
+    use PassCountError::{Refused, Unavailable};
+    let calls = super::calls::get().map_err(Unavailable)?;
+    let metrics = Metrics::new(metrics).map_err(Refused)?;
+    let host = Host::new(calls, chip, None).map_err(Unavailable)?;
+    let mut image = host.config_image(&metrics).map_err(Refused)?;
+    passes_of(calls, &mut image).map_err(Unavailable)
 }

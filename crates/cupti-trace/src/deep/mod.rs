@@ -29,7 +29,7 @@ use profiler::Context;
 use rule::{Sampler, Stratum};
 use stack::ProcessFrames;
 
-pub use host::pass_count;
+pub use host::{pass_count, PassCountError};
 
 /// The Range Profiler's enum values the library passes, for the layout check.
 pub fn profiler_constants() -> [(&'static str, u32); 2] {

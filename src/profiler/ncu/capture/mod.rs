@@ -190,10 +190,18 @@ fn workers_note(config: &Config, deep: bool, dir: &Path) -> Option<String> {
 }
 
 /// Fails with exit 3 and the fix when the configured ncu cannot be started (or, under
-/// `timing: trace`, the injection library is missing or not one).
+/// `timing: trace`, the injection library is missing or not one), and with exit 2 when this
+/// machine's GPU cannot count a metric the in-process engine is to collect.
 pub fn check_runnable(plan: &NcuPlan, config: &Config) -> Result<()> {
     if plan.passes.first == FirstPass::Trace {
         trace::check_library(config)?;
+    }
+    if plan.passes.in_place {
+        let metrics = in_process::metrics(config).collected;
+        let libcupti = config.pipeline.ncu.trace.libcupti.as_deref();
+        if let Some(why) = chips::refused(&metrics, libcupti) {
+            return Err(Error::Usage(why));
+        }
     }
     if plan.passes.runs_ncu() {
         check_program(config)?;
