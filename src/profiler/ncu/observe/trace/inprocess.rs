@@ -18,6 +18,8 @@ mod notes;
 pub(crate) use build::IndexBuilder;
 pub(crate) use notes::{notes, sampling};
 
+use cupti_trace::deep::rule::fold_digits;
+
 use crate::analysis::MetricsFound;
 use crate::fast_map::FastMap;
 use crate::profiler::ncu::observe::launch_key::Shape;
@@ -158,25 +160,16 @@ impl<'t> Profiled<'t> {
 }
 
 /// The regions a kernel ran in, as one word of its group key: each domain's path with its runs of
-/// digits folded to `#`, as the library counts a stratum, so that a repeated block's launches
-/// (`layer0/attn`, `layer7/attn`) are one group and share its samples; durations that differ still
-/// split the group into strata.
+/// digits folded to `#` by the library's own rule, as it counts a stratum, so that a repeated
+/// block's launches (`layer0/attn`, `layer7/attn`) are one group and share its samples; durations
+/// that differ still split the group into strata.
 pub(crate) fn region_of(stacks: &[Vec<String>]) -> String {
     let mut word = String::new();
     for (at, stack) in stacks.iter().enumerate() {
         if at > 0 {
             word.push('\u{1}');
         }
-        let mut in_digits = false;
-        for c in stack.join("/").chars() {
-            let digit = c.is_ascii_digit();
-            match (digit, in_digits) {
-                (true, true) => {}
-                (true, false) => word.push('#'),
-                (false, _) => word.push(c),
-            }
-            in_digits = digit;
-        }
+        word.extend(fold_digits(stack.join("/").chars()));
     }
     word
 }
