@@ -222,3 +222,26 @@ fn in_process_without_the_trace_is_refused_before_anything_runs() {
                 .and(predicate::str::contains("deep_engine=ncu")),
         );
 }
+
+/// The injection library's own variables, set in the shell to debug a traced run, are the traced
+/// process's and never taken for profile-run settings; a misspelt one still is, and refused.
+#[test]
+fn the_librarys_variables_in_the_shell_are_not_settings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dry_run = |name: &str| {
+        let mut cmd = Command::cargo_bin("profile-run").unwrap();
+        cmd.env(name, "1")
+            .args(["--dry-run", "--config", "ncu/trace"])
+            .args(ncu_overrides(tmp.path()))
+            .arg("--")
+            .arg(repo().join("tests/support/fake-traced-workload"));
+        cmd.assert()
+    };
+    dry_run("PROFILE_RUN_DEEP_DEBUG").success();
+    dry_run("PROFILE_RUN_DEEP_GRAPHS").success();
+    dry_run("PROFILE_RUN_DEEP_DEBGU")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown key `deep_debgu` in env PROFILE_RUN_DEEP_DEBGU",
+        ));
+}

@@ -21,6 +21,20 @@ mod output;
 
 /// The variable naming the libcupti to load where the process loaded none.
 pub use cupti::LIBCUPTI_VAR;
+/// The variable naming the directory the traced process writes its trace into.
+pub use output::DIR_VAR as TRACE_DIR_VAR;
+
+/// Every environment variable the library reads: profile-run sets them for the traced process,
+/// and never takes them for settings of its own.
+pub const ENVIRONMENT: [&str; 7] = [
+    TRACE_DIR_VAR,
+    LIBCUPTI_VAR,
+    deep::config::METRICS_VAR,
+    deep::config::SAMPLES_VAR,
+    deep::config::RANKS_VAR,
+    deep::config::GRAPHS_VAR,
+    deep::config::DEBUG_VAR,
+];
 
 use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};

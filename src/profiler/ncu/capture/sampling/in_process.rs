@@ -3,6 +3,8 @@
 //! ranks, and the trace pass's environment that says so (docs/ncu-notes.md, "Deep counters in the
 //! traced process").
 
+use cupti_trace::deep::config::{METRICS_VAR, RANKS_VAR, SAMPLES_VAR};
+
 use crate::config::{Config, DeepRanks};
 
 /// ncu's launch attributes: read from the launch, not counted by any hardware counter, so the
@@ -70,17 +72,11 @@ pub fn ranks(config: &Config) -> Option<&[u32]> {
 pub fn environment(config: &Config) -> Vec<(String, String)> {
     let ranks = ranks(config).map(|ranks| {
         let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
-        ("PROFILE_RUN_DEEP_RANKS".to_string(), ranks.join(","))
+        (RANKS_VAR.to_string(), ranks.join(","))
     });
     let mut env = vec![
-        (
-            "PROFILE_RUN_DEEP_METRICS".to_string(),
-            metrics(config).collected.join(","),
-        ),
-        (
-            "PROFILE_RUN_DEEP_SAMPLES".to_string(),
-            samples(config).to_string(),
-        ),
+        (METRICS_VAR.to_string(), metrics(config).collected.join(",")),
+        (SAMPLES_VAR.to_string(), samples(config).to_string()),
     ];
     env.extend(ranks);
     env

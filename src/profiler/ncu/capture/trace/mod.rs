@@ -119,7 +119,7 @@ pub fn environment(config: &Config, dir: &Path) -> Vec<(String, String)> {
     let library = absolute(library(config)).display().to_string();
     let mut env = vec![
         (
-            "PROFILE_RUN_TRACE_DIR".to_string(),
+            cupti_trace::TRACE_DIR_VAR.to_string(),
             absolute(dir.join(TRACE_DIR)).display().to_string(),
         ),
         ("CUDA_INJECTION64_PATH".to_string(), library.clone()),
