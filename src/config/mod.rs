@@ -73,14 +73,16 @@ pub struct ConfigSources {
 
 impl ConfigSources {
     /// Sources with the `PROFILE_RUN_*` variables of this process, sorted by name; the injection
-    /// library's own (`PROFILE_RUN_DEEP_DEBUG`, …) are the traced process's, not settings.
+    /// library's variables a user sets (`PROFILE_RUN_DEEP_DEBUG`, …) are the traced process's, not
+    /// settings. Those profile-run sets from its settings stay unknown keys: inherited, they would
+    /// change what the run does behind its settings' back.
     pub fn with_process_env(files: Vec<PathBuf>, overrides: Vec<String>) -> Self {
         let mut env: Vec<(String, String)> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| {
                 k.get(..ENV_PREFIX.len())
                     .is_some_and(|p| p.eq_ignore_ascii_case(ENV_PREFIX))
-                    && !cupti_trace::ENVIRONMENT.contains(&k.as_str())
+                    && !cupti_trace::USER_VARIABLES.contains(&k.as_str())
             })
             .collect();
         env.sort();

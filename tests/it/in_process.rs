@@ -148,7 +148,7 @@ fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
     let smi = bin.join("nvidia-smi");
     std::fs::write(
         &smi,
-        "#!/bin/sh\nprintf 'NVIDIA H200\\nNVIDIA H200\\nNVIDIA GeForce RTX 4090\\n'\n",
+        "#!/bin/sh\nprintf '0, GPU-a, NVIDIA H200\\n1, GPU-b, NVIDIA H200\\n2, GPU-c, NVIDIA GeForce RTX 4090\\n'\n",
     )
     .unwrap();
     std::fs::set_permissions(&smi, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
@@ -157,6 +157,7 @@ fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
     let out = Command::cargo_bin("profile-run")
         .unwrap()
         .env("PATH", path)
+        .env_remove("CUDA_VISIBLE_DEVICES")
         .args(["--dry-run", "--config", "ncu/trace"])
         .args(ncu_overrides(tmp.path()))
         .arg("pipeline.ncu.sampling.deep_engine=in_process")
@@ -181,9 +182,14 @@ fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
         "{line}"
     );
     let not_counted = line.contains("GH100): not counted");
+    let looked = format!("{} ($PROFILE_RUN_LIBCUPTI)", missing.display());
     assert!(
-        !not_counted || line.contains(&format!("{} ($PROFILE_RUN_LIBCUPTI)", missing.display())),
+        !line.contains("could not load libcupti") || line.contains(&looked),
         "where no libcupti loads, the one set is among the places looked: {line}"
+    );
+    assert!(
+        !not_counted || line.contains("), by CUPTI's host API"),
+        "a count not made says why: {line}"
     );
     assert!(not_counted || line.contains(" passes, "), "{line}");
 }
@@ -223,7 +229,7 @@ fn in_process_without_the_trace_is_refused_before_anything_runs() {
         );
 }
 
-/// The injection library's own variables, set in the shell to debug a traced run, are the traced
+/// The injection library's variables a user sets in the shell to debug a traced run are the traced
 /// process's and never taken for profile-run settings; a misspelt one still is, and refused.
 #[test]
 fn the_librarys_variables_in_the_shell_are_not_settings() {
@@ -239,6 +245,10 @@ fn the_librarys_variables_in_the_shell_are_not_settings() {
     };
     dry_run("PROFILE_RUN_DEEP_DEBUG").success();
     dry_run("PROFILE_RUN_DEEP_GRAPHS").success();
+    // The run's own settings make these: one left in the shell would act behind them.
+    dry_run("PROFILE_RUN_DEEP_METRICS")
+        .code(2)
+        .stderr(predicate::str::contains("unknown key `deep_metrics`"));
     dry_run("PROFILE_RUN_DEEP_DEBGU")
         .code(2)
         .stderr(predicate::str::contains(

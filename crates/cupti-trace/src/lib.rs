@@ -24,14 +24,10 @@ pub use cupti::LIBCUPTI_VAR;
 /// The variable naming the directory the traced process writes its trace into.
 pub use output::DIR_VAR as TRACE_DIR_VAR;
 
-/// Every environment variable the library reads: profile-run sets them for the traced process,
-/// and never takes them for settings of its own.
-pub const ENVIRONMENT: [&str; 7] = [
-    TRACE_DIR_VAR,
+/// The library's variables a user sets in the shell for the traced process (profile-run sets the
+/// others from its settings), which profile-run never takes for settings of its own.
+pub const USER_VARIABLES: [&str; 3] = [
     LIBCUPTI_VAR,
-    deep::config::METRICS_VAR,
-    deep::config::SAMPLES_VAR,
-    deep::config::RANKS_VAR,
     deep::config::GRAPHS_VAR,
     deep::config::DEBUG_VAR,
 ];

@@ -211,8 +211,24 @@ impl std::fmt::Display for PassCountError {
 pub fn pass_count(chip: &str, metrics: &[String]) -> Result<u32, PassCountError> {
     use PassCountError::{Refused, Unavailable};
     let calls = super::calls::get().map_err(Unavailable)?;
-    let metrics = Metrics::new(metrics).map_err(Refused)?;
+    let set = Metrics::new(metrics).map_err(Refused)?;
     let host = Host::new(calls, chip, None).map_err(Unavailable)?;
-    let mut image = host.config_image(&metrics).map_err(Refused)?;
-    passes_of(calls, &mut image).map_err(Unavailable)
+    match host.config_image(&set) {
+        Ok(mut image) => passes_of(calls, &mut image).map_err(Unavailable),
+        // Only a metric refused on its own, on a host object of its own, is the metric's fault.
+        Err(why) => Err(refused_alone(calls, chip, metrics).unwrap_or(Unavailable(why))),
+    }
+}
+
+/// The first of `metrics` that a fresh host object on `chip` refuses by itself.
+fn refused_alone(calls: &'static Calls, chip: &str, metrics: &[String]) -> Option<PassCountError> {
+    metrics.iter().find_map(|name| {
+        let one = Metrics::new(std::slice::from_ref(name)).ok()?;
+        let host = Host::new(calls, chip, None).ok()?;
+        host.config_image(&one).err().map(|_| {
+            PassCountError::Refused(format!(
+                "CUPTI does not know the metric {name:?} on {chip} (check its spelling with `ncu --query-metrics`)"
+            ))
+        })
+    })
 }

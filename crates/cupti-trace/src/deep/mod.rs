@@ -210,7 +210,7 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
     if (l.graph && !st.graphs) || l.collective {
         return false;
     }
-    let stack = process_frames().hash();
+    let stack = process_frames().hash(thread_id());
     let chosen = st.sampler.launch(Stratum {
         name: l.name,
         grid: l.grid,

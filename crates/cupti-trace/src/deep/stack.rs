@@ -36,22 +36,30 @@ impl Frames {
     }
 }
 
-/// Every thread's [`Frames`], in the order the threads first pushed a range: a launch on any
-/// thread is counted under all of them (the main thread's `train_step/backward` holds the
-/// autograd thread's launches). Thread ids never count, so a pool of threads that open the same
-/// ranges are one stratum.
-#[derive(Debug, Default)]
+/// Every thread's [`Frames`] with ranges open: a launch on any thread is counted under all of them
+/// (the main thread's `train_step/backward` holds the autograd thread's launches), as
+/// `--nvtx-push-pop-scope process` sees it, and under its own thread's, as `thread` sees it, so a
+/// stratum never spans two regions of either scope. Thread ids and the threads' order never count:
+/// a pool of threads that open the same ranges are one stratum.
+#[derive(Debug)]
 pub struct ProcessFrames {
     threads: Vec<(u64, Frames)>,
-    /// [`Self::hash`], kept up to date at each push and pop: launches outnumber them.
-    hash: u64,
+    /// The open ranges of every thread as one number, kept up to date at each push and pop:
+    /// launches outnumber them.
+    every_thread: u64,
+}
+
+impl Default for ProcessFrames {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ProcessFrames {
     pub const fn new() -> Self {
         ProcessFrames {
             threads: Vec::new(),
-            hash: FNV_EMPTY,
+            every_thread: FNV_EMPTY,
         }
     }
 
@@ -67,24 +75,35 @@ impl ProcessFrames {
         self.rehash();
     }
 
+    /// A pop on `thread`; a thread left with no range open is forgotten.
     pub fn pop(&mut self, thread: u64, domain: usize) {
-        if let Some((_, frames)) = self.threads.iter_mut().find(|(t, _)| *t == thread) {
-            frames.pop(domain);
+        if let Some(at) = self.threads.iter().position(|(t, _)| *t == thread) {
+            self.threads[at].1.pop(domain);
+            if self.threads[at].1.frames.is_empty() {
+                self.threads.swap_remove(at);
+            }
         }
         self.rehash();
     }
 
-    /// Every thread's open ranges as one number; threads with none open add nothing.
-    pub fn hash(&self) -> u64 {
-        self.hash
+    /// The stratum word of a launch on `thread`: every thread's open ranges, then its own.
+    pub fn hash(&self, thread: u64) -> u64 {
+        let own = self
+            .threads
+            .iter()
+            .find(|(t, _)| *t == thread)
+            .map_or(FNV_EMPTY, |(_, f)| f.hash());
+        fnv(self
+            .every_thread
+            .to_le_bytes()
+            .into_iter()
+            .chain(own.to_le_bytes()))
     }
 
     fn rehash(&mut self) {
-        self.hash = fnv(self
-            .threads
-            .iter()
-            .filter(|(_, f)| !f.frames.is_empty())
-            .flat_map(|(_, f)| f.bytes().chain([0xff; 8])));
+        let mut each: Vec<u64> = self.threads.iter().map(|(_, f)| f.hash()).collect();
+        each.sort_unstable();
+        self.every_thread = fnv(each.iter().flat_map(|h| h.to_le_bytes()));
     }
 }
 
@@ -115,36 +134,59 @@ mod tests {
     fn a_launch_on_a_thread_with_no_range_counts_under_the_others() {
         let (main, autograd) = (1, 2);
         let mut p = ProcessFrames::new();
-        assert_eq!(p.hash(), fnv([]), "nothing open");
+        let nothing = p.hash(autograd);
+        assert_eq!(ProcessFrames::default().hash(autograd), nothing);
         p.push(main, 0, fnv(*b"train_step"));
         p.push(main, 0, fnv(*b"backward"));
-        let backward = p.hash();
+        let backward = p.hash(autograd);
+        assert_ne!(backward, nothing, "the main thread's ranges count");
+        assert_ne!(
+            p.hash(main),
+            backward,
+            "and the launching thread's own (thread scope)"
+        );
         p.pop(main, 0);
         p.push(main, 0, fnv(*b"optimizer"));
-        assert_ne!(p.hash(), backward, "another region of the main thread");
+        assert_ne!(
+            p.hash(autograd),
+            backward,
+            "another region of the main thread"
+        );
         p.pop(main, 0);
         p.push(main, 0, fnv(*b"backward"));
-        assert_eq!(
-            p.hash(),
-            backward,
-            "the autograd thread's launches are in backward"
-        );
+        assert_eq!(p.hash(autograd), backward, "the same region again");
         p.push(autograd, 0, fnv(*b"op"));
-        let inner = p.hash();
         assert_ne!(
-            inner, backward,
-            "a range the autograd thread opens nests inside"
+            p.hash(autograd),
+            backward,
+            "a range the autograd thread opens counts"
         );
         p.pop(autograd, 0);
         assert_eq!(
-            p.hash(),
+            p.hash(autograd),
             backward,
             "a thread whose ranges closed adds nothing"
         );
+        p.pop(main, 0);
+        p.pop(main, 0);
+        assert_eq!(
+            p.hash(autograd),
+            nothing,
+            "a thread with none open is forgotten"
+        );
         let mut pool = ProcessFrames::new();
+        pool.push(9, 0, fnv(*b"other"));
         pool.push(7, 0, fnv(*b"train_step"));
         pool.push(7, 0, fnv(*b"backward"));
-        assert_eq!(pool.hash(), backward, "thread ids never count");
+        let mut swapped = ProcessFrames::new();
+        swapped.push(3, 0, fnv(*b"train_step"));
+        swapped.push(3, 0, fnv(*b"backward"));
+        swapped.push(4, 0, fnv(*b"other"));
+        assert_eq!(
+            pool.hash(8),
+            swapped.hash(5),
+            "thread ids and order never count"
+        );
     }
 
     #[test]

@@ -3,6 +3,9 @@
 //! GPUs `nvidia-smi` names, each mapped to CUPTI's chip name, and the count from CUPTI's host API
 //! (no GPU work, no CUDA context; a libcupti and the driver library to load).
 
+use std::sync::Once;
+use std::time::Duration;
+
 use cupti_trace::deep::{pass_count, PassCountError};
 
 /// The GPUs `nvidia-smi` names (a word of the name) and CUPTI's name for their chip.
@@ -34,16 +37,52 @@ pub fn chip_of(gpu: &str) -> Option<&'static str> {
         .map(|(_, chip)| *chip)
 }
 
-/// This machine's GPUs' names, once each, in `nvidia-smi`'s order; empty without one.
+/// How long `nvidia-smi` may take to list the GPUs before the check goes without them.
+const LISTING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The names of the GPUs the workload will see, once each, in `nvidia-smi`'s order; empty where
+/// none is listed (no `nvidia-smi`, or it did not answer in time).
 fn local_gpus() -> Vec<String> {
-    let listed = duct::cmd!("nvidia-smi", "--query-gpu=name", "--format=csv,noheader")
-        .stderr_null()
-        .unchecked()
-        .read()
-        .unwrap_or_default();
+    let listing = duct::cmd!(
+        "nvidia-smi",
+        "--query-gpu=index,uuid,name",
+        "--format=csv,noheader"
+    )
+    .stderr_null()
+    .stdout_capture()
+    .unchecked()
+    .start()
+    .ok()
+    .and_then(|handle| match handle.wait_timeout(LISTING_TIMEOUT) {
+        Ok(Some(out)) => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        _ => {
+            let _ = handle.kill();
+            None
+        }
+    })
+    .unwrap_or_default();
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    visible_gpus(&listing, visible.as_deref())
+}
+
+/// The names in `nvidia-smi`'s `index, uuid, name` lines of the GPUs `CUDA_VISIBLE_DEVICES`
+/// leaves visible (indices or UUIDs, as CUDA reads it; unset: all), once each.
+fn visible_gpus(listing: &str, visible: Option<&str>) -> Vec<String> {
+    let shown = |index: &str, uuid: &str| match visible {
+        None => true,
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .any(|v| v == index || (v.starts_with("GPU-") && uuid.starts_with(v))),
+    };
     let mut names: Vec<String> = Vec::new();
-    for name in listed.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if !names.iter().any(|n| n == name) {
+    for line in listing.lines() {
+        let mut fields = line.splitn(3, ',').map(str::trim);
+        let (Some(index), Some(uuid), Some(name)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if shown(index, uuid) && !names.iter().any(|n| n == name) {
             names.push(name.to_string());
         }
     }
@@ -51,13 +90,16 @@ fn local_gpus() -> Vec<String> {
 }
 
 /// Points `cupti_trace`'s loader at `pipeline.ncu.trace.libcupti`, the copy to load where none is
-/// found by its usual names.
+/// found by its usual names; once, before the loader first runs.
 fn aim_at(libcupti: Option<&str>) {
-    if let Some(path) = libcupti {
-        // The library's loader reads the trace pass's variable; profile-run has started no thread
-        // of its own yet.
-        std::env::set_var(cupti_trace::LIBCUPTI_VAR, path);
-    }
+    static AIMED: Once = Once::new();
+    AIMED.call_once(|| {
+        if let Some(path) = libcupti {
+            // The loader reads the trace pass's variable; nothing has loaded libcupti (nor any
+            // thread of its own) before this first call.
+            std::env::set_var(cupti_trace::LIBCUPTI_VAR, path);
+        }
+    });
 }
 
 /// The first of this machine's GPUs whose chip refuses one of `metrics`, with CUPTI's reason and
@@ -78,7 +120,7 @@ fn first_refusal(
         let chip = chip_of(gpu)?;
         match count(chip) {
             Err(PassCountError::Refused(why)) => Some(format!(
-                "the in-process engine cannot collect the report's metrics on this machine's {gpu} ({chip}): {why}; drop it from report.metrics (or its group from report.sections), or set pipeline.ncu.sampling.deep_engine=ncu"
+                "the in-process engine cannot collect the report's metrics on this machine's {gpu} ({chip}): {why}, as the libcupti profile-run loads counts them; drop it from report.metrics (or its group from report.sections), set pipeline.ncu.sampling.deep_engine=ncu, or point pipeline.ncu.trace.libcupti at the workload's own libcupti if it is newer"
             )),
             Ok(_) | Err(PassCountError::Unavailable(_)) => None,
         }
@@ -130,7 +172,7 @@ pub fn passes_line(metrics: &[String], libcupti: Option<&str>) -> String {
         false => format!(" ({})", failures.join("; ")),
     };
     format!(
-        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; on an H200 at 9 passes a profiled launch costs about 0.2–0.4 s (docs/performance.md)",
+        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; on an H200 at 9 passes a profiled launch costs about 0.2–0.45 s (docs/performance.md)",
         counts.join(", ")
     )
 }
@@ -153,6 +195,32 @@ mod tests {
             "no word of it is listed"
         );
         assert_eq!(chip_of("NVIDIA A10G"), None, "A10G is not A10");
+    }
+
+    #[test]
+    fn only_the_gpus_cuda_makes_visible_are_checked() {
+        let listing = "0, GPU-aaaa-1111, NVIDIA H200\n1, GPU-bbbb-2222, NVIDIA H200\n2, GPU-cccc-3333, NVIDIA A100-SXM4-80GB\nnot a line\n";
+        let h200 = vec!["NVIDIA H200".to_string()];
+        let both = vec![
+            "NVIDIA H200".to_string(),
+            "NVIDIA A100-SXM4-80GB".to_string(),
+        ];
+        assert_eq!(
+            visible_gpus(listing, None),
+            both,
+            "unset: all, each name once"
+        );
+        assert_eq!(visible_gpus(listing, Some("1")), h200);
+        assert_eq!(visible_gpus(listing, Some("0, 2")), both);
+        assert_eq!(
+            visible_gpus(listing, Some("GPU-cccc")),
+            both[1..].to_vec(),
+            "a UUID prefix"
+        );
+        assert!(
+            visible_gpus(listing, Some("")).is_empty(),
+            "empty: none visible"
+        );
     }
 
     #[test]

@@ -119,6 +119,11 @@ fn cost_note(cost_ns: &[u64], chips: &[String]) -> Option<String> {
     let mut sorted = cost_ns.to_vec();
     sorted.sort_unstable();
     let total: u64 = sorted.iter().sum();
+    let half = sorted.len() / 2;
+    let median = match sorted.len() % 2 {
+        1 => sorted[half] as f64,
+        _ => (sorted[half - 1] + sorted[half]) as f64 / 2.0,
+    };
     let passes = match chips.is_empty() {
         true => String::new(),
         false => format!(" with {}", chips.join(", ")),
@@ -127,7 +132,7 @@ fn cost_note(cost_ns: &[u64], chips: &[String]) -> Option<String> {
         "Profiling in place added {:.2} s of host time to the {} profiled launch(es): median {:.0} ms a launch{passes} (replay passes, decoding and evaluation).",
         total as f64 * 1e-9,
         sorted.len(),
-        sorted[sorted.len() / 2] as f64 * 1e-6,
+        median * 1e-6,
     ))
 }
 
