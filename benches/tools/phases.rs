@@ -36,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ProfilerPlan::Ncu(ncu) = &plan.profiler else {
         return Err("report-phases reads ncu's CSV exports: use an ncu configuration".into());
     };
-    let report = analyze_exports(ncu, &sets, &RunContext::default())?;
+    let report = analyze_exports(&ncu.reading(), &sets, &RunContext::default())?;
     let analyzed = start.elapsed();
     let analyze_hwm = peak_rss_mib();
     let regions: usize = report.scopes.iter().map(|s| s.regions.len()).sum();

@@ -55,7 +55,8 @@ pub fn analyze_sets(
     context: &profile_run::analysis::RunContext,
 ) -> profile_run::error::Result<profile_run::report::model::Report> {
     let plan = profile_run::plan::Plan::new(config)?;
-    profile_run::profiler::ncu::observe::source::analyze_exports(ncu_plan(&plan), sets, context)
+    let reading = ncu_plan(&plan).reading();
+    profile_run::profiler::ncu::observe::source::analyze_exports(&reading, sets, context)
 }
 
 /// ncu's part of the plan of an ncu configuration.

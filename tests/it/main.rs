@@ -56,6 +56,7 @@ mod report_templates;
 mod rollups;
 mod sampled;
 mod sampled_damaged;
+mod sampled_reads;
 mod sampled_share;
 mod sampled_workers;
 mod savings;

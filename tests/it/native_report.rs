@@ -57,7 +57,7 @@ fn native_report(name: &str, config: &Config) -> Report {
         path: report_path(name),
         rank: None,
     };
-    analyze_report_files(ncu, &[input], &RunContext::default()).unwrap()
+    analyze_report_files(&ncu.reading(), &[input], &RunContext::default()).unwrap()
 }
 
 /// The CSV prints fractional values with two decimals: each result's value may be off by 0.005.
@@ -490,7 +490,8 @@ fn several_report_files_read_like_their_exports_on_any_thread_count() {
         let config = config(&[&format!("report.threads={threads}")]);
         let plan = Plan::new(&config).unwrap();
         let native =
-            analyze_report_files(ncu_plan(&plan), &inputs, &RunContext::default()).unwrap();
+            analyze_report_files(&ncu_plan(&plan).reading(), &inputs, &RunContext::default())
+                .unwrap();
         let csv = analyze_sets(&config, &sets, &RunContext::default()).unwrap();
         assert_eq!(native.scopes.len(), 3, "one scope of rank 0, two of rank 1");
         assert_eq!(native.scopes.len(), csv.scopes.len());

@@ -9,6 +9,8 @@ use crate::config::{Config, DeepEngine, TimingSource};
 use crate::region::RegionFilter;
 
 use super::nvtx::NvtxPlan;
+use super::observe::launch_durations::FirstRead;
+use super::observe::read_plan::ReadPlan;
 
 /// What an ncu run and its reading are handed, fully checked.
 #[derive(Debug, Clone)]
@@ -22,6 +24,21 @@ pub struct NcuPlan {
     /// `pipeline.ncu.max_block_mib` in bytes: the largest `.ncu-rep` block read.
     pub max_block_bytes: u64,
     pub passes: Passes,
+    /// What planning the deep pass read of ncu's timing pass, for the report of the same run.
+    pub first_read: FirstRead,
+}
+
+impl NcuPlan {
+    /// What reading this run's captures takes of the plan.
+    pub fn reading(&self) -> ReadPlan<'_> {
+        ReadPlan {
+            analysis: &self.analysis,
+            regions: &self.regions,
+            nvtx_include: &self.nvtx.include,
+            max_block: self.max_block_bytes,
+            first_read: &self.first_read,
+        }
+    }
 }
 
 /// Where kernel times come from: the pass every run starts with.

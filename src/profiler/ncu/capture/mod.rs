@@ -69,6 +69,7 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
         nvtx,
         max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         passes,
+        first_read: Default::default(),
     })
 }
 

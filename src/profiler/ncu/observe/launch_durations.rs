@@ -6,6 +6,8 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::fast_map::FastMap;
 use crate::region::Moments;
@@ -75,6 +77,23 @@ impl KeyDurations {
             }
         }
         m.cv()
+    }
+}
+
+/// A first pass's launches as the run's planning read them from its report file, kept for the
+/// report of the same run: the file is read once to plan and once to report. Clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct FirstRead(Arc<OnceLock<(PathBuf, LaunchDurations)>>);
+
+impl FirstRead {
+    /// Keeps `durations`, read from `path`; the first kept stays.
+    pub(crate) fn keep(&self, path: &Path, durations: &LaunchDurations) {
+        let _ = self.0.set((path.to_path_buf(), durations.clone()));
+    }
+
+    /// What planning read from `path`, if it read that file.
+    pub(crate) fn of(&self, path: &Path) -> Option<&LaunchDurations> {
+        self.0.get().filter(|(p, _)| p == path).map(|(_, d)| d)
     }
 }
 

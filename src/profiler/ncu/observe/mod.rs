@@ -9,6 +9,7 @@ pub mod hints;
 pub mod labels;
 pub mod launch_durations;
 pub mod launch_key;
+pub mod read_plan;
 pub mod report_source;
 pub mod source;
 pub mod strata;

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::region::{KernelFilter, Observation};
 use crate::report::model::{Platform, ProfilerInfo, Report};
 
-use crate::profiler::ncu::plan::NcuPlan;
+use super::read_plan::ReadPlan;
 use crate::profiler::ncu::readers::export::details::{read_details, AdviceIndex};
 use crate::profiler::ncu::readers::export::raw::{open_raw_head, stream_files, RawHead, RawPlan};
 use crate::profiler::ncu::readers::export::ExportError;
@@ -310,9 +310,13 @@ fn read_details_file(
 }
 
 /// The report of one or more captures' CSV exports, under a checked plan.
-pub fn analyze_exports(plan: &NcuPlan, sets: &[ExportSet], context: &RunContext) -> Result<Report> {
-    let source = CsvSource::open(&plan.analysis, sets, context, &plan.nvtx.include)?;
-    let mut report = analyze(&plan.analysis, source, context)?;
+pub fn analyze_exports(
+    plan: &ReadPlan<'_>,
+    sets: &[ExportSet],
+    context: &RunContext,
+) -> Result<Report> {
+    let source = CsvSource::open(plan.analysis, sets, context, plan.nvtx_include)?;
+    let mut report = analyze(plan.analysis, source, context)?;
     super::hints::add_hints(&mut report);
     Ok(report)
 }

@@ -40,11 +40,12 @@ pub(crate) fn first_pass_durations(
             let inputs = trace::traces(run, rank, config.pipeline.ncu.trace.max_mib)?;
             open_traces(config, plan, &inputs)?.launch_durations()?
         }
-        FirstPass::Ncu => launch_durations(
-            &plan.analysis,
-            &run.report_file(),
-            plan.max_block_bytes,
-            None,
-        )?,
+        FirstPass::Ncu => {
+            let path = run.report_file();
+            let durations = launch_durations(&plan.analysis, &path, plan.max_block_bytes, None)?;
+            // The report's strata are cut from the same launches: kept, the file is not read again.
+            plan.first_read.keep(&path, &durations);
+            durations
+        }
     })
 }

@@ -30,10 +30,10 @@ use super::inprocess::{self, InProcessIndex};
 use super::timeline::attach_timeline;
 use crate::profiler::ncu::observe::adaptive;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
+use crate::profiler::ncu::observe::read_plan::ReadPlan;
 use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::observe::strata;
-use crate::profiler::ncu::plan::NcuPlan;
 use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
 use counts::Counts;
 
@@ -535,17 +535,17 @@ pub fn scope_of(config: &Config) -> PushPopScope {
 
 /// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
 pub fn analyze_traces(
-    plan: &NcuPlan,
+    plan: &ReadPlan<'_>,
     config: &Config,
     inputs: &[TraceInput],
     deep: &[(std::path::PathBuf, Option<u32>)],
     context: &RunContext,
 ) -> Result<Report> {
     // A deep pass's file that cannot be read is left out: the traces' times stand without it.
-    let (readable, unread) = report_source::unreadable::split_readable(deep, plan.max_block_bytes);
+    let (readable, unread) = report_source::unreadable::split_readable(deep, plan.max_block);
     let sampled = match deep.is_empty() {
         false => Some(Sampled {
-            deep: DeepJoin::open(&plan.analysis, &readable, context, plan.max_block_bytes)?,
+            deep: DeepJoin::open(plan.analysis, &readable, context, plan.max_block)?,
             paths: deep.iter().map(|(p, _)| p.clone()).collect(),
             unread,
             deep_ranks: context.deep_ranks.clone(),
@@ -557,14 +557,14 @@ pub fn analyze_traces(
         true => None,
     };
     let source = TraceSource::open(
-        &plan.analysis,
+        plan.analysis,
         inputs,
         scope_of(config),
         plan.regions.excluded(),
         sampled,
     )?;
-    let mut report = analyze(&plan.analysis, source, context)?;
-    let analysis = &plan.analysis;
+    let mut report = analyze(plan.analysis, source, context)?;
+    let analysis = plan.analysis;
     let replay = (scope_of(config), &analysis.renames, analysis.max_depth);
     attach_timeline(&mut report, config, inputs, replay)?;
     Ok(report)

@@ -1,0 +1,81 @@
+//! How often a sampled run timed by ncu opens its report files, counted with `strace` (ignored by
+//! default: `.ci/run` installs strace and runs it with `--ignored`). Planning the deep pass reads the
+//! timing report once and the report of the same run takes the strata of its launches from that
+//! reading; each reading opens the file twice (its first result's metric names, then every result).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{fixture, repo};
+
+const DIR: &str = "ncu/h100-2025.3.1-sampled";
+
+/// The read-only opens of each of `names` in an strace log of `openat` calls.
+fn opens(log: &str, name: &str) -> usize {
+    let quoted = format!("/{name}\", O_RDONLY");
+    log.lines().filter(|l| l.contains(&quoted)).count()
+}
+
+fn scopes(path: &Path) -> Value {
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    report["scopes"].clone()
+}
+
+#[test]
+#[ignore = "needs strace: .ci/run installs it and runs this with --ignored"]
+fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("strace.log");
+    let status = Command::new("strace")
+        .args(["-f", "-e", "trace=openat", "-o"])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("profile-run"))
+        .env(
+            "FAKE_NCU_REPORT",
+            fixture(&format!("{DIR}/train.ncu-rep.gz")),
+        )
+        .env(
+            "FAKE_NCU_DEEP_REPORT",
+            fixture(&format!("{DIR}/train.deep.ncu-rep.gz")),
+        )
+        .env_remove("FAKE_NCU_MODE")
+        .args(["-q", "--config", "ncu/sampled", "pipeline.ncu.timing=ncu"])
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            repo().join("tests/support/fake-ncu").display()
+        ))
+        .arg(format!("output.root={}", tmp.path().join("out").display()))
+        .args([
+            "output.run_name=run",
+            "regions.include=[train_step]",
+            "--",
+            "true",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("strace runs");
+    assert!(status.success(), "{status}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    // Planning: one reading (2 opens); the report: one reading (2 opens). Reading the file again
+    // for the report's strata made it 6.
+    assert_eq!(opens(&log, "profile.ncu-rep"), 4, "timing report");
+    assert!(opens(&log, "profile.deep.ncu-rep") <= 4, "deep report");
+
+    // The strata taken from planning's reading are those a fresh reading of the file cuts.
+    let run = tmp.path().join("out/run");
+    let again = tmp.path().join("again");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "report"])
+        .arg(&run)
+        .arg("--out")
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(
+        scopes(&run.join("report.json")),
+        scopes(&again.join("report.json"))
+    );
+}
