@@ -3,7 +3,7 @@
 //! GPUs `nvidia-smi` names, each mapped to CUPTI's chip name, and the count from CUPTI's host API
 //! (no GPU work, no CUDA context; a libcupti and the driver library to load).
 
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
 use cupti_trace::deep::{pass_count, PassCountError};
@@ -41,8 +41,13 @@ pub fn chip_of(gpu: &str) -> Option<&'static str> {
 const LISTING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The names of the GPUs the workload will see, once each, in `nvidia-smi`'s order; empty where
-/// none is listed (no `nvidia-smi`, or it did not answer in time).
-fn local_gpus() -> Vec<String> {
+/// none is listed (no `nvidia-smi`, or it did not answer in time). Asked once per process.
+fn local_gpus() -> &'static [String] {
+    static GPUS: OnceLock<Vec<String>> = OnceLock::new();
+    GPUS.get_or_init(list_gpus)
+}
+
+fn list_gpus() -> Vec<String> {
     let listing = duct::cmd!(
         "nvidia-smi",
         "--query-gpu=index,uuid,name",
@@ -108,7 +113,7 @@ fn aim_at(libcupti: Option<&str>) {
 /// the library names a refused metric in the trace.
 pub fn refused(metrics: &[String], libcupti: Option<&str>) -> Option<String> {
     aim_at(libcupti);
-    first_refusal(&local_gpus(), |chip| pass_count(chip, metrics))
+    first_refusal(local_gpus(), |chip| pass_count(chip, metrics))
 }
 
 /// [`refused`] over `gpus`, each chip's metrics counted by `count`.
