@@ -31,7 +31,9 @@
 #             accuracy and intervals by benches/sampled_accuracy.py; run directories in
 #             $OUT/sampled-inprocess3.tar.gz
 #   inprocess30 (g) the same at $STEPS steps: unprofiled, in process, and ncu/sampled with both passes
-#             under ncu (pipeline.ncu.timing=ncu, deep_engine=ncu)
+#             under ncu (pipeline.ncu.timing=ncu, deep_engine=ncu). Both (f) and (g) print the cost
+#             bar: the in-process run against (unprofiled + report.json's sampling.in_process_cost_s)
+#             × 1.2
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -83,7 +85,8 @@ mkdir -p "$out"
 exec > >(tee -a "$out/sampled_gpu.log") 2>&1
 log() { echo; echo "=== $*" | tee -a "$out/summary.txt"; }
 
-# One profile-run command, timed: prints `name wall_s exit`.
+# One profile-run command, timed: prints `name wall_s exit`; its wall time is left in $last_wall.
+last_wall=0
 timed() {
   local name=$1; shift
   local s e rc
@@ -91,6 +94,7 @@ timed() {
   "$bin" -q output.root="$work/$name" output.run_name=run "$@" >"$work/$name.log" 2>&1
   rc=$?
   e=$(date +%s%N)
+  last_wall="$(( (e - s) / 1000000 ))e-3"
   ((rc == 0)) || failed=1
   printf '%-22s %8.1f s  exit %s\n' "$name" "$(( (e - s) / 1000000 ))e-3" "$rc" | tee -a "$out/summary.txt"
   tail -n 3 "$work/$name.log" | sed 's/^/    /'
@@ -187,9 +191,25 @@ for what in "$@"; do
     log "(${what/inprocess3/f}) GPT-2 4 layers, $n steps: one launch with in-process deep counters"
     ((smoke)) || python3 "$gpt2" 4 "$n" >/dev/null 2>&1
     s=$(date +%s%N); $(workload 4 "$n") >/dev/null 2>&1; e=$(date +%s%N)
-    printf '%-22s %8.1f s\n' "$what-unprofiled" "$(( (e - s) / 1000000 ))e-3" | tee -a "$out/summary.txt"
+    unprofiled="$(( (e - s) / 1000000 ))e-3"
+    printf '%-22s %8.1f s\n' "$what-unprofiled" "$unprofiled" | tee -a "$out/summary.txt"
     run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 "$n"))
     timed "$what-inprocess" --config ncu/sampled "${run[@]}"
+    # The cost bar: the unprofiled run plus what profiling in place cost (report.json), plus 20%.
+    python3 - "$work/$what-inprocess/run/report.json" "$unprofiled" "$last_wall" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+try:
+    sampling = json.load(open(sys.argv[1])).get("sampling") or {}
+except (OSError, ValueError) as e:
+    sys.exit(f"  cost bar: no report.json ({e})")
+cost, unprofiled, wall = sampling.get("in_process_cost_s"), float(sys.argv[2]), float(sys.argv[3])
+if cost is None:
+    sys.exit("  cost bar: report.json has no sampling.in_process_cost_s")
+bar = (unprofiled + cost) * 1.2
+verdict = "met" if wall <= bar else "not met"
+print(f"  cost bar: {wall:.1f} s against (unprofiled {unprofiled:.1f} s + profiling {cost:.1f} s"
+      f" over {sampling.get('deep_results')} launches) x 1.2 = {bar:.1f} s: {verdict}")
+PY
     if [[ $what == inprocess3 ]]; then
       timed "$what-full" --config ncu/default pipeline.ncu.ncu_cli.cache_control=none "${run[@]}"
     else
