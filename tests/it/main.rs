@@ -29,6 +29,7 @@ mod help;
 mod imported;
 mod in_process;
 mod in_process_counters;
+mod in_process_ranks;
 mod inputs;
 mod insights;
 mod many_ranks;
