@@ -239,3 +239,16 @@ pub fn retag_traces(dir: &std::path::Path, pid: u64) {
         std::fs::write(&path, out).unwrap();
     }
 }
+
+/// `profile-run -q report INPUTS --out OUT`, which must succeed: the report.json it wrote.
+pub fn report_json(inputs: &[&std::path::Path], out: &std::path::Path) -> serde_json::Value {
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "report"])
+        .args(inputs)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}

@@ -5,11 +5,9 @@
 //! each rank is a scope, rank 1's launches take rank 0's samples of the same launch key and
 //! regions, and a note says so.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::common::fixture;
+use crate::common::{fixture, report_json};
 use crate::trace_format::gunzip;
 
 const DIR: &str = "ncu/h200-2025.3.1-inprocess";
@@ -32,19 +30,6 @@ fn as_rank(text: &str, rank: u32, extra: &[&str]) -> String {
     out.join("\n") + "\n"
 }
 
-fn report_of(dir: &Path, files: &[&Path]) -> Value {
-    let out = dir.join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "report"])
-        .args(files)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
-}
-
 #[test]
 fn a_rank_that_profiled_nothing_takes_its_peers_samples_with_a_note() {
     let tmp = tempfile::tempdir().unwrap();
@@ -65,7 +50,7 @@ fn a_rank_that_profiled_nothing_takes_its_peers_samples_with_a_note() {
     );
     std::fs::write(&rank0, as_rank(&profiled, 0, &[])).unwrap();
     std::fs::write(&rank1, as_rank(&traced, 1, &metrics)).unwrap();
-    let report = report_of(tmp.path(), &[&rank0, &rank1]);
+    let report = report_json(&[&rank0, &rank1], &tmp.path().join("out"));
     let s = &report["sampling"];
     assert_eq!(s["deep_results"], 66, "rank 0's samples alone");
     assert_eq!(s["measured_results"], 66);

@@ -7,7 +7,9 @@
 
 use serde_json::Value;
 
-use crate::common::{assert_deep_values_within, copy_tree, fixture, interval_coverage};
+use crate::common::{
+    assert_deep_values_within, copy_tree, fixture, interval_coverage, report_json,
+};
 
 const FIXTURE: &str = "ncu/h200-2025.3.1-stratify";
 
@@ -22,16 +24,7 @@ fn report(input: &str) -> Value {
     } else {
         source
     };
-    let out = dir.path().join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "report"])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+    report_json(&[&target], &dir.path().join("out"))
 }
 
 #[test]
