@@ -3,6 +3,7 @@
 //! graphs.
 
 use crate::profiler::ncu::observe::{adaptive, strata};
+use crate::region::percentile;
 use crate::report::model::Sampling;
 
 use super::{InProcessIndex, Tally, ENGINE};
@@ -116,21 +117,17 @@ fn cost_note(cost_ns: &[u64], chips: &[String]) -> Option<String> {
     if cost_ns.is_empty() {
         return None;
     }
-    let mut sorted = cost_ns.to_vec();
-    sorted.sort_unstable();
-    let total: u64 = sorted.iter().sum();
-    let half = sorted.len() / 2;
-    let median = match sorted.len() % 2 {
-        1 => sorted[half] as f64,
-        _ => (sorted[half - 1] + sorted[half]) as f64 / 2.0,
-    };
+    let mut sorted: Vec<f64> = cost_ns.iter().map(|&ns| ns as f64).collect();
+    sorted.sort_by(f64::total_cmp);
+    let total: f64 = sorted.iter().sum();
+    let median = percentile(&sorted, 0.5).unwrap_or(0.0);
     let passes = match chips.is_empty() {
         true => String::new(),
         false => format!(" with {}", chips.join(", ")),
     };
     Some(format!(
         "Profiling in place added {:.2} s of host time to the {} profiled launch(es): median {:.0} ms a launch{passes} (replay passes, decoding and evaluation).",
-        total as f64 * 1e-9,
+        total * 1e-9,
         sorted.len(),
         median * 1e-6,
     ))
