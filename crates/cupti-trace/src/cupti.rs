@@ -1,5 +1,6 @@
 //! libcupti opened at run time: the process's own copy when it already loaded one (torch does), else
-//! `$PROFILE_RUN_LIBCUPTI`, else the usual names and the toolkit's path. The error says every place
+//! the one a host program named ([`prefer`]) or `$PROFILE_RUN_LIBCUPTI`, else the usual names and
+//! the toolkit's path. The error says every place
 //! looked in, for profile-run to show.
 
 use std::ffi::c_void;
@@ -41,6 +42,16 @@ pub struct Cupti {
 
 static CUPTI: OnceLock<Result<Cupti, String>> = OnceLock::new();
 
+/// The libcupti a program that links this crate asks for (profile-run's
+/// `pipeline.ncu.trace.libcupti`), in place of `$PROFILE_RUN_LIBCUPTI`.
+static PREFERRED: OnceLock<String> = OnceLock::new();
+
+/// Names the libcupti to load where the process has none loaded; only before the first load, and
+/// only the first name counts.
+pub fn prefer(path: &str) {
+    let _ = PREFERRED.set(path.to_string());
+}
+
 /// The process's libcupti, loaded on first use.
 pub fn get() -> Result<&'static Cupti, String> {
     CUPTI.get_or_init(load).as_ref().map_err(Clone::clone)
@@ -77,7 +88,11 @@ fn load() -> Result<Cupti, String> {
         "a libcupti already loaded by the process ({})",
         SONAMES.join(", ")
     ));
-    let explicit = std::env::var(LIBCUPTI_VAR).ok().filter(|p| !p.is_empty());
+    // Named either way, it is the variable the traced process gets from the same setting.
+    let explicit = PREFERRED
+        .get()
+        .cloned()
+        .or_else(|| std::env::var(LIBCUPTI_VAR).ok().filter(|p| !p.is_empty()));
     if found.is_none() {
         if let Some(path) = &explicit {
             found = open(path, RTLD_NOW | RTLD_GLOBAL);

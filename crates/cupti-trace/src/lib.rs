@@ -19,8 +19,9 @@ mod cupti;
 mod nvtx;
 mod output;
 
-/// The variable naming the libcupti to load where the process loaded none.
-pub use cupti::LIBCUPTI_VAR;
+/// The variable naming the libcupti to load where the process loaded none, and a linking
+/// program's way to name it.
+pub use cupti::{prefer as prefer_libcupti, LIBCUPTI_VAR};
 /// The variable naming the directory the traced process writes its trace into.
 pub use output::DIR_VAR as TRACE_DIR_VAR;
 

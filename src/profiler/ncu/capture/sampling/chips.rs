@@ -3,7 +3,7 @@
 //! GPUs `nvidia-smi` names, each mapped to CUPTI's chip name, and the count from CUPTI's host API
 //! (no GPU work, no CUDA context; a libcupti and the driver library to load).
 
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use cupti_trace::deep::{pass_count, PassCountError};
@@ -95,16 +95,11 @@ fn visible_gpus(listing: &str, visible: Option<&str>) -> Vec<String> {
 }
 
 /// Points `cupti_trace`'s loader at `pipeline.ncu.trace.libcupti`, the copy to load where none is
-/// found by its usual names; once, before the loader first runs.
+/// found by its usual names.
 fn aim_at(libcupti: Option<&str>) {
-    static AIMED: Once = Once::new();
-    AIMED.call_once(|| {
-        if let Some(path) = libcupti {
-            // The loader reads the trace pass's variable; nothing has loaded libcupti (nor any
-            // thread of its own) before this first call.
-            std::env::set_var(cupti_trace::LIBCUPTI_VAR, path);
-        }
-    });
+    if let Some(path) = libcupti {
+        cupti_trace::prefer_libcupti(path);
+    }
 }
 
 /// The first of this machine's GPUs whose chip refuses one of `metrics`, with CUPTI's reason and
