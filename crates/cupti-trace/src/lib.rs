@@ -191,9 +191,10 @@ unsafe fn absorb(trace: &mut Trace, record: Record) {
 }
 
 /// How many replay passes `metrics` (a comma list of ncu metric names) take on `chip` (CUPTI's chip
-/// name, `GH100`), counted by CUPTI's host API with no GPU work: for profile-run's dry run, which
-/// opens this library and calls it. Loads libcupti as the trace does (`PROFILE_RUN_LIBCUPTI` names
-/// one). Returns the count, or -1 with the reason on stderr.
+/// name, `GH100`), counted by CUPTI's host API with no GPU work ([`deep::pass_count`], which
+/// profile-run calls itself): for programs that open this library, as
+/// tests/manual/ncu/deep_session.sh does. Loads libcupti as the trace does (`PROFILE_RUN_LIBCUPTI`
+/// names one). Returns the count, or -1 with the reason on stderr.
 ///
 /// # Safety
 /// `chip` and `metrics` are NUL-terminated strings.

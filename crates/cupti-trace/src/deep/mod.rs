@@ -3,8 +3,8 @@
 //! on entry to a launch the rule ([`rule`]) picks, it starts the context's Range Profiler
 //! ([`profiler`]: auto range, kernel replay), and on exit it stops it, evaluates the values with the
 //! host API ([`host`]) and files them into the trace with the launch's correlation id. Activity
-//! tracing runs on beside it. The NVTX stacks a launch is counted under, every thread's, come from
-//! the push/pop slots [`crate::nvtx`] wraps ([`stack`]).
+//! tracing runs on beside it. The NVTX stacks a launch is counted under (every thread's, and its
+//! own thread's) come from the push/pop slots [`crate::nvtx`] wraps ([`stack`]).
 
 pub mod config;
 pub mod ffi;
@@ -130,11 +130,11 @@ thread_local! {
     static NEST: Cell<Nest> = Cell::new(Nest::default());
 }
 
-/// Every thread's open push/pop ranges: a launch is counted under all of them, as ncu's
-/// `--nvtx-push-pop-scope process` (profile-run's default) and the trace's attribution see it.
-/// PyTorch launches the backward pass from its autograd thread, which opens no range of its own:
-/// counted under its own thread's stack alone, every backward launch would be one stratum outside
-/// `train_step/backward`.
+/// Every thread's open push/pop ranges: a launch is counted under all of them (as ncu's
+/// `--nvtx-push-pop-scope process`, profile-run's default, and the trace's attribution see it) and
+/// under its own thread's ([`ProcessFrames::hash`]). PyTorch launches the backward pass from its
+/// autograd thread, which opens no range of its own: counted under its own thread's stack alone,
+/// every backward launch would be one stratum outside `train_step/backward`.
 static PROCESS_FRAMES: Mutex<ProcessFrames> = Mutex::new(ProcessFrames::new());
 
 fn process_frames() -> MutexGuard<'static, ProcessFrames> {

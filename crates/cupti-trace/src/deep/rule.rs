@@ -1,7 +1,7 @@
 //! Which launches are profiled: the library's own deterministic rule, per stratum. A stratum is a
 //! launch key (kernel name, grid, block) together with the NVTX ranges open on every thread and on
-//! the launching one ([`super::stack::ProcessFrames`]), so one kernel in two regions is two strata; a range's name counts with its runs of digits folded
-//! ([`fold_digits`]), so `layer0/attn` and `layer7/attn` are one stratum and a model's depth does
+//! the launching one ([`super::stack::ProcessFrames`]), so one kernel in two regions is two
+//! strata; a range's name counts with its runs of digits folded ([`fold_digits`]), so `layer0/attn` and `layer7/attn` are one stratum and a model's depth does
 //! not multiply its samples (the report splits them again where their durations differ). Within a
 //! stratum the launches are counted from 0 and launches 1, 2, 4, … 2^(samples-1) are profiled: the
 //! first is left as warm-up (cold caches, lazy module loading), and doubling spreads the samples

@@ -1,6 +1,6 @@
 //! The NVTX push/pop ranges open in the process, as the launch rule sees them: each thread's
-//! frames, one per push, tagged with its domain (a pop ends its own domain's innermost range), and
-//! every thread's chained in the order the threads first pushed, hashed into the stratum of every
+//! frames, one per push, tagged with its domain (a pop ends its own domain's innermost range);
+//! every thread's together and the launching thread's own are hashed into the stratum of every
 //! launch made under them.
 
 use super::rule::{fnv, FNV_EMPTY};
