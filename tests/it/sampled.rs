@@ -306,7 +306,17 @@ fn diff_refuses_a_sampled_run_against_a_full_one_unless_allowed() {
 /// profile-run with the fake ncu: the timing pass writes the fixture's timing capture, the deep
 /// pass (its argv holds `per-launch-config`) the deep one.
 pub(crate) fn fake_sampled(tmp: &Path) -> Command {
-    let mut cmd = profile_run();
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"));
+    with_fake_sampled(&mut cmd, tmp);
+    Command::from_std(cmd)
+}
+
+/// [`fake_sampled`]'s directory, environment and arguments, on `cmd`: profile-run itself, or a
+/// tool that runs it (strace).
+pub(crate) fn with_fake_sampled<'c>(
+    cmd: &'c mut std::process::Command,
+    tmp: &Path,
+) -> &'c mut std::process::Command {
     cmd.current_dir(tmp)
         .env_remove("FAKE_NCU_MODE")
         .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
@@ -328,8 +338,7 @@ pub(crate) fn fake_sampled(tmp: &Path) -> Command {
         ))
         .arg(format!("output.root={}", tmp.join("out").display()))
         .arg("output.run_name=run")
-        .arg("regions.include=[train_step]");
-    cmd
+        .arg("regions.include=[train_step]")
 }
 
 pub(crate) fn profile_invocations(tmp: &Path) -> Vec<Vec<String>> {

@@ -8,9 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{fixture, repo};
-
-const DIR: &str = "ncu/h100-2025.3.1-sampled";
+use crate::common::report_json;
+use crate::sampled::with_fake_sampled;
 
 /// The read-only opens of each of `names` in an strace log of `openat` calls.
 fn opens(log: &str, name: &str) -> usize {
@@ -28,31 +27,13 @@ fn scopes(path: &Path) -> Value {
 fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("strace.log");
-    let status = Command::new("strace")
+    let mut strace = Command::new("strace");
+    strace
         .args(["-f", "-e", "trace=openat", "-o"])
         .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("profile-run"))
-        .env(
-            "FAKE_NCU_REPORT",
-            fixture(&format!("{DIR}/train.ncu-rep.gz")),
-        )
-        .env(
-            "FAKE_NCU_DEEP_REPORT",
-            fixture(&format!("{DIR}/train.deep.ncu-rep.gz")),
-        )
-        .env_remove("FAKE_NCU_MODE")
-        .args(["-q", "--config", "ncu/sampled", "pipeline.ncu.timing=ncu"])
-        .arg(format!(
-            "pipeline.ncu.executable={}",
-            repo().join("tests/support/fake-ncu").display()
-        ))
-        .arg(format!("output.root={}", tmp.path().join("out").display()))
-        .args([
-            "output.run_name=run",
-            "regions.include=[train_step]",
-            "--",
-            "true",
-        ])
+        .arg(assert_cmd::cargo::cargo_bin("profile-run"));
+    let status = with_fake_sampled(&mut strace, tmp.path())
+        .args(["--", "true"])
         .stdout(std::process::Stdio::null())
         .status()
         .expect("strace runs");
@@ -65,17 +46,6 @@ fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
 
     // The strata taken from planning's reading are those a fresh reading of the file cuts.
     let run = tmp.path().join("out/run");
-    let again = tmp.path().join("again");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "report"])
-        .arg(&run)
-        .arg("--out")
-        .arg(&again)
-        .assert()
-        .success();
-    assert_eq!(
-        scopes(&run.join("report.json")),
-        scopes(&again.join("report.json"))
-    );
+    let again = report_json(&[&run], &tmp.path().join("again"));
+    assert_eq!(scopes(&run.join("report.json")), again["scopes"]);
 }
