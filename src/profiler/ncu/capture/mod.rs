@@ -128,7 +128,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         plan.passes.in_place.then(|| {
             let metrics = in_process::metrics(config).collected;
             let libcupti = config.pipeline.ncu.trace.libcupti.as_deref();
-            let line = chips::passes_line(&metrics, libcupti);
+            let line = chips::passes_line(&metrics, in_process::samples(config), libcupti);
             ("the in-process metrics' replay passes", line)
         }),
         coverage::dry_run_note(config, plan.passes),

@@ -3,7 +3,8 @@
 //! GPUs `nvidia-smi` names, each mapped to CUPTI's chip name, and the count from CUPTI's host API
 //! (no GPU work, no CUDA context; a libcupti and the driver library to load).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cupti_trace::deep::{pass_count, PassCountError};
@@ -94,6 +95,27 @@ fn visible_gpus(listing: &str, visible: Option<&str>) -> Vec<String> {
     names
 }
 
+/// What one replay pass of a profiled launch costs in process, in milliseconds: the least and the
+/// most measured on an H200 (docs/performance.md, "What a launch profiled in process costs": 213 ms
+/// for 9 passes on a small model, 417 ms on GPT-2, whose larger memory each pass saves and restores).
+const PASS_COST_MS: (f64, f64) = (24.0, 46.0);
+
+/// [`pass_count`] once per chip and metric set in this process: the start check and `--dry-run`'s
+/// line ask for the same counts.
+fn counted(chip: &str, metrics: &[String]) -> Result<u32, PassCountError> {
+    type Counts = HashMap<(String, Vec<String>), Result<u32, PassCountError>>;
+    static COUNTS: OnceLock<Mutex<Counts>> = OnceLock::new();
+    let key = (chip.to_string(), metrics.to_vec());
+    let mut counts = COUNTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    counts
+        .entry(key)
+        .or_insert_with(|| pass_count(chip, metrics))
+        .clone()
+}
+
 /// Points `cupti_trace`'s loader at `pipeline.ncu.trace.libcupti`, the copy to load where none is
 /// found by its usual names.
 fn aim_at(libcupti: Option<&str>) {
@@ -108,7 +130,7 @@ fn aim_at(libcupti: Option<&str>) {
 /// the library names a refused metric in the trace.
 pub fn refused(metrics: &[String], libcupti: Option<&str>) -> Option<String> {
     aim_at(libcupti);
-    first_refusal(local_gpus(), |chip| pass_count(chip, metrics))
+    first_refusal(local_gpus(), |chip| counted(chip, metrics))
 }
 
 /// [`refused`] over `gpus`, each chip's metrics counted by `count`.
@@ -128,9 +150,10 @@ fn first_refusal(
 }
 
 /// `--dry-run`'s line on the passes `metrics` take: for each local GPU (or, with none, each
-/// data-center chip), its chip's count, or why none could be counted. `libcupti`:
-/// `pipeline.ncu.trace.libcupti`, the copy to load where none is found by its usual names.
-pub fn passes_line(metrics: &[String], libcupti: Option<&str>) -> String {
+/// data-center chip), its chip's count, or why none could be counted, and the deep cost that gives
+/// each stratum of `samples` profiled launches. `libcupti`: `pipeline.ncu.trace.libcupti`, the copy
+/// to load where none is found by its usual names.
+pub fn passes_line(metrics: &[String], samples: u32, libcupti: Option<&str>) -> String {
     aim_at(libcupti);
     let gpus = local_gpus();
     let targets: Vec<(String, Option<&str>)> = match gpus.is_empty() {
@@ -149,11 +172,15 @@ pub fn passes_line(metrics: &[String], libcupti: Option<&str>) -> String {
             .collect(),
     };
     let mut counts = Vec::new();
+    let mut most_passes = None;
     let mut failures: Vec<String> = Vec::new();
     for (label, chip) in &targets {
-        match chip.map(|chip| pass_count(chip, metrics)) {
+        match chip.map(|chip| counted(chip, metrics)) {
             None => counts.push(format!("{label}: a chip profile-run does not know")),
-            Some(Ok(passes)) => counts.push(format!("{label}: {passes} passes")),
+            Some(Ok(passes)) => {
+                counts.push(format!("{label}: {passes} passes"));
+                most_passes = most_passes.max(Some(passes));
+            }
             Some(Err(why)) => {
                 counts.push(format!("{label}: not counted"));
                 let why = why.to_string();
@@ -172,9 +199,30 @@ pub fn passes_line(metrics: &[String], libcupti: Option<&str>) -> String {
         false => format!(" ({})", failures.join("; ")),
     };
     format!(
-        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; on an H200 at 9 passes a profiled launch costs about 0.2–0.45 s (docs/performance.md)",
-        counts.join(", ")
+        "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; {}",
+        counts.join(", "),
+        cost_estimate(samples, most_passes)
     )
+}
+
+/// The deep cost of one stratum: `samples` launches × `passes` × [`PASS_COST_MS`]. The strata are
+/// the run's own (its launch keys in each range stack), known once it runs.
+fn cost_estimate(samples: u32, passes: Option<u32>) -> String {
+    let (least, most) = PASS_COST_MS;
+    let per_pass = format!("{least:.0}–{most:.0} ms a pass measured on an H200");
+    match passes {
+        Some(passes) => {
+            let seconds = |ms: f64| f64::from(samples * passes) * ms / 1e3;
+            format!(
+                "estimated deep cost {samples} launch(es) × {passes} passes × {per_pass} = {:.2}–{:.2} s per stratum (a launch key in one range stack, a repeated block's counted once), times the strata the run launches: 78 on GPT-2 with 4 layers (docs/performance.md)",
+                seconds(least),
+                seconds(most)
+            )
+        }
+        None => {
+            format!("the deep cost is {samples} launch(es) per stratum × the passes × {per_pass}")
+        }
+    }
 }
 
 #[cfg(test)]
@@ -250,5 +298,18 @@ mod tests {
             "unknown chips and no host API say nothing"
         );
         assert_eq!(first_refusal(&gpus, |_| Ok(9)), None);
+    }
+
+    #[test]
+    fn the_deep_cost_is_samples_times_passes_times_the_measured_pass_cost() {
+        let line = cost_estimate(1, Some(9));
+        assert!(
+            line.contains("1 launch(es) × 9 passes × 24–46 ms"),
+            "{line}"
+        );
+        assert!(line.contains("= 0.22–0.41 s per stratum"), "{line}");
+        let line = cost_estimate(3, Some(9));
+        assert!(line.contains("= 0.65–1.24 s per stratum"), "{line}");
+        assert!(!cost_estimate(2, None).contains('='), "no count, no figure");
     }
 }
