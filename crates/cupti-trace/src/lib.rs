@@ -225,5 +225,6 @@ pub unsafe extern "C" fn profile_run_deep_passes(
 
 /// Keeps a start/end range's id (see [`nvtx`]).
 fn note_start_end(id: u64) {
+    deep::start_end();
     trace().start_end(id);
 }

@@ -1,13 +1,17 @@
 //! What the environment asks the in-process counters for: `PROFILE_RUN_DEEP_METRICS` (a comma list
 //! of ncu metric names; unset or empty: no counters, tracing only), `PROFILE_RUN_DEEP_SAMPLES` (how
 //! many launches of each launch key and NVTX range stack to profile), `PROFILE_RUN_DEEP_RANKS` (the
-//! launcher ranks that profile: a comma list; unset, every process), `PROFILE_RUN_DEEP_GRAPHS` (also
-//! profile CUDA graph launches) and `PROFILE_RUN_DEEP_DEBUG` (print each launch callback).
+//! launcher ranks that profile: a comma list; unset, every process), `PROFILE_RUN_DEEP_IN_RANGES`
+//! (profile only launches made inside some NVTX range: the report's regions name ranges, so a
+//! kernel outside every range is in none of them), `PROFILE_RUN_DEEP_GRAPHS` (also profile CUDA
+//! graph launches) and `PROFILE_RUN_DEEP_DEBUG` (print each launch callback and each profiled
+//! launch's cost by phase).
 
 /// The variables read, for messages and tests.
 pub const METRICS_VAR: &str = "PROFILE_RUN_DEEP_METRICS";
 pub const SAMPLES_VAR: &str = "PROFILE_RUN_DEEP_SAMPLES";
 pub const RANKS_VAR: &str = "PROFILE_RUN_DEEP_RANKS";
+pub const IN_RANGES_VAR: &str = "PROFILE_RUN_DEEP_IN_RANGES";
 pub const GRAPHS_VAR: &str = "PROFILE_RUN_DEEP_GRAPHS";
 pub const DEBUG_VAR: &str = "PROFILE_RUN_DEEP_DEBUG";
 
@@ -23,6 +27,8 @@ pub struct Config {
     /// The launcher ranks that profile; `None`: every process. A process of another rank traces
     /// and names the metrics, and profiles nothing.
     pub ranks: Option<Vec<u32>>,
+    /// Launches made while no NVTX range is open are never profiled.
+    pub in_ranges: bool,
     pub graphs: bool,
     pub debug: bool,
 }
@@ -68,6 +74,7 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         metrics,
         samples,
         ranks: ranks(&get)?,
+        in_ranges: flag(&get, IN_RANGES_VAR)?,
         graphs: flag(&get, GRAPHS_VAR)?,
         debug: flag(&get, DEBUG_VAR)?,
     }))
@@ -135,15 +142,19 @@ mod tests {
             ],
             "trimmed, repeats once"
         );
-        assert_eq!((got.samples, got.graphs, got.debug), (3, false, false));
+        assert_eq!(
+            (got.samples, got.in_ranges, got.graphs, got.debug),
+            (3, false, false, false)
+        );
         let got = from_env(env(&[
             (METRICS_VAR, "dram__bytes.sum"),
             (SAMPLES_VAR, "5"),
+            (IN_RANGES_VAR, "1"),
             (GRAPHS_VAR, "1"),
         ]))
         .unwrap()
         .unwrap();
-        assert_eq!((got.samples, got.graphs), (5, true));
+        assert_eq!((got.samples, got.in_ranges, got.graphs), (5, true, true));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod profiler;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
@@ -56,6 +57,11 @@ struct State {
     /// `InitializeInjection` (the driver still initialising) it fails with CUPTI_ERROR_UNKNOWN.
     initialized: bool,
     graphs: bool,
+    /// `PROFILE_RUN_DEEP_IN_RANGES`: launches outside every range are in no region the report keeps.
+    in_ranges: bool,
+    /// `PROFILE_RUN_DEEP_DEBUG`: each profiled launch's cost by phase on stderr.
+    debug: bool,
+    /// Launch callbacks still to print under `PROFILE_RUN_DEEP_DEBUG`.
     debug_left: u32,
     failures: u32,
 }
@@ -97,6 +103,8 @@ pub fn start(config: Config) -> Result<(), String> {
         active: false,
         initialized: false,
         graphs: config.graphs,
+        in_ranges: config.in_ranges,
+        debug: config.debug,
         debug_left: if config.debug { 400 } else { 0 },
         failures: 0,
     }));
@@ -123,7 +131,8 @@ struct Nest {
     decided: bool,
     /// The depth and context of the call that started profiling.
     session: Option<(u32, usize)>,
-    started: Option<Instant>,
+    /// When the profiled launch's configuration began, and when the launch itself did.
+    started: Option<(Instant, Instant)>,
 }
 
 thread_local! {
@@ -139,6 +148,21 @@ static PROCESS_FRAMES: Mutex<ProcessFrames> = Mutex::new(ProcessFrames::new());
 
 fn process_frames() -> MutexGuard<'static, ProcessFrames> {
     PROCESS_FRAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A start/end range was started in this process. Their ends are not followed, so from then on no
+/// launch counts as outside every range.
+static START_END_SEEN: AtomicBool = AtomicBool::new(false);
+
+/// An NVTX start/end range began.
+pub fn start_end() {
+    START_END_SEEN.store(true, Ordering::Relaxed);
+}
+
+/// Whether a launch made now is outside every NVTX range of the process: no push/pop range open on
+/// any thread, and no start/end range ever started.
+fn outside_every_range() -> bool {
+    !START_END_SEEN.load(Ordering::Relaxed) && process_frames().is_empty()
 }
 
 /// An NVTX push on this thread (`domain` 0: the default domain).
@@ -186,9 +210,9 @@ unsafe extern "C" fn on_callback(_user: *mut c_void, domain: u32, cbid: u32, dat
             if let Some(l) = unsafe { launch::read(kind, data.params, data.symbol) } {
                 nest.decided = true;
                 let ctx = data.context as usize;
-                if begin_if_chosen(l, ctx, kind, cbid, nest.outer) {
+                if let Some(configuring) = begin_if_chosen(l, ctx, kind, cbid, nest.outer) {
                     nest.session = Some((nest.depth, ctx));
-                    nest.started = Some(Instant::now());
+                    nest.started = Some((configuring, Instant::now()));
                 }
             }
         }
@@ -204,11 +228,19 @@ unsafe extern "C" fn on_callback(_user: *mut c_void, domain: u32, cbid: u32, dat
     NEST.with(|n| n.set(nest));
 }
 
-/// Counts the launch in its stratum and, when the rule picks it, starts the context's profiler.
-fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: u32) -> bool {
-    let Some(mut st) = state() else { return false };
-    if (l.graph && !st.graphs) || l.collective {
-        return false;
+/// Counts the launch in its stratum and, when the rule picks it, starts the context's profiler;
+/// the time it started configuring it when it did (the launch's cost counts from there).
+fn begin_if_chosen(
+    l: Launch,
+    ctx: usize,
+    kind: Params,
+    cbid: u32,
+    correlation: u32,
+) -> Option<Instant> {
+    let configuring = Instant::now();
+    let mut st = state()?;
+    if (l.graph && !st.graphs) || l.collective || (st.in_ranges && outside_every_range()) {
+        return None;
     }
     let stack = process_frames().hash(thread_id());
     let chosen = st.sampler.launch(Stratum {
@@ -225,7 +257,7 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
         );
     }
     if !chosen || st.active || ctx == 0 || st.failures >= MAX_FAILURES {
-        return false;
+        return None;
     }
     let mut errors = Vec::new();
     let calls = st.calls;
@@ -234,15 +266,18 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
             st.failures = MAX_FAILURES;
             drop(st);
             crate::trace().deep_error(format!("{e}; no counters are collected"));
-            return false;
+            return None;
         }
         st.initialized = true;
     }
     let State {
-        contexts, metrics, ..
+        contexts,
+        metrics,
+        graphs,
+        ..
     } = &mut *st;
     let slot = contexts.entry(ctx).or_insert_with(|| {
-        match Context::open(calls, ctx as *mut c_void, metrics) {
+        match Context::open(calls, ctx as *mut c_void, metrics, *graphs) {
             Ok(c) => {
                 crate::trace().deep_set(c.device, &c.chip, c.passes);
                 Some(c)
@@ -269,13 +304,16 @@ fn begin_if_chosen(l: Launch, ctx: usize, kind: Params, cbid: u32, correlation: 
     for e in errors {
         crate::trace().deep_error(e);
     }
-    begun
+    begun.then_some(configuring)
 }
 
-/// Stops the profiler after a profiled launch and files its values (or why there are none).
-fn end_session(ctx: usize, correlation: u32, started: Instant) {
+/// Stops the profiler after a profiled launch and files its values (or why there are none) with
+/// what the launch cost: configuring, the launch with its replay passes, reading the values.
+fn end_session(ctx: usize, correlation: u32, (configuring, launched): (Instant, Instant)) {
+    let returned = Instant::now();
     let Some(mut st) = state() else { return };
     st.active = false;
+    let debug = st.debug;
     let State {
         contexts, metrics, ..
     } = &mut *st;
@@ -287,7 +325,17 @@ fn end_session(ctx: usize, correlation: u32, started: Instant) {
         st.failures += 1;
     }
     drop(st);
-    let cost_ns = started.elapsed().as_nanos() as u64;
+    let cost_ns = configuring.elapsed().as_nanos() as u64;
+    if debug {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        eprintln!(
+            "profile-run deep: launch {correlation} cost {:.1} ms: configure {:.1}, launch and replay {:.1}, read {:.1}",
+            cost_ns as f64 / 1e6,
+            ms(launched - configuring),
+            ms(returned - launched),
+            ms(returned.elapsed())
+        );
+    }
     let mut trace = crate::trace();
     match result {
         // Seen on an H200 with CUDA 13.0: a CUDA graph launch measures no kernel, and every launch

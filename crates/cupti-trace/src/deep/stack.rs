@@ -63,6 +63,11 @@ impl ProcessFrames {
         }
     }
 
+    /// Whether no thread has a push/pop range open.
+    pub fn is_empty(&self) -> bool {
+        self.threads.is_empty()
+    }
+
     pub fn push(&mut self, thread: u64, domain: usize, message: u64) {
         match self.threads.iter_mut().find(|(t, _)| *t == thread) {
             Some((_, frames)) => frames.push(domain, message),
@@ -187,6 +192,18 @@ mod tests {
             swapped.hash(5),
             "thread ids and order never count"
         );
+    }
+
+    #[test]
+    fn a_process_with_no_range_open_is_empty() {
+        let mut p = ProcessFrames::new();
+        assert!(p.is_empty());
+        p.push(1, 0, 7);
+        p.push(2, 0, 8);
+        p.pop(1, 0);
+        assert!(!p.is_empty(), "thread 2's range is open");
+        p.pop(2, 0);
+        assert!(p.is_empty(), "every range ended");
     }
 
     #[test]
