@@ -134,8 +134,8 @@ pub struct SamplingConfig {
     /// K: deep results per distinct launch (`--launch-count`); twins are averaged.
     pub launch_count: u32,
     /// Skip each distinct launch's first launch in the deep pass (`--launch-skip 1`, per
-    /// configuration): its cold start biases stall reasons; a configuration launched once then has
-    /// no deep result.
+    /// configuration; in process, each stratum's first launch): its cold start biases stall
+    /// reasons; a configuration launched once then has no deep result.
     pub skip_cold_start: bool,
     /// Adaptive samples per launch key: before the deep pass, a key whose first-pass durations vary
     /// is given n = ⌈(1.96·CV/error)²⌉ deep samples (capped by `max_samples`); the deep pass runs as

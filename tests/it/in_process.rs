@@ -72,8 +72,13 @@ fn the_in_process_engine_runs_the_workload_once_and_never_starts_ncu() {
         );
         assert!(
             !command.contains("PROFILE_RUN_DEEP_METRICS=gpu__time_duration")
+                && command.contains(",gpu__time_duration.sum' ")
                 && !command.contains("launch__grid_size"),
-            "neither the time metric nor launch attributes go to the counters: {command}"
+            "the time metric goes last (the replayed duration), launch attributes not at all: {command}"
+        );
+        assert!(
+            command.contains("PROFILE_RUN_DEEP_FIRST=1"),
+            "each stratum's first launch profiled: {command}"
         );
         let log = std::fs::read_to_string(dir.join("trace.log")).unwrap();
         assert!(log.contains("deep metrics in process:"), "{log}");
@@ -128,7 +133,7 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     assert!(text.contains("PROFILE_RUN_DEEP_METRICS="), "{text}");
     assert!(
         text.contains("the trace pass collects the deep metrics in process")
-            && text.contains("launch(es) 1 (after the first)")
+            && text.contains("launch(es) 0 of each launch key")
             && text.contains("runs of digits folded"),
         "{text}"
     );

@@ -1,6 +1,7 @@
 //! What the environment asks the in-process counters for: `PROFILE_RUN_DEEP_METRICS` (a comma list
 //! of ncu metric names; unset or empty: no counters, tracing only), `PROFILE_RUN_DEEP_SAMPLES` (how
-//! many launches of each launch key and NVTX range stack to profile), `PROFILE_RUN_DEEP_RANKS` (the
+//! many launches of each launch key and NVTX range stack to profile), `PROFILE_RUN_DEEP_FIRST`
+//! (whether a stratum's first launch is one of them: `1` by default), `PROFILE_RUN_DEEP_RANKS` (the
 //! launcher ranks that profile: a comma list; unset, every process), `PROFILE_RUN_DEEP_IN_RANGES`
 //! (profile only launches made inside some NVTX range: the report's regions name ranges, so a
 //! kernel outside every range is in none of them), `PROFILE_RUN_DEEP_GRAPHS` (also profile CUDA
@@ -10,6 +11,7 @@
 /// The variables read, for messages and tests.
 pub const METRICS_VAR: &str = "PROFILE_RUN_DEEP_METRICS";
 pub const SAMPLES_VAR: &str = "PROFILE_RUN_DEEP_SAMPLES";
+pub const FIRST_VAR: &str = "PROFILE_RUN_DEEP_FIRST";
 pub const RANKS_VAR: &str = "PROFILE_RUN_DEEP_RANKS";
 pub const IN_RANGES_VAR: &str = "PROFILE_RUN_DEEP_IN_RANGES";
 pub const GRAPHS_VAR: &str = "PROFILE_RUN_DEEP_GRAPHS";
@@ -24,6 +26,8 @@ pub const MAX_SAMPLES: u32 = 31;
 pub struct Config {
     pub metrics: Vec<String>,
     pub samples: u32,
+    /// Whether each stratum's first launch is profiled (else it is left as warm-up).
+    pub first: bool,
     /// The launcher ranks that profile; `None`: every process. A process of another rank traces
     /// and names the metrics, and profiles nothing.
     pub ranks: Option<Vec<u32>>,
@@ -73,6 +77,7 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     Ok(Some(Config {
         metrics,
         samples,
+        first: get(FIRST_VAR).is_none_or(|v| v.trim().is_empty()) || flag(&get, FIRST_VAR)?,
         ranks: ranks(&get)?,
         in_ranges: flag(&get, IN_RANGES_VAR)?,
         graphs: flag(&get, GRAPHS_VAR)?,
@@ -143,18 +148,22 @@ mod tests {
             "trimmed, repeats once"
         );
         assert_eq!(
-            (got.samples, got.in_ranges, got.graphs, got.debug),
-            (3, false, false, false)
+            (got.samples, got.first, got.in_ranges, got.graphs, got.debug),
+            (3, true, false, false, false)
         );
         let got = from_env(env(&[
             (METRICS_VAR, "dram__bytes.sum"),
             (SAMPLES_VAR, "5"),
+            (FIRST_VAR, "0"),
             (IN_RANGES_VAR, "1"),
             (GRAPHS_VAR, "1"),
         ]))
         .unwrap()
         .unwrap();
-        assert_eq!((got.samples, got.in_ranges, got.graphs), (5, true, true));
+        assert_eq!(
+            (got.samples, got.first, got.in_ranges, got.graphs),
+            (5, false, true, true)
+        );
     }
 
     #[test]
@@ -186,6 +195,10 @@ mod tests {
             (
                 vec![(METRICS_VAR, "a.sum"), (SAMPLES_VAR, "32")],
                 "from 1 to 31",
+            ),
+            (
+                vec![(METRICS_VAR, "a.sum"), (FIRST_VAR, "no")],
+                "PROFILE_RUN_DEEP_FIRST=\"no\": give 1 (on) or 0 (off)",
             ),
             (
                 vec![(METRICS_VAR, "a.sum"), (GRAPHS_VAR, "yes")],

@@ -98,7 +98,7 @@ pub fn start(config: Config) -> Result<(), String> {
     let _ = STATE.set(Mutex::new(State {
         calls,
         metrics,
-        sampler: Sampler::new(config.samples),
+        sampler: Sampler::new(config.samples, config.first),
         contexts: HashMap::new(),
         active: false,
         initialized: false,

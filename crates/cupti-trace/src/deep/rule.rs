@@ -3,9 +3,10 @@
 //! the launching one ([`super::stack::ProcessFrames`]), so one kernel in two regions is two
 //! strata; a range's name counts with its runs of digits folded ([`fold_digits`]), so `layer0/attn` and `layer7/attn` are one stratum and a model's depth does
 //! not multiply its samples (the report splits them again where their durations differ). Within a
-//! stratum the launches are counted from 0 and launches 1, 2, 4, … 2^(samples-1) are profiled: the
-//! first is left as warm-up (cold caches, lazy module loading), and doubling spreads the samples
-//! over a run of any length without knowing it. Collective kernels (NCCL's) are never profiled:
+//! stratum the launches are counted from 0 and launches 0, 1, 3, 7, … 2^(samples-1) − 1 are
+//! profiled, so a stratum that runs once (a prefill, a one-off kernel) is measured too; with the
+//! first left as warm-up (`PROFILE_RUN_DEEP_FIRST=0`: cold caches bias stall reasons) launches 1, 2,
+//! 4, … 2^(samples-1). Doubling spreads the samples over a run of any length without knowing it. Collective kernels (NCCL's) are never profiled:
 //! replaying one on its own would wait for peers that do not replay it.
 
 use std::collections::HashMap;
@@ -22,22 +23,29 @@ pub struct Stratum {
     pub stack: u64,
 }
 
-/// Whether the launch with this ordinal (0: a stratum's first) is profiled.
-pub fn chosen(ordinal: u32, samples: u32) -> bool {
-    ordinal.is_power_of_two() && ordinal.trailing_zeros() < samples
+/// Whether the launch with this ordinal (0: a stratum's first) is profiled: with `first`, the
+/// launches 2^k − 1 (0, 1, 3, …), else 2^k (1, 2, 4, …), k below `samples`.
+pub fn chosen(ordinal: u32, samples: u32, first: bool) -> bool {
+    let Some(counted) = ordinal.checked_add(u32::from(first)) else {
+        return false;
+    };
+    counted.is_power_of_two() && counted.trailing_zeros() < samples
 }
 
 /// Counts each stratum's launches and says which to profile.
 #[derive(Debug, Default)]
 pub struct Sampler {
     samples: u32,
+    /// Whether a stratum's first launch is among the profiled ones.
+    first: bool,
     seen: HashMap<Stratum, u32>,
 }
 
 impl Sampler {
-    pub fn new(samples: u32) -> Self {
+    pub fn new(samples: u32, first: bool) -> Self {
         Sampler {
             samples,
+            first,
             seen: HashMap::new(),
         }
     }
@@ -47,7 +55,7 @@ impl Sampler {
         let count = self.seen.entry(stratum).or_insert(0);
         let ordinal = *count;
         *count = count.saturating_add(1);
-        chosen(ordinal, self.samples)
+        chosen(ordinal, self.samples, self.first)
     }
 }
 
@@ -103,17 +111,21 @@ mod tests {
     }
 
     #[test]
-    fn the_first_launch_is_warm_up_and_samples_double() {
-        let picked: Vec<u32> = (0..100).filter(|&n| chosen(n, 3)).collect();
-        assert_eq!(picked, [1, 2, 4]);
-        let picked: Vec<u32> = (0..100).filter(|&n| chosen(n, 5)).collect();
-        assert_eq!(picked, [1, 2, 4, 8, 16]);
-        assert!(!chosen(0, 31) && chosen(1 << 30, 31) && !chosen(1 << 31, 31));
+    fn samples_double_from_the_first_launch_or_after_it() {
+        let picked = |samples, first| -> Vec<u32> {
+            (0..100).filter(|&n| chosen(n, samples, first)).collect()
+        };
+        assert_eq!(picked(3, true), [0, 1, 3]);
+        assert_eq!(picked(1, true), [0], "a stratum that runs once is measured");
+        assert_eq!(picked(3, false), [1, 2, 4]);
+        assert_eq!(picked(5, false), [1, 2, 4, 8, 16]);
+        assert!(!chosen(0, 31, false) && chosen(1 << 30, 31, false) && !chosen(1 << 31, 31, false));
+        assert!(chosen((1 << 30) - 1, 31, true) && !chosen(u32::MAX, 31, true));
     }
 
     #[test]
     fn one_kernel_in_two_regions_is_two_strata() {
-        let mut s = Sampler::new(2);
+        let mut s = Sampler::new(2, false);
         let attn = stratum("_Z4gemm", 1);
         let mlp = stratum("_Z4gemm", 2);
         let mut got = Vec::new();

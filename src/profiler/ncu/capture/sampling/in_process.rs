@@ -3,7 +3,7 @@
 //! ranks, and the trace pass's environment that says so (docs/ncu-notes.md, "Deep counters in the
 //! traced process").
 
-use cupti_trace::deep::config::{IN_RANGES_VAR, METRICS_VAR, RANKS_VAR, SAMPLES_VAR};
+use cupti_trace::deep::config::{FIRST_VAR, IN_RANGES_VAR, METRICS_VAR, RANKS_VAR, SAMPLES_VAR};
 
 use crate::config::{Config, DeepRanks};
 
@@ -11,19 +11,25 @@ use crate::config::{Config, DeepRanks};
 /// in-process engine cannot collect them (CUPTI's host API refuses them).
 const ATTRIBUTES: [&str; 2] = ["launch__", "device__"];
 
-/// The most launches the library profiles per stratum (launches 1, 2, 4, …, 2^30).
+/// The most launches the library profiles per stratum (launches 0, 1, 3, …, 2^30 − 1).
 const MOST_SAMPLES: u32 = 31;
 
 /// The report's deep metrics split by what collects them in process: `collected` by the injection
 /// library, `attributes` (ncu's launch attributes) by no counter.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct InProcessMetrics {
+    /// The report's counters, then the time metric: each profiled launch's replayed duration, which
+    /// places its sample among its stratum's duration groups and times a launch whose stratum ran
+    /// it alone (kernel replay leaves the profiled launch's kernel record without a duration). The
+    /// report's time stays the trace's in-place time. It costs no pass of its own on GH100 (the
+    /// SpeedOfLight counters take 9 passes with it and without it).
     pub collected: Vec<String>,
     pub attributes: Vec<String>,
 }
 
 /// The metrics of the report's groups (`report.sections`) and `report.metrics`, in order and once
-/// each, less the time metric (the trace's own in-place time).
+/// each, with the time metric last as the replayed duration; none when the report asks for no
+/// counter.
 pub fn metrics(config: &Config) -> InProcessMetrics {
     let report = &config.report;
     let grouped = report
@@ -42,6 +48,9 @@ pub fn metrics(config: &Config) -> InProcessMetrics {
             false => split.collected.push(metric.clone()),
         }
     }
+    if !split.collected.is_empty() {
+        split.collected.push(report.time_metric.clone());
+    }
     split
 }
 
@@ -56,6 +65,13 @@ pub fn samples(config: &Config) -> u32 {
         .sampling
         .launch_count
         .clamp(1, MOST_SAMPLES)
+}
+
+/// `1` when each stratum's first launch is profiled (`sampling.skip_cold_start: false`, as ncu's
+/// deep pass measures each distinct launch's first), so a stratum that runs once (a prefill, a
+/// one-off kernel) has deep values; `0` leaves it as warm-up.
+fn profiles_first(config: &Config) -> u8 {
+    u8::from(!config.pipeline.ncu.sampling.skip_cold_start)
 }
 
 /// The launcher ranks that profile (`deep_ranks` as a list); `None`: every rank. In process each
@@ -77,6 +93,7 @@ pub fn environment(config: &Config) -> Vec<(String, String)> {
     let mut env = vec![
         (METRICS_VAR.to_string(), metrics(config).collected.join(",")),
         (SAMPLES_VAR.to_string(), samples(config).to_string()),
+        (FIRST_VAR.to_string(), profiles_first(config).to_string()),
     ];
     env.extend(ranks);
     // With `regions.include` naming ranges a kernel outside every range is in no region of the
@@ -106,7 +123,14 @@ pub fn refusal(config: &Config) -> Option<String> {
 pub fn dry_run_note(config: &Config) -> (&'static str, String) {
     let split = metrics(config);
     let n = samples(config);
-    let launches: Vec<String> = (0..n.min(5)).map(|i| (1u64 << i).to_string()).collect();
+    let first = u64::from(profiles_first(config));
+    let launches: Vec<String> = (0..n.min(5))
+        .map(|i| ((1u64 << i) - first).to_string())
+        .collect();
+    let after = match first {
+        1 => "",
+        _ => " (after the first: sampling.skip_cold_start)",
+    };
     let more = if n > 5 { ", …" } else { "" };
     let ranks = match ranks(config) {
         Some(ranks) => format!(
@@ -129,7 +153,7 @@ pub fn dry_run_note(config: &Config) -> (&'static str, String) {
     (
         "the trace pass collects the deep metrics in process",
         format!(
-            "# no ncu pass: the injection library profiles launch(es) {}{more} (after the first) of each launch key in each range stack{within} (runs of digits folded: a repeated block counts once; NCCL kernels never){ranks} with CUPTI's Range Profiler (kernel replay, caches not flushed), {} metric(s): {}{attributes}",
+            "# no ncu pass: the injection library profiles launch(es) {}{more}{after} of each launch key in each range stack{within} (runs of digits folded: a repeated block counts once; NCCL kernels never){ranks} with CUPTI's Range Profiler (kernel replay, caches not flushed), {} metric(s): {}{attributes}",
             launches.join(", "),
             split.collected.len(),
             split.collected.join(", "),
@@ -152,7 +176,11 @@ mod tests {
                 .contains(&"sm__throughput.avg.pct_of_peak_sustained_elapsed".to_string()),
             "{split:?}"
         );
-        assert!(!split.collected.contains(&config.report.time_metric));
+        assert_eq!(
+            split.collected.last(),
+            Some(&config.report.time_metric),
+            "the replayed duration, last"
+        );
         assert!(split.attributes.iter().all(|m| m.starts_with("launch__")));
         assert!(split.attributes.contains(&"launch__grid_size".to_string()));
         let env = environment(&config);
@@ -166,10 +194,17 @@ mod tests {
         config.pipeline.ncu.sampling.launch_count = 2;
         let env = environment(&config);
         assert_eq!(env[1], ("PROFILE_RUN_DEEP_SAMPLES".into(), "2".into()));
-        assert_eq!(env.len(), 2, "signature: every rank profiles its own");
+        assert_eq!(env[2], ("PROFILE_RUN_DEEP_FIRST".into(), "1".into()));
+        assert_eq!(env.len(), 3, "signature: every rank profiles its own");
+        assert!(dry_run_note(&config).1.contains("launch(es) 0, 1 of each"));
+        config.pipeline.ncu.sampling.skip_cold_start = true;
+        assert_eq!(environment(&config)[2].1, "0");
+        assert!(dry_run_note(&config)
+            .1
+            .contains("launch(es) 1, 2 (after the first: sampling.skip_cold_start)"));
         config.pipeline.ncu.sampling.deep_ranks = DeepRanks::List(vec![0, 4]);
         let env = environment(&config);
-        assert_eq!(env[2], ("PROFILE_RUN_DEEP_RANKS".into(), "0,4".into()));
+        assert_eq!(env[3], ("PROFILE_RUN_DEEP_RANKS".into(), "0,4".into()));
         assert!(dry_run_note(&config).1.contains("rank(s) 0, 4 only"));
         assert!(!env.iter().any(|(k, _)| k == "PROFILE_RUN_DEEP_IN_RANGES"));
         config.regions.include = vec!["train_step".into()];
