@@ -188,3 +188,43 @@ fn every_layer_region_has_intervals_from_its_samples() {
         widths[widths.len() / 2]
     );
 }
+
+/// Greedy decoding (`kv_decode.py 2 128 8`): the prefill's strata run once. Profiled from each
+/// stratum's first launch (the default) every prefill kernel has deep values and the region comes
+/// near full replay; with the first launch left as warm-up (the second-launch trace) half its time
+/// had none, and its Memory Throughput read a quarter of full replay's.
+#[test]
+fn strata_that_run_once_are_measured_from_their_first_launch() {
+    let (first, _) = report("prefill_decode.first-launch.cupti.470.trace.gz");
+    let (second, _) = report("prefill_decode.second-launch.cupti.11823.trace.gz");
+    let (full, _) = report("prefill_decode.full-cache-none.ncu-rep.gz");
+    let memory = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+    let unmatched = |r: &Value| {
+        region(r, "generate/prefill")["coverage"]["unmatched_time_share"]
+            .as_f64()
+            .unwrap()
+    };
+    for path in ["generate/prefill", "generate/decode"] {
+        let want = &region(&full, path)["kernel_count"];
+        assert_eq!(&region(&first, path)["kernel_count"], want, "{path}");
+        assert_eq!(&region(&second, path)["kernel_count"], want, "{path}");
+    }
+    assert_eq!(unmatched(&first), 0.0);
+    assert!(unmatched(&second) > 0.5, "{}", unmatched(&second));
+    let truth = value(region(&full, "generate/prefill"), memory);
+    let off = |r: &Value| (value(region(r, "generate/prefill"), memory) - truth).abs() / truth;
+    assert!(off(&first) < 0.04, "{} against {truth}", off(&first));
+    assert!(off(&second) > 0.5, "{} against {truth}", off(&second));
+    let notes = first["notes"].to_string();
+    assert!(
+        notes.contains("3 of them had no unprofiled twin and take their own replayed duration"),
+        "a once-run stratum is timed by its replay: {notes}"
+    );
+    let decode = |r: &Value| value(region(r, "generate/decode"), memory);
+    let truth = decode(&full);
+    assert!(
+        (decode(&first) - truth).abs() / truth < 0.03,
+        "{} against {truth}",
+        decode(&first)
+    );
+}
