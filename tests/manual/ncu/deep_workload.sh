@@ -8,6 +8,9 @@ bin="$(realpath "${BIN:-$(dirname "$0")}")"; lib="$bin/libcupti_trace.so"
 name="${NAME:?set NAME}"; metrics="${METRICS:?set METRICS}"
 w="${WORK:-/tmp/deep}/$name"; rm -rf "$w"; mkdir -p "$w/t" "$w/a"
 export PYTHONUNBUFFERED=1
+# The fixtures and docs/ncu-notes.md's tables were taken with each stratum's first launch left as
+# warm-up; FIRST=1 profiles from the first, as profile-run does by default.
+export PROFILE_RUN_DEEP_FIRST="${FIRST:-0}"
 secs() { python3 -c "import sys,time; print(f'{time.time()-float(sys.argv[1]):.2f}')" "$1"; }
 inject() { env PROFILE_RUN_TRACE_DIR="$1" CUDA_INJECTION64_PATH="$lib" NVTX_INJECTION64_PATH="$lib" "${@:2}"; }
 t0=$(date +%s.%N); inject "$w/t" "$@" > "$w/t.out" 2>&1; echo "$name traced: exit $? $(secs $t0) s"
