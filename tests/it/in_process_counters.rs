@@ -155,6 +155,15 @@ fn cuda_graph_nodes_are_never_measured_and_the_library_errors_are_notes() {
     let (on, _) = report("graph.graphs-on.cupti.911.trace.gz");
     let notes = on["notes"].to_string();
     assert!(notes.contains("CUPTI measured no kernel in it"), "{notes}");
+    // Profiled only inside ranges, the graph's keys never ran eagerly where the library looked:
+    // unmatched, counted, and the note names the setting that measures them.
+    let (in_ranges, _) = report("graph.in-ranges.cupti.11209.trace.gz");
+    let notes = in_ranges["notes"].to_string();
+    assert!(
+        notes.contains("36 result(s) ran inside CUDA graphs")
+            && notes.contains("pipeline.ncu.sampling.deep_engine=ncu"),
+        "{notes}"
+    );
 }
 
 /// Every layer region's deep values carry a 95% interval around them from their strata's samples.

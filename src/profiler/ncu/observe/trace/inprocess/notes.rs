@@ -93,7 +93,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
     }
     if tally.graph_unmatched > 0 {
         notes.push(format!(
-            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them.",
+            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them: run again with pipeline.ncu.sampling.deep_engine=ncu.",
             tally.graph_unmatched
         ));
     }
