@@ -77,11 +77,11 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     Ok(Some(Config {
         metrics,
         samples,
-        first: get(FIRST_VAR).is_none_or(|v| v.trim().is_empty()) || flag(&get, FIRST_VAR)?,
+        first: flag(&get, FIRST_VAR, true)?,
         ranks: ranks(&get)?,
-        in_ranges: flag(&get, IN_RANGES_VAR)?,
-        graphs: flag(&get, GRAPHS_VAR)?,
-        debug: flag(&get, DEBUG_VAR)?,
+        in_ranges: flag(&get, IN_RANGES_VAR, false)?,
+        graphs: flag(&get, GRAPHS_VAR, false)?,
+        debug: flag(&get, DEBUG_VAR, false)?,
     }))
 }
 
@@ -104,9 +104,11 @@ pub fn profiles(config: &Config, rank: Option<u32>) -> bool {
     }
 }
 
-fn flag(get: &impl Fn(&str) -> Option<String>, var: &str) -> Result<bool, String> {
+/// A `1`/`0` variable; unset or empty: `unset`.
+fn flag(get: &impl Fn(&str) -> Option<String>, var: &str, unset: bool) -> Result<bool, String> {
     match get(var).as_deref().map(str::trim) {
-        None | Some("") | Some("0") => Ok(false),
+        None | Some("") => Ok(unset),
+        Some("0") => Ok(false),
         Some("1") => Ok(true),
         Some(other) => Err(format!("{var}={other:?}: give 1 (on) or 0 (off)")),
     }

@@ -3,16 +3,16 @@
 //! ranks, and the trace pass's environment that says so (docs/ncu-notes.md, "Deep counters in the
 //! traced process").
 
-use cupti_trace::deep::config::{FIRST_VAR, IN_RANGES_VAR, METRICS_VAR, RANKS_VAR, SAMPLES_VAR};
+use cupti_trace::deep::config::{
+    FIRST_VAR, IN_RANGES_VAR, MAX_SAMPLES, METRICS_VAR, RANKS_VAR, SAMPLES_VAR,
+};
+use cupti_trace::deep::rule;
 
 use crate::config::{Config, DeepRanks};
 
 /// ncu's launch attributes: read from the launch, not counted by any hardware counter, so the
 /// in-process engine cannot collect them (CUPTI's host API refuses them).
 const ATTRIBUTES: [&str; 2] = ["launch__", "device__"];
-
-/// The most launches the library profiles per stratum (launches 0, 1, 3, …, 2^30 − 1).
-const MOST_SAMPLES: u32 = 31;
 
 /// The report's deep metrics split by what collects them in process: `collected` by the injection
 /// library, `attributes` (ncu's launch attributes) by no counter.
@@ -55,7 +55,7 @@ pub fn metrics(config: &Config) -> InProcessMetrics {
 }
 
 /// Launches profiled per stratum (a launch key in one set of regions, a repeated block's counted
-/// once): `launch_count`, at most [`MOST_SAMPLES`]. Adaptive sizing needs the first pass's
+/// once): `launch_count`, at most the library's [`MAX_SAMPLES`]. Adaptive sizing needs the first pass's
 /// durations before the deep pass, which one launch does not have; the intervals take the spread
 /// of a key's in-place durations as its samples' (docs/attribution.md, "Intervals").
 pub fn samples(config: &Config) -> u32 {
@@ -64,14 +64,14 @@ pub fn samples(config: &Config) -> u32 {
         .ncu
         .sampling
         .launch_count
-        .clamp(1, MOST_SAMPLES)
+        .clamp(1, MAX_SAMPLES)
 }
 
-/// `1` when each stratum's first launch is profiled (`sampling.skip_cold_start: false`, as ncu's
+/// Whether each stratum's first launch is profiled (`sampling.skip_cold_start: false`, as ncu's
 /// deep pass measures each distinct launch's first), so a stratum that runs once (a prefill, a
-/// one-off kernel) has deep values; `0` leaves it as warm-up.
-fn profiles_first(config: &Config) -> u8 {
-    u8::from(!config.pipeline.ncu.sampling.skip_cold_start)
+/// one-off kernel) has deep values; false leaves it as warm-up.
+fn profiles_first(config: &Config) -> bool {
+    !config.pipeline.ncu.sampling.skip_cold_start
 }
 
 /// The launcher ranks that profile (`deep_ranks` as a list); `None`: every rank. In process each
@@ -93,7 +93,10 @@ pub fn environment(config: &Config) -> Vec<(String, String)> {
     let mut env = vec![
         (METRICS_VAR.to_string(), metrics(config).collected.join(",")),
         (SAMPLES_VAR.to_string(), samples(config).to_string()),
-        (FIRST_VAR.to_string(), profiles_first(config).to_string()),
+        (
+            FIRST_VAR.to_string(),
+            u8::from(profiles_first(config)).to_string(),
+        ),
     ];
     env.extend(ranks);
     // With `regions.include` naming ranges a kernel outside every range is in no region of the
@@ -123,13 +126,16 @@ pub fn refusal(config: &Config) -> Option<String> {
 pub fn dry_run_note(config: &Config) -> (&'static str, String) {
     let split = metrics(config);
     let n = samples(config);
-    let first = u64::from(profiles_first(config));
-    let launches: Vec<String> = (0..n.min(5))
-        .map(|i| ((1u64 << i) - first).to_string())
+    let first = profiles_first(config);
+    // The library's own rule, its first five launches (the fifth is at most launch 16).
+    let launches: Vec<String> = (0..=16)
+        .filter(|&ordinal| rule::chosen(ordinal, n, first))
+        .take(5)
+        .map(|ordinal| ordinal.to_string())
         .collect();
     let after = match first {
-        1 => "",
-        _ => " (after the first: sampling.skip_cold_start)",
+        true => "",
+        false => " (after the first: sampling.skip_cold_start)",
     };
     let more = if n > 5 { ", …" } else { "" };
     let ranks = match ranks(config) {
