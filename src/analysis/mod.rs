@@ -59,6 +59,9 @@ pub struct RunContext {
     pub adaptive: Option<AdaptiveRecord>,
     /// Whether a sampled run's deep pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
+    /// What collected a sampled run's deep metrics (`run.json`'s `deep_engine`); `None` where the
+    /// inputs do not say.
+    pub deep_engine: Option<String>,
     /// Every launcher rank whose run directory was read (`merge` of per-rank runs), in input order.
     pub ranks: Vec<RankRun>,
     /// The ranks whose own deep results a sampled multi-process run holds (the others take deep

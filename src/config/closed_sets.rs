@@ -45,6 +45,12 @@ closed_set!(
     DeepEngine { Auto => "auto", InProcess => "in_process", Ncu => "ncu" }
 );
 closed_set!(
+    /// `pipeline.ncu.sampling.graph_kernels`: what measures, in process, the launch keys that run
+    /// only inside CUDA graphs (CUPTI's Range Profiler cannot): ncu's deep pass after the trace
+    /// pass, limited to their names (`ncu`), or nothing (`unmeasured`: no deep values, noted).
+    GraphKernels { Ncu => "ncu", Unmeasured => "unmeasured" }
+);
+closed_set!(
     /// `--target-processes`.
     TargetProcesses { All => "all", ApplicationOnly => "application-only" }
 );

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::closed_sets::{
     CacheControl, CallStackType, ClockControl, Communicator, DeepEngine, ErrorScope, ExportPage,
-    FilterMode, GraphProfiling, KernelNameForm, PrintUnits, RollupChoice, TargetProcesses,
+    FilterMode, GraphKernels, GraphProfiling, KernelNameForm, PrintUnits, RollupChoice,
+    TargetProcesses,
 };
 use super::deep_ranks::DeepRanks;
 use crate::region::AutoRegions;
@@ -166,6 +167,9 @@ pub struct SamplingConfig {
     /// What collects the deep metrics: the injection library inside the traced process, or ncu's
     /// deep pass ([`DeepEngine`]).
     pub deep_engine: DeepEngine,
+    /// In process, what measures the launch keys that run only inside CUDA graphs
+    /// ([`GraphKernels`]): the in-process engine cannot profile graph node kernels.
+    pub graph_kernels: GraphKernels,
     /// Refused whatever its value ([`DEEP_GPUS_REFUSED`]); never written back.
     #[serde(default, skip_serializing)]
     pub deep_gpus: Option<DeepGpusRefused>,

@@ -269,6 +269,7 @@ impl RunRecord {
                 .chain(self.deep_workers.iter().map(|w| &w.pass))
                 .any(|pass| pass.stopped_when_covered),
             deep_ranks: self.deep_ranks_measured(),
+            deep_engine: self.deep_engine.clone(),
             ranks: self
                 .rank
                 .iter()

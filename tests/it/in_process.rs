@@ -129,7 +129,12 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    assert!(!text.contains("# ncu's deep pass"), "{text}");
+    // No ncu pass but the one for CUDA graph kernels, made only if the trace finds some.
+    assert!(!text.contains("# ncu's deep pass\n"), "{text}");
+    assert!(
+        text.contains("# ncu's deep pass for kernels inside CUDA graphs\n# only if"),
+        "{text}"
+    );
     assert!(text.contains("PROFILE_RUN_DEEP_METRICS="), "{text}");
     assert!(
         text.contains("the trace pass collects the deep metrics in process")

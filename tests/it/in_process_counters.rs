@@ -161,7 +161,7 @@ fn cuda_graph_nodes_are_never_measured_and_the_library_errors_are_notes() {
     let notes = in_ranges["notes"].to_string();
     assert!(
         notes.contains("36 result(s) ran inside CUDA graphs")
-            && notes.contains("pipeline.ncu.sampling.deep_engine=ncu"),
+            && notes.contains("pipeline.ncu.sampling.graph_kernels=ncu"),
         "{notes}"
     );
 }

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::analysis::AnalysisPlan;
-use crate::config::Config;
+use crate::config::{Config, GraphKernels};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
@@ -37,11 +37,8 @@ use self::run::log::LOG;
 use self::run::{check_program, ncu_answers, version_of};
 use self::sampling::deep_plan::{self, DeepInputs};
 use self::sampling::ranks::FirstFindings;
-use self::sampling::{chips, coverage, findings, in_process, ranks};
+use self::sampling::{chips, coverage, findings, first_pass, in_process, ranks};
 use self::watch::NcuWatch;
-
-/// run.json's `deep_engine` for deep metrics collected in the trace pass itself.
-const IN_PROCESS: &str = "in-process (CUPTI Range Profiler)";
 
 /// ncu's checks of a configuration (a mistake exits 2 before anything runs) and its plan: the NVTX
 /// expressions from the region filter, sampling refused where it cannot work, raw NVTX expressions
@@ -125,6 +122,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         plan.passes
             .in_place
             .then(|| in_process::dry_run_note(config)),
+        graph_kernels_note(plan, config, dir, workload),
         plan.passes.in_place.then(|| {
             let metrics = in_process::metrics(config).collected;
             let libcupti = config.pipeline.ncu.trace.libcupti.as_deref();
@@ -151,6 +149,35 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
         .map(|(name, line)| format!("# {name}\n{line}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `--dry-run`'s note on the deep pass under ncu an in-process run makes for the launch keys that
+/// ran only inside CUDA graphs, known once the trace pass has run (`sampling.graph_kernels`).
+fn graph_kernels_note(
+    plan: &NcuPlan,
+    config: &Config,
+    dir: &Path,
+    workload: &[String],
+) -> Option<(&'static str, String)> {
+    let ncu = config.pipeline.ncu.sampling.graph_kernels == GraphKernels::Ncu;
+    (plan.passes.in_place && ncu).then(|| {
+        let inputs = DeepInputs {
+            config,
+            passes: plan.passes,
+            nvtx: &plan.nvtx,
+            dir,
+            workload,
+            rank: None,
+        };
+        let group = deep_plan::graph_kernels(&inputs, vec!["NAME".to_string()]);
+        (
+            "ncu's deep pass for kernels inside CUDA graphs",
+            format!(
+                "# only if the trace pass finds launch keys that ran only inside CUDA graphs (CUPTI's Range Profiler cannot profile graph node kernels) in a run of one process, with NAME the alternatives of their mangled names (pipeline.ncu.sampling.graph_kernels=unmeasured leaves them without deep values):\n{}",
+                group.passes[0].line
+            ),
+        )
+    })
 }
 
 /// What ncu warns of the run's command line, on stderr.
@@ -261,7 +288,7 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
         journal.found(Finding::ProfilerVersion(version))?;
     }
     let engine = match plan.passes {
-        passes if passes.in_place => Some(IN_PROCESS),
+        passes if passes.in_place => Some(crate::profiler::ncu::observe::trace::inprocess::ENGINE),
         passes if passes.deep => Some("ncu"),
         _ => None,
     };
@@ -300,10 +327,14 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
             FirstPass::Trace => first.code.or(first.killed_by.map(|signal| 128 + signal)),
         };
         journal.found(Finding::WorkloadExit(workload_exit))?;
-        if !plan.passes.deep || !first.success() || first.interrupted_by.is_some() {
+        if !first.success() || first.interrupted_by.is_some() {
             return Ok(first);
         }
-        let stopped = deep(plan, config, &exec, workload)?;
+        let stopped = match plan.passes {
+            passes if passes.deep => deep(plan, config, &exec, workload)?,
+            passes if passes.in_place => graph_kernels(plan, config, &exec, workload, quiet)?,
+            _ => return Ok(first),
+        };
         let mut finished = stopped.unwrap_or(first);
         // A signal before any deep pass started is in the record alone.
         finished.interrupted_by = finished.interrupted_by.or(journal.record().interrupted_by);
@@ -311,6 +342,59 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
     });
     display.finish();
     finished
+}
+
+/// An in-process run's deep pass under ncu for the launch keys that ran only inside CUDA graphs,
+/// which CUPTI's Range Profiler cannot profile (`sampling.graph_kernels: ncu`), where the trace
+/// found some. It is left out, with a note, where it cannot run: a run of several processes (ncu
+/// would profile the ranks of one job at once, and their collectives stall), or no ncu to start;
+/// those keys then stay without deep values, as `graph_kernels: unmeasured` leaves them.
+fn graph_kernels(
+    plan: &NcuPlan,
+    config: &Config,
+    exec: &Executor<'_>,
+    workload: &[String],
+    quiet: bool,
+) -> Result<Option<Finished>> {
+    if config.pipeline.ncu.sampling.graph_kernels != GraphKernels::Ncu {
+        return Ok(None);
+    }
+    let journal = exec.journal;
+    let run = journal.run();
+    let graph_only = match first_pass::graph_only(config, plan, run) {
+        Ok(graph_only) => graph_only,
+        Err(e) => {
+            err_line(&format!("warning: the trace could not be read for the launch keys that ran only inside CUDA graphs ({e}); they keep their times, with no deep values"));
+            return Ok(None);
+        }
+    };
+    let processes = graph_only.processes;
+    let Some(names) = graph_only.names() else {
+        return Ok(None);
+    };
+    let left_out = match (processes, journal.record().rank.is_some()) {
+        (1, false) => check_program(config).err().map(|e| e.to_string()),
+        _ => Some("the run traced several processes, and ncu would profile the ranks of one job at once (their collectives stall); run with pipeline.ncu.sampling.deep_engine=ncu to measure them".to_string()),
+    };
+    if let Some(why) = left_out {
+        err_line(&format!("note: {} kernel name(s) ran only inside CUDA graphs, which the in-process engine cannot profile, and are left without deep values: {why}", names.len()));
+        return Ok(None);
+    }
+    err_line(&format!("note: {} kernel name(s) ran only inside CUDA graphs, which the in-process engine cannot profile: ncu's deep pass measures them (pipeline.ncu.sampling.graph_kernels=ncu)", names.len()));
+    journal.found(Finding::ProfilerVersion(version_of(
+        &config.pipeline.ncu.executable,
+        run,
+        quiet,
+    )?))?;
+    let inputs = DeepInputs {
+        config,
+        passes: plan.passes,
+        nvtx: &plan.nvtx,
+        dir: run.root(),
+        workload,
+        rank: None,
+    };
+    Ok(exec.run(&deep_plan::graph_kernels(&inputs, names))?.stopped)
 }
 
 /// A sampled run's deep pass: what the first pass found, read once, planned (`deep_plan`), run by

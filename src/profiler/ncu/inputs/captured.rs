@@ -33,9 +33,8 @@ pub fn report(after: &AfterRun<'_, NcuPlan>) -> Result<Option<Report>> {
     } = *after;
     let config = &loaded.config;
     let rank = record.rank.as_ref().map(|r| r.rank);
-    let deep = plan
-        .passes
-        .deep
+    // An in-process run has a deep pass under ncu where CUDA graph kernels needed one.
+    let deep = (plan.passes.deep || record.deep_pass.is_some())
         .then(|| run.path(&ncu_report_file(sampling::DEEP_REPORT_BASE)));
     let captures = match plan.passes.first {
         FirstPass::Trace => {

@@ -442,6 +442,22 @@ pub(crate) fn unseen_group(
     }
 }
 
+/// The deep pass under ncu for the launch keys an in-process run could not measure, those that
+/// ran only inside CUDA graphs (`names`, mangled; `sampling.graph_kernels: ncu`): the run's ncu
+/// command with the deep flags, limited to those names, each graph node's kernel a result of its
+/// own (ncu's default `--graph-profiling node`), to the workload's end; run.json's `deep_pass`.
+pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> PassGroup {
+    let worker = Worker {
+        names: Some(names),
+        count: inputs.config.pipeline.ncu.sampling.launch_count,
+        keys: 0,
+        cost: 0,
+    };
+    let cli = worker_cli(inputs, &configured(inputs), 0, &worker);
+    let (report, log) = files(0);
+    PassGroup::alone(deep_spec(Slot::Deep, &cli, &report, log, None))
+}
+
 /// Whether `worker` profiles the kernel name `name` (a worker without names profiles every one).
 pub(crate) fn profiles(worker: &Worker, name: &str) -> bool {
     worker

@@ -26,6 +26,33 @@ pub(crate) fn open_traces<'p>(
     )
 }
 
+/// What an in-process run's traces hold that only ncu's deep pass measures: the launch keys that
+/// ran only inside CUDA graphs, and how many processes were traced.
+pub(crate) struct GraphOnly {
+    pub names: Vec<String>,
+    pub processes: usize,
+}
+
+impl GraphOnly {
+    /// The mangled names of those keys; `None` when there are none.
+    pub fn names(self) -> Option<Vec<String>> {
+        (!self.names.is_empty()).then_some(self.names)
+    }
+}
+
+/// The launch keys of an in-process run's traces that ran only inside CUDA graphs, never profiled
+/// in process (`sampling.graph_kernels`): the traces read for their counters' index, as the report
+/// reads them.
+pub(crate) fn graph_only(config: &Config, plan: &NcuPlan, run: &RunDir) -> Result<GraphOnly> {
+    let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
+    let (scope, exclude) = (scope_of(config), plan.regions.excluded());
+    let source = TraceSource::open(&plan.analysis, &inputs, scope, exclude, None)?;
+    Ok(GraphOnly {
+        names: source.graph_only().to_vec(),
+        processes: inputs.len(),
+    })
+}
+
 /// Each launch key's launches and durations in the first pass (ncu's timing pass, or the CUPTI
 /// trace under `timing: trace`), over the launches the later passes' filters select.
 pub(crate) fn first_pass_durations(

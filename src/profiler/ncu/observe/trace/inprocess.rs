@@ -16,7 +16,7 @@ mod build;
 mod notes;
 
 pub(crate) use build::IndexBuilder;
-pub(crate) use notes::{notes, sampling};
+pub(crate) use notes::{ncu_beside, notes, sampling};
 
 use cupti_trace::deep::rule::fold_digits;
 
@@ -79,6 +79,9 @@ pub(crate) struct InProcessIndex {
     pub quiet_ranks: Vec<u32>,
     /// Each profiled launch's host cost (every launch the library profiled, in any region), in ns.
     pub cost_ns: Vec<u64>,
+    /// The mangled names of the launch keys that ran only inside CUDA graphs, never profiled
+    /// (what `pipeline.ncu.sampling.graph_kernels: ncu` gives to ncu's deep pass), sorted.
+    pub graph_only: Vec<String>,
 }
 
 /// How one trace's launches joined, summed over the reading.
@@ -94,6 +97,8 @@ pub(crate) struct Tally {
     pub untimed: u64,
     /// Unmatched results launched inside a CUDA graph (their launch key never profiled).
     pub graph_unmatched: u64,
+    /// Results the counters had no values for that took ncu's deep pass's (CUDA graph kernels).
+    pub from_ncu: u64,
 }
 
 impl Tally {
@@ -102,6 +107,7 @@ impl Tally {
         self.timed_by_twins += other.timed_by_twins;
         self.timed_by_replay += other.timed_by_replay;
         self.graph_unmatched += other.graph_unmatched;
+        self.from_ncu += other.from_ncu;
         self.untimed += other.untimed;
     }
 }
@@ -154,7 +160,7 @@ impl<'t> Profiled<'t> {
         self.rows.get(&kernel.correlation).copied()
     }
 
-    fn in_graph(&self, kernel: &TracedKernel) -> bool {
+    pub fn in_graph(&self, kernel: &TracedKernel) -> bool {
         self.graphs.contains(&kernel.correlation)
     }
 }
@@ -215,7 +221,6 @@ impl InProcessIndex {
         let place = replayed.unwrap_or(duration);
         let stratum = group.map(|g| &g.per_stratum[g.strata.of_duration(place)]);
         let Some((s, twins)) = stratum.and_then(|s| Some((s, s.twins.as_ref()?))) else {
-            tally.graph_unmatched += u64::from(profiled.in_graph(kernel));
             let mut values = vec![Cell::Missing; specs];
             if let Some(at) = self.time.in_place {
                 values[at] = Cell::Num(duration);

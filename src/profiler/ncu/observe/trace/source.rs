@@ -62,9 +62,43 @@ pub struct TraceSource<'p> {
     scope: PushPopScope,
     exclude: RequestedRegions,
     sampled: Option<Sampled<'p>>,
-    /// The traces' own deep counters (the in-process engine), where they carry some and no ncu
-    /// deep pass was run.
+    /// The traces' own deep counters (the in-process engine), where they carry some.
     inprocess: Option<InProcessIndex>,
+    /// Where an in-process reading's kernels its counters could not measure (CUDA graph node
+    /// kernels) take the values of ncu's deep pass; `None` without both.
+    from_ncu: Option<FromNcu>,
+}
+
+/// ncu's deep pass beside in-process counters: its specs (what its twins' cells are in), and
+/// where each of the reading's specs (the counters') lies among them, by metric name.
+struct FromNcu {
+    specs: usize,
+    time: deep::TimeSpecs,
+    at: Vec<Option<usize>>,
+}
+
+impl FromNcu {
+    fn new(reading: &MetricsFound, (ncu, time): (MetricsFound, deep::TimeSpecs)) -> FromNcu {
+        let at = reading
+            .specs
+            .iter()
+            .map(|s| ncu.specs.iter().position(|n| n.name == s.name))
+            .collect();
+        FromNcu {
+            specs: ncu.specs.len(),
+            time,
+            at,
+        }
+    }
+
+    /// Values in ncu's spec order, in the reading's.
+    fn remap<T: Clone>(&self, values: &[T], missing: T) -> Vec<T> {
+        let cell = |at: &Option<usize>| at.and_then(|at| values.get(at).cloned());
+        self.at
+            .iter()
+            .map(|at| cell(at).unwrap_or_else(|| missing.clone()))
+            .collect()
+    }
 }
 
 /// A sampled run's deep pass, when the trace times one.
@@ -87,6 +121,9 @@ pub struct Sampled<'p> {
     pub adaptive: Option<AdaptiveRecord>,
     /// Whether the deep pass was ended once covered (`run.json`).
     pub stopped_when_covered: bool,
+    /// Whether the traces carry in-process counters beside the deep pass (run.json's
+    /// `deep_engine`), which then measured only what they could not: CUDA graph kernels.
+    pub beside_counters: bool,
 }
 
 impl<'p> TraceSource<'p> {
@@ -136,9 +173,14 @@ impl<'p> TraceSource<'p> {
             found.labels.push(Some(IN_PLACE_LABEL.to_string()));
         }
         let mut time_specs = deep::TimeSpecs::default();
-        if let Some(deep) = sampled.as_ref().and_then(|s| s.deep.as_ref()) {
-            (found, time_specs) = deep.metrics(&plan.time_metric, IN_PLACE_LABEL);
+        let ncu_specs = sampled
+            .as_ref()
+            .and_then(|s| s.deep.as_ref())
+            .map(|deep| deep.metrics(&plan.time_metric, IN_PLACE_LABEL));
+        if let Some(ncu) = &ncu_specs {
+            (found, time_specs) = ncu.clone();
         }
+        let counters = indexed && sampled.as_ref().is_none_or(|s| s.beside_counters);
         let mut source = TraceSource {
             plan,
             inputs: inputs.to_vec(),
@@ -148,14 +190,22 @@ impl<'p> TraceSource<'p> {
             exclude,
             sampled,
             inprocess: None,
+            from_ncu: None,
         };
-        if source.sampled.is_none() && indexed {
+        if counters {
             source.inprocess = source.in_process_index()?;
         }
         if let Some(index) = &source.inprocess {
             (source.found, source.time_specs) = (index.found.clone(), index.time);
+            source.from_ncu = ncu_specs.map(|ncu| FromNcu::new(&index.found, ncu));
         }
         Ok(source)
+    }
+
+    /// The mangled names of the launch keys the in-process counters left unmeasured because they
+    /// ran only inside CUDA graphs (none without counters).
+    pub(crate) fn graph_only(&self) -> &[String] {
+        self.inprocess.as_ref().map_or(&[], |i| &i.graph_only)
     }
 
     /// Whether a kernel is in the requested regions: some push/pop range an include pattern names is
@@ -266,10 +316,18 @@ impl Observations for TraceSource<'_> {
             report_source::deep_pass_provenance(session, &mut reading);
         }
         let specs = (self.found.specs.len(), self.time_specs);
-        reading.key_samples = index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata));
-        if let Some(index) = &self.inprocess {
-            reading.key_samples = Some(index.key_samples());
-        }
+        reading.key_samples = match (&self.inprocess, &self.from_ncu) {
+            (Some(counters), from_ncu) => {
+                let mut samples = counters.key_samples();
+                if let (Some(from), Some(index)) = (from_ncu, &index) {
+                    let ncu = deep::key_samples(index, from.specs, from.time, &total.strata);
+                    let remapped = ncu.keys.into_iter().map(|(k, s)| (k, from.remap(&s, None)));
+                    samples.keys.extend(remapped);
+                }
+                Some(samples)
+            }
+            (None, _) => index.map(|i| deep::key_samples(&i, specs.0, specs.1, &total.strata)),
+        };
         Ok((state.unwrap_or_else(init), reading))
     }
 }
@@ -339,18 +397,38 @@ impl TraceSource<'_> {
             }
             let launch = trace.shape(a.kernel);
             let mangled = &trace.names[launch.name];
+            let time = a.kernel.duration_ns();
+            let process = (trace.pid, Some(u64::from(a.kernel.device)));
+            let mut twins = |specs| {
+                deep::cells(
+                    index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
+                    process,
+                    (mangled, launch),
+                    time,
+                    specs,
+                )
+            };
             let (coverage, values, weight, key, time, start) = match &mut own_counters {
-                Some(join) => join.cells(a, mangled, launch, &mut counts.inprocess),
+                Some(join) => {
+                    // What the counters could not measure takes ncu's deep values, if it has some.
+                    let from_ncu = || {
+                        let from = self.from_ncu.as_ref()?;
+                        let (coverage, values, weight, key) = twins((from.specs, from.time));
+                        let joined = matches!(coverage, Coverage::Measured | Coverage::Estimated);
+                        let values = from.remap(&values, crate::region::Cell::Missing);
+                        joined.then_some((
+                            coverage,
+                            values,
+                            weight,
+                            key,
+                            time,
+                            Some(a.kernel.start),
+                        ))
+                    };
+                    join.cells(a, mangled, launch, &mut counts.inprocess, from_ncu)
+                }
                 None => {
-                    let time = a.kernel.duration_ns();
-                    let process = (trace.pid, Some(u64::from(a.kernel.device)));
-                    let (coverage, values, weight, key) = deep::cells(
-                        index.map(|i| ((i, &strata), &mut ordinals, &mut counts.strata)),
-                        process,
-                        (mangled, launch),
-                        time,
-                        specs,
-                    );
+                    let (coverage, values, weight, key) = twins(specs);
                     (coverage, values, weight, key, time, Some(a.kernel.start))
                 }
             };
@@ -496,11 +574,27 @@ impl TraceSource<'_> {
         deep: &deep::DeepCounts,
         notes: &mut Vec<String>,
     ) -> Option<Sampling> {
-        if let Some(index) = &self.inprocess {
+        let Some(sampled) = self.sampled.as_ref() else {
+            let index = self.inprocess.as_ref()?;
             notes.extend(inprocess::notes(index, total.coverage, &total.inprocess));
             return Some(inprocess::sampling(index, total.coverage, &total.inprocess));
+        };
+        if let Some(index) = &self.inprocess {
+            notes.extend(inprocess::notes(index, total.coverage, &total.inprocess));
+            let mut sampling = inprocess::sampling(index, total.coverage, &total.inprocess);
+            if self.from_ncu.is_some() {
+                let (paths, results) = (&sampled.paths, deep.results);
+                notes.extend(inprocess::ncu_beside(
+                    &mut sampling,
+                    paths,
+                    results,
+                    &total.inprocess,
+                ));
+            }
+            notes.extend(sampled.unread.iter().cloned());
+            notes.extend(deep.unread.iter().cloned());
+            return Some(sampling);
         }
-        let sampled = self.sampled.as_ref()?;
         notes.extend(notes::sampled_notes(
             sampled,
             total,
@@ -553,6 +647,10 @@ pub fn analyze_traces(
             ordinals: LaunchOrdinals::of_run(context),
             adaptive: context.adaptive.clone(),
             stopped_when_covered: context.stopped_when_covered,
+            beside_counters: context
+                .deep_engine
+                .as_deref()
+                .is_some_and(|engine| engine == inprocess::ENGINE),
         }),
         true => None,
     };

@@ -22,6 +22,8 @@ use crate::profiler::ncu::observe::trace::deep::{
 #[derive(Default)]
 struct Pending {
     unprofiled: Vec<f64>,
+    /// Whether some launch ran inside a CUDA graph (a node kernel, never profiled in process).
+    in_graph: bool,
     /// Each profiled launch's values, in the counters' metric order.
     samples: Vec<Vec<Option<f64>>>,
 }
@@ -75,6 +77,7 @@ impl IndexBuilder {
     /// Takes one kernel of a trace in the requested regions.
     pub fn kernel(&mut self, profiled: &Profiled<'_>, key: GroupKey, kernel: &TracedKernel) {
         let pending = self.pending.entry(key).or_default();
+        pending.in_graph |= profiled.in_graph(kernel);
         match profiled.of_kernel(kernel) {
             None => pending.unprofiled.push(kernel.duration_ns()),
             Some(Some(row)) => {
@@ -115,8 +118,9 @@ impl IndexBuilder {
         for (at, ((mangled, shape, _), _)) in keys.iter().enumerate() {
             of_key.entry((mangled, *shape)).or_default().push(at);
         }
+        let graph_only = graph_only(&of_key, &keys);
         let mut groups = FastMap::default();
-        let mut next = STRATUM_IDS;
+        let mut next = IN_PROCESS_IDS;
         let mut stratified = 0;
         for (at, (key, p)) in keys.iter().enumerate() {
             let (strata, strata_own) = &own[at];
@@ -158,8 +162,37 @@ impl IndexBuilder {
             chips: self.chips,
             quiet_ranks: self.quiet_ranks,
             cost_ns: self.cost_ns,
+            graph_only,
         })
     }
+}
+
+/// Where the in-process strata's ids start: apart from the ids of an ncu deep pass's strata
+/// (`STRATUM_IDS | input << 32`, one block per trace), which a reading holds beside them where
+/// ncu measured the CUDA graph kernels.
+const IN_PROCESS_IDS: u64 = STRATUM_IDS | 1 << 62;
+
+/// The mangled names of the launch keys no launch of which was profiled in any group, some
+/// launch of which ran inside a CUDA graph: what only ncu's deep pass measures, sorted.
+fn graph_only(
+    of_key: &FastMap<(&str, Shape), Vec<usize>>,
+    keys: &[(GroupKey, Pending)],
+) -> Vec<String> {
+    let mut names: Vec<String> = of_key
+        .iter()
+        .filter(|(_, groups)| {
+            let (mut sampled, mut in_graph) = (false, false);
+            for &at in groups.iter() {
+                sampled |= !keys[at].1.samples.is_empty();
+                in_graph |= keys[at].1.in_graph;
+            }
+            in_graph && !sampled
+        })
+        .map(|((name, _), _)| name.to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A stratum before borrowing: its own twins, typical duration and mean unprofiled time.
@@ -352,6 +385,7 @@ mod tests {
                 key,
                 Pending {
                     unprofiled,
+                    in_graph: false,
                     samples,
                 },
             )

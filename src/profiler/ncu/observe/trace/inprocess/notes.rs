@@ -46,6 +46,26 @@ pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally
     }
 }
 
+/// What ncu's deep pass beside the counters adds to the account (it measured the CUDA graph
+/// kernels they could not, `sampling.graph_kernels: ncu`): its report files (`paths`) and
+/// `results`, the engine named, and its note.
+pub(crate) fn ncu_beside(
+    sampling: &mut Sampling,
+    paths: &[std::path::PathBuf],
+    results: u64,
+    tally: &Tally,
+) -> Vec<String> {
+    sampling.engine = format!("{ENGINE}; CUDA graph kernels: ncu");
+    sampling.deep_sources = paths.iter().map(|p| p.display().to_string()).collect();
+    sampling.deep_results += results;
+    let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    vec![format!(
+        "{} result(s) the in-process counters could not measure (kernels inside CUDA graphs) took the deep values of ncu's deep pass ({}, {results} result(s), a second launch of the workload profiling only those kernels' names: pipeline.ncu.sampling.graph_kernels=ncu), joined by launch key as a run with deep_engine=ncu joins them.",
+        tally.from_ncu,
+        files.join(", ")
+    )]
+}
+
 /// Every spec but the time metric, which holds the trace's own in-place times.
 fn deep_metrics(index: &InProcessIndex) -> Vec<String> {
     let specs = index.found.specs.iter().enumerate();
@@ -93,7 +113,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
     }
     if tally.graph_unmatched > 0 {
         notes.push(format!(
-            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them: run again with pipeline.ncu.sampling.deep_engine=ncu.",
+            "{} result(s) ran inside CUDA graphs and their launch keys were never profiled: the in-process engine does not measure graph node kernels, so they have no deep values (unmatched); ncu's deep pass measures them: pipeline.ncu.sampling.graph_kernels=ncu (the default) runs it for them after the trace pass of a run of one process, and deep_engine=ncu for every kernel.",
             tally.graph_unmatched
         ));
     }

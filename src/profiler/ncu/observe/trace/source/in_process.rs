@@ -52,7 +52,7 @@ pub(super) struct Join<'i, 't> {
 }
 
 /// A kernel's coverage, cells, weight, stratum id, time, and start where the time is its own.
-type Cells<'i> = (
+pub(super) type Cells<'i> = (
     Coverage,
     Vec<Cell<'i>>,
     Option<f64>,
@@ -71,17 +71,30 @@ impl<'i, 't> Join<'i, 't> {
     }
 
     /// The cells of kernel `a`; a profiled launch has no start of its own (its record's is 0), so
-    /// it stays out of what compares start times across ranks.
-    pub(super) fn cells(
+    /// it stays out of what compares start times across ranks. A kernel the counters have no
+    /// values for takes `from_ncu`'s where it gives some (ncu's deep pass of CUDA graph kernels).
+    pub(super) fn cells<'c>(
         &mut self,
         a: &Attributed<'_>,
         mangled: &str,
         launch: &LaunchShape,
         tally: &mut Tally,
-    ) -> Cells<'i> {
+        from_ncu: impl FnOnce() -> Option<Cells<'c>>,
+    ) -> Cells<'c>
+    where
+        'i: 'c,
+    {
         let region = self.region.of(a, |a| inprocess::region_of(a.stacks));
         let key = (mangled, deep::shape(launch), region.as_str());
         let j = self.index.join(&self.profiled, key, a.kernel, tally);
+        if j.coverage == Coverage::Unmatched {
+            let in_graph = self.profiled.in_graph(a.kernel);
+            if let Some(cells) = from_ncu() {
+                tally.from_ncu += 1;
+                return cells;
+            }
+            tally.graph_unmatched += u64::from(in_graph);
+        }
         let start = j.own_time.then_some(a.kernel.start);
         (j.coverage, j.values, j.weight, j.key, j.time, start)
     }
