@@ -18,7 +18,9 @@ use crate::parallel;
 use crate::region::{Coverage, KernelFilter, Observation, RequestedRegions, ScopeKey};
 use crate::report::model::{ProfilerInfo, Report, Sampling};
 
+mod analyze;
 mod counts;
+mod from_ncu;
 mod in_process;
 mod notes;
 pub mod ranks;
@@ -35,7 +37,9 @@ use crate::profiler::ncu::observe::report_source;
 use crate::profiler::ncu::observe::report_source::twins::{LaunchOrdinals, TwinIndex};
 use crate::profiler::ncu::observe::strata;
 use crate::profiler::ncu::readers::trace::{self as file, ProcessTrace, TraceInput};
+pub use analyze::{analyze_traces, scope_of};
 use counts::Counts;
+use from_ncu::FromNcu;
 
 /// What report.json's `time_source` setting says of a trace's times.
 pub const TIME_SOURCE: &str = "in-place (CUPTI trace)";
@@ -67,38 +71,6 @@ pub struct TraceSource<'p> {
     /// Where an in-process reading's kernels its counters could not measure (CUDA graph node
     /// kernels) take the values of ncu's deep pass; `None` without both.
     from_ncu: Option<FromNcu>,
-}
-
-/// ncu's deep pass beside in-process counters: its specs (what its twins' cells are in), and
-/// where each of the reading's specs (the counters') lies among them, by metric name.
-struct FromNcu {
-    specs: usize,
-    time: deep::TimeSpecs,
-    at: Vec<Option<usize>>,
-}
-
-impl FromNcu {
-    fn new(reading: &MetricsFound, (ncu, time): (MetricsFound, deep::TimeSpecs)) -> FromNcu {
-        let at = reading
-            .specs
-            .iter()
-            .map(|s| ncu.specs.iter().position(|n| n.name == s.name))
-            .collect();
-        FromNcu {
-            specs: ncu.specs.len(),
-            time,
-            at,
-        }
-    }
-
-    /// Values in ncu's spec order, in the reading's.
-    fn remap<T: Clone>(&self, values: &[T], missing: T) -> Vec<T> {
-        let cell = |at: &Option<usize>| at.and_then(|at| values.get(at).cloned());
-        self.at
-            .iter()
-            .map(|at| cell(at).unwrap_or_else(|| missing.clone()))
-            .collect()
-    }
 }
 
 /// A sampled run's deep pass, when the trace times one.
@@ -364,13 +336,7 @@ impl TraceSource<'_> {
             .as_ref()
             .map(|s| s.ordinals.clone())
             .unwrap_or_default();
-        let strata = match deep {
-            Some((index, at)) => {
-                let launches = self.launches_by_key(&trace, index)?;
-                deep::process_strata(index, at, &launches, ordinals.skipped())
-            }
-            None => deep::ProcessStrata::default(),
-        };
+        let strata = self.strata(&trace, deep, ordinals.skipped())?;
         counts.strata = deep::strata_counts(&strata);
         let specs = (self.found.specs.len(), self.time_specs);
         let names: Vec<String> = trace.names.iter().map(|n| demangle(n)).collect();
@@ -413,17 +379,7 @@ impl TraceSource<'_> {
                     // What the counters could not measure takes ncu's deep values, if it has some.
                     let from_ncu = || {
                         let from = self.from_ncu.as_ref()?;
-                        let (coverage, values, weight, key) = twins((from.specs, from.time));
-                        let joined = matches!(coverage, Coverage::Measured | Coverage::Estimated);
-                        let values = from.remap(&values, crate::region::Cell::Missing);
-                        joined.then_some((
-                            coverage,
-                            values,
-                            weight,
-                            key,
-                            time,
-                            Some(a.kernel.start),
-                        ))
+                        from.joined(twins((from.specs, from.time)), time, a.kernel.start)
                     };
                     join.cells(a, mangled, launch, &mut counts.inprocess, from_ncu)
                 }
@@ -463,6 +419,21 @@ impl TraceSource<'_> {
             });
         })?;
         Ok(counts)
+    }
+
+    /// The strata of `trace`'s launch keys among the deep pass's results (`deep`: its index and
+    /// the trace's place among the inputs); none without a deep pass.
+    fn strata(
+        &self,
+        trace: &ProcessTrace,
+        deep: Option<(&TwinIndex, usize)>,
+        skipped: u32,
+    ) -> Result<deep::ProcessStrata> {
+        let Some((index, at)) = deep else {
+            return Ok(deep::ProcessStrata::default());
+        };
+        let launches = self.launches_by_key(trace, index)?;
+        Ok(deep::process_strata(index, at, &launches, skipped))
     }
 
     /// The in-place durations of each key the deep pass has results of (by its place in the index),
@@ -616,54 +587,4 @@ impl TraceSource<'_> {
         notes.extend(deep.unread.iter().cloned());
         Some(sampling)
     }
-}
-
-/// Whose push/pop ranges count, as configured for ncu (`pipeline.ncu.ncu_cli.nvtx.push_pop_scope`;
-/// unset is ncu's default, thread).
-pub fn scope_of(config: &Config) -> PushPopScope {
-    match config.pipeline.ncu.ncu_cli.nvtx.push_pop_scope {
-        Some(ConfigScope::Process) => PushPopScope::Process,
-        _ => PushPopScope::Thread,
-    }
-}
-
-/// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
-pub fn analyze_traces(
-    plan: &ReadPlan<'_>,
-    config: &Config,
-    inputs: &[TraceInput],
-    deep: &[(std::path::PathBuf, Option<u32>)],
-    context: &RunContext,
-) -> Result<Report> {
-    // A deep pass's file that cannot be read is left out: the traces' times stand without it.
-    let (readable, unread) = report_source::unreadable::split_readable(deep, plan.max_block);
-    let sampled = match deep.is_empty() {
-        false => Some(Sampled {
-            deep: DeepJoin::open(plan.analysis, &readable, context, plan.max_block)?,
-            paths: deep.iter().map(|(p, _)| p.clone()).collect(),
-            unread,
-            deep_ranks: context.deep_ranks.clone(),
-            launch_count: Some(config.pipeline.ncu.sampling.launch_count),
-            ordinals: LaunchOrdinals::of_run(context),
-            adaptive: context.adaptive.clone(),
-            stopped_when_covered: context.stopped_when_covered,
-            beside_counters: context
-                .deep_engine
-                .as_deref()
-                .is_some_and(|engine| engine == inprocess::ENGINE),
-        }),
-        true => None,
-    };
-    let source = TraceSource::open(
-        plan.analysis,
-        inputs,
-        scope_of(config),
-        plan.regions.excluded(),
-        sampled,
-    )?;
-    let mut report = analyze(plan.analysis, source, context)?;
-    let analysis = plan.analysis;
-    let replay = (scope_of(config), &analysis.renames, analysis.max_depth);
-    attach_timeline(&mut report, config, inputs, replay)?;
-    Ok(report)
 }
