@@ -237,3 +237,53 @@ fn strata_that_run_once_are_measured_from_their_first_launch() {
         decode(&first)
     );
 }
+
+/// A real in-process run of the CUDA graph step (`cuda_graph_step.py 6`, regions `[step]`) whose
+/// six graph-only kernel names went to ncu's deep pass (`sampling.graph_kernels: ncu`): its run
+/// directory re-rendered. Every graph node result takes ncu's values (none unmatched, where the
+/// counters alone left all 36 so), the eager ones keep the counters', and both engines are named.
+#[test]
+fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("graph_mixed");
+    let from = fixture(&format!("{FIXTURE}/graph_mixed"));
+    std::fs::create_dir_all(run.join("trace")).unwrap();
+    for file in ["run.json", "config.yaml", "command.txt", "trace/cupti.507.trace"] {
+        std::fs::copy(from.join(file), run.join(file)).unwrap();
+    }
+    let gz = std::fs::File::open(from.join("profile.deep.ncu-rep.gz")).unwrap();
+    let mut deep = std::fs::File::create(run.join("profile.deep.ncu-rep")).unwrap();
+    std::io::copy(&mut flate2::read::GzDecoder::new(gz), &mut deep).unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "report"])
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let sampling = &report["sampling"];
+    assert_eq!(
+        sampling["engine"],
+        "in-process (CUPTI Range Profiler); CUDA graph kernels: ncu"
+    );
+    assert_eq!(sampling["unmatched_results"], 0, "{sampling}");
+    assert!(sampling["deep_sources"][0]
+        .as_str()
+        .unwrap()
+        .ends_with("profile.deep.ncu-rep"));
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("36 result(s) the in-process counters could not measure"),
+        "{notes}"
+    );
+    assert!(!notes.contains("ran inside CUDA graphs and their launch keys were never profiled"));
+    let sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+    let graph = value(region(&report, "step/graph"), sm);
+    let eager = value(region(&report, "step/eager"), sm);
+    // ncu's values for the graph's GEMMs, the counters' for the eager elementwise kernels.
+    assert!(graph > 5.0 && eager < 2.0, "graph {graph}, eager {eager}");
+}
