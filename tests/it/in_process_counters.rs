@@ -248,7 +248,12 @@ fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
     let run = dir.path().join("graph_mixed");
     let from = fixture(&format!("{FIXTURE}/graph_mixed"));
     std::fs::create_dir_all(run.join("trace")).unwrap();
-    for file in ["run.json", "config.yaml", "command.txt", "trace/cupti.507.trace"] {
+    for file in [
+        "run.json",
+        "config.yaml",
+        "command.txt",
+        "trace/cupti.507.trace",
+    ] {
         std::fs::copy(from.join(file), run.join(file)).unwrap();
     }
     let gz = std::fs::File::open(from.join("profile.deep.ncu-rep.gz")).unwrap();

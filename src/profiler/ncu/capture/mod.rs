@@ -102,14 +102,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
     warn(plan, config, dir, workload);
     let mut lines = vec![(first.name.clone(), first.line.clone())];
     if plan.passes.deep {
-        let inputs = DeepInputs {
-            config,
-            passes: plan.passes,
-            nvtx: &plan.nvtx,
-            dir,
-            workload,
-            rank: None,
-        };
+        let inputs = deep_inputs(plan, config, dir, workload);
         if let Ok(deep) = deep_plan::plan(&inputs, FirstFindings::none()) {
             lines.extend(
                 deep.lines()
@@ -161,14 +154,7 @@ fn graph_kernels_note(
 ) -> Option<(&'static str, String)> {
     let ncu = config.pipeline.ncu.sampling.graph_kernels == GraphKernels::Ncu;
     (plan.passes.in_place && ncu).then(|| {
-        let inputs = DeepInputs {
-            config,
-            passes: plan.passes,
-            nvtx: &plan.nvtx,
-            dir,
-            workload,
-            rank: None,
-        };
+        let inputs = deep_inputs(plan, config, dir, workload);
         let group = deep_plan::graph_kernels(&inputs, vec!["NAME".to_string()]);
         (
             "ncu's deep pass for kernels inside CUDA graphs",
@@ -178,6 +164,23 @@ fn graph_kernels_note(
             ),
         )
     })
+}
+
+/// What a deep pass under ncu of a run of one process in `dir` is planned for.
+fn deep_inputs<'a>(
+    plan: &'a NcuPlan,
+    config: &'a Config,
+    dir: &'a Path,
+    workload: &'a [String],
+) -> DeepInputs<'a> {
+    DeepInputs {
+        config,
+        passes: plan.passes,
+        nvtx: &plan.nvtx,
+        dir,
+        workload,
+        rank: None,
+    }
 }
 
 /// What ncu warns of the run's command line, on stderr.
@@ -386,14 +389,7 @@ fn graph_kernels(
         run,
         quiet,
     )?))?;
-    let inputs = DeepInputs {
-        config,
-        passes: plan.passes,
-        nvtx: &plan.nvtx,
-        dir: run.root(),
-        workload,
-        rank: None,
-    };
+    let inputs = deep_inputs(plan, config, run.root(), workload);
     Ok(exec.run(&deep_plan::graph_kernels(&inputs, names))?.stopped)
 }
 
