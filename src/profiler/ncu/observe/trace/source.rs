@@ -545,27 +545,25 @@ impl TraceSource<'_> {
         deep: &deep::DeepCounts,
         notes: &mut Vec<String>,
     ) -> Option<Sampling> {
-        let Some(sampled) = self.sampled.as_ref() else {
-            let index = self.inprocess.as_ref()?;
-            notes.extend(inprocess::notes(index, total.coverage, &total.inprocess));
-            return Some(inprocess::sampling(index, total.coverage, &total.inprocess));
-        };
         if let Some(index) = &self.inprocess {
             notes.extend(inprocess::notes(index, total.coverage, &total.inprocess));
             let mut sampling = inprocess::sampling(index, total.coverage, &total.inprocess);
-            if self.from_ncu.is_some() {
-                let (paths, results) = (&sampled.paths, deep.results);
-                notes.extend(inprocess::ncu_beside(
-                    &mut sampling,
-                    paths,
-                    results,
-                    &total.inprocess,
-                ));
+            // A deep pass beside the counters: ncu's, for the CUDA graph kernels.
+            if let Some(sampled) = &self.sampled {
+                if self.from_ncu.is_some() {
+                    let beside = (sampled.paths.as_slice(), deep.results);
+                    notes.extend(inprocess::ncu_beside(
+                        &mut sampling,
+                        beside,
+                        &total.inprocess,
+                    ));
+                }
+                notes.extend(sampled.unread.iter().cloned());
+                notes.extend(deep.unread.iter().cloned());
             }
-            notes.extend(sampled.unread.iter().cloned());
-            notes.extend(deep.unread.iter().cloned());
             return Some(sampling);
         }
+        let sampled = self.sampled.as_ref()?;
         notes.extend(notes::sampled_notes(
             sampled,
             total,

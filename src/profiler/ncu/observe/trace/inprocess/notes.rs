@@ -51,18 +51,16 @@ pub(crate) fn sampling(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally
 /// `results`, the engine named, and its note.
 pub(crate) fn ncu_beside(
     sampling: &mut Sampling,
-    paths: &[std::path::PathBuf],
-    results: u64,
+    (paths, results): (&[std::path::PathBuf], u64),
     tally: &Tally,
 ) -> Vec<String> {
     sampling.engine = format!("{ENGINE}; CUDA graph kernels: ncu");
     sampling.deep_sources = paths.iter().map(|p| p.display().to_string()).collect();
     sampling.deep_results += results;
-    let files: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     vec![format!(
         "{} result(s) the in-process counters could not measure (kernels inside CUDA graphs) took the deep values of ncu's deep pass ({}, {results} result(s), a second launch of the workload profiling only those kernels' names: pipeline.ncu.sampling.graph_kernels=ncu), joined by launch key as a run with deep_engine=ncu joins them.",
         tally.from_ncu,
-        files.join(", ")
+        sampling.deep_sources.join(", ")
     )]
 }
 
