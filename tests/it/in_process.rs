@@ -36,8 +36,20 @@ fn ncu_overrides(tmp: &Path) -> Vec<String> {
 }
 
 fn in_process_run(tmp: &Path, engine: &str) -> Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("profile-run"));
+    with_in_process_run(&mut cmd, tmp, engine);
+    Command::from_std(cmd)
+}
+
+/// [`in_process_run`]'s environment and arguments, on `cmd`: profile-run itself, or a tool that
+/// runs it (strace). The fake workload writes the two-size GEMM's in-process trace as
+/// `cupti.625.trace`.
+pub(crate) fn with_in_process_run<'c>(
+    cmd: &'c mut std::process::Command,
+    tmp: &Path,
+    engine: &str,
+) -> &'c mut std::process::Command {
     let trace: PathBuf = fixture(DIR).join("two_sizes.inprocess.cupti.625.trace.gz");
-    let mut cmd = Command::cargo_bin("profile-run").unwrap();
     cmd.env("FAKE_TRACES", trace)
         .env("FAKE_EXPECT_DEEP", "1")
         .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
@@ -46,8 +58,7 @@ fn in_process_run(tmp: &Path, engine: &str) -> Command {
         .arg(format!("pipeline.ncu.sampling.deep_engine={engine}"))
         .arg("regions.include=[train_step]")
         .arg("--")
-        .arg(repo().join("tests/support/fake-traced-workload"));
-    cmd
+        .arg(repo().join("tests/support/fake-traced-workload"))
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! How often a sampled run timed by ncu opens its report files, counted with `strace` (ignored by
-//! default: `.ci/run` installs strace and runs it with `--ignored`). Planning the deep pass reads the
+//! How often a sampled run opens its captures, counted with `strace` (ignored by default: `.ci/run`
+//! installs strace and runs it with `--ignored`). Timed by ncu, planning the deep pass reads the
 //! timing report once and the report of the same run takes the strata of its launches from that
 //! reading; each reading opens the file twice (its first result's metric names, then every result).
+//! In process, planning reads the traces for their counters' index (the CUDA graph kernels'
+//! check) and the report takes that index, then reads them once for its regions.
 
 use std::path::Path;
 use std::process::Command;
@@ -9,12 +11,27 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common::report_json;
+use crate::in_process::with_in_process_run;
 use crate::sampled::with_fake_sampled;
 
 /// The read-only opens of each of `names` in an strace log of `openat` calls.
 fn opens(log: &str, name: &str) -> usize {
     let quoted = format!("/{name}\", O_RDONLY");
     log.lines().filter(|l| l.contains(&quoted)).count()
+}
+
+/// `cmd` run under strace, its `openat` calls logged to `log`.
+fn straced(log: &Path, cmd: impl FnOnce(&mut Command) -> &mut Command) {
+    let mut strace = Command::new("strace");
+    strace
+        .args(["-f", "-e", "trace=openat", "-o"])
+        .arg(log)
+        .arg(assert_cmd::cargo::cargo_bin("profile-run"));
+    let status = cmd(&mut strace)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("strace runs");
+    assert!(status.success(), "{status}");
 }
 
 fn scopes(path: &Path) -> Value {
@@ -27,17 +44,9 @@ fn scopes(path: &Path) -> Value {
 fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
     let tmp = tempfile::tempdir().unwrap();
     let log = tmp.path().join("strace.log");
-    let mut strace = Command::new("strace");
-    strace
-        .args(["-f", "-e", "trace=openat", "-o"])
-        .arg(&log)
-        .arg(assert_cmd::cargo::cargo_bin("profile-run"));
-    let status = with_fake_sampled(&mut strace, tmp.path())
-        .args(["--", "true"])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("strace runs");
-    assert!(status.success(), "{status}");
+    straced(&log, |strace| {
+        with_fake_sampled(strace, tmp.path()).args(["--", "true"])
+    });
     let log = std::fs::read_to_string(&log).unwrap();
     // Planning: one reading (2 opens); the report: one reading (2 opens). Reading the file again
     // for the report's strata made it 6.
@@ -46,6 +55,26 @@ fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
 
     // The strata taken from planning's reading are those a fresh reading of the file cuts.
     let run = tmp.path().join("out/run");
+    let again = report_json(&[&run], &tmp.path().join("again"));
+    assert_eq!(scopes(&run.join("report.json")), again["scopes"]);
+}
+
+#[test]
+#[ignore = "needs strace: .ci/run installs it and runs this with --ignored"]
+fn an_in_process_trace_is_read_once_to_plan_and_once_to_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("strace.log");
+    straced(&log, |strace| {
+        with_in_process_run(strace, tmp.path(), "in_process")
+    });
+    let log = std::fs::read_to_string(&log).unwrap();
+    // Planning: the counters' index; the report: its regions. Each reading opens the file twice
+    // (its format told by its first bytes, then every line). Building the index again for the
+    // report made it 6.
+    assert_eq!(opens(&log, "cupti.625.trace"), 4, "the trace");
+
+    // The report that took planning's index is the one a fresh reading of the run gives.
+    let run = tmp.path().join("runs/run");
     let again = report_json(&[&run], &tmp.path().join("again"));
     assert_eq!(scopes(&run.join("report.json")), again["scopes"]);
 }

@@ -78,10 +78,10 @@ impl NcuInputs {
     /// traced run (with a sampled run's deep pass); report files read as they are
     /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
     pub fn read(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
-        let plan = &plan.reading();
+        let (kept, plan) = (&plan.first_index, &plan.reading());
         match &self.captures {
             Captures::Traces { traces, deep } => {
-                let mut report = analyze_traces(plan, config, traces, deep, context)?;
+                let mut report = analyze_traces((plan, kept), config, traces, deep, context)?;
                 add_deep_mismatch(&mut report);
                 Ok(report)
             }

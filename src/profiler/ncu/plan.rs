@@ -11,6 +11,7 @@ use crate::region::RegionFilter;
 use super::nvtx::NvtxPlan;
 use super::observe::launch_durations::FirstRead;
 use super::observe::read_plan::ReadPlan;
+use super::observe::trace::inprocess::KeptIndex;
 
 /// What an ncu run and its reading are handed, fully checked.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct NcuPlan {
     pub passes: Passes,
     /// What planning the deep pass read of ncu's timing pass, for the report of the same run.
     pub first_read: FirstRead,
+    /// The in-process counters' index planning built of the traces, for the report of the same run.
+    pub first_index: KeptIndex,
 }
 
 impl NcuPlan {

@@ -67,6 +67,7 @@ pub fn plan(config: &Config, analysis: AnalysisPlan, regions: RegionFilter) -> R
         max_block_bytes: config.pipeline.ncu.max_block_mib.saturating_mul(1 << 20),
         passes,
         first_read: Default::default(),
+        first_index: Default::default(),
     })
 }
 

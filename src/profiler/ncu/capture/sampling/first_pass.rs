@@ -42,13 +42,18 @@ impl GraphOnly {
 
 /// The launch keys of an in-process run's traces that ran only inside CUDA graphs, never profiled
 /// in process (`sampling.graph_kernels`): the traces read for their counters' index, as the report
-/// reads them.
+/// reads them, and the index kept in the plan for the report of the same run.
 pub(crate) fn graph_only(config: &Config, plan: &NcuPlan, run: &RunDir) -> Result<GraphOnly> {
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
-    let (scope, exclude) = (scope_of(config), plan.regions.excluded());
-    let source = TraceSource::open(&plan.analysis, &inputs, scope, exclude, None)?;
+    let filter = (scope_of(config), plan.regions.excluded());
+    let source = TraceSource::open(&plan.analysis, &inputs, filter, None, &plan.first_index)?;
+    let mut names = Vec::new();
+    if let Some(index) = source.into_index() {
+        names.clone_from(&index.graph_only);
+        plan.first_index.keep(&inputs, index);
+    }
     Ok(GraphOnly {
-        names: source.graph_only().to_vec(),
+        names,
         processes: inputs.len(),
     })
 }

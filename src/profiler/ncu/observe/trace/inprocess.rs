@@ -13,9 +13,11 @@
 //! config, region and the ground floor, and its own profiler's rooms.
 
 mod build;
+mod kept;
 mod notes;
 
 pub(crate) use build::IndexBuilder;
+pub use kept::KeptIndex;
 pub(crate) use notes::{ncu_beside, notes, sampling};
 
 use cupti_trace::deep::rule::fold_digits;

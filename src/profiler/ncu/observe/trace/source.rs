@@ -100,15 +100,16 @@ pub struct Sampled<'p> {
 
 impl<'p> TraceSource<'p> {
     /// The traces of `inputs`, read later ([`Observations::read`]). `exclude` holds
-    /// `regions.exclude` as level matchers.
+    /// `regions.exclude` as level matchers. Their in-process counters' index is taken from
+    /// `kept` where planning built it of the same traces, and built here otherwise.
     pub fn open(
         plan: &'p AnalysisPlan,
         inputs: &[TraceInput],
-        scope: PushPopScope,
-        exclude: RequestedRegions,
+        (scope, exclude): (PushPopScope, RequestedRegions),
         sampled: Option<Sampled<'p>>,
+        kept: &inprocess::KeptIndex,
     ) -> Result<TraceSource<'p>> {
-        Self::open_with(plan, inputs, (scope, exclude), sampled, true)
+        Self::open_with(plan, inputs, (scope, exclude), sampled, Some(kept))
     }
 
     /// The traces of `inputs` for their launches alone (a sampled run's deep pass planned from
@@ -120,15 +121,16 @@ impl<'p> TraceSource<'p> {
         scope: PushPopScope,
         exclude: RequestedRegions,
     ) -> Result<TraceSource<'p>> {
-        Self::open_with(plan, inputs, (scope, exclude), None, false)
+        Self::open_with(plan, inputs, (scope, exclude), None, None)
     }
 
+    /// `indexed`: where the counters' index may already be; `None`: no counters looked for.
     fn open_with(
         plan: &'p AnalysisPlan,
         inputs: &[TraceInput],
         (scope, exclude): (PushPopScope, RequestedRegions),
         sampled: Option<Sampled<'p>>,
-        indexed: bool,
+        indexed: Option<&inprocess::KeptIndex>,
     ) -> Result<TraceSource<'p>> {
         let mut found = MetricsFound {
             has_time: true,
@@ -152,7 +154,7 @@ impl<'p> TraceSource<'p> {
         if let Some(ncu) = &ncu_specs {
             (found, time_specs) = ncu.clone();
         }
-        let counters = indexed && sampled.as_ref().is_none_or(|s| s.beside_counters);
+        let counters = indexed.filter(|_| sampled.as_ref().is_none_or(|s| s.beside_counters));
         let mut source = TraceSource {
             plan,
             inputs: inputs.to_vec(),
@@ -164,8 +166,11 @@ impl<'p> TraceSource<'p> {
             inprocess: None,
             from_ncu: None,
         };
-        if counters {
-            source.inprocess = source.in_process_index()?;
+        if let Some(kept) = counters {
+            source.inprocess = match kept.take(inputs) {
+                Some(index) => Some(index),
+                None => source.in_process_index()?,
+            };
         }
         if let Some(index) = &source.inprocess {
             (source.found, source.time_specs) = (index.found.clone(), index.time);
@@ -174,10 +179,10 @@ impl<'p> TraceSource<'p> {
         Ok(source)
     }
 
-    /// The mangled names of the launch keys the in-process counters left unmeasured because they
-    /// ran only inside CUDA graphs (none without counters).
-    pub(crate) fn graph_only(&self) -> &[String] {
-        self.inprocess.as_ref().map_or(&[], |i| &i.graph_only)
+    /// The counters' index of the traces, if they carry counters: what planning keeps for the
+    /// report ([`inprocess::KeptIndex`]).
+    pub(crate) fn into_index(self) -> Option<InProcessIndex> {
+        self.inprocess
     }
 
     /// Whether a kernel is in the requested regions: some push/pop range an include pattern names is

@@ -12,9 +12,10 @@ pub fn scope_of(config: &Config) -> PushPopScope {
     }
 }
 
-/// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass.
+/// The report of a run's traces, under a checked plan; `deep`: a sampled run's deep pass; `kept`:
+/// the counters' index planning built of the same traces, if it did.
 pub fn analyze_traces(
-    plan: &ReadPlan<'_>,
+    (plan, kept): (&ReadPlan<'_>, &inprocess::KeptIndex),
     config: &Config,
     inputs: &[TraceInput],
     deep: &[(std::path::PathBuf, Option<u32>)],
@@ -39,13 +40,8 @@ pub fn analyze_traces(
         }),
         true => None,
     };
-    let source = TraceSource::open(
-        plan.analysis,
-        inputs,
-        scope_of(config),
-        plan.regions.excluded(),
-        sampled,
-    )?;
+    let filter = (scope_of(config), plan.regions.excluded());
+    let source = TraceSource::open(plan.analysis, inputs, filter, sampled, kept)?;
     let mut report = analyze(plan.analysis, source, context)?;
     let analysis = plan.analysis;
     let replay = (scope_of(config), &analysis.renames, analysis.max_depth);
