@@ -34,6 +34,10 @@
 #             under ncu (pipeline.ncu.timing=ncu, deep_engine=ncu). Both (f) and (g) print the cost
 #             bar: the in-process run against (unprofiled + report.json's sampling.in_process_cost_s)
 #             × 1.2
+#   inprocess-counts (h) GPT-2, 4 layers, 3 steps, one launch each: in process with
+#             sampling.launch_count set to each of $COUNTS (default "1 3": launches 0, 1, 3 … of
+#             each stratum profiled), then full kernel replay with the caches not flushed; accuracy
+#             and intervals of each against it; run directories in $OUT/sampled-inprocess-counts.tar.gz
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -222,6 +226,27 @@ PY
           | tee -a "$out/summary.txt"
       done
     tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d "$what"-*/run/report.json "$what"-*/run/run.json "$what"-*/run/command.txt 2>/dev/null)
+    ;;
+  inprocess-counts)
+    log "(h) GPT-2 4 layers, 3 steps, in process: launch_count ${COUNTS:-1 3} against full replay"
+    ((smoke)) || python3 "$gpt2" 4 3 >/dev/null 2>&1
+    run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3))
+    names=()
+    for count in ${COUNTS:-1 3}; do
+      timed "counts-$count" --config ncu/sampled pipeline.ncu.sampling.launch_count="$count" "${run[@]}"
+      names+=("counts-$count")
+    done
+    timed counts-full --config ncu/default pipeline.ncu.ncu_cli.cache_control=none "${run[@]}"
+    deep_values "${names[@]}" counts-full
+    for name in "${names[@]}"; do
+      [[ -f "$work/counts-full/run/report.json" && -f "$work/$name/run/report.json" ]] || continue
+      echo "  $name against counts-full:" | tee -a "$out/summary.txt"
+      for how in "" --intervals; do
+        python3 benches/sampled_accuracy.py $how "$work/counts-full/run/report.json" "$work/$name/run/report.json" \
+          | tee -a "$out/summary.txt"
+      done
+    done
+    tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d counts-*/run/report.json counts-*/run/run.json counts-*/run/command.txt 2>/dev/null)
     ;;
   replay3)
     log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
