@@ -157,8 +157,49 @@ def main():
             report["regions"][region or "(none)"] = out
             print(f"  {region or '(none)'}: " + "; ".join(parts))
         print("worst relative difference per metric over regions:", {m: round(v, 2) for m, v in worst.items()})
+    if ncu is not None:
+        window(trace, ks, ncu, strata)
     if "--json" in sys.argv:
         json.dump(report, open(sys.argv[sys.argv.index("--json") + 1], "w"), indent=1)
+
+
+def window(trace, ks, ncu, strata):
+    """Whether the engines count the same work over different windows: each profiled launch's
+    replayed duration against ncu's of the same launch, and its SM throughput against ncu's raw,
+    rescaled to ncu's duration, and rescaled to its unprofiled twins' mean in-place duration."""
+    metrics = trace["metrics"]
+    if "gpu__time_duration.sum" not in metrics:
+        return
+    at = {m: j for j, m in enumerate(metrics)}
+    sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+    err = lambda a, b: abs(a / b - 1) * 100
+    over, raw, by_ncu, by_twins = [], [], [], []
+    for idx in strata.values():
+        twins = [ks[i]["end"] - ks[i]["start"] for i in idx
+                 if ks[i]["corr"] not in trace["profiled"] and ks[i]["end"] > ks[i]["start"]]
+        for i in idx:
+            got = trace["values"].get((ks[i]["corr"], 0))
+            if got is None or i >= len(ncu) or not isinstance(ncu[i].get("gpu__time_duration.sum"), float):
+                continue
+            mine, theirs = got.get(at["gpu__time_duration.sum"]), ncu[i]["gpu__time_duration.sum"]
+            if not mine or not theirs:
+                continue
+            over.append(mine - theirs)
+            a, b = got.get(at.get(sm, -1)), ncu[i].get(sm)
+            if a and isinstance(b, float) and b > 0:
+                raw.append(err(a, b))
+                by_ncu.append(err(a * mine / theirs, b))
+                if twins:
+                    by_twins.append(err(a * mine / statistics.mean(twins), b))
+    if not over:
+        return
+    med = statistics.median
+    print(f"\nwindow: replayed duration in process minus ncu's, median {med(over):.0f} ns over {len(over)} "
+          f"profiled launches")
+    if raw:
+        print(f"  SM throughput off ncu's, median: {med(raw):.2f}% as measured; {med(by_ncu):.2f}% rescaled to "
+              f"ncu's duration; " + (f"{med(by_twins):.2f}% rescaled to the twins' in-place duration"
+                                      if by_twins else "no twins"))
 
 
 if __name__ == "__main__":
