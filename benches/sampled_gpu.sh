@@ -38,6 +38,11 @@
 #             sampling.launch_count set to each of $COUNTS (default "1 3": launches 0, 1, 3 … of
 #             each stratum profiled), then full kernel replay with the caches not flushed; accuracy
 #             and intervals of each against it; run directories in $OUT/sampled-inprocess-counts.tar.gz
+#   inprocess-memory (i) GPT-2, 4 layers, 3 steps: DRAM throughput and bytes alone (one replay pass),
+#             then the memory group (with the L2 and L1 hit rates), each in process and by full
+#             kernel replay with the caches not flushed: where the in-process DRAM figures part from
+#             ncu's, and whether the caches are why; run directories in
+#             $OUT/sampled-inprocess-memory.tar.gz
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
@@ -247,6 +252,24 @@ PY
       done
     done
     tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d counts-*/run/report.json counts-*/run/run.json counts-*/run/command.txt 2>/dev/null)
+    ;;
+  inprocess-memory)
+    log "(i) GPT-2 4 layers, 3 steps: DRAM alone and the memory group, in process against full replay"
+    ((smoke)) || python3 "$gpt2" 4 3 >/dev/null 2>&1
+    run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3))
+    dram=('report.sections=[time]' 'report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum]')
+    memory=('report.sections=[time, memory]')
+    for set in dram memory; do
+      declare -n settings=$set
+      "$bin" --dry-run --config ncu/sampled "${settings[@]}" "${run[@]}" 2>&1 | grep -i "pass" | head -3 | sed "s/^/  $set: /"
+      timed "memory-$set-inprocess" --config ncu/sampled "${settings[@]}" "${run[@]}"
+      timed "memory-$set-full" --config ncu/default pipeline.ncu.ncu_cli.cache_control=none "${settings[@]}" "${run[@]}"
+      deep_values "memory-$set-inprocess" "memory-$set-full"
+      python3 benches/sampled_accuracy.py --all "$work/memory-$set-full/run/report.json" "$work/memory-$set-inprocess/run/report.json" \
+        | tee -a "$out/summary.txt"
+      unset -n settings
+    done
+    tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d memory-*/run/report.json memory-*/run/run.json memory-*/run/command.txt 2>/dev/null)
     ;;
   replay3)
     log "(b) GPT-2 4 layers, 3 steps: ncu/sampled defaults against full kernel replay"
