@@ -7,6 +7,7 @@
 #   BIN=path/to/profile-run tests/manual/ncu/strata_check.sh [inprocess|ncu]...
 #   inprocess (default)  deep counters in the traced process (the default engine), against full
 #                        replay with the caches not flushed (--cache-control none), as that engine runs
+#   graph                the CUDA graph pair of `inprocess` alone
 #   ncu                  the deep pass under ncu (deep_engine=ncu), timed by the trace and by ncu's
 #                        timing pass, against full replay with ncu's default cache control (the two-size
 #                        GEMM's is the committed tests/fixtures/ncu/h200-2025.3.1-stratify/full.ncu-rep.gz)
@@ -45,6 +46,11 @@ for what in "${@:-inprocess}"; do
     run decode_full_none generate -c ncu/default "$none" "${decode[@]}"
     compare "decode, in process" decode_inprocess "$work/decode_full_none/report.json"
     ;;
+  graph)
+    run graph_inprocess step -c ncu/sampled "${graph[@]}"
+    run graph_full_none step -c ncu/default "$none" "${graph[@]}"
+    compare "graph, in process" graph_inprocess "$work/graph_full_none/report.json"
+    ;;
   ncu)
     full_gemm=tests/fixtures/ncu/h200-2025.3.1-stratify/full.ncu-rep.gz
     deep=pipeline.ncu.sampling.deep_engine=ncu
@@ -56,7 +62,7 @@ for what in "${@:-inprocess}"; do
     run decode_full generate -c ncu/default "${decode[@]}"
     compare "decode, trace-timed" decode_sampled "$work/decode_full/report.json"
     ;;
-  *) echo "strata_check.sh: unknown set '$what' (inprocess or ncu)" >&2; exit 2 ;;
+  *) echo "strata_check.sh: unknown set '$what' (inprocess, graph or ncu)" >&2; exit 2 ;;
   esac
 done
 tar czf "$out/strata.tar.gz" -C "$work" .

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::analysis::AdaptiveRecord;
-use crate::config::Config;
+use crate::config::{CacheControl, Config, NcuCliConfig};
 use crate::error::{Error, Result};
 use crate::profiler::ncu::nvtx::NvtxPlan;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
@@ -265,14 +265,18 @@ fn as_configured(inputs: &DeepInputs<'_>, step: &DeepStep, ends_alone: bool) -> 
 /// The deep pass as configured: the run's ncu command with the deep flags, into
 /// `profile.deep.ncu-rep`.
 fn configured(inputs: &DeepInputs<'_>) -> NcuCli {
+    ncu_cli(inputs.nvtx, inputs.config, inputs.dir, inputs.workload)
+        .with_flags(flags(inputs), &inputs.dir.join(DEEP_REPORT_BASE))
+}
+
+/// The run's ncu flags with the deep pass's own (`deep_flags`).
+fn flags(inputs: &DeepInputs<'_>) -> NcuCliConfig {
     let sampling = &inputs.config.pipeline.ncu.sampling;
-    let flags = deep_flags(
+    deep_flags(
         &inputs.config.pipeline.ncu.ncu_cli,
         sampling.launch_count,
         sampling.skip_cold_start,
-    );
-    ncu_cli(inputs.nvtx, inputs.config, inputs.dir, inputs.workload)
-        .with_flags(flags, &inputs.dir.join(DEEP_REPORT_BASE))
+    )
 }
 
 /// One deep pass or worker under ncu, writing `report` (a report base) and `log`.
@@ -337,15 +341,11 @@ fn placed_passes(
 
 /// Worker `index`'s command line: the deep pass's with the worker's launch filter and report file.
 fn worker_cli(inputs: &DeepInputs<'_>, deep: &NcuCli, index: usize, worker: &Worker) -> NcuCli {
-    let sampling = &inputs.config.pipeline.ncu.sampling;
-    let flags = deep_flags(
-        &inputs.config.pipeline.ncu.ncu_cli,
-        sampling.launch_count,
-        sampling.skip_cold_start,
-    );
     let (report, _) = files(index);
-    deep.clone()
-        .with_flags(worker_flags(&flags, worker), &inputs.dir.join(report))
+    deep.clone().with_flags(
+        worker_flags(&flags(inputs), worker),
+        &inputs.dir.join(report),
+    )
 }
 
 /// The placed workers as one group: a deep pass of one worker is run.json's `deep_pass`; of
@@ -446,6 +446,9 @@ pub(crate) fn unseen_group(
 /// ran only inside CUDA graphs (`names`, mangled; `sampling.graph_kernels: ncu`): the run's ncu
 /// command with the deep flags, limited to those names, each graph node's kernel a result of its
 /// own (ncu's default `--graph-profiling node`), to the workload's end; run.json's `deep_pass`.
+/// With `ncu_cli.cache_control` unset the caches are not flushed (`--cache-control none`): the
+/// in-process counters beside these values are read that way (kernel replay flushes nothing), and
+/// a region holding kernels of both reads one way throughout.
 pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> PassGroup {
     let worker = Worker {
         names: Some(names),
@@ -453,8 +456,11 @@ pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> Pass
         keys: 0,
         cost: 0,
     };
-    let cli = worker_cli(inputs, &configured(inputs), 0, &worker);
+    let mut flags = flags(inputs);
+    flags.cache_control.get_or_insert(CacheControl::None);
     let (report, log) = files(0);
+    let cli =
+        configured(inputs).with_flags(worker_flags(&flags, &worker), &inputs.dir.join(&report));
     PassGroup::alone(deep_spec(Slot::Deep, &cli, &report, log, None))
 }
 

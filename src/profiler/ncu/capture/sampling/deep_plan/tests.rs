@@ -185,3 +185,30 @@ fn rounds_put_this_ranks_own_deep_pass_in_its_turn_and_the_workload_in_the_other
         }
     }
 }
+
+#[test]
+fn the_cuda_graph_kernels_pass_reads_the_caches_as_the_in_process_counters_unless_set() {
+    let workload = vec!["python3".to_string(), "train.py".to_string()];
+    let names = vec!["_Z4gemm".to_string(), "_Z4relu".to_string()];
+    for (overrides, cache) in [
+        (&[][..], "--cache-control none"),
+        (
+            &["pipeline.ncu.ncu_cli.cache_control=all"][..],
+            "--cache-control all",
+        ),
+    ] {
+        let loaded = sampled(overrides);
+        let nvtx = nvtx_plan(&loaded.config);
+        let group = graph_kernels(&inputs(&loaded.config, &nvtx, &workload), names.clone());
+        assert_eq!(group.passes.len(), 1);
+        let pass = &group.passes[0];
+        assert!(matches!(pass.slot, Slot::Deep), "{:?}", pass.slot);
+        assert!(pass.line.contains(cache), "{overrides:?}: {}", pass.line);
+        assert!(
+            pass.line
+                .contains("--kernel-name 'regex:^(?:_Z4gemm|_Z4relu)$'"),
+            "only those names: {}",
+            pass.line
+        );
+    }
+}
