@@ -38,10 +38,11 @@
 #             sampling.launch_count set to each of $COUNTS (default "1 3": launches 0, 1, 3 … of
 #             each stratum profiled), then full kernel replay with the caches not flushed; accuracy
 #             and intervals of each against it; run directories in $OUT/sampled-inprocess-counts.tar.gz
-#   inprocess-memory (i) GPT-2, 4 layers, 3 steps: DRAM throughput and bytes alone (one replay pass),
-#             then the memory group (with the L2 and L1 hit rates), each in process and by full
-#             kernel replay with the caches not flushed: where the in-process DRAM figures part from
-#             ncu's, and whether the caches are why; run directories in
+#   inprocess-memory (i) GPT-2, 4 layers, 3 steps: each metric set of $SETS (default `dram`: DRAM
+#             throughput and bytes alone; `memory`: the memory group, with the L2 and L1 hit rates)
+#             in process, then full kernel replay with the caches not flushed (its sections as
+#             configured, which hold DRAM throughput): how the in-process DRAM figures move with the
+#             metric set beside them; each set takes about 6 minutes; run directories in
 #             $OUT/sampled-inprocess-memory.tar.gz
 # SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
@@ -259,7 +260,7 @@ PY
     run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3))
     dram=('report.sections=[time]' 'report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum]')
     memory=('report.sections=[time, memory]')
-    for set in dram memory; do
+    for set in ${SETS:-dram}; do
       declare -n settings=$set
       "$bin" --dry-run --config ncu/sampled "${settings[@]}" "${run[@]}" 2>&1 | grep -i "pass" | head -3 | sed "s/^/  $set: /"
       timed "memory-$set-inprocess" --config ncu/sampled "${settings[@]}" "${run[@]}"
