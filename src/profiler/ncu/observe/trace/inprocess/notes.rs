@@ -90,6 +90,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
         },
         index.samples,
     )];
+    notes.extend(dram_note(&metrics));
     notes.extend(cost_note(&index.cost_ns, &index.chips));
     let timed = tally.timed_by_twins + tally.timed_by_replay;
     if timed > 0 {
@@ -129,6 +130,24 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
     notes
 }
 
+/// The DRAM counters among `metrics`, with what they do not tell: in kernel replay a counter's pass
+/// finds the caches as the passes before it left them, so in process these read differently with
+/// the counters collected beside them (docs/ncu-notes.md, "DRAM throughput moves with the metric
+/// set in process"), where ncu's full replay reads the same.
+fn dram_note(metrics: &[String]) -> Option<String> {
+    let dram: Vec<&str> = metrics
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.starts_with("dram__") || m.starts_with("gpu__dram_"))
+        .collect();
+    (!dram.is_empty()).then(|| {
+        format!(
+            "DRAM figures ({}) read differently in process with the counters collected beside them: on GPT-2 DRAM throughput came out 12% above ncu's full replay beside the SpeedOfLight counters and 16% below it alone. Compare them with other in-process runs of the same metric set; for figures to hold against ncu's, run the deep pass under ncu (pipeline.ncu.sampling.deep_engine=ncu).",
+            dram.join(", ")
+        )
+    })
+}
+
 /// What profiling in place cost the traced processes: the measure of a deep sample's price, which
 /// sets how many samples a run can afford.
 fn cost_note(cost_ns: &[u64], chips: &[String]) -> Option<String> {
@@ -165,4 +184,32 @@ fn error_notes(errors: &[String]) -> Vec<String> {
         ));
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dram_note;
+
+    #[test]
+    fn dram_counters_get_their_caveat_and_other_counters_none() {
+        let metrics = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let note = dram_note(&metrics(&[
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "dram__bytes_read.sum",
+        ]))
+        .expect("a note");
+        assert!(
+            note.starts_with(
+                "DRAM figures (gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed, dram__bytes_read.sum)"
+            ),
+            "{note}"
+        );
+        assert!(note.contains("deep_engine=ncu"), "{note}");
+        let none = dram_note(&metrics(&[
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+            "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+        ]));
+        assert_eq!(none, None);
+    }
 }
