@@ -314,3 +314,28 @@ fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
     }
     assert_eq!(compared, 5, "SpeedOfLight's percentages");
 }
+
+/// DRAM counters collected beside others in process carry a caveat naming how to collect them
+/// alone; the same counters collected alone in both engines agree (docs/ncu-notes.md).
+#[test]
+fn dram_counters_beside_others_are_flagged_with_the_way_to_collect_them_alone() {
+    let (report, md) = report("two_sizes.inprocess.cupti.625.trace.gz");
+    let notes = report["notes"].as_array().unwrap();
+    let dram: Vec<&str> = notes
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.starts_with("DRAM figures"))
+        .collect();
+    assert_eq!(dram.len(), 1, "{notes:?}");
+    assert!(
+        dram[0].ends_with(
+            "report.sections=[time] report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed]."
+        ),
+        "{}",
+        dram[0]
+    );
+    assert!(
+        md.contains(r"DRAM figures (gpu\_\_dram\_throughput"),
+        "report.md shows it"
+    );
+}
