@@ -43,7 +43,7 @@
 #             in process, then full kernel replay with the caches not flushed collecting the same
 #             metrics alone (no sections): how the DRAM figures of both engines move with the
 #             metric set beside them; run directories in $OUT/sampled-inprocess-memory.tar.gz
-# SETTINGS="key=value ..." adds settings to every run of (a) to (e) (e.g. error_scope=region for (d)).
+# SETTINGS="key=value ..." adds settings to every run of (a) to (i) (e.g. error_scope=region for (d)).
 # Pairs (each fits one 10-minute command; run them in separate calls if needed):
 #   steps3    Hugging Face GPT-2, 4 layers, 3 training steps, default preset (SpeedOfLight, LaunchStats)
 #   steps1    the same, 1 step
@@ -257,19 +257,22 @@ PY
     log "(i) GPT-2 4 layers, 3 steps: DRAM alone and the memory group, in process against full replay"
     ((smoke)) || python3 "$gpt2" 4 3 >/dev/null 2>&1
     run=(regions.include='[train_step]' "${extra[@]}" -- $(workload 4 3))
-    dram_metrics=gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum
-    memory_metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed
-    for set in ${SETS:-dram}; do
-      declare -n metrics=${set}_metrics
+    declare -A set_metrics=(
+      [dram]=gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum
+      [memory]=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,l1tex__t_sector_hit_rate.pct,gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed
+    )
+    for name in ${SETS:-dram}; do
+      metrics=${set_metrics[$name]:-}
+      [[ -n $metrics ]] || { echo "inprocess-memory: unknown set '$name' in SETS (dram or memory)" >&2; failed=1; continue; }
       settings=('report.sections=[time]' "report.metrics=[$metrics]")
-      timed "memory-$set-inprocess" --config ncu/sampled "${settings[@]}" "${run[@]}"
-      timed "memory-$set-full" --config ncu/default pipeline.ncu.ncu_cli.cache_control=none \
+      timed "memory-$name-inprocess" --config ncu/sampled "${settings[@]}" "${run[@]}"
+      timed "memory-$name-full" --config ncu/default pipeline.ncu.ncu_cli.cache_control=none \
         'pipeline.ncu.ncu_cli.sections=[]' "pipeline.ncu.ncu_cli.metrics=[gpu__time_duration.sum,$metrics]" \
         "${settings[@]}" "${run[@]}"
-      deep_values "memory-$set-inprocess" "memory-$set-full"
-      python3 benches/sampled_accuracy.py --all "$work/memory-$set-full/run/report.json" "$work/memory-$set-inprocess/run/report.json" \
-        | tee -a "$out/summary.txt"
-      unset -n metrics
+      deep_values "memory-$name-inprocess" "memory-$name-full"
+      [[ -f "$work/memory-$name-full/run/report.json" && -f "$work/memory-$name-inprocess/run/report.json" ]] &&
+        python3 benches/sampled_accuracy.py --all "$work/memory-$name-full/run/report.json" "$work/memory-$name-inprocess/run/report.json" \
+          | tee -a "$out/summary.txt"
     done
     tar czf "$out/sampled-$what.tar.gz" -C "$work" $(cd "$work" && ls -d memory-*/run/report.json memory-*/run/run.json memory-*/run/command.txt 2>/dev/null)
     ;;

@@ -338,4 +338,58 @@ fn dram_counters_beside_others_are_flagged_with_the_way_to_collect_them_alone() 
         md.contains(r"DRAM figures (gpu\_\_dram\_throughput"),
         "report.md shows it"
     );
+
+    // The same trace read for DRAM throughput alone (the replayed duration rides along and does
+    // not count as a counter beside it): no caveat.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "report"])
+        .arg(fixture(&format!(
+            "{FIXTURE}/two_sizes.inprocess.cupti.625.trace.gz"
+        )))
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "report.sections=[time]",
+            "report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed]",
+        ])
+        .assert()
+        .success();
+    let alone: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let notes = alone["notes"].to_string();
+    assert!(
+        notes.contains("Sampled run in one launch") && !notes.contains("DRAM figures"),
+        "{notes}"
+    );
+}
+
+/// µs-scale kernels, whose counters in process are measured over a longer window than ncu's, are
+/// counted in a note with their share of the profiled time: most of the KV-cache decode's, next
+/// to nothing of the two-size GEMM's.
+#[test]
+fn microsecond_kernels_are_counted_with_their_share_of_the_profiled_time() {
+    let short = |file: &str| -> String {
+        let (report, _) = report(file);
+        let notes = report["notes"].as_array().unwrap().clone();
+        notes
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|n| n.contains("ran in under 10 µs"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{file}: no note on µs-scale kernels: {notes:?}"))
+    };
+    let decode = short("decode.inprocess.cupti.595.trace.gz");
+    assert!(
+        decode.starts_with("107 of the 117 profiled launches (59.7% of their replayed time)"),
+        "{decode}"
+    );
+    assert!(decode.contains("deep_engine=ncu"), "{decode}");
+    let gemm = short("two_sizes.inprocess.cupti.625.trace.gz");
+    assert!(
+        gemm.starts_with("2 of the 66 profiled launches (0.4% of their replayed time)"),
+        "{gemm}"
+    );
 }

@@ -78,15 +78,16 @@ impl NcuInputs {
     /// traced run (with a sampled run's deep pass); report files read as they are
     /// (`pipeline.ncu.reader: native` put them here); CSV pages otherwise.
     pub fn read(&self, plan: &NcuPlan, config: &Config, context: &RunContext) -> Result<Report> {
-        let (kept, plan) = (&plan.first_index, &plan.reading());
+        let reading = &plan.reading();
         match &self.captures {
             Captures::Traces { traces, deep } => {
-                let mut report = analyze_traces((plan, kept), config, traces, deep, context)?;
+                let planned = (reading, &plan.first_index);
+                let mut report = analyze_traces(planned, config, traces, deep, context)?;
                 add_deep_mismatch(&mut report);
                 Ok(report)
             }
-            Captures::Exports(exports) => analyze_exports(plan, exports, context),
-            Captures::ReportFiles(reports) => analyze_report_files(plan, reports, context),
+            Captures::Exports(exports) => analyze_exports(reading, exports, context),
+            Captures::ReportFiles(reports) => analyze_report_files(reading, reports, context),
         }
     }
 }

@@ -4,7 +4,7 @@
 # (same_key_two_sizes.py), greedy decoding with a KV cache (kv_decode.py) and a CUDA graph replayed
 # beside eager kernels (cuda_graph_step.py). Prints each run's time and benches/strata_compare.py's
 # comparison. From the repository root, on a GPU, with libcupti_trace.so beside BIN:
-#   BIN=path/to/profile-run tests/manual/ncu/strata_check.sh [inprocess|ncu]...
+#   BIN=path/to/profile-run tests/manual/ncu/strata_check.sh [inprocess|graph|ncu]...
 #   inprocess (default)  deep counters in the traced process (the default engine), against full
 #                        replay with the caches not flushed (--cache-control none), as that engine runs
 #   graph                the CUDA graph pair of `inprocess` alone

@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::profiler::ncu::capture::trace;
 use crate::profiler::ncu::observe::launch_durations::LaunchDurations;
 use crate::profiler::ncu::observe::report_source::launch_durations;
+use crate::profiler::ncu::observe::trace::inprocess::KeptIndex;
 use crate::profiler::ncu::observe::trace::source::{scope_of, TraceSource};
 use crate::profiler::ncu::plan::{FirstPass, NcuPlan};
 use crate::profiler::ncu::readers::trace::TraceInput;
@@ -46,7 +47,9 @@ impl GraphOnly {
 pub(crate) fn graph_only(config: &Config, plan: &NcuPlan, run: &RunDir) -> Result<GraphOnly> {
     let inputs = trace::traces(run, None, config.pipeline.ncu.trace.max_mib)?;
     let filter = (scope_of(config), plan.regions.excluded());
-    let source = TraceSource::open(&plan.analysis, &inputs, filter, None, &plan.first_index)?;
+    // Nothing is kept before this reading: it is the one that keeps the index.
+    let fresh = KeptIndex::default();
+    let source = TraceSource::open(&plan.analysis, &inputs, filter, None, &fresh)?;
     let mut names = Vec::new();
     if let Some(index) = source.into_index() {
         names.clone_from(&index.graph_only);

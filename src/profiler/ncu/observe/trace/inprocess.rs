@@ -84,6 +84,18 @@ pub(crate) struct InProcessIndex {
     /// The mangled names of the launch keys that ran only inside CUDA graphs, never profiled
     /// (what `pipeline.ncu.sampling.graph_kernels: ncu` gives to ncu's deep pass), sorted.
     pub graph_only: Vec<String>,
+    /// Samples of µs-scale kernels, whose throughputs read low in process.
+    pub short_samples: ShortSamples,
+}
+
+/// The samples of kernels replayed in under `build::SHORT_NS`, and their share of the samples'
+/// replayed time.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ShortSamples {
+    pub count: u64,
+    pub short_ns: f64,
+    /// Every sample's replayed time.
+    pub all_ns: f64,
 }
 
 /// How one trace's launches joined, summed over the reading.

@@ -13,7 +13,7 @@ use crate::profiler::ncu::readers::units;
 #[cfg(test)]
 use crate::region::Cell;
 
-use super::{Group, GroupKey, InProcessIndex, Profiled, Stratum};
+use super::{Group, GroupKey, InProcessIndex, Profiled, ShortSamples, Stratum};
 use crate::profiler::ncu::observe::trace::deep::{
     requested_spec, with_serialized, TimeSpecs, REPLAYED_LABEL,
 };
@@ -109,8 +109,10 @@ impl IndexBuilder {
         };
         keys.sort_by_cached_key(|(key, _)| order(key));
         let mut own = Vec::with_capacity(keys.len());
+        let mut short_samples = ShortSamples::default();
         for (_, p) in &keys {
             let rows: Vec<Vec<Option<f64>>> = p.samples.iter().map(|r| to_specs(r)).collect();
+            short_samples.add(&rows, time.serialized);
             own.push(own_strata(&p.unprofiled, &rows, time.serialized, specs));
         }
         // Each launch key's groups, the regions it ran in, for a group with no sample to borrow from.
@@ -163,7 +165,29 @@ impl IndexBuilder {
             quiet_ranks: self.quiet_ranks,
             cost_ns: self.cost_ns,
             graph_only,
+            short_samples,
         })
+    }
+}
+
+/// Replayed durations below this are µs-scale kernels, whose measured window in process runs
+/// about half a µs longer than ncu's (docs/ncu-notes.md, "Small kernels").
+pub(crate) const SHORT_NS: f64 = 10_000.0;
+
+impl ShortSamples {
+    /// Counts the samples among `rows` whose replayed duration (the `serialized` spec, in ns) is
+    /// under [`SHORT_NS`], and the replayed time of all.
+    fn add(&mut self, rows: &[Vec<Option<f64>>], serialized: Option<usize>) {
+        let Some(at) = serialized else {
+            return;
+        };
+        for ns in rows.iter().filter_map(|row| row.get(at).copied().flatten()) {
+            self.all_ns += ns;
+            if ns < SHORT_NS {
+                self.count += 1;
+                self.short_ns += ns;
+            }
+        }
     }
 }
 

@@ -20,7 +20,9 @@ impl KeptIndex {
         *self.lock() = Some((paths(inputs), index));
     }
 
-    /// The index kept of exactly the traces `inputs`, handed over once.
+    /// The index kept of exactly the traces `inputs`, handed over once. The paths are the whole
+    /// key: the plan that holds this is the one both readings take their analysis, scope and
+    /// excluded regions from.
     pub(crate) fn take(&self, inputs: &[TraceInput]) -> Option<InProcessIndex> {
         let mut kept = self.lock();
         match kept.as_ref() {

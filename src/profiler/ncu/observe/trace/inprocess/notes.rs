@@ -6,7 +6,7 @@ use crate::profiler::ncu::observe::{adaptive, strata};
 use crate::region::percentile;
 use crate::report::model::Sampling;
 
-use super::{InProcessIndex, Tally, ENGINE};
+use super::{InProcessIndex, ShortSamples, Tally, ENGINE};
 
 /// The library's errors shown one by one up to this many; the rest are counted.
 const ERRORS_SHOWN: usize = 10;
@@ -66,20 +66,20 @@ pub(crate) fn ncu_beside(
 
 /// Every spec but the time metric, which holds the trace's own in-place times.
 fn deep_metrics(index: &InProcessIndex) -> Vec<String> {
-    let specs = index.found.specs.iter().enumerate();
-    specs
-        .filter(|(at, _)| Some(*at) != index.time.in_place)
-        .map(|(_, s)| s.name.clone())
-        .collect()
+    specs_but(index, &[index.time.in_place])
 }
 
-/// The counters the library collected, the replayed duration (which rides along in every pass)
-/// left out.
+/// The report's deep metrics the counters hold, the replayed duration left out too: it rides
+/// along in every replay pass, so it adds none.
 fn counters(index: &InProcessIndex) -> Vec<String> {
+    specs_but(index, &[index.time.in_place, index.time.serialized])
+}
+
+/// The names of the specs at none of `left_out`.
+fn specs_but(index: &InProcessIndex, left_out: &[Option<usize>]) -> Vec<String> {
     let specs = index.found.specs.iter().enumerate();
-    let time = [index.time.in_place, index.time.serialized];
     specs
-        .filter(|(at, _)| !time.contains(&Some(*at)))
+        .filter(|(at, _)| !left_out.contains(&Some(*at)))
         .map(|(_, s)| s.name.clone())
         .collect()
 }
@@ -102,6 +102,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
         index.samples,
     )];
     notes.extend(dram_note(&counters(index)));
+    notes.extend(short_note(&index.short_samples, index.samples));
     notes.extend(cost_note(&index.cost_ns, &index.chips));
     let timed = tally.timed_by_twins + tally.timed_by_replay;
     if timed > 0 {
@@ -153,9 +154,23 @@ fn dram_note(metrics: &[String]) -> Option<String> {
     let others = metrics.len() - dram.len();
     (!dram.is_empty() && others > 0).then(|| {
         format!(
-            "DRAM figures ({}) were collected beside {others} other counter(s), whose replay passes add DRAM traffic the workload does not make, more in process than under ncu: on GPT-2 DRAM throughput came out 12% above ncu's full replay beside the SpeedOfLight counters, and within 5.2% of it with the DRAM counters alone in both. For DRAM figures that hold, collect them alone: report.sections=[time] report.metrics=[{}].",
+            "DRAM figures ({}) were collected beside {others} other counter(s), whose replay passes add DRAM traffic the workload does not make, more in process than under ncu: on GPT-2 DRAM throughput came out 12% above ncu's full replay beside the SpeedOfLight counters, and within 5.2% of it in every region with the DRAM counters alone in both. For DRAM figures that compare with ncu's, collect them alone: report.sections=[time] report.metrics=[{}].",
             dram.join(", "),
-            dram.join(", ")
+            dram.join(",")
+        )
+    })
+}
+
+/// The profiled launches of µs-scale kernels (`short` of `samples`): in process the window their
+/// counters are measured over runs about half a µs longer than ncu's, so their durations read high
+/// and their throughputs low (docs/ncu-notes.md, "Small kernels").
+fn short_note(short: &ShortSamples, samples: u64) -> Option<String> {
+    (short.count > 0).then(|| {
+        let share = 100.0 * short.short_ns / short.all_ns.max(f64::MIN_POSITIVE);
+        format!(
+            "{} of the {samples} profiled launches ({share:.1}% of their replayed time) ran in under {} µs: in process such kernels are measured over a window about 0.5 µs longer than ncu's (KV-cache decode: durations 11–23% high, SM throughput a median 16% low), so the rates of regions made of them read low; for their figures run the deep pass under ncu (pipeline.ncu.sampling.deep_engine=ncu).",
+            short.count,
+            super::build::SHORT_NS / 1000.0
         )
     })
 }
@@ -219,7 +234,7 @@ mod tests {
         );
         assert!(note.contains("beside 1 other counter(s)"), "{note}");
         assert!(
-            note.ends_with("report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed, dram__bytes_read.sum]."),
+            note.ends_with("report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum]."),
             "{note}"
         );
         let none = dram_note(&metrics(&[
