@@ -29,6 +29,7 @@ use crate::run::{
 use super::super::passes::{ncu_cli, under_ncu, unprofiled};
 use super::super::run::cli::NcuCli;
 use super::coverage::{self, expected_results, results_taken, LaunchFilter};
+use super::in_process;
 use super::ranks::{self, DeepStep, FirstFindings};
 use super::share::{self, DeepSelection};
 use super::workers::{self, files, worker_flags, Sizing, Worker};
@@ -448,7 +449,8 @@ pub(crate) fn unseen_group(
 /// own (ncu's default `--graph-profiling node`), to the workload's end; run.json's `deep_pass`.
 /// With `ncu_cli.cache_control` unset the caches are not flushed (`--cache-control none`): the
 /// in-process counters beside these values are read that way (kernel replay flushes nothing), and
-/// a region holding kernels of both reads one way throughout.
+/// a region holding kernels of both reads one way throughout. It collects every metric the
+/// counters collect (`--metrics`, beside ncu's sections), so that those kernels miss none of them.
 pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> PassGroup {
     let worker = Worker {
         names: Some(names),
@@ -458,6 +460,11 @@ pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> Pass
     };
     let mut flags = flags(inputs);
     flags.cache_control.get_or_insert(CacheControl::None);
+    for metric in in_process::metrics(inputs.config).collected {
+        if !flags.metrics.contains(&metric) {
+            flags.metrics.push(metric);
+        }
+    }
     let (report, log) = files(0);
     let cli =
         configured(inputs).with_flags(worker_flags(&flags, &worker), &inputs.dir.join(&report));

@@ -212,3 +212,31 @@ fn the_cuda_graph_kernels_pass_reads_the_caches_as_the_in_process_counters_unles
         );
     }
 }
+
+#[test]
+fn the_cuda_graph_kernels_pass_collects_every_metric_the_counters_collect() {
+    let workload = vec!["python3".to_string(), "train.py".to_string()];
+    let loaded = sampled(&["report.sections=[time, speed_of_light, memory]"]);
+    let nvtx = nvtx_plan(&loaded.config);
+    let group = graph_kernels(
+        &inputs(&loaded.config, &nvtx, &workload),
+        vec!["_Z4gemm".to_string()],
+    );
+    let line = &group.passes[0].line;
+    let metrics = line
+        .split(" --metrics ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("--metrics");
+    for metric in [
+        "lts__t_sector_hit_rate.pct",
+        "dram__bytes_read.sum",
+        "gpu__time_duration.sum",
+    ] {
+        assert!(metrics.split(',').any(|m| m == metric), "{metric}: {line}");
+    }
+    assert!(
+        line.contains("--section SpeedOfLight"),
+        "ncu's sections stay: {line}"
+    );
+}
