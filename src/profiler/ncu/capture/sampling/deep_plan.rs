@@ -459,7 +459,12 @@ pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> Pass
         cost: 0,
     };
     let mut flags = flags(inputs);
-    flags.cache_control.get_or_insert(CacheControl::None);
+    // A `--cache-control` among the extra arguments is the user's setting too.
+    let in_extra =
+        (flags.extra_args.iter()).any(|a| a.split('=').next() == Some("--cache-control"));
+    if !in_extra {
+        flags.cache_control.get_or_insert(CacheControl::None);
+    }
     for metric in in_process::metrics(inputs.config).collected {
         if !flags.metrics.contains(&metric) {
             flags.metrics.push(metric);

@@ -196,6 +196,10 @@ fn the_cuda_graph_kernels_pass_reads_the_caches_as_the_in_process_counters_unles
             &["pipeline.ncu.ncu_cli.cache_control=all"][..],
             "--cache-control all",
         ),
+        (
+            &["pipeline.ncu.ncu_cli.extra_args=[--cache-control, all]"][..],
+            "--cache-control all",
+        ),
     ] {
         let loaded = sampled(overrides);
         let nvtx = nvtx_plan(&loaded.config);
@@ -204,6 +208,12 @@ fn the_cuda_graph_kernels_pass_reads_the_caches_as_the_in_process_counters_unles
         let pass = &group.passes[0];
         assert!(matches!(pass.slot, Slot::Deep), "{:?}", pass.slot);
         assert!(pass.line.contains(cache), "{overrides:?}: {}", pass.line);
+        assert_eq!(
+            pass.line.matches("--cache-control").count(),
+            1,
+            "once: {}",
+            pass.line
+        );
         assert!(
             pass.line
                 .contains("--kernel-name 'regex:^(?:_Z4gemm|_Z4relu)$'"),
