@@ -168,7 +168,7 @@ fn short_note(short: &ShortSamples, samples: u64) -> Option<String> {
     (short.count > 0).then(|| {
         let share = 100.0 * short.short_ns / short.all_ns.max(f64::MIN_POSITIVE);
         format!(
-            "{} of the {samples} profiled launches ({share:.1}% of their replayed time) ran in under {} µs: in process such kernels are measured over a window about 0.5 µs longer than ncu's (KV-cache decode: durations 11–23% high, SM throughput a median 16% low), so the rates of regions made of them read low; for their figures run the deep pass under ncu (pipeline.ncu.sampling.deep_engine=ncu).",
+            "{} of the {samples} profiled launches ({share:.1}% of their replayed time) ran in under {} µs: in process such kernels are measured over a window about 0.5 µs longer than ncu's (KV-cache decode: its regions' durations 11–23% high, their throughputs up to 14% low), so the rates of regions made of them read low; for their figures run the deep pass under ncu (pipeline.ncu.sampling.deep_engine=ncu).",
             short.count,
             super::build::SHORT_NS / 1000.0
         )
