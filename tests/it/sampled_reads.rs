@@ -20,61 +20,58 @@ fn opens(log: &str, name: &str) -> usize {
     log.lines().filter(|l| l.contains(&quoted)).count()
 }
 
-/// `cmd` run under strace, its `openat` calls logged to `log`.
-fn straced(log: &Path, cmd: impl FnOnce(&mut Command) -> &mut Command) {
+/// `cmd` (profile-run, set up by it) run under strace in `tmp`: the log of its `openat` calls.
+fn straced(tmp: &Path, cmd: impl FnOnce(&mut Command) -> &mut Command) -> String {
+    let log = tmp.join("strace.log");
     let mut strace = Command::new("strace");
     strace
         .args(["-f", "-e", "trace=openat", "-o"])
-        .arg(log)
+        .arg(&log)
         .arg(assert_cmd::cargo::cargo_bin("profile-run"));
     let status = cmd(&mut strace)
         .stdout(std::process::Stdio::null())
         .status()
         .expect("strace runs");
     assert!(status.success(), "{status}");
+    std::fs::read_to_string(&log).unwrap()
 }
 
-fn scopes(path: &Path) -> Value {
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    report["scopes"].clone()
+/// The run directory's report.json has the scopes a fresh `report` of the run gives.
+fn same_as_a_fresh_report(run: &Path, tmp: &Path) {
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    let again = report_json(&[run], &tmp.join("again"));
+    assert_eq!(report["scopes"], again["scopes"]);
 }
 
 #[test]
 #[ignore = "needs strace: .ci/run installs it and runs this with --ignored"]
 fn the_timing_report_is_read_once_to_plan_and_once_to_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let log = tmp.path().join("strace.log");
-    straced(&log, |strace| {
+    let log = straced(tmp.path(), |strace| {
         with_fake_sampled(strace, tmp.path()).args(["--", "true"])
     });
-    let log = std::fs::read_to_string(&log).unwrap();
     // Planning: one reading (2 opens); the report: one reading (2 opens). Reading the file again
     // for the report's strata made it 6.
     assert_eq!(opens(&log, "profile.ncu-rep"), 4, "timing report");
     assert!(opens(&log, "profile.deep.ncu-rep") <= 4, "deep report");
 
     // The strata taken from planning's reading are those a fresh reading of the file cuts.
-    let run = tmp.path().join("out/run");
-    let again = report_json(&[&run], &tmp.path().join("again"));
-    assert_eq!(scopes(&run.join("report.json")), again["scopes"]);
+    same_as_a_fresh_report(&tmp.path().join("out/run"), tmp.path());
 }
 
 #[test]
 #[ignore = "needs strace: .ci/run installs it and runs this with --ignored"]
 fn an_in_process_trace_is_read_once_to_plan_and_once_to_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let log = tmp.path().join("strace.log");
-    straced(&log, |strace| {
+    let log = straced(tmp.path(), |strace| {
         with_in_process_run(strace, tmp.path(), "in_process")
     });
-    let log = std::fs::read_to_string(&log).unwrap();
     // Planning: the counters' index; the report: its regions. Each reading opens the file twice
     // (its format told by its first bytes, then every line). Building the index again for the
     // report made it 6.
     assert_eq!(opens(&log, "cupti.625.trace"), 4, "the trace");
 
     // The report that took planning's index is the one a fresh reading of the run gives.
-    let run = tmp.path().join("runs/run");
-    let again = report_json(&[&run], &tmp.path().join("again"));
-    assert_eq!(scopes(&run.join("report.json")), again["scopes"]);
+    same_as_a_fresh_report(&tmp.path().join("runs/run"), tmp.path());
 }

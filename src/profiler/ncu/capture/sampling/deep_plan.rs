@@ -33,7 +33,7 @@ use super::in_process;
 use super::ranks::{self, DeepStep, FirstFindings};
 use super::share::{self, DeepSelection};
 use super::workers::{self, files, worker_flags, Sizing, Worker};
-use super::{deep_flags, DEEP_LOG, DEEP_REPORT_BASE};
+use super::{deep_flags, in_extra_args, DEEP_LOG, DEEP_REPORT_BASE};
 
 /// What the deep pass is planned for.
 pub(crate) struct DeepInputs<'a> {
@@ -459,10 +459,7 @@ pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> Pass
         cost: 0,
     };
     let mut flags = flags(inputs);
-    // A `--cache-control` among the extra arguments is the user's setting too.
-    let in_extra =
-        (flags.extra_args.iter()).any(|a| a.split('=').next() == Some("--cache-control"));
-    if !in_extra {
+    if !in_extra_args(&flags, "--cache-control") {
         flags.cache_control.get_or_insert(CacheControl::None);
     }
     for metric in in_process::metrics(inputs.config).collected {
@@ -471,8 +468,8 @@ pub(crate) fn graph_kernels(inputs: &DeepInputs<'_>, names: Vec<String>) -> Pass
         }
     }
     let (report, log) = files(0);
-    let cli =
-        configured(inputs).with_flags(worker_flags(&flags, &worker), &inputs.dir.join(&report));
+    let cli = ncu_cli(inputs.nvtx, inputs.config, inputs.dir, inputs.workload)
+        .with_flags(worker_flags(&flags, &worker), &inputs.dir.join(&report));
     PassGroup::alone(deep_spec(Slot::Deep, &cli, &report, log, None))
 }
 

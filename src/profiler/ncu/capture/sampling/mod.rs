@@ -229,6 +229,14 @@ pub fn samples_needed_in_regions(cv: f64, error: f64, share: f64) -> u32 {
     }
 }
 
+/// Whether the user's `extra_args` give ncu `flag` themselves (`--flag value` or `--flag=value`):
+/// a flag profile-run would add is then left to them, not passed twice.
+pub(crate) fn in_extra_args(cli: &NcuCliConfig, flag: &str) -> bool {
+    cli.extra_args
+        .iter()
+        .any(|a| a.split('=').next() == Some(flag))
+}
+
 /// The timing pass's flags: the configured ones without sections, set or metrics, collecting only
 /// the time metric and the launch key. Its results need neither ncu's rules (the twins' rule results
 /// stand for them) nor the kernels' SASS (it holds no source-level metric), so both are left out:
@@ -243,7 +251,7 @@ pub fn timing_flags(cli: &NcuCliConfig, time_metric: &str) -> NcuCliConfig {
         .collect();
     timing.apply_rules = Some(false);
     timing.import_source = None;
-    if !timing.extra_args.iter().any(|a| a == "--import-sass") {
+    if !in_extra_args(&timing, "--import-sass") {
         timing
             .extra_args
             .extend(["--import-sass".into(), "no".into()]);
@@ -274,7 +282,7 @@ pub fn deep_flags(cli: &NcuCliConfig, launch_count: u32, skip_cold_start: bool) 
     let source_level = deep.set.is_some()
         || deep.import_source.is_some()
         || deep.sections.iter().any(|s| s == "SourceCounters");
-    if !source_level && !deep.extra_args.iter().any(|a| a == "--import-sass") {
+    if !source_level && !in_extra_args(&deep, "--import-sass") {
         deep.extra_args
             .extend(["--import-sass".into(), "no".into()]);
     }
