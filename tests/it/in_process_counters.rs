@@ -12,6 +12,11 @@ const FIXTURE: &str = "ncu/h200-2025.3.1-inprocess";
 
 /// `profile-run report` of one fixture file: its report.json and report.md.
 fn report(file: &str) -> (Value, String) {
+    report_with(file, &[])
+}
+
+/// The same with `settings` (`key=value`).
+fn report_with(file: &str, settings: &[&str]) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     assert_cmd::Command::cargo_bin("profile-run")
@@ -20,6 +25,7 @@ fn report(file: &str) -> (Value, String) {
         .arg(fixture(&format!("{FIXTURE}/{file}")))
         .arg("--out")
         .arg(&out)
+        .args(settings)
         .assert()
         .success();
     let json = std::fs::read_to_string(out.join("report.json")).unwrap();
@@ -341,24 +347,13 @@ fn dram_counters_beside_others_are_flagged_with_the_way_to_collect_them_alone() 
 
     // The same trace read for DRAM throughput alone (the replayed duration rides along and does
     // not count as a counter beside it): no caveat.
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "report"])
-        .arg(fixture(&format!(
-            "{FIXTURE}/two_sizes.inprocess.cupti.625.trace.gz"
-        )))
-        .arg("--out")
-        .arg(&out)
-        .args([
+    let (alone, _) = report_with(
+        "two_sizes.inprocess.cupti.625.trace.gz",
+        &[
             "report.sections=[time]",
             "report.metrics=[gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed]",
-        ])
-        .assert()
-        .success();
-    let alone: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+        ],
+    );
     let notes = alone["notes"].to_string();
     assert!(
         notes.contains("Sampled run in one launch") && !notes.contains("DRAM figures"),
