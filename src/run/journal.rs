@@ -56,6 +56,10 @@ pub enum Finding {
     Interrupted(i32),
     /// What collects the deep metrics (run.json's `deep_engine`).
     DeepEngine(&'static str),
+    /// The in-process counters collected nothing in any traced process, for this reason
+    /// (run.json's `counters_unavailable`), so ncu's deep pass measures the deep metrics
+    /// (`deep_engine: ncu`).
+    CountersUnavailable(String),
 }
 
 /// The run's record, kept and written by one owner.
@@ -211,6 +215,10 @@ impl<'a> Journal<'a> {
             }
             Finding::Interrupted(signal) => record.interrupted_by = Some(signal),
             Finding::DeepEngine(engine) => record.deep_engine = Some(engine.to_string()),
+            Finding::CountersUnavailable(why) => {
+                record.deep_engine = Some("ncu".to_string());
+                record.counters_unavailable = Some(why);
+            }
         }
         self.write(&record)
     }

@@ -54,6 +54,11 @@ pub struct RunRecord {
     /// CUPTI's Range Profiler) or `ncu` (its deep pass); absent for a run with none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep_engine: Option<String>,
+    /// Why the in-process counters collected nothing in any traced process (the library's words:
+    /// a libcupti without the Range Profiler, a GPU CUPTI cannot profile), where `deep_engine: auto`
+    /// then had ncu's deep pass measure the deep metrics; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters_unavailable: Option<String>,
 }
 
 /// The ranks a sampled multi-process run chose for its deep pass, and what this run did about it.
@@ -234,6 +239,7 @@ impl RunRecord {
             deep_workers: Vec::new(),
             job_world_size: None,
             deep_engine: None,
+            counters_unavailable: None,
         }
     }
 
@@ -280,7 +286,9 @@ impl RunRecord {
                     run: None,
                 })
                 .collect(),
-            notes: Vec::new(),
+            notes: self.counters_unavailable.iter().map(|why| format!(
+                "The in-process counters collected nothing in the traced process(es) ({why}), so ncu's deep pass measured the deep metrics, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto). A libcupti of CUDA 12.6 or later in the workload's environment (pipeline.ncu.trace.libcupti, where the workload loads none of its own) lets them run in the traced launch."
+            )).collect(),
         }
     }
 

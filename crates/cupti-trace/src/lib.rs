@@ -23,7 +23,7 @@ mod output;
 /// program's way to name it.
 pub use cupti::{prefer as prefer_libcupti, LIBCUPTI_VAR};
 /// The variable naming the directory the traced process writes its trace into.
-pub use output::DIR_VAR as TRACE_DIR_VAR;
+pub use output::{DIR_VAR as TRACE_DIR_VAR, NO_COUNTERS_SUFFIX};
 
 /// The library's variables a user sets in the shell for the traced process (profile-run sets the
 /// others from its settings), which profile-run never takes for settings of its own.
@@ -98,7 +98,8 @@ static FAILED: OnceLock<String> = OnceLock::new();
 
 /// Loads CUPTI and starts the activity trace (and the in-process counters, when asked for), once;
 /// false when the trace cannot run (the reason is in the run's trace directory). Counters asked
-/// for and not available stop the process like a trace that cannot run.
+/// for that cannot run are said in the trace and in `cupti.<pid>.no-counters` ([`deep::start`]);
+/// the trace runs on.
 fn start() -> bool {
     static STARTED: Once = Once::new();
     static RUNNING: AtomicBool = AtomicBool::new(false);
@@ -110,9 +111,14 @@ fn start() -> bool {
             }
             Some(_) => match deep::config_from_env().and_then(|deep| {
                 cupti::get().and_then(cupti::enable)?;
-                deep.map_or(Ok(()), deep::start)
+                Ok(deep)
             }) {
-                Ok(()) => {
+                Ok(deep) => {
+                    // Counters that cannot run leave the trace running: the run keeps its times,
+                    // and profile-run measures the deep metrics another way.
+                    if let Some(config) = deep {
+                        deep::start(config);
+                    }
                     // SAFETY: `at_exit` is a plain extern "C" function that never unwinds.
                     unsafe { libc::atexit(at_exit) };
                     true

@@ -1,6 +1,8 @@
 //! Where a process's trace goes: `$PROFILE_RUN_TRACE_DIR/cupti.<pid>.trace`, written whole under a
 //! temporary name and renamed, so a reader never sees half a file; a process that could not trace
-//! writes `cupti.<pid>.error` instead, which profile-run reports.
+//! writes `cupti.<pid>.error` instead, which profile-run reports, and one whose in-process counters
+//! have collected nothing because they cannot run writes `cupti.<pid>.no-counters` beside its trace
+//! ([`no_counters`]), profile-run's cue to measure the deep metrics under ncu instead.
 
 use std::path::PathBuf;
 
@@ -71,6 +73,31 @@ pub fn write(trace: &Trace, libcupti: &str) {
     let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &path));
     if let Err(e) = written {
         eprintln!("profile-run trace: could not write {}: {e}", path.display());
+    }
+}
+
+/// How the file that says a process's counters cannot run ends: `cupti.<pid>.no-counters`.
+pub const NO_COUNTERS_SUFFIX: &str = ".no-counters";
+
+fn no_counters_path() -> Option<PathBuf> {
+    directory().map(|dir| dir.join(format!("cupti.{}{NO_COUNTERS_SUFFIX}", std::process::id())))
+}
+
+/// Records why this process's in-process counters cannot run while none of its launches has been
+/// profiled: read at the end of the trace pass, before the trace itself (no trace is read to learn
+/// it). The trace keeps the same reason among its counters' errors.
+pub fn no_counters(why: &str) {
+    if let Some(path) = no_counters_path() {
+        if let Err(e) = std::fs::write(&path, format!("{why}\n")) {
+            eprintln!("profile-run trace: could not write {}: {e}", path.display());
+        }
+    }
+}
+
+/// A launch was profiled after all (on another context): the counters run, so the cue goes.
+pub fn counters_work() {
+    if let Some(path) = no_counters_path() {
+        let _ = std::fs::remove_file(path);
     }
 }
 

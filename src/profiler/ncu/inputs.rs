@@ -481,7 +481,8 @@ impl RunDirInputs<'_> {
             self.context.ranks.extend(ranks);
             if self.context.command.is_empty() {
                 let ranks = std::mem::take(&mut self.context.ranks);
-                let notes = std::mem::take(&mut self.context.notes);
+                let mut notes = std::mem::take(&mut self.context.notes);
+                notes.extend(this.notes.iter().cloned());
                 *self.context = RunContext {
                     ranks,
                     notes,

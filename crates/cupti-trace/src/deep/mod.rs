@@ -86,15 +86,26 @@ pub fn config_from_env() -> Result<Option<Config>, String> {
 
 /// Starts in-process counters: CUPTI's profiler initialised, the launch callbacks subscribed. A
 /// process whose rank is not among the deep ranks only names the metrics in its trace (so the
-/// report reads it as a rank of a sampled run whose peers profiled) and profiles nothing.
-pub fn start(config: Config) -> Result<(), String> {
+/// report reads it as a rank of a sampled run whose peers profiled) and profiles nothing. Counters
+/// that cannot start (a libcupti without the Range Profiler) are said in the trace and in
+/// `cupti.<pid>.no-counters` ([`give_up`]); the trace runs on without them.
+pub fn start(config: Config) {
+    crate::trace().metrics(&config.metrics);
     if !config::profiles(&config, crate::output::rank()) {
-        crate::trace().metrics(&config.metrics);
-        return Ok(());
+        return;
     }
+    if let Err(why) = subscribe(config) {
+        // A callback subscribed before the failure profiles nothing.
+        if let Some(mut st) = state() {
+            st.failures = MAX_FAILURES;
+        }
+        give_up(&why);
+    }
+}
+
+fn subscribe(config: Config) -> Result<(), String> {
     let calls = calls::get()?;
     let metrics = Metrics::new(&config.metrics)?;
-    crate::trace().metrics(&config.metrics);
     let _ = STATE.set(Mutex::new(State {
         calls,
         metrics,
@@ -120,6 +131,19 @@ pub fn start(config: Config) -> Result<(), String> {
         })?;
     }
     Ok(())
+}
+
+/// Some launch of this process has been profiled: its counters run.
+static PROFILED: AtomicBool = AtomicBool::new(false);
+
+/// The counters cannot run in this process, or not on a context (`why`): said in the trace, and,
+/// while no launch has been profiled, in `cupti.<pid>.no-counters`, which profile-run reads at the
+/// end of the trace pass to measure the deep metrics under ncu instead (`deep_engine: auto`).
+fn give_up(why: &str) {
+    crate::trace().deep_error(format!("{why}; no counters are collected"));
+    if !PROFILED.load(Ordering::Acquire) {
+        crate::output::no_counters(why);
+    }
 }
 
 /// Where the current thread is in launch calls (a runtime launch holds a driver launch).
@@ -260,12 +284,13 @@ fn begin_if_chosen(
         return None;
     }
     let mut errors = Vec::new();
+    let mut unusable = None;
     let calls = st.calls;
     if !st.initialized {
         if let Err(e) = profiler::initialize(calls) {
             st.failures = MAX_FAILURES;
             drop(st);
-            crate::trace().deep_error(format!("{e}; no counters are collected"));
+            give_up(&e);
             return None;
         }
         st.initialized = true;
@@ -283,9 +308,7 @@ fn begin_if_chosen(
                 Some(c)
             }
             Err(e) => {
-                errors.push(format!(
-                    "context {ctx:#x}: {e}; no counters are collected on it"
-                ));
+                unusable = Some(format!("context {ctx:#x}: {e}"));
                 None
             }
         }
@@ -300,9 +323,16 @@ fn begin_if_chosen(
         None => false,
     };
     st.active = begun;
+    let spent = st.failures == MAX_FAILURES;
     drop(st);
+    if let Some(why) = unusable {
+        give_up(&why);
+    }
     for e in errors {
         crate::trace().deep_error(e);
+    }
+    if spent {
+        give_up(&format!("{MAX_FAILURES} profiled launches failed"));
     }
     begun.then_some(configuring)
 }
@@ -324,6 +354,7 @@ fn end_session(ctx: usize, correlation: u32, (configuring, launched): (Instant, 
     if result.is_err() {
         st.failures += 1;
     }
+    let spent = st.failures == MAX_FAILURES;
     drop(st);
     let cost_ns = configuring.elapsed().as_nanos() as u64;
     if debug {
@@ -346,7 +377,16 @@ fn end_session(ctx: usize, correlation: u32, (configuring, launched): (Instant, 
                 "launch {correlation}: CUPTI measured no kernel in it"
             ));
         }
-        Ok(ranges) => trace.profiled(correlation, cost_ns, ranges),
+        Ok(ranges) => {
+            trace.profiled(correlation, cost_ns, ranges);
+            if !PROFILED.swap(true, Ordering::AcqRel) {
+                crate::output::counters_work();
+            }
+        }
         Err(e) => trace.deep_error(format!("launch {correlation}: {e}")),
+    }
+    drop(trace);
+    if spent {
+        give_up(&format!("{MAX_FAILURES} profiled launches failed"));
     }
 }

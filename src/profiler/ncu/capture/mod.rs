@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::analysis::AnalysisPlan;
-use crate::config::{Config, GraphKernels};
+use crate::config::{Config, DeepEngine, GraphKernels};
 use crate::console::err_line;
 use crate::error::{Error, Result};
 use crate::process::progress::Display;
@@ -117,6 +117,7 @@ pub fn dry_run(plan: &NcuPlan, config: &Config, dir: &Path, workload: &[String])
             .in_place
             .then(|| in_process::dry_run_note(config)),
         graph_kernels_note(plan, config, dir, workload),
+        instead_of_counters_note(plan, config, dir, workload),
         plan.passes.in_place.then(|| {
             let metrics = in_process::metrics(config).collected;
             let libcupti = config.pipeline.ncu.trace.libcupti.as_deref();
@@ -165,6 +166,28 @@ fn graph_kernels_note(
             ),
         )
     })
+}
+
+/// `--dry-run`'s note on the deep pass under ncu that follows the trace pass of `deep_engine: auto`
+/// where no traced process could collect counters, known once the trace pass has run.
+fn instead_of_counters_note(
+    plan: &NcuPlan,
+    config: &Config,
+    dir: &Path,
+    workload: &[String],
+) -> Option<(&'static str, String)> {
+    if !plan.passes.in_place || !auto_engine(config) {
+        return None;
+    }
+    let inputs = deep_inputs(plan, config, dir, workload);
+    let lines = deep_plan::plan(&inputs, FirstFindings::none()).ok()?.lines();
+    Some((
+        "ncu's deep pass where the counters cannot run",
+        format!(
+            "# only if no traced process could collect counters (a libcupti before CUDA 12.6 has no Range Profiler; a GPU CUPTI cannot profile), the deep pass a run with deep_engine=ncu makes, planned from the trace:\n{}",
+            lines.join("\n")
+        ),
+    ))
 }
 
 /// What a deep pass under ncu of a run of one process in `dir` is planned for.
@@ -336,7 +359,12 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
         }
         let stopped = match plan.passes {
             passes if passes.deep => deep(plan, config, &exec, workload)?,
-            passes if passes.in_place => graph_kernels(plan, config, &exec, workload, quiet)?,
+            passes if passes.in_place => {
+                match trace::counters_unavailable(run).filter(|_| auto_engine(config)) {
+                    Some(why) => instead_of_counters(plan, config, &exec, workload, (why, quiet))?,
+                    None => graph_kernels(plan, config, &exec, workload, quiet)?,
+                }
+            }
             _ => return Ok(first),
         };
         let mut finished = stopped.unwrap_or(first);
@@ -346,6 +374,38 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
     });
     display.finish();
     finished
+}
+
+/// Whether the deep engine was left to profile-run (`deep_engine: auto`): in process where the
+/// traced processes can count, ncu's deep pass where they cannot.
+fn auto_engine(config: &Config) -> bool {
+    config.pipeline.ncu.sampling.deep_engine == DeepEngine::Auto
+}
+
+/// `deep_engine: auto`, and no traced process could collect counters (`why`, the library's words:
+/// a libcupti without the Range Profiler, a GPU CUPTI cannot profile): ncu's deep pass measures
+/// the deep metrics, planned as a run with `deep_engine: ncu` plans it, and run.json says why
+/// (`counters_unavailable`). Without an ncu to start the run keeps its times alone.
+fn instead_of_counters(
+    plan: &NcuPlan,
+    config: &Config,
+    exec: &Executor<'_>,
+    workload: &[String],
+    (why, quiet): (String, bool),
+) -> Result<Option<Finished>> {
+    if let Err(e) = check_program(config) {
+        err_line(&format!("warning: the in-process counters collected nothing ({why}), and ncu's deep pass cannot measure the deep metrics instead: {e}; the report has the trace's times alone"));
+        return Ok(None);
+    }
+    err_line(&format!("note: the in-process counters collected nothing ({why}): ncu's deep pass measures the deep metrics instead, in a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto)"));
+    let journal = exec.journal;
+    journal.found(Finding::CountersUnavailable(why))?;
+    journal.found(Finding::ProfilerVersion(version_of(
+        &config.pipeline.ncu.executable,
+        journal.run(),
+        quiet,
+    )?))?;
+    deep(plan, config, exec, workload)
 }
 
 /// An in-process run's deep pass under ncu for the launch keys that ran only inside CUDA graphs,

@@ -229,6 +229,25 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
     (traces, errors)
 }
 
+/// Why the in-process counters collected nothing in any traced process, from the library's
+/// `cupti.<pid>.no-counters` files (no trace is read): `Some` when every process that wrote a trace
+/// wrote one too, with the first one's reason; `None` when some process profiled launches, or no
+/// trace was written.
+pub fn counters_unavailable(run: &RunDir) -> Option<String> {
+    let dir = run.path(TRACE_DIR);
+    let (traces, _) = listing(&dir);
+    let cue = |pid: u64| dir.join(format!("cupti.{pid}{}", cupti_trace::NO_COUNTERS_SUFFIX));
+    if traces.is_empty() || !traces.iter().all(|(pid, _)| cue(*pid).is_file()) {
+        return None;
+    }
+    let first = cue(traces[0].0);
+    let text = file_kind::read_small(&first, ERROR_FILE_LIMIT, "a counters note", "remove it")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    Some(text.trim().to_string())
+}
+
 /// The most of a `cupti.<pid>.error` file read: its one line lists every libcupti looked for.
 const ERROR_FILE_LIMIT: u64 = 64 * 1024;
 
