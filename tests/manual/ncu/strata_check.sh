@@ -8,6 +8,9 @@
 #   inprocess (default)  deep counters in the traced process (the default engine), against full
 #                        replay with the caches not flushed (--cache-control none), as that engine runs
 #   graph                the CUDA graph pair of `inprocess` alone
+#   fallback             the CUDA graph step with counters that cannot run in process (the workload's
+#                        environment names a counter no GPU has), so `deep_engine: auto` has ncu's deep
+#                        pass measure instead; against full replay with ncu's default cache control
 #   ncu                  the deep pass under ncu (deep_engine=ncu), timed by the trace and by ncu's
 #                        timing pass, against full replay with ncu's default cache control (the two-size
 #                        GEMM's is the committed tests/fixtures/ncu/h200-2025.3.1-stratify/full.ncu-rep.gz)
@@ -51,6 +54,15 @@ for what in "${@:-inprocess}"; do
     run graph_full_none step -c ncu/default "$none" "${graph[@]}"
     compare "graph, in process" graph_inprocess "$work/graph_full_none/report.json"
     ;;
+  fallback)
+    run graph_fallback step -c ncu/sampled -- env PROFILE_RUN_DEEP_METRICS=sm__no_such_counter.sum \
+      python3 tests/manual/cupti/cuda_graph_step.py 6
+    ls "$work/graph_fallback/trace"; cat "$work/graph_fallback/trace/"*.no-counters
+    run graph_counted step -c ncu/sampled "${graph[@]}"
+    ls "$work/graph_counted/trace"
+    run graph_full step -c ncu/default "${graph[@]}"
+    compare "graph, counters unavailable" graph_fallback "$work/graph_full/report.json"
+    ;;
   ncu)
     full_gemm=tests/fixtures/ncu/h200-2025.3.1-stratify/full.ncu-rep.gz
     deep=pipeline.ncu.sampling.deep_engine=ncu
@@ -62,7 +74,7 @@ for what in "${@:-inprocess}"; do
     run decode_full generate -c ncu/default "${decode[@]}"
     compare "decode, trace-timed" decode_sampled "$work/decode_full/report.json"
     ;;
-  *) echo "strata_check.sh: unknown set '$what' (inprocess, graph or ncu)" >&2; exit 2 ;;
+  *) echo "strata_check.sh: unknown set '$what' (inprocess, graph, fallback or ncu)" >&2; exit 2 ;;
   esac
 done
 tar czf "$out/strata.tar.gz" -C "$work" .
