@@ -287,7 +287,7 @@ impl RunRecord {
                 })
                 .collect(),
             notes: self.counters_unavailable.iter().map(|why| format!(
-                "The in-process counters collected nothing in the traced process(es) ({why}), so ncu's deep pass measured the deep metrics, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto). A libcupti of CUDA 12.6 or later in the workload's environment (pipeline.ncu.trace.libcupti, where the workload loads none of its own) lets them run in the traced launch."
+                "The in-process counters collected nothing in the traced process(es): {why}. ncu's deep pass measured the deep metrics instead, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto). The counters need CUPTI's Range Profiler (a libcupti of CUDA 12.6 or later: the workload's own, or pipeline.ncu.trace.libcupti where it loads none) on a GPU it can profile."
             )).collect(),
         }
     }

@@ -110,6 +110,93 @@ fn the_in_process_engine_runs_the_workload_once_and_never_starts_ncu() {
     }
 }
 
+/// The real trace of a process whose counters could not run (`graph_fallback/`: its environment
+/// named a counter the H200 lacks), written by the fake workload with the library's
+/// `cupti.<pid>.no-counters` beside it; ncu (fake) writes that run's real deep report.
+fn counters_unavailable_run(tmp: &Path, settings: &[&str]) -> Command {
+    let from = fixture(DIR).join("graph_fallback");
+    let trace = tmp.join("cupti.522.trace.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&trace).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::Write::write_all(
+        &mut gz,
+        &std::fs::read(from.join("trace/cupti.522.trace")).unwrap(),
+    )
+    .unwrap();
+    gz.finish().unwrap();
+    let mut cmd = Command::cargo_bin("profile-run").unwrap();
+    cmd.env("FAKE_TRACES", &trace)
+        .env("FAKE_NO_COUNTERS", from.join("trace/cupti.522.no-counters"))
+        .env("FAKE_NCU_DEEP_REPORT", from.join("profile.deep.ncu-rep.gz"))
+        .env("FAKE_NCU_ARGV_LOG", tmp.join("argv.log"))
+        .args(["-q", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp))
+        .args(settings)
+        .arg("regions.include=[step]")
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"));
+    cmd
+}
+
+/// Where no traced process could collect counters, `auto` has ncu's deep pass measure the deep
+/// metrics after the trace pass and says why in run.json and the report; `in_process`, asked for
+/// by name, keeps the trace's times with the library's reason as a note (and starts no ncu, its
+/// CUDA graph kernels left unmeasured here).
+#[test]
+fn counters_that_cannot_run_go_to_ncus_deep_pass_under_auto_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let why =
+        std::fs::read_to_string(fixture(DIR).join("graph_fallback/trace/cupti.522.no-counters"))
+            .unwrap();
+    counters_unavailable_run(tmp.path(), &["pipeline.ncu.sampling.deep_engine=auto"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "ncu's deep pass measures the deep metrics instead",
+        ));
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).expect("ncu ran");
+    assert!(argv.contains("per-launch-config"), "its deep pass: {argv}");
+    let dir = tmp.path().join("runs/run");
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["deep_engine"], "ncu");
+    assert_eq!(record["counters_unavailable"], why.trim());
+    assert!(!record["deep_pass"].is_null(), "{record}");
+    let report = read_json(&dir.join("report.json"));
+    assert_eq!(report["sampling"]["engine"], "ncu");
+    let measured = report["sampling"]["measured_results"].as_u64().unwrap();
+    assert!(measured > 0, "{}", report["sampling"]);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("The in-process counters collected nothing"),
+        "{notes}"
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = "pipeline.ncu.sampling.deep_engine=in_process";
+    counters_unavailable_run(
+        tmp.path(),
+        &[engine, "pipeline.ncu.sampling.graph_kernels=unmeasured"],
+    )
+    .assert()
+    .success();
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).unwrap_or_default();
+    assert!(argv.is_empty(), "in_process: ncu never runs: {argv}");
+    let dir = tmp.path().join("runs/run");
+    let record = read_json(&dir.join("run.json"));
+    assert_eq!(record["deep_engine"], "in-process (CUPTI Range Profiler)");
+    assert!(record["counters_unavailable"].is_null(), "{record}");
+    let report = read_json(&dir.join("report.json"));
+    assert_eq!(report["sampling"]["measured_results"], 0);
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("could not collect every counter")
+            && notes.contains("sm__no_such_counter.sum"),
+        "{notes}"
+    );
+}
+
 #[test]
 fn ncus_deep_engine_keeps_the_second_launch_under_ncu() {
     let tmp = tempfile::tempdir().unwrap();
@@ -156,6 +243,27 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     assert!(
         text.contains("launch__grid_size") && text.contains("not measured in process"),
         "the launch attributes it cannot count are named: {text}"
+    );
+    // Only `auto` turns to ncu where the counters cannot run.
+    let instead = "# ncu's deep pass where the counters cannot run\n# only if no traced process";
+    assert!(!text.contains(instead), "{text}");
+    let auto = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .arg("pipeline.ncu.sampling.deep_engine=auto")
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&auto.get_output().stdout).into_owned();
+    let after = text
+        .split(instead)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        after.contains("per-launch-config"),
+        "the deep pass's command follows: {text}"
     );
 }
 

@@ -250,32 +250,7 @@ fn strata_that_run_once_are_measured_from_their_first_launch() {
 /// counters alone left all 36 so), the eager ones keep the counters', and both engines are named.
 #[test]
 fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = dir.path().join("graph_mixed");
-    let from = fixture(&format!("{FIXTURE}/graph_mixed"));
-    std::fs::create_dir_all(run.join("trace")).unwrap();
-    for file in [
-        "run.json",
-        "config.yaml",
-        "command.txt",
-        "trace/cupti.508.trace",
-    ] {
-        std::fs::copy(from.join(file), run.join(file)).unwrap();
-    }
-    let gz = std::fs::File::open(from.join("profile.deep.ncu-rep.gz")).unwrap();
-    let mut deep = std::fs::File::create(run.join("profile.deep.ncu-rep")).unwrap();
-    std::io::copy(&mut flate2::read::GzDecoder::new(gz), &mut deep).unwrap();
-    let out = dir.path().join("out");
-    assert_cmd::Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["-q", "report"])
-        .arg(&run)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let report = rendered_run("graph_mixed", &["trace/cupti.508.trace"]);
     let sampling = &report["sampling"];
     assert_eq!(
         sampling["engine"],
@@ -301,12 +276,54 @@ fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
     // Against full replay with the caches not flushed (the same command's), as both engines read
     // them: the graph region within 3%, or 0.5 points under 10% (with ncu's default flush its
     // L1/TEX throughput came out 35% against 45%).
-    let gz = std::fs::File::open(fixture(&format!(
-        "{FIXTURE}/graph_mixed.full-cache-none.report.json.gz"
-    )))
-    .unwrap();
+    let full = "graph_mixed.full-cache-none.report.json.gz";
+    let compared = percentages_hold(&report, full, "step/graph");
+    assert_eq!(compared, 5, "SpeedOfLight's percentages");
+}
+
+/// `profile-run report` of a fixture run directory copied to a temporary one: its `files` as they
+/// are and each `profile.deep*.ncu-rep.gz` unpacked beside them; its report.json.
+fn rendered_run(name: &str, files: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join(name);
+    let from = fixture(&format!("{FIXTURE}/{name}"));
+    std::fs::create_dir_all(run.join("trace")).unwrap();
+    for file in ["run.json", "config.yaml", "command.txt"]
+        .iter()
+        .chain(files)
+    {
+        std::fs::copy(from.join(file), run.join(file)).unwrap();
+    }
+    for entry in std::fs::read_dir(&from).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(report) = name
+            .strip_suffix(".gz")
+            .filter(|n| n.starts_with("profile.deep"))
+        else {
+            continue;
+        };
+        let gz = std::fs::File::open(entry.path()).unwrap();
+        let mut deep = std::fs::File::create(run.join(report)).unwrap();
+        std::io::copy(&mut flate2::read::GzDecoder::new(gz), &mut deep).unwrap();
+    }
+    let out = dir.path().join("out");
+    assert_cmd::Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["-q", "report"])
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// Each SpeedOfLight percentage of `path` against full replay's (`full`, a gzipped report.json in
+/// the fixture folder): within 3%, or 0.5 points under 10%; how many were compared.
+fn percentages_hold(report: &Value, full: &str, path: &str) -> usize {
+    let gz = std::fs::File::open(fixture(&format!("{FIXTURE}/{full}"))).unwrap();
     let full: Value = serde_json::from_reader(flate2::read::GzDecoder::new(gz)).unwrap();
-    let (mine, theirs) = (region(&report, "step/graph"), region(&full, "step/graph"));
+    let (mine, theirs) = (region(report, path), region(&full, path));
     let percentages = theirs["inclusive"].as_object().unwrap().keys();
     let mut compared = 0;
     for metric in percentages.filter(|m| m.contains(".pct_of_peak")) {
@@ -315,10 +332,39 @@ fn graph_kernels_take_ncu_deep_values_beside_the_in_process_counters() {
             true => (a - b).abs() <= 0.5,
             false => (a / b - 1.0).abs() <= 0.03,
         };
-        assert!(close, "step/graph {metric}: {a} against full replay's {b}");
+        assert!(close, "{path} {metric}: {a} against full replay's {b}");
         compared += 1;
     }
-    assert_eq!(compared, 5, "SpeedOfLight's percentages");
+    compared
+}
+
+/// A real run (`cuda_graph_step.py 6`, `deep_engine: auto`) whose traced process could not collect
+/// counters (its environment named a counter the H200 does not have, so the library wrote
+/// `cupti.<pid>.no-counters`): ncu's deep pass measured every kernel instead. Re-rendered, the
+/// engine is ncu, the reason is a note, nothing is unmatched, and each region's percentages hold
+/// against full replay of the same session.
+#[test]
+fn counters_that_cannot_run_leave_the_deep_metrics_to_ncu() {
+    let cue = "trace/cupti.522.no-counters";
+    let report = rendered_run("graph_fallback", &["trace/cupti.522.trace", cue]);
+    let sampling = &report["sampling"];
+    assert_eq!(sampling["engine"], "ncu");
+    assert_eq!(sampling["unmatched_results"], 0, "{sampling}");
+    assert!(
+        sampling["measured_results"].as_u64().unwrap() > 0,
+        "{sampling}"
+    );
+    let why = std::fs::read_to_string(fixture(&format!("{FIXTURE}/graph_fallback/{cue}"))).unwrap();
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("The in-process counters collected nothing")
+            && notes.contains(&why.trim().replace('"', "\\\"")),
+        "{notes}"
+    );
+    for path in ["step", "step/graph", "step/eager"] {
+        let compared = percentages_hold(&report, "graph_fallback.full.report.json.gz", path);
+        assert_eq!(compared, 5, "{path}: SpeedOfLight's percentages");
+    }
 }
 
 /// DRAM counters collected beside others in process carry a caveat naming how to collect them

@@ -180,7 +180,9 @@ fn instead_of_counters_note(
         return None;
     }
     let inputs = deep_inputs(plan, config, dir, workload);
-    let lines = deep_plan::plan(&inputs, FirstFindings::none()).ok()?.lines();
+    let lines = deep_plan::plan(&inputs, FirstFindings::none())
+        .ok()?
+        .lines();
     Some((
         "ncu's deep pass where the counters cannot run",
         format!(
