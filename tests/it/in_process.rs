@@ -197,19 +197,24 @@ fn counters_that_cannot_run_go_to_ncus_deep_pass_under_auto_alone() {
     );
 }
 
-#[test]
-fn ncus_deep_engine_keeps_the_second_launch_under_ncu() {
-    let tmp = tempfile::tempdir().unwrap();
+/// `--dry-run`'s output for a traced sampled run with deep engine `engine`.
+fn dry_run(tmp: &Path, engine: &str) -> String {
     let out = Command::cargo_bin("profile-run")
         .unwrap()
         .args(["--dry-run", "--config", "ncu/trace"])
-        .args(ncu_overrides(tmp.path()))
-        .arg("pipeline.ncu.sampling.deep_engine=ncu")
+        .args(ncu_overrides(tmp))
+        .arg(format!("pipeline.ncu.sampling.deep_engine={engine}"))
         .arg("--")
         .arg(repo().join("tests/support/fake-traced-workload"))
         .assert()
         .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
+#[test]
+fn ncus_deep_engine_keeps_the_second_launch_under_ncu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = dry_run(tmp.path(), "ncu");
     assert!(text.contains("# ncu's deep pass"), "{text}");
     assert!(!text.contains("PROFILE_RUN_DEEP_METRICS"), "{text}");
 }
@@ -217,16 +222,7 @@ fn ncus_deep_engine_keeps_the_second_launch_under_ncu() {
 #[test]
 fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["--dry-run", "--config", "ncu/trace"])
-        .args(ncu_overrides(tmp.path()))
-        .arg("pipeline.ncu.sampling.deep_engine=in_process")
-        .arg("--")
-        .arg(repo().join("tests/support/fake-traced-workload"))
-        .assert()
-        .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let text = dry_run(tmp.path(), "in_process");
     // No ncu pass but the one for CUDA graph kernels, made only if the trace finds some.
     assert!(!text.contains("# ncu's deep pass\n"), "{text}");
     assert!(
@@ -247,16 +243,7 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     // Only `auto` turns to ncu where the counters cannot run.
     let instead = "# ncu's deep pass where the counters cannot run\n# only if no traced process";
     assert!(!text.contains(instead), "{text}");
-    let auto = Command::cargo_bin("profile-run")
-        .unwrap()
-        .args(["--dry-run", "--config", "ncu/trace"])
-        .args(ncu_overrides(tmp.path()))
-        .arg("pipeline.ncu.sampling.deep_engine=auto")
-        .arg("--")
-        .arg(repo().join("tests/support/fake-traced-workload"))
-        .assert()
-        .success();
-    let text = String::from_utf8_lossy(&auto.get_output().stdout).into_owned();
+    let text = dry_run(tmp.path(), "auto");
     let after = text
         .split(instead)
         .nth(1)
