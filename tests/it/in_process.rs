@@ -192,7 +192,8 @@ fn counters_that_cannot_run_go_to_ncus_deep_pass_under_auto_alone() {
     let notes = report["notes"].to_string();
     assert!(
         notes.contains("could not collect every counter")
-            && notes.contains("sm__no_such_counter.sum"),
+            && notes.contains("sm__no_such_counter.sum")
+            && notes.contains("No launch was profiled in process"),
         "{notes}"
     );
 }
