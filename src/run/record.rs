@@ -286,10 +286,25 @@ impl RunRecord {
                     run: None,
                 })
                 .collect(),
-            notes: self.counters_unavailable.iter().map(|why| format!(
-                "The in-process counters collected nothing in the traced process(es): {why}. ncu's deep pass measured the deep metrics instead, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto). The counters need CUPTI's Range Profiler (a libcupti of CUDA 12.6 or later: the workload's own, or pipeline.ncu.trace.libcupti where it loads none) on a GPU it can profile."
-            )).collect(),
+            notes: self.counters_note().into_iter().collect(),
         }
+    }
+
+    /// The note of a run whose in-process counters collected nothing (`counters_unavailable`):
+    /// ncu's deep pass measured the deep metrics instead, or, where no pass of it ended well, the
+    /// report has the trace's times alone.
+    fn counters_note(&self) -> Option<String> {
+        let why = self.counters_unavailable.as_deref()?;
+        let measured = (self.deep_pass.iter())
+            .chain(self.deep_workers.iter().map(|w| &w.pass))
+            .any(PassRecord::ended_well);
+        let instead = match measured {
+            true => "ncu's deep pass measured the deep metrics instead, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto)",
+            false => "ncu's deep pass, run to measure them instead (pipeline.ncu.sampling.deep_engine=auto), did not end well, so the report has the trace's times alone",
+        };
+        Some(format!(
+            "The in-process counters collected nothing in the traced process(es): {why}. {instead}. The counters need CUPTI's Range Profiler (a libcupti of CUDA 12.6 or later: the workload's own, or pipeline.ncu.trace.libcupti where it loads none), a GPU it can profile and metrics its chip knows."
+        ))
     }
 
     /// The ranks whose deep results this run holds: the chosen ones around a launcher, this rank

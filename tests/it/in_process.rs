@@ -115,17 +115,7 @@ fn the_in_process_engine_runs_the_workload_once_and_never_starts_ncu() {
 /// `cupti.<pid>.no-counters` beside it; ncu (fake) writes that run's real deep report.
 fn counters_unavailable_run(tmp: &Path, settings: &[&str]) -> Command {
     let from = fixture(DIR).join("graph_fallback");
-    let trace = tmp.join("cupti.522.trace.gz");
-    let mut gz = flate2::write::GzEncoder::new(
-        std::fs::File::create(&trace).unwrap(),
-        flate2::Compression::fast(),
-    );
-    std::io::Write::write_all(
-        &mut gz,
-        &std::fs::read(from.join("trace/cupti.522.trace")).unwrap(),
-    )
-    .unwrap();
-    gz.finish().unwrap();
+    let trace = gzipped(&from.join("trace/cupti.522.trace"), tmp);
     let mut cmd = Command::cargo_bin("profile-run").unwrap();
     cmd.env("FAKE_TRACES", &trace)
         .env("FAKE_NO_COUNTERS", from.join("trace/cupti.522.no-counters"))
@@ -138,6 +128,68 @@ fn counters_unavailable_run(tmp: &Path, settings: &[&str]) -> Command {
         .arg("--")
         .arg(repo().join("tests/support/fake-traced-workload"));
     cmd
+}
+
+/// `file` gzipped into `dir` under its own name: what the fake workload copies.
+fn gzipped(file: &Path, dir: &Path) -> PathBuf {
+    let name = file.file_name().unwrap().to_string_lossy();
+    let path = dir.join(format!("{name}.gz"));
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::Write::write_all(&mut gz, &std::fs::read(file).unwrap()).unwrap();
+    gz.finish().unwrap();
+    path
+}
+
+/// The fallback needs every traced process to say its counters cannot run: beside a process that
+/// did not say so, `auto` keeps what the traces hold. One
+/// profile-run per rank does not fall back alone, since its peers would have to launch the job
+/// again with it: it warns and keeps the trace's times.
+#[test]
+fn counters_missing_in_some_process_or_in_one_rank_of_a_job_start_no_ncu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let from = fixture(DIR).join("graph_fallback/trace/cupti.522.trace");
+    let failed = gzipped(&from, tmp.path());
+    // The same process again as process 523, which wrote no such file (it never tried: no launch
+    // the rule chose, or it profiled some).
+    let text = std::fs::read_to_string(&from).unwrap();
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let again = other.join("cupti.523.trace");
+    std::fs::write(&again, text.replacen("process\t522\t", "process\t523\t", 1)).unwrap();
+    let traces = format!(
+        "{} {}",
+        failed.display(),
+        gzipped(&again, tmp.path()).display()
+    );
+    let auto = "pipeline.ncu.sampling.deep_engine=auto";
+    let unmeasured = "pipeline.ncu.sampling.graph_kernels=unmeasured";
+    counters_unavailable_run(tmp.path(), &[auto, unmeasured])
+        .env("FAKE_TRACES", traces)
+        .env("FAKE_NO_COUNTERS_PIDS", "522")
+        .assert()
+        .success();
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).unwrap_or_default();
+    assert!(argv.is_empty(), "process 523 said nothing: no ncu: {argv}");
+    let record = read_json(&tmp.path().join("runs/run/run.json"));
+    assert!(record["counters_unavailable"].is_null(), "{record}");
+    assert_eq!(record["deep_engine"], "in-process (CUPTI Range Profiler)");
+
+    let tmp = tempfile::tempdir().unwrap();
+    counters_unavailable_run(tmp.path(), &[auto])
+        .env("RANK", "1")
+        .env("WORLD_SIZE", "2")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "ncu's deep pass cannot measure the deep metrics instead: this is one profile-run per rank",
+        ));
+    let argv = std::fs::read_to_string(tmp.path().join("argv.log")).unwrap_or_default();
+    assert!(argv.is_empty(), "one rank of a job: no ncu: {argv}");
+    let record = read_json(&tmp.path().join("runs/run/rank1/run.json"));
+    assert!(record["counters_unavailable"].is_null(), "{record}");
 }
 
 /// Where no traced process could collect counters, `auto` has ncu's deep pass measure the deep
@@ -170,6 +222,20 @@ fn counters_that_cannot_run_go_to_ncus_deep_pass_under_auto_alone() {
     let notes = report["notes"].to_string();
     assert!(
         notes.contains("The in-process counters collected nothing"),
+        "{notes}"
+    );
+
+    // ncu's deep pass crashes: the trace's times stand, and the note says so.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = counters_unavailable_run(tmp.path(), &["pipeline.ncu.sampling.deep_engine=auto"])
+        .env("FAKE_NCU_DEEP_MODE", "crash")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "a deep pass that failed");
+    let report = read_json(&tmp.path().join("runs/run/report.json"));
+    let notes = report["notes"].to_string();
+    assert!(
+        notes.contains("did not end well, so the report has the trace's times alone"),
         "{notes}"
     );
 

@@ -86,12 +86,16 @@ pub fn config_from_env() -> Result<Option<Config>, String> {
 
 /// Starts in-process counters: CUPTI's profiler initialised, the launch callbacks subscribed. A
 /// process whose rank is not among the deep ranks only names the metrics in its trace (so the
-/// report reads it as a rank of a sampled run whose peers profiled) and profiles nothing. Counters
-/// that cannot start (a libcupti without the Range Profiler) are said in the trace and in
-/// `cupti.<pid>.no-counters` ([`give_up`]); the trace runs on without them.
+/// report reads it as a rank of a sampled run whose peers profiled) and profiles nothing, but
+/// still says where its libcupti has no Range Profiler, as its peers' would not either. Counters
+/// that cannot start are said in the trace and in `cupti.<pid>.no-counters` ([`give_up`]); the
+/// trace runs on without them.
 pub fn start(config: Config) {
     crate::trace().metrics(&config.metrics);
     if !config::profiles(&config, crate::output::rank()) {
+        if let Err(why) = calls::get() {
+            give_up(&why, "no counters could be collected");
+        }
         return;
     }
     if let Err(why) = subscribe(config) {
@@ -99,7 +103,7 @@ pub fn start(config: Config) {
         if let Some(mut st) = state() {
             st.failures = MAX_FAILURES;
         }
-        give_up(&why);
+        give_up(&why, "no counters are collected");
     }
 }
 
@@ -136,11 +140,14 @@ fn subscribe(config: Config) -> Result<(), String> {
 /// Some launch of this process has been profiled: its counters run.
 static PROFILED: AtomicBool = AtomicBool::new(false);
 
-/// The counters cannot run in this process, or not on a context (`why`): said in the trace, and,
-/// while no launch has been profiled, in `cupti.<pid>.no-counters`, which profile-run reads at the
-/// end of the trace pass to measure the deep metrics under ncu instead (`deep_engine: auto`).
-fn give_up(why: &str) {
-    crate::trace().deep_error(format!("{why}; no counters are collected"));
+/// The counters cannot run in this process, or not on a context (`why`, then what that leaves,
+/// `ending`): said in the trace, and, while no launch has been profiled, in
+/// `cupti.<pid>.no-counters`, which profile-run reads at the end of the trace pass to measure the
+/// deep metrics under ncu instead (`deep_engine: auto`). The trace's lock is held across the check
+/// and the write, as it is where the first profiled launch sets [`PROFILED`] and removes the file.
+fn give_up(why: &str, ending: &str) {
+    let mut trace = crate::trace();
+    trace.deep_error(format!("{why}; {ending}"));
     if !PROFILED.load(Ordering::Acquire) {
         crate::output::no_counters(why);
     }
@@ -290,7 +297,7 @@ fn begin_if_chosen(
         if let Err(e) = profiler::initialize(calls) {
             st.failures = MAX_FAILURES;
             drop(st);
-            give_up(&e);
+            give_up(&e, "no counters are collected");
             return None;
         }
         st.initialized = true;
@@ -326,13 +333,16 @@ fn begin_if_chosen(
     let spent = st.failures == MAX_FAILURES;
     drop(st);
     if let Some(why) = unusable {
-        give_up(&why);
+        give_up(&why, "no counters are collected on it");
     }
     for e in errors {
         crate::trace().deep_error(e);
     }
     if spent {
-        give_up(&format!("{MAX_FAILURES} profiled launches failed"));
+        give_up(
+            &format!("{MAX_FAILURES} profiled launches failed"),
+            "no more are profiled",
+        );
     }
     begun.then_some(configuring)
 }
@@ -387,6 +397,9 @@ fn end_session(ctx: usize, correlation: u32, (configuring, launched): (Instant, 
     }
     drop(trace);
     if spent {
-        give_up(&format!("{MAX_FAILURES} profiled launches failed"));
+        give_up(
+            &format!("{MAX_FAILURES} profiled launches failed"),
+            "no more are profiled",
+        );
     }
 }

@@ -362,7 +362,8 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
         let stopped = match plan.passes {
             passes if passes.deep => deep(plan, config, &exec, workload)?,
             passes if passes.in_place => {
-                match trace::counters_unavailable(run).filter(|_| auto_engine(config)) {
+                let unavailable = trace::counters_unavailable(&run.path(trace::TRACE_DIR));
+                match unavailable.filter(|_| auto_engine(config)) {
                     Some(why) => instead_of_counters(plan, config, &exec, workload, (why, quiet))?,
                     None => graph_kernels(plan, config, &exec, workload, quiet)?,
                 }
@@ -387,7 +388,9 @@ fn auto_engine(config: &Config) -> bool {
 /// `deep_engine: auto`, and no traced process could collect counters (`why`, the library's words:
 /// a libcupti without the Range Profiler, a GPU CUPTI cannot profile): ncu's deep pass measures
 /// the deep metrics, planned as a run with `deep_engine: ncu` plans it, and run.json says why
-/// (`counters_unavailable`). Without an ncu to start the run keeps its times alone.
+/// (`counters_unavailable`). Where it cannot run (no ncu to start, one profile-run per rank, whose
+/// peers would each have to decide alike and launch the job again together, or a plan ncu's deep
+/// pass refuses) the run keeps the trace's times, with a warning.
 fn instead_of_counters(
     plan: &NcuPlan,
     config: &Config,
@@ -395,19 +398,31 @@ fn instead_of_counters(
     workload: &[String],
     (why, quiet): (String, bool),
 ) -> Result<Option<Finished>> {
-    if let Err(e) = check_program(config) {
-        err_line(&format!("warning: the in-process counters collected nothing ({why}), and ncu's deep pass cannot measure the deep metrics instead: {e}; the report has the trace's times alone"));
-        return Ok(None);
-    }
-    err_line(&format!("note: the in-process counters collected nothing ({why}): ncu's deep pass measures the deep metrics instead, in a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto)"));
     let journal = exec.journal;
+    let left_out = match journal.record().rank.is_some() {
+        true => Err("this is one profile-run per rank, whose peers would have to launch the job again together; set pipeline.ncu.sampling.deep_engine=ncu".to_string()),
+        false => check_program(config).map_err(|e| e.to_string()),
+    };
+    let version = left_out.and_then(|()| {
+        version_of(&config.pipeline.ncu.executable, journal.run(), quiet).map_err(|e| e.to_string())
+    });
+    let version = match version {
+        Ok(version) => version,
+        Err(e) => {
+            err_line(&format!("warning: the in-process counters collected nothing ({why}), and ncu's deep pass cannot measure the deep metrics instead: {e}; the report has the trace's times alone"));
+            return Ok(None);
+        }
+    };
+    err_line(&format!("note: the in-process counters collected nothing ({why}): ncu's deep pass measures the deep metrics instead, in a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto)"));
     journal.found(Finding::CountersUnavailable(why))?;
-    journal.found(Finding::ProfilerVersion(version_of(
-        &config.pipeline.ncu.executable,
-        journal.run(),
-        quiet,
-    )?))?;
-    deep(plan, config, exec, workload)
+    journal.found(Finding::ProfilerVersion(version))?;
+    match deep(plan, config, exec, workload) {
+        Err(e @ Error::Usage(_)) => {
+            err_line(&format!("warning: ncu's deep pass could not be planned in place of the in-process counters ({e}); the report has the trace's times alone"));
+            Ok(None)
+        }
+        ran => ran,
+    }
 }
 
 /// An in-process run's deep pass under ncu for the launch keys that ran only inside CUDA graphs,

@@ -230,12 +230,11 @@ fn listing(dir: &Path) -> (Vec<(u64, PathBuf)>, Vec<PathBuf>) {
 }
 
 /// Why the in-process counters collected nothing in any traced process, from the library's
-/// `cupti.<pid>.no-counters` files (no trace is read): `Some` when every process that wrote a trace
-/// wrote one too, with the first one's reason; `None` when some process profiled launches, or no
-/// trace was written.
-pub fn counters_unavailable(run: &RunDir) -> Option<String> {
-    let dir = run.path(TRACE_DIR);
-    let (traces, _) = listing(&dir);
+/// `cupti.<pid>.no-counters` files in trace directory `dir` (no trace is read): `Some` when every
+/// process that wrote a trace wrote one too, with the first one's reason; `None` when some process
+/// did not (it profiled launches, or never tried), or no trace was written.
+pub fn counters_unavailable(dir: &Path) -> Option<String> {
+    let (traces, _) = listing(dir);
     let cue = |pid: u64| dir.join(format!("cupti.{pid}{}", cupti_trace::NO_COUNTERS_SUFFIX));
     if traces.is_empty() || !traces.iter().all(|(pid, _)| cue(*pid).is_file()) {
         return None;
@@ -245,7 +244,10 @@ pub fn counters_unavailable(run: &RunDir) -> Option<String> {
         .ok()
         .flatten()
         .unwrap_or_default();
-    Some(text.trim().to_string())
+    Some(match text.trim() {
+        "" => format!("{} gives no reason", first.display()),
+        why => why.to_string(),
+    })
 }
 
 /// The most of a `cupti.<pid>.error` file read: its one line lists every libcupti looked for.
@@ -337,6 +339,37 @@ fn raw_nvtx(config: &Config) -> Option<(&'static str, String)> {
 mod tests {
     use super::*;
     use crate::config::DEFAULT_PRESET;
+
+    #[test]
+    fn counters_are_unavailable_only_where_every_traced_process_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        assert_eq!(counters_unavailable(dir.path()), None, "no trace");
+        write("cupti.7.trace", "");
+        write("cupti.9.trace", "");
+        write(
+            "cupti.9.no-counters",
+            "libcupti.so.12 has no cuptiRangeProfilerEnable\n",
+        );
+        assert_eq!(counters_unavailable(dir.path()), None, "process 7 profiled");
+        write("cupti.7.no-counters", "");
+        assert_eq!(
+            counters_unavailable(dir.path()).as_deref(),
+            Some(
+                format!(
+                    "{} gives no reason",
+                    dir.path().join("cupti.7.no-counters").display()
+                )
+                .as_str()
+            ),
+            "the first process's file, which says nothing"
+        );
+        write("cupti.7.no-counters", "device 0 cannot be range-profiled\n");
+        assert_eq!(
+            counters_unavailable(dir.path()).as_deref(),
+            Some("device 0 cannot be range-profiled")
+        );
+    }
 
     #[test]
     fn raw_ncu_expressions_are_refused_under_trace_timing() {

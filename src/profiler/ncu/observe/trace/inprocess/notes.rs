@@ -139,7 +139,7 @@ pub(crate) fn notes(index: &InProcessIndex, coverage: [u64; 4], tally: &Tally) -
     }
     notes.extend(error_notes(&index.errors));
     if index.samples == 0 && !index.errors.is_empty() {
-        notes.push("No launch was profiled in process, so no result has deep values: with pipeline.ncu.sampling.deep_engine=auto (ncu/sampled's default) a run whose counters cannot run has ncu's deep pass measure them after the trace pass.".to_string());
+        notes.push("No launch was profiled in process, so no result has deep values: pipeline.ncu.sampling.deep_engine=ncu measures them with ncu's deep pass (auto does so by itself after the trace pass where every traced process says its counters cannot run).".to_string());
     }
     notes.extend(strata::note(index.stratified, tally.borrowed));
     notes
