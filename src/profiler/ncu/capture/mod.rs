@@ -361,13 +361,7 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
         }
         let stopped = match plan.passes {
             passes if passes.deep => deep(plan, config, &exec, workload)?,
-            passes if passes.in_place => {
-                let unavailable = trace::counters_unavailable(&run.path(trace::TRACE_DIR));
-                match unavailable.filter(|_| auto_engine(config)) {
-                    Some(why) => instead_of_counters(plan, config, &exec, workload, (why, quiet))?,
-                    None => graph_kernels(plan, config, &exec, workload, quiet)?,
-                }
-            }
+            passes if passes.in_place => after_trace_pass(plan, config, &exec, workload, quiet)?,
             _ => return Ok(first),
         };
         let mut finished = stopped.unwrap_or(first);
@@ -377,6 +371,23 @@ pub fn capture(job: Capture<'_, NcuPlan>) -> Result<Finished> {
     });
     display.finish();
     finished
+}
+
+/// What follows an in-process run's trace pass: ncu's deep pass in place of counters no traced
+/// process could collect (`deep_engine: auto`), else ncu's deep pass for the kernels that ran only
+/// inside CUDA graphs, where there are some.
+fn after_trace_pass(
+    plan: &NcuPlan,
+    config: &Config,
+    exec: &Executor<'_>,
+    workload: &[String],
+    quiet: bool,
+) -> Result<Option<Finished>> {
+    let unavailable = trace::counters_unavailable(&exec.journal.run().path(trace::TRACE_DIR));
+    match unavailable.filter(|_| auto_engine(config)) {
+        Some(why) => instead_of_counters(plan, config, exec, workload, (why, quiet)),
+        None => graph_kernels(plan, config, exec, workload, quiet),
+    }
 }
 
 /// Whether the deep engine was left to profile-run (`deep_engine: auto`): in process where the
