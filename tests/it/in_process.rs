@@ -311,6 +311,7 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     let instead = "# ncu's deep pass where the counters cannot run\n# only if no traced process";
     assert!(!text.contains(instead), "{text}");
     let text = dry_run(tmp.path(), "auto");
+    assert!(!text.contains("is not found here"), "{text}");
     let after = text
         .split(instead)
         .nth(1)
@@ -318,6 +319,33 @@ fn the_dry_run_shows_the_metrics_the_trace_pass_collects_and_no_ncu_pass() {
     assert!(
         after.contains("per-launch-config"),
         "the deep pass's command follows: {text}"
+    );
+}
+
+/// Without an ncu to start, `--dry-run` says that a run whose counters cannot run keeps the trace's
+/// times alone.
+#[test]
+fn the_dry_run_says_what_a_missing_ncu_leaves_where_the_counters_cannot_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("profile-run")
+        .unwrap()
+        .args(["--dry-run", "--config", "ncu/trace"])
+        .args(ncu_overrides(tmp.path()))
+        .arg("pipeline.ncu.sampling.deep_engine=auto")
+        .arg(format!(
+            "pipeline.ncu.executable={}",
+            tmp.path().join("no-ncu").display()
+        ))
+        .arg("--")
+        .arg(repo().join("tests/support/fake-traced-workload"))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains(
+            "no-ncu is not found here: the run would warn and keep the trace's times alone"
+        ),
+        "{text}"
     );
 }
 

@@ -16,12 +16,18 @@ pub fn plain_name(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// At most `max` characters, the last one an ellipsis when anything was cut.
+/// At most `max` characters, the last one an ellipsis when anything was cut: after the last whole
+/// word where one ends in the last third of what is kept (prose reads on), else mid-name.
 pub fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    let floor = kept.len() - kept.len() / 3;
+    let mut out = match kept.rfind(' ') {
+        Some(space) if space >= floor => kept[..space].trim_end().to_string(),
+        _ => kept,
+    };
     out.push('…');
     out
 }
@@ -170,6 +176,12 @@ mod tests {
     fn shortening_counts_characters() {
         assert_eq!(shorten("abcdef", 4), "abc…");
         assert_eq!(shorten("名前です", 4), "名前です");
+        // Prose is cut after a whole word; a name with no space near the end, mid-name.
+        assert_eq!(
+            shorten("the kernel depends on memory", 22),
+            "the kernel depends…"
+        );
+        assert_eq!(shorten("a kernel_with_a_long_name", 12), "a kernel_wi…");
     }
 
     #[test]

@@ -183,10 +183,17 @@ fn instead_of_counters_note(
     let lines = deep_plan::plan(&inputs, FirstFindings::none())
         .ok()?
         .lines();
+    let without_ncu = match check_program(config) {
+        Ok(()) => String::new(),
+        Err(_) => format!(
+            " ({} is not found here: the run would warn and keep the trace's times alone)",
+            config.pipeline.ncu.executable
+        ),
+    };
     Some((
         "ncu's deep pass where the counters cannot run",
         format!(
-            "# only if no traced process could collect counters (a libcupti before CUDA 12.6 has no Range Profiler; a GPU CUPTI cannot profile), the deep pass a run with deep_engine=ncu makes, planned from the trace:\n{}",
+            "# only if no traced process can collect counters (a libcupti older than CUDA 12.6, or a GPU CUPTI cannot profile): a second launch of the workload under ncu measures the deep metrics, planned from the trace as with deep_engine=ncu{without_ncu}:\n{}",
             lines.join("\n")
         ),
     ))
