@@ -402,6 +402,13 @@ fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
         !not_counted || line.contains("), by CUPTI's host API"),
         "a count not made says why: {line}"
     );
+    assert!(
+        !not_counted
+            || line.contains(
+                "this count alone: in the run the counters use the workload's own libcupti"
+            ),
+        "and that the run does not hang on it: {line}"
+    );
     assert!(not_counted || line.contains(" passes, "), "{line}");
 }
 

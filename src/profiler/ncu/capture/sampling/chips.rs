@@ -194,9 +194,14 @@ pub fn passes_line(metrics: &[String], samples: u32, libcupti: Option<&str>) -> 
         true => "no GPU named by nvidia-smi here; ",
         false => "",
     };
+    // What profile-run cannot load here says nothing of the run, whose counters use the libcupti
+    // the workload loads.
     let why = match failures.is_empty() {
         true => String::new(),
-        false => format!(" ({})", failures.join("; ")),
+        false => format!(
+            " ({}; this count alone: in the run the counters use the workload's own libcupti)",
+            failures.join("; ")
+        ),
     };
     format!(
         "# {here}each profiled launch replays its kernel once per pass: {}{why}, by CUPTI's host API; {}",
