@@ -407,7 +407,7 @@ fn the_dry_run_counts_the_replay_passes_on_each_local_gpu() {
             || line.contains(
                 "this count alone: in the run the counters use the workload's own libcupti"
             ),
-        "and that the run does not hang on it: {line}"
+        "and that the run itself does not depend on it: {line}"
     );
     assert!(not_counted || line.contains(" passes, "), "{line}");
 }
