@@ -269,11 +269,7 @@ impl RunRecord {
                 .collect(),
             partial: partial.clone(),
             adaptive: self.adaptive.clone(),
-            stopped_when_covered: self
-                .deep_pass
-                .iter()
-                .chain(self.deep_workers.iter().map(|w| &w.pass))
-                .any(|pass| pass.stopped_when_covered),
+            stopped_when_covered: self.deep_passes().any(|pass| pass.stopped_when_covered),
             deep_ranks: self.deep_ranks_measured(),
             deep_engine: self.deep_engine.clone(),
             ranks: self
@@ -290,14 +286,17 @@ impl RunRecord {
         }
     }
 
+    /// The deep pass's record and each worker's (worker 0's pass is also `deep_pass`).
+    fn deep_passes(&self) -> impl Iterator<Item = &PassRecord> {
+        (self.deep_pass.iter()).chain(self.deep_workers.iter().map(|w| &w.pass))
+    }
+
     /// The note of a run whose in-process counters collected nothing (`counters_unavailable`):
     /// ncu's deep pass measured the deep metrics instead, or, where no pass of it ended well, the
     /// report has the trace's times alone.
     fn counters_note(&self) -> Option<String> {
         let why = self.counters_unavailable.as_deref()?;
-        let measured = (self.deep_pass.iter())
-            .chain(self.deep_workers.iter().map(|w| &w.pass))
-            .any(PassRecord::ended_well);
+        let measured = self.deep_passes().any(PassRecord::ended_well);
         let instead = match measured {
             true => "ncu's deep pass measured the deep metrics instead, a second launch of the workload (pipeline.ncu.sampling.deep_engine=auto)",
             false => "ncu's deep pass, run to measure them instead (pipeline.ncu.sampling.deep_engine=auto), did not end well, so the report has the trace's times alone",

@@ -153,6 +153,14 @@ fn give_up(why: &str, ending: &str) {
     }
 }
 
+/// The profiled launches failed [`MAX_FAILURES`] times, the last just now: no more are tried.
+fn gave_up_after_failures() {
+    give_up(
+        &format!("{MAX_FAILURES} profiled launches failed"),
+        "no more are profiled",
+    );
+}
+
 /// Where the current thread is in launch calls (a runtime launch holds a driver launch).
 #[derive(Debug, Clone, Copy, Default)]
 struct Nest {
@@ -339,10 +347,7 @@ fn begin_if_chosen(
         crate::trace().deep_error(e);
     }
     if spent {
-        give_up(
-            &format!("{MAX_FAILURES} profiled launches failed"),
-            "no more are profiled",
-        );
+        gave_up_after_failures();
     }
     begun.then_some(configuring)
 }
@@ -397,9 +402,6 @@ fn end_session(ctx: usize, correlation: u32, (configuring, launched): (Instant, 
     }
     drop(trace);
     if spent {
-        give_up(
-            &format!("{MAX_FAILURES} profiled launches failed"),
-            "no more are profiled",
-        );
+        gave_up_after_failures();
     }
 }
